@@ -1,0 +1,199 @@
+//! Opening value streams for commands: files or stdin in one of the supported formats (given or
+//! detected), or a generated demo stream; progress bars for large inputs on a terminal.
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use outcrop_events::synth::{self, StreamKind};
+use outcrop_events::text::TextReader;
+use outcrop_events::trace::TraceReader;
+use outcrop_events::raw::U64LeReader;
+use outcrop_events::ValueReader;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// How the values of an input are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// One integer per line: decimal or 0x-hex; `#` starts a comment.
+    Text,
+    /// Raw little-endian u64 values, 8 bytes each.
+    U64le,
+    /// An Outcrop trace file (`.otr`, see docs/formats.md).
+    Trace,
+}
+
+/// Synthetic demo streams (deterministic for a seed; see `outcrop_events::synth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Demo {
+    /// Basic-block addresses with loop locality and a Zipf-skewed hot set.
+    Code,
+    /// Heavy-tailed load values: small integers, pointers, a long random tail.
+    Values,
+    /// Uniform random 64-bit values.
+    Uniform,
+}
+
+impl From<Demo> for StreamKind {
+    fn from(d: Demo) -> StreamKind {
+        match d {
+            Demo::Code => StreamKind::CodeLike,
+            Demo::Values => StreamKind::ValueLike,
+            Demo::Uniform => StreamKind::Uniform,
+        }
+    }
+}
+
+/// An opened stream of values.
+pub struct Input {
+    /// The reader.
+    pub reader: Box<dyn ValueReader>,
+    /// What to call it in messages.
+    pub name: String,
+    /// Total size for the progress bar: bytes of a file, or 8 × values of a demo stream.
+    pub size: Option<u64>,
+}
+
+/// Inputs at least this large get a progress bar (when stderr is a terminal).
+const PROGRESS_MIN_BYTES: u64 = 32 << 20;
+
+/// Opens `path` (`None` or `-` = stdin) as `format`, or detects the format: `.otr` files and
+/// inputs starting with the trace magic are traces, `.u64`/`.bin` files are raw, the rest text.
+pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
+    let stdin = path.is_none_or(|p| p.as_os_str() == "-");
+    let (mut buf, name, size): (Box<dyn BufRead>, String, Option<u64>) = if stdin {
+        (Box::new(BufReader::with_capacity(1 << 16, std::io::stdin())), "<stdin>".into(), None)
+    } else {
+        let p = path.unwrap_or(Path::new("-"));
+        let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
+        let size = f.metadata().ok().map(|m| m.len());
+        (Box::new(BufReader::with_capacity(1 << 16, f)), p.display().to_string(), size)
+    };
+    let format = match format {
+        Some(f) => f,
+        None => detect(path, &mut buf).with_context(|| format!("cannot read {name}"))?,
+    };
+    let reader: Box<dyn ValueReader> = match format {
+        InputFormat::Text => Box::new(TextReader::new(buf)),
+        InputFormat::U64le => Box::new(U64LeReader::new(buf)),
+        InputFormat::Trace => Box::new(
+            TraceReader::new(buf).with_context(|| format!("{name} is not a readable trace file"))?,
+        ),
+    };
+    Ok(Input { reader, name, size })
+}
+
+fn detect(path: Option<&Path>, buf: &mut Box<dyn BufRead>) -> std::io::Result<InputFormat> {
+    if let Some(ext) = path.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+        match ext {
+            "otr" => return Ok(InputFormat::Trace),
+            "u64" | "bin" => return Ok(InputFormat::U64le),
+            _ => {}
+        }
+    }
+    let head = buf.fill_buf()?;
+    Ok(if head.starts_with(b"OUTCROPT") {
+        InputFormat::Trace
+    } else {
+        InputFormat::Text
+    })
+}
+
+/// A demo stream of `events` values.
+pub fn demo(kind: Demo, events: u64, seed: u64) -> Input {
+    Input {
+        reader: Box::new(DemoReader {
+            iter: synth::stream(kind.into(), seed),
+            left: events,
+            produced: 0,
+        }),
+        name: format!("demo:{kind:?}").to_lowercase(),
+        size: Some(events.saturating_mul(8)),
+    }
+}
+
+struct DemoReader {
+    iter: Box<dyn Iterator<Item = u64> + Send>,
+    left: u64,
+    produced: u64,
+}
+
+impl ValueReader for DemoReader {
+    fn read_values(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, outcrop_events::Error> {
+        let take = (max as u64).min(self.left) as usize;
+        out.extend(self.iter.by_ref().take(take));
+        self.left -= take as u64;
+        self.produced += take as u64;
+        Ok(take)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.produced * 8
+    }
+}
+
+/// A progress bar on stderr for large inputs; hidden when stderr is not a terminal.
+pub fn progress(input: &Input) -> ProgressBar {
+    match input.size {
+        Some(size) if size >= PROGRESS_MIN_BYTES => {
+            let bar = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar.set_message(input.name.clone());
+            bar
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
+/// Reads every value of `input` in batches, calling `each` per batch with the index of the
+/// batch's first value. Updates `bar`.
+pub fn for_each_batch(
+    input: &mut Input,
+    bar: &ProgressBar,
+    mut each: impl FnMut(u64, &[u64]) -> Result<()>,
+) -> Result<u64> {
+    const BATCH: usize = 1 << 16;
+    let mut buf = Vec::with_capacity(BATCH);
+    let mut seen = 0u64;
+    loop {
+        buf.clear();
+        let got = input
+            .reader
+            .read_values(&mut buf, BATCH)
+            .with_context(|| format!("reading {}", input.name))?;
+        if got == 0 {
+            break;
+        }
+        each(seen, &buf)?;
+        seen += got as u64;
+        bar.set_position(input.reader.bytes_read());
+    }
+    bar.finish_and_clear();
+    Ok(seen)
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a failed
+/// run never leaves a half-written file in place of an old one.
+pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Some(file_name) = path.file_name() else {
+        bail!("{} is not a file path", path.display());
+    };
+    let mut tmp_name = file_name.to_os_string();
+    tmp_name.push(format!(".{}.partial", std::process::id()));
+    let tmp: PathBuf = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        write(&mut f)?;
+        f.sync_all().with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot rename to {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,56 @@
+//! The `outcrop` command line: clap structs that turn into plain option structs, handed to the
+//! libraries. This crate owns files, terminals, progress bars and exit codes; the libraries do
+//! none of that.
+//!
+//! Exit status: 0 success, 1 bad input or failed work (the message says what and where),
+//! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
+
+mod input;
+mod rap;
+mod trace;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Outcrop: a workbench for low-overhead, hardware-assisted program profiling.
+///
+/// Each subcommand implements one profiling mechanism from the research papers in
+/// `shared/papers` (see README.md). Every command that reports takes `--json`.
+#[derive(Parser, Debug)]
+#[command(name = "outcrop", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Range Adaptive Profiling: summarize a stream of 64-bit values into hot ranges.
+    Rap(rap::RapArgs),
+    /// Create, convert and inspect event trace files (`.otr`).
+    #[command(subcommand)]
+    Trace(trace::TraceCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Rap(args) => rap::run(args),
+        Command::Trace(cmd) => trace::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("outcrop: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

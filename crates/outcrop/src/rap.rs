@@ -1,0 +1,319 @@
+//! `outcrop rap`: Range Adaptive Profiling of a value stream from a file, stdin or a demo
+//! generator; hot ranges as text or JSON, optional exact check, tree dump and hardware sizing.
+
+use crate::input::{self, Demo, InputFormat};
+use anyhow::{Context, Result};
+use clap::Args;
+use outcrop_rap::{
+    bound, AccuracyReport, Config, ExactCounts, HardwareModel, HardwareReport, HotRange, MergeRecord, RapTree,
+};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Summarize a stream of 64-bit values into a tree of adaptive ranges (RAP).
+///
+/// Every event increments the smallest range that contains it; ranges holding more than
+/// ε·n/H events split into b sub-ranges; cold sub-ranges are folded back in merge batches.
+/// The estimate of any node-aligned range is off by at most ε·n events, with bounded memory.
+///
+/// Examples:
+///   outcrop rap --demo code --exact            # demo stream, checked against exact counts
+///   outcrop rap --bits 32 --hot 0.05 pcs.txt   # one value per line (decimal or 0x-hex)
+///   outcrop rap --json run.otr > hot.json      # an Outcrop trace file
+///   seq 1 1000000 | outcrop rap --dump -       # from stdin, print the whole tree
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct RapArgs {
+    /// Input file, or `-` for stdin. Omit with --demo.
+    #[arg(value_name = "FILE", conflicts_with = "demo")]
+    file: Option<PathBuf>,
+
+    /// Error bound ε in (0, 1]: every node-aligned range estimate is within ε·n of the truth.
+    #[arg(long, default_value_t = 0.01, value_name = "E")]
+    eps: f64,
+
+    /// Branching factor b: sub-ranges created by a split (2, 4, 8 or 16).
+    #[arg(long, default_value_t = 4, value_name = "B")]
+    branching: u8,
+
+    /// Universe size in bits: values must be below 2^N.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    bits: u8,
+
+    /// Report ranges holding at least this fraction of all events (RAP §4.1 hot ranges).
+    #[arg(long, default_value_t = 0.10, value_name = "F")]
+    hot: f64,
+
+    /// Run the first merge batch after this many events.
+    #[arg(long, default_value_t = 1024, value_name = "E")]
+    first_merge: u64,
+
+    /// Ratio q between consecutive merge intervals (≥ 2).
+    #[arg(long, default_value_t = 2, value_name = "Q")]
+    merge_ratio: u32,
+
+    /// Input format; by default `.otr` files and inputs starting with the trace magic are
+    /// traces, `.u64`/`.bin` files raw little-endian, anything else text.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    input_format: Option<InputFormat>,
+
+    /// Profile a generated demo stream instead of a file.
+    #[arg(long, value_enum, value_name = "KIND")]
+    demo: Option<Demo>,
+
+    /// Length of the demo stream.
+    #[arg(long, default_value_t = 10_000_000, value_name = "N", requires = "demo")]
+    events: u64,
+
+    /// Seed of the demo stream.
+    #[arg(long, default_value_t = 1, value_name = "S", requires = "demo")]
+    seed: u64,
+
+    /// Add events one at a time instead of through the stage-0 combining buffer (RAP §3.3).
+    #[arg(long)]
+    no_combine: bool,
+
+    /// Also count exactly, and print each hot range's percent error (RAP Figure 8 metric).
+    #[arg(long)]
+    exact: bool,
+
+    /// Print the whole tree: hex ranges indented by depth, with counts.
+    #[arg(long)]
+    dump: bool,
+
+    /// Print the hardware sizing of the pipelined RAP engine (RAP §3.3–3.4).
+    #[arg(long)]
+    hardware: bool,
+
+    /// Write the final tree to FILE: JSON if it ends in `.json`, else the compact binary form.
+    #[arg(long, value_name = "FILE")]
+    save_tree: Option<PathBuf>,
+
+    /// Print machine-readable JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    input: &'a str,
+    n: u64,
+    eps: f64,
+    branching: u8,
+    bits: u8,
+    hot_fraction: f64,
+    combined: bool,
+    split_threshold: u64,
+    nodes: u64,
+    peak_nodes: u64,
+    bytes: u64,
+    peak_bytes: u64,
+    node_bound_now: u64,
+    node_bound_steady: bound::SteadyStateBounds,
+    merge_batches: u64,
+    rap_seconds: f64,
+    events_per_second: f64,
+    hot: &'a [HotRange],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accuracy: Option<&'a AccuracyReport>,
+    hardware: HardwareReport,
+    merge_log: &'a [MergeRecord],
+}
+
+pub fn run(args: RapArgs) -> Result<()> {
+    let config = Config::builder()
+        .eps(args.eps)
+        .branching(args.branching)
+        .bits(args.bits)
+        .first_merge(args.first_merge)
+        .merge_ratio(args.merge_ratio)
+        .build()?;
+    if !(args.hot.is_finite() && args.hot > 0.0 && args.hot <= 1.0) {
+        anyhow::bail!("--hot must be in (0, 1], got {}", args.hot);
+    }
+    let mut input = match args.demo {
+        Some(kind) => input::demo(kind, args.events, args.seed),
+        None => input::open(args.file.as_deref(), args.input_format)?,
+    };
+    let bar = input::progress(&input);
+    let mut tree = RapTree::new(config);
+    let mut exact = args.exact.then(ExactCounts::new);
+    let name = input.name.clone();
+    let mut rap_time = std::time::Duration::ZERO;
+    input::for_each_batch(&mut input, &bar, |first, values| {
+        let start = std::time::Instant::now();
+        let added = if args.no_combine {
+            values.iter().try_for_each(|&v| tree.add(v))
+        } else {
+            tree.add_batch(values)
+        };
+        rap_time += start.elapsed();
+        added.map_err(|e| locate_error(e, first, values, config.bits(), &name))?;
+        if let Some(exact) = exact.as_mut() {
+            values.iter().for_each(|&v| exact.add(v));
+        }
+        Ok(())
+    })?;
+    let seconds = rap_time.as_secs_f64();
+
+    let hot = tree.hot_ranges(args.hot)?;
+    let accuracy = exact.map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
+    let hardware = HardwareModel::default().report(&tree);
+    if let Some(path) = &args.save_tree {
+        save_tree(&tree, path)?;
+    }
+    let report = Report {
+        input: &name,
+        n: tree.n(),
+        eps: config.eps(),
+        branching: config.branching(),
+        bits: config.bits(),
+        hot_fraction: args.hot,
+        combined: !args.no_combine,
+        split_threshold: tree.split_threshold(),
+        nodes: tree.node_count(),
+        peak_nodes: tree.peak_nodes(),
+        bytes: tree.bytes(),
+        peak_bytes: tree.peak_nodes() * RapTree::node_size(),
+        node_bound_now: tree.node_bound(),
+        node_bound_steady: bound::steady_state_bounds(&config),
+        merge_batches: tree.stats().merge_batches,
+        rap_seconds: seconds,
+        events_per_second: tree.n() as f64 / seconds.max(1e-9),
+        hot: &hot,
+        accuracy: accuracy.as_ref(),
+        hardware,
+        merge_log: tree.merge_log(),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_text(&mut out, &report, args.hardware)?;
+        if args.dump {
+            writeln!(out, "\ntree:")?;
+            out.write_all(tree.ascii_dump().as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Names the offending value of a failed batch.
+fn locate_error(e: outcrop_rap::Error, first: u64, values: &[u64], bits: u8, name: &str) -> anyhow::Error {
+    if let outcrop_rap::Error::ValueOutOfRange { value, .. } = e {
+        if let Some(i) = values.iter().position(|&v| v == value) {
+            return anyhow::anyhow!(
+                "{name}: value #{} ({value:#x}) is outside the {bits}-bit universe (raise --bits)",
+                first + i as u64 + 1
+            );
+        }
+    }
+    anyhow::Error::new(e).context(format!("{name}: after {first} values"))
+}
+
+fn save_tree(tree: &RapTree, path: &std::path::Path) -> Result<()> {
+    let json = path.extension().is_some_and(|e| e == "json");
+    input::write_atomically(path, |f| {
+        if json {
+            serde_json::to_writer(&mut *f, &tree.to_json())?;
+        } else {
+            f.write_all(&tree.to_bytes())?;
+        }
+        Ok(())
+    })
+    .with_context(|| format!("saving the tree to {}", path.display()))
+}
+
+fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()> {
+    writeln!(
+        out,
+        "RAP over {}: n = {} events, ε = {}, b = {}, {}-bit universe{}",
+        r.input,
+        r.n,
+        r.eps,
+        r.branching,
+        r.bits,
+        if r.combined { "" } else { " (no combining)" }
+    )?;
+    writeln!(
+        out,
+        "tree: {} nodes now, {} at peak ({} bytes; worst case {}), {} merge batches, split threshold {}",
+        r.nodes, r.peak_nodes, r.peak_bytes, r.node_bound_steady.peak, r.merge_batches, r.split_threshold
+    )?;
+    writeln!(
+        out,
+        "time in RAP updates: {:.3} s, {:.1} M events/s (excludes reading input and --exact)",
+        r.rap_seconds,
+        r.events_per_second / 1e6
+    )?;
+    writeln!(
+        out,
+        "\nhot ranges (count + non-hot descendants ≥ {}% of n):",
+        100.0 * r.hot_fraction
+    )?;
+    let w = (u32::from(r.bits)).div_ceil(4) as usize + 2;
+    write!(
+        out,
+        "  {:<w$}  {:<w$} {:>5} {:>14} {:>8} {:>8}",
+        "lo", "hi", "depth", "count", "share", "excl."
+    )?;
+    if r.accuracy.is_some() {
+        write!(out, " {:>14} {:>7} {:>9}", "exact", "err%", "excl.err%")?;
+    }
+    writeln!(out)?;
+    for (i, h) in r.hot.iter().enumerate() {
+        write!(
+            out,
+            "  {:<w$}  {:<w$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
+            format!("{:#x}", h.lo),
+            format!("{:#x}", h.hi),
+            h.depth,
+            h.inclusive,
+            100.0 * h.share,
+            100.0 * h.exclusive_share
+        )?;
+        if let Some(a) = r.accuracy {
+            let x = &a.ranges[i];
+            write!(
+                out,
+                " {:>14} {:>7.3} {:>9.3}",
+                x.exact_inclusive, x.error_pct, x.exclusive_error_pct
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if r.hot.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    if let Some(a) = r.accuracy {
+        writeln!(
+            out,
+            "\npercent error vs exact counts (RAP Figure 8): max {:.3}%, mean {:.3}% (exclusive: max {:.3}%, mean {:.3}%)",
+            a.max_error_pct, a.mean_error_pct, a.max_exclusive_error_pct, a.mean_exclusive_error_pct
+        )?;
+    }
+    if hardware {
+        let h = &r.hardware;
+        writeln!(out, "\nhardware engine (RAP §3.3-3.4 model):")?;
+        writeln!(
+            out,
+            "  TCAM: {} entries x {} ternary bits; SRAM: {} entries x {} bits = {} bytes",
+            h.tcam_entries, h.tcam_entry_bits, h.tcam_entries, h.sram_entry_bits, h.sram_bytes
+        )?;
+        writeln!(
+            out,
+            "  {} engine updates for {} events; {} splits stall {} cycles; {} merge batches scan {} cycles",
+            h.engine_updates, h.events, h.splits, h.split_stall_cycles, h.merge_batches, h.merge_scan_cycles
+        )?;
+        writeln!(
+            out,
+            "  {:.3} cycles/event pipelined ({} cycles per update unpipelined)",
+            h.cycles_per_event, h.unpipelined_cycles_per_update
+        )?;
+    }
+    Ok(())
+}

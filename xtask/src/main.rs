@@ -1,0 +1,138 @@
+//! Project automation. `cargo run --release -p xtask -- bench-rap` measures RAP against an exact
+//! `HashMap<u64, u64>` counter on the same pre-generated streams, in the same process, and
+//! prints the Markdown tables recorded in docs/BENCHMARKS.md (medians of repeated runs).
+
+use anyhow::{bail, Result};
+use outcrop_events::synth::{self, StreamKind};
+use outcrop_rap::{Config, ExactCounts, RapTree};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("bench-rap") => {
+            let mut events = 10_000_000usize;
+            let mut runs = 5usize;
+            let mut it = args[1..].iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "--events" => events = it.next().map(|s| s.parse()).transpose()?.unwrap_or(events),
+                    "--runs" => runs = it.next().map(|s| s.parse()).transpose()?.unwrap_or(runs),
+                    other => bail!("unknown option {other}"),
+                }
+            }
+            bench_rap(events, runs.max(1))
+        }
+        _ => {
+            eprintln!("usage: cargo xtask bench-rap [--events N] [--runs R]");
+            bail!("unknown or missing task")
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median seconds of `runs` runs of `f`.
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = black_box(f());
+        times.push(t.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    // runs ≥ 1, so `last` is set
+    (median(times), last.unwrap_or_else(|| unreachable!()))
+}
+
+fn bench_rap(events: usize, runs: usize) -> Result<()> {
+    println!("events per stream: {events}, runs: {runs} (median reported), ε = 1%, b = 4, 64-bit universe\n");
+    println!("| stream | distinct | RAP combined M ev/s | RAP unit M ev/s | HashMap M ev/s | combined / HashMap | RAP peak nodes | RAP peak bytes | HashMap bytes | RAP / HashMap memory |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let config = Config::default();
+    let mut accuracy_rows = Vec::new();
+    for kind in [StreamKind::CodeLike, StreamKind::ValueLike, StreamKind::Uniform] {
+        let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
+        let (t_comb, tree) = time(runs, || {
+            let mut t = RapTree::new(config);
+            for c in values.chunks(1 << 16) {
+                let _ = t.add_batch(c);
+            }
+            t
+        });
+        let (t_unit, unit_tree) = time(runs, || {
+            let mut t = RapTree::new(config);
+            for &v in &values {
+                let _ = t.add(v);
+            }
+            t
+        });
+        let (t_hash, map) = time(runs, || {
+            let mut m: HashMap<u64, u64> = HashMap::new();
+            for &v in &values {
+                *m.entry(v).or_insert(0) += 1;
+            }
+            m
+        });
+        let map_bytes = (map.capacity() * (16 + 1)) as u64;
+        let peak_bytes = tree.peak_nodes().max(unit_tree.peak_nodes()) * RapTree::node_size();
+        let mevs = |t: f64| events as f64 / t / 1e6;
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {} | {} | {} | {:.3}% |",
+            kind.name(),
+            map.len(),
+            mevs(t_comb),
+            mevs(t_unit),
+            mevs(t_hash),
+            t_hash / t_comb,
+            tree.peak_nodes().max(unit_tree.peak_nodes()),
+            peak_bytes,
+            map_bytes,
+            100.0 * peak_bytes as f64 / map_bytes as f64
+        );
+        let mut exact = ExactCounts::new();
+        values.iter().for_each(|&v| exact.add(v));
+        let exact = exact.finish();
+        for eps in [0.10, 0.01] {
+            let c = Config::builder().eps(eps).build()?;
+            let mut t = RapTree::new(c);
+            for v in values.chunks(1 << 16) {
+                t.add_batch(v)?;
+            }
+            let nodes_avg = {
+                let log = t.merge_log();
+                if log.is_empty() {
+                    t.node_count() as f64
+                } else {
+                    log.iter().map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0).sum::<f64>() / log.len() as f64
+                }
+            };
+            let acc = t.accuracy(0.10, &exact)?;
+            accuracy_rows.push(format!(
+                "| {} | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
+                kind.name(),
+                eps * 100.0,
+                t.peak_nodes(),
+                nodes_avg,
+                acc.ranges.len(),
+                acc.max_error_pct,
+                acc.mean_error_pct,
+                acc.max_exclusive_error_pct,
+                acc.mean_exclusive_error_pct
+            ));
+        }
+    }
+    println!("\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n");
+    println!("| stream | ε | peak nodes | mean nodes at merges | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in accuracy_rows {
+        println!("{r}");
+    }
+    Ok(())
+}
