@@ -18,7 +18,9 @@ fn main() -> Result<()> {
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 match a.as_str() {
-                    "--events" => events = it.next().map(|s| s.parse()).transpose()?.unwrap_or(events),
+                    "--events" => {
+                        events = it.next().map(|s| s.parse()).transpose()?.unwrap_or(events)
+                    }
                     "--runs" => runs = it.next().map(|s| s.parse()).transpose()?.unwrap_or(runs),
                     other => bail!("unknown option {other}"),
                 }
@@ -57,7 +59,11 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let config = Config::default();
     let mut accuracy_rows = Vec::new();
-    for kind in [StreamKind::CodeLike, StreamKind::ValueLike, StreamKind::Uniform] {
+    for kind in [
+        StreamKind::CodeLike,
+        StreamKind::ValueLike,
+        StreamKind::Uniform,
+    ] {
         let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
         let (t_comb, tree) = time(runs, || {
             let mut t = RapTree::new(config);
@@ -110,7 +116,10 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
                 if log.is_empty() {
                     t.node_count() as f64
                 } else {
-                    log.iter().map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0).sum::<f64>() / log.len() as f64
+                    log.iter()
+                        .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
+                        .sum::<f64>()
+                        / log.len() as f64
                 }
             };
             let acc = t.accuracy(0.10, &exact)?;
@@ -128,7 +137,9 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
             ));
         }
     }
-    println!("\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n");
+    println!(
+        "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
+    );
     println!("| stream | ε | peak nodes | mean nodes at merges | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in accuracy_rows {

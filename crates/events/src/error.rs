@@ -79,10 +79,12 @@ pub enum Error {
     },
 
     /// A fixed-size header (file header, chunk header or footer) does not match its CRC-32.
-    #[error("{what} at byte offset {offset}: header checksum mismatch")]
+    #[error("{what}{} at byte offset {offset}: header checksum mismatch", chunk_note(*chunk))]
     HeaderChecksumMismatch {
         /// Which header: `"trace file header"`, `"trace chunk header"` or `"trace footer"`.
         what: &'static str,
+        /// Index of the chunk, for a chunk header.
+        chunk: Option<u64>,
         /// Byte offset of the header.
         offset: u64,
     },
@@ -183,9 +185,15 @@ impl Error {
             Error::ChecksumMismatch { chunk, .. } | Error::LimitExceeded { chunk, .. } => {
                 Some(*chunk)
             }
+            Error::HeaderChecksumMismatch { chunk, .. } => *chunk,
             _ => None,
         }
     }
+}
+
+/// `" (chunk 3)"`, or nothing.
+fn chunk_note(chunk: Option<u64>) -> String {
+    chunk.map(|c| format!(" (chunk {c})")).unwrap_or_default()
 }
 
 impl From<io::Error> for Error {
@@ -226,5 +234,16 @@ mod tests {
         };
         assert!(e.to_string().contains("retire records"), "{e}");
         assert!(e.to_string().contains("byte offset 10"), "{e}");
+
+        let e = Error::HeaderChecksumMismatch {
+            what: "trace chunk header",
+            chunk: Some(2),
+            offset: 300,
+        };
+        assert_eq!(
+            e.to_string(),
+            "trace chunk header (chunk 2) at byte offset 300: header checksum mismatch"
+        );
+        assert_eq!(e.chunk(), Some(2));
     }
 }

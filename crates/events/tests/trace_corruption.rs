@@ -237,3 +237,18 @@ fn checksum_mismatch_names_chunk_and_offset() {
         format!("trace chunk 1 at byte offset {start}: checksum mismatch")
     );
 }
+
+#[test]
+fn header_checksum_mismatch_names_the_chunk() {
+    let (_, mut bad) = small_trace();
+    let starts: Vec<usize> = payload_ranges(&bad).iter().map(|r| r.start - 24).collect();
+    let start = starts[2];
+    bad[start + 12] ^= 0x01; // value_count, CRC left as it was
+    let err = read_streaming(&bad).unwrap_err();
+    assert_eq!(err.chunk(), Some(2), "{err:?}");
+    assert_eq!(err.offset(), Some(start as u64), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("trace chunk header (chunk 2) at byte offset {start}: header checksum mismatch")
+    );
+}

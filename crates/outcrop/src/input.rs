@@ -4,10 +4,10 @@
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use outcrop_events::raw::U64LeReader;
 use outcrop_events::synth::{self, StreamKind};
 use outcrop_events::text::TextReader;
 use outcrop_events::trace::TraceReader;
-use outcrop_events::raw::U64LeReader;
 use outcrop_events::ValueReader;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -63,12 +63,20 @@ const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
     let stdin = path.is_none_or(|p| p.as_os_str() == "-");
     let (mut buf, name, size): (Box<dyn BufRead>, String, Option<u64>) = if stdin {
-        (Box::new(BufReader::with_capacity(1 << 16, std::io::stdin())), "<stdin>".into(), None)
+        (
+            Box::new(BufReader::with_capacity(1 << 16, std::io::stdin())),
+            "<stdin>".into(),
+            None,
+        )
     } else {
         let p = path.unwrap_or(Path::new("-"));
         let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
         let size = f.metadata().ok().map(|m| m.len());
-        (Box::new(BufReader::with_capacity(1 << 16, f)), p.display().to_string(), size)
+        (
+            Box::new(BufReader::with_capacity(1 << 16, f)),
+            p.display().to_string(),
+            size,
+        )
     };
     let format = match format {
         Some(f) => f,
@@ -78,7 +86,8 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
         InputFormat::Text => Box::new(TextReader::new(buf)),
         InputFormat::U64le => Box::new(U64LeReader::new(buf)),
         InputFormat::Trace => Box::new(
-            TraceReader::new(buf).with_context(|| format!("{name} is not a readable trace file"))?,
+            TraceReader::new(buf)
+                .with_context(|| format!("{name} is not a readable trace file"))?,
         ),
     };
     Ok(Input { reader, name, size })
@@ -120,7 +129,11 @@ struct DemoReader {
 }
 
 impl ValueReader for DemoReader {
-    fn read_values(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, outcrop_events::Error> {
+    fn read_values(
+        &mut self,
+        out: &mut Vec<u64>,
+        max: usize,
+    ) -> Result<usize, outcrop_events::Error> {
         let take = (max as u64).min(self.left) as usize;
         out.extend(self.iter.by_ref().take(take));
         self.left -= take as u64;
@@ -138,9 +151,11 @@ pub fn progress(input: &Input) -> ProgressBar {
         Some(size) if size >= PROGRESS_MIN_BYTES => {
             let bar = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
             );
             bar.set_message(input.name.clone());
             bar
@@ -179,7 +194,10 @@ pub fn for_each_batch(
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a failed
 /// run never leaves a half-written file in place of an old one.
 pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let Some(file_name) = path.file_name() else {
         bail!("{} is not a file path", path.display());
     };
@@ -187,9 +205,11 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>
     tmp_name.push(format!(".{}.partial", std::process::id()));
     let tmp: PathBuf = dir.join(tmp_name);
     let result = (|| {
-        let mut f = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut f =
+            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         write(&mut f)?;
-        f.sync_all().with_context(|| format!("cannot write {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
         std::fs::rename(&tmp, path).with_context(|| format!("cannot rename to {}", path.display()))
     })();
     if result.is_err() {

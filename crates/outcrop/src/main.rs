@@ -26,6 +26,18 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Range Adaptive Profiling: summarize a stream of 64-bit values into hot ranges.
+    ///
+    /// Every event increments the smallest range that contains it; a range holding more than
+    /// ε·n/H events (H = tree height) splits into b sub-ranges; merge batches at exponentially
+    /// spaced n fold cold sub-ranges back. The estimate of any node-aligned range is off by at
+    /// most ε·n events, and memory stays bounded (RAP paper §2-§4; docs/rap.md).
+    ///
+    /// Examples:
+    ///   outcrop rap --demo code --exact            # demo stream, checked against exact counts
+    ///   outcrop rap --bits 32 --hot 0.05 pcs.txt   # one value per line (decimal or 0x-hex)
+    ///   outcrop rap --json run.otr > hot.json      # an Outcrop trace file
+    ///   seq 1 1000000 | outcrop rap --dump -       # from stdin, print the whole tree
+    #[command(verbatim_doc_comment)]
     Rap(rap::RapArgs),
     /// Create, convert and inspect event trace files (`.otr`).
     #[command(subcommand)]

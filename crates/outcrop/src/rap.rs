@@ -5,25 +5,15 @@ use crate::input::{self, Demo, InputFormat};
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::{
-    bound, AccuracyReport, Config, ExactCounts, HardwareModel, HardwareReport, HotRange, MergeRecord, RapTree,
+    bound, AccuracyReport, Config, ExactCounts, HardwareModel, HardwareReport, HotRange,
+    MergeRecord, RapTree,
 };
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Summarize a stream of 64-bit values into a tree of adaptive ranges (RAP).
-///
-/// Every event increments the smallest range that contains it; ranges holding more than
-/// ε·n/H events split into b sub-ranges; cold sub-ranges are folded back in merge batches.
-/// The estimate of any node-aligned range is off by at most ε·n events, with bounded memory.
-///
-/// Examples:
-///   outcrop rap --demo code --exact            # demo stream, checked against exact counts
-///   outcrop rap --bits 32 --hot 0.05 pcs.txt   # one value per line (decimal or 0x-hex)
-///   outcrop rap --json run.otr > hot.json      # an Outcrop trace file
-///   seq 1 1000000 | outcrop rap --dump -       # from stdin, print the whole tree
+/// Options of `outcrop rap` (the help text is on `Command::Rap` in main.rs).
 #[derive(Args, Debug)]
-#[command(verbatim_doc_comment)]
 pub struct RapArgs {
     /// Input file, or `-` for stdin. Omit with --demo.
     #[arg(value_name = "FILE", conflicts_with = "demo")]
@@ -63,7 +53,12 @@ pub struct RapArgs {
     demo: Option<Demo>,
 
     /// Length of the demo stream.
-    #[arg(long, default_value_t = 10_000_000, value_name = "N", requires = "demo")]
+    #[arg(
+        long,
+        default_value_t = 10_000_000,
+        value_name = "N",
+        requires = "demo"
+    )]
     events: u64,
 
     /// Seed of the demo stream.
@@ -112,8 +107,6 @@ struct Report<'a> {
     node_bound_now: u64,
     node_bound_steady: bound::SteadyStateBounds,
     merge_batches: u64,
-    rap_seconds: f64,
-    events_per_second: f64,
     hot: &'a [HotRange],
     #[serde(skip_serializing_if = "Option::is_none")]
     accuracy: Option<&'a AccuracyReport>,
@@ -179,13 +172,18 @@ pub fn run(args: RapArgs) -> Result<()> {
         node_bound_now: tree.node_bound(),
         node_bound_steady: bound::steady_state_bounds(&config),
         merge_batches: tree.stats().merge_batches,
-        rap_seconds: seconds,
-        events_per_second: tree.n() as f64 / seconds.max(1e-9),
         hot: &hot,
         accuracy: accuracy.as_ref(),
         hardware,
         merge_log: tree.merge_log(),
     };
+    // Timing goes to stderr so that stdout is byte-identical for the same input.
+    if !args.json {
+        eprintln!(
+            "time in RAP updates: {seconds:.3} s, {:.1} M events/s (excludes reading input and --exact)",
+            tree.n() as f64 / seconds.max(1e-9) / 1e6
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -203,7 +201,13 @@ pub fn run(args: RapArgs) -> Result<()> {
 }
 
 /// Names the offending value of a failed batch.
-fn locate_error(e: outcrop_rap::Error, first: u64, values: &[u64], bits: u8, name: &str) -> anyhow::Error {
+fn locate_error(
+    e: outcrop_rap::Error,
+    first: u64,
+    values: &[u64],
+    bits: u8,
+    name: &str,
+) -> anyhow::Error {
     if let outcrop_rap::Error::ValueOutOfRange { value, .. } = e {
         if let Some(i) = values.iter().position(|&v| v == value) {
             return anyhow::anyhow!(
@@ -243,12 +247,6 @@ fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()
         out,
         "tree: {} nodes now, {} at peak ({} bytes; worst case {}), {} merge batches, split threshold {}",
         r.nodes, r.peak_nodes, r.peak_bytes, r.node_bound_steady.peak, r.merge_batches, r.split_threshold
-    )?;
-    writeln!(
-        out,
-        "time in RAP updates: {:.3} s, {:.1} M events/s (excludes reading input and --exact)",
-        r.rap_seconds,
-        r.events_per_second / 1e6
     )?;
     writeln!(
         out,

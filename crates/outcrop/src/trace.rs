@@ -87,7 +87,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             write_output(&mut input, a.to, &a.output)
         }
         TraceCommand::Info(a) => {
-            let f = std::fs::File::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
+            let f = std::fs::File::open(&a.file)
+                .with_context(|| format!("cannot open {}", a.file.display()))?;
             let info = trace::read_info(std::io::BufReader::new(f))
                 .with_context(|| format!("{} is not a valid trace", a.file.display()))?;
             let mut out = std::io::stdout().lock();
@@ -123,7 +124,10 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
 fn write_output(input: &mut input::Input, to: OutputFormat, output: &PathBuf) -> Result<()> {
     let bar = input::progress(input);
     if output.as_os_str() == "-" {
-        anyhow::ensure!(to != OutputFormat::Trace, "trace files must go to a file, not stdout");
+        anyhow::ensure!(
+            to != OutputFormat::Trace,
+            "trace files must go to a file, not stdout"
+        );
         let mut w = BufWriter::new(std::io::stdout().lock());
         input::for_each_batch(input, &bar, |_, values| write_plain(&mut w, to, values))?;
         w.flush()?;

@@ -152,14 +152,21 @@ impl ConfigBuilder {
 
     /// Checks every field and returns the config.
     pub fn build(self) -> Result<Config, Error> {
-        let invalid = |field: &'static str, reason: String| Err(Error::InvalidConfig { field, reason });
+        let invalid =
+            |field: &'static str, reason: String| Err(Error::InvalidConfig { field, reason });
         if !(1..=64).contains(&self.bits) {
-            return invalid("bits", format!("universe bits must be in 1..=64, got {}", self.bits));
+            return invalid(
+                "bits",
+                format!("universe bits must be in 1..=64, got {}", self.bits),
+            );
         }
         if ![2, 4, 8, 16].contains(&self.branching) {
             return invalid(
                 "branching",
-                format!("branching factor must be 2, 4, 8 or 16, got {}", self.branching),
+                format!(
+                    "branching factor must be 2, 4, 8 or 16, got {}",
+                    self.branching
+                ),
             );
         }
         if !(self.eps.is_finite() && self.eps > 0.0 && self.eps <= 1.0) {
@@ -169,12 +176,18 @@ impl ConfigBuilder {
             return invalid("eps", format!("ε must be at least 2^-32, got {}", self.eps));
         }
         if self.first_merge == 0 {
-            return invalid("first_merge", "the first merge must come after at least 1 event".into());
+            return invalid(
+                "first_merge",
+                "the first merge must come after at least 1 event".into(),
+            );
         }
         if self.merge_ratio < 2 {
             return invalid(
                 "merge_ratio",
-                format!("merge interval ratio q must be at least 2, got {}", self.merge_ratio),
+                format!(
+                    "merge interval ratio q must be at least 2, got {}",
+                    self.merge_ratio
+                ),
             );
         }
         Ok(Config {
@@ -196,13 +209,23 @@ mod tests {
     fn defaults_are_the_papers() {
         let c = Config::default();
         assert_eq!(c, Config::builder().build().unwrap());
-        assert_eq!((c.bits(), c.branching(), c.first_merge(), c.merge_ratio()), (64, 4, 1024, 2));
+        assert_eq!(
+            (c.bits(), c.branching(), c.first_merge(), c.merge_ratio()),
+            (64, 4, 1024, 2)
+        );
         assert_eq!(c.height(), 32);
     }
 
     #[test]
     fn heights() {
-        let h = |bits, b| Config::builder().bits(bits).branching(b).build().unwrap().height();
+        let h = |bits, b| {
+            Config::builder()
+                .bits(bits)
+                .branching(b)
+                .build()
+                .unwrap()
+                .height()
+        };
         assert_eq!(h(64, 2), 64);
         assert_eq!(h(64, 16), 16);
         assert_eq!(h(8, 2), 8);

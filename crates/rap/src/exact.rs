@@ -174,7 +174,11 @@ pub fn accuracy(hot: &[HotRange], exact: &ExactRanges) -> AccuracyReport {
 
 impl RapTree {
     /// Hot ranges for `fraction`, checked against `exact`.
-    pub fn accuracy(&self, fraction: f64, exact: &ExactRanges) -> Result<AccuracyReport, crate::Error> {
+    pub fn accuracy(
+        &self,
+        fraction: f64,
+        exact: &ExactRanges,
+    ) -> Result<AccuracyReport, crate::Error> {
         Ok(accuracy(&self.hot_ranges(fraction)?, exact))
     }
 }

@@ -64,7 +64,14 @@ impl RapTree {
     }
 
     /// Returns the subtree sum; pushes summaries in pre-order.
-    fn summarize(&self, node: u32, depth: u32, lo: u64, above: u64, out: &mut Vec<NodeSummary>) -> u64 {
+    fn summarize(
+        &self,
+        node: u32,
+        depth: u32,
+        lo: u64,
+        above: u64,
+        out: &mut Vec<NodeSummary>,
+    ) -> u64 {
         let count = self.nodes[node as usize].count;
         let at = out.len();
         out.push(NodeSummary {
@@ -171,7 +178,8 @@ impl RapTree {
         let mut acc = count;
         for (slot, child) in self.children(node, depth) {
             let child_lo = lo + (u64::from(slot) << self.geo.shift[depth as usize]);
-            let (s, a, hot) = self.hot_in(child, depth + 1, child_lo, above + count, threshold, out);
+            let (s, a, hot) =
+                self.hot_in(child, depth + 1, child_lo, above + count, threshold, out);
             subtree += s;
             if !hot {
                 acc += a;

@@ -64,7 +64,10 @@ impl RapTree {
             return Err(decode_err(0, "input shorter than the checksum"));
         }
         let (body, trailer) = bytes.split_at(bytes.len() - 4);
-        let mut r = Reader { bytes: body, pos: 0 };
+        let mut r = Reader {
+            bytes: body,
+            pos: 0,
+        };
         if r.take(8)? != MAGIC {
             return Err(decode_err(0, "not a RAP tree (bad magic)"));
         }
@@ -122,12 +125,26 @@ impl RapTree {
                 format!("header says {node_count} nodes, found {}", tree.live_nodes),
             ));
         }
-        tree.check_and_finish(sum, n, next_merge, merge_interval, last_merge_n, peak_nodes, stats)
-            .map_err(|reason| decode_err(0, reason))?;
+        tree.check_and_finish(
+            sum,
+            n,
+            next_merge,
+            merge_interval,
+            last_merge_n,
+            peak_nodes,
+            stats,
+        )
+        .map_err(|reason| decode_err(0, reason))?;
         Ok(tree)
     }
 
-    fn decode_children(&mut self, r: &mut Reader<'_>, node: u32, depth: u32, sum: &mut u64) -> Result<(), Error> {
+    fn decode_children(
+        &mut self,
+        r: &mut Reader<'_>,
+        node: u32,
+        depth: u32,
+        sum: &mut u64,
+    ) -> Result<(), Error> {
         if depth >= self.geo.height {
             return Ok(());
         }
@@ -183,7 +200,14 @@ impl RapTree {
                 bad.lo, bad.hi, bad.count
             ));
         }
-        self.decode_finish(n, next_merge, merge_interval, last_merge_n, peak_nodes, stats);
+        self.decode_finish(
+            n,
+            next_merge,
+            merge_interval,
+            last_merge_n,
+            peak_nodes,
+            stats,
+        );
         Ok(())
     }
 
@@ -275,14 +299,19 @@ impl RapTree {
                 && slot < u64::from(tree.geo.fanout[pdepth as usize])
                 && j.hi == tree.geo.hi(j.lo, j.depth);
             if !fits {
-                return Err(at(format!("not a child range of [{plo:#x}, {:#x}]", tree.geo.hi(plo, pdepth))));
+                return Err(at(format!(
+                    "not a child range of [{plo:#x}, {:#x}]",
+                    tree.geo.hi(plo, pdepth)
+                )));
             }
             let slot = slot as u32;
             if slot < next_slot {
                 return Err(at("children must be listed once each, by address".into()));
             }
             parent.3 = slot + 1;
-            sum = sum.checked_add(j.count).ok_or_else(|| at("counts overflow".into()))?;
+            sum = sum
+                .checked_add(j.count)
+                .ok_or_else(|| at("counts overflow".into()))?;
             let id = tree.decode_add_child(pid, pdepth, slot, j.count)?;
             stack.push((id, j.depth, j.lo, 0));
         }
@@ -388,7 +417,10 @@ impl<'a> Reader<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            None => Err(decode_err(self.pos as u64, format!("truncated: need {len} more bytes"))),
+            None => Err(decode_err(
+                self.pos as u64,
+                format!("truncated: need {len} more bytes"),
+            )),
         }
     }
     fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {

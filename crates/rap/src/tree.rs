@@ -300,10 +300,10 @@ impl RapTree {
         if weight == 0 {
             return Ok(());
         }
-        let n = self.n.checked_add(weight).ok_or(Error::CountOverflow {
-            n: self.n,
-            weight,
-        })?;
+        let n = self
+            .n
+            .checked_add(weight)
+            .ok_or(Error::CountOverflow { n: self.n, weight })?;
         self.add_unchecked(value, weight, n)
     }
 
@@ -317,7 +317,14 @@ impl RapTree {
     /// Counts `weight` events of `value` at `node` (the deepest node containing `value`, at
     /// `depth`), splitting on the way down as needed; then runs a merge batch if one is due.
     #[inline]
-    fn apply(&mut self, value: u64, weight: u64, n: u64, mut node: u32, mut depth: u32) -> Result<(), Error> {
+    fn apply(
+        &mut self,
+        value: u64,
+        weight: u64,
+        n: u64,
+        mut node: u32,
+        mut depth: u32,
+    ) -> Result<(), Error> {
         self.n = n;
         if n >= self.next_tau_n {
             self.refresh_threshold();
@@ -399,7 +406,11 @@ impl RapTree {
         let epoch = self.merge_epoch;
         let mut result = Ok(());
         for i in 0..g {
-            let (start, d) = if self.merge_epoch == epoch { (node[i], depth[i]) } else { (ROOT, 0) };
+            let (start, d) = if self.merge_epoch == epoch {
+                (node[i], depth[i])
+            } else {
+                (ROOT, 0)
+            };
             let (at, d) = self.descend(values[i], start, d);
             let n = self.n + 1;
             if let Err(e) = self.apply(values[i], 1, n, at, d) {
@@ -642,7 +653,13 @@ impl RapTree {
         Ok(())
     }
 
-    fn union_from(&mut self, other: &RapTree, mine: u32, theirs: u32, depth: u32) -> Result<(), Error> {
+    fn union_from(
+        &mut self,
+        other: &RapTree,
+        mine: u32,
+        theirs: u32,
+        depth: u32,
+    ) -> Result<(), Error> {
         self.nodes[mine as usize].count += other.nodes[theirs as usize].count;
         let their_block = other.nodes[theirs as usize].children;
         if their_block == NONE {
@@ -690,7 +707,13 @@ impl RapTree {
         RapTree::new(config)
     }
 
-    pub(crate) fn decode_add_child(&mut self, parent: u32, depth: u32, slot: u32, count: u64) -> Result<u32, Error> {
+    pub(crate) fn decode_add_child(
+        &mut self,
+        parent: u32,
+        depth: u32,
+        slot: u32,
+        count: u64,
+    ) -> Result<u32, Error> {
         let mut block = self.nodes[parent as usize].children;
         if block == NONE {
             block = self.alloc_block()?;

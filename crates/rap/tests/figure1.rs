@@ -10,7 +10,12 @@
 use outcrop_rap::{Config, NodeJson, RapTree, Stats, TreeJson, FORMAT_NAME};
 
 fn node(lo: u64, hi: u64, depth: u32, count: u64) -> NodeJson {
-    NodeJson { lo, hi, depth, count }
+    NodeJson {
+        lo,
+        hi,
+        depth,
+        count,
+    }
 }
 
 fn figure1_before_merge() -> RapTree {
@@ -61,7 +66,12 @@ fn shape(tree: &RapTree) -> Vec<(u64, u64, u64)> {
 #[test]
 fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     let mut tree = figure1_before_merge();
-    let config = Config::builder().bits(8).branching(2).eps(1.0).build().unwrap();
+    let config = Config::builder()
+        .bits(8)
+        .branching(2)
+        .eps(1.0)
+        .build()
+        .unwrap();
     assert_eq!(config.height(), 8);
     assert_eq!(tree.split_threshold(), 13, "the merge cutoff of Figure 1");
     assert_eq!(tree.node_count(), 17);
@@ -70,14 +80,14 @@ fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     assert_eq!(
         shape(&tree),
         vec![
-            (0, 255, 10),   // [128,255] = 8 does not fit: 10 + 8 > 13
-            (0, 127, 9),    // [64,127] = 11 does not fit
-            (0, 63, 13),    // folded [32,63] = 0
-            (0, 31, 13),    // folded [16,31] = 7
-            (0, 15, 7),     // folded [0,7] = 2
-            (8, 15, 7),     // folded [8,11] = 3
-            (12, 15, 13),   // folded [14,15] = 12, lighter than [12,13]; a partial child set
-            (12, 13, 13),   // folded both unit children: 9 + 1 + 3
+            (0, 255, 10), // [128,255] = 8 does not fit: 10 + 8 > 13
+            (0, 127, 9),  // [64,127] = 11 does not fit
+            (0, 63, 13),  // folded [32,63] = 0
+            (0, 31, 13),  // folded [16,31] = 7
+            (0, 15, 7),   // folded [0,7] = 2
+            (8, 15, 7),   // folded [8,11] = 3
+            (12, 15, 13), // folded [14,15] = 12, lighter than [12,13]; a partial child set
+            (12, 13, 13), // folded both unit children: 9 + 1 + 3
             (64, 127, 11),
             (128, 255, 8),
         ]
@@ -90,8 +100,14 @@ fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     // the first one recorded item by item.
     tree.add(12).unwrap();
     assert_eq!(tree.split_threshold(), 13);
-    let after: Vec<_> = shape(&tree).into_iter().filter(|&(lo, _, _)| lo >= 12 && lo < 16).collect();
-    assert_eq!(after, vec![(12, 15, 13), (12, 13, 13), (12, 12, 1), (13, 13, 0)]);
+    let after: Vec<_> = shape(&tree)
+        .into_iter()
+        .filter(|&(lo, _, _)| lo >= 12 && lo < 16)
+        .collect();
+    assert_eq!(
+        after,
+        vec![(12, 15, 13), (12, 13, 13), (12, 12, 1), (13, 13, 0)]
+    );
     tree.add(13).unwrap();
     tree.add(12).unwrap();
     let e12 = tree.estimate(12, 12).unwrap();
@@ -101,10 +117,19 @@ fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     // An access to 14 finds [12,15] whose child set is partial and which is full: it grows
     // the missing child [14,15] back, keeping [12,13] and its subtree.
     tree.add(14).unwrap();
-    let region: Vec<_> = shape(&tree).into_iter().filter(|&(lo, _, _)| lo >= 12 && lo < 16).collect();
+    let region: Vec<_> = shape(&tree)
+        .into_iter()
+        .filter(|&(lo, _, _)| lo >= 12 && lo < 16)
+        .collect();
     assert_eq!(
         region,
-        vec![(12, 15, 13), (12, 13, 13), (12, 12, 2), (13, 13, 1), (14, 15, 1)]
+        vec![
+            (12, 15, 13),
+            (12, 13, 13),
+            (12, 12, 2),
+            (13, 13, 1),
+            (14, 15, 1)
+        ]
     );
 }
 

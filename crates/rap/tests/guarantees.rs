@@ -72,7 +72,10 @@ fn stream(shape: Shape, bits: u8, len: usize, seed: u64) -> Vec<u64> {
             }
             Shape::CodeLike => {
                 let lp = hot[(r.below(8) * r.below(8) / 8) as usize] & !0xff;
-                (base.wrapping_add(lp & 0xffff_ff00).wrapping_add(4 * r.below(16))) & m
+                (base
+                    .wrapping_add(lp & 0xffff_ff00)
+                    .wrapping_add(4 * r.below(16)))
+                    & m
             }
         })
         .collect()
@@ -87,7 +90,11 @@ fn exact_of(values: &[u64]) -> ExactRanges {
 }
 
 /// Checks every guarantee of `tree` against the exact counts of the same stream.
-fn check_guarantees(tree: &RapTree, exact: &ExactRanges, r: &mut SplitMix) -> Result<(), TestCaseError> {
+fn check_guarantees(
+    tree: &RapTree,
+    exact: &ExactRanges,
+    r: &mut SplitMix,
+) -> Result<(), TestCaseError> {
     let n = tree.n();
     let config = tree.config();
     let eps_n = config.eps() * n as f64;
@@ -98,8 +105,21 @@ fn check_guarantees(tree: &RapTree, exact: &ExactRanges, r: &mut SplitMix) -> Re
     // every node-aligned range in the tree: lower ≤ true ≤ lower + ε·n, and ≤ upper
     for s in &nodes {
         let t = exact.range_count(s.lo, s.hi);
-        prop_assert!(s.subtree <= t && t <= s.upper, "node [{:#x},{:#x}] {} ≤ {} ≤ {}", s.lo, s.hi, s.subtree, t, s.upper);
-        prop_assert!((s.upper - s.subtree) as f64 <= eps_n, "node slack {} > ε·n {}", s.upper - s.subtree, eps_n);
+        prop_assert!(
+            s.subtree <= t && t <= s.upper,
+            "node [{:#x},{:#x}] {} ≤ {} ≤ {}",
+            s.lo,
+            s.hi,
+            s.subtree,
+            t,
+            s.upper
+        );
+        prop_assert!(
+            (s.upper - s.subtree) as f64 <= eps_n,
+            "node slack {} > ε·n {}",
+            s.upper - s.subtree,
+            eps_n
+        );
         let e = tree.estimate(s.lo, s.hi).unwrap();
         prop_assert_eq!((e.lower, e.upper), (s.subtree, s.upper));
     }
@@ -110,8 +130,16 @@ fn check_guarantees(tree: &RapTree, exact: &ExactRanges, r: &mut SplitMix) -> Re
         let depth = r.below(u64::from(config.height()) + 1) as u32;
         let width_bits = bits.saturating_sub(depth * k);
         let v = r.next() & mask(config.bits());
-        let lo = if width_bits >= 64 { 0 } else { v >> width_bits << width_bits };
-        let hi = if width_bits >= 64 { u64::MAX } else { lo + ((1u64 << width_bits) - 1) };
+        let lo = if width_bits >= 64 {
+            0
+        } else {
+            v >> width_bits << width_bits
+        };
+        let hi = if width_bits >= 64 {
+            u64::MAX
+        } else {
+            lo + ((1u64 << width_bits) - 1)
+        };
         let e = tree.estimate(lo, hi).unwrap();
         let t = exact.range_count(lo, hi);
         prop_assert!(e.lower <= t && t <= e.upper);
@@ -127,16 +155,33 @@ fn check_guarantees(tree: &RapTree, exact: &ExactRanges, r: &mut SplitMix) -> Re
         let (lo, hi) = (a.min(b), a.max(b));
         let e = tree.estimate(lo, hi).unwrap();
         let t = exact.range_count(lo, hi);
-        prop_assert!(e.lower <= t && t <= e.upper, "[{lo:#x},{hi:#x}] {} ≤ {t} ≤ {}", e.lower, e.upper);
+        prop_assert!(
+            e.lower <= t && t <= e.upper,
+            "[{lo:#x},{hi:#x}] {} ≤ {t} ≤ {}",
+            e.lower,
+            e.upper
+        );
     }
     // memory: at every merge point, and now
     let mut last = 0;
     let mut peak_bound = 1;
     for m in tree.merge_log() {
         let before = node_bound_between_merges(config, last, m.n);
-        prop_assert!(m.nodes_before <= before, "before merge at n={}: {} > {}", m.n, m.nodes_before, before);
+        prop_assert!(
+            m.nodes_before <= before,
+            "before merge at n={}: {} > {}",
+            m.n,
+            m.nodes_before,
+            before
+        );
         let after = node_bound_after_merge(config, m.n);
-        prop_assert!(m.nodes_after <= after, "after merge at n={}: {} > {}", m.n, m.nodes_after, after);
+        prop_assert!(
+            m.nodes_after <= after,
+            "after merge at n={}: {} > {}",
+            m.n,
+            m.nodes_after,
+            after
+        );
         peak_bound = peak_bound.max(before);
         last = m.n;
     }
@@ -156,7 +201,11 @@ fn check_hot(tree: &RapTree, values: &[u64], fraction: f64) -> Result<(), TestCa
     let n = tree.n() as f64;
     for (&v, &c) in &counts {
         if c as f64 >= (fraction + tree.config().eps()) * n {
-            prop_assert!(hot.iter().any(|h| h.lo <= v && v <= h.hi), "value {v:#x} with share {} not in a hot range", c as f64 / n);
+            prop_assert!(
+                hot.iter().any(|h| h.lo <= v && v <= h.hi),
+                "value {v:#x} with share {} not in a hot range",
+                c as f64 / n
+            );
         }
     }
     // exclusive weights are disjoint parts of n
@@ -187,7 +236,14 @@ fn configs() -> impl Strategy<Value = Config> {
         prop_oneof![Just(2u32), Just(3)],
     )
         .prop_map(|(b, eps, bits, e, q)| {
-            Config::builder().branching(b).eps(eps).bits(bits).first_merge(e).merge_ratio(q).build().unwrap()
+            Config::builder()
+                .branching(b)
+                .eps(eps)
+                .bits(bits)
+                .first_merge(e)
+                .merge_ratio(q)
+                .build()
+                .unwrap()
         })
 }
 
@@ -299,7 +355,12 @@ fn long_uniform_stream_stays_within_the_steady_state_bound() {
     let mut tree = RapTree::new(config);
     tree.add_batch(&values).unwrap();
     let s = outcrop_rap::bound::steady_state_bounds(&config);
-    assert!(tree.peak_nodes() <= s.peak, "{} > {}", tree.peak_nodes(), s.peak);
+    assert!(
+        tree.peak_nodes() <= s.peak,
+        "{} > {}",
+        tree.peak_nodes(),
+        s.peak
+    );
     check_guarantees(&tree, &exact_of(&values), &mut SplitMix(5)).unwrap();
 }
 
@@ -322,7 +383,10 @@ fn out_of_universe_values_are_rejected_without_changing_the_tree() {
 fn count_overflow_is_an_error() {
     let mut tree = RapTree::new(Config::default());
     tree.add_weighted(1, u64::MAX).unwrap();
-    assert!(matches!(tree.add(2), Err(outcrop_rap::Error::CountOverflow { .. })));
+    assert!(matches!(
+        tree.add(2),
+        Err(outcrop_rap::Error::CountOverflow { .. })
+    ));
     assert_eq!(tree.n(), u64::MAX);
 }
 
@@ -339,7 +403,10 @@ fn corrupt_or_truncated_bytes_are_rejected() {
         assert!(RapTree::from_bytes(&bad).is_err(), "flip at {i} accepted");
     }
     for len in 0..bytes.len() {
-        assert!(RapTree::from_bytes(&bytes[..len]).is_err(), "truncation to {len} accepted");
+        assert!(
+            RapTree::from_bytes(&bytes[..len]).is_err(),
+            "truncation to {len} accepted"
+        );
     }
 }
 

@@ -102,6 +102,7 @@ impl<R: Read> TraceReader<R> {
         if le_u32(&header, 16) != crc32fast::hash(&header[..16]) {
             return Err(Error::HeaderChecksumMismatch {
                 what: "trace file header",
+                chunk: None,
                 offset: 0,
             });
         }
@@ -235,6 +236,7 @@ impl<R: Read> TraceReader<R> {
         if le_u32(&header, 20) != crc32fast::hash(&header[..20]) {
             return Err(Error::HeaderChecksumMismatch {
                 what: "trace chunk header",
+                chunk: Some(chunk),
                 offset: start,
             });
         }
@@ -292,6 +294,16 @@ impl<R: Read> TraceReader<R> {
             }
         }
         let expected = h.uncompressed_len as usize;
+        // A frame that records its content size must agree with the chunk header; checking
+        // it here avoids allocating the output buffer for a frame that cannot fit it.
+        if let Ok(Some(content)) = zstd::zstd_safe::get_frame_content_size(&self.compressed) {
+            if content != u64::from(h.uncompressed_len) {
+                return Err(corrupt(format!(
+                    "zstd frame content size {content} differs from the header's \
+                     uncompressed length {expected}"
+                )));
+            }
+        }
         self.uncompressed.clear();
         self.uncompressed.resize(expected, 0);
         let decompressed = self
@@ -326,6 +338,7 @@ impl<R: Read> TraceReader<R> {
         if le_u32(bytes, 20) != crc32fast::hash(bytes.get(..20).unwrap_or_default()) {
             return Err(Error::HeaderChecksumMismatch {
                 what: "trace footer",
+                chunk: None,
                 offset: start,
             });
         }
@@ -559,6 +572,83 @@ mod tests {
             patch_chunk_header(&mut bad, 20, field, value);
             let err = open_err(&bad);
             assert!(err.to_string().contains(needle), "{err}");
+            assert!(err.to_string().contains("trace chunk 0"), "{err}");
+        }
+    }
+
+    /// A one-chunk file around a hand-made payload, with every CRC and total right.
+    fn crafted(payload: &[u8], uncompressed: &[u8], count: u32) -> Vec<u8> {
+        let mut bytes = super::super::writer::file_header(RecordKind::U64).to_vec();
+        let mut h = Vec::new();
+        h.extend_from_slice(b"CHNK");
+        h.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        h.extend_from_slice(&(uncompressed.len() as u32).to_le_bytes());
+        h.extend_from_slice(&count.to_le_bytes());
+        h.extend_from_slice(&crc32fast::hash(uncompressed).to_le_bytes());
+        h.extend_from_slice(&crc32fast::hash(&h).to_le_bytes());
+        bytes.extend_from_slice(&h);
+        bytes.extend_from_slice(payload);
+        let mut f = Vec::new();
+        f.extend_from_slice(b"END!");
+        f.extend_from_slice(&1u64.to_le_bytes());
+        f.extend_from_slice(&u64::from(count).to_le_bytes());
+        f.extend_from_slice(&crc32fast::hash(&f).to_le_bytes());
+        bytes.extend_from_slice(&f);
+        bytes
+    }
+
+    fn zstd_frame(data: &[u8], content_size: bool) -> Vec<u8> {
+        let mut c = zstd::bulk::Compressor::new(3).unwrap();
+        c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(content_size))
+            .unwrap();
+        c.compress(data).unwrap()
+    }
+
+    #[test]
+    fn crafted_payloads() {
+        let varints = [5u8, 2, 1]; // 5, 6, 5
+        let good = crafted(&zstd_frame(&varints, true), &varints, 3);
+        assert_eq!(
+            read_all(&mut TraceReader::new(&good[..]).unwrap()).unwrap(),
+            vec![5, 6, 5]
+        );
+        // A frame without a content size is fine too.
+        let good = crafted(&zstd_frame(&varints, false), &varints, 3);
+        assert_eq!(
+            read_all(&mut TraceReader::new(&good[..]).unwrap()).unwrap(),
+            vec![5, 6, 5]
+        );
+
+        let mut two_frames = zstd_frame(&varints[..1], true);
+        two_frames.extend(zstd_frame(&varints[1..], true));
+        // No content size recorded, so only decompression shows it holds 2 bytes, not 3.
+        let short = zstd_frame(&varints[..2], false);
+        for (payload, uncompressed, count, needle) in [
+            (two_frames, &varints[..], 3, "not exactly one zstd frame"),
+            (
+                b"not zstd at all".to_vec(),
+                &varints[..],
+                3,
+                "not a zstd frame",
+            ),
+            (
+                zstd_frame(&varints[..2], true),
+                &varints[..],
+                3,
+                "content size 2",
+            ),
+            (short, &varints[..], 3, "decompresses to 2 bytes"),
+            (
+                zstd_frame(&[0x80, 0x00], true),
+                &[0x80, 0x00][..],
+                1,
+                "canonical",
+            ),
+            (zstd_frame(&varints, true), &varints[..], 2, "left over"),
+        ] {
+            let err = open_err(&crafted(&payload, uncompressed, count));
+            assert!(matches!(err, Error::Corrupt { offset: 20, .. }), "{err:?}");
+            assert!(err.to_string().contains(needle), "{needle}: {err}");
             assert!(err.to_string().contains("trace chunk 0"), "{err}");
         }
     }
