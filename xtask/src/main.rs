@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use outcrop_events::synth::{self, StreamKind};
-use outcrop_rap::{Config, ExactCounts, RapTree};
+use outcrop_rap::{Config, ExactCounts, RapTree, SplitPolicy};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
@@ -55,8 +55,8 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 
 fn bench_rap(events: usize, runs: usize) -> Result<()> {
     println!("events per stream: {events}, runs: {runs} (median reported), ε = 1%, b = 4, 64-bit universe\n");
-    println!("| stream | distinct | RAP combined M ev/s | RAP unit M ev/s | HashMap M ev/s | combined / HashMap | RAP peak nodes | RAP peak bytes | HashMap bytes | RAP / HashMap memory |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| stream | distinct | RAP combined M ev/s | RAP unit M ev/s | HashMap M ev/s | combined / HashMap | RAP peak nodes | RAP peak bytes | HashMap bytes | RAP / HashMap memory | lazy split: M ev/s | lazy: peak bytes | lazy / HashMap memory |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let config = Config::default();
     let mut accuracy_rows = Vec::new();
     for kind in [
@@ -86,11 +86,20 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
             }
             m
         });
+        let lazy = Config::builder().split_policy(SplitPolicy::Lazy).build()?;
+        let (t_lazy, lazy_tree) = time(runs, || {
+            let mut t = RapTree::new(lazy);
+            for c in values.chunks(1 << 16) {
+                let _ = t.add_batch(c);
+            }
+            t
+        });
+        let lazy_bytes = lazy_tree.peak_nodes() * RapTree::node_size();
         let map_bytes = (map.capacity() * (16 + 1)) as u64;
         let peak_bytes = tree.peak_nodes().max(unit_tree.peak_nodes()) * RapTree::node_size();
         let mevs = |t: f64| events as f64 / t / 1e6;
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {} | {} | {} | {:.3}% |",
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {} | {} | {} | {:.3}% | {:.1} | {} | {:.3}% |",
             kind.name(),
             map.len(),
             mevs(t_comb),
@@ -100,7 +109,10 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
             tree.peak_nodes().max(unit_tree.peak_nodes()),
             peak_bytes,
             map_bytes,
-            100.0 * peak_bytes as f64 / map_bytes as f64
+            100.0 * peak_bytes as f64 / map_bytes as f64,
+            mevs(t_lazy),
+            lazy_bytes,
+            100.0 * lazy_bytes as f64 / map_bytes as f64
         );
         let mut exact = ExactCounts::new();
         values.iter().for_each(|&v| exact.add(v));

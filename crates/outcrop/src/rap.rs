@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::{
     bound, AccuracyReport, Config, ExactCounts, HardwareModel, HardwareReport, HotRange,
-    MergeRecord, RapTree,
+    MergeRecord, RapTree, SplitPolicy,
 };
 use serde::Serialize;
 use std::io::Write;
@@ -42,6 +42,11 @@ pub struct RapArgs {
     /// Ratio q between consecutive merge intervals (≥ 2).
     #[arg(long, default_value_t = 2, value_name = "Q")]
     merge_ratio: u32,
+
+    /// What a split creates: `full` = all b sub-ranges (the paper), `lazy` = only the one the
+    /// event falls in (beyond the paper; same guarantees, fewer nodes on spread-out streams).
+    #[arg(long, value_enum, default_value = "full", value_name = "POLICY")]
+    split: Split,
 
     /// Input format; by default `.otr` files and inputs starting with the trace magic are
     /// traces, `.u64`/`.bin` files raw little-endian, anything else text.
@@ -90,6 +95,13 @@ pub struct RapArgs {
     json: bool,
 }
 
+/// `--split` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Split {
+    Full,
+    Lazy,
+}
+
 #[derive(Serialize)]
 struct Report<'a> {
     input: &'a str,
@@ -97,6 +109,7 @@ struct Report<'a> {
     eps: f64,
     branching: u8,
     bits: u8,
+    split: SplitPolicy,
     hot_fraction: f64,
     combined: bool,
     split_threshold: u64,
@@ -121,6 +134,10 @@ pub fn run(args: RapArgs) -> Result<()> {
         .bits(args.bits)
         .first_merge(args.first_merge)
         .merge_ratio(args.merge_ratio)
+        .split_policy(match args.split {
+            Split::Full => SplitPolicy::Full,
+            Split::Lazy => SplitPolicy::Lazy,
+        })
         .build()?;
     if !(args.hot.is_finite() && args.hot > 0.0 && args.hot <= 1.0) {
         anyhow::bail!("--hot must be in (0, 1], got {}", args.hot);
@@ -162,6 +179,7 @@ pub fn run(args: RapArgs) -> Result<()> {
         eps: config.eps(),
         branching: config.branching(),
         bits: config.bits(),
+        split: config.split_policy(),
         hot_fraction: args.hot,
         combined: !args.no_combine,
         split_threshold: tree.split_threshold(),

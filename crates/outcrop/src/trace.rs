@@ -121,7 +121,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
     }
 }
 
-fn write_output(input: &mut input::Input, to: OutputFormat, output: &PathBuf) -> Result<()> {
+fn write_output(
+    input: &mut input::Input,
+    to: OutputFormat,
+    output: &std::path::Path,
+) -> Result<()> {
     let bar = input::progress(input);
     if output.as_os_str() == "-" {
         anyhow::ensure!(

@@ -102,7 +102,7 @@ mod tests {
         // H/ε' = 32/0.01 (ε' a hair below 0.01)
         assert!((3200..=3201).contains(&s.frontier_after_merge));
         // levels 0..=5 are full (1+4+…+1024 = 1365), 26 levels of 3200/3201, times b = 4, plus root
-        assert!(s.after_merge >= 1 + 4 * (1365 + 26 * 3200));
+        assert!(s.after_merge > 4 * (1365 + 26 * 3200));
         assert!(s.after_merge <= 1 + 4 * (1365 + 26 * 3201));
         assert!(s.peak > s.after_merge);
     }

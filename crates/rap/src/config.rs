@@ -9,6 +9,19 @@ use crate::Error;
 /// Smallest ε we accept: ε is held as a Q32 fixed-point number, so it must be at least 2⁻³².
 pub const MIN_EPS: f64 = 1.0 / 4_294_967_296.0;
 
+/// What a split creates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitPolicy {
+    /// All `b` children, counts 0 (RAP §2.2, §3.3: "four new children nodes are created").
+    #[default]
+    Full,
+    /// Beyond the paper: only the child that receives the splitting event. Missing siblings
+    /// are created by later splits, exactly as after a partial merge. Same guarantees and
+    /// bounds; fewer nodes while the stream is spread thin (e.g. the exact warm-up, τ < 1).
+    Lazy,
+}
+
 /// Parameters of a RAP tree. Build one with [`Config::builder`] or take [`Config::default`].
 ///
 /// Two trees can be combined with [`crate::RapTree::merge`] only when their configs are equal.
@@ -20,6 +33,7 @@ pub struct Config {
     eps_q32: u64,
     first_merge: u64,
     merge_ratio: u32,
+    split_policy: SplitPolicy,
 }
 
 impl Default for Config {
@@ -33,6 +47,7 @@ impl Default for Config {
             eps_q32: eps_to_q32(0.01),
             first_merge: 1024,
             merge_ratio: 2,
+            split_policy: SplitPolicy::Full,
         }
     }
 }
@@ -46,6 +61,7 @@ impl Config {
             eps: 0.01,
             first_merge: 1024,
             merge_ratio: 2,
+            split_policy: SplitPolicy::Full,
         }
     }
 
@@ -77,6 +93,11 @@ impl Config {
     /// Ratio `q` between consecutive merge intervals.
     pub fn merge_ratio(&self) -> u32 {
         self.merge_ratio
+    }
+
+    /// What a split creates.
+    pub fn split_policy(&self) -> SplitPolicy {
+        self.split_policy
     }
 
     /// log₂ b.
@@ -121,6 +142,7 @@ pub struct ConfigBuilder {
     eps: f64,
     first_merge: u64,
     merge_ratio: u32,
+    split_policy: SplitPolicy,
 }
 
 impl ConfigBuilder {
@@ -147,6 +169,11 @@ impl ConfigBuilder {
     /// Merge interval ratio q ≥ 2 (default 2).
     pub fn merge_ratio(mut self, q: u32) -> Self {
         self.merge_ratio = q;
+        self
+    }
+    /// What a split creates (default [`SplitPolicy::Full`], the paper's rule).
+    pub fn split_policy(mut self, p: SplitPolicy) -> Self {
+        self.split_policy = p;
         self
     }
 
@@ -197,6 +224,7 @@ impl ConfigBuilder {
             eps_q32: eps_to_q32(self.eps),
             first_merge: self.first_merge,
             merge_ratio: self.merge_ratio,
+            split_policy: self.split_policy,
         })
     }
 }

@@ -56,7 +56,7 @@ mod query;
 mod serial;
 mod tree;
 
-pub use config::{Config, ConfigBuilder, MIN_EPS};
+pub use config::{Config, ConfigBuilder, SplitPolicy, MIN_EPS};
 pub use error::Error;
 pub use exact::{accuracy, AccuracyReport, ExactCounts, ExactRanges, HotRangeAccuracy};
 pub use hardware::{HardwareModel, HardwareReport};

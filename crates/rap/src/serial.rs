@@ -3,7 +3,7 @@
 //! checked, the shape is checked against the config's geometry, and the guarantees' invariants
 //! (counts sum to `n`, non-unit counts ≤ τ(n)) are verified, so a loaded tree keeps its bounds.
 
-use crate::config::Config;
+use crate::config::{Config, SplitPolicy};
 use crate::tree::{RapTree, Stats, ROOT};
 use crate::Error;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,10 @@ impl RapTree {
         out.extend_from_slice(&self.config.eps().to_bits().to_le_bytes());
         out.extend_from_slice(&self.config.first_merge().to_le_bytes());
         out.extend_from_slice(&self.config.merge_ratio().to_le_bytes());
+        out.push(match self.config.split_policy() {
+            SplitPolicy::Full => 0,
+            SplitPolicy::Lazy => 1,
+        });
         for v in [
             self.n,
             self.next_merge,
@@ -80,12 +84,24 @@ impl RapTree {
         let eps = f64::from_bits(r.u64()?);
         let first_merge = r.u64()?;
         let merge_ratio = u32::from_le_bytes(r.array()?);
+        let policy_at = r.pos as u64;
+        let split_policy = match r.u8()? {
+            0 => SplitPolicy::Full,
+            1 => SplitPolicy::Lazy,
+            other => {
+                return Err(decode_err(
+                    policy_at,
+                    format!("unknown split policy {other}"),
+                ))
+            }
+        };
         let config = Config::builder()
             .bits(bits)
             .branching(branching)
             .eps(eps)
             .first_merge(first_merge)
             .merge_ratio(merge_ratio)
+            .split_policy(split_policy)
             .build()
             .map_err(|e| decode_err(10, e.to_string()))?;
         let [n, next_merge, merge_interval, last_merge_n, peak_nodes] =
@@ -222,6 +238,7 @@ impl RapTree {
                 eps: self.config.eps(),
                 first_merge: self.config.first_merge(),
                 merge_ratio: self.config.merge_ratio(),
+                split_policy: self.config.split_policy(),
             },
             n: self.n,
             next_merge: self.next_merge,
@@ -266,6 +283,7 @@ impl RapTree {
             .eps(c.eps)
             .first_merge(c.first_merge)
             .merge_ratio(c.merge_ratio)
+            .split_policy(c.split_policy)
             .build()?;
         let mut tree = RapTree::empty_for_decode(config);
         let Some(root) = json.nodes.first() else {
@@ -372,6 +390,9 @@ pub struct ConfigJson {
     pub first_merge: u64,
     /// Merge interval ratio.
     pub merge_ratio: u32,
+    /// What a split creates (`"full"` or `"lazy"`; `"full"` when absent).
+    #[serde(default)]
+    pub split_policy: SplitPolicy,
 }
 
 /// One node in [`TreeJson`].

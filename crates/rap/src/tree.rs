@@ -11,7 +11,7 @@
 //! values, found with one XOR and a leading-zero count). Splits never move nodes, so the path
 //! stays valid; a merge batch resets it to the root.
 
-use crate::config::Config;
+use crate::config::{Config, SplitPolicy};
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
@@ -343,7 +343,7 @@ impl RapTree {
             let absorbed = self.tau - count;
             self.nodes[node as usize].count = self.tau;
             weight -= absorbed;
-            if let Err(e) = self.split(node, depth) {
+            if let Err(e) = self.split(node, depth, value) {
                 // Conservation over the bound: keep the weight here and report.
                 self.nodes[node as usize].count += weight;
                 break Err(e);
@@ -446,18 +446,22 @@ impl RapTree {
         (node, depth as u32)
     }
 
-    /// Gives `node` (at `depth`, not unit width) its full set of children; existing children
-    /// are kept, missing ones are created with count 0.
-    fn split(&mut self, node: u32, depth: u32) -> Result<(), Error> {
+    /// Gives `node` (at `depth`, not unit width) its missing children with count 0 (all of
+    /// them, or with [`SplitPolicy::Lazy`] only the one containing `value`); existing children
+    /// are kept.
+    fn split(&mut self, node: u32, depth: u32, value: u64) -> Result<(), Error> {
         let mut block = self.nodes[node as usize].children;
         if block == NONE {
             block = self.alloc_block()?;
             self.nodes[node as usize].children = block;
         }
         let base = (block * self.geo.b) as usize;
-        let fanout = self.geo.fanout[depth as usize] as usize;
+        let (first, count) = match self.config.split_policy() {
+            SplitPolicy::Full => (0, self.geo.fanout[depth as usize] as usize),
+            SplitPolicy::Lazy => (self.geo.digit(value, depth) as usize, 1),
+        };
         let mut created = 0;
-        for slot in &mut self.nodes[base..base + fanout] {
+        for slot in &mut self.nodes[base + first..base + first + count] {
             if !slot.present {
                 *slot = FRESH;
                 created += 1;

@@ -47,6 +47,7 @@ fn figure1_before_merge() -> RapTree {
             eps: 1.0,
             first_merge: 1 << 40,
             merge_ratio: 2,
+            split_policy: outcrop_rap::SplitPolicy::Full,
         },
         n: 104,
         next_merge: 1 << 40,
@@ -102,7 +103,7 @@ fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     assert_eq!(tree.split_threshold(), 13);
     let after: Vec<_> = shape(&tree)
         .into_iter()
-        .filter(|&(lo, _, _)| lo >= 12 && lo < 16)
+        .filter(|&(lo, _, _)| (12..16).contains(&lo))
         .collect();
     assert_eq!(
         after,
@@ -119,7 +120,7 @@ fn figure1_merge_with_cutoff_13_then_split_of_12_13() {
     tree.add(14).unwrap();
     let region: Vec<_> = shape(&tree)
         .into_iter()
-        .filter(|&(lo, _, _)| lo >= 12 && lo < 16)
+        .filter(|&(lo, _, _)| (12..16).contains(&lo))
         .collect();
     assert_eq!(
         region,

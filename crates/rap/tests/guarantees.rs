@@ -2,7 +2,7 @@
 //! for every branching factor and several ε (docs/rap.md, "Guarantees").
 
 use outcrop_rap::bound::{node_bound_after_merge, node_bound_between_merges};
-use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree};
+use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
 use proptest::prelude::*;
 
 /// A tiny deterministic generator so streams are cheap to build inside proptest cases.
@@ -61,7 +61,7 @@ fn stream(shape: Shape, bits: u8, len: usize, seed: u64) -> Vec<u64> {
                     hot[((u * u * u) * 64.0) as usize % 64]
                 }
             }
-            Shape::Sorted => ((i as u64).wrapping_mul(m / (len as u64).max(1) | 1)) & m,
+            Shape::Sorted => ((i as u64).wrapping_mul((m / (len as u64).max(1)) | 1)) & m,
             Shape::Sawtooth => (i as u64 % 257) & m,
             Shape::SingleHot => {
                 if i % 2 == 0 {
