@@ -234,14 +234,16 @@ fn configs() -> impl Strategy<Value = Config> {
         prop_oneof![Just(8u8), Just(13), Just(32), Just(64)],
         prop_oneof![Just(1u64), Just(16), Just(256), Just(1024)],
         prop_oneof![Just(2u32), Just(3)],
+        prop_oneof![Just(SplitPolicy::Full), Just(SplitPolicy::Lazy)],
     )
-        .prop_map(|(b, eps, bits, e, q)| {
+        .prop_map(|(b, eps, bits, e, q, policy)| {
             Config::builder()
                 .branching(b)
                 .eps(eps)
                 .bits(bits)
                 .first_merge(e)
                 .merge_ratio(q)
+                .split_policy(policy)
                 .build()
                 .unwrap()
         })
