@@ -27,11 +27,75 @@ fn main() -> Result<()> {
             }
             bench_rap(events, runs.max(1))
         }
+        Some("bounds") => bounds(),
         _ => {
-            eprintln!("usage: cargo xtask bench-rap [--events N] [--runs R]");
+            eprintln!(
+                "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds"
+            );
             bail!("unknown or missing task")
         }
     }
+}
+
+/// Worst-case node bounds by branching factor and merge ratio (our Figures 2 and 3).
+fn bounds() -> Result<()> {
+    println!("| universe | b | H | ε | q | frontier after merge | nodes after merge | frontier peak | nodes at peak | peak bytes (16 B/node) |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for bits in [32u8, 64] {
+        for eps in [0.10, 0.01] {
+            for b in [2u8, 4, 8, 16] {
+                for q in [2u32, 3, 4] {
+                    if q != 2 && b != 4 {
+                        continue;
+                    }
+                    let c = Config::builder()
+                        .bits(bits)
+                        .branching(b)
+                        .eps(eps)
+                        .merge_ratio(q)
+                        .build()?;
+                    let s = outcrop_rap::bound::steady_state_bounds(&c);
+                    println!(
+                        "| {bits} | {b} | {} | {}% | {q} | {} | {} | {} | {} | {} |",
+                        c.height(),
+                        eps * 100.0,
+                        s.frontier_after_merge,
+                        s.after_merge,
+                        s.frontier_peak,
+                        s.peak,
+                        s.peak * 16
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Six phases of equal length; in each, 70% of events hit one 64-instruction loop and 30% are
+/// uniform over 4 Mi addresses. Deterministic (SplitMix64, seed 3).
+fn phased_stream(events: usize) -> Vec<u64> {
+    let mut state = 3u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let bases = [0x10000u64, 0x80000, 0x10000, 0x200000, 0x3000, 0x90000];
+    let per = events.div_ceil(bases.len());
+    (0..events)
+        .map(|i| {
+            let base = bases[(i / per).min(bases.len() - 1)];
+            let r = next();
+            if r % 10 < 7 {
+                base + 4 * ((r >> 8) % 64)
+            } else {
+                (r >> 16) % (1 << 22)
+            }
+        })
+        .collect()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -148,6 +212,38 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
                 acc.mean_exclusive_error_pct
             ));
         }
+    }
+    // A phased stream: six hot loops, one per phase, 30% background noise over 4 MiB of code.
+    // Stationary streams are nearly exact (see docs/rap.md); phase changes are what RAP's
+    // merges have to follow, so this is where percent errors show.
+    let phased = phased_stream(events);
+    let mut exact = ExactCounts::new();
+    phased.iter().for_each(|&v| exact.add(v));
+    let exact = exact.finish();
+    for eps in [0.10, 0.01] {
+        let c = Config::builder().eps(eps).build()?;
+        let mut t = RapTree::new(c);
+        for v in phased.chunks(1 << 16) {
+            t.add_batch(v)?;
+        }
+        let log = t.merge_log();
+        let nodes_avg = log
+            .iter()
+            .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
+            .sum::<f64>()
+            / log.len().max(1) as f64;
+        let acc = t.accuracy(0.10, &exact)?;
+        accuracy_rows.push(format!(
+            "| phased | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
+            eps * 100.0,
+            t.peak_nodes(),
+            nodes_avg,
+            acc.ranges.len(),
+            acc.max_error_pct,
+            acc.mean_error_pct,
+            acc.max_exclusive_error_pct,
+            acc.mean_exclusive_error_pct
+        ));
     }
     println!(
         "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
