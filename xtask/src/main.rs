@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use outcrop_events::synth::{self, StreamKind};
-use outcrop_rap::{Config, ExactCounts, RapTree, SplitPolicy};
+use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
@@ -72,6 +72,35 @@ fn bounds() -> Result<()> {
     Ok(())
 }
 
+/// One row of the accuracy table: RAP with `eps` on `values`, hot ranges ≥ 10%, vs `exact`.
+fn accuracy_row(name: &str, eps: f64, values: &[u64], exact: &ExactRanges) -> Result<String> {
+    let mut t = RapTree::new(Config::builder().eps(eps).build()?);
+    for v in values.chunks(1 << 16) {
+        t.add_batch(v)?;
+    }
+    let log = t.merge_log();
+    let nodes_avg = if log.is_empty() {
+        t.node_count() as f64
+    } else {
+        log.iter()
+            .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
+            .sum::<f64>()
+            / log.len() as f64
+    };
+    let acc = t.accuracy(0.10, exact)?;
+    Ok(format!(
+        "| {name} | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
+        eps * 100.0,
+        t.peak_nodes(),
+        nodes_avg,
+        acc.ranges.len(),
+        acc.max_error_pct,
+        acc.mean_error_pct,
+        acc.max_exclusive_error_pct,
+        acc.mean_exclusive_error_pct
+    ))
+}
+
 /// Six phases of equal length; in each, 70% of events hit one 64-instruction loop and 30% are
 /// uniform over 4 Mi addresses. Deterministic (SplitMix64, seed 3).
 fn phased_stream(events: usize) -> Vec<u64> {
@@ -103,18 +132,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median seconds of `runs` runs of `f`.
+/// Median seconds of `runs` (≥ 1) runs of `f`, and the last run's result.
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     let mut times = Vec::with_capacity(runs);
-    let mut last = None;
-    for _ in 0..runs {
+    let t = Instant::now();
+    let mut last = black_box(f());
+    times.push(t.elapsed().as_secs_f64());
+    for _ in 1..runs {
         let t = Instant::now();
-        let out = black_box(f());
+        last = black_box(f());
         times.push(t.elapsed().as_secs_f64());
-        last = Some(out);
     }
-    // runs ≥ 1, so `last` is set
-    (median(times), last.unwrap_or_else(|| unreachable!()))
+    (median(times), last)
 }
 
 fn bench_rap(events: usize, runs: usize) -> Result<()> {
@@ -182,35 +211,7 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
         values.iter().for_each(|&v| exact.add(v));
         let exact = exact.finish();
         for eps in [0.10, 0.01] {
-            let c = Config::builder().eps(eps).build()?;
-            let mut t = RapTree::new(c);
-            for v in values.chunks(1 << 16) {
-                t.add_batch(v)?;
-            }
-            let nodes_avg = {
-                let log = t.merge_log();
-                if log.is_empty() {
-                    t.node_count() as f64
-                } else {
-                    log.iter()
-                        .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
-                        .sum::<f64>()
-                        / log.len() as f64
-                }
-            };
-            let acc = t.accuracy(0.10, &exact)?;
-            accuracy_rows.push(format!(
-                "| {} | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
-                kind.name(),
-                eps * 100.0,
-                t.peak_nodes(),
-                nodes_avg,
-                acc.ranges.len(),
-                acc.max_error_pct,
-                acc.mean_error_pct,
-                acc.max_exclusive_error_pct,
-                acc.mean_exclusive_error_pct
-            ));
+            accuracy_rows.push(accuracy_row(kind.name(), eps, &values, &exact)?);
         }
     }
     // A phased stream: six hot loops, one per phase, 30% background noise over 4 MiB of code.
@@ -221,29 +222,7 @@ fn bench_rap(events: usize, runs: usize) -> Result<()> {
     phased.iter().for_each(|&v| exact.add(v));
     let exact = exact.finish();
     for eps in [0.10, 0.01] {
-        let c = Config::builder().eps(eps).build()?;
-        let mut t = RapTree::new(c);
-        for v in phased.chunks(1 << 16) {
-            t.add_batch(v)?;
-        }
-        let log = t.merge_log();
-        let nodes_avg = log
-            .iter()
-            .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
-            .sum::<f64>()
-            / log.len().max(1) as f64;
-        let acc = t.accuracy(0.10, &exact)?;
-        accuracy_rows.push(format!(
-            "| phased | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
-            eps * 100.0,
-            t.peak_nodes(),
-            nodes_avg,
-            acc.ranges.len(),
-            acc.max_error_pct,
-            acc.mean_error_pct,
-            acc.max_exclusive_error_pct,
-            acc.mean_exclusive_error_pct
-        ));
+        accuracy_rows.push(accuracy_row("phased", eps, &phased, &exact)?);
     }
     println!(
         "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"

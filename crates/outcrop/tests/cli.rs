@@ -140,6 +140,19 @@ fn missing_file_is_a_clear_error() {
     assert!(text(&o).1.contains("/nonexistent/file.txt"));
 }
 
+/// `outcrop trace convert FROM --to text -o TO`.
+fn to_text(from: &Path, to: &Path) -> Output {
+    outcrop(&[
+        "trace",
+        "convert",
+        from.to_str().unwrap(),
+        "--to",
+        "text",
+        "-o",
+        to.to_str().unwrap(),
+    ])
+}
+
 fn convert(dir: &Path) -> std::path::PathBuf {
     let txt = dir.join("in.txt");
     let mut s = String::new();
@@ -181,15 +194,7 @@ fn trace_files_round_trip_and_give_the_same_profile_as_text() {
     ]));
     assert_eq!(info["values"], 20_000);
     let back = dir.path().join("back.txt");
-    let o = outcrop(&[
-        "trace",
-        "convert",
-        otr.to_str().unwrap(),
-        "--to",
-        "text",
-        "-o",
-        back.to_str().unwrap(),
-    ]);
+    let o = to_text(&otr, &back);
     assert!(o.status.success());
     assert_eq!(
         std::fs::read_to_string(back).unwrap(),
@@ -210,15 +215,7 @@ fn a_corrupt_trace_is_reported_with_an_offset_and_no_output_file_is_left() {
     let (_, err) = text(&o);
     assert!(err.contains("offset"), "{err}");
     let out = dir.path().join("out.txt");
-    let o = outcrop(&[
-        "trace",
-        "convert",
-        otr.to_str().unwrap(),
-        "--to",
-        "text",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = to_text(&otr, &out);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         !out.exists(),

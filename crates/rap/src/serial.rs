@@ -205,6 +205,12 @@ impl RapTree {
         if merge_interval == 0 || last_merge_n > n {
             return Err("inconsistent merge schedule".into());
         }
+        if peak_nodes < self.live_nodes {
+            return Err(format!(
+                "peak node count {peak_nodes} is below the {} nodes present",
+                self.live_nodes
+            ));
+        }
         let tau = self.config.split_threshold(n);
         if let Some(bad) = self
             .nodes()
@@ -466,6 +472,12 @@ impl<'a> Reader<'a> {
             }
             v |= part << (7 * i);
             if byte & 0x80 == 0 {
+                if i > 0 && byte == 0 {
+                    return Err(decode_err(
+                        start as u64,
+                        "varint is not in its shortest form",
+                    ));
+                }
                 return Ok(v);
             }
         }

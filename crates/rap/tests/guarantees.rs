@@ -435,3 +435,38 @@ fn json_that_breaks_an_invariant_is_rejected() {
     j.config.branching = 3;
     assert!(RapTree::from_json(&j).is_err());
 }
+
+#[test]
+fn non_canonical_encodings_are_rejected() {
+    let mut tree = RapTree::new(Config::builder().bits(8).build().unwrap());
+    tree.add(3).unwrap();
+    let bytes = tree.to_bytes();
+    // Re-encode the root count (the byte after the 129-byte header) as a two-byte varint.
+    let mut long = bytes[..129].to_vec();
+    long.push(bytes[129] | 0x80);
+    long.push(0);
+    long.extend_from_slice(&bytes[130..bytes.len() - 4]);
+    let crc = crc32(&long);
+    long.extend_from_slice(&crc.to_le_bytes());
+    let err = RapTree::from_bytes(&long).unwrap_err().to_string();
+    assert!(
+        err.contains("shortest form") && err.contains("offset 129"),
+        "{err}"
+    );
+}
+
+/// CRC-32 (IEEE), bit by bit: enough for a test that forges a checksum.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
