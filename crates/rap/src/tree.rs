@@ -177,6 +177,10 @@ pub struct RapTree {
     last_value: u64,
     path: [u32; 66],
     path_len: usize,
+    /// `path[path_from..path_len]` is valid for `last_value` (lookups that start from the jump
+    /// table do not know the nodes above their start).
+    path_from: usize,
+    jump: JumpTable,
     combiner: Combiner,
     /// Incremented by every merge batch (nodes may have been removed).
     merge_epoch: u64,
@@ -209,11 +213,22 @@ impl RapTree {
             last_value: 0,
             path: [ROOT; 66],
             path_len: 1,
+            path_from: 0,
+            jump: JumpTable::default(),
             combiner: Combiner::default(),
             merge_epoch: 0,
         };
         tree.refresh_threshold();
+        tree.jump = JumpTable::new(&tree.geo, true);
+        tree.rebuild_jump();
         tree
+    }
+
+    /// The same tree without the jump table (for differential tests of the accelerators).
+    #[doc(hidden)]
+    pub fn without_jump_table(mut self) -> Self {
+        self.jump = JumpTable::new(&self.geo, false);
+        self
     }
 
     /// The tree's configuration.
@@ -383,6 +398,12 @@ impl RapTree {
         let g = values.len().min(GROUP);
         let mut node = [ROOT; GROUP];
         let mut depth = [0u32; GROUP];
+        for i in 0..g {
+            if let Some((n, d)) = self.jump.get(values[i]) {
+                node[i] = n;
+                depth[i] = u32::from(d);
+            }
+        }
         let mut active = (1u32 << g) - 1;
         while active != 0 {
             let mut bits = active;
@@ -426,8 +447,21 @@ impl RapTree {
     #[inline]
     fn locate(&mut self, value: u64) -> (u32, u32) {
         let common = self.geo.common_depth(value, self.last_value) as usize;
-        let mut depth = common.min(self.path_len - 1);
-        let mut node = self.path[depth];
+        let cached = common.min(self.path_len - 1);
+        let (mut node, mut depth) = if cached >= self.path_from {
+            (self.path[cached], cached)
+        } else {
+            self.path_from = 0;
+            (ROOT, 0)
+        };
+        if let Some((j_node, j_depth)) = self.jump.get(value) {
+            if j_depth as usize > depth {
+                node = j_node;
+                depth = j_depth as usize;
+                self.path_from = depth;
+                self.path[depth] = node;
+            }
+        }
         loop {
             let block = self.nodes[node as usize].children;
             if block == NONE {
@@ -446,6 +480,27 @@ impl RapTree {
         (node, depth as u32)
     }
 
+    /// Rebuilds the jump table from the tree (after merges and decoding).
+    pub(crate) fn rebuild_jump(&mut self) {
+        if self.jump.levels == 0 {
+            return;
+        }
+        self.fill_jump(ROOT, 0, 0);
+    }
+
+    fn fill_jump(&mut self, node: u32, depth: u32, base: usize) {
+        let len = self.jump.span(depth);
+        self.jump.node[base..base + len].fill(node);
+        self.jump.depth[base..base + len].fill(depth as u8);
+        if depth < self.jump.levels {
+            let children: Vec<(u32, u32)> = self.children(node, depth).collect();
+            let child_len = self.jump.span(depth + 1);
+            for (slot, child) in children {
+                self.fill_jump(child, depth + 1, base + slot as usize * child_len);
+            }
+        }
+    }
+
     /// Gives `node` (at `depth`, not unit width) its missing children with count 0 (all of
     /// them, or with [`SplitPolicy::Lazy`] only the one containing `value`); existing children
     /// are kept.
@@ -461,10 +516,19 @@ impl RapTree {
             SplitPolicy::Lazy => (self.geo.digit(value, depth) as usize, 1),
         };
         let mut created = 0;
-        for slot in &mut self.nodes[base + first..base + first + count] {
-            if !slot.present {
-                *slot = FRESH;
+        for s in first..first + count {
+            if !self.nodes[base + s].present {
+                self.nodes[base + s] = FRESH;
                 created += 1;
+                if depth < self.jump.levels {
+                    // The new child is now the deepest node for its part of the table.
+                    let child_len = self.jump.span(depth + 1);
+                    let start = self.jump.index(value) / self.jump.span(depth)
+                        * self.jump.span(depth)
+                        + s * child_len;
+                    self.jump.node[start..start + child_len].fill((base + s) as u32);
+                    self.jump.depth[start..start + child_len].fill((depth + 1) as u8);
+                }
             }
         }
         self.live_nodes += created;
@@ -579,7 +643,9 @@ impl RapTree {
             nodes_after: self.live_nodes,
         });
         self.path_len = 1;
+        self.path_from = 0;
         self.merge_epoch += 1;
+        self.rebuild_jump();
     }
 
     /// Post-order merge (RAP §2.2 "Merge"): after its children are processed, a node folds
@@ -752,6 +818,63 @@ impl RapTree {
         self.stats = stats;
         self.refresh_threshold();
         self.path_len = 1;
+        self.path_from = 0;
+        self.rebuild_jump();
+    }
+}
+
+/// Direct-mapped index of the top levels: for each prefix of the top `levels · log₂b` bits
+/// (at most 12), the deepest existing node at depth ≤ `levels` containing that prefix's range.
+/// Splits update it in place; merge batches and decoding rebuild it. A lookup then descends
+/// only below that node.
+#[derive(Clone, Debug, Default)]
+struct JumpTable {
+    levels: u32,
+    log2b: u32,
+    shift: u32,
+    node: Vec<u32>,
+    depth: Vec<u8>,
+}
+
+impl JumpTable {
+    /// Bits of prefix the table indexes, at most.
+    const MAX_BITS: u32 = 12;
+
+    fn new(geo: &Geometry, enabled: bool) -> Self {
+        let levels = if enabled {
+            (Self::MAX_BITS / geo.log2b).min(geo.bits / geo.log2b)
+        } else {
+            0
+        };
+        let bits = levels * geo.log2b;
+        JumpTable {
+            levels,
+            log2b: geo.log2b,
+            shift: geo.bits - bits,
+            node: vec![ROOT; 1 << bits],
+            depth: vec![0; 1 << bits],
+        }
+    }
+
+    /// Table slots covered by one node at `depth` (≤ levels).
+    #[inline]
+    fn span(&self, depth: u32) -> usize {
+        1 << ((self.levels - depth) * self.log2b)
+    }
+
+    #[inline]
+    fn index(&self, value: u64) -> usize {
+        // shift < 64 whenever levels > 0 (levels·log₂b ≥ 1 bit is indexed)
+        (value >> self.shift) as usize
+    }
+
+    #[inline]
+    fn get(&self, value: u64) -> Option<(u32, u8)> {
+        if self.levels == 0 {
+            return None;
+        }
+        let i = self.index(value);
+        Some((self.node[i], self.depth[i]))
     }
 }
 
