@@ -263,7 +263,7 @@ fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()
     )?;
     writeln!(
         out,
-        "tree: {} nodes now, {} at peak ({} bytes; worst case {}), {} merge batches, split threshold {}",
+        "tree: {} nodes now, {} at peak ({} bytes; worst case {} nodes), {} merge batches, split threshold {}",
         r.nodes, r.peak_nodes, r.peak_bytes, r.node_bound_steady.peak, r.merge_batches, r.split_threshold
     )?;
     writeln!(

@@ -127,7 +127,7 @@ impl RapTree {
         if crc32fast::hash(body) != crc {
             return Err(decode_err(body.len() as u64, "checksum mismatch"));
         }
-        let mut tree = RapTree::empty_for_decode(config);
+        let mut tree = RapTree::new(config);
         let root_count = r.varint()?;
         tree.nodes[ROOT as usize].count = root_count;
         let mut sum = root_count;
@@ -291,7 +291,7 @@ impl RapTree {
             .merge_ratio(c.merge_ratio)
             .split_policy(c.split_policy)
             .build()?;
-        let mut tree = RapTree::empty_for_decode(config);
+        let mut tree = RapTree::new(config);
         let Some(root) = json.nodes.first() else {
             return Err(bad("no nodes: the root is required".into()));
         };

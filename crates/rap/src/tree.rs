@@ -262,8 +262,11 @@ impl RapTree {
     }
 
     /// Bytes the arena holds, including empty slots of partial child blocks and free blocks.
+    /// Also counts the jump table (20 KiB for a full 12-bit table).
     pub fn allocated_bytes(&self) -> u64 {
-        (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
+        (self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.jump.node.capacity() * 4
+            + self.jump.depth.capacity()) as u64
     }
 
     /// Size of one node in bytes.
@@ -302,9 +305,9 @@ impl RapTree {
         self.add_weighted(value, 1)
     }
 
-    /// Counts `weight` identical events of `value` at once. The guarantees hold exactly as if
-    /// they had been added one by one: a node that would overshoot τ absorbs only up to τ, then
-    /// splits, and the rest goes on to the child (RAP §2.2, "split before a heavy add").
+    /// Counts `weight` identical events of `value` at once, with the same guarantees as unit
+    /// adds: a node that would overshoot τ absorbs only up to τ, then splits, and the rest goes
+    /// on to the child (RAP §2.2, "split before a heavy add").
     pub fn add_weighted(&mut self, value: u64, weight: u64) -> Result<(), Error> {
         if value > self.geo.max_value {
             return Err(Error::ValueOutOfRange {
@@ -771,12 +774,7 @@ impl RapTree {
         })
     }
 
-    /// Builds a tree from pre-order parts (used by the decoders). `build` is called with a
-    /// closure that creates a child of a node; validation is the caller's job.
-    pub(crate) fn empty_for_decode(config: Config) -> Self {
-        RapTree::new(config)
-    }
-
+    /// Adds a present child in `slot` of `parent` (decoders only; they validate).
     pub(crate) fn decode_add_child(
         &mut self,
         parent: u32,
