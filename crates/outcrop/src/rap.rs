@@ -288,7 +288,7 @@ fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()
             format!("{:#x}", h.lo),
             format!("{:#x}", h.hi),
             h.depth,
-            h.inclusive,
+            h.count,
             100.0 * h.share,
             100.0 * h.exclusive_share
         )?;

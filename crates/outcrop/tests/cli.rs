@@ -67,6 +67,9 @@ fn demo_json_has_the_documented_fields_and_is_deterministic() {
             assert!(!h[key].is_null(), "hot range missing {key}");
         }
         assert!(h["exclusive_share"].as_f64().unwrap() >= 0.1);
+        let share = h["count"].as_f64().unwrap() / 200_000.0;
+        assert!((share - h["share"].as_f64().unwrap()).abs() < 1e-12);
+        assert!(h["exclusive"].as_u64().unwrap() <= h["count"].as_u64().unwrap());
     }
     let mean = v["accuracy"]["mean_error_pct"].as_f64().unwrap();
     assert!(mean <= 2.0, "mean error {mean}%");

@@ -148,8 +148,8 @@ pub fn accuracy(hot: &[HotRange], exact: &ExactRanges) -> AccuracyReport {
             hot: *h,
             exact_inclusive: inclusive,
             exact_exclusive: exclusive,
-            error_pct: pct(inclusive, h.inclusive),
-            exclusive_error_pct: pct(exclusive, h.count),
+            error_pct: pct(inclusive, h.count),
+            exclusive_error_pct: pct(exclusive, h.exclusive),
         });
     }
     let stats = |f: fn(&HotRangeAccuracy) -> f64| {

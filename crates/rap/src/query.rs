@@ -43,15 +43,17 @@ pub struct HotRange {
     pub hi: u64,
     /// Depth in the tree (root = 0).
     pub depth: u32,
-    /// Exclusive weight: the node's count plus its non-hot descendants' (what makes it hot).
+    /// Events in `[lo, hi]` as far as the tree knows: every counter in the subtree (the lower
+    /// bound of [`RapTree::estimate`]).
     pub count: u64,
-    /// Inclusive weight: every counter in the subtree (lower bound for `[lo, hi]`).
-    pub inclusive: u64,
+    /// Exclusive weight: the node's own count plus its non-hot descendants' — what makes the
+    /// range hot (the paper's Figure 5 annotation). Exclusive weights of hot ranges are disjoint.
+    pub exclusive: u64,
     /// Upper bound for `[lo, hi]` (adds the ancestors' counters).
     pub upper: u64,
-    /// `inclusive / n`.
-    pub share: f64,
     /// `count / n`.
+    pub share: f64,
+    /// `exclusive / n`.
     pub exclusive_share: f64,
 }
 
@@ -194,8 +196,8 @@ impl RapTree {
                     lo,
                     hi: self.geo.hi(lo, depth),
                     depth,
-                    count: acc,
-                    inclusive: subtree,
+                    count: subtree,
+                    exclusive: acc,
                     upper: subtree + above,
                     share: subtree as f64 / n,
                     exclusive_share: acc as f64 / n,

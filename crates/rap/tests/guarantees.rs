@@ -209,9 +209,10 @@ fn check_hot(tree: &RapTree, values: &[u64], fraction: f64) -> Result<(), TestCa
         }
     }
     // exclusive weights are disjoint parts of n
-    prop_assert!(hot.iter().map(|h| h.count).sum::<u64>() <= tree.n());
+    prop_assert!(hot.iter().map(|h| h.exclusive).sum::<u64>() <= tree.n());
     for h in &hot {
-        prop_assert!(h.count as f64 >= fraction * n);
+        prop_assert!(h.exclusive as f64 >= fraction * n);
+        prop_assert!(h.count >= h.exclusive && h.count <= h.upper);
     }
     Ok(())
 }
