@@ -269,6 +269,17 @@ fn dump_prints_the_indented_hex_tree() {
 }
 
 #[test]
+fn hardware_report_is_printed() {
+    let o = outcrop(&["rap", "--demo", "code", "--events", "100000", "--hardware"]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        out.contains("TCAM:") && out.contains("cycles/event pipelined"),
+        "{out}"
+    );
+}
+
+#[test]
 fn help_teaches() {
     let o = outcrop(&["rap", "--help"]);
     let (out, _) = text(&o);

@@ -116,3 +116,82 @@ impl HardwareModel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn loop_stream() -> Vec<u64> {
+        // a hot loop of 8 blocks plus a sprinkle of cold ones
+        (0..200_000u64)
+            .map(|i| {
+                if i % 10 == 0 {
+                    (i * 7919) % (1 << 20)
+                } else {
+                    0x4000 + 16 * (i % 8)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sizes_follow_the_peak_and_the_formulas() {
+        let mut tree = RapTree::new(Config::builder().bits(32).build().unwrap());
+        for &v in &loop_stream() {
+            tree.add(v).unwrap();
+        }
+        let m = HardwareModel::default();
+        let r = m.report(&tree);
+        let s = tree.stats();
+        assert_eq!(r.tcam_entries, tree.peak_nodes());
+        assert_eq!(r.tcam_entry_bits, 32);
+        // counter wide enough for n = 200000 (18 bits), pointer for the entries, b presence bits
+        let ptr = 64 - tree.peak_nodes().leading_zeros();
+        assert_eq!(r.sram_entry_bits, 18 + ptr + 4);
+        assert_eq!(
+            r.sram_bytes,
+            (r.tcam_entries * u64::from(r.sram_entry_bits)).div_ceil(8)
+        );
+        assert_eq!(
+            r.engine_updates, 200_000,
+            "unit adds: every event enters the pipeline"
+        );
+        assert_eq!(r.split_stall_cycles, s.splits * 5 + s.nodes_created);
+        assert_eq!(r.merge_scan_cycles, s.merge_scanned + s.nodes_folded);
+        assert_eq!(
+            r.total_cycles,
+            200_000 + r.split_stall_cycles + r.merge_scan_cycles + 5
+        );
+        assert!((r.cycles_per_event - r.total_cycles as f64 / 200_000.0).abs() < 1e-12);
+        assert_eq!(r.unpipelined_cycles_per_update, 4);
+        let wide = HardwareModel {
+            counter_bits: 64,
+            ..m
+        }
+        .report(&tree);
+        assert_eq!(wide.sram_entry_bits, 64 + ptr + 4);
+    }
+
+    #[test]
+    fn stage0_combining_cuts_pipeline_updates() {
+        let values = loop_stream();
+        let mut unit = RapTree::new(Config::builder().bits(32).build().unwrap());
+        let mut combined = unit.clone();
+        values.iter().for_each(|&v| unit.add(v).unwrap());
+        combined.add_batch(&values).unwrap();
+        let (u, c) = (
+            HardwareModel::default().report(&unit),
+            HardwareModel::default().report(&combined),
+        );
+        assert_eq!(u.events, c.events);
+        // 90% of each 1024-event window is 8 distinct loop blocks
+        assert!(
+            c.engine_updates * 5 < u.engine_updates,
+            "{} vs {}",
+            c.engine_updates,
+            u.engine_updates
+        );
+        assert!(c.cycles_per_event < u.cycles_per_event);
+    }
+}
