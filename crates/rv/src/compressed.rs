@@ -1,0 +1,285 @@
+//! The C extension: each 16-bit instruction is expanded to the 32-bit instruction it stands
+//! for (RISC-V unprivileged ISA, chapter "C", RV64 column), so the opcode table and the
+//! executor see only 32-bit forms. Reserved and illegal encodings expand to `None`.
+
+fn r(op: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32) -> u32 {
+    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+}
+fn i(op: u32, rd: u32, f3: u32, rs1: u32, imm: i32) -> u32 {
+    (((imm as u32) & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+}
+fn s(op: u32, f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 5) & 0x7f) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | op
+}
+fn b(f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 12) & 1) << 31)
+        | (((imm >> 5) & 0x3f) << 25)
+        | (rs2 << 20)
+        | (rs1 << 15)
+        | (f3 << 12)
+        | (((imm >> 1) & 0xf) << 8)
+        | (((imm >> 11) & 1) << 7)
+        | 0x63
+}
+fn j(rd: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 20) & 1) << 31)
+        | (((imm >> 1) & 0x3ff) << 21)
+        | (((imm >> 11) & 1) << 20)
+        | (((imm >> 12) & 0xff) << 12)
+        | (rd << 7)
+        | 0x6f
+}
+
+/// Bit `n` of `x`, moved to position `to`.
+fn bit(x: u32, n: u32, to: u32) -> u32 {
+    ((x >> n) & 1) << to
+}
+/// Bits `hi..=lo` of `x`, moved so that `lo` lands at `to`.
+fn bits(x: u32, hi: u32, lo: u32, to: u32) -> u32 {
+    ((x >> lo) & ((1 << (hi - lo + 1)) - 1)) << to
+}
+fn sext(v: u32, width: u32) -> i32 {
+    ((v << (32 - width)) as i32) >> (32 - width)
+}
+
+const OP_LOAD: u32 = 0x03;
+const OP_LOAD_FP: u32 = 0x07;
+const OP_IMM: u32 = 0x13;
+const OP_IMM32: u32 = 0x1b;
+const OP_STORE: u32 = 0x23;
+const OP_STORE_FP: u32 = 0x27;
+const OP: u32 = 0x33;
+const OP_LUI: u32 = 0x37;
+const OP32: u32 = 0x3b;
+const OP_JALR: u32 = 0x67;
+
+/// The 32-bit instruction a 16-bit parcel stands for, or `None` if it is reserved/illegal.
+pub fn expand(h: u16) -> Option<u32> {
+    let c = u32::from(h);
+    let f3 = c >> 13;
+    let rd = (c >> 7) & 31;
+    let rs2 = (c >> 2) & 31;
+    let rdp = 8 + ((c >> 2) & 7); // rd' / rs2'
+    let rs1p = 8 + ((c >> 7) & 7); // rs1' / rd'
+    let imm6 = sext(bit(c, 12, 5) | bits(c, 6, 2, 0), 6);
+    Some(match (c & 3, f3) {
+        (0, 0) => {
+            let nzuimm = bits(c, 12, 11, 4) | bits(c, 10, 7, 6) | bit(c, 6, 2) | bit(c, 5, 3);
+            if nzuimm == 0 {
+                return None; // includes the all-zero illegal instruction
+            }
+            i(OP_IMM, rdp, 0, 2, nzuimm as i32)
+        }
+        (0, 1) => i(
+            OP_LOAD_FP,
+            rdp,
+            3,
+            rs1p,
+            (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
+        ),
+        (0, 2) => i(
+            OP_LOAD,
+            rdp,
+            2,
+            rs1p,
+            (bits(c, 12, 10, 3) | bit(c, 6, 2) | bit(c, 5, 6)) as i32,
+        ),
+        (0, 3) => i(
+            OP_LOAD,
+            rdp,
+            3,
+            rs1p,
+            (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
+        ),
+        (0, 5) => s(
+            OP_STORE_FP,
+            3,
+            rs1p,
+            rdp,
+            (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
+        ),
+        (0, 6) => s(
+            OP_STORE,
+            2,
+            rs1p,
+            rdp,
+            (bits(c, 12, 10, 3) | bit(c, 6, 2) | bit(c, 5, 6)) as i32,
+        ),
+        (0, 7) => s(
+            OP_STORE,
+            3,
+            rs1p,
+            rdp,
+            (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
+        ),
+        (1, 0) => i(OP_IMM, rd, 0, rd, imm6), // c.addi / c.nop (hints included)
+        (1, 1) => {
+            if rd == 0 {
+                return None;
+            }
+            i(OP_IMM32, rd, 0, rd, imm6) // c.addiw
+        }
+        (1, 2) => i(OP_IMM, rd, 0, 0, imm6), // c.li
+        (1, 3) => {
+            if rd == 2 {
+                let nz = sext(
+                    bit(c, 12, 9) | bit(c, 6, 4) | bit(c, 5, 6) | bits(c, 4, 3, 7) | bit(c, 2, 5),
+                    10,
+                );
+                if nz == 0 {
+                    return None;
+                }
+                i(OP_IMM, 2, 0, 2, nz) // c.addi16sp
+            } else {
+                let nz = sext(bit(c, 12, 17) | bits(c, 6, 2, 12), 18);
+                if nz == 0 {
+                    return None;
+                }
+                (nz as u32 & 0xffff_f000) | (rd << 7) | OP_LUI // c.lui
+            }
+        }
+        (1, 4) => {
+            let shamt = (bit(c, 12, 5) | bits(c, 6, 2, 0)) as i32;
+            match (c >> 10) & 3 {
+                0 => i(OP_IMM, rs1p, 5, rs1p, shamt),         // c.srli
+                1 => i(OP_IMM, rs1p, 5, rs1p, shamt | 0x400), // c.srai
+                2 => i(OP_IMM, rs1p, 7, rs1p, imm6),          // c.andi
+                _ => {
+                    let rs2p = rdp;
+                    match (bit(c, 12, 0), (c >> 5) & 3) {
+                        (0, 0) => r(OP, rs1p, 0, rs1p, rs2p, 0x20),   // c.sub
+                        (0, 1) => r(OP, rs1p, 4, rs1p, rs2p, 0),      // c.xor
+                        (0, 2) => r(OP, rs1p, 6, rs1p, rs2p, 0),      // c.or
+                        (0, 3) => r(OP, rs1p, 7, rs1p, rs2p, 0),      // c.and
+                        (1, 0) => r(OP32, rs1p, 0, rs1p, rs2p, 0x20), // c.subw
+                        (1, 1) => r(OP32, rs1p, 0, rs1p, rs2p, 0),    // c.addw
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        (1, 5) => j(
+            0,
+            sext(
+                bit(c, 12, 11)
+                    | bit(c, 11, 4)
+                    | bits(c, 10, 9, 8)
+                    | bit(c, 8, 10)
+                    | bit(c, 7, 6)
+                    | bit(c, 6, 7)
+                    | bits(c, 5, 3, 1)
+                    | bit(c, 2, 5),
+                12,
+            ),
+        ),
+        (1, 6) | (1, 7) => {
+            let off = sext(
+                bit(c, 12, 8)
+                    | bits(c, 11, 10, 3)
+                    | bits(c, 6, 5, 6)
+                    | bits(c, 4, 3, 1)
+                    | bit(c, 2, 5),
+                9,
+            );
+            b(f3 & 1, rs1p, 0, off) // c.beqz (f3 6 → beq) / c.bnez (f3 7 → bne)
+        }
+        (2, 0) => i(OP_IMM, rd, 1, rd, (bit(c, 12, 5) | bits(c, 6, 2, 0)) as i32), // c.slli
+        (2, 1) => i(
+            OP_LOAD_FP,
+            rd,
+            3,
+            2,
+            (bit(c, 12, 5) | bits(c, 6, 5, 3) | bits(c, 4, 2, 6)) as i32,
+        ),
+        (2, 2) => {
+            if rd == 0 {
+                return None;
+            }
+            i(
+                OP_LOAD,
+                rd,
+                2,
+                2,
+                (bit(c, 12, 5) | bits(c, 6, 4, 2) | bits(c, 3, 2, 6)) as i32,
+            )
+        }
+        (2, 3) => {
+            if rd == 0 {
+                return None;
+            }
+            i(
+                OP_LOAD,
+                rd,
+                3,
+                2,
+                (bit(c, 12, 5) | bits(c, 6, 5, 3) | bits(c, 4, 2, 6)) as i32,
+            )
+        }
+        (2, 4) => match (bit(c, 12, 0), rd, rs2) {
+            (0, 0, 0) => return None,
+            (0, rs1, 0) => i(OP_JALR, 0, 0, rs1, 0),  // c.jr
+            (0, rd, rs2) => r(OP, rd, 0, 0, rs2, 0),  // c.mv
+            (1, 0, 0) => 0x0010_0073,                 // c.ebreak
+            (1, rs1, 0) => i(OP_JALR, 1, 0, rs1, 0),  // c.jalr
+            (_, rd, rs2) => r(OP, rd, 0, rd, rs2, 0), // c.add
+        },
+        (2, 5) => s(
+            OP_STORE_FP,
+            3,
+            2,
+            rs2,
+            (bits(c, 12, 10, 3) | bits(c, 9, 7, 6)) as i32,
+        ),
+        (2, 6) => s(
+            OP_STORE,
+            2,
+            2,
+            rs2,
+            (bits(c, 12, 9, 2) | bits(c, 8, 7, 6)) as i32,
+        ),
+        (2, 7) => s(
+            OP_STORE,
+            3,
+            2,
+            rs2,
+            (bits(c, 12, 10, 3) | bits(c, 9, 7, 6)) as i32,
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inst::decode;
+
+    fn d(h: u16) -> String {
+        decode(h, 0).to_string()
+    }
+
+    #[test]
+    fn known_compressed_encodings() {
+        // encodings checked against binutils (riscv64-linux-gnu-objdump -M no-aliases)
+        assert_eq!(d(0x0505), "addi a0, a0, 1"); // c.addi a0,1
+        assert_eq!(d(0x4501), "addi a0, zero, 0"); // c.li a0,0
+        assert_eq!(d(0x852e), "add a0, zero, a1"); // c.mv a0,a1
+        assert_eq!(d(0x952e), "add a0, a0, a1"); // c.add a0,a1
+        assert_eq!(d(0x8082), "jalr zero, ra, 0"); // c.jr ra (ret)
+        assert_eq!(d(0x60a2), "ld ra, 8(sp)"); // c.ldsp ra,8(sp)
+        assert_eq!(d(0xe406), "sd ra, 8(sp)"); // c.sdsp ra,8(sp)
+        assert_eq!(d(0x717d), "addi sp, sp, -16"); // c.addi16sp sp,-16
+        assert_eq!(d(0x1141), "addi sp, sp, -16"); // c.addi sp,-16
+        assert_eq!(d(0x0028), "addi a0, sp, 8"); // c.addi4spn a0,sp,8
+        assert_eq!(d(0x6588), "ld a0, 8(a1)"); // c.ld a0,8(a1)
+        assert_eq!(d(0xc188), "sw a0, 0(a1)"); // c.sw a0,0(a1)
+        assert_eq!(d(0x9002), "ebreak");
+        assert_eq!(d(0x8d09), "sub a0, a0, a0"); // c.sub a0,a0
+        assert_eq!(d(0x9d2d), "addw a0, a0, a1"); // c.addw a0,a1
+        assert_eq!(d(0x2505), "addiw a0, a0, 1"); // c.addiw a0,1
+        assert_eq!(d(0x6505), "lui a0, 0x1"); // c.lui a0,0x1
+        assert!(d(0x0000).starts_with(".insn"));
+    }
+}

@@ -1,0 +1,1 @@
+//! IEEE 754 floating point for the F and D extensions (being written).

@@ -1,0 +1,564 @@
+//! The one opcode table of RV64GC (RV64IMAFD + Zicsr + Zifencei, and C by expansion): it drives
+//! decoding, execution (by [`Op`]) and disassembly (by [`Format`]), so they cannot drift apart.
+//!
+//! Each entry is a `(mask, match)` pair over the 32-bit encoding (as in riscv-opcodes): a word
+//! `w` is the entry's instruction when `w & mask == match`. Compressed (16-bit) instructions are
+//! expanded to their 32-bit equivalents by [`crate::compressed::expand`] first and keep their own
+//! length and raw bits.
+
+use std::fmt;
+
+/// Operand layout of an instruction, for decoding immediates and printing operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `rd, rs1, rs2`
+    R,
+    /// `rd, rs1, imm`
+    I,
+    /// `rd, imm(rs1)` loads
+    Load,
+    /// `rs2, imm(rs1)` stores
+    Store,
+    /// `rs1, rs2, target` conditional branches
+    B,
+    /// `rd, imm` (upper immediate)
+    U,
+    /// `rd, target`
+    J,
+    /// `rd, rs1, shamt`
+    Shift,
+    /// `rd, csr, rs1`
+    Csr,
+    /// `rd, csr, uimm`
+    CsrI,
+    /// no operands
+    None,
+    /// `rd, rs2, (rs1)` atomics
+    Amo,
+    /// `rd, (rs1)` load-reserved
+    Lr,
+    /// FP `rd, rs1, rs2[, rm]` with f registers
+    FR,
+    /// FP `rd, rs1[, rm]` with f registers
+    FR1,
+    /// FP `rd, rs1, rs2, rs3[, rm]`
+    FR4,
+    /// FP compare: x `rd`, f `rs1`, f `rs2`
+    FCmp,
+    /// f `rd` ← x `rs1` (moves/conversions from integer), optional rm
+    FFromX,
+    /// x `rd` ← f `rs1` (moves/conversions to integer), optional rm
+    FToX,
+    /// `frd, imm(rs1)` FP loads
+    FLoad,
+    /// `frs2, imm(rs1)` FP stores
+    FStore,
+    /// `pred, succ` fence
+    Fence,
+}
+
+macro_rules! ops {
+    ($( $op:ident $name:literal $fmt:ident $mask:literal $match:literal $class:ident ;)*) => {
+        /// Every instruction the machine executes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        #[allow(missing_docs)]
+        pub enum Op { $($op,)* /** An encoding no entry matches. */ Illegal }
+
+        /// `(op, mnemonic, format, mask, match, class)` for every instruction.
+        pub const TABLE: &[(Op, &str, Format, u32, u32, Class)] = &[
+            $((Op::$op, $name, Format::$fmt, $mask, $match, Class::$class),)*
+        ];
+    };
+}
+
+/// Instruction classes of the retire record (the RPA paper's classes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Unconditional jumps (jal, jalr).
+    Jump,
+    /// Conditional branches.
+    Branch,
+    /// Integer and FP loads, LR, and AMOs (which also store).
+    Load,
+    /// Integer and FP stores, SC.
+    Store,
+    /// Integer ALU operations.
+    Alu,
+    /// Multiply and divide.
+    Mult,
+    /// Floating-point arithmetic, moves and conversions.
+    Float,
+    /// ecall, ebreak, CSR access, fences.
+    Sys,
+}
+
+impl Class {
+    /// All classes, in the order used by counters.
+    pub const ALL: [Class; 8] = [
+        Class::Jump,
+        Class::Branch,
+        Class::Load,
+        Class::Store,
+        Class::Alu,
+        Class::Mult,
+        Class::Float,
+        Class::Sys,
+    ];
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Jump => "jump",
+            Class::Branch => "branch",
+            Class::Load => "load",
+            Class::Store => "store",
+            Class::Alu => "alu",
+            Class::Mult => "mult",
+            Class::Float => "float",
+            Class::Sys => "sys",
+        }
+    }
+}
+
+ops! {
+    // RV32I / RV64I
+    Lui     "lui"     U     0x0000007f 0x00000037 Alu;
+    Auipc   "auipc"   U     0x0000007f 0x00000017 Alu;
+    Jal     "jal"     J     0x0000007f 0x0000006f Jump;
+    Jalr    "jalr"    I     0x0000707f 0x00000067 Jump;
+    Beq     "beq"     B     0x0000707f 0x00000063 Branch;
+    Bne     "bne"     B     0x0000707f 0x00001063 Branch;
+    Blt     "blt"     B     0x0000707f 0x00004063 Branch;
+    Bge     "bge"     B     0x0000707f 0x00005063 Branch;
+    Bltu    "bltu"    B     0x0000707f 0x00006063 Branch;
+    Bgeu    "bgeu"    B     0x0000707f 0x00007063 Branch;
+    Lb      "lb"      Load  0x0000707f 0x00000003 Load;
+    Lh      "lh"      Load  0x0000707f 0x00001003 Load;
+    Lw      "lw"      Load  0x0000707f 0x00002003 Load;
+    Ld      "ld"      Load  0x0000707f 0x00003003 Load;
+    Lbu     "lbu"     Load  0x0000707f 0x00004003 Load;
+    Lhu     "lhu"     Load  0x0000707f 0x00005003 Load;
+    Lwu     "lwu"     Load  0x0000707f 0x00006003 Load;
+    Sb      "sb"      Store 0x0000707f 0x00000023 Store;
+    Sh      "sh"      Store 0x0000707f 0x00001023 Store;
+    Sw      "sw"      Store 0x0000707f 0x00002023 Store;
+    Sd      "sd"      Store 0x0000707f 0x00003023 Store;
+    Addi    "addi"    I     0x0000707f 0x00000013 Alu;
+    Slti    "slti"    I     0x0000707f 0x00002013 Alu;
+    Sltiu   "sltiu"   I     0x0000707f 0x00003013 Alu;
+    Xori    "xori"    I     0x0000707f 0x00004013 Alu;
+    Ori     "ori"     I     0x0000707f 0x00006013 Alu;
+    Andi    "andi"    I     0x0000707f 0x00007013 Alu;
+    Slli    "slli"    Shift 0xfc00707f 0x00001013 Alu;
+    Srli    "srli"    Shift 0xfc00707f 0x00005013 Alu;
+    Srai    "srai"    Shift 0xfc00707f 0x40005013 Alu;
+    Add     "add"     R     0xfe00707f 0x00000033 Alu;
+    Sub     "sub"     R     0xfe00707f 0x40000033 Alu;
+    Sll     "sll"     R     0xfe00707f 0x00001033 Alu;
+    Slt     "slt"     R     0xfe00707f 0x00002033 Alu;
+    Sltu    "sltu"    R     0xfe00707f 0x00003033 Alu;
+    Xor     "xor"     R     0xfe00707f 0x00004033 Alu;
+    Srl     "srl"     R     0xfe00707f 0x00005033 Alu;
+    Sra     "sra"     R     0xfe00707f 0x40005033 Alu;
+    Or      "or"      R     0xfe00707f 0x00006033 Alu;
+    And     "and"     R     0xfe00707f 0x00007033 Alu;
+    Addiw   "addiw"   I     0x0000707f 0x0000001b Alu;
+    Slliw   "slliw"   Shift 0xfe00707f 0x0000101b Alu;
+    Srliw   "srliw"   Shift 0xfe00707f 0x0000501b Alu;
+    Sraiw   "sraiw"   Shift 0xfe00707f 0x4000501b Alu;
+    Addw    "addw"    R     0xfe00707f 0x0000003b Alu;
+    Subw    "subw"    R     0xfe00707f 0x4000003b Alu;
+    Sllw    "sllw"    R     0xfe00707f 0x0000103b Alu;
+    Srlw    "srlw"    R     0xfe00707f 0x0000503b Alu;
+    Sraw    "sraw"    R     0xfe00707f 0x4000503b Alu;
+    Fence   "fence"   Fence 0x0000707f 0x0000000f Sys;
+    FenceI  "fence.i" None  0x0000707f 0x0000100f Sys;
+    Ecall   "ecall"   None  0xffffffff 0x00000073 Sys;
+    Ebreak  "ebreak"  None  0xffffffff 0x00100073 Sys;
+    // Zicsr
+    Csrrw   "csrrw"   Csr   0x0000707f 0x00001073 Sys;
+    Csrrs   "csrrs"   Csr   0x0000707f 0x00002073 Sys;
+    Csrrc   "csrrc"   Csr   0x0000707f 0x00003073 Sys;
+    Csrrwi  "csrrwi"  CsrI  0x0000707f 0x00005073 Sys;
+    Csrrsi  "csrrsi"  CsrI  0x0000707f 0x00006073 Sys;
+    Csrrci  "csrrci"  CsrI  0x0000707f 0x00007073 Sys;
+    // M
+    Mul     "mul"     R     0xfe00707f 0x02000033 Mult;
+    Mulh    "mulh"    R     0xfe00707f 0x02001033 Mult;
+    Mulhsu  "mulhsu"  R     0xfe00707f 0x02002033 Mult;
+    Mulhu   "mulhu"   R     0xfe00707f 0x02003033 Mult;
+    Div     "div"     R     0xfe00707f 0x02004033 Mult;
+    Divu    "divu"    R     0xfe00707f 0x02005033 Mult;
+    Rem     "rem"     R     0xfe00707f 0x02006033 Mult;
+    Remu    "remu"    R     0xfe00707f 0x02007033 Mult;
+    Mulw    "mulw"    R     0xfe00707f 0x0200003b Mult;
+    Divw    "divw"    R     0xfe00707f 0x0200403b Mult;
+    Divuw   "divuw"   R     0xfe00707f 0x0200503b Mult;
+    Remw    "remw"    R     0xfe00707f 0x0200603b Mult;
+    Remuw   "remuw"   R     0xfe00707f 0x0200703b Mult;
+    // A (aq/rl bits 26:25 are ignored: one hart, sequentially consistent)
+    LrW     "lr.w"      Lr  0xf9f0707f 0x1000202f Load;
+    ScW     "sc.w"      Amo 0xf800707f 0x1800202f Store;
+    AmoswapW "amoswap.w" Amo 0xf800707f 0x0800202f Load;
+    AmoaddW "amoadd.w"  Amo 0xf800707f 0x0000202f Load;
+    AmoxorW "amoxor.w"  Amo 0xf800707f 0x2000202f Load;
+    AmoandW "amoand.w"  Amo 0xf800707f 0x6000202f Load;
+    AmoorW  "amoor.w"   Amo 0xf800707f 0x4000202f Load;
+    AmominW "amomin.w"  Amo 0xf800707f 0x8000202f Load;
+    AmomaxW "amomax.w"  Amo 0xf800707f 0xa000202f Load;
+    AmominuW "amominu.w" Amo 0xf800707f 0xc000202f Load;
+    AmomaxuW "amomaxu.w" Amo 0xf800707f 0xe000202f Load;
+    LrD     "lr.d"      Lr  0xf9f0707f 0x1000302f Load;
+    ScD     "sc.d"      Amo 0xf800707f 0x1800302f Store;
+    AmoswapD "amoswap.d" Amo 0xf800707f 0x0800302f Load;
+    AmoaddD "amoadd.d"  Amo 0xf800707f 0x0000302f Load;
+    AmoxorD "amoxor.d"  Amo 0xf800707f 0x2000302f Load;
+    AmoandD "amoand.d"  Amo 0xf800707f 0x6000302f Load;
+    AmoorD  "amoor.d"   Amo 0xf800707f 0x4000302f Load;
+    AmominD "amomin.d"  Amo 0xf800707f 0x8000302f Load;
+    AmomaxD "amomax.d"  Amo 0xf800707f 0xa000302f Load;
+    AmominuD "amominu.d" Amo 0xf800707f 0xc000302f Load;
+    AmomaxuD "amomaxu.d" Amo 0xf800707f 0xe000302f Load;
+    // F
+    Flw     "flw"       FLoad  0x0000707f 0x00002007 Load;
+    Fsw     "fsw"       FStore 0x0000707f 0x00002027 Store;
+    FmaddS  "fmadd.s"   FR4 0x0600007f 0x00000043 Float;
+    FmsubS  "fmsub.s"   FR4 0x0600007f 0x00000047 Float;
+    FnmsubS "fnmsub.s"  FR4 0x0600007f 0x0000004b Float;
+    FnmaddS "fnmadd.s"  FR4 0x0600007f 0x0000004f Float;
+    FaddS   "fadd.s"    FR  0xfe00007f 0x00000053 Float;
+    FsubS   "fsub.s"    FR  0xfe00007f 0x08000053 Float;
+    FmulS   "fmul.s"    FR  0xfe00007f 0x10000053 Float;
+    FdivS   "fdiv.s"    FR  0xfe00007f 0x18000053 Float;
+    FsqrtS  "fsqrt.s"   FR1 0xfff0007f 0x58000053 Float;
+    FsgnjS  "fsgnj.s"   FR  0xfe00707f 0x20000053 Float;
+    FsgnjnS "fsgnjn.s"  FR  0xfe00707f 0x20001053 Float;
+    FsgnjxS "fsgnjx.s"  FR  0xfe00707f 0x20002053 Float;
+    FminS   "fmin.s"    FR  0xfe00707f 0x28000053 Float;
+    FmaxS   "fmax.s"    FR  0xfe00707f 0x28001053 Float;
+    FcvtWS  "fcvt.w.s"  FToX 0xfff0007f 0xc0000053 Float;
+    FcvtWuS "fcvt.wu.s" FToX 0xfff0007f 0xc0100053 Float;
+    FcvtLS  "fcvt.l.s"  FToX 0xfff0007f 0xc0200053 Float;
+    FcvtLuS "fcvt.lu.s" FToX 0xfff0007f 0xc0300053 Float;
+    FmvXW   "fmv.x.w"   FToX 0xfff0707f 0xe0000053 Float;
+    FclassS "fclass.s"  FToX 0xfff0707f 0xe0001053 Float;
+    FeqS    "feq.s"     FCmp 0xfe00707f 0xa0002053 Float;
+    FltS    "flt.s"     FCmp 0xfe00707f 0xa0001053 Float;
+    FleS    "fle.s"     FCmp 0xfe00707f 0xa0000053 Float;
+    FcvtSW  "fcvt.s.w"  FFromX 0xfff0007f 0xd0000053 Float;
+    FcvtSWu "fcvt.s.wu" FFromX 0xfff0007f 0xd0100053 Float;
+    FcvtSL  "fcvt.s.l"  FFromX 0xfff0007f 0xd0200053 Float;
+    FcvtSLu "fcvt.s.lu" FFromX 0xfff0007f 0xd0300053 Float;
+    FmvWX   "fmv.w.x"   FFromX 0xfff0707f 0xf0000053 Float;
+    // D
+    Fld     "fld"       FLoad  0x0000707f 0x00003007 Load;
+    Fsd     "fsd"       FStore 0x0000707f 0x00003027 Store;
+    FmaddD  "fmadd.d"   FR4 0x0600007f 0x02000043 Float;
+    FmsubD  "fmsub.d"   FR4 0x0600007f 0x02000047 Float;
+    FnmsubD "fnmsub.d"  FR4 0x0600007f 0x0200004b Float;
+    FnmaddD "fnmadd.d"  FR4 0x0600007f 0x0200004f Float;
+    FaddD   "fadd.d"    FR  0xfe00007f 0x02000053 Float;
+    FsubD   "fsub.d"    FR  0xfe00007f 0x0a000053 Float;
+    FmulD   "fmul.d"    FR  0xfe00007f 0x12000053 Float;
+    FdivD   "fdiv.d"    FR  0xfe00007f 0x1a000053 Float;
+    FsqrtD  "fsqrt.d"   FR1 0xfff0007f 0x5a000053 Float;
+    FsgnjD  "fsgnj.d"   FR  0xfe00707f 0x22000053 Float;
+    FsgnjnD "fsgnjn.d"  FR  0xfe00707f 0x22001053 Float;
+    FsgnjxD "fsgnjx.d"  FR  0xfe00707f 0x22002053 Float;
+    FminD   "fmin.d"    FR  0xfe00707f 0x2a000053 Float;
+    FmaxD   "fmax.d"    FR  0xfe00707f 0x2a001053 Float;
+    FcvtSD  "fcvt.s.d"  FR1 0xfff0007f 0x40100053 Float;
+    FcvtDS  "fcvt.d.s"  FR1 0xfff0007f 0x42000053 Float;
+    FeqD    "feq.d"     FCmp 0xfe00707f 0xa2002053 Float;
+    FltD    "flt.d"     FCmp 0xfe00707f 0xa2001053 Float;
+    FleD    "fle.d"     FCmp 0xfe00707f 0xa2000053 Float;
+    FclassD "fclass.d"  FToX 0xfff0707f 0xe2001053 Float;
+    FcvtWD  "fcvt.w.d"  FToX 0xfff0007f 0xc2000053 Float;
+    FcvtWuD "fcvt.wu.d" FToX 0xfff0007f 0xc2100053 Float;
+    FcvtLD  "fcvt.l.d"  FToX 0xfff0007f 0xc2200053 Float;
+    FcvtLuD "fcvt.lu.d" FToX 0xfff0007f 0xc2300053 Float;
+    FmvXD   "fmv.x.d"   FToX 0xfff0707f 0xe2000053 Float;
+    FcvtDW  "fcvt.d.w"  FFromX 0xfff0007f 0xd2000053 Float;
+    FcvtDWu "fcvt.d.wu" FFromX 0xfff0007f 0xd2100053 Float;
+    FcvtDL  "fcvt.d.l"  FFromX 0xfff0007f 0xd2200053 Float;
+    FcvtDLu "fcvt.d.lu" FFromX 0xfff0007f 0xd2300053 Float;
+    FmvDX   "fmv.d.x"   FFromX 0xfff0707f 0xf2000053 Float;
+}
+
+/// Entries of [`TABLE`] grouped by major opcode (bits 6:0), built once.
+fn by_major() -> &'static [Vec<u16>; 128] {
+    static INDEX: std::sync::OnceLock<[Vec<u16>; 128]> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut idx: [Vec<u16>; 128] = std::array::from_fn(|_| Vec::new());
+        for (i, e) in TABLE.iter().enumerate() {
+            idx[(e.4 & 0x7f) as usize].push(i as u16);
+        }
+        idx
+    })
+}
+
+/// A decoded instruction. `imm` is sign-extended; for CSR instructions it holds the CSR number
+/// and `rs1` the register or 5-bit immediate; for fences the pred/succ bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inst {
+    /// The operation.
+    pub op: Op,
+    /// Destination register (x or f by format).
+    pub rd: u8,
+    /// First source register.
+    pub rs1: u8,
+    /// Second source register.
+    pub rs2: u8,
+    /// Third source register (fused multiply-add) .
+    pub rs3: u8,
+    /// Rounding mode field (FP) .
+    pub rm: u8,
+    /// Length in bytes: 2 (compressed) or 4.
+    pub len: u8,
+    /// Immediate, sign-extended.
+    pub imm: i32,
+    /// The raw bits as fetched (16 or 32 bits).
+    pub raw: u32,
+}
+
+impl Inst {
+    /// The illegal instruction with these raw bits.
+    pub fn illegal(raw: u32, len: u8) -> Inst {
+        Inst {
+            op: Op::Illegal,
+            rd: 0,
+            rs1: 0,
+            rs2: 0,
+            rs3: 0,
+            rm: 0,
+            len,
+            imm: 0,
+            raw,
+        }
+    }
+
+    /// The table entry of this instruction (`None` for illegal).
+    pub fn entry(&self) -> Option<&'static (Op, &'static str, Format, u32, u32, Class)> {
+        TABLE.get(self.op as usize)
+    }
+
+    /// The instruction's class.
+    pub fn class(&self) -> Class {
+        self.entry().map_or(Class::Sys, |e| e.5)
+    }
+}
+
+fn sext(v: u32, bits: u32) -> i32 {
+    let shift = 32 - bits;
+    ((v << shift) as i32) >> shift
+}
+
+/// Decodes a 32-bit encoding (`len` and `raw` are what was fetched: 4 and the word itself, or
+/// 2 and the 16 bits a compressed instruction was expanded from).
+pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
+    let Some(&(op, _, fmt, _, _, _)) = by_major()[(w & 0x7f) as usize]
+        .iter()
+        .map(|&i| &TABLE[i as usize])
+        .find(|e| w & e.3 == e.4)
+    else {
+        return Inst::illegal(raw, len);
+    };
+    let rd = ((w >> 7) & 31) as u8;
+    let rs1 = ((w >> 15) & 31) as u8;
+    let rs2 = ((w >> 20) & 31) as u8;
+    let rs3 = ((w >> 27) & 31) as u8;
+    let rm = ((w >> 12) & 7) as u8;
+    let imm = match fmt {
+        Format::I | Format::Load | Format::FLoad => sext(w >> 20, 12),
+        Format::Store | Format::FStore => sext(((w >> 25) << 5) | ((w >> 7) & 31), 12),
+        Format::B => sext(
+            ((w >> 31) << 12)
+                | (((w >> 7) & 1) << 11)
+                | (((w >> 25) & 0x3f) << 5)
+                | (((w >> 8) & 0xf) << 1),
+            13,
+        ),
+        Format::U => (w & 0xffff_f000) as i32,
+        Format::J => sext(
+            ((w >> 31) << 20)
+                | (((w >> 12) & 0xff) << 12)
+                | (((w >> 20) & 1) << 11)
+                | (((w >> 21) & 0x3ff) << 1),
+            21,
+        ),
+        Format::Shift => ((w >> 20) & 0x3f) as i32,
+        Format::Csr | Format::CsrI => (w >> 20) as i32,
+        Format::Fence => ((w >> 20) & 0xff) as i32,
+        _ => 0,
+    };
+    // Reserved rounding modes 5 and 6 are illegal for instructions that take one.
+    if matches!(
+        fmt,
+        Format::FR | Format::FR1 | Format::FR4 | Format::FToX | Format::FFromX
+    ) && TABLE[op as usize].3 & 0x7000 == 0
+        && (rm == 5 || rm == 6)
+    {
+        return Inst::illegal(raw, len);
+    }
+    Inst {
+        op,
+        rd,
+        rs1,
+        rs2,
+        rs3,
+        rm,
+        len,
+        imm,
+        raw,
+    }
+}
+
+/// Decodes the instruction starting with the 16-bit parcel `lo` (and `hi`, the next parcel,
+/// used only for 32-bit instructions).
+pub fn decode(lo: u16, hi: u16) -> Inst {
+    if lo & 3 == 3 {
+        let w = u32::from(lo) | (u32::from(hi) << 16);
+        decode32(w, 4, w)
+    } else {
+        match crate::compressed::expand(lo) {
+            Some(w) => decode32(w, 2, u32::from(lo)),
+            None => Inst::illegal(u32::from(lo), 2),
+        }
+    }
+}
+
+const XNAMES: [&str; 32] = [
+    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
+    "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4",
+    "t5", "t6",
+];
+const FNAMES: [&str; 32] = [
+    "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0", "fa1", "fa2",
+    "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9",
+    "fs10", "fs11", "ft8", "ft9", "ft10", "ft11",
+];
+const RM_NAMES: [&str; 8] = ["rne", "rtz", "rdn", "rup", "rmm", "", "", "dyn"];
+
+/// ABI name of integer register `r`.
+pub fn xname(r: u8) -> &'static str {
+    XNAMES[(r & 31) as usize]
+}
+
+/// ABI name of FP register `r`.
+pub fn fname(r: u8) -> &'static str {
+    FNAMES[(r & 31) as usize]
+}
+
+fn fence_bits(b: i32) -> String {
+    let s: String = [(8, 'i'), (4, 'o'), (2, 'r'), (1, 'w')]
+        .iter()
+        .filter(|(m, _)| b & m != 0)
+        .map(|&(_, c)| c)
+        .collect();
+    if s.is_empty() {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+impl fmt::Display for Inst {
+    /// Standard RISC-V assembly (no pseudo-instructions), e.g. `addi a0, a0, 1`,
+    /// `ld ra, 8(sp)`, `fadd.d fa0, fa1, fa2, rtz`. Branch and jump targets are printed as
+    /// pc-relative offsets (`beq a0, a1, 16`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(&(_, name, format, mask, _, _)) = self.entry() else {
+            return if self.len == 2 {
+                write!(f, ".insn 2, {:#06x}", self.raw)
+            } else {
+                write!(f, ".insn 4, {:#010x}", self.raw)
+            };
+        };
+        let (rd, rs1, rs2, rs3) = (self.rd, self.rs1, self.rs2, self.rs3);
+        let x = xname;
+        let fr = fname;
+        // rounding mode suffix only for instructions with a free rm field, and not for dyn
+        let rm = if mask & 0x7000 == 0 && self.rm != 7 {
+            format!(", {}", RM_NAMES[self.rm as usize & 7])
+        } else {
+            String::new()
+        };
+        match format {
+            Format::R => write!(f, "{name} {}, {}, {}", x(rd), x(rs1), x(rs2)),
+            Format::I => write!(f, "{name} {}, {}, {}", x(rd), x(rs1), self.imm),
+            Format::Load => write!(f, "{name} {}, {}({})", x(rd), self.imm, x(rs1)),
+            Format::Store => write!(f, "{name} {}, {}({})", x(rs2), self.imm, x(rs1)),
+            Format::B => write!(f, "{name} {}, {}, {}", x(rs1), x(rs2), self.imm),
+            Format::U => write!(f, "{name} {}, {:#x}", x(rd), (self.imm as u32) >> 12),
+            Format::J => write!(f, "{name} {}, {}", x(rd), self.imm),
+            Format::Shift => write!(f, "{name} {}, {}, {}", x(rd), x(rs1), self.imm),
+            Format::Csr => write!(f, "{name} {}, {:#x}, {}", x(rd), self.imm, x(rs1)),
+            Format::CsrI => write!(f, "{name} {}, {:#x}, {}", x(rd), self.imm, rs1),
+            Format::None => write!(f, "{name}"),
+            Format::Fence => write!(
+                f,
+                "{name} {}, {}",
+                fence_bits(self.imm >> 4),
+                fence_bits(self.imm & 15)
+            ),
+            Format::Amo => write!(f, "{name} {}, {}, ({})", x(rd), x(rs2), x(rs1)),
+            Format::Lr => write!(f, "{name} {}, ({})", x(rd), x(rs1)),
+            Format::FR => write!(f, "{name} {}, {}, {}{rm}", fr(rd), fr(rs1), fr(rs2)),
+            Format::FR1 => write!(f, "{name} {}, {}{rm}", fr(rd), fr(rs1)),
+            Format::FR4 => write!(
+                f,
+                "{name} {}, {}, {}, {}{rm}",
+                fr(rd),
+                fr(rs1),
+                fr(rs2),
+                fr(rs3)
+            ),
+            Format::FCmp => write!(f, "{name} {}, {}, {}", x(rd), fr(rs1), fr(rs2)),
+            Format::FFromX => write!(f, "{name} {}, {}{rm}", fr(rd), x(rs1)),
+            Format::FToX => write!(f, "{name} {}, {}{rm}", x(rd), fr(rs1)),
+            Format::FLoad => write!(f, "{name} {}, {}({})", fr(rd), self.imm, x(rs1)),
+            Format::FStore => write!(f, "{name} {}, {}({})", fr(rs2), self.imm, x(rs1)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_order_matches_op_discriminants() {
+        for (i, e) in TABLE.iter().enumerate() {
+            assert_eq!(e.0 as usize, i, "{}", e.1);
+            assert_eq!(e.4 & !e.3, 0, "{}: match has bits outside the mask", e.1);
+        }
+    }
+
+    #[test]
+    fn no_two_entries_overlap() {
+        // two entries overlap if some word matches both
+        for (i, a) in TABLE.iter().enumerate() {
+            for b in &TABLE[i + 1..] {
+                let common = a.3 & b.3;
+                assert!(a.4 & common != b.4 & common, "{} and {} overlap", a.1, b.1);
+            }
+        }
+    }
+
+    #[test]
+    fn known_encodings() {
+        let d = |w: u32| decode32(w, 4, w).to_string();
+        assert_eq!(d(0x00150513), "addi a0, a0, 1");
+        assert_eq!(d(0x00813083), "ld ra, 8(sp)");
+        assert_eq!(d(0xfe112c23), "sw ra, -8(sp)");
+        assert_eq!(d(0x00b50463), "beq a0, a1, 8");
+        assert_eq!(d(0x000280e7), "jalr ra, t0, 0");
+        assert_eq!(d(0x02b50533), "mul a0, a0, a1");
+        assert_eq!(d(0x00000073), "ecall");
+        assert_eq!(d(0x0ff0000f), "fence iorw, iorw");
+        assert_eq!(d(0x02c5f553), "fadd.d fa0, fa1, fa2"); // rm = dyn is not printed
+        assert_eq!(d(0x02c59553), "fadd.d fa0, fa1, fa2, rtz");
+        assert_eq!(d(0x0005a503 | (3 << 12)), "ld a0, 0(a1)");
+        assert!(d(0xffffffff).starts_with(".insn"));
+    }
+}
