@@ -5,6 +5,7 @@
 //! Exit status: 0 success, 1 bad input or failed work (the message says what and where),
 //! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
 
+mod exec;
 mod input;
 mod rap;
 mod trace;
@@ -39,6 +40,19 @@ enum Command {
     ///   seq 1 1000000 | outcrop rap --dump -       # from stdin, print the whole tree
     #[command(verbatim_doc_comment)]
     Rap(rap::RapArgs),
+    /// Run a static RISC-V (RV64GC) Linux program on the built-in machine.
+    ///
+    /// The guest's stdin, stdout and stderr are passed through and its exit status is
+    /// returned. It sees no host files except those granted with --allow (read-only) or
+    /// --allow-rw; relative paths resolve against the current directory. A guest fault ends
+    /// the run with a report naming pc, instruction and reason, and exit status 128+signal
+    /// (132 illegal instruction, 139 access fault); --max-insns stops it with status 124.
+    ///
+    /// Examples:
+    ///   outcrop exec -- workloads/bin/hello
+    ///   outcrop exec --stats-json s.json --allow-rw . -- workloads/bin/fileio workloads/src/fileio.c
+    #[command(verbatim_doc_comment)]
+    Exec(exec::ExecArgs),
     /// Create, convert and inspect event trace files (`.otr`).
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -47,11 +61,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Rap(args) => rap::run(args),
-        Command::Trace(cmd) => trace::run(cmd),
+        Command::Exec(args) => exec::run(args),
+        Command::Rap(args) => rap::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("outcrop: error: {e:#}");

@@ -253,7 +253,6 @@ pub fn expand(h: u16) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::inst::decode;
 
     fn d(h: u16) -> String {

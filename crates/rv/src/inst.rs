@@ -299,8 +299,16 @@ fn by_major() -> &'static [Vec<u16>; 128] {
 
 /// A decoded instruction. `imm` is sign-extended; for CSR instructions it holds the CSR number
 /// and `rs1` the register or 5-bit immediate; for fences the pred/succ bits.
+///
+/// Laid out as exactly 16 bytes with no padding holes (two 8-byte halves), so copying one out
+/// of the instruction cache is two plain moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct Inst {
+    /// Immediate, sign-extended.
+    pub imm: i32,
+    /// The raw bits as fetched (16 or 32 bits).
+    pub raw: u32,
     /// The operation.
     pub op: Op,
     /// Destination register (x or f by format).
@@ -309,16 +317,14 @@ pub struct Inst {
     pub rs1: u8,
     /// Second source register.
     pub rs2: u8,
-    /// Third source register (fused multiply-add) .
+    /// Third source register (fused multiply-add).
     pub rs3: u8,
-    /// Rounding mode field (FP) .
+    /// Rounding mode field (FP).
     pub rm: u8,
-    /// Length in bytes: 2 (compressed) or 4.
+    /// Length in bytes: 2 (compressed) or 4; 0 marks an empty cache slot.
     pub len: u8,
-    /// Immediate, sign-extended.
-    pub imm: i32,
-    /// The raw bits as fetched (16 or 32 bits).
-    pub raw: u32,
+    /// Unused; keeps the layout free of padding.
+    pub pad: u8,
 }
 
 impl Inst {
@@ -334,6 +340,7 @@ impl Inst {
             len,
             imm: 0,
             raw,
+            pad: 0,
         }
     }
 
@@ -410,6 +417,7 @@ pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
         len,
         imm,
         raw,
+        pad: 0,
     }
 }
 

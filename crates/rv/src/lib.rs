@@ -1,5 +1,18 @@
 //! `outcrop-rv`: a RISC-V RV64GC Linux user-mode machine that runs unmodified static binaries
 //! and reports every retired instruction to an observer.
+//!
+//! * [`inst`]: the one opcode table (decode, execute dispatch, disassembly); [`compressed`]
+//!   expands the C extension; [`fpu`] is IEEE 754 arithmetic with RISC-V F/D semantics.
+//! * [`memory`]: sparse paged guest memory with permissions; [`elf`] loads static programs
+//!   and builds the initial stack; [`kernel`] emulates Linux system calls inside a sandbox.
+//! * [`Machine::run`] interprets with a pre-decoded instruction cache and reports to an
+//!   [`Observer`] (monomorphized: `()` costs nothing).
+//!
+//! # Design constraints
+//! * No `unsafe`. Guest faults and bad input are values ([`Outcome::Fault`], [`Error`]), never
+//!   host panics.
+//! * The guest sees only host paths granted to the [`kernel::Sandbox`] and the stdio streams
+//!   it was given.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -8,5 +21,15 @@
 )]
 
 pub mod compressed;
+pub mod elf;
+mod error;
 pub mod fpu;
 pub mod inst;
+pub mod kernel;
+mod machine;
+pub mod memory;
+pub mod observer;
+
+pub use error::Error;
+pub use machine::{Fault, FaultKind, Machine, Outcome};
+pub use observer::{BranchKind, ClassCounter, Control, Observer, Retire};

@@ -1,0 +1,213 @@
+//! `outcrop exec` end to end: the sandbox, guest faults, limits, statistics and bad programs,
+//! using the `probe` guest (tests/fixtures/guest/probe.c; expected values are qemu's).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn probe() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guest/probe")
+}
+
+fn exec(opts: &[&str], guest_args: &[&str]) -> Output {
+    let probe = probe();
+    let mut args: Vec<&str> = vec!["exec"];
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.push(probe.to_str().unwrap());
+    args.extend_from_slice(guest_args);
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(&args)
+        .output()
+        .unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const EACCES: &str = "err 13\n";
+
+#[test]
+fn host_files_are_invisible_unless_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "12345").unwrap();
+    let s = secret.to_str().unwrap();
+    assert_eq!(out(&exec(&[], &["read", s])), EACCES);
+    let granted = exec(&["--allow", dir.path().to_str().unwrap()], &["read", s]);
+    assert_eq!(out(&granted), "ok 5\n");
+    assert_eq!(granted.status.code(), Some(0));
+    // granting the file alone is enough; a sibling stays hidden
+    std::fs::write(dir.path().join("other"), "x").unwrap();
+    assert_eq!(out(&exec(&["--allow", s], &["read", s])), "ok 5\n");
+    let other = dir.path().join("other");
+    assert_eq!(
+        out(&exec(&["--allow", s], &["read", other.to_str().unwrap()])),
+        EACCES
+    );
+}
+
+#[test]
+fn writing_needs_allow_rw() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("made.txt");
+    let t = target.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    assert_eq!(out(&exec(&[], &["write", t])), EACCES);
+    assert_eq!(
+        out(&exec(&["--allow", d], &["write", t])),
+        EACCES,
+        "read-only grant must not allow writes"
+    );
+    assert!(!target.exists());
+    assert_eq!(out(&exec(&["--allow-rw", d], &["write", t])), "ok\n");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "probe\n");
+    assert_eq!(out(&exec(&["--allow", d], &["unlink", t])), EACCES);
+    assert_eq!(out(&exec(&["--allow-rw", d], &["unlink", t])), "ok\n");
+    assert!(!target.exists());
+}
+
+#[test]
+fn dot_dot_and_symlinks_cannot_escape_a_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "nope").unwrap();
+    std::os::unix::fs::symlink(dir.path(), inner.join("up")).unwrap();
+    let i = inner.to_str().unwrap();
+    let via_dotdot = format!("{i}/../outside.txt");
+    let via_link = format!("{i}/up/outside.txt");
+    assert_eq!(
+        out(&exec(&["--allow-rw", i], &["read", &via_dotdot])),
+        EACCES
+    );
+    assert_eq!(out(&exec(&["--allow-rw", i], &["read", &via_link])), EACCES);
+    assert_eq!(
+        out(&exec(
+            &["--allow-rw", i],
+            &["write", &format!("{i}/up/new.txt")]
+        )),
+        EACCES
+    );
+    assert!(!dir.path().join("new.txt").exists());
+    // system files too
+    assert_eq!(
+        out(&exec(&["--allow-rw", i], &["read", "/etc/passwd"])),
+        EACCES
+    );
+}
+
+#[test]
+fn relative_paths_resolve_in_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rel.txt"), "abc").unwrap();
+    let probe = probe();
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .current_dir(dir.path())
+        .args([
+            "exec",
+            "--allow",
+            ".",
+            "--",
+            probe.to_str().unwrap(),
+            "read",
+            "rel.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out(&o), "ok 3\n");
+}
+
+#[test]
+fn guest_faults_are_reported_with_pc_instruction_and_signal_status() {
+    for (mode, status, needle) in [
+        (
+            "illegal",
+            132,
+            "illegal instruction; instruction 0xffffffff",
+        ),
+        ("segv", 139, "store to 0x8"),
+        (
+            "ebreak",
+            133,
+            "breakpoint (ebreak); instruction 0x9002 `ebreak`",
+        ),
+    ] {
+        let o = exec(&[], &[mode]);
+        assert_eq!(o.status.code(), Some(status), "{mode}: {}", err(&o));
+        let e = err(&o);
+        assert!(
+            e.contains("guest fault at pc 0x") && e.contains(needle),
+            "{mode}: {e}"
+        );
+        assert!(!e.contains("panicked"));
+    }
+}
+
+#[test]
+fn the_instruction_limit_stops_a_spinning_guest() {
+    let o = exec(&["--max-insns", "200000"], &["loop"]);
+    assert_eq!(o.status.code(), Some(124));
+    assert!(err(&o).contains("instruction limit reached after 200000 instructions"));
+}
+
+#[test]
+fn fp_exception_flags_match_qemu() {
+    assert_eq!(out(&exec(&[], &["fflags"])), "inexact 1\ndivzero 8\n");
+}
+
+#[test]
+fn stats_json_has_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let o = exec(&["--stats-json", stats.to_str().unwrap()], &["fflags"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    for k in [
+        "instructions",
+        "exit_code",
+        "wall_seconds",
+        "mips",
+        "classes",
+    ] {
+        assert!(!v[k].is_null(), "missing {k}");
+    }
+    let classes = v["classes"].as_object().unwrap();
+    let total: u64 = classes.values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(total, v["instructions"].as_u64().unwrap());
+    assert!(classes["float"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn deterministic_runs_are_identical() {
+    let a = exec(&["--deterministic"], &["fflags"]);
+    let b = exec(&["--deterministic"], &["fflags"]);
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn non_programs_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("not-elf");
+    std::fs::write(&text, "#!/bin/sh\necho hi\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--", text.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("cannot load ELF program"), "{}", err(&o));
+    let host = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--", env!("CARGO_BIN_EXE_outcrop")])
+        .output()
+        .unwrap();
+    assert_eq!(host.status.code(), Some(1));
+    assert!(err(&host).contains("not RISC-V"), "{}", err(&host));
+    let missing = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--", "/nonexistent/prog"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+}

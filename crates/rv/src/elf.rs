@@ -1,0 +1,251 @@
+//! Loading a static riscv64 ELF program (the `object` crate parses, every size and offset is
+//! checked) and building the Linux initial stack: argc, argv, envp and the auxiliary vector
+//! with AT_RANDOM, AT_PAGESZ, AT_HWCAP (IMAFDC), AT_PHDR/PHENT/PHNUM, AT_ENTRY, AT_CLKTCK,
+//! AT_EXECFN (see `shared/notes/riscv-linux.md`).
+
+use crate::kernel::{Kernel, KernelConfig};
+use crate::machine::Machine;
+use crate::memory::{perm, Memory, PAGE_SIZE};
+use crate::Error;
+use object::elf;
+use object::read::elf::{FileHeader, ProgramHeader};
+use object::Endianness;
+use std::collections::BTreeMap;
+
+/// One past the highest stack address.
+pub const STACK_TOP: u64 = 0x40_0000_0000;
+/// Stack size mapped at start.
+pub const STACK_SIZE: u64 = 8 << 20;
+/// Load bias for position-independent (static-pie) programs.
+pub const PIE_BASE: u64 = 0x4000_0000;
+/// `AT_HWCAP` for RV64IMAFDC: one bit per extension letter.
+pub const HWCAP_IMAFDC: u64 = 0x112d; // bits I(8) M(12) A(0) F(5) D(3) C(2)
+
+/// What to run and with what limits.
+pub struct Program<'a> {
+    /// The ELF file's bytes.
+    pub elf: &'a [u8],
+    /// argv (argv[0] first).
+    pub args: Vec<String>,
+    /// Environment strings (`KEY=value`).
+    pub env: Vec<String>,
+    /// Most bytes the guest may map (ELF segments, stack, heap, mmap).
+    pub memory_limit: u64,
+}
+
+fn elf_err(what: impl Into<String>) -> Error {
+    Error::Elf(what.into())
+}
+
+/// Loads `program` and returns a machine ready to run it.
+pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error> {
+    let data = program.elf;
+    let header = elf::FileHeader64::<Endianness>::parse(data)
+        .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
+    let endian = header
+        .endian()
+        .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
+    if endian != Endianness::Little {
+        return Err(elf_err(
+            "big-endian ELF; RISC-V Linux programs are little-endian",
+        ));
+    }
+    if header.e_machine(endian) != elf::EM_RISCV {
+        return Err(elf_err(format!(
+            "ELF machine {} is not RISC-V ({})",
+            header.e_machine(endian),
+            elf::EM_RISCV
+        )));
+    }
+    let e_type = header.e_type(endian);
+    let bias = match e_type {
+        elf::ET_EXEC => 0,
+        elf::ET_DYN => PIE_BASE,
+        t => return Err(elf_err(format!("ELF type {t} is not an executable"))),
+    };
+    let phdrs = header
+        .program_headers(endian, data)
+        .map_err(|e| elf_err(format!("program headers: {e}")))?;
+    if phdrs.iter().any(|p| p.p_type(endian) == elf::PT_INTERP) {
+        return Err(elf_err(
+            "dynamically linked program (has an interpreter); only static programs run (link with -static)",
+        ));
+    }
+    let mut mem = Memory::new(program.memory_limit);
+    // union of permissions per page, then contents
+    let mut pages: BTreeMap<u64, u8> = BTreeMap::new();
+    let mut end = 0u64;
+    let mut phdr_addr = None;
+    let e_phoff = header.e_phoff(endian);
+    let mut loads = Vec::new();
+    for (i, p) in phdrs.iter().enumerate() {
+        let kind = p.p_type(endian);
+        if kind == elf::PT_PHDR {
+            phdr_addr = Some(p.p_vaddr(endian).wrapping_add(bias));
+        }
+        if kind != elf::PT_LOAD {
+            continue;
+        }
+        let (vaddr, memsz, filesz, offset) = (
+            p.p_vaddr(endian),
+            p.p_memsz(endian),
+            p.p_filesz(endian),
+            p.p_offset(endian),
+        );
+        let bad = |what: &str| elf_err(format!("program header {i} (PT_LOAD): {what}"));
+        if filesz > memsz {
+            return Err(bad("file size exceeds memory size"));
+        }
+        if offset
+            .checked_add(filesz)
+            .is_none_or(|e| e > data.len() as u64)
+        {
+            return Err(bad("file range lies outside the file"));
+        }
+        let start = vaddr
+            .checked_add(bias)
+            .ok_or_else(|| bad("address overflows"))?;
+        let seg_end = start
+            .checked_add(memsz)
+            .ok_or_else(|| bad("address overflows"))?;
+        if seg_end > STACK_TOP - STACK_SIZE || memsz > program.memory_limit {
+            return Err(bad(
+                "segment lies outside the user address space or exceeds the memory limit",
+            ));
+        }
+        if memsz == 0 {
+            continue;
+        }
+        let flags = p.p_flags(endian);
+        let mut pm = 0;
+        if flags & elf::PF_R != 0 {
+            pm |= perm::R;
+        }
+        if flags & elf::PF_W != 0 {
+            pm |= perm::W;
+        }
+        if flags & elf::PF_X != 0 {
+            pm |= perm::X;
+        }
+        for vpn in (start / PAGE_SIZE)..=((seg_end - 1) / PAGE_SIZE) {
+            *pages.entry(vpn).or_insert(0) |= pm;
+        }
+        if phdr_addr.is_none() && e_phoff >= offset && e_phoff < offset + filesz {
+            phdr_addr = Some(start + (e_phoff - offset));
+        }
+        end = end.max(seg_end);
+        loads.push((start, offset as usize, filesz as usize));
+    }
+    if loads.is_empty() {
+        return Err(elf_err("no loadable segments"));
+    }
+    for (&vpn, &pm) in &pages {
+        mem.map(vpn * PAGE_SIZE, PAGE_SIZE, pm)
+            .map_err(|_| Error::OutOfMemory("loading the program's segments".into()))?;
+    }
+    for (start, offset, filesz) in loads {
+        mem.poke_bytes(start, &data[offset..offset + filesz])
+            .map_err(|_| elf_err("segment does not fit its mapping"))?;
+    }
+    let entry = header.e_entry(endian).wrapping_add(bias);
+    if mem.perm_at(entry) & perm::X == 0 {
+        return Err(elf_err(format!(
+            "entry point {entry:#x} is not in an executable segment"
+        )));
+    }
+    mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)
+        .map_err(|_| Error::OutOfMemory("mapping the stack".into()))?;
+    let brk_start = end.next_multiple_of(PAGE_SIZE);
+    let execfn = kernel.exe_path.to_string_lossy().into_owned();
+    let mut kernel = Kernel::new(kernel, brk_start, program.memory_limit);
+    let aux = Auxv {
+        phdr: phdr_addr.unwrap_or(0),
+        phnum: phdrs.len() as u64,
+        entry,
+    };
+    let sp = build_stack(
+        &mut mem,
+        &mut kernel,
+        &program.args,
+        &program.env,
+        &execfn,
+        &aux,
+    )?;
+    Ok(Machine::new(mem, kernel, entry, sp))
+}
+
+struct Auxv {
+    phdr: u64,
+    phnum: u64,
+    entry: u64,
+}
+
+fn build_stack(
+    mem: &mut Memory,
+    kernel: &mut Kernel,
+    args: &[String],
+    env: &[String],
+    execfn: &str,
+    aux: &Auxv,
+) -> Result<u64, Error> {
+    let too_big = || Error::OutOfMemory("arguments and environment do not fit the stack".into());
+    let mut top = STACK_TOP - 16;
+    let mut push_bytes = |mem: &mut Memory, bytes: &[u8]| -> Result<u64, Error> {
+        top = top.checked_sub(bytes.len() as u64).ok_or_else(too_big)?;
+        if top < STACK_TOP - STACK_SIZE / 2 {
+            return Err(too_big());
+        }
+        mem.poke_bytes(top, bytes).map_err(|_| too_big())?;
+        Ok(top)
+    };
+    let cstr = |s: &str| {
+        let mut v = s.as_bytes().to_vec();
+        v.push(0);
+        v
+    };
+    let execfn_addr = push_bytes(mem, &cstr(execfn))?;
+    let mut argv = Vec::new();
+    for a in args {
+        argv.push(push_bytes(mem, &cstr(a))?);
+    }
+    let mut envp = Vec::new();
+    for e in env {
+        envp.push(push_bytes(mem, &cstr(e))?);
+    }
+    let mut random = [0u8; 16];
+    kernel.random_bytes(&mut random);
+    let random_addr = push_bytes(mem, &random)?;
+    let platform = push_bytes(mem, b"riscv64\0")?;
+    let auxv: [(u64, u64); 17] = [
+        (3, aux.phdr),      // AT_PHDR
+        (4, 56),            // AT_PHENT
+        (5, aux.phnum),     // AT_PHNUM
+        (6, PAGE_SIZE),     // AT_PAGESZ
+        (7, 0),             // AT_BASE
+        (8, 0),             // AT_FLAGS
+        (9, aux.entry),     // AT_ENTRY
+        (11, 0),            // AT_UID
+        (12, 0),            // AT_EUID
+        (13, 0),            // AT_GID
+        (14, 0),            // AT_EGID
+        (16, HWCAP_IMAFDC), // AT_HWCAP
+        (17, 100),          // AT_CLKTCK
+        (15, platform),     // AT_PLATFORM
+        (23, 0),            // AT_SECURE
+        (25, random_addr),  // AT_RANDOM
+        (31, execfn_addr),  // AT_EXECFN
+    ];
+    let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (auxv.len() + 1);
+    let sp = (top - 8 * words as u64) & !15;
+    let mut out = Vec::with_capacity(words * 8);
+    out.extend_from_slice(&(argv.len() as u64).to_le_bytes());
+    for a in argv.iter().chain([&0]).chain(envp.iter()).chain([&0]) {
+        out.extend_from_slice(&a.to_le_bytes());
+    }
+    for (k, v) in auxv.iter().chain([&(0, 0)]) {
+        out.extend_from_slice(&k.to_le_bytes());
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    mem.poke_bytes(sp, &out).map_err(|_| too_big())?;
+    Ok(sp)
+}

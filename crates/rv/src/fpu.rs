@@ -1,1 +1,0 @@
-//! IEEE 754 floating point for the F and D extensions (being written).

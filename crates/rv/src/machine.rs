@@ -1,0 +1,929 @@
+//! The hart: registers, the pre-decoded instruction cache, and the interpreter loop that
+//! executes RV64GC and hands every retired instruction to an [`Observer`].
+//!
+//! Instruction cache: every executable page that runs gets an array of 2048 pre-decoded
+//! [`Inst`] slots (one per 2-byte offset), filled lazily on first execution. The loop keeps the
+//! current page's array at hand, so the common case is one compare and one array read per
+//! instruction, with no decoding and no allocation. Any change to executable memory (see
+//! [`Memory::code_epoch`]) drops the cache.
+
+use crate::fpu::{self, Rm};
+use crate::inst::{decode, Class, Inst, Op};
+use crate::kernel::{Kernel, SyscallOutcome};
+use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
+use crate::observer::{BranchKind, Control, Observer, Retire};
+use std::collections::HashMap;
+use std::fmt;
+
+const SLOTS: usize = (PAGE_SIZE / 2) as usize;
+const NOT_DECODED: Inst = Inst {
+    op: Op::Illegal,
+    rd: 0,
+    rs1: 0,
+    rs2: 0,
+    rs3: 0,
+    rm: 0,
+    len: 0,
+    imm: 0,
+    raw: 0,
+    pad: 0,
+};
+
+/// Why the guest stopped abnormally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// No instruction has this encoding (or it is reserved, or an FP rounding mode is invalid).
+    IllegalInstruction,
+    /// Fetching from an unmapped or non-executable address.
+    FetchAccess(u64),
+    /// Loading from an unmapped or unreadable address.
+    LoadAccess(u64),
+    /// Storing to an unmapped or read-only address.
+    StoreAccess(u64),
+    /// A misaligned atomic memory operation.
+    MisalignedAtomic(u64),
+    /// `ebreak`.
+    Breakpoint,
+}
+
+/// A guest fault: where, what, why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Address of the faulting instruction.
+    pub pc: u64,
+    /// The instruction (its raw bits even when illegal; `len` 0 if it could not be fetched).
+    pub inst: Inst,
+    /// The reason.
+    pub kind: FaultKind,
+}
+
+impl Fault {
+    /// The exit status a shell would show for the signal Linux delivers (128 + signal).
+    pub fn exit_status(&self) -> i32 {
+        128 + match self.kind {
+            FaultKind::IllegalInstruction => 4,  // SIGILL
+            FaultKind::Breakpoint => 5,          // SIGTRAP
+            FaultKind::MisalignedAtomic(_) => 7, // SIGBUS
+            FaultKind::FetchAccess(_) | FaultKind::LoadAccess(_) | FaultKind::StoreAccess(_) => 11, // SIGSEGV
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self.kind {
+            FaultKind::IllegalInstruction => "illegal instruction".to_string(),
+            FaultKind::FetchAccess(a) => {
+                format!("instruction fetch from {a:#x} (unmapped or not executable)")
+            }
+            FaultKind::LoadAccess(a) => format!("load from {a:#x} (unmapped or not readable)"),
+            FaultKind::StoreAccess(a) => format!("store to {a:#x} (unmapped or read-only)"),
+            FaultKind::MisalignedAtomic(a) => format!("misaligned atomic access at {a:#x}"),
+            FaultKind::Breakpoint => "breakpoint (ebreak)".to_string(),
+        };
+        if self.inst.len == 0 {
+            write!(f, "guest fault at pc {:#x}: {why}", self.pc)
+        } else {
+            let width = if self.inst.len == 2 { 4 } else { 8 };
+            write!(
+                f,
+                "guest fault at pc {:#x}: {why}; instruction {:#0w$x} `{}`",
+                self.pc,
+                self.inst.raw,
+                self.inst,
+                w = width + 2
+            )
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The guest called exit/exit_group with this status.
+    Exited(i32),
+    /// The guest faulted.
+    Fault(Fault),
+    /// The instruction limit was reached.
+    InstructionLimit,
+    /// The observer asked to stop.
+    Stopped,
+}
+
+/// Result of executing one instruction.
+enum Flow {
+    Next,
+    Exit(i32),
+    Fault(FaultKind),
+}
+
+struct ICache {
+    pages: HashMap<u64, usize>,
+    slots: Vec<Box<[Inst; SLOTS]>>,
+    epoch: u64,
+    cur_vpn: u64,
+    cur: usize,
+}
+
+/// A RISC-V hart with its memory and its Linux kernel emulation.
+pub struct Machine {
+    /// Integer registers (x0 always reads 0).
+    pub x: [u64; 32],
+    /// FP registers as raw bits (singles NaN-boxed).
+    pub f: [u64; 32],
+    /// Program counter.
+    pub pc: u64,
+    /// Accrued FP exception flags (fcsr bits 4:0).
+    pub fflags: u8,
+    /// Dynamic rounding mode (fcsr bits 7:5).
+    pub frm: u8,
+    /// Guest memory.
+    pub mem: Memory,
+    /// Linux system call emulation, file descriptors and sandbox.
+    pub kernel: Kernel,
+    /// Instructions retired so far.
+    pub instret: u64,
+    /// Stop after this many instructions.
+    pub max_insns: u64,
+    reservation: Option<u64>,
+    icache: ICache,
+    block_start: u64,
+    block_len: u32,
+}
+
+#[inline]
+fn sext32(v: u64) -> u64 {
+    v as i32 as i64 as u64
+}
+
+#[inline]
+fn box32(v: u32) -> u64 {
+    0xffff_ffff_0000_0000 | u64::from(v)
+}
+
+#[inline]
+fn unbox32(v: u64) -> u32 {
+    if v >> 32 == 0xffff_ffff {
+        v as u32
+    } else {
+        fpu::CANONICAL_NAN_32
+    }
+}
+
+impl Machine {
+    /// A machine over `mem` and `kernel`, starting at `pc` with stack pointer `sp`.
+    pub fn new(mem: Memory, kernel: Kernel, pc: u64, sp: u64) -> Self {
+        let mut x = [0; 32];
+        x[2] = sp;
+        Machine {
+            x,
+            f: [0; 32],
+            pc,
+            fflags: 0,
+            frm: 0,
+            mem,
+            kernel,
+            instret: 0,
+            max_insns: u64::MAX,
+            reservation: None,
+            icache: ICache {
+                pages: HashMap::new(),
+                slots: Vec::new(),
+                epoch: u64::MAX,
+                cur_vpn: u64::MAX,
+                cur: 0,
+            },
+            block_start: pc,
+            block_len: 0,
+        }
+    }
+
+    /// Runs until exit, fault, the instruction limit, or the observer stops it.
+    pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
+        loop {
+            if self.instret >= self.max_insns {
+                return Outcome::InstructionLimit;
+            }
+            // Fetch from the pre-decoded page (inlined: returning a Result here would build the
+            // 16-byte Inst in memory and stall on store forwarding).
+            let vpn = self.pc >> 12;
+            if vpn != self.icache.cur_vpn || self.mem.code_epoch() != self.icache.epoch {
+                if let Err(fault) = self.switch_page(vpn) {
+                    return Outcome::Fault(fault);
+                }
+            }
+            let slot = ((self.pc & (PAGE_SIZE - 1)) >> 1) as usize;
+            let mut inst = self.icache.slots[self.icache.cur][slot];
+            if inst.len == 0 {
+                match self.decode_slot(slot) {
+                    Ok(i) => inst = i,
+                    Err(fault) => return Outcome::Fault(fault),
+                }
+            }
+            let pc = self.pc;
+            match self.step(inst, obs) {
+                (Flow::Next, Control::Continue) => {}
+                (Flow::Next, Control::Stop) => return Outcome::Stopped,
+                (Flow::Exit(code), _) => return Outcome::Exited(code),
+                (Flow::Fault(kind), _) => {
+                    self.pc = pc;
+                    return Outcome::Fault(Fault { pc, inst, kind });
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn switch_page(&mut self, vpn: u64) -> Result<(), Fault> {
+        if self.mem.code_epoch() != self.icache.epoch {
+            self.icache.pages.clear();
+            self.icache.slots.clear();
+            self.icache.epoch = self.mem.code_epoch();
+        }
+        if self.mem.perm_at(self.pc) & perm::X == 0 {
+            return Err(Fault {
+                pc: self.pc,
+                inst: NOT_DECODED,
+                kind: FaultKind::FetchAccess(self.pc),
+            });
+        }
+        let next = self.icache.slots.len();
+        let cur = *self.icache.pages.entry(vpn).or_insert(next);
+        if cur == next {
+            self.icache.slots.push(Box::new([NOT_DECODED; SLOTS]));
+        }
+        self.icache.cur = cur;
+        self.icache.cur_vpn = vpn;
+        Ok(())
+    }
+
+    #[cold]
+    fn decode_slot(&mut self, slot: usize) -> Result<Inst, Fault> {
+        let fetch_fault = |pc: u64, e: AccessError| Fault {
+            pc,
+            inst: NOT_DECODED,
+            kind: FaultKind::FetchAccess(e.addr()),
+        };
+        let lo = self
+            .mem
+            .fetch_u16(self.pc)
+            .map_err(|e| fetch_fault(self.pc, e))?;
+        let hi = if lo & 3 == 3 {
+            self.mem
+                .fetch_u16(self.pc.wrapping_add(2))
+                .map_err(|e| fetch_fault(self.pc, e))?
+        } else {
+            0
+        };
+        let inst = decode(lo, hi);
+        // Fetching may have touched the next page's permissions but not the epoch.
+        self.icache.slots[self.icache.cur][slot] = inst;
+        Ok(inst)
+    }
+
+    #[inline]
+    fn rm(&self, inst: &Inst) -> Option<Rm> {
+        let bits = if inst.rm == 7 { self.frm } else { inst.rm };
+        Rm::from_bits(u32::from(bits))
+    }
+
+    /// Executes one instruction; returns the flow and the observer's verdict.
+    #[inline(always)]
+    fn step<O: Observer>(&mut self, inst: Inst, obs: &mut O) -> (Flow, Control) {
+        let pc = self.pc;
+        let len = u64::from(inst.len);
+        let mut next = pc.wrapping_add(len);
+        let rs1 = self.x[inst.rs1 as usize];
+        let rs2 = self.x[inst.rs2 as usize];
+        let imm = inst.imm as i64 as u64;
+        let rd = inst.rd as usize;
+        // what the observer may want; dead code unless O::RETIRE
+        let mut result: Option<u64> = None;
+        let (mut mem_addr, mut mem_size, mut mem_value) = (0u64, 0u8, 0u64);
+        let (mut src1, mut src2) = (rs1, rs2);
+        let mut target = 0u64;
+        let mut branch: Option<BranchKind> = None;
+        let mut exit: Option<i32> = None;
+
+        macro_rules! wr {
+            ($v:expr) => {{
+                let v: u64 = $v;
+                self.x[rd] = v;
+                result = Some(v);
+            }};
+        }
+        macro_rules! load {
+            ($method:ident, $size:expr, $conv:expr) => {{
+                let a = rs1.wrapping_add(imm);
+                match self.mem.$method(a) {
+                    Ok(v) => {
+                        let v: u64 = $conv(v);
+                        mem_addr = a;
+                        mem_size = $size;
+                        mem_value = v;
+                        wr!(v)
+                    }
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                }
+            }};
+        }
+        macro_rules! store {
+            ($method:ident, $size:expr, $v:expr) => {{
+                let a = rs1.wrapping_add(imm);
+                let v = $v;
+                if let Err(e) = self.mem.$method(a, v) {
+                    return (
+                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
+                        Control::Continue,
+                    );
+                }
+                if self.reservation == Some(a & !7) {
+                    self.reservation = None;
+                }
+                mem_addr = a;
+                mem_size = $size;
+                mem_value = v as u64;
+            }};
+        }
+        macro_rules! branch {
+            ($cond:expr) => {{
+                target = pc.wrapping_add(imm);
+                if $cond {
+                    next = target;
+                    branch = Some(BranchKind::Cond);
+                }
+            }};
+        }
+
+        match inst.op {
+            Op::Lui => wr!(imm),
+            Op::Auipc => wr!(pc.wrapping_add(imm)),
+            Op::Jal => {
+                target = pc.wrapping_add(imm);
+                next = target;
+                branch = Some(if rd == 1 || rd == 5 {
+                    BranchKind::Call
+                } else {
+                    BranchKind::Jump
+                });
+                wr!(pc.wrapping_add(len));
+            }
+            Op::Jalr => {
+                target = rs1.wrapping_add(imm) & !1;
+                next = target;
+                let link = rd == 1 || rd == 5;
+                let from_link = inst.rs1 == 1 || inst.rs1 == 5;
+                branch = Some(if link {
+                    BranchKind::Call
+                } else if from_link && rd == 0 && inst.imm == 0 {
+                    BranchKind::Return
+                } else {
+                    BranchKind::Indirect
+                });
+                wr!(pc.wrapping_add(len));
+            }
+            Op::Beq => branch!(rs1 == rs2),
+            Op::Bne => branch!(rs1 != rs2),
+            Op::Blt => branch!((rs1 as i64) < (rs2 as i64)),
+            Op::Bge => branch!((rs1 as i64) >= (rs2 as i64)),
+            Op::Bltu => branch!(rs1 < rs2),
+            Op::Bgeu => branch!(rs1 >= rs2),
+            Op::Lb => load!(load_u8, 1, |v: u8| v as i8 as i64 as u64),
+            Op::Lh => load!(load_u16, 2, |v: u16| v as i16 as i64 as u64),
+            Op::Lw => load!(load_u32, 4, |v: u32| v as i32 as i64 as u64),
+            Op::Ld => load!(load_u64, 8, |v: u64| v),
+            Op::Lbu => load!(load_u8, 1, u64::from),
+            Op::Lhu => load!(load_u16, 2, u64::from),
+            Op::Lwu => load!(load_u32, 4, u64::from),
+            Op::Sb => store!(store_u8, 1, rs2 as u8),
+            Op::Sh => store!(store_u16, 2, rs2 as u16),
+            Op::Sw => store!(store_u32, 4, rs2 as u32),
+            Op::Sd => store!(store_u64, 8, rs2),
+            Op::Addi => wr!(rs1.wrapping_add(imm)),
+            Op::Slti => wr!(u64::from((rs1 as i64) < (imm as i64))),
+            Op::Sltiu => wr!(u64::from(rs1 < imm)),
+            Op::Xori => wr!(rs1 ^ imm),
+            Op::Ori => wr!(rs1 | imm),
+            Op::Andi => wr!(rs1 & imm),
+            Op::Slli => wr!(rs1 << (imm & 63)),
+            Op::Srli => wr!(rs1 >> (imm & 63)),
+            Op::Srai => wr!(((rs1 as i64) >> (imm & 63)) as u64),
+            Op::Add => wr!(rs1.wrapping_add(rs2)),
+            Op::Sub => wr!(rs1.wrapping_sub(rs2)),
+            Op::Sll => wr!(rs1 << (rs2 & 63)),
+            Op::Slt => wr!(u64::from((rs1 as i64) < (rs2 as i64))),
+            Op::Sltu => wr!(u64::from(rs1 < rs2)),
+            Op::Xor => wr!(rs1 ^ rs2),
+            Op::Srl => wr!(rs1 >> (rs2 & 63)),
+            Op::Sra => wr!(((rs1 as i64) >> (rs2 & 63)) as u64),
+            Op::Or => wr!(rs1 | rs2),
+            Op::And => wr!(rs1 & rs2),
+            Op::Addiw => wr!(sext32(rs1.wrapping_add(imm))),
+            Op::Slliw => {
+                if imm & 32 != 0 {
+                    return (
+                        Flow::Fault(FaultKind::IllegalInstruction),
+                        Control::Continue,
+                    );
+                }
+                wr!(sext32(((rs1 as u32) << (imm & 31)) as u64))
+            }
+            Op::Srliw => wr!(sext32(((rs1 as u32) >> (imm & 31)) as u64)),
+            Op::Sraiw => wr!(((rs1 as i32) >> (imm & 31)) as i64 as u64),
+            Op::Addw => wr!(sext32(rs1.wrapping_add(rs2))),
+            Op::Subw => wr!(sext32(rs1.wrapping_sub(rs2))),
+            Op::Sllw => wr!(sext32(((rs1 as u32) << (rs2 & 31)) as u64)),
+            Op::Srlw => wr!(sext32(((rs1 as u32) >> (rs2 & 31)) as u64)),
+            Op::Sraw => wr!(((rs1 as i32) >> (rs2 & 31)) as i64 as u64),
+            Op::Fence | Op::FenceI => {}
+            Op::Ecall => {
+                match self
+                    .kernel
+                    .syscall(&mut self.mem, &mut self.x, self.instret)
+                {
+                    SyscallOutcome::Continue => {
+                        result = Some(self.x[10]);
+                    }
+                    SyscallOutcome::Exit(code) => exit = Some(code),
+                }
+            }
+            Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue),
+            Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
+                match self.csr(&inst, rs1) {
+                    Some(old) => wr!(old),
+                    None => {
+                        return (
+                            Flow::Fault(FaultKind::IllegalInstruction),
+                            Control::Continue,
+                        )
+                    }
+                }
+            }
+            Op::Mul => wr!(rs1.wrapping_mul(rs2)),
+            Op::Mulh => wr!(((i128::from(rs1 as i64) * i128::from(rs2 as i64)) >> 64) as u64),
+            Op::Mulhsu => wr!(((i128::from(rs1 as i64) * (rs2 as i128)) >> 64) as u64),
+            Op::Mulhu => wr!(((u128::from(rs1) * u128::from(rs2)) >> 64) as u64),
+            Op::Div => wr!(if rs2 == 0 {
+                u64::MAX
+            } else {
+                (rs1 as i64).wrapping_div(rs2 as i64) as u64
+            }),
+            Op::Divu => wr!(rs1.checked_div(rs2).unwrap_or(u64::MAX)),
+            Op::Rem => wr!(if rs2 == 0 {
+                rs1
+            } else {
+                (rs1 as i64).wrapping_rem(rs2 as i64) as u64
+            }),
+            Op::Remu => wr!(rs1.checked_rem(rs2).unwrap_or(rs1)),
+            Op::Mulw => wr!(sext32(rs1.wrapping_mul(rs2))),
+            Op::Divw => {
+                let (a, b) = (rs1 as i32, rs2 as i32);
+                wr!(if b == 0 {
+                    u64::MAX
+                } else {
+                    a.wrapping_div(b) as i64 as u64
+                })
+            }
+            Op::Divuw => {
+                let (a, b) = (rs1 as u32, rs2 as u32);
+                wr!(a.checked_div(b).map_or(u64::MAX, |q| sext32(u64::from(q))))
+            }
+            Op::Remw => {
+                let (a, b) = (rs1 as i32, rs2 as i32);
+                wr!(if b == 0 {
+                    a as i64 as u64
+                } else {
+                    a.wrapping_rem(b) as i64 as u64
+                })
+            }
+            Op::Remuw => {
+                let (a, b) = (rs1 as u32, rs2 as u32);
+                wr!(if b == 0 {
+                    sext32(u64::from(a))
+                } else {
+                    sext32(u64::from(a % b))
+                })
+            }
+            Op::LrW | Op::LrD => {
+                let size = if inst.op == Op::LrW { 4 } else { 8 };
+                if rs1 % size != 0 {
+                    return (
+                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
+                        Control::Continue,
+                    );
+                }
+                let v = if size == 4 {
+                    self.mem.load_u32(rs1).map(|v| v as i32 as i64 as u64)
+                } else {
+                    self.mem.load_u64(rs1)
+                };
+                match v {
+                    Ok(v) => {
+                        self.reservation = Some(rs1 & !7);
+                        mem_addr = rs1;
+                        mem_size = size as u8;
+                        mem_value = v;
+                        wr!(v)
+                    }
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                }
+            }
+            Op::ScW | Op::ScD => {
+                let size = if inst.op == Op::ScW { 4 } else { 8 };
+                if rs1 % size != 0 {
+                    return (
+                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
+                        Control::Continue,
+                    );
+                }
+                if self.reservation == Some(rs1 & !7) {
+                    let r = if size == 4 {
+                        self.mem.store_u32(rs1, rs2 as u32)
+                    } else {
+                        self.mem.store_u64(rs1, rs2)
+                    };
+                    if let Err(e) = r {
+                        return (
+                            Flow::Fault(FaultKind::StoreAccess(e.addr())),
+                            Control::Continue,
+                        );
+                    }
+                    mem_addr = rs1;
+                    mem_size = size as u8;
+                    mem_value = rs2;
+                    wr!(0)
+                } else {
+                    wr!(1)
+                }
+                self.reservation = None;
+            }
+            Op::AmoswapW
+            | Op::AmoaddW
+            | Op::AmoxorW
+            | Op::AmoandW
+            | Op::AmoorW
+            | Op::AmominW
+            | Op::AmomaxW
+            | Op::AmominuW
+            | Op::AmomaxuW => {
+                if rs1 % 4 != 0 {
+                    return (
+                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
+                        Control::Continue,
+                    );
+                }
+                let old = match self.mem.load_u32(rs1) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                };
+                let b = rs2 as u32;
+                let new = match inst.op {
+                    Op::AmoswapW => b,
+                    Op::AmoaddW => old.wrapping_add(b),
+                    Op::AmoxorW => old ^ b,
+                    Op::AmoandW => old & b,
+                    Op::AmoorW => old | b,
+                    Op::AmominW => (old as i32).min(b as i32) as u32,
+                    Op::AmomaxW => (old as i32).max(b as i32) as u32,
+                    Op::AmominuW => old.min(b),
+                    _ => old.max(b),
+                };
+                if let Err(e) = self.mem.store_u32(rs1, new) {
+                    return (
+                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
+                        Control::Continue,
+                    );
+                }
+                self.reservation = None;
+                mem_addr = rs1;
+                mem_size = 4;
+                mem_value = u64::from(old);
+                wr!(old as i32 as i64 as u64)
+            }
+            Op::AmoswapD
+            | Op::AmoaddD
+            | Op::AmoxorD
+            | Op::AmoandD
+            | Op::AmoorD
+            | Op::AmominD
+            | Op::AmomaxD
+            | Op::AmominuD
+            | Op::AmomaxuD => {
+                if rs1 % 8 != 0 {
+                    return (
+                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
+                        Control::Continue,
+                    );
+                }
+                let old = match self.mem.load_u64(rs1) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                };
+                let new = match inst.op {
+                    Op::AmoswapD => rs2,
+                    Op::AmoaddD => old.wrapping_add(rs2),
+                    Op::AmoxorD => old ^ rs2,
+                    Op::AmoandD => old & rs2,
+                    Op::AmoorD => old | rs2,
+                    Op::AmominD => (old as i64).min(rs2 as i64) as u64,
+                    Op::AmomaxD => (old as i64).max(rs2 as i64) as u64,
+                    Op::AmominuD => old.min(rs2),
+                    _ => old.max(rs2),
+                };
+                if let Err(e) = self.mem.store_u64(rs1, new) {
+                    return (
+                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
+                        Control::Continue,
+                    );
+                }
+                self.reservation = None;
+                mem_addr = rs1;
+                mem_size = 8;
+                mem_value = old;
+                wr!(old)
+            }
+            Op::Flw => {
+                let a = rs1.wrapping_add(imm);
+                match self.mem.load_u32(a) {
+                    Ok(v) => {
+                        self.f[rd] = box32(v);
+                        (mem_addr, mem_size, mem_value) = (a, 4, u64::from(v));
+                        result = Some(self.f[rd]);
+                    }
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                }
+            }
+            Op::Fld => {
+                let a = rs1.wrapping_add(imm);
+                match self.mem.load_u64(a) {
+                    Ok(v) => {
+                        self.f[rd] = v;
+                        (mem_addr, mem_size, mem_value) = (a, 8, v);
+                        result = Some(v);
+                    }
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                        )
+                    }
+                }
+            }
+            Op::Fsw => {
+                let v = self.f[inst.rs2 as usize] as u32;
+                src2 = u64::from(v);
+                store!(store_u32, 4, v)
+            }
+            Op::Fsd => {
+                let v = self.f[inst.rs2 as usize];
+                src2 = v;
+                store!(store_u64, 8, v)
+            }
+            Op::Illegal => {
+                return (
+                    Flow::Fault(FaultKind::IllegalInstruction),
+                    Control::Continue,
+                )
+            }
+            _ => match self.float(&inst, rs1) {
+                Some((v, s1, s2)) => {
+                    result = Some(v);
+                    src1 = s1;
+                    src2 = s2;
+                }
+                None => {
+                    return (
+                        Flow::Fault(FaultKind::IllegalInstruction),
+                        Control::Continue,
+                    )
+                }
+            },
+        }
+        self.x[0] = 0;
+        self.instret += 1;
+        self.pc = next;
+
+        let mut control = Control::Continue;
+        if O::RETIRE {
+            let taken = branch.is_some();
+            let r = Retire {
+                pc,
+                raw: inst.raw,
+                len: inst.len,
+                op: Some(inst.op),
+                class: Some(inst.class()),
+                src1,
+                src2,
+                result: if rd == 0 && inst.class() != Class::Float {
+                    None
+                } else {
+                    result
+                },
+                mem_addr,
+                mem_size,
+                mem_value,
+                taken,
+                target,
+                next_pc: next,
+            };
+            if obs.retire(&r) == Control::Stop {
+                control = Control::Stop;
+            }
+        }
+        if O::BRANCHES {
+            if let Some(kind) = branch {
+                if obs.taken_branch(pc, next, kind) == Control::Stop {
+                    control = Control::Stop;
+                }
+            }
+        }
+        if O::BLOCKS {
+            self.block_len += 1;
+            if matches!(inst.class(), Class::Branch | Class::Jump) || inst.op == Op::Ecall {
+                if obs.block(self.block_start, self.block_len) == Control::Stop {
+                    control = Control::Stop;
+                }
+                self.block_start = next;
+                self.block_len = 0;
+            }
+        }
+        match exit {
+            Some(code) => (Flow::Exit(code), control),
+            None => (Flow::Next, control),
+        }
+    }
+
+    /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
+    fn csr(&mut self, inst: &Inst, rs1: u64) -> Option<u64> {
+        let num = (inst.imm as u32) & 0xfff;
+        let (write, value) = match inst.op {
+            Op::Csrrw => (true, rs1),
+            Op::Csrrs => (inst.rs1 != 0, rs1),
+            Op::Csrrc => (inst.rs1 != 0, rs1),
+            Op::Csrrwi => (true, u64::from(inst.rs1)),
+            Op::Csrrsi => (inst.rs1 != 0, u64::from(inst.rs1)),
+            _ => (inst.rs1 != 0, u64::from(inst.rs1)),
+        };
+        let old = match num {
+            0x001 => u64::from(self.fflags),
+            0x002 => u64::from(self.frm),
+            0x003 => u64::from(self.frm << 5 | self.fflags),
+            0xc00 | 0xc02 => self.instret,
+            0xc01 => self.kernel.time_ticks(self.instret),
+            _ => return None,
+        };
+        if write {
+            if num >= 0xc00 {
+                return None; // read-only counters
+            }
+            let new = match inst.op {
+                Op::Csrrw | Op::Csrrwi => value,
+                Op::Csrrs | Op::Csrrsi => old | value,
+                _ => old & !value,
+            };
+            match num {
+                0x001 => self.fflags = (new & 0x1f) as u8,
+                0x002 => self.frm = (new & 7) as u8,
+                _ => {
+                    self.fflags = (new & 0x1f) as u8;
+                    self.frm = ((new >> 5) & 7) as u8;
+                }
+            }
+        }
+        Some(old)
+    }
+
+    /// F and D arithmetic, moves and conversions. Returns `(value written, src1, src2)`, or
+    /// `None` for an illegal instruction (invalid rounding mode).
+    fn float(&mut self, inst: &Inst, xs1: u64) -> Option<(u64, u64, u64)> {
+        let (rd, r1, r2, r3) = (
+            inst.rd as usize,
+            inst.rs1 as usize,
+            inst.rs2 as usize,
+            inst.rs3 as usize,
+        );
+        let fa = self.f[r1];
+        let fb = self.f[r2];
+        let fc = self.f[r3];
+        let (sa, sb, sc) = (unbox32(fa), unbox32(fb), unbox32(fc));
+        let mut fl = 0u8;
+        // instructions with a rounding-mode field fail on an invalid mode
+        let needs_rm = inst.entry().is_some_and(|e| e.3 & 0x7000 == 0);
+        let rm = if needs_rm { self.rm(inst)? } else { Rm::Rne };
+        enum W {
+            F(u64),
+            X(u64),
+        }
+        let w = match inst.op {
+            Op::FaddS => W::F(box32(fpu::f32_add(sa, sb, rm, &mut fl))),
+            Op::FsubS => W::F(box32(fpu::f32_sub(sa, sb, rm, &mut fl))),
+            Op::FmulS => W::F(box32(fpu::f32_mul(sa, sb, rm, &mut fl))),
+            Op::FdivS => W::F(box32(fpu::f32_div(sa, sb, rm, &mut fl))),
+            Op::FsqrtS => W::F(box32(fpu::f32_sqrt(sa, rm, &mut fl))),
+            Op::FmaddS => W::F(box32(fpu::f32_madd(sa, sb, sc, rm, &mut fl))),
+            Op::FmsubS => W::F(box32(fpu::f32_msub(sa, sb, sc, rm, &mut fl))),
+            Op::FnmsubS => W::F(box32(fpu::f32_nmsub(sa, sb, sc, rm, &mut fl))),
+            Op::FnmaddS => W::F(box32(fpu::f32_nmadd(sa, sb, sc, rm, &mut fl))),
+            Op::FsgnjS => W::F(box32((sa & 0x7fff_ffff) | (sb & 0x8000_0000))),
+            Op::FsgnjnS => W::F(box32((sa & 0x7fff_ffff) | (!sb & 0x8000_0000))),
+            Op::FsgnjxS => W::F(box32(sa ^ (sb & 0x8000_0000))),
+            Op::FminS => W::F(box32(fpu::f32_min(sa, sb, &mut fl))),
+            Op::FmaxS => W::F(box32(fpu::f32_max(sa, sb, &mut fl))),
+            Op::FcvtWS => W::X(fpu::f32_to_i32(sa, rm, &mut fl) as i64 as u64),
+            Op::FcvtWuS => W::X(fpu::f32_to_u32(sa, rm, &mut fl) as i32 as i64 as u64),
+            Op::FcvtLS => W::X(fpu::f32_to_i64(sa, rm, &mut fl) as u64),
+            Op::FcvtLuS => W::X(fpu::f32_to_u64(sa, rm, &mut fl)),
+            Op::FmvXW => W::X(fa as u32 as i32 as i64 as u64),
+            Op::FclassS => W::X(u64::from(fpu::f32_classify(sa))),
+            Op::FeqS => W::X(u64::from(fpu::f32_eq(sa, sb, &mut fl))),
+            Op::FltS => W::X(u64::from(fpu::f32_lt(sa, sb, &mut fl))),
+            Op::FleS => W::X(u64::from(fpu::f32_le(sa, sb, &mut fl))),
+            Op::FcvtSW => W::F(box32(fpu::f32_from_i32(xs1 as i32, rm, &mut fl))),
+            Op::FcvtSWu => W::F(box32(fpu::f32_from_u32(xs1 as u32, rm, &mut fl))),
+            Op::FcvtSL => W::F(box32(fpu::f32_from_i64(xs1 as i64, rm, &mut fl))),
+            Op::FcvtSLu => W::F(box32(fpu::f32_from_u64(xs1, rm, &mut fl))),
+            Op::FmvWX => W::F(box32(xs1 as u32)),
+            Op::FaddD => W::F(fpu::f64_add(fa, fb, rm, &mut fl)),
+            Op::FsubD => W::F(fpu::f64_sub(fa, fb, rm, &mut fl)),
+            Op::FmulD => W::F(fpu::f64_mul(fa, fb, rm, &mut fl)),
+            Op::FdivD => W::F(fpu::f64_div(fa, fb, rm, &mut fl)),
+            Op::FsqrtD => W::F(fpu::f64_sqrt(fa, rm, &mut fl)),
+            Op::FmaddD => W::F(fpu::f64_madd(fa, fb, fc, rm, &mut fl)),
+            Op::FmsubD => W::F(fpu::f64_msub(fa, fb, fc, rm, &mut fl)),
+            Op::FnmsubD => W::F(fpu::f64_nmsub(fa, fb, fc, rm, &mut fl)),
+            Op::FnmaddD => W::F(fpu::f64_nmadd(fa, fb, fc, rm, &mut fl)),
+            Op::FsgnjD => W::F((fa & !(1 << 63)) | (fb & (1 << 63))),
+            Op::FsgnjnD => W::F((fa & !(1 << 63)) | (!fb & (1 << 63))),
+            Op::FsgnjxD => W::F(fa ^ (fb & (1 << 63))),
+            Op::FminD => W::F(fpu::f64_min(fa, fb, &mut fl)),
+            Op::FmaxD => W::F(fpu::f64_max(fa, fb, &mut fl)),
+            Op::FcvtSD => W::F(box32(fpu::f64_to_f32(fa, rm, &mut fl))),
+            Op::FcvtDS => W::F(fpu::f32_to_f64(sa, &mut fl)),
+            Op::FeqD => W::X(u64::from(fpu::f64_eq(fa, fb, &mut fl))),
+            Op::FltD => W::X(u64::from(fpu::f64_lt(fa, fb, &mut fl))),
+            Op::FleD => W::X(u64::from(fpu::f64_le(fa, fb, &mut fl))),
+            Op::FclassD => W::X(u64::from(fpu::f64_classify(fa))),
+            Op::FcvtWD => W::X(fpu::f64_to_i32(fa, rm, &mut fl) as i64 as u64),
+            Op::FcvtWuD => W::X(fpu::f64_to_u32(fa, rm, &mut fl) as i32 as i64 as u64),
+            Op::FcvtLD => W::X(fpu::f64_to_i64(fa, rm, &mut fl) as u64),
+            Op::FcvtLuD => W::X(fpu::f64_to_u64(fa, rm, &mut fl)),
+            Op::FmvXD => W::X(fa),
+            Op::FcvtDW => W::F(fpu::f64_from_i32(xs1 as i32, rm, &mut fl)),
+            Op::FcvtDWu => W::F(fpu::f64_from_u32(xs1 as u32, rm, &mut fl)),
+            Op::FcvtDL => W::F(fpu::f64_from_i64(xs1 as i64, rm, &mut fl)),
+            Op::FcvtDLu => W::F(fpu::f64_from_u64(xs1, rm, &mut fl)),
+            Op::FmvDX => W::F(xs1),
+            _ => return None,
+        };
+        self.fflags |= fl;
+        let from_x = matches!(
+            inst.op,
+            Op::FcvtSW
+                | Op::FcvtSWu
+                | Op::FcvtSL
+                | Op::FcvtSLu
+                | Op::FmvWX
+                | Op::FcvtDW
+                | Op::FcvtDWu
+                | Op::FcvtDL
+                | Op::FcvtDLu
+                | Op::FmvDX
+        );
+        let s1 = if from_x { xs1 } else { fa };
+        Some(match w {
+            W::F(v) => {
+                self.f[rd] = v;
+                (v, s1, fb)
+            }
+            W::X(v) => {
+                self.x[rd] = v;
+                (v, s1, fb)
+            }
+        })
+    }
+}
