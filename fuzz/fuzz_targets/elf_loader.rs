@@ -1,0 +1,34 @@
+//! Fuzz target: the ELF loader and the first steps of the machine on arbitrary bytes.
+//!
+//! Loading must return an error or a machine (never panic, never map more than the 64 MiB
+//! limit); a loaded machine then runs at most 10,000 instructions with an empty sandbox and no
+//! stdin, which must end in an exit, a fault or the limit.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use outcrop_rv::elf::{load, Program};
+use outcrop_rv::kernel::{KernelConfig, Sandbox};
+
+fuzz_target!(|data: &[u8]| {
+    let program = Program {
+        elf: data,
+        args: vec!["prog".into()],
+        env: vec![],
+        memory_limit: 64 << 20,
+    };
+    let kernel = KernelConfig {
+        sandbox: Sandbox::new(),
+        deterministic: true,
+        exe_path: "/prog".into(),
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(std::io::sink()),
+        stderr: Box::new(std::io::sink()),
+        on_warning: Box::new(|_| {}),
+    };
+    if let Ok(mut machine) = load(program, kernel) {
+        assert!(machine.mem.mapped_pages() * 4096 <= 64 << 20);
+        machine.max_insns = 10_000;
+        let _ = machine.run(&mut ());
+    }
+});
