@@ -28,6 +28,16 @@ fn main() -> Result<()> {
             bench_rap(events, runs.max(1))
         }
         Some("bounds") => bounds(),
+        Some("bench-exec") => {
+            let runs = args
+                .iter()
+                .position(|a| a == "--runs")
+                .and_then(|i| args.get(i + 1))
+                .map(|s| s.parse())
+                .transpose()?
+                .unwrap_or(3usize);
+            bench_exec(runs.max(1))
+        }
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds"
@@ -125,6 +135,106 @@ fn phased_stream(events: usize) -> Vec<u64> {
             }
         })
         .collect()
+}
+
+/// `outcrop exec` on every bundled workload (no observer, class counter) against
+/// `qemu-riscv64-static` on the same binaries, in the same run. Needs a release build of
+/// `outcrop` (`cargo build --release`) and qemu-user-static.
+fn bench_exec(runs: usize) -> Result<()> {
+    use std::process::{Command, Stdio};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let outcrop = root.join("target/release/outcrop");
+    anyhow::ensure!(
+        outcrop.exists(),
+        "build first: cargo build --release -p outcrop"
+    );
+    let wl = root.join("workloads");
+    let tmp = std::env::temp_dir().join(format!("outcrop-bench-{}", std::process::id()));
+    std::fs::create_dir_all(tmp.join("src"))?;
+    let _ = std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"));
+    let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
+        .collect();
+    names.sort();
+    let timed = |cmd: &mut Command| -> Result<f64> {
+        let t = Instant::now();
+        let st = cmd
+            .current_dir(&tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        let secs = t.elapsed().as_secs_f64();
+        anyhow::ensure!(st.code().is_some(), "killed by a signal");
+        Ok(secs)
+    };
+    println!("median of {runs} runs; MIPS = retired instructions / wall time\n");
+    println!("| workload | instructions | outcrop s | MIPS | class counter s | MIPS | counter overhead | qemu s | outcrop / qemu |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let (mut g_mips, mut g_over, mut g_ratio, mut k) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for name in names {
+        let bin = wl.join("bin").join(&name);
+        let args: Vec<String> = if name == "fileio" {
+            vec!["src/fileio.c".into()]
+        } else {
+            vec![]
+        };
+        let stats = tmp.join("stats.json");
+        let mut base = Command::new(&outcrop);
+        base.args(["exec", "--allow-rw", ".", "--stats-json"])
+            .arg(&stats)
+            .arg("--")
+            .arg(&bin)
+            .args(&args);
+        timed(&mut base)?;
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
+        let insns = json["instructions"].as_u64().unwrap_or(0);
+        let mut plain = vec![];
+        let mut counted = vec![];
+        let mut qemu = vec![];
+        for _ in 0..runs {
+            plain.push(timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--allow-rw", ".", "--"])
+                    .arg(&bin)
+                    .args(&args),
+            )?);
+            counted.push(timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--allow-rw", ".", "--stats-json"])
+                    .arg(&stats)
+                    .arg("--")
+                    .arg(&bin)
+                    .args(&args),
+            )?);
+            qemu.push(timed(
+                Command::new("qemu-riscv64-static").arg(&bin).args(&args),
+            )?);
+        }
+        let (p, c, q) = (median(plain), median(counted), median(qemu));
+        let mips = insns as f64 / p / 1e6;
+        println!(
+            "| {name} | {insns} | {p:.3} | {mips:.0} | {c:.3} | {:.0} | {:.2}x | {q:.3} | {:.1}x |",
+            insns as f64 / c / 1e6,
+            c / p,
+            p / q
+        );
+        g_mips += mips.ln();
+        g_over += (c / p).ln();
+        g_ratio += (p / q).ln();
+        k += 1.0;
+    }
+    if k > 0.0 {
+        println!(
+            "\ngeometric means: {:.0} MIPS, class-counter overhead {:.2}x, {:.1}x qemu's wall time",
+            (g_mips / k).exp(),
+            (g_over / k).exp(),
+            (g_ratio / k).exp()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
