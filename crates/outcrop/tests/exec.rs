@@ -160,6 +160,12 @@ fn fp_exception_flags_match_qemu() {
 }
 
 #[test]
+fn self_modifying_code_runs_the_new_instructions() {
+    // the instruction cache must notice stores to executable pages
+    assert_eq!(out(&exec(&[], &["smc"])), "smc 1 2\n");
+}
+
+#[test]
 fn stats_json_has_the_documented_fields() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("s.json");

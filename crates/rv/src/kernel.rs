@@ -270,6 +270,7 @@ impl Kernel {
                 }
             }
             258 | 293 => -ENOSYS, // riscv_hwprobe, rseq: glibc copes
+            259 => 0,             // riscv_flush_icache: our cache follows every store
             _ => {
                 if self.warned.insert(nr) {
                     (self.config.on_warning)(&format!(

@@ -119,7 +119,10 @@ enum Flow {
 
 struct ICache {
     pages: HashMap<u64, usize>,
+    /// Parked pages; the current one is swapped out into `page`.
     slots: Vec<Box<[Inst; SLOTS]>>,
+    /// The current page's slots (`cur_vpn`); its `slots[cur]` holds a placeholder meanwhile.
+    page: Box<[Inst; SLOTS]>,
     epoch: u64,
     cur_vpn: u64,
     cur: usize,
@@ -189,6 +192,7 @@ impl Machine {
             icache: ICache {
                 pages: HashMap::new(),
                 slots: Vec::new(),
+                page: Box::new([NOT_DECODED; SLOTS]),
                 epoch: u64::MAX,
                 cur_vpn: u64::MAX,
                 cur: 0,
@@ -200,46 +204,64 @@ impl Machine {
 
     /// Runs until exit, fault, the instruction limit, or the observer stops it.
     pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
+        // Validate the instruction cache against the memory once; afterwards only instructions
+        // that can change code (stores, AMOs, system calls) re-check it.
+        self.check_code_epoch();
         loop {
             if self.instret >= self.max_insns {
                 return Outcome::InstructionLimit;
             }
-            // Fetch from the pre-decoded page (inlined: returning a Result here would build the
-            // 16-byte Inst in memory and stall on store forwarding).
-            let vpn = self.pc >> 12;
-            if vpn != self.icache.cur_vpn || self.mem.code_epoch() != self.icache.epoch {
-                if let Err(fault) = self.switch_page(vpn) {
-                    return Outcome::Fault(fault);
+            let budget = (self.max_insns - self.instret).min(1 << 20);
+            for _ in 0..budget {
+                // Fetch from the pre-decoded page (inlined: returning a Result here would build
+                // the 16-byte Inst in memory and stall on store forwarding).
+                let vpn = self.pc >> 12;
+                if vpn != self.icache.cur_vpn {
+                    if let Err(fault) = self.switch_page(vpn) {
+                        return Outcome::Fault(fault);
+                    }
                 }
-            }
-            let slot = ((self.pc & (PAGE_SIZE - 1)) >> 1) as usize;
-            let mut inst = self.icache.slots[self.icache.cur][slot];
-            if inst.len == 0 {
-                match self.decode_slot(slot) {
-                    Ok(i) => inst = i,
-                    Err(fault) => return Outcome::Fault(fault),
+                let slot = ((self.pc & (PAGE_SIZE - 1)) >> 1) as usize;
+                let mut inst = self.icache.page[slot];
+                if inst.len == 0 {
+                    match self.decode_slot(slot) {
+                        Ok(i) => inst = i,
+                        Err(fault) => return Outcome::Fault(fault),
+                    }
                 }
-            }
-            let pc = self.pc;
-            match self.step(inst, obs) {
-                (Flow::Next, Control::Continue) => {}
-                (Flow::Next, Control::Stop) => return Outcome::Stopped,
-                (Flow::Exit(code), _) => return Outcome::Exited(code),
-                (Flow::Fault(kind), _) => {
-                    self.pc = pc;
-                    return Outcome::Fault(Fault { pc, inst, kind });
+                let pc = self.pc;
+                match self.step(inst, obs) {
+                    (Flow::Next, Control::Continue) => {}
+                    (Flow::Next, Control::Stop) => return Outcome::Stopped,
+                    (Flow::Exit(code), _) => return Outcome::Exited(code),
+                    (Flow::Fault(kind), _) => {
+                        self.pc = pc;
+                        return Outcome::Fault(Fault { pc, inst, kind });
+                    }
                 }
             }
         }
     }
 
+    /// Drops the instruction cache if executable memory changed since it was filled.
+    #[inline]
+    fn check_code_epoch(&mut self) {
+        if self.mem.code_epoch() != self.icache.epoch {
+            self.flush_icache();
+        }
+    }
+
+    #[cold]
+    fn flush_icache(&mut self) {
+        self.icache.pages.clear();
+        self.icache.slots.clear();
+        *self.icache.page = [NOT_DECODED; SLOTS];
+        self.icache.cur_vpn = u64::MAX;
+        self.icache.epoch = self.mem.code_epoch();
+    }
+
     #[cold]
     fn switch_page(&mut self, vpn: u64) -> Result<(), Fault> {
-        if self.mem.code_epoch() != self.icache.epoch {
-            self.icache.pages.clear();
-            self.icache.slots.clear();
-            self.icache.epoch = self.mem.code_epoch();
-        }
         if self.mem.perm_at(self.pc) & perm::X == 0 {
             return Err(Fault {
                 pc: self.pc,
@@ -247,12 +269,18 @@ impl Machine {
                 kind: FaultKind::FetchAccess(self.pc),
             });
         }
+        // put the current page back, take (or create) the new one
+        if self.icache.cur_vpn != u64::MAX {
+            let idx = self.icache.cur;
+            std::mem::swap(&mut self.icache.page, &mut self.icache.slots[idx]);
+        }
         let next = self.icache.slots.len();
-        let cur = *self.icache.pages.entry(vpn).or_insert(next);
-        if cur == next {
+        let idx = *self.icache.pages.entry(vpn).or_insert(next);
+        if idx == next {
             self.icache.slots.push(Box::new([NOT_DECODED; SLOTS]));
         }
-        self.icache.cur = cur;
+        std::mem::swap(&mut self.icache.page, &mut self.icache.slots[idx]);
+        self.icache.cur = idx;
         self.icache.cur_vpn = vpn;
         Ok(())
     }
@@ -276,8 +304,7 @@ impl Machine {
             0
         };
         let inst = decode(lo, hi);
-        // Fetching may have touched the next page's permissions but not the epoch.
-        self.icache.slots[self.icache.cur][slot] = inst;
+        self.icache.page[slot] = inst;
         Ok(inst)
     }
 
@@ -293,10 +320,10 @@ impl Machine {
         let pc = self.pc;
         let len = u64::from(inst.len);
         let mut next = pc.wrapping_add(len);
-        let rs1 = self.x[inst.rs1 as usize];
-        let rs2 = self.x[inst.rs2 as usize];
+        let rs1 = self.x[inst.rs1 as usize & 31];
+        let rs2 = self.x[inst.rs2 as usize & 31];
         let imm = inst.imm as i64 as u64;
-        let rd = inst.rd as usize;
+        let rd = inst.rd as usize & 31;
         // what the observer may want; dead code unless O::RETIRE
         let mut result: Option<u64> = None;
         let (mut mem_addr, mut mem_size, mut mem_value) = (0u64, 0u8, 0u64);
@@ -345,6 +372,7 @@ impl Machine {
                 if self.reservation == Some(a & !7) {
                     self.reservation = None;
                 }
+                self.check_code_epoch();
                 mem_addr = a;
                 mem_size = $size;
                 mem_value = v as u64;
@@ -440,12 +468,14 @@ impl Machine {
             Op::Sllw => wr!(sext32(((rs1 as u32) << (rs2 & 31)) as u64)),
             Op::Srlw => wr!(sext32(((rs1 as u32) >> (rs2 & 31)) as u64)),
             Op::Sraw => wr!(((rs1 as i32) >> (rs2 & 31)) as i64 as u64),
-            Op::Fence | Op::FenceI => {}
+            Op::Fence => {}
+            Op::FenceI => self.check_code_epoch(),
             Op::Ecall => {
-                match self
+                let outcome = self
                     .kernel
-                    .syscall(&mut self.mem, &mut self.x, self.instret)
-                {
+                    .syscall(&mut self.mem, &mut self.x, self.instret);
+                self.check_code_epoch();
+                match outcome {
                     SyscallOutcome::Continue => {
                         result = Some(self.x[10]);
                     }
@@ -558,6 +588,7 @@ impl Machine {
                             Control::Continue,
                         );
                     }
+                    self.check_code_epoch();
                     mem_addr = rs1;
                     mem_size = size as u8;
                     mem_value = rs2;
@@ -609,6 +640,7 @@ impl Machine {
                         Control::Continue,
                     );
                 }
+                self.check_code_epoch();
                 self.reservation = None;
                 mem_addr = rs1;
                 mem_size = 4;
@@ -656,6 +688,7 @@ impl Machine {
                         Control::Continue,
                     );
                 }
+                self.check_code_epoch();
                 self.reservation = None;
                 mem_addr = rs1;
                 mem_size = 8;

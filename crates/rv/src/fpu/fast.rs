@@ -3,8 +3,8 @@
 //!
 //! Each function returns `Some((bits, flags))` when it can decide both the correctly rounded
 //! result and the exception flags, and `None` otherwise (NaN/infinite operands, overflow,
-//! results that may be tiny, or operands so small that the exactness test could itself
-//! underflow); the caller then runs the integer slow path in [`super::soft`].
+//! results that may be tiny, or FMA operands so small that an error term could underflow); the
+//! caller then runs the integer slow path in [`super::soft`].
 //!
 //! Assumptions about the host, guaranteed by Rust on every target with SSE2 or a
 //! non-x87 FPU: `f32`/`f64` arithmetic, `sqrt` and `mul_add` are correctly rounded IEEE 754
@@ -24,10 +24,6 @@
 //! quantum is `2^-1074`).
 
 use super::flags::NX;
-
-/// `2^-960`: below this, products/quotients/square roots take the slow path, so that the
-/// binary64 error terms below are always multiples of at least `2^-1074` (see each proof).
-const TINY_GUARD_64: f64 = f64::from_bits(((1023 - 960) as u64) << 52);
 
 fn nx(inexact: bool) -> u8 {
     if inexact {
@@ -82,14 +78,26 @@ pub(crate) fn add32(a: u32, b: u32) -> Option<(u32, u8)> {
     Some((s.to_bits(), nx(!exact)))
 }
 
+/// The odd part of the integer significand of a non-zero finite binary64 (hidden bit
+/// included for normals): `|x| = odd × 2^k` for some integer `k`.
+#[inline]
+fn odd_significand(bits: u64) -> u128 {
+    let frac = bits & ((1 << 52) - 1);
+    let sig = if bits & (0x7ff << 52) == 0 {
+        frac
+    } else {
+        frac | (1 << 52)
+    };
+    u128::from(sig >> sig.trailing_zeros())
+}
+
 /// `a × b`.
 ///
-/// `a` and `b` are multiples of their quanta `2^(ea-52)`, `2^(eb-52)`, so `ab` and the error
-/// `e = ab - p` (with `p = RN(ab)`) are multiples of `2^(ea+eb-104)`; `|e| <= ulp(p)/2 <=
-/// 2^(ea+eb+1-53)`, so `e` has at most 53 significant bits. `|p| >= 2^-960` gives
-/// `2^(ea+eb+2) > |ab| > 2^-961`, so `ea+eb-104 > -1067 >= -1074`: `e` is representable and
-/// `fma(a, b, -p)` returns it exactly. Hence `exact ⇔ e == 0`. A zero operand gives an exact
-/// (signed) zero; any other tiny or overflowing product takes the slow path.
+/// Exactness by odd parts: with `p = RN(ab)` normal, `ab` is exact iff `odd(a)·odd(b) ==
+/// odd(p)`. (⇒) `p = ab`. (⇐) the identity gives `p = ab·2^k` for an integer `k`, while
+/// `|p − ab| <= 2^-53 |ab|` for a normal `p`, so `2^k ∈ [1 − 2^-53, 1 + 2^-53]` and `k = 0`.
+/// The products are below `2^106`, exact in `u128`. A zero operand gives an exact (signed)
+/// zero; products that may be tiny or that overflow take the slow path.
 #[inline]
 pub(crate) fn mul64(a: u64, b: u64) -> Option<(u64, u8)> {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
@@ -100,11 +108,12 @@ pub(crate) fn mul64(a: u64, b: u64) -> Option<(u64, u8)> {
     if x == 0.0 || y == 0.0 {
         return Some((p.to_bits(), 0));
     }
-    if !(p.abs() >= TINY_GUARD_64 && p.abs() < f64::INFINITY) {
+    if !(p.abs() > f64::MIN_POSITIVE && p.abs() < f64::INFINITY) {
         return None;
     }
-    let e = x.mul_add(y, -p);
-    Some((p.to_bits(), nx(e != 0.0)))
+    let pb = p.to_bits();
+    let exact = odd_significand(a) * odd_significand(b) == odd_significand(pb);
+    Some((pb, nx(!exact)))
 }
 
 /// binary32 `a × b`: the product of two 24-bit significands has at most 48 bits, so
@@ -129,14 +138,10 @@ pub(crate) fn mul32(a: u32, b: u32) -> Option<(u32, u8)> {
 
 /// `a / b`.
 ///
-/// With `q = RN(a/b)` normal, the remainder `r = a - qb` is exactly representable
-/// (Markstein; Boldo & Daumas 2003), provided nothing underflows: `r` is a multiple of
-/// `2^min(ea-52, eq+eb-104)` and `|r| = |b|·|a/b - q| <= |b| ulp(q)/2 < 2^(eb+eq-52)`; since
-/// `|a| < 2^(eq+eb+3)`, the quantum is at least `2^(eq+eb-104)` and `r` has at most 53
-/// significant bits. `|a| >= 2^-960` gives `eq+eb >= ea-2 >= -962`, so that quantum is at
-/// least `2^-1066`: representable, and `fma(-q, b, a)` (exact inside) returns `r`. So
-/// `exact ⇔ r == 0`. Zero dividends give exact zeros; zero divisors (DZ/NV), tiny or
-/// overflowing quotients and tiny dividends take the slow path.
+/// Exactness by odd parts, as in [`mul64`]: with `q = RN(a/b)` normal, the division is exact
+/// iff `odd(q)·odd(b) == odd(a)` (the identity means `qb = a·2^k`, and `q` is within a
+/// relative `2^-53` of `a/b`, so `k = 0`). Zero dividends give exact zeros; zero divisors
+/// (DZ/NV) and quotients that may be tiny or that overflow take the slow path.
 #[inline]
 pub(crate) fn div64(a: u64, b: u64) -> Option<(u64, u8)> {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
@@ -147,11 +152,12 @@ pub(crate) fn div64(a: u64, b: u64) -> Option<(u64, u8)> {
     if x == 0.0 {
         return Some((q.to_bits(), 0));
     }
-    if !(x.abs() >= TINY_GUARD_64 && q.abs() > f64::MIN_POSITIVE && q.abs() < f64::INFINITY) {
+    if !(q.abs() > f64::MIN_POSITIVE && q.abs() < f64::INFINITY) {
         return None;
     }
-    let r = (-q).mul_add(y, x);
-    Some((q.to_bits(), nx(r != 0.0)))
+    let qb = q.to_bits();
+    let exact = odd_significand(qb) * odd_significand(b) == odd_significand(a);
+    Some((qb, nx(!exact)))
 }
 
 /// binary32 `a / b`: the host binary32 division is correctly rounded; it is exact iff
@@ -175,23 +181,23 @@ pub(crate) fn div32(a: u32, b: u32) -> Option<(u32, u8)> {
 
 /// `√a`.
 ///
-/// With `s = RN(√a)`, `r = a - s²` is a multiple of `2^min(ea-52, 2es-104) = 2^(2es-104)`
-/// (as `ea >= 2es`) and `|r| = |√a - s|(√a + s) < 2^(es-53) · 2^(es+2) = 2^(2es-51)`: at most
-/// 53 bits, representable if `2es-104 >= -1074`, which `a >= 2^-960` (`es >= -480`)
-/// guarantees. So `fma(-s, s, a)` is exact and `exact ⇔ r == 0`. `√±0 = ±0` exactly;
-/// negative, tiny, infinite and NaN operands take the slow path.
+/// Exactness by odd parts: with `s = RN(√a)` (always normal for a positive finite `a`, even
+/// a subnormal one), the root is exact iff `odd(s)² == odd(a)` (the identity means `s² =
+/// a·2^k`, and `s` is within a relative `2^-53` of `√a`, so `k = 0`). `√±0 = ±0` exactly;
+/// negative, infinite and NaN operands take the slow path.
 #[inline]
 pub(crate) fn sqrt64(a: u64) -> Option<(u64, u8)> {
     let x = f64::from_bits(a);
     if x == 0.0 {
         return Some((a, 0));
     }
-    if !(TINY_GUARD_64..f64::INFINITY).contains(&x) {
+    if !(x > 0.0 && x < f64::INFINITY) {
         return None;
     }
     let s = x.sqrt();
-    let r = (-s).mul_add(s, x);
-    Some((s.to_bits(), nx(r != 0.0)))
+    let sb = s.to_bits();
+    let odd = odd_significand(sb);
+    Some((sb, nx(odd * odd != odd_significand(a))))
 }
 
 /// binary32 `√a`: the host binary32 square root is correctly rounded and never tiny for a

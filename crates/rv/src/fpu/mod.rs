@@ -122,12 +122,14 @@ pub const CANONICAL_NAN_32: u32 = 0x7fc0_0000;
 pub const CANONICAL_NAN_64: u64 = 0x7ff8_0000_0000_0000;
 
 /// NaN-boxes a binary32 value for a 64-bit `f` register: the upper 32 bits all ones.
+#[inline]
 pub fn nan_box(a: u32) -> u64 {
     0xffff_ffff_0000_0000 | u64::from(a)
 }
 
 /// Reads a binary32 operand from a 64-bit `f` register: a properly NaN-boxed value yields its
 /// low 32 bits, anything else the canonical NaN (ISA "NaN Boxing of Narrower Values").
+#[inline]
 pub fn nan_unbox(r: u64) -> u32 {
     if r >> 32 == 0xffff_ffff {
         r as u32
@@ -159,11 +161,13 @@ const SIGN_64: u64 = 1 << 63;
 // ---------------------------------------------------------------------------------------------
 
 /// FADD.S: `a + b`.
+#[inline]
 pub fn f32_add(a: u32, b: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(rm, flags, fast::add32(a, b), slow::f32_add(a, b, rm, flags))
 }
 
 /// FSUB.S: `a − b`.
+#[inline]
 pub fn f32_sub(a: u32, b: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
@@ -174,21 +178,25 @@ pub fn f32_sub(a: u32, b: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FMUL.S: `a × b`.
+#[inline]
 pub fn f32_mul(a: u32, b: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(rm, flags, fast::mul32(a, b), slow::f32_mul(a, b, rm, flags))
 }
 
 /// FDIV.S: `a / b` (DZ for a finite non-zero dividend over zero).
+#[inline]
 pub fn f32_div(a: u32, b: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(rm, flags, fast::div32(a, b), slow::f32_div(a, b, rm, flags))
 }
 
 /// FSQRT.S: `√a` (`√−0 = −0`; NV for negative operands).
+#[inline]
 pub fn f32_sqrt(a: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(rm, flags, fast::sqrt32(a), slow::f32_sqrt(a, rm, flags))
 }
 
 /// FMADD.S: `a×b + c` with a single rounding.
+#[inline]
 pub fn f32_madd(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
@@ -199,6 +207,7 @@ pub fn f32_madd(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FMSUB.S: `a×b − c` with a single rounding.
+#[inline]
 pub fn f32_msub(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
@@ -209,6 +218,7 @@ pub fn f32_msub(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FNMSUB.S: `−(a×b) + c` with a single rounding.
+#[inline]
 pub fn f32_nmsub(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
@@ -219,6 +229,7 @@ pub fn f32_nmsub(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FNMADD.S: `−(a×b) − c` with a single rounding.
+#[inline]
 pub fn f32_nmadd(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
@@ -230,6 +241,7 @@ pub fn f32_nmadd(a: u32, b: u32, c: u32, rm: Rm, flags: &mut u8) -> u32 {
 
 /// FMIN.S: the smaller operand, `−0 < +0`; a single NaN operand yields the other operand,
 /// two NaNs the canonical NaN; NV if either is a signalling NaN.
+#[inline]
 pub fn f32_min(a: u32, b: u32, flags: &mut u8) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -246,6 +258,7 @@ pub fn f32_min(a: u32, b: u32, flags: &mut u8) -> u32 {
 }
 
 /// FMAX.S: the larger operand, `−0 < +0`; NaN rules as [`f32_min`].
+#[inline]
 pub fn f32_max(a: u32, b: u32, flags: &mut u8) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -262,6 +275,7 @@ pub fn f32_max(a: u32, b: u32, flags: &mut u8) -> u32 {
 }
 
 /// FEQ.S: quiet equality (`−0 == +0`); false with NV only for signalling NaNs.
+#[inline]
 pub fn f32_eq(a: u32, b: u32, flags: &mut u8) -> bool {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -271,6 +285,7 @@ pub fn f32_eq(a: u32, b: u32, flags: &mut u8) -> bool {
 }
 
 /// FLT.S: signalling `a < b`; false with NV for any NaN.
+#[inline]
 pub fn f32_lt(a: u32, b: u32, flags: &mut u8) -> bool {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -280,6 +295,7 @@ pub fn f32_lt(a: u32, b: u32, flags: &mut u8) -> bool {
 }
 
 /// FLE.S: signalling `a <= b`; false with NV for any NaN.
+#[inline]
 pub fn f32_le(a: u32, b: u32, flags: &mut u8) -> bool {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -290,11 +306,13 @@ pub fn f32_le(a: u32, b: u32, flags: &mut u8) -> bool {
 
 /// FCLASS.S: one bit set of `−∞, −normal, −subnormal, −0, +0, +subnormal, +normal, +∞, sNaN,
 /// qNaN` (bits 0 to 9).
+#[inline]
 pub fn f32_classify(a: u32) -> u32 {
     slow::f32_classify(a)
 }
 
 /// FCVT.W.S: to `i32`, saturating (NaN → `i32::MAX`), NV when out of range, else NX if inexact.
+#[inline]
 pub fn f32_to_i32(a: u32, rm: Rm, flags: &mut u8) -> i32 {
     match to_int_fast(f64::from(f32::from_bits(a)), rm, I32_RANGE) {
         Some((v, inexact)) => finish_int(v as i32, inexact, flags),
@@ -304,6 +322,7 @@ pub fn f32_to_i32(a: u32, rm: Rm, flags: &mut u8) -> i32 {
 
 /// FCVT.WU.S: to `u32`, saturating (NaN → `u32::MAX`, negative → 0 with NV unless it rounds to
 /// zero). The interpreter sign-extends the 32-bit result into `rd`.
+#[inline]
 pub fn f32_to_u32(a: u32, rm: Rm, flags: &mut u8) -> u32 {
     match to_int_fast(f64::from(f32::from_bits(a)), rm, U32_RANGE) {
         Some((v, inexact)) => finish_int(v as u32, inexact, flags),
@@ -312,6 +331,7 @@ pub fn f32_to_u32(a: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.L.S: to `i64`, saturating as [`f32_to_i32`].
+#[inline]
 pub fn f32_to_i64(a: u32, rm: Rm, flags: &mut u8) -> i64 {
     match to_int_fast(f64::from(f32::from_bits(a)), rm, I64_RANGE) {
         Some((v, inexact)) => finish_int(v, inexact, flags),
@@ -320,6 +340,7 @@ pub fn f32_to_i64(a: u32, rm: Rm, flags: &mut u8) -> i64 {
 }
 
 /// FCVT.LU.S: to `u64`, saturating as [`f32_to_u32`].
+#[inline]
 pub fn f32_to_u64(a: u32, rm: Rm, flags: &mut u8) -> u64 {
     match to_int_fast(f64::from(f32::from_bits(a)), rm, U64_RANGE) {
         Some((v, inexact)) => finish_int(v as u64, inexact, flags),
@@ -328,6 +349,7 @@ pub fn f32_to_u64(a: u32, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FCVT.S.W: from `i32` (NX if rounded).
+#[inline]
 pub fn f32_from_i32(x: i32, rm: Rm, flags: &mut u8) -> u32 {
     // |x| <= 2^24 is exact in binary32.
     if x.unsigned_abs() <= 1 << 24 {
@@ -342,6 +364,7 @@ pub fn f32_from_i32(x: i32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.S.WU: from `u32`.
+#[inline]
 pub fn f32_from_u32(x: u32, rm: Rm, flags: &mut u8) -> u32 {
     if x <= 1 << 24 {
         return (x as f32).to_bits();
@@ -354,6 +377,7 @@ pub fn f32_from_u32(x: u32, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.S.L: from `i64`.
+#[inline]
 pub fn f32_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u32 {
     if x.unsigned_abs() <= 1 << 24 {
         return (x as f32).to_bits();
@@ -368,6 +392,7 @@ pub fn f32_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.S.LU: from `u64`.
+#[inline]
 pub fn f32_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u32 {
     if x <= 1 << 24 {
         return (x as f32).to_bits();
@@ -380,6 +405,7 @@ pub fn f32_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.D.S: exact widening; a NaN gives the canonical NaN (NV if signalling).
+#[inline]
 pub fn f32_to_f64(a: u32, flags: &mut u8) -> u64 {
     let x = f32::from_bits(a);
     if x.is_nan() {
@@ -393,11 +419,13 @@ pub fn f32_to_f64(a: u32, flags: &mut u8) -> u64 {
 // ---------------------------------------------------------------------------------------------
 
 /// FADD.D: `a + b`.
+#[inline]
 pub fn f64_add(a: u64, b: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(rm, flags, fast::add64(a, b), slow::f64_add(a, b, rm, flags))
 }
 
 /// FSUB.D: `a − b`.
+#[inline]
 pub fn f64_sub(a: u64, b: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(
         rm,
@@ -408,21 +436,25 @@ pub fn f64_sub(a: u64, b: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FMUL.D: `a × b`.
+#[inline]
 pub fn f64_mul(a: u64, b: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(rm, flags, fast::mul64(a, b), slow::f64_mul(a, b, rm, flags))
 }
 
 /// FDIV.D: `a / b` (DZ for a finite non-zero dividend over zero).
+#[inline]
 pub fn f64_div(a: u64, b: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(rm, flags, fast::div64(a, b), slow::f64_div(a, b, rm, flags))
 }
 
 /// FSQRT.D: `√a` (`√−0 = −0`; NV for negative operands).
+#[inline]
 pub fn f64_sqrt(a: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(rm, flags, fast::sqrt64(a), slow::f64_sqrt(a, rm, flags))
 }
 
 /// FMADD.D: `a×b + c` with a single rounding.
+#[inline]
 pub fn f64_madd(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(
         rm,
@@ -433,6 +465,7 @@ pub fn f64_madd(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FMSUB.D: `a×b − c` with a single rounding.
+#[inline]
 pub fn f64_msub(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(
         rm,
@@ -443,6 +476,7 @@ pub fn f64_msub(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FNMSUB.D: `−(a×b) + c` with a single rounding.
+#[inline]
 pub fn f64_nmsub(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(
         rm,
@@ -453,6 +487,7 @@ pub fn f64_nmsub(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FNMADD.D: `−(a×b) − c` with a single rounding.
+#[inline]
 pub fn f64_nmadd(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
     dispatch!(
         rm,
@@ -464,6 +499,7 @@ pub fn f64_nmadd(a: u64, b: u64, c: u64, rm: Rm, flags: &mut u8) -> u64 {
 
 /// FMIN.D: the smaller operand, `−0 < +0`; a single NaN operand yields the other operand,
 /// two NaNs the canonical NaN; NV if either is a signalling NaN.
+#[inline]
 pub fn f64_min(a: u64, b: u64, flags: &mut u8) -> u64 {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -479,6 +515,7 @@ pub fn f64_min(a: u64, b: u64, flags: &mut u8) -> u64 {
 }
 
 /// FMAX.D: the larger operand, `−0 < +0`; NaN rules as [`f64_min`].
+#[inline]
 pub fn f64_max(a: u64, b: u64, flags: &mut u8) -> u64 {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -494,6 +531,7 @@ pub fn f64_max(a: u64, b: u64, flags: &mut u8) -> u64 {
 }
 
 /// FEQ.D: quiet equality (`−0 == +0`); false with NV only for signalling NaNs.
+#[inline]
 pub fn f64_eq(a: u64, b: u64, flags: &mut u8) -> bool {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -503,6 +541,7 @@ pub fn f64_eq(a: u64, b: u64, flags: &mut u8) -> bool {
 }
 
 /// FLT.D: signalling `a < b`; false with NV for any NaN.
+#[inline]
 pub fn f64_lt(a: u64, b: u64, flags: &mut u8) -> bool {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -512,6 +551,7 @@ pub fn f64_lt(a: u64, b: u64, flags: &mut u8) -> bool {
 }
 
 /// FLE.D: signalling `a <= b`; false with NV for any NaN.
+#[inline]
 pub fn f64_le(a: u64, b: u64, flags: &mut u8) -> bool {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     if x.is_nan() || y.is_nan() {
@@ -522,11 +562,13 @@ pub fn f64_le(a: u64, b: u64, flags: &mut u8) -> bool {
 
 /// FCLASS.D: one bit set of `−∞, −normal, −subnormal, −0, +0, +subnormal, +normal, +∞, sNaN,
 /// qNaN` (bits 0 to 9).
+#[inline]
 pub fn f64_classify(a: u64) -> u32 {
     slow::f64_classify(a)
 }
 
 /// FCVT.W.D: to `i32`, saturating (NaN → `i32::MAX`), NV when out of range, else NX if inexact.
+#[inline]
 pub fn f64_to_i32(a: u64, rm: Rm, flags: &mut u8) -> i32 {
     match to_int_fast(f64::from_bits(a), rm, I32_RANGE) {
         Some((v, inexact)) => finish_int(v as i32, inexact, flags),
@@ -536,6 +578,7 @@ pub fn f64_to_i32(a: u64, rm: Rm, flags: &mut u8) -> i32 {
 
 /// FCVT.WU.D: to `u32`, saturating (NaN → `u32::MAX`, negative → 0 with NV unless it rounds to
 /// zero). The interpreter sign-extends the 32-bit result into `rd`.
+#[inline]
 pub fn f64_to_u32(a: u64, rm: Rm, flags: &mut u8) -> u32 {
     match to_int_fast(f64::from_bits(a), rm, U32_RANGE) {
         Some((v, inexact)) => finish_int(v as u32, inexact, flags),
@@ -544,6 +587,7 @@ pub fn f64_to_u32(a: u64, rm: Rm, flags: &mut u8) -> u32 {
 }
 
 /// FCVT.L.D: to `i64`, saturating as [`f64_to_i32`].
+#[inline]
 pub fn f64_to_i64(a: u64, rm: Rm, flags: &mut u8) -> i64 {
     match to_int_fast(f64::from_bits(a), rm, I64_RANGE) {
         Some((v, inexact)) => finish_int(v, inexact, flags),
@@ -552,6 +596,7 @@ pub fn f64_to_i64(a: u64, rm: Rm, flags: &mut u8) -> i64 {
 }
 
 /// FCVT.LU.D: to `u64`, saturating as [`f64_to_u32`].
+#[inline]
 pub fn f64_to_u64(a: u64, rm: Rm, flags: &mut u8) -> u64 {
     match to_int_fast(f64::from_bits(a), rm, U64_RANGE) {
         Some((v, inexact)) => finish_int(v as u64, inexact, flags),
@@ -560,16 +605,19 @@ pub fn f64_to_u64(a: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FCVT.D.W: from `i32` (always exact).
+#[inline]
 pub fn f64_from_i32(x: i32, _rm: Rm, _flags: &mut u8) -> u64 {
     f64::from(x).to_bits()
 }
 
 /// FCVT.D.WU: from `u32` (always exact).
+#[inline]
 pub fn f64_from_u32(x: u32, _rm: Rm, _flags: &mut u8) -> u64 {
     f64::from(x).to_bits()
 }
 
 /// FCVT.D.L: from `i64` (NX if rounded).
+#[inline]
 pub fn f64_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u64 {
     // |x| <= 2^53 is exact in binary64.
     if x.unsigned_abs() <= 1 << 53 {
@@ -585,6 +633,7 @@ pub fn f64_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FCVT.D.LU: from `u64` (NX if rounded).
+#[inline]
 pub fn f64_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u64 {
     if x <= 1 << 53 {
         return (x as f64).to_bits();
@@ -597,6 +646,7 @@ pub fn f64_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u64 {
 }
 
 /// FCVT.S.D: rounds to binary32; a NaN gives the canonical NaN (NV if signalling).
+#[inline]
 pub fn f64_to_f32(a: u64, rm: Rm, flags: &mut u8) -> u32 {
     dispatch!(
         rm,
