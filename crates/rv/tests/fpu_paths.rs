@@ -97,8 +97,8 @@ fn f32_pair() -> impl Strategy<Value = (u32, u32)> {
     })
 }
 
-/// A triple for fused multiply-add, often with `c ≈ −a×b` (massive cancellation) or `c` far
-/// below `a×b` (sticky bits only).
+/// A triple for fused multiply-add, often with `c ≈ −a×b` (massive cancellation), `c` far
+/// below `a×b` (sticky bits only) or `c = ±0`.
 fn f64_triple() -> impl Strategy<Value = (u64, u64, u64)> {
     (f64_pair(), f64_bits(), 0u8..4, -4i64..=4, 1u64..=120).prop_map(
         |((a, b), c, how, ulps, drop)| {
@@ -109,6 +109,8 @@ fn f64_triple() -> impl Strategy<Value = (u64, u64, u64)> {
                     let e = ((p >> 52) & 0x7ff).saturating_sub(drop).max(1);
                     (a, b, (p & 0x800f_ffff_ffff_ffff) | (e << 52))
                 }
+                // A signed zero addend.
+                2 if drop % 4 == 0 => (a, b, u64::from(ulps < 0) << 63),
                 _ => (a, b, c),
             }
         },
@@ -125,6 +127,7 @@ fn f32_triple() -> impl Strategy<Value = (u32, u32, u32)> {
                     let e = ((p >> 23) & 0xff).saturating_sub(drop).max(1);
                     (a, b, (p & 0x807f_ffff) | (e << 23))
                 }
+                2 if drop % 4 == 0 => (a, b, u32::from(ulps < 0) << 31),
                 _ => (a, b, c),
             }
         },

@@ -236,7 +236,8 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 /// radix 2, `p >= 5`, round to nearest, without underflow or overflow. Then `exact ⇔ γ + α2
 /// == 0`, and the float sum `γ + α2` is zero iff the exact one is.
 ///
-/// The guards make the theorem's hypotheses hold: all three operands normal with
+/// A zero `c` with normal `a`, `b` is just the product ([`mul64`]). Otherwise the guards make
+/// the theorem's hypotheses hold: all three operands normal with
 /// `-900 <= ea+eb <= 1000` and `-900 <= ec <= 1000`. Every intermediate value is then an
 /// exact multiple of `2^-1004` (the quantum of `ab` or of `c`) and below `2^1004`, so nothing
 /// overflows, every error term is representable, and roundings in the subnormal range never
@@ -252,6 +253,11 @@ pub(crate) fn fma64(a: u64, b: u64, c: u64) -> Option<(u64, u8)> {
     );
     // Biased exponents: normal operands have fields in 1..=2046.
     let normal = |e: i32| (1..=2046).contains(&e);
+    if c << 1 == 0 && normal(ea) && normal(eb) {
+        // A zero addend: a×b ± 0 with a×b ≠ 0 is RN(a×b) whatever the zero's sign (only an
+        // exact zero sum looks at it), which is the product's fast path.
+        return mul64(a, b);
+    }
     let eab = ea + eb - 2 * 1023;
     let ecu = ec - 1023;
     if !(normal(ea)

@@ -32,9 +32,9 @@
 //! The slow path is also public as [`slow`] (hidden from docs) so tests can check the two
 //! paths against each other bit for bit and flag for flag.
 //!
-//! Design constraints: no `unsafe`, no allocation, no global state (the host FPU environment
+//! Design constraints: no `unsafe`, no allocation, no global state. The host FPU environment
 //! is never changed; the fast path relies on Rust's guarantee of round-to-nearest-even with
-//! subnormals on non-x87 targets).
+//! subnormals, and is compiled out on x87-only targets.
 //!
 //! # Example
 //!
@@ -138,10 +138,15 @@ pub fn nan_unbox(r: u64) -> u32 {
     }
 }
 
+/// Whether the host's `f32`/`f64` operations are IEEE binary32/binary64 in round-to-nearest-
+/// even, as the fast path assumes: true on every Rust target except 32-bit x86 without SSE2,
+/// whose x87 unit computes with excess precision (double rounding).
+const HOST_FLOATS_ARE_IEEE: bool = !cfg!(all(target_arch = "x86", not(target_feature = "sse2")));
+
 /// Runs `fast` in round-to-nearest-even, falling back to `slow` when it cannot decide.
 macro_rules! dispatch {
     ($rm:expr, $flags:expr, $fast:expr, $slow:expr) => {{
-        if $rm == Rm::Rne {
+        if HOST_FLOATS_ARE_IEEE && $rm == Rm::Rne {
             if let Some((r, f)) = $fast {
                 *$flags |= f;
                 return r;
@@ -355,7 +360,7 @@ pub fn f32_from_i32(x: i32, rm: Rm, flags: &mut u8) -> u32 {
     if x.unsigned_abs() <= 1 << 24 {
         return (x as f32).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         // The host cast rounds to nearest even; its result (at most 2^31) converts back exactly.
         let r = x as f32;
         return finish_int(r.to_bits(), i64::from(x) != r as i64, flags);
@@ -369,7 +374,7 @@ pub fn f32_from_u32(x: u32, rm: Rm, flags: &mut u8) -> u32 {
     if x <= 1 << 24 {
         return (x as f32).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         let r = x as f32;
         return finish_int(r.to_bits(), i64::from(x) != r as i64, flags);
     }
@@ -382,7 +387,7 @@ pub fn f32_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u32 {
     if x.unsigned_abs() <= 1 << 24 {
         return (x as f32).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         // Rust's integer-to-float casts round once to nearest even; at most 2^63 converts back
         // exactly into i128.
         let r = x as f32;
@@ -397,7 +402,7 @@ pub fn f32_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u32 {
     if x <= 1 << 24 {
         return (x as f32).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         let r = x as f32;
         return finish_int(r.to_bits(), i128::from(x) != r as i128, flags);
     }
@@ -623,7 +628,7 @@ pub fn f64_from_i64(x: i64, rm: Rm, flags: &mut u8) -> u64 {
     if x.unsigned_abs() <= 1 << 53 {
         return (x as f64).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         // Rust's integer-to-float casts round once to nearest even; at most 2^63 converts back
         // exactly into i128.
         let r = x as f64;
@@ -638,7 +643,7 @@ pub fn f64_from_u64(x: u64, rm: Rm, flags: &mut u8) -> u64 {
     if x <= 1 << 53 {
         return (x as f64).to_bits();
     }
-    if rm == Rm::Rne {
+    if HOST_FLOATS_ARE_IEEE && rm == Rm::Rne {
         let r = x as f64;
         return finish_int(r.to_bits(), i128::from(x) != r as i128, flags);
     }

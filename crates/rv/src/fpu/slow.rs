@@ -1,6 +1,6 @@
 //! The slow path as public functions with the same signatures as the fast API in
 //! [`crate::fpu`], so tests (unit, property and golden) can check the two against each other.
-//! Every function here is the integer soft-float of [`super::soft`] and nothing else; the
+//! Every function here is the integer soft-float of `soft.rs` and nothing else; the
 //! interpreter should call the functions in [`crate::fpu`] instead.
 
 use super::soft::{self, FmaKind, IntFormat, F32, F64};

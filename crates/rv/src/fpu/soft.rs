@@ -99,6 +99,7 @@ impl Format {
 
     /// Splits a bit pattern into its class, and for finite non-zero values a normalised
     /// significand with its most significant bit at [`SIG_MSB`].
+    #[inline]
     fn decode(self, bits: u64) -> Decoded {
         let negative = self.is_negative(bits);
         let field = self.exp_field(bits);
@@ -160,8 +161,10 @@ fn shift_right_jam(x: u128, d: u32) -> u128 {
     }
 }
 
-/// Whether rounding `sig` at the point `shift` bits up should increment, and whether any
-/// non-zero bit lies below that point. A `shift` of 128 or more makes all of `sig` fraction.
+/// Rounds `sig × 2^-shift` to an integer in mode `rm` (for a value of sign `negative`),
+/// returning it and whether any non-zero bit was discarded. A `shift` of 128 or more makes
+/// all of `sig` fraction. The result may carry into bit `128 - shift` (a new power of two).
+#[inline]
 fn round_shift(sig: u128, shift: u32, negative: bool, rm: Rm) -> (u128, bool) {
     let (q, above_half, tie, inexact) = if shift == 0 {
         (sig, false, false, false)
@@ -198,6 +201,7 @@ fn round_shift(sig: u128, shift: u32, negative: bool, rm: Rm) -> (u128, bool) {
 /// that, `rem > half`, `rem == half` and `rem != 0` are decided exactly as on the unbounded
 /// value: the jammed bit is odd while `half` is even (see `add_core` for why jamming the
 /// smaller addend keeps this true).
+#[inline]
 fn round_pack(fmt: Format, negative: bool, exp: i32, sig: u128, rm: Rm, fl: &mut u8) -> u64 {
     debug_assert!(sig != 0);
     let p = fmt.precision();
@@ -276,6 +280,7 @@ fn exact_zero_sign(rm: Rm) -> bool {
 /// convention of [`round_pack`]. Bits are lost only when `d > 125 - 106 + 1`, and then the
 /// sum is at least `2^125 - 2^106 > 2^124`, far more than `precision + 2` bits.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn add_core(
     fmt: Format,
     sa: bool,
@@ -319,6 +324,7 @@ fn nan_result(fmt: Format, operands: &[u64], fl: &mut u8) -> u64 {
 }
 
 /// `a + b`.
+#[inline]
 pub(crate) fn add(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
     match (fmt.decode(a), fmt.decode(b)) {
         (Decoded::Nan, _) | (_, Decoded::Nan) => nan_result(fmt, &[a, b], fl),
@@ -355,11 +361,13 @@ pub(crate) fn add(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
 }
 
 /// `a - b`, as `a + (-b)` (negating a NaN is harmless: NaN results are canonical anyway).
+#[inline]
 pub(crate) fn sub(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
     add(fmt, a, b ^ fmt.sign_bit(), rm, fl)
 }
 
 /// `a × b`.
+#[inline]
 pub(crate) fn mul(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
     let negative = fmt.is_negative(a) != fmt.is_negative(b);
     match (fmt.decode(a), fmt.decode(b)) {
@@ -379,6 +387,7 @@ pub(crate) fn mul(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
 }
 
 /// `a / b`.
+#[inline]
 pub(crate) fn div(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
     let negative = fmt.is_negative(a) != fmt.is_negative(b);
     match (fmt.decode(a), fmt.decode(b)) {
@@ -406,6 +415,7 @@ pub(crate) fn div(fmt: Format, a: u64, b: u64, rm: Rm, fl: &mut u8) -> u64 {
 }
 
 /// `√a`.
+#[inline]
 pub(crate) fn sqrt(fmt: Format, a: u64, rm: Rm, fl: &mut u8) -> u64 {
     match fmt.decode(a) {
         Decoded::Nan => nan_result(fmt, &[a], fl),
@@ -445,6 +455,7 @@ pub(crate) enum FmaKind {
 }
 
 /// Fused `±(a × b) ± c` with a single rounding (see [`FmaKind`]).
+#[inline]
 pub(crate) fn fma(fmt: Format, kind: FmaKind, a: u64, b: u64, c: u64, rm: Rm, fl: &mut u8) -> u64 {
     let negate_product = matches!(kind, FmaKind::NegMulAdd | FmaKind::NegMulSub);
     let negate_addend = matches!(kind, FmaKind::MulSub | FmaKind::NegMulSub);
@@ -643,6 +654,7 @@ impl IntFormat {
 /// FCVT.{W,WU,L,LU}.{S,D}: rounds to an integer, saturating as the RISC-V table says: NaN and
 /// too-large values give the maximum, too-small values the minimum, both raising NV (and not
 /// NX); otherwise NX if the rounding was inexact. Returns the mathematical value.
+#[inline]
 pub(crate) fn to_int(fmt: Format, a: u64, to: IntFormat, rm: Rm, fl: &mut u8) -> i128 {
     let (negative, magnitude, inexact) = match fmt.decode(a) {
         Decoded::Nan => {
@@ -687,6 +699,7 @@ pub(crate) fn to_int(fmt: Format, a: u64, to: IntFormat, rm: Rm, fl: &mut u8) ->
 }
 
 /// FCVT.{S,D}.{W,WU,L,LU}: rounds the integer `x` (any value of the source format) to `fmt`.
+#[inline]
 pub(crate) fn from_int(fmt: Format, x: i128, rm: Rm, fl: &mut u8) -> u64 {
     if x == 0 {
         return fmt.zero(false);
@@ -696,6 +709,7 @@ pub(crate) fn from_int(fmt: Format, x: i128, rm: Rm, fl: &mut u8) -> u64 {
 
 /// FCVT between the formats: `from` → `to`. Exact when widening; NaN results are canonical
 /// and a signalling NaN input raises NV.
+#[inline]
 pub(crate) fn convert(from: Format, to: Format, a: u64, rm: Rm, fl: &mut u8) -> u64 {
     match from.decode(a) {
         Decoded::Nan => {

@@ -96,11 +96,11 @@ fn fcvt_limits_and_rounding() {
     assert_eq!(run(|f| f64_to_i32(x, Rm::Rdn, f)), (i32::MIN, NV));
     // Exactly −2^63 fits i64; 2^63 does not; 2^64 − 2048 (largest double below 2^64) fits u64.
     assert_eq!(
-        run(|f| f64_to_i64(d(-9.223372036854775808e18), Rm::Rne, f)),
+        run(|f| f64_to_i64(d(-(2f64.powi(63))), Rm::Rne, f)),
         (i64::MIN, 0)
     );
     assert_eq!(
-        run(|f| f64_to_i64(d(9.223372036854775808e18), Rm::Rne, f)),
+        run(|f| f64_to_i64(d(2f64.powi(63)), Rm::Rne, f)),
         (i64::MAX, NV)
     );
     let below_2_64 = d(18_446_744_073_709_551_616.0) - 1;
@@ -159,7 +159,7 @@ fn fcvt_from_integers() {
     );
     assert_eq!(
         run(|f| f64_from_i64(i64::MIN, Rm::Rdn, f)),
-        (d(-9.223372036854775808e18), 0)
+        (d(-(2f64.powi(63))), 0)
     );
     assert_eq!(
         run(|f| f64_from_i32(i32::MIN, Rm::Rup, f)),
@@ -441,4 +441,23 @@ fn nan_boxing() {
     assert_eq!(nan_unbox(0x0000_0000_3f80_0000), CANONICAL_NAN_32);
     assert_eq!(nan_unbox(0xffff_fffe_3f80_0000), CANONICAL_NAN_32);
     assert_eq!(nan_unbox(0x3ff0_0000_0000_0000), CANONICAL_NAN_32);
+}
+
+/// Regression (found by the golden data): a fused multiply-add whose massive cancellation
+/// leaves a few-bit significand in the subnormal range must shift it *left* to the subnormal
+/// quantum, not round it. −(a×b) − c = −2^-1048 exactly.
+#[test]
+fn fnmadd_cancellation_into_subnormal_range() {
+    let (a, b, c) = (
+        0x44bf_ffff_ffff_fffc,
+        0x000f_ffff_ffff_ffff,
+        0x84df_ffff_ffff_fffa,
+    );
+    for rm in Rm::ALL {
+        assert_eq!(
+            run(|f| f64_nmadd(a, b, c, rm, f)),
+            (0x8000_0000_0400_0000, 0),
+            "{rm:?}"
+        );
+    }
 }
