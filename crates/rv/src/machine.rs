@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 const SLOTS: usize = (PAGE_SIZE / 2) as usize;
+/// Recently executed pages remembered without a hash lookup.
+const RECENT: usize = 64;
 const NOT_DECODED: Inst = Inst {
     op: Op::Illegal,
     rd: 0,
@@ -123,6 +125,8 @@ struct ICache {
     slots: Vec<Box<[Inst; SLOTS]>>,
     /// The current page's slots (`cur_vpn`); its `slots[cur]` holds a placeholder meanwhile.
     page: Box<[Inst; SLOTS]>,
+    /// Direct-mapped (vpn, slot index) of recently executed pages.
+    recent: [(u64, usize); RECENT],
     epoch: u64,
     cur_vpn: u64,
     cur: usize,
@@ -193,6 +197,7 @@ impl Machine {
                 pages: HashMap::new(),
                 slots: Vec::new(),
                 page: Box::new([NOT_DECODED; SLOTS]),
+                recent: [(u64::MAX, 0); RECENT],
                 epoch: u64::MAX,
                 cur_vpn: u64::MAX,
                 cur: 0,
@@ -236,6 +241,9 @@ impl Machine {
                     (Flow::Exit(code), _) => return Outcome::Exited(code),
                     (Flow::Fault(kind), _) => {
                         self.pc = pc;
+                        // re-read rather than keep `inst` alive across `step` (which would force
+                        // a stack copy of every instruction)
+                        let inst = self.icache.page[slot];
                         return Outcome::Fault(Fault { pc, inst, kind });
                     }
                 }
@@ -257,27 +265,39 @@ impl Machine {
         self.icache.slots.clear();
         *self.icache.page = [NOT_DECODED; SLOTS];
         self.icache.cur_vpn = u64::MAX;
+        self.icache.recent = [(u64::MAX, 0); RECENT];
         self.icache.epoch = self.mem.code_epoch();
     }
 
-    #[cold]
+    #[inline(never)]
     fn switch_page(&mut self, vpn: u64) -> Result<(), Fault> {
-        if self.mem.perm_at(self.pc) & perm::X == 0 {
-            return Err(Fault {
-                pc: self.pc,
-                inst: NOT_DECODED,
-                kind: FaultKind::FetchAccess(self.pc),
-            });
-        }
-        // put the current page back, take (or create) the new one
+        // Pages already in the cache were executable when they entered it, and any permission
+        // change since would have flushed the cache (code epoch): only new pages are checked.
+        let recent = (vpn as usize) & (RECENT - 1);
+        let idx = match self.icache.recent[recent] {
+            (v, i) if v == vpn => i,
+            _ => match self.icache.pages.get(&vpn) {
+                Some(&i) => i,
+                None => {
+                    if self.mem.perm_at(self.pc) & perm::X == 0 {
+                        return Err(Fault {
+                            pc: self.pc,
+                            inst: NOT_DECODED,
+                            kind: FaultKind::FetchAccess(self.pc),
+                        });
+                    }
+                    self.icache.slots.push(Box::new([NOT_DECODED; SLOTS]));
+                    let i = self.icache.slots.len() - 1;
+                    self.icache.pages.insert(vpn, i);
+                    i
+                }
+            },
+        };
+        self.icache.recent[recent] = (vpn, idx);
+        // put the current page back, take the new one
         if self.icache.cur_vpn != u64::MAX {
-            let idx = self.icache.cur;
-            std::mem::swap(&mut self.icache.page, &mut self.icache.slots[idx]);
-        }
-        let next = self.icache.slots.len();
-        let idx = *self.icache.pages.entry(vpn).or_insert(next);
-        if idx == next {
-            self.icache.slots.push(Box::new([NOT_DECODED; SLOTS]));
+            let cur = self.icache.cur;
+            std::mem::swap(&mut self.icache.page, &mut self.icache.slots[cur]);
         }
         std::mem::swap(&mut self.icache.page, &mut self.icache.slots[idx]);
         self.icache.cur = idx;
@@ -484,7 +504,7 @@ impl Machine {
             }
             Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue),
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
-                match self.csr(&inst, rs1) {
+                match self.csr(inst, rs1) {
                     Some(old) => wr!(old),
                     None => {
                         return (
@@ -743,7 +763,7 @@ impl Machine {
                     Control::Continue,
                 )
             }
-            _ => match self.float(&inst, rs1) {
+            _ => match self.float(inst, rs1) {
                 Some((v, s1, s2)) => {
                     result = Some(v);
                     src1 = s1;
@@ -812,7 +832,7 @@ impl Machine {
     }
 
     /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
-    fn csr(&mut self, inst: &Inst, rs1: u64) -> Option<u64> {
+    fn csr(&mut self, inst: Inst, rs1: u64) -> Option<u64> {
         let num = (inst.imm as u32) & 0xfff;
         let (write, value) = match inst.op {
             Op::Csrrw => (true, rs1),
@@ -853,7 +873,7 @@ impl Machine {
 
     /// F and D arithmetic, moves and conversions. Returns `(value written, src1, src2)`, or
     /// `None` for an illegal instruction (invalid rounding mode).
-    fn float(&mut self, inst: &Inst, xs1: u64) -> Option<(u64, u64, u64)> {
+    fn float(&mut self, inst: Inst, xs1: u64) -> Option<(u64, u64, u64)> {
         let (rd, r1, r2, r3) = (
             inst.rd as usize,
             inst.rs1 as usize,
@@ -867,7 +887,7 @@ impl Machine {
         let mut fl = 0u8;
         // instructions with a rounding-mode field fail on an invalid mode
         let needs_rm = inst.entry().is_some_and(|e| e.3 & 0x7000 == 0);
-        let rm = if needs_rm { self.rm(inst)? } else { Rm::Rne };
+        let rm = if needs_rm { self.rm(&inst)? } else { Rm::Rne };
         enum W {
             F(u64),
             X(u64),

@@ -172,7 +172,7 @@ impl Memory {
     }
 
     /// Page index and permission for `vpn`, through the TLB.
-    #[inline]
+    #[inline(always)]
     fn lookup(&mut self, vpn: u64) -> Option<(u32, u8)> {
         let slot = (vpn as usize) & (TLB_SIZE - 1);
         let e = self.tlb[slot];
@@ -186,7 +186,7 @@ impl Memory {
     }
 
     /// Reads `N` bytes at `addr` needing `need` permission.
-    #[inline]
+    #[inline(always)]
     fn read<const N: usize>(&mut self, addr: u64, need: u8) -> Result<[u8; N], AccessError> {
         let off = (addr & (PAGE_SIZE - 1)) as usize;
         if off + N <= PAGE_SIZE as usize {
@@ -208,7 +208,7 @@ impl Memory {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn write<const N: usize>(&mut self, addr: u64, bytes: [u8; N]) -> Result<(), AccessError> {
         let off = (addr & (PAGE_SIZE - 1)) as usize;
         if off + N <= PAGE_SIZE as usize {
@@ -241,47 +241,47 @@ impl Memory {
     }
 
     /// Loads a byte.
-    #[inline]
+    #[inline(always)]
     pub fn load_u8(&mut self, addr: u64) -> Result<u8, AccessError> {
         Ok(self.read::<1>(addr, perm::R)?[0])
     }
     /// Loads a little-endian u16.
-    #[inline]
+    #[inline(always)]
     pub fn load_u16(&mut self, addr: u64) -> Result<u16, AccessError> {
         Ok(u16::from_le_bytes(self.read(addr, perm::R)?))
     }
     /// Loads a little-endian u32.
-    #[inline]
+    #[inline(always)]
     pub fn load_u32(&mut self, addr: u64) -> Result<u32, AccessError> {
         Ok(u32::from_le_bytes(self.read(addr, perm::R)?))
     }
     /// Loads a little-endian u64.
-    #[inline]
+    #[inline(always)]
     pub fn load_u64(&mut self, addr: u64) -> Result<u64, AccessError> {
         Ok(u64::from_le_bytes(self.read(addr, perm::R)?))
     }
     /// Fetches a 16-bit instruction parcel (needs execute permission).
-    #[inline]
+    #[inline(always)]
     pub fn fetch_u16(&mut self, addr: u64) -> Result<u16, AccessError> {
         Ok(u16::from_le_bytes(self.read(addr, perm::X)?))
     }
     /// Stores a byte.
-    #[inline]
+    #[inline(always)]
     pub fn store_u8(&mut self, addr: u64, v: u8) -> Result<(), AccessError> {
         self.write(addr, [v])
     }
     /// Stores a little-endian u16.
-    #[inline]
+    #[inline(always)]
     pub fn store_u16(&mut self, addr: u64, v: u16) -> Result<(), AccessError> {
         self.write(addr, v.to_le_bytes())
     }
     /// Stores a little-endian u32.
-    #[inline]
+    #[inline(always)]
     pub fn store_u32(&mut self, addr: u64, v: u32) -> Result<(), AccessError> {
         self.write(addr, v.to_le_bytes())
     }
     /// Stores a little-endian u64.
-    #[inline]
+    #[inline(always)]
     pub fn store_u64(&mut self, addr: u64, v: u64) -> Result<(), AccessError> {
         self.write(addr, v.to_le_bytes())
     }
