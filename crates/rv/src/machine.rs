@@ -217,28 +217,39 @@ impl Machine {
                 return Outcome::InstructionLimit;
             }
             let budget = (self.max_insns - self.instret).min(1 << 20);
+            // `pc` lives in a register for the whole chunk; `self.pc` is written back whenever
+            // control leaves the loop or calls out.
+            let mut pc = self.pc;
             for _ in 0..budget {
                 // Fetch from the pre-decoded page (inlined: returning a Result here would build
                 // the 16-byte Inst in memory and stall on store forwarding).
-                let vpn = self.pc >> 12;
+                let vpn = pc >> 12;
                 if vpn != self.icache.cur_vpn {
+                    self.pc = pc;
                     if let Err(fault) = self.switch_page(vpn) {
                         return Outcome::Fault(fault);
                     }
                 }
-                let slot = ((self.pc & (PAGE_SIZE - 1)) >> 1) as usize;
+                let slot = ((pc & (PAGE_SIZE - 1)) >> 1) as usize;
                 let mut inst = self.icache.page[slot];
                 if inst.len == 0 {
+                    self.pc = pc;
                     match self.decode_slot(slot) {
                         Ok(i) => inst = i,
                         Err(fault) => return Outcome::Fault(fault),
                     }
                 }
-                let pc = self.pc;
-                match self.step(inst, obs) {
-                    (Flow::Next, Control::Continue) => {}
-                    (Flow::Next, Control::Stop) => return Outcome::Stopped,
-                    (Flow::Exit(code), _) => return Outcome::Exited(code),
+                let (flow, control, next) = self.step(inst, pc, obs);
+                match (flow, control) {
+                    (Flow::Next, Control::Continue) => pc = next,
+                    (Flow::Next, Control::Stop) => {
+                        self.pc = next;
+                        return Outcome::Stopped;
+                    }
+                    (Flow::Exit(code), _) => {
+                        self.pc = next;
+                        return Outcome::Exited(code);
+                    }
                     (Flow::Fault(kind), _) => {
                         self.pc = pc;
                         // re-read rather than keep `inst` alive across `step` (which would force
@@ -248,6 +259,7 @@ impl Machine {
                     }
                 }
             }
+            self.pc = pc;
         }
     }
 
@@ -336,8 +348,7 @@ impl Machine {
 
     /// Executes one instruction; returns the flow and the observer's verdict.
     #[inline(always)]
-    fn step<O: Observer>(&mut self, inst: Inst, obs: &mut O) -> (Flow, Control) {
-        let pc = self.pc;
+    fn step<O: Observer>(&mut self, inst: Inst, pc: u64, obs: &mut O) -> (Flow, Control, u64) {
         let len = u64::from(inst.len);
         let mut next = pc.wrapping_add(len);
         let rs1 = self.x[inst.rs1 as usize & 31];
@@ -374,6 +385,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 }
@@ -387,6 +399,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::StoreAccess(e.addr())),
                         Control::Continue,
+                        pc,
                     );
                 }
                 if self.reservation == Some(a & !7) {
@@ -477,6 +490,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::IllegalInstruction),
                         Control::Continue,
+                        pc,
                     );
                 }
                 wr!(sext32(((rs1 as u32) << (imm & 31)) as u64))
@@ -502,7 +516,7 @@ impl Machine {
                     SyscallOutcome::Exit(code) => exit = Some(code),
                 }
             }
-            Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue),
+            Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue, pc),
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
                 match self.csr(inst, rs1) {
                     Some(old) => wr!(old),
@@ -510,6 +524,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::IllegalInstruction),
                             Control::Continue,
+                            pc,
                         )
                     }
                 }
@@ -565,6 +580,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
                         Control::Continue,
+                        pc,
                     );
                 }
                 let v = if size == 4 {
@@ -584,6 +600,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 }
@@ -594,6 +611,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
                         Control::Continue,
+                        pc,
                     );
                 }
                 if self.reservation == Some(rs1 & !7) {
@@ -606,6 +624,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::StoreAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         );
                     }
                     self.check_code_epoch();
@@ -631,6 +650,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
                         Control::Continue,
+                        pc,
                     );
                 }
                 let old = match self.mem.load_u32(rs1) {
@@ -639,6 +659,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 };
@@ -658,6 +679,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::StoreAccess(e.addr())),
                         Control::Continue,
+                        pc,
                     );
                 }
                 self.check_code_epoch();
@@ -680,6 +702,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
                         Control::Continue,
+                        pc,
                     );
                 }
                 let old = match self.mem.load_u64(rs1) {
@@ -688,6 +711,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 };
@@ -706,6 +730,7 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::StoreAccess(e.addr())),
                         Control::Continue,
+                        pc,
                     );
                 }
                 self.check_code_epoch();
@@ -727,6 +752,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 }
@@ -743,6 +769,7 @@ impl Machine {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
                             Control::Continue,
+                            pc,
                         )
                     }
                 }
@@ -761,6 +788,7 @@ impl Machine {
                 return (
                     Flow::Fault(FaultKind::IllegalInstruction),
                     Control::Continue,
+                    pc,
                 )
             }
             _ => match self.float(inst, rs1) {
@@ -773,13 +801,13 @@ impl Machine {
                     return (
                         Flow::Fault(FaultKind::IllegalInstruction),
                         Control::Continue,
+                        pc,
                     )
                 }
             },
         }
         self.x[0] = 0;
         self.instret += 1;
-        self.pc = next;
 
         let mut control = Control::Continue;
         if O::RETIRE {
@@ -826,8 +854,8 @@ impl Machine {
             }
         }
         match exit {
-            Some(code) => (Flow::Exit(code), control),
-            None => (Flow::Next, control),
+            Some(code) => (Flow::Exit(code), control, next),
+            None => (Flow::Next, control, next),
         }
     }
 
