@@ -447,6 +447,16 @@ const FNAMES: [&str; 32] = [
 ];
 const RM_NAMES: [&str; 8] = ["rne", "rtz", "rdn", "rup", "rmm", "", "", "dyn"];
 
+/// The `.aq`/`.rl`/`.aqrl` suffix of an atomic instruction (bits 26 and 25).
+fn ordering(raw: u32) -> &'static str {
+    match (raw >> 25) & 3 {
+        1 => ".rl",
+        2 => ".aq",
+        3 => ".aqrl",
+        _ => "",
+    }
+}
+
 /// ABI name of integer register `r`.
 pub fn xname(r: u8) -> &'static str {
     XNAMES[(r & 31) as usize]
@@ -486,7 +496,9 @@ impl fmt::Display for Inst {
         let x = xname;
         let fr = fname;
         // rounding mode suffix only for instructions with a free rm field, and not for dyn
-        let rm = if mask & 0x7000 == 0 && self.rm != 7 {
+        // exact conversions take no rounding mode in assembly (binutils encodes rm = 0)
+        let exact = matches!(self.op, Op::FcvtDS | Op::FcvtDW | Op::FcvtDWu);
+        let rm = if mask & 0x7000 == 0 && self.rm != 7 && !exact {
             format!(", {}", RM_NAMES[self.rm as usize & 7])
         } else {
             String::new()
@@ -509,8 +521,15 @@ impl fmt::Display for Inst {
                 fence_bits(self.imm >> 4),
                 fence_bits(self.imm & 15)
             ),
-            Format::Amo => write!(f, "{name} {}, {}, ({})", x(rd), x(rs2), x(rs1)),
-            Format::Lr => write!(f, "{name} {}, ({})", x(rd), x(rs1)),
+            Format::Amo => write!(
+                f,
+                "{name}{} {}, {}, ({})",
+                ordering(self.raw),
+                x(rd),
+                x(rs2),
+                x(rs1)
+            ),
+            Format::Lr => write!(f, "{name}{} {}, ({})", ordering(self.raw), x(rd), x(rs1)),
             Format::FR => write!(f, "{name} {}, {}, {}{rm}", fr(rd), fr(rs1), fr(rs2)),
             Format::FR1 => write!(f, "{name} {}, {}{rm}", fr(rd), fr(rs1)),
             Format::FR4 => write!(
