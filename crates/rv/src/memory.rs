@@ -8,10 +8,82 @@
 
 use std::collections::HashMap;
 
+/// Pages per leaf of the page table (a leaf covers 16 MiB).
+const LEAF_BITS: u32 = 12;
+const LEAF: usize = 1 << LEAF_BITS;
+
+/// vpn → page index: hashed 16 MiB chunks, each a flat array of page slots (index + 1, 0 =
+/// unmapped), with the last chunk remembered. A TLB miss costs an array read, not a hash.
+struct PageTable {
+    chunks: HashMap<u64, usize>,
+    leaves: Vec<Box<[u32; LEAF]>>,
+    last: std::cell::Cell<(u64, usize)>,
+    len: u64,
+}
+
+impl Default for PageTable {
+    fn default() -> Self {
+        PageTable {
+            chunks: HashMap::new(),
+            leaves: Vec::new(),
+            // no chunk number reaches u64::MAX (vpn >> 12 < 2^40)
+            last: std::cell::Cell::new((u64::MAX, 0)),
+            len: 0,
+        }
+    }
+}
+
+impl PageTable {
+    #[inline]
+    fn leaf(&self, vpn: u64) -> Option<usize> {
+        let chunk = vpn >> LEAF_BITS;
+        let (c, l) = self.last.get();
+        if c == chunk {
+            return Some(l);
+        }
+        let &l = self.chunks.get(&chunk)?;
+        self.last.set((chunk, l));
+        Some(l)
+    }
+    #[inline]
+    fn get(&self, vpn: u64) -> Option<u32> {
+        let l = self.leaf(vpn)?;
+        let e = self.leaves[l][(vpn as usize) & (LEAF - 1)];
+        (e != 0).then(|| e - 1)
+    }
+    fn insert(&mut self, vpn: u64, page: u32) {
+        let chunk = vpn >> LEAF_BITS;
+        let l = match self.chunks.get(&chunk) {
+            Some(&l) => l,
+            None => {
+                self.leaves.push(Box::new([0; LEAF]));
+                let l = self.leaves.len() - 1;
+                self.chunks.insert(chunk, l);
+                l
+            }
+        };
+        let slot = &mut self.leaves[l][(vpn as usize) & (LEAF - 1)];
+        if *slot == 0 {
+            self.len += 1;
+        }
+        *slot = page + 1;
+    }
+    fn remove(&mut self, vpn: u64) -> Option<u32> {
+        let l = self.leaf(vpn)?;
+        let slot = &mut self.leaves[l][(vpn as usize) & (LEAF - 1)];
+        let old = *slot;
+        *slot = 0;
+        (old != 0).then(|| {
+            self.len -= 1;
+            old - 1
+        })
+    }
+}
+
 /// Page size in bytes.
 pub const PAGE_SIZE: u64 = 4096;
 const PAGE_SHIFT: u32 = 12;
-const TLB_SIZE: usize = 256;
+const TLB_SIZE: usize = 1024;
 
 /// Page permission bits.
 pub mod perm {
@@ -58,7 +130,7 @@ const EMPTY: TlbEntry = TlbEntry {
 pub struct Memory {
     pages: Vec<Box<[u8; PAGE_SIZE as usize]>>,
     perms: Vec<u8>,
-    map: HashMap<u64, u32>,
+    map: PageTable,
     free: Vec<u32>,
     tlb: Box<[TlbEntry; TLB_SIZE]>,
     limit_pages: u64,
@@ -71,7 +143,7 @@ impl Memory {
         Memory {
             pages: Vec::new(),
             perms: Vec::new(),
-            map: HashMap::new(),
+            map: PageTable::default(),
             free: Vec::new(),
             tlb: Box::new([EMPTY; TLB_SIZE]),
             limit_pages: limit_bytes / PAGE_SIZE,
@@ -81,7 +153,7 @@ impl Memory {
 
     /// Pages mapped now.
     pub fn mapped_pages(&self) -> u64 {
-        self.map.len() as u64
+        self.map.len
     }
 
     /// Changes whenever executable memory may have changed (stores to executable pages,
@@ -98,13 +170,15 @@ impl Memory {
     /// keep their contents and get `perm`. Fails if the page budget would be exceeded.
     pub fn map(&mut self, addr: u64, len: u64, perm: u8) -> Result<(), MapError> {
         let (first, last) = page_span(addr, len)?;
-        let new = (first..=last).filter(|v| !self.map.contains_key(v)).count() as u64;
+        let new = (first..=last)
+            .filter(|&v| self.map.get(v).is_none())
+            .count() as u64;
         if self.mapped_pages() + new > self.limit_pages {
             return Err(MapError::OutOfMemory);
         }
         for vpn in first..=last {
-            match self.map.get(&vpn) {
-                Some(&i) => self.perms[i as usize] = perm,
+            match self.map.get(vpn) {
+                Some(i) => self.perms[i as usize] = perm,
                 None => {
                     let i = match self.free.pop() {
                         Some(i) => {
@@ -131,7 +205,7 @@ impl Memory {
     pub fn unmap(&mut self, addr: u64, len: u64) -> Result<(), MapError> {
         let (first, last) = page_span(addr, len)?;
         for vpn in first..=last {
-            if let Some(i) = self.map.remove(&vpn) {
+            if let Some(i) = self.map.remove(vpn) {
                 self.free.push(i);
             }
         }
@@ -143,11 +217,11 @@ impl Memory {
     /// Sets `perm` on every page of `[addr, addr + len)`; fails if one is not mapped.
     pub fn protect(&mut self, addr: u64, len: u64, perm: u8) -> Result<(), MapError> {
         let (first, last) = page_span(addr, len)?;
-        if (first..=last).any(|v| !self.map.contains_key(&v)) {
+        if (first..=last).any(|v| self.map.get(v).is_none()) {
             return Err(MapError::NotMapped);
         }
         for vpn in first..=last {
-            if let Some(&i) = self.map.get(&vpn) {
+            if let Some(i) = self.map.get(vpn) {
                 self.perms[i as usize] = perm;
             }
         }
@@ -159,7 +233,7 @@ impl Memory {
     /// Whether every page of `[addr, addr + len)` is unmapped.
     pub fn is_free(&self, addr: u64, len: u64) -> bool {
         match page_span(addr, len) {
-            Ok((first, last)) => (first..=last).all(|v| !self.map.contains_key(&v)),
+            Ok((first, last)) => (first..=last).all(|v| self.map.get(v).is_none()),
             Err(_) => false,
         }
     }
@@ -167,8 +241,8 @@ impl Memory {
     /// Permission of the page holding `addr` (0 if unmapped).
     pub fn perm_at(&self, addr: u64) -> u8 {
         self.map
-            .get(&(addr >> PAGE_SHIFT))
-            .map_or(0, |&i| self.perms[i as usize])
+            .get(addr >> PAGE_SHIFT)
+            .map_or(0, |i| self.perms[i as usize])
     }
 
     /// Page index and permission for `vpn`, through the TLB.
@@ -179,7 +253,7 @@ impl Memory {
         if e.vpn == vpn {
             return Some((e.page, e.perm));
         }
-        let &page = self.map.get(&vpn)?;
+        let page = self.map.get(vpn)?;
         let perm = self.perms[page as usize];
         self.tlb[slot] = TlbEntry { vpn, page, perm };
         Some((page, perm))
