@@ -1,0 +1,102 @@
+#!/bin/sh
+# Builds the guest programs in src/*.c into bin/<name> (static RV64GC Linux
+# binaries, symbol table kept, no debug info) and records the toolchain in
+# bin/TOOLCHAIN.
+#
+#   ./build.sh           rebuild bin/ in place
+#   ./build.sh --check   rebuild into a temporary directory and compare with the
+#                        committed bin/: exit 0 if every binary is byte-identical,
+#                        1 if some binary is stale, missing or extra,
+#                        2 if this machine's toolchain differs from bin/TOOLCHAIN
+#                        (binaries are then still compared and listed).
+#
+# The build is reproducible: the same toolchain gives byte-identical binaries
+# regardless of the checkout's location (relative source paths, no debug info,
+# -ffile-prefix-map for good measure; the GNU build-id is a hash of the content).
+# Environment: CROSS (default "riscv64-linux-gnu-") selects the tool prefix.
+set -eu
+
+CROSS=${CROSS:-riscv64-linux-gnu-}
+CC=${CROSS}gcc
+STRIP=${CROSS}strip
+export LC_ALL=C
+
+cd "$(dirname "$0")"
+here=$(pwd)
+CFLAGS="-O2 -static -march=rv64gc -mabi=lp64d -Wall -Wextra -ffile-prefix-map=$here=."
+
+toolchain() {
+    "$CC" --version | head -1
+    "${CROSS}ld" --version | head -1
+    # The static C library is part of every binary; record its package version
+    # where the package manager can tell it.
+    libc=$(dpkg-query -W -f='${Version}' libc6-dev-riscv64-cross 2>/dev/null || true)
+    echo "libc6-dev-riscv64-cross ${libc:-unknown}"
+}
+
+# build_into DIR: compiles every src/*.c into DIR/<name> and writes DIR/TOOLCHAIN.
+build_into() {
+    out=$1
+    mkdir -p "$out"
+    for src in src/*.c; do
+        name=$(basename "$src" .c)
+        "$CC" $CFLAGS -o "$out/$name" "$src" -lm
+        "$STRIP" --strip-debug "$out/$name"
+    done
+    toolchain > "$out/TOOLCHAIN"
+}
+
+if ! command -v "$CC" >/dev/null 2>&1; then
+    echo "build.sh: $CC not found (Debian: apt-get install gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)" >&2
+    exit 2
+fi
+
+case "${1:-}" in
+"")
+    build_into bin
+    for src in src/*.c; do
+        name=$(basename "$src" .c)
+        printf '%-14s %8s bytes\n' "$name" "$(wc -c < "bin/$name")"
+    done
+    echo "toolchain: $(head -1 bin/TOOLCHAIN)"
+    ;;
+--check)
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/outcrop-workloads.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    build_into "$tmp"
+    status=0
+    if ! cmp -s "$tmp/TOOLCHAIN" bin/TOOLCHAIN 2>/dev/null; then
+        echo "TOOLCHAIN DIFFERS: the committed binaries were built with"
+        sed 's/^/    /' bin/TOOLCHAIN 2>/dev/null || echo "    (no bin/TOOLCHAIN)"
+        echo "but this machine has"
+        sed 's/^/    /' "$tmp/TOOLCHAIN"
+        echo "byte-identical rebuilds cannot be expected; differences below may be due to that."
+        status=2
+    fi
+    stale=""
+    for src in src/*.c; do
+        name=$(basename "$src" .c)
+        if [ ! -f "bin/$name" ]; then
+            stale="$stale $name(missing)"
+        elif ! cmp -s "$tmp/$name" "bin/$name"; then
+            stale="$stale $name"
+        fi
+    done
+    for bin in bin/*; do
+        name=$(basename "$bin")
+        [ "$name" = TOOLCHAIN ] && continue
+        [ -f "src/$name.c" ] || stale="$stale $name(no-source)"
+    done
+    if [ -n "$stale" ]; then
+        echo "stale binaries in workloads/bin (run workloads/build.sh):$stale"
+        [ $status -eq 0 ] && status=1
+    else
+        echo "all $(ls src/*.c | wc -l) binaries in workloads/bin are up to date"
+    fi
+    exit $status
+    ;;
+*)
+    echo "usage: $0 [--check]" >&2
+    exit 2
+    ;;
+esac
