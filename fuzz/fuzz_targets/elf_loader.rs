@@ -25,6 +25,7 @@ fuzz_target!(|data: &[u8]| {
         stdout: Box::new(std::io::sink()),
         stderr: Box::new(std::io::sink()),
         on_warning: Box::new(|_| {}),
+        stdio_mode: None,
     };
     if let Ok(mut machine) = load(program, kernel) {
         assert!(machine.mem.mapped_pages() * 4096 <= 64 << 20);

@@ -98,6 +98,7 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
         stdout: Box::new(PassThrough(std::io::stdout())),
         stderr: Box::new(PassThrough(std::io::stderr())),
         on_warning: Box::new(|m| eprintln!("outcrop: warning: {m}")),
+        stdio_mode: None,
     };
     let env = if args.deterministic {
         Vec::new()

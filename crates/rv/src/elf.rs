@@ -1,7 +1,7 @@
 //! Loading a static riscv64 ELF program (the `object` crate parses, every size and offset is
 //! checked) and building the Linux initial stack: argc, argv, envp and the auxiliary vector
 //! with AT_RANDOM, AT_PAGESZ, AT_HWCAP (IMAFDC), AT_PHDR/PHENT/PHNUM, AT_ENTRY, AT_CLKTCK,
-//! AT_EXECFN (see `shared/notes/riscv-linux.md`).
+//! AT_EXECFN, as qemu-user does (see `shared/notes/riscv-linux.md`).
 
 use crate::kernel::{Kernel, KernelConfig};
 use crate::machine::Machine;
@@ -156,7 +156,8 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
     mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)
         .map_err(|_| Error::OutOfMemory("mapping the stack".into()))?;
     let brk_start = end.next_multiple_of(PAGE_SIZE);
-    let execfn = kernel.exe_path.to_string_lossy().into_owned();
+    // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
+    let execfn = program.args.first().cloned().unwrap_or_default();
     let mut kernel = Kernel::new(kernel, brk_start, program.memory_limit);
     let aux = Auxv {
         phdr: phdr_addr.unwrap_or(0),
@@ -215,8 +216,8 @@ fn build_stack(
     let mut random = [0u8; 16];
     kernel.random_bytes(&mut random);
     let random_addr = push_bytes(mem, &random)?;
-    let platform = push_bytes(mem, b"riscv64\0")?;
-    let auxv: [(u64, u64); 17] = [
+    // the entries qemu-user passes, in its order (see shared/notes/riscv-linux.md)
+    let auxv: [(u64, u64); 16] = [
         (3, aux.phdr),      // AT_PHDR
         (4, 56),            // AT_PHENT
         (5, aux.phnum),     // AT_PHNUM
@@ -230,7 +231,6 @@ fn build_stack(
         (14, 0),            // AT_EGID
         (16, HWCAP_IMAFDC), // AT_HWCAP
         (17, 100),          // AT_CLKTCK
-        (15, platform),     // AT_PLATFORM
         (23, 0),            // AT_SECURE
         (25, random_addr),  // AT_RANDOM
         (31, execfn_addr),  // AT_EXECFN

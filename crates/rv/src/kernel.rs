@@ -104,6 +104,10 @@ pub struct KernelConfig {
     pub stderr: Box<dyn Write + Send>,
     /// Called once per unknown system call number, with a message naming it.
     pub on_warning: Box<dyn FnMut(&str) + Send>,
+    /// `st_mode` that fstat reports for fds 0–2; `None` reports what the host's own
+    /// stdin/stdout/stderr are (as qemu-user does). Tests fix it, since glibc's buffering
+    /// (and so the instruction stream) depends on it.
+    pub stdio_mode: Option<u32>,
 }
 
 enum Fd {
@@ -250,7 +254,7 @@ impl Kernel {
             },
             233 => 0, // madvise
             96 | 172 | 178 => self.pid(),
-            99 => 0,        // set_robust_list: no threads
+            99 => -ENOSYS,  // set_robust_list: no futexes (as qemu-user)
             174..=177 => 0, // getuid, geteuid, getgid, getegid
             261 => self.sys_prlimit64(mem, a[1], a[3]),
             278 => self.sys_getrandom(mem, a[0], a[1]),
@@ -488,12 +492,26 @@ impl Kernel {
         }
     }
 
+    fn write_fixed_stat(mem: &mut Memory, buf: u64, mode: u32) -> i64 {
+        let mut s = [0u8; 128];
+        s[16..20].copy_from_slice(&mode.to_le_bytes());
+        s[20..24].copy_from_slice(&1u32.to_le_bytes()); // nlink
+        s[56..60].copy_from_slice(&4096i32.to_le_bytes()); // blksize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
     fn sys_fstat(&mut self, mem: &mut Memory, fd: u64, buf: u64) -> i64 {
         let meta = match self.fd(fd) {
             Err(e) => return -e,
             Ok(Fd::File(f)) => f.metadata(),
-            // the host's view of its own stdio, as qemu-user reports it
-            Ok(_) => std::fs::metadata(format!("/proc/self/fd/{fd}")),
+            Ok(_) => match self.config.stdio_mode {
+                Some(mode) => return Self::write_fixed_stat(mem, buf, mode),
+                // the host's view of its own stdio, as qemu-user reports it
+                None => std::fs::metadata(format!("/proc/self/fd/{fd}")),
+            },
         };
         match meta {
             Ok(m) => Self::write_stat(mem, buf, &m),

@@ -1,0 +1,88 @@
+//! Lockstep against qemu: the machine must execute exactly the instruction sequence (every pc,
+//! so every branch and jump decision) that `qemu-riscv64-static -singlestep` recorded for the
+//! bundled `hello` and `exitcode` programs: glibc start-up, stdio, printf, exit.
+//! Reference traces: tests/fixtures/lockstep (README there says how they were made).
+
+use outcrop_rv::elf::{load, Program};
+use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::{Control, Observer, Outcome, Retire};
+use std::path::Path;
+
+struct Pcs(Vec<u64>);
+impl Observer for Pcs {
+    const RETIRE: bool = true;
+    fn retire(&mut self, r: &Retire) -> Control {
+        self.0.push(r.pc);
+        Control::Continue
+    }
+}
+
+fn run(name: &str) -> (Vec<u64>, Outcome) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+    let elf = std::fs::read(root.join("bin").join(name)).unwrap();
+    let kernel = KernelConfig {
+        sandbox: Sandbox::new(),
+        deterministic: true,
+        exe_path: std::fs::canonicalize(root.join("bin").join(name)).unwrap(),
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(std::io::sink()),
+        stderr: Box::new(std::io::sink()),
+        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
+        stdio_mode: Some(0o020666), // /dev/null, as in the reference run
+    };
+    let program = Program {
+        elf: &elf,
+        args: vec![format!("bin/{name}")],
+        env: vec![],
+        memory_limit: 1 << 30,
+    };
+    let mut m = load(program, kernel).unwrap();
+    let mut pcs = Pcs(Vec::new());
+    let outcome = m.run(&mut pcs);
+    (pcs.0, outcome)
+}
+
+fn reference(name: &str) -> Vec<u64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/lockstep/{name}.pcs.zst"));
+    let text = zstd::decode_all(std::fs::File::open(path).unwrap()).unwrap();
+    String::from_utf8(text)
+        .unwrap()
+        .lines()
+        .map(|l| u64::from_str_radix(l, 16).unwrap())
+        .collect()
+}
+
+fn check(name: &str, status: i32) {
+    let (ours, outcome) = run(name);
+    assert_eq!(outcome, Outcome::Exited(status));
+    let want = reference(name);
+    if let Some(i) = ours.iter().zip(&want).position(|(a, b)| a != b) {
+        let show = |v: &[u64]| {
+            v.iter()
+                .map(|p| format!("{p:#x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        panic!(
+            "{name}: diverges from qemu at instruction {i}\n  ours: {}\n  qemu: {}",
+            show(&ours[i.saturating_sub(3)..(i + 4).min(ours.len())]),
+            show(&want[i.saturating_sub(3)..(i + 4).min(want.len())])
+        );
+    }
+    assert_eq!(
+        ours.len(),
+        want.len(),
+        "{name}: same path, but one run is longer"
+    );
+}
+
+#[test]
+fn hello_follows_qemus_exact_path() {
+    check("hello", 0);
+}
+
+#[test]
+fn exitcode_follows_qemus_exact_path() {
+    check("exitcode", 3);
+}
