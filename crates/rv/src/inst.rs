@@ -329,7 +329,7 @@ pub struct Inst {
 
 impl Inst {
     /// The illegal instruction with these raw bits.
-    pub fn illegal(raw: u32, len: u8) -> Inst {
+    pub const fn illegal(raw: u32, len: u8) -> Inst {
         Inst {
             op: Op::Illegal,
             rd: 0,

@@ -18,18 +18,8 @@ use std::fmt;
 const SLOTS: usize = (PAGE_SIZE / 2) as usize;
 /// Recently executed pages remembered without a hash lookup.
 const RECENT: usize = 64;
-const NOT_DECODED: Inst = Inst {
-    op: Op::Illegal,
-    rd: 0,
-    rs1: 0,
-    rs2: 0,
-    rs3: 0,
-    rm: 0,
-    len: 0,
-    imm: 0,
-    raw: 0,
-    pad: 0,
-};
+/// An empty instruction-cache slot (length 0: never a real instruction).
+const NOT_DECODED: Inst = Inst::illegal(0, 0);
 
 /// Why the guest stopped abnormally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -645,51 +635,8 @@ impl Machine {
             | Op::AmominW
             | Op::AmomaxW
             | Op::AmominuW
-            | Op::AmomaxuW => {
-                if rs1 % 4 != 0 {
-                    return (
-                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                let old = match self.mem.load_u32(rs1) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                };
-                let b = rs2 as u32;
-                let new = match inst.op {
-                    Op::AmoswapW => b,
-                    Op::AmoaddW => old.wrapping_add(b),
-                    Op::AmoxorW => old ^ b,
-                    Op::AmoandW => old & b,
-                    Op::AmoorW => old | b,
-                    Op::AmominW => (old as i32).min(b as i32) as u32,
-                    Op::AmomaxW => (old as i32).max(b as i32) as u32,
-                    Op::AmominuW => old.min(b),
-                    _ => old.max(b),
-                };
-                if let Err(e) = self.mem.store_u32(rs1, new) {
-                    return (
-                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                self.check_code_epoch();
-                self.reservation = None;
-                mem_addr = rs1;
-                mem_size = 4;
-                mem_value = u64::from(old);
-                wr!(old as i32 as i64 as u64)
-            }
-            Op::AmoswapD
+            | Op::AmomaxuW
+            | Op::AmoswapD
             | Op::AmoaddD
             | Op::AmoxorD
             | Op::AmoandD
@@ -697,49 +644,15 @@ impl Machine {
             | Op::AmominD
             | Op::AmomaxD
             | Op::AmominuD
-            | Op::AmomaxuD => {
-                if rs1 % 8 != 0 {
-                    return (
-                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
-                        Control::Continue,
-                        pc,
-                    );
+            | Op::AmomaxuD => match self.amo(inst.op, rs1, rs2) {
+                Ok((old, size)) => {
+                    mem_addr = rs1;
+                    mem_size = size;
+                    mem_value = old;
+                    wr!(if size == 4 { sext32(old) } else { old })
                 }
-                let old = match self.mem.load_u64(rs1) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                };
-                let new = match inst.op {
-                    Op::AmoswapD => rs2,
-                    Op::AmoaddD => old.wrapping_add(rs2),
-                    Op::AmoxorD => old ^ rs2,
-                    Op::AmoandD => old & rs2,
-                    Op::AmoorD => old | rs2,
-                    Op::AmominD => (old as i64).min(rs2 as i64) as u64,
-                    Op::AmomaxD => (old as i64).max(rs2 as i64) as u64,
-                    Op::AmominuD => old.min(rs2),
-                    _ => old.max(rs2),
-                };
-                if let Err(e) = self.mem.store_u64(rs1, new) {
-                    return (
-                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                self.check_code_epoch();
-                self.reservation = None;
-                mem_addr = rs1;
-                mem_size = 8;
-                mem_value = old;
-                wr!(old)
-            }
+                Err(kind) => return (Flow::Fault(kind), Control::Continue, pc),
+            },
             Op::Flw => {
                 let a = rs1.wrapping_add(imm);
                 match self.mem.load_u32(a) {
@@ -857,6 +770,71 @@ impl Machine {
             Some(code) => (Flow::Exit(code), control, next),
             None => (Flow::Next, control, next),
         }
+    }
+
+    /// An atomic memory operation (A extension) at `addr` with operand `src`; returns the old
+    /// memory value (zero-extended) and the access size.
+    fn amo(&mut self, op: Op, addr: u64, src: u64) -> Result<(u64, u8), FaultKind> {
+        let word = matches!(
+            op,
+            Op::AmoswapW
+                | Op::AmoaddW
+                | Op::AmoxorW
+                | Op::AmoandW
+                | Op::AmoorW
+                | Op::AmominW
+                | Op::AmomaxW
+                | Op::AmominuW
+                | Op::AmomaxuW
+        );
+        let size: u8 = if word { 4 } else { 8 };
+        if addr % u64::from(size) != 0 {
+            return Err(FaultKind::MisalignedAtomic(addr));
+        }
+        let loaded = if word {
+            self.mem.load_u32(addr).map(u64::from)
+        } else {
+            self.mem.load_u64(addr)
+        };
+        let old = loaded.map_err(|e| FaultKind::LoadAccess(e.addr()))?;
+        // compare in the operation's width: sign-extend for signed min/max
+        let (a, b) = if word {
+            (sext32(old), sext32(src))
+        } else {
+            (old, src)
+        };
+        let new = match op {
+            Op::AmoswapW | Op::AmoswapD => src,
+            Op::AmoaddW | Op::AmoaddD => old.wrapping_add(src),
+            Op::AmoxorW | Op::AmoxorD => old ^ src,
+            Op::AmoandW | Op::AmoandD => old & src,
+            Op::AmoorW | Op::AmoorD => old | src,
+            Op::AmominW | Op::AmominD => (a as i64).min(b as i64) as u64,
+            Op::AmomaxW | Op::AmomaxD => (a as i64).max(b as i64) as u64,
+            Op::AmominuW | Op::AmominuD => {
+                if word {
+                    (old as u32).min(src as u32).into()
+                } else {
+                    old.min(src)
+                }
+            }
+            _ => {
+                if word {
+                    (old as u32).max(src as u32).into()
+                } else {
+                    old.max(src)
+                }
+            }
+        };
+        let stored = if word {
+            self.mem.store_u32(addr, new as u32)
+        } else {
+            self.mem.store_u64(addr, new)
+        };
+        stored.map_err(|e| FaultKind::StoreAccess(e.addr()))?;
+        self.check_code_epoch();
+        self.reservation = None;
+        Ok((old, size))
     }
 
     /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
@@ -1006,5 +984,105 @@ impl Machine {
                 (v, s1, fb)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{KernelConfig, Sandbox};
+    use crate::memory::perm;
+
+    /// A machine running `code` at 0x1000 with a data page at 0x2000.
+    fn machine(code: &[u32]) -> Machine {
+        let mut mem = Memory::new(1 << 20);
+        mem.map(0x1000, 0x1000, perm::R | perm::X).unwrap();
+        mem.map(0x2000, 0x1000, perm::R | perm::W).unwrap();
+        let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+        mem.poke_bytes(0x1000, &bytes).unwrap();
+        let kernel = Kernel::new(
+            KernelConfig {
+                sandbox: Sandbox::new(),
+                deterministic: true,
+                exe_path: "/t".into(),
+                stdin: Box::new(std::io::empty()),
+                stdout: Box::new(std::io::sink()),
+                stderr: Box::new(std::io::sink()),
+                on_warning: Box::new(|_| {}),
+                stdio_mode: Some(0o020666),
+            },
+            0x3000,
+            1 << 20,
+        );
+        let mut m = Machine::new(mem, kernel, 0x1000, 0x2ff0);
+        m.max_insns = code.len() as u64;
+        m
+    }
+
+    #[test]
+    fn atomics_compute_in_their_width_and_return_the_old_value() {
+        // encodings from riscv64-linux-gnu-as
+        let mut m = machine(&[
+            0x80b6252f, // amomin.w a0,a1,(a2)
+            0xe0b626af, // amomaxu.w a3,a1,(a2)
+            0xa0f8372f, // amomax.d a4,a5,(a6)
+            0xc0f832af, // amominu.d t0,a5,(a6)
+            0x00b6232f, // amoadd.w t1,a1,(a2)
+            0x100833af, // lr.d t2,(a6)
+            0x18f83e2f, // sc.d t3,a5,(a6)  succeeds
+            0x18f83eaf, // sc.d t4,a5,(a6)  fails: the reservation is gone
+        ]);
+        m.mem.store_u32(0x2000, 5).unwrap(); // word at a2
+        m.mem.store_u64(0x2008, u64::MAX).unwrap(); // doubleword at a6 (= -1 signed)
+        m.x[11] = (-3i64) as u64; // a1: -3 as a word operand
+        m.x[12] = 0x2000; // a2
+        m.x[15] = 7; // a5
+        m.x[16] = 0x2008; // a6
+        assert_eq!(m.run(&mut ()), Outcome::InstructionLimit);
+        assert_eq!(m.x[10], 5, "amomin.w returns the old word");
+        // min(5, -3) = -3 stored; amomaxu.w sees 0xfffffffd, keeps it (max unsigned), returns it sign-extended
+        assert_eq!(m.x[13], (-3i64) as u64);
+        // amomax.d: max(-1, 7) = 7, returns -1
+        assert_eq!(m.x[14], u64::MAX);
+        // amominu.d: min(7, 7) = 7, returns 7
+        assert_eq!(m.x[5], 7);
+        // amoadd.w: 0xfffffffd + 0xfffffffd = 0xfffffffa, returns -3
+        assert_eq!(m.x[6], (-3i64) as u64);
+        assert_eq!(m.mem.load_u32(0x2000).unwrap(), (-6i32) as u32);
+        assert_eq!(m.x[7], 7, "lr.d loads");
+        assert_eq!(
+            (m.x[28], m.x[29]),
+            (0, 1),
+            "first sc.d succeeds, second fails"
+        );
+        assert_eq!(m.mem.load_u64(0x2008).unwrap(), 7);
+    }
+
+    #[test]
+    fn misaligned_atomics_fault() {
+        let mut m = machine(&[0x00b6232f]); // amoadd.w t1,a1,(a2)
+        m.x[12] = 0x2002;
+        match m.run(&mut ()) {
+            Outcome::Fault(f) => assert_eq!(f.kind, FaultKind::MisalignedAtomic(0x2002)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn division_corner_cases_follow_the_spec() {
+        // div a0,a1,a2 ; divu a3,a1,a2 ; rem a4,a1,a2 ; remw a5,a1,a2 (encodings from gas)
+        let mut m = machine(&[0x02c5c533, 0x02c5d6b3, 0x02c5e733, 0x02c5e7bb]);
+        m.x[11] = 42;
+        m.x[12] = 0; // divide by zero
+        m.run(&mut ());
+        assert_eq!(
+            (m.x[10], m.x[13], m.x[14], m.x[15]),
+            (u64::MAX, u64::MAX, 42, 42)
+        );
+        let mut m = machine(&[0x02c5c533, 0x02c5e733]);
+        m.x[11] = i64::MIN as u64;
+        m.x[12] = u64::MAX; // -1: overflow
+        m.run(&mut ());
+        assert_eq!((m.x[10], m.x[14]), (i64::MIN as u64, 0));
     }
 }
