@@ -381,6 +381,26 @@ impl Machine {
                 }
             }};
         }
+        macro_rules! fload {
+            ($method:ident, $size:expr, $to_reg:expr) => {{
+                let a = rs1.wrapping_add(imm);
+                match self.mem.$method(a) {
+                    Ok(v) => {
+                        let r: u64 = $to_reg(v);
+                        self.f[rd] = r;
+                        (mem_addr, mem_size, mem_value) = (a, $size, u64::from(v));
+                        result = Some(r);
+                    }
+                    Err(e) => {
+                        return (
+                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
+                            Control::Continue,
+                            pc,
+                        )
+                    }
+                }
+            }};
+        }
         macro_rules! store {
             ($method:ident, $size:expr, $v:expr) => {{
                 let a = rs1.wrapping_add(imm);
@@ -653,40 +673,8 @@ impl Machine {
                 }
                 Err(kind) => return (Flow::Fault(kind), Control::Continue, pc),
             },
-            Op::Flw => {
-                let a = rs1.wrapping_add(imm);
-                match self.mem.load_u32(a) {
-                    Ok(v) => {
-                        self.f[rd] = box32(v);
-                        (mem_addr, mem_size, mem_value) = (a, 4, u64::from(v));
-                        result = Some(self.f[rd]);
-                    }
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                }
-            }
-            Op::Fld => {
-                let a = rs1.wrapping_add(imm);
-                match self.mem.load_u64(a) {
-                    Ok(v) => {
-                        self.f[rd] = v;
-                        (mem_addr, mem_size, mem_value) = (a, 8, v);
-                        result = Some(v);
-                    }
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                }
-            }
+            Op::Flw => fload!(load_u32, 4, box32),
+            Op::Fld => fload!(load_u64, 8, |v: u64| v),
             Op::Fsw => {
                 let v = self.f[inst.rs2 as usize] as u32;
                 src2 = u64::from(v);
