@@ -44,7 +44,7 @@ pub struct ExecArgs {
 
     /// The program (a static riscv64 Linux ELF executable) and its arguments.
     #[arg(required = true, last = true, value_name = "PROG [ARGS]")]
-    command: Vec<String>,
+    command: Vec<std::ffi::OsString>,
 }
 
 /// Guest stdout/stderr: written through at once (the guest's libc already buffers), so the
@@ -104,7 +104,12 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
         Vec::new()
     } else {
         std::env::vars_os()
-            .filter_map(|(k, v)| Some(format!("{}={}", k.to_str()?, v.to_str()?)))
+            .map(|(k, v)| {
+                let mut kv = k;
+                kv.push("=");
+                kv.push(v);
+                kv
+            })
             .collect()
     };
     let program = Program {

@@ -101,6 +101,24 @@ fn dot_dot_and_symlinks_cannot_escape_a_grant() {
 }
 
 #[test]
+fn non_utf8_file_names_work() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(dir.path().join(name), "xy").unwrap();
+    let probe = probe();
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .current_dir(dir.path())
+        .args(["exec", "--allow", ".", "--"])
+        .arg(probe)
+        .arg("read")
+        .arg(name)
+        .output()
+        .unwrap();
+    assert_eq!(out(&o), "ok 2\n");
+}
+
+#[test]
 fn relative_paths_resolve_in_the_working_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rel.txt"), "abc").unwrap();

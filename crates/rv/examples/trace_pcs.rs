@@ -18,7 +18,7 @@ impl<W: Write> Observer for Pcs<W> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let elf = std::fs::read(args.first().ok_or("usage: trace_pcs PROG [ARGS]")?)?;
     let kernel = KernelConfig {
         sandbox: Sandbox::new(),

@@ -11,6 +11,8 @@ use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::Endianness;
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 
 /// One past the highest stack address.
 pub const STACK_TOP: u64 = 0x40_0000_0000;
@@ -25,10 +27,10 @@ pub const HWCAP_IMAFDC: u64 = 0x112d; // bits I(8) M(12) A(0) F(5) D(3) C(2)
 pub struct Program<'a> {
     /// The ELF file's bytes.
     pub elf: &'a [u8],
-    /// argv (argv[0] first).
-    pub args: Vec<String>,
+    /// argv (argv[0] first); bytes, as Linux passes them.
+    pub args: Vec<OsString>,
     /// Environment strings (`KEY=value`).
-    pub env: Vec<String>,
+    pub env: Vec<OsString>,
     /// Most bytes the guest may map (ELF segments, stack, heap, mmap).
     pub memory_limit: u64,
 }
@@ -184,9 +186,9 @@ struct Auxv {
 fn build_stack(
     mem: &mut Memory,
     kernel: &mut Kernel,
-    args: &[String],
-    env: &[String],
-    execfn: &str,
+    args: &[OsString],
+    env: &[OsString],
+    execfn: &OsStr,
     aux: &Auxv,
 ) -> Result<u64, Error> {
     let too_big = || Error::OutOfMemory("arguments and environment do not fit the stack".into());
@@ -199,7 +201,7 @@ fn build_stack(
         mem.poke_bytes(top, bytes).map_err(|_| too_big())?;
         Ok(top)
     };
-    let cstr = |s: &str| {
+    let cstr = |s: &OsStr| {
         let mut v = s.as_bytes().to_vec();
         v.push(0);
         v

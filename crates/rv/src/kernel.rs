@@ -14,6 +14,7 @@ use crate::memory::{perm, Memory, PAGE_SIZE};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -377,8 +378,8 @@ impl Kernel {
 
     fn guest_path(&self, mem: &mut Memory, dirfd: i64, addr: u64) -> Result<PathBuf, i64> {
         let bytes = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
-        let s = String::from_utf8(bytes).map_err(|_| ENOENT)?;
-        let p = PathBuf::from(s);
+        // Linux paths are bytes, not necessarily UTF-8
+        let p = PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
         if p.is_absolute() || dirfd == AT_FDCWD {
             Ok(p)
         } else {

@@ -32,7 +32,7 @@ fn run(name: &str) -> (Vec<u64>, Outcome) {
     };
     let program = Program {
         elf: &elf,
-        args: vec![format!("bin/{name}")],
+        args: vec![format!("bin/{name}").into()],
         env: vec![],
         memory_limit: 1 << 30,
     };

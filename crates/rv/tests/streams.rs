@@ -22,7 +22,7 @@ fn machine(name: &str, max: u64) -> Machine {
     };
     let program = Program {
         elf: &elf,
-        args: vec![format!("bin/{name}")],
+        args: vec![format!("bin/{name}").into()],
         env: vec![],
         memory_limit: 1 << 30,
     };
