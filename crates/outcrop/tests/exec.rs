@@ -173,6 +173,15 @@ fn the_instruction_limit_stops_a_spinning_guest() {
 }
 
 #[test]
+fn the_memory_limit_makes_allocation_fail_inside_the_guest() {
+    // 64 MiB does not fit a 32 MiB budget: malloc's mmap gets ENOMEM, the guest sees NULL
+    let o = exec(&["--memory-limit", "32"], &["alloc", "64"]);
+    assert_eq!((out(&o).as_str(), o.status.code()), ("fail\n", Some(1)));
+    let o = exec(&["--memory-limit", "256"], &["alloc", "64"]);
+    assert_eq!((out(&o).as_str(), o.status.code()), ("ok\n", Some(0)));
+}
+
+#[test]
 fn fp_exception_flags_match_qemu() {
     assert_eq!(out(&exec(&[], &["fflags"])), "inexact 1\ndivzero 8\n");
 }
