@@ -1047,6 +1047,17 @@ mod tests {
     }
 
     #[test]
+    fn writes_to_x0_are_discarded_on_every_path() {
+        // feq.d zero,fa0,fa0 ; fcvt.l.d zero,fa0 ; frflags zero ; add a0,zero,zero (from gas)
+        let mut m = machine(&[0xa2a52053, 0xc2257053, 0x00102073, 0x00000533]);
+        m.f[10] = 42.5f64.to_bits();
+        m.x[10] = 7;
+        m.run(&mut ());
+        assert_eq!(m.x[0], 0);
+        assert_eq!(m.x[10], 0, "a0 = zero + zero after FP writes aimed at x0");
+    }
+
+    #[test]
     fn misaligned_atomics_fault() {
         let mut m = machine(&[0x00b6232f]); // amoadd.w t1,a1,(a2)
         m.x[12] = 0x2002;
