@@ -331,8 +331,8 @@ impl Machine {
     }
 
     #[inline]
-    fn rm(&self, inst: &Inst) -> Option<Rm> {
-        let bits = if inst.rm == 7 { self.frm } else { inst.rm };
+    fn rm(&self, field: u8) -> Option<Rm> {
+        let bits = if field == 7 { self.frm } else { field };
         Rm::from_bits(u32::from(bits))
     }
 
@@ -528,7 +528,9 @@ impl Machine {
             }
             Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue, pc),
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
-                match self.csr(inst, rs1) {
+                // scalars, not the Inst: passing the aggregate would force a stack copy of every
+                // instruction in the hot loop
+                match self.csr(inst.op, inst.imm, inst.rs1, rs1) {
                     Some(old) => wr!(old),
                     None => {
                         return (
@@ -692,7 +694,7 @@ impl Machine {
                     pc,
                 )
             }
-            _ => match self.float(inst, rs1) {
+            _ => match self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1) {
                 Some((v, s1, s2)) => {
                     result = Some(v);
                     src1 = s1;
@@ -826,15 +828,15 @@ impl Machine {
     }
 
     /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
-    fn csr(&mut self, inst: Inst, rs1: u64) -> Option<u64> {
-        let num = (inst.imm as u32) & 0xfff;
-        let (write, value) = match inst.op {
+    fn csr(&mut self, op: Op, imm: i32, rs1_field: u8, rs1: u64) -> Option<u64> {
+        let num = (imm as u32) & 0xfff;
+        let (write, value) = match op {
             Op::Csrrw => (true, rs1),
-            Op::Csrrs => (inst.rs1 != 0, rs1),
-            Op::Csrrc => (inst.rs1 != 0, rs1),
-            Op::Csrrwi => (true, u64::from(inst.rs1)),
-            Op::Csrrsi => (inst.rs1 != 0, u64::from(inst.rs1)),
-            _ => (inst.rs1 != 0, u64::from(inst.rs1)),
+            Op::Csrrs => (rs1_field != 0, rs1),
+            Op::Csrrc => (rs1_field != 0, rs1),
+            Op::Csrrwi => (true, u64::from(rs1_field)),
+            Op::Csrrsi => (rs1_field != 0, u64::from(rs1_field)),
+            _ => (rs1_field != 0, u64::from(rs1_field)),
         };
         let old = match num {
             0x001 => u64::from(self.fflags),
@@ -848,7 +850,7 @@ impl Machine {
             if num >= 0xc00 {
                 return None; // read-only counters
             }
-            let new = match inst.op {
+            let new = match op {
                 Op::Csrrw | Op::Csrrwi => value,
                 Op::Csrrs | Op::Csrrsi => old | value,
                 _ => old & !value,
@@ -867,12 +869,22 @@ impl Machine {
 
     /// F and D arithmetic, moves and conversions. Returns `(value written, src1, src2)`, or
     /// `None` for an illegal instruction (invalid rounding mode).
-    fn float(&mut self, inst: Inst, xs1: u64) -> Option<(u64, u64, u64)> {
+    #[allow(clippy::too_many_arguments)]
+    fn float(
+        &mut self,
+        op: Op,
+        rd: u8,
+        rs1: u8,
+        rs2: u8,
+        rs3: u8,
+        rm_field: u8,
+        xs1: u64,
+    ) -> Option<(u64, u64, u64)> {
         let (rd, r1, r2, r3) = (
-            inst.rd as usize,
-            inst.rs1 as usize,
-            inst.rs2 as usize,
-            inst.rs3 as usize,
+            rd as usize & 31,
+            rs1 as usize & 31,
+            rs2 as usize & 31,
+            rs3 as usize & 31,
         );
         let fa = self.f[r1];
         let fb = self.f[r2];
@@ -880,13 +892,19 @@ impl Machine {
         let (sa, sb, sc) = (unbox32(fa), unbox32(fb), unbox32(fc));
         let mut fl = 0u8;
         // instructions with a rounding-mode field fail on an invalid mode
-        let needs_rm = inst.entry().is_some_and(|e| e.3 & 0x7000 == 0);
-        let rm = if needs_rm { self.rm(&inst)? } else { Rm::Rne };
+        let needs_rm = crate::inst::TABLE
+            .get(op as usize)
+            .is_some_and(|e| e.3 & 0x7000 == 0);
+        let rm = if needs_rm {
+            self.rm(rm_field)?
+        } else {
+            Rm::Rne
+        };
         enum W {
             F(u64),
             X(u64),
         }
-        let w = match inst.op {
+        let w = match op {
             Op::FaddS => W::F(box32(fpu::f32_add(sa, sb, rm, &mut fl))),
             Op::FsubS => W::F(box32(fpu::f32_sub(sa, sb, rm, &mut fl))),
             Op::FmulS => W::F(box32(fpu::f32_mul(sa, sb, rm, &mut fl))),
@@ -949,7 +967,7 @@ impl Machine {
         };
         self.fflags |= fl;
         let from_x = matches!(
-            inst.op,
+            op,
             Op::FcvtSW
                 | Op::FcvtSWu
                 | Op::FcvtSL
