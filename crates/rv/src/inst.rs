@@ -74,6 +74,7 @@ macro_rules! ops {
 
 /// Instruction classes of the retire record (the RPA paper's classes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Class {
     /// Unconditional jumps (jal, jalr).
     Jump,
@@ -323,8 +324,8 @@ pub struct Inst {
     pub rm: u8,
     /// Length in bytes: 2 (compressed) or 4; 0 marks an empty cache slot.
     pub len: u8,
-    /// Unused; keeps the layout free of padding.
-    pub pad: u8,
+    /// The instruction's class, from the table (kept here so the hot loop needs no lookup).
+    pub class: Class,
 }
 
 impl Inst {
@@ -340,7 +341,7 @@ impl Inst {
             len,
             imm: 0,
             raw,
-            pad: 0,
+            class: Class::Sys,
         }
     }
 
@@ -350,8 +351,9 @@ impl Inst {
     }
 
     /// The instruction's class.
+    #[inline]
     pub fn class(&self) -> Class {
-        self.entry().map_or(Class::Sys, |e| e.5)
+        self.class
     }
 }
 
@@ -363,7 +365,7 @@ fn sext(v: u32, bits: u32) -> i32 {
 /// Decodes a 32-bit encoding (`len` and `raw` are what was fetched: 4 and the word itself, or
 /// 2 and the 16 bits a compressed instruction was expanded from).
 pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
-    let Some(&(op, _, fmt, _, _, _)) = by_major()[(w & 0x7f) as usize]
+    let Some(&(op, _, fmt, _, _, class)) = by_major()[(w & 0x7f) as usize]
         .iter()
         .map(|&i| &TABLE[i as usize])
         .find(|e| w & e.3 == e.4)
@@ -417,7 +419,7 @@ pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
         len,
         imm,
         raw,
-        pad: 0,
+        class,
     }
 }
 

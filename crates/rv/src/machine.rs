@@ -715,15 +715,16 @@ impl Machine {
         let mut control = Control::Continue;
         if O::RETIRE {
             let taken = branch.is_some();
+            let class = inst.class;
             let r = Retire {
                 pc,
                 raw: inst.raw,
                 len: inst.len,
                 op: Some(inst.op),
-                class: Some(inst.class()),
+                class: Some(class),
                 src1,
                 src2,
-                result: if rd == 0 && inst.class() != Class::Float {
+                result: if rd == 0 && class != Class::Float {
                     None
                 } else {
                     result
