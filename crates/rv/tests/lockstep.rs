@@ -3,8 +3,8 @@
 //! bundled `hello` and `exitcode` programs: glibc start-up, stdio, printf, exit.
 //! Reference traces: tests/fixtures/lockstep (README there says how they were made).
 
-use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
+mod common;
+
 use outcrop_rv::{Control, Observer, Outcome, Retire};
 use std::path::Path;
 
@@ -18,25 +18,7 @@ impl Observer for Pcs {
 }
 
 fn run(name: &str) -> (Vec<u64>, Outcome) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
-    let elf = std::fs::read(root.join("bin").join(name)).unwrap();
-    let kernel = KernelConfig {
-        sandbox: Sandbox::new(),
-        deterministic: true,
-        exe_path: std::fs::canonicalize(root.join("bin").join(name)).unwrap(),
-        stdin: Box::new(std::io::empty()),
-        stdout: Box::new(std::io::sink()),
-        stderr: Box::new(std::io::sink()),
-        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
-        stdio_mode: Some(0o020666), // /dev/null, as in the reference run
-    };
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    let mut m = load(program, kernel).unwrap();
+    let mut m = common::workload(name, u64::MAX);
     let mut pcs = Pcs(Vec::new());
     let outcome = m.run(&mut pcs);
     (pcs.0, outcome)

@@ -2,33 +2,12 @@
 //! first 3M instructions): basic blocks tile the instruction stream, taken branches are exactly
 //! the retired control transfers that changed the pc, and an observer can stop the run.
 
-use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
+mod common;
+
 use outcrop_rv::{BranchKind, Control, Machine, Observer, Outcome, Retire};
-use std::path::Path;
 
 fn machine(name: &str, max: u64) -> Machine {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
-    let elf = std::fs::read(root.join("bin").join(name)).unwrap();
-    let kernel = KernelConfig {
-        sandbox: Sandbox::new(),
-        deterministic: true,
-        exe_path: root.join("bin").join(name),
-        stdin: Box::new(std::io::empty()),
-        stdout: Box::new(std::io::sink()),
-        stderr: Box::new(std::io::sink()),
-        on_warning: Box::new(|_| {}),
-        stdio_mode: Some(0o020666),
-    };
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    let mut m = load(program, kernel).unwrap();
-    m.max_insns = max;
-    m
+    common::workload(name, max)
 }
 
 #[derive(Default)]

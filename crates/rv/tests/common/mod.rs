@@ -1,0 +1,35 @@
+//! Shared by the integration tests: a machine loaded with a bundled workload, run the way the
+//! qemu references were recorded (empty environment, argv[0] = `bin/<name>`, stdio reported as
+//! /dev/null, deterministic kernel).
+
+use outcrop_rv::elf::{load, Program};
+use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::Machine;
+use std::path::Path;
+
+/// `workloads/bin/<name>` ready to run, stopping after `max_insns`.
+pub fn workload(name: &str, max_insns: u64) -> Machine {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name);
+    let elf = std::fs::read(&bin).unwrap();
+    let kernel = KernelConfig {
+        sandbox: Sandbox::new(),
+        deterministic: true,
+        exe_path: std::fs::canonicalize(&bin).unwrap(),
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(std::io::sink()),
+        stderr: Box::new(std::io::sink()),
+        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
+        stdio_mode: Some(0o020666), // /dev/null, as in the reference runs
+    };
+    let program = Program {
+        elf: &elf,
+        args: vec![format!("bin/{name}").into()],
+        env: vec![],
+        memory_limit: 1 << 30,
+    };
+    let mut m = load(program, kernel).unwrap();
+    m.max_insns = max_insns;
+    m
+}
