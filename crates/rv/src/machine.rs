@@ -360,17 +360,12 @@ impl Machine {
                 result = Some(v);
             }};
         }
-        macro_rules! load {
-            ($method:ident, $size:expr, $conv:expr) => {{
+        // effective address and loaded value, or the load-access fault
+        macro_rules! mem_load {
+            ($method:ident) => {{
                 let a = rs1.wrapping_add(imm);
                 match self.mem.$method(a) {
-                    Ok(v) => {
-                        let v: u64 = $conv(v);
-                        mem_addr = a;
-                        mem_size = $size;
-                        mem_value = v;
-                        wr!(v)
-                    }
+                    Ok(v) => (a, v),
                     Err(e) => {
                         return (
                             Flow::Fault(FaultKind::LoadAccess(e.addr())),
@@ -381,24 +376,21 @@ impl Machine {
                 }
             }};
         }
+        macro_rules! load {
+            ($method:ident, $size:expr, $conv:expr) => {{
+                let (a, v) = mem_load!($method);
+                let v: u64 = $conv(v);
+                (mem_addr, mem_size, mem_value) = (a, $size, v);
+                wr!(v)
+            }};
+        }
         macro_rules! fload {
             ($method:ident, $size:expr, $to_reg:expr) => {{
-                let a = rs1.wrapping_add(imm);
-                match self.mem.$method(a) {
-                    Ok(v) => {
-                        let r: u64 = $to_reg(v);
-                        self.f[rd] = r;
-                        (mem_addr, mem_size, mem_value) = (a, $size, u64::from(v));
-                        result = Some(r);
-                    }
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                }
+                let (a, v) = mem_load!($method);
+                let r: u64 = $to_reg(v);
+                self.f[rd] = r;
+                (mem_addr, mem_size, mem_value) = (a, $size, u64::from(v));
+                result = Some(r);
             }};
         }
         macro_rules! store {
