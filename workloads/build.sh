@@ -56,7 +56,7 @@ case "${1:-}" in
     build_into bin
     for src in src/*.c; do
         name=$(basename "$src" .c)
-        printf '%-14s %8s bytes\n' "$name" "$(wc -c < "bin/$name")"
+        printf '%-20s %8s bytes\n' "$name" "$(wc -c < "bin/$name")"
     done
     echo "toolchain: $(head -1 bin/TOOLCHAIN)"
     ;;

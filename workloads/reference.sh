@@ -54,7 +54,7 @@ case "${1:-}" in
     run_into expected
     for src in src/*.c; do
         name=$(basename "$src" .c)
-        printf '%-14s status %s  %s\n' "$name" "$(cat "expected/$name.status")" \
+        printf '%-20s status %s  %s\n' "$name" "$(cat "expected/$name.status")" \
             "$(grep '^checksum ' "expected/$name.stdout" || echo 'NO CHECKSUM LINE')"
     done
     ;;

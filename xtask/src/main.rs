@@ -1,6 +1,10 @@
 //! Project automation. `cargo run --release -p xtask -- bench-rap` measures RAP against an exact
 //! `HashMap<u64, u64>` counter on the same pre-generated streams, in the same process, and
 //! prints the Markdown tables recorded in docs/BENCHMARKS.md (medians of repeated runs).
+//! `bench-exec` times the machine against qemu on the bundled workloads; `cachegrind` compares
+//! the timing model's data-cache misses with valgrind's cachegrind (see `cachegrind.rs`).
+
+mod cachegrind;
 
 use anyhow::{bail, Result};
 use outcrop_events::synth::{self, StreamKind};
@@ -38,9 +42,11 @@ fn main() -> Result<()> {
                 .unwrap_or(3usize);
             bench_exec(runs.max(1))
         }
+        Some("cachegrind") => cachegrind::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds"
+                "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
+                 | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b]"
             );
             bail!("unknown or missing task")
         }
@@ -139,7 +145,9 @@ fn phased_stream(events: usize) -> Vec<u64> {
 
 /// `outcrop exec` on every bundled workload (no observer, class counter) against
 /// `qemu-riscv64-static` on the same binaries, in the same run. Needs a release build of
-/// `outcrop` (`cargo build --release`) and qemu-user-static.
+/// `outcrop` (`cargo build --release`) and qemu-user-static. The `micro_*` programs are left
+/// out: they are validation inputs for the timing model (one branch or access pattern each),
+/// not compute workloads, and would skew the geometric means.
 fn bench_exec(runs: usize) -> Result<()> {
     use std::process::{Command, Stdio};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -155,7 +163,7 @@ fn bench_exec(runs: usize) -> Result<()> {
     let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
+        .filter(|n| !n.contains('.') && n != "TOOLCHAIN" && !n.starts_with("micro_"))
         .collect();
     names.sort();
     let timed = |cmd: &mut Command| -> Result<f64> {

@@ -6,7 +6,8 @@ use clap::Args;
 use outcrop_rv::elf::{self, Program};
 use outcrop_rv::inst::Class;
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
-use outcrop_rv::{ClassCounter, Outcome};
+use outcrop_rv::{ClassCounter, Control, Machine, Observer, Outcome, Retire};
+use outcrop_timing::{Config as TimingConfig, Stamp, Timed, TimedObserver};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,6 +23,20 @@ pub struct ExecArgs {
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
+    /// Run the timing model: a preset (`default`: 4-wide out-of-order, the branch-on-random
+    /// paper's machine; `inorder`) or a TOML file that overrides one (docs/timing.md). Prints
+    /// cycles, IPC, miss rates and a CPI stack to stderr, and adds them to --stats-json.
+    #[arg(long, value_name = "CONFIG", num_args = 0..=1, require_equals = true,
+          default_missing_value = "default")]
+    timing: Option<String>,
+
+    #[command(flatten)]
+    guest: GuestArgs,
+}
+
+/// The guest program and its sandbox (shared by `exec` and `run`).
+#[derive(Args, Debug)]
+pub struct GuestArgs {
     /// Stop the guest after N instructions (exit status 124).
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
@@ -44,7 +59,7 @@ pub struct ExecArgs {
 
     /// The program (a static riscv64 Linux ELF executable) and its arguments.
     #[arg(required = true, last = true, value_name = "PROG [ARGS]")]
-    command: Vec<std::ffi::OsString>,
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Guest stdout/stderr: written through at once (the guest's libc already buffers), so the
@@ -72,9 +87,90 @@ struct Stats {
     mips: f64,
     classes: std::collections::BTreeMap<&'static str, u64>,
     syscalls: std::collections::BTreeMap<u64, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<outcrop_timing::Totals>,
 }
 
-pub fn run(args: ExecArgs) -> Result<ExitCode> {
+/// Class counts under the timing model.
+struct TimedCounter(ClassCounter);
+
+impl TimedObserver for TimedCounter {
+    #[inline]
+    fn retire(&mut self, r: &Retire, _t: &Stamp) -> Control {
+        self.0.retire(r)
+    }
+}
+
+/// `--timing` value: a preset name or a TOML file.
+pub fn timing_config(spec: &str) -> Result<TimingConfig> {
+    if outcrop_timing::config::PRESETS
+        .iter()
+        .any(|(name, _)| *name == spec)
+    {
+        return Ok(TimingConfig::preset(spec)?);
+    }
+    let path = std::path::Path::new(spec);
+    if !path.exists() {
+        let names: Vec<&str> = outcrop_timing::config::PRESETS
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        anyhow::bail!(
+            "--timing={spec}: neither a preset ({}) nor an existing file",
+            names.join(", ")
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    TimingConfig::from_toml(&text).with_context(|| format!("timing config {}", path.display()))
+}
+
+/// The timing summary printed after a run.
+pub fn print_timing(t: &outcrop_timing::Totals) {
+    let s = &t.cpi_stack;
+    let pct = |v: u64| 100.0 * v as f64 / t.cycles.max(1) as f64;
+    eprintln!(
+        "outcrop: timing ({}): {} instructions, {} cycles, IPC {:.3}",
+        t.config, t.instructions, t.cycles, t.ipc
+    );
+    eprintln!(
+        "outcrop:   L1I miss {:.2}%  L1D miss {:.2}% ({} of {})  L2 miss {:.2}%  DTLB misses {}  ITLB misses {}",
+        100.0 * t.l1i_miss_rate(),
+        100.0 * t.l1d_miss_rate(),
+        t.l1d_misses,
+        t.l1d_accesses,
+        100.0 * t.l2_miss_rate(),
+        t.dtlb_misses,
+        t.itlb_misses
+    );
+    eprintln!(
+        "outcrop:   branches: {:.2}% of {} conditional mispredicted, {} return and {} indirect mispredicts, {} BTB misses",
+        100.0 * t.cond_mispredict_rate(),
+        t.cond_branches,
+        t.return_mispredicts,
+        t.indirect_mispredicts,
+        t.btb_misses
+    );
+    eprintln!(
+        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%  icache {:.1}%  dcache {:.1}%  other {:.1}%",
+        pct(s.base),
+        pct(s.branch),
+        pct(s.icache),
+        pct(s.dcache),
+        pct(s.other)
+    );
+}
+
+/// A loaded guest: the machine, ready to run, and the program's path and bytes (for symbols).
+pub struct Guest {
+    pub machine: Machine,
+    pub path: PathBuf,
+    pub elf: Vec<u8>,
+}
+
+/// Loads the guest `args` describe: sandbox, environment (empty with --deterministic), stdio
+/// passed through, instruction limit.
+pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
     let prog_path = PathBuf::from(&args.command[0]);
     let bytes = std::fs::read(&prog_path)
         .with_context(|| format!("cannot read {}", prog_path.display()))?;
@@ -123,9 +219,31 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
     if let Some(n) = args.max_insns {
         machine.max_insns = n;
     }
+    Ok(Guest {
+        machine,
+        path: prog_path,
+        elf: bytes,
+    })
+}
+
+pub fn run(args: ExecArgs) -> Result<ExitCode> {
+    let timing = args.timing.as_deref().map(timing_config).transpose()?;
+    let Guest {
+        mut machine,
+        path: prog_path,
+        ..
+    } = load_guest(&args.guest)?;
     let start = std::time::Instant::now();
     let mut counter = ClassCounter::default();
-    let outcome = if args.stats_json.is_some() {
+    let mut timing_totals = None;
+    let outcome = if let Some(cfg) = &timing {
+        let mut timed = Timed::new(cfg, TimedCounter(ClassCounter::default()));
+        let outcome = machine.run(&mut timed);
+        timed.finish();
+        timing_totals = Some(timed.totals());
+        counter = timed.inner.0;
+        outcome
+    } else if args.stats_json.is_some() {
         machine.run(&mut counter)
     } else {
         machine.run(&mut ())
@@ -147,6 +265,9 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
         }
         Outcome::Stopped => (0, "stopped".to_string()),
     };
+    if let Some(t) = &timing_totals {
+        print_timing(t);
+    }
     if let Some(path) = &args.stats_json {
         let stats = Stats {
             program: prog_path.display().to_string(),
@@ -160,6 +281,7 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
                 .map(|c| (c.name(), counter.counts[*c as usize]))
                 .collect(),
             syscalls: machine.kernel.syscall_counts.clone(),
+            timing: timing_totals,
         };
         let json = serde_json::to_string_pretty(&stats)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;

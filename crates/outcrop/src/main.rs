@@ -8,6 +8,7 @@
 mod exec;
 mod input;
 mod rap;
+mod run;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -53,6 +54,22 @@ enum Command {
     ///   outcrop exec --stats-json s.json --allow-rw . -- workloads/bin/fileio workloads/src/fileio.c
     #[command(verbatim_doc_comment)]
     Exec(exec::ExecArgs),
+    /// Run a program on the machine with profilers attached: RAP trees over its event streams.
+    ///
+    /// Each --rap stream gets its own RAP tree (RAP paper §4): pc, block (block starts weighted
+    /// by length), load-value, load-addr, store-addr, l1d-miss-value, l2-miss-value,
+    /// l1d-miss-pc, narrow-pc (operands fit in 16 bits), zero-load-addr (a zero was loaded).
+    /// The cache streams run the timing model (--timing, default preset). The report lists each
+    /// stream's hot ranges, code ranges named by function; --exact adds exact counts, percent
+    /// errors (Figure 8) and tree sizes at every merge (Figure 6). Guest stdio is passed
+    /// through, so use -o FILE to keep the report apart; the exit status is the guest's.
+    ///
+    /// Examples:
+    ///   outcrop run --rap pc,block --exact -- workloads/bin/qsort_ints
+    ///   outcrop run --rap load-value,l1d-miss-value --eps 0.1 -- workloads/bin/hashtable
+    ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz
+    #[command(verbatim_doc_comment)]
+    Run(run::RunArgs),
     /// Create, convert and inspect event trace files (`.otr`).
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -62,6 +79,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Exec(args) => exec::run(args),
+        Command::Run(args) => run::run(args),
         Command::Rap(args) => rap::run(args).map(|()| ExitCode::SUCCESS),
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
     };

@@ -459,6 +459,52 @@ fn ordering(raw: u32) -> &'static str {
     }
 }
 
+/// The registers an instruction reads and writes, in one numbering for both files: integer
+/// register `xN` is `N`, FP register `fN` is `32 + N`. `0` means "none" (`x0` is never a real
+/// dependence). Implicit operands (`fcsr`, the system-call registers of `ecall`) are not listed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegUse {
+    /// Destination register, 0 if none.
+    pub dst: u8,
+    /// Source registers, 0 where unused.
+    pub src: [u8; 3],
+}
+
+/// Offset of FP registers in [`RegUse`] numbering.
+pub const FREG: u8 = 32;
+
+impl Op {
+    /// The operand layout from the opcode table.
+    pub fn format(self) -> Format {
+        TABLE.get(self as usize).map_or(Format::None, |e| e.2)
+    }
+
+    /// Which registers an instance of this operation reads and writes, given its register
+    /// fields (see [`RegUse`] for the numbering).
+    pub fn reg_use(self, rd: u8, rs1: u8, rs2: u8, rs3: u8) -> RegUse {
+        let x = |r: u8| r & 31;
+        let f = |r: u8| FREG + (r & 31);
+        let (dst, src) = match self.format() {
+            Format::R | Format::Amo => (x(rd), [x(rs1), x(rs2), 0]),
+            Format::I | Format::Load | Format::Shift | Format::Csr | Format::Lr => {
+                (x(rd), [x(rs1), 0, 0])
+            }
+            Format::Store | Format::B => (0, [x(rs1), x(rs2), 0]),
+            Format::U | Format::J | Format::CsrI => (x(rd), [0; 3]),
+            Format::None | Format::Fence => (0, [0; 3]),
+            Format::FR => (f(rd), [f(rs1), f(rs2), 0]),
+            Format::FR1 => (f(rd), [f(rs1), 0, 0]),
+            Format::FR4 => (f(rd), [f(rs1), f(rs2), f(rs3)]),
+            Format::FCmp => (x(rd), [f(rs1), f(rs2), 0]),
+            Format::FFromX => (f(rd), [x(rs1), 0, 0]),
+            Format::FToX => (x(rd), [f(rs1), 0, 0]),
+            Format::FLoad => (f(rd), [x(rs1), 0, 0]),
+            Format::FStore => (0, [x(rs1), f(rs2), 0]),
+        };
+        RegUse { dst, src }
+    }
+}
+
 /// ABI name of integer register `r`.
 pub fn xname(r: u8) -> &'static str {
     XNAMES[(r & 31) as usize]

@@ -5,6 +5,8 @@
 //!   expands the C extension; [`fpu`] is IEEE 754 arithmetic with RISC-V F/D semantics.
 //! * [`memory`]: sparse paged guest memory with permissions; [`elf`] loads static programs
 //!   and builds the initial stack; [`kernel`] emulates Linux system calls inside a sandbox.
+//! * [`symbols`]: function names for code addresses from the ELF symbol table (lookups, range
+//!   labels for reports, function boundaries).
 //! * [`Machine::run`] interprets with a pre-decoded instruction cache and reports to an
 //!   [`Observer`] (monomorphized: `()` costs nothing).
 //!
@@ -29,6 +31,7 @@ pub mod kernel;
 mod machine;
 pub mod memory;
 pub mod observer;
+pub mod symbols;
 
 pub use error::Error;
 pub use machine::{Fault, FaultKind, Machine, Outcome};

@@ -726,7 +726,9 @@ impl Machine {
                 mem_value,
                 taken,
                 target,
+                transfer: branch,
                 next_pc: next,
+                regs: [inst.rd, inst.rs1, inst.rs2, inst.rs3],
             };
             if obs.retire(&r) == Control::Stop {
                 control = Control::Stop;

@@ -6,7 +6,7 @@
 //! machine builds nothing for a stream nobody wants, so a run with `()` as observer pays
 //! nothing.
 
-use crate::inst::{Class, Op};
+use crate::inst::{Class, Op, RegUse};
 
 /// One retired instruction (DESIGN.md "retire record").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,8 +37,24 @@ pub struct Retire {
     pub taken: bool,
     /// Branch or jump target (taken or not).
     pub target: u64,
+    /// The kind of control transfer, when one happened (a taken branch or any jump).
+    pub transfer: Option<BranchKind>,
     /// Address of the next instruction to execute.
     pub next_pc: u64,
+    /// Register fields as encoded (`rd`, `rs1`, `rs2`, `rs3`); [`Retire::reg_use`] says which
+    /// are used and in which register file.
+    pub regs: [u8; 4],
+}
+
+impl Retire {
+    /// The registers this instruction read and wrote (for dependence tracking).
+    #[inline]
+    pub fn reg_use(&self) -> RegUse {
+        match self.op {
+            Some(op) => op.reg_use(self.regs[0], self.regs[1], self.regs[2], self.regs[3]),
+            None => RegUse::default(),
+        }
+    }
 }
 
 /// Kinds of control transfer in the taken-branch stream.

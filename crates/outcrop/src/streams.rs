@@ -1,0 +1,417 @@
+//! RAP over the machine's event streams (the RAP paper's §4 studies): which 64-bit value each
+//! stream takes from a retired instruction, and an observer that feeds one RAP tree (and,
+//! optionally, exact counts) per stream.
+//!
+//! ```no_run
+//! # use outcrop::streams::{RapProfiler, Stream};
+//! # fn demo(machine: &mut outcrop_rv::Machine) -> Result<(), outcrop_rap::Error> {
+//! let config = outcrop_rap::Config::builder().eps(0.01).build()?;
+//! let mut prof = RapProfiler::new(&[Stream::Pc, Stream::LoadValue], &config, true);
+//! machine.run(&mut prof);
+//! prof.finish()?;
+//! for p in &prof.profiles {
+//!     println!("{}: {} events, {} hot ranges", p.stream, p.tree.n(), p.tree.hot_ranges(0.1)?.len());
+//! }
+//! # Ok(()) }
+//! ```
+
+use outcrop_rap::{Config, ExactCounts, RapTree};
+use outcrop_rv::inst::Class;
+use outcrop_rv::{BranchKind, Control, Observer, Retire};
+use outcrop_timing::{Events, Stamp, TimedObserver};
+use std::fmt;
+
+/// An event stream of the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stream {
+    /// The pc of every retired instruction.
+    Pc,
+    /// Basic-block start addresses, weighted by the block's instruction count.
+    Block,
+    /// Values loaded (loads, LR, AMOs).
+    LoadValue,
+    /// Addresses loaded from.
+    LoadAddr,
+    /// Addresses stored to.
+    StoreAddr,
+    /// Values of loads that missed the L1 data cache (timing model).
+    L1dMissValue,
+    /// Values of loads that missed the L2 (timing model).
+    L2MissValue,
+    /// PCs of loads and stores that missed the L1 data cache (timing model).
+    L1dMissPc,
+    /// PCs of instructions whose register source operands all fit in 16 bits (signed).
+    NarrowPc,
+    /// Addresses from which a zero was loaded.
+    ZeroLoadAddr,
+}
+
+impl Stream {
+    /// Every stream, in report order.
+    pub const ALL: [Stream; 10] = [
+        Stream::Pc,
+        Stream::Block,
+        Stream::LoadValue,
+        Stream::LoadAddr,
+        Stream::StoreAddr,
+        Stream::L1dMissValue,
+        Stream::L2MissValue,
+        Stream::L1dMissPc,
+        Stream::NarrowPc,
+        Stream::ZeroLoadAddr,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Pc => "pc",
+            Stream::Block => "block",
+            Stream::LoadValue => "load-value",
+            Stream::LoadAddr => "load-addr",
+            Stream::StoreAddr => "store-addr",
+            Stream::L1dMissValue => "l1d-miss-value",
+            Stream::L2MissValue => "l2-miss-value",
+            Stream::L1dMissPc => "l1d-miss-pc",
+            Stream::NarrowPc => "narrow-pc",
+            Stream::ZeroLoadAddr => "zero-load-addr",
+        }
+    }
+
+    /// One line on what the stream holds.
+    pub fn description(self) -> &'static str {
+        match self {
+            Stream::Pc => "pc of every retired instruction",
+            Stream::Block => "basic-block start addresses, weighted by block length",
+            Stream::LoadValue => "values loaded",
+            Stream::LoadAddr => "addresses loaded from",
+            Stream::StoreAddr => "addresses stored to",
+            Stream::L1dMissValue => "values of loads that missed the L1D",
+            Stream::L2MissValue => "values of loads that missed the L2",
+            Stream::L1dMissPc => "pcs of memory accesses that missed the L1D",
+            Stream::NarrowPc => "pcs of instructions whose source operands fit in 16 bits",
+            Stream::ZeroLoadAddr => "addresses from which a zero was loaded",
+        }
+    }
+
+    /// Parses a stream name.
+    pub fn parse(name: &str) -> Option<Stream> {
+        Stream::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the stream needs the timing model (cache events).
+    pub fn needs_timing(self) -> bool {
+        matches!(
+            self,
+            Stream::L1dMissValue | Stream::L2MissValue | Stream::L1dMissPc
+        )
+    }
+
+    /// Whether the values are code addresses (reports name their functions).
+    pub fn is_code(self) -> bool {
+        matches!(
+            self,
+            Stream::Pc | Stream::Block | Stream::L1dMissPc | Stream::NarrowPc
+        )
+    }
+
+    /// The value this instruction contributes to the stream, if any (all streams but
+    /// [`Stream::Block`], which comes from block boundaries). `t` is the timing of the
+    /// instruction; without it the cache streams yield nothing.
+    #[inline]
+    pub fn value(self, r: &Retire, t: Option<&Stamp>) -> Option<u64> {
+        let is_load = r.class == Some(Class::Load) && r.mem_size > 0;
+        let missed = |e: Events| t.is_some_and(|t| t.events.contains(e));
+        match self {
+            Stream::Pc => Some(r.pc),
+            Stream::Block => None,
+            Stream::LoadValue => is_load.then_some(r.mem_value),
+            Stream::LoadAddr => is_load.then_some(r.mem_addr),
+            Stream::StoreAddr => {
+                (r.class == Some(Class::Store) && r.mem_size > 0).then_some(r.mem_addr)
+            }
+            Stream::L1dMissValue => (is_load && missed(Events::L1D_MISS)).then_some(r.mem_value),
+            Stream::L2MissValue => (is_load && missed(Events::L2D_MISS)).then_some(r.mem_value),
+            Stream::L1dMissPc => missed(Events::L1D_MISS).then_some(r.pc),
+            Stream::NarrowPc => narrow(r).then_some(r.pc),
+            Stream::ZeroLoadAddr => (is_load && r.mem_value == 0).then_some(r.mem_addr),
+        }
+    }
+}
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether every register source operand of `r` fits in 16 bits as a signed value
+/// (instructions without register sources are not counted).
+#[inline]
+fn narrow(r: &Retire) -> bool {
+    let regs = r.reg_use();
+    let fits = |v: u64| (v as i64) >= -(1 << 15) && (v as i64) < (1 << 15);
+    match (regs.src[0] != 0, regs.src[1] != 0) {
+        (false, false) => false,
+        (true, false) => fits(r.src1),
+        (false, true) => fits(r.src2),
+        (true, true) => fits(r.src1) && fits(r.src2),
+    }
+}
+
+/// Events buffered per stream before a combined batch update (RAP's stage-0 buffer).
+const BATCH: usize = 4096;
+/// Tree size is sampled every this many events of a stream (the Figure 6 curve).
+const SAMPLE_EVERY: u64 = 1 << 16;
+
+/// One stream's summary.
+pub struct StreamProfile {
+    /// Which stream.
+    pub stream: Stream,
+    /// The RAP tree.
+    pub tree: RapTree,
+    /// Exact counts of the same stream, if asked for.
+    pub exact: Option<ExactCounts>,
+    /// `(n, live nodes)` every 65,536 events, and just before and after every merge batch.
+    pub sizes: Vec<(u64, u64)>,
+    pending: Vec<u64>,
+    next_sample: u64,
+}
+
+impl StreamProfile {
+    fn new(stream: Stream, config: &Config, exact: bool) -> StreamProfile {
+        StreamProfile {
+            stream,
+            tree: RapTree::new(*config),
+            exact: exact.then(ExactCounts::new),
+            sizes: Vec::new(),
+            pending: Vec::with_capacity(BATCH),
+            next_sample: SAMPLE_EVERY,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64) -> Result<(), outcrop_rap::Error> {
+        self.pending.push(v);
+        if self.pending.len() == BATCH {
+            self.drain()?;
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Result<(), outcrop_rap::Error> {
+        if let Some(e) = self.exact.as_mut() {
+            self.pending.iter().for_each(|&v| e.add(v));
+        }
+        let merges = self.tree.merge_log().len();
+        self.tree.add_batch(&self.pending)?;
+        self.pending.clear();
+        self.record_size(merges);
+        Ok(())
+    }
+
+    fn add_weighted(&mut self, v: u64, w: u64) -> Result<(), outcrop_rap::Error> {
+        if let Some(e) = self.exact.as_mut() {
+            e.add_weighted(v, w);
+        }
+        let merges = self.tree.merge_log().len();
+        self.tree.add_weighted(v, w)?;
+        self.record_size(merges);
+        Ok(())
+    }
+
+    fn record_size(&mut self, merges_before: usize) {
+        for m in &self.tree.merge_log()[merges_before..] {
+            self.sizes.push((m.n, m.nodes_before));
+            self.sizes.push((m.n, m.nodes_after));
+        }
+        if self.tree.n() >= self.next_sample {
+            self.sizes.push((self.tree.n(), self.tree.node_count()));
+            self.next_sample = (self.tree.n() / SAMPLE_EVERY + 1) * SAMPLE_EVERY;
+        }
+    }
+
+    /// Largest tree size seen (nodes) — the RAP paper's Figure 7 "maximum".
+    pub fn max_nodes(&self) -> u64 {
+        self.tree.peak_nodes()
+    }
+
+    /// Mean tree size over the run, sampled every 65,536 events — Figure 7's "average".
+    pub fn mean_nodes(&self) -> f64 {
+        let periodic: Vec<u64> = self
+            .sizes
+            .iter()
+            .filter(|(n, _)| n % SAMPLE_EVERY == 0)
+            .map(|&(_, s)| s)
+            .collect();
+        if periodic.is_empty() {
+            self.tree.node_count() as f64
+        } else {
+            periodic.iter().sum::<u64>() as f64 / periodic.len() as f64
+        }
+    }
+}
+
+/// Feeds every requested stream of a run into its own RAP tree. Use it directly as the
+/// machine's [`Observer`] (no timing: the cache streams stay empty) or inside
+/// [`outcrop_timing::Timed`].
+pub struct RapProfiler {
+    /// One profile per requested stream, in the order requested.
+    pub profiles: Vec<StreamProfile>,
+    /// Index of the block stream in `profiles`, if requested.
+    block: Option<usize>,
+    /// Retire streams (all but block): (index in `profiles`, stream).
+    retire: Vec<(usize, Stream)>,
+    error: Option<outcrop_rap::Error>,
+}
+
+impl RapProfiler {
+    /// Profiles for `streams` (duplicates are ignored), each a tree with `config`; `exact`
+    /// also counts every stream exactly.
+    pub fn new(streams: &[Stream], config: &Config, exact: bool) -> RapProfiler {
+        let mut profiles: Vec<StreamProfile> = Vec::new();
+        for &s in streams {
+            if !profiles.iter().any(|p| p.stream == s) {
+                profiles.push(StreamProfile::new(s, config, exact));
+            }
+        }
+        let block = profiles.iter().position(|p| p.stream == Stream::Block);
+        let retire = profiles
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.stream != Stream::Block)
+            .map(|(i, p)| (i, p.stream))
+            .collect();
+        RapProfiler {
+            profiles,
+            block,
+            retire,
+            error: None,
+        }
+    }
+
+    /// Adds what is still buffered; reports the first tree error of the run, if any.
+    pub fn finish(&mut self) -> Result<(), outcrop_rap::Error> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for p in &mut self.profiles {
+            p.drain()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn record(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        for &(i, s) in &self.retire {
+            if let Some(v) = s.value(r, t) {
+                if let Err(e) = self.profiles[i].push(v) {
+                    self.error = Some(e);
+                    return Control::Stop;
+                }
+            }
+        }
+        Control::Continue
+    }
+
+    #[inline]
+    fn record_block(&mut self, start: u64, insns: u32) -> Control {
+        if let Some(i) = self.block {
+            if let Err(e) = self.profiles[i].add_weighted(start, insns.into()) {
+                self.error = Some(e);
+                return Control::Stop;
+            }
+        }
+        Control::Continue
+    }
+}
+
+impl Observer for RapProfiler {
+    const RETIRE: bool = true;
+    const BLOCKS: bool = true;
+
+    #[inline]
+    fn retire(&mut self, r: &Retire) -> Control {
+        self.record(r, None)
+    }
+
+    #[inline]
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        self.record_block(start, insns)
+    }
+}
+
+impl TimedObserver for RapProfiler {
+    const BLOCKS: bool = true;
+
+    #[inline]
+    fn retire(&mut self, r: &Retire, t: &Stamp) -> Control {
+        self.record(r, Some(t))
+    }
+
+    #[inline]
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        self.record_block(start, insns)
+    }
+
+    #[inline]
+    fn taken_branch(&mut self, _from: u64, _to: u64, _kind: BranchKind) -> Control {
+        Control::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outcrop_rv::inst::Op;
+
+    fn load(addr: u64, value: u64) -> Retire {
+        Retire {
+            pc: 0x1000,
+            op: Some(Op::Ld),
+            class: Some(Class::Load),
+            mem_addr: addr,
+            mem_size: 8,
+            mem_value: value,
+            regs: [10, 11, 0, 0],
+            src1: addr,
+            ..Retire::default()
+        }
+    }
+
+    #[test]
+    fn streams_take_the_right_field() {
+        let r = load(0x8000, 0);
+        assert_eq!(Stream::Pc.value(&r, None), Some(0x1000));
+        assert_eq!(Stream::LoadValue.value(&r, None), Some(0));
+        assert_eq!(Stream::LoadAddr.value(&r, None), Some(0x8000));
+        assert_eq!(Stream::ZeroLoadAddr.value(&r, None), Some(0x8000));
+        assert_eq!(Stream::StoreAddr.value(&r, None), None);
+        assert_eq!(Stream::L1dMissValue.value(&r, None), None);
+        let miss = Stamp {
+            events: Events(Events::L1D_MISS.0 | Events::L2D_MISS.0),
+            ..Stamp::default()
+        };
+        assert_eq!(Stream::L1dMissValue.value(&r, Some(&miss)), Some(0));
+        assert_eq!(Stream::L2MissValue.value(&r, Some(&miss)), Some(0));
+        assert_eq!(Stream::L1dMissPc.value(&r, Some(&miss)), Some(0x1000));
+        assert_eq!(Stream::ZeroLoadAddr.value(&load(0x8000, 5), None), None);
+        // the address operand 0x8000 does not fit in 16 signed bits; 0x7fff does
+        assert_eq!(Stream::NarrowPc.value(&r, None), None);
+        assert_eq!(Stream::NarrowPc.value(&load(0x7fff, 1), None), Some(0x1000));
+        let lui = Retire {
+            op: Some(Op::Lui),
+            class: Some(Class::Alu),
+            regs: [5, 0, 0, 0],
+            ..Retire::default()
+        };
+        assert_eq!(Stream::NarrowPc.value(&lui, None), None, "no sources");
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Stream::ALL {
+            assert_eq!(Stream::parse(s.name()), Some(s));
+        }
+        assert_eq!(Stream::parse("pcs"), None);
+    }
+}

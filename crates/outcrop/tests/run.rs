@@ -1,0 +1,186 @@
+//! `outcrop run --rap ...` and `outcrop exec --timing` end to end, on bundled workloads and the
+//! `probe` guest.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn outcrop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .current_dir(root().join("workloads"))
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn rap_streams_with_exact_counts_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let o = outcrop(&[
+        "run",
+        "--rap",
+        "pc,block,load-value,l1d-miss-pc,zero-load-addr",
+        "--exact",
+        "--deterministic",
+        "--json",
+        "-o",
+        report.to_str().unwrap(),
+        "--",
+        "bin/recursion",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    // the guest's own output still reaches stdout
+    assert!(String::from_utf8_lossy(&o.stdout).contains("checksum"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let insns = v["instructions"].as_u64().unwrap();
+    assert!(insns > 1_000_000);
+    assert!(
+        v["timing"]["cycles"].as_u64().unwrap() > 0,
+        "cache stream ran timing"
+    );
+    let streams = v["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 5);
+    for s in streams {
+        let name = s["stream"].as_str().unwrap();
+        let n = s["n"].as_u64().unwrap();
+        if name == "pc" || name == "block" {
+            assert_eq!(n, insns, "{name}: one event per instruction");
+        }
+        assert!(n > 0, "{name}");
+        let hot = s["hot"].as_array().unwrap();
+        assert!(!hot.is_empty(), "{name}");
+        // the guarantee: every hot range's estimate is within ε·n of the exact count
+        for h in hot {
+            let est = h["count"].as_u64().unwrap();
+            let exact = h["exact_inclusive"].as_u64().unwrap();
+            assert!(est <= exact && exact - est <= n / 100 + 1, "{name}: {h}");
+        }
+        if name == "pc" {
+            assert!(hot.iter().all(|h| h["code"].is_string()), "code labels");
+            let labels: Vec<&str> = hot.iter().map(|h| h["code"].as_str().unwrap()).collect();
+            // recursion.c's own functions name the hot code
+            assert!(
+                labels.iter().any(|l| l.contains("queens_bits")),
+                "{labels:?}"
+            );
+        }
+        assert!(s["max_error_pct"].as_f64().unwrap() < 5.0);
+        assert!(!s["sizes"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn text_reports_are_deterministic() {
+    let run = || {
+        outcrop(&[
+            "run",
+            "--rap",
+            "block,narrow-pc",
+            "--eps",
+            "0.1",
+            "--deterministic",
+            "--",
+            "bin/hello",
+        ])
+    };
+    let (a, b) = (run(), run());
+    assert!(a.status.success(), "{}", err(&a));
+    assert_eq!(a.stdout, b.stdout);
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert!(text.contains("== block"), "{text}");
+    assert!(text.contains("== narrow-pc"), "{text}");
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let o = outcrop(&["run", "--rap", "pcs", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("unknown stream `pcs`"), "{}", err(&o));
+    assert!(
+        err(&o).contains("zero-load-addr"),
+        "lists the streams: {}",
+        err(&o)
+    );
+    let o = outcrop(&["run", "--rap", "pc", "--eps", "2", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = outcrop(&["run", "--rap", "pc", "--timing=nope", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("neither a preset"), "{}", err(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(&cfg, "[l1d]\nways = 3\n").unwrap();
+    let o = outcrop(&[
+        "exec",
+        &format!("--timing={}", cfg.display()),
+        "--",
+        "bin/hello",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("l1d.size"), "{}", err(&o));
+}
+
+#[test]
+fn a_faulting_guest_still_gets_its_report() {
+    let probe = root().join("crates/outcrop/tests/fixtures/guest/probe");
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.txt");
+    let o = outcrop(&[
+        "run",
+        "--rap",
+        "pc",
+        "-o",
+        report.to_str().unwrap(),
+        "--",
+        probe.to_str().unwrap(),
+        "segv",
+    ]);
+    assert_eq!(o.status.code(), Some(139));
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains("fault"), "{text}");
+    assert!(text.contains("== pc"), "{text}");
+}
+
+#[test]
+fn exec_timing_adds_totals_to_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    for preset in ["default", "inorder"] {
+        let o = outcrop(&[
+            "exec",
+            &format!("--timing={preset}"),
+            "--stats-json",
+            stats.to_str().unwrap(),
+            "--",
+            "bin/micro_taken_loop",
+        ]);
+        assert!(o.status.success(), "{}", err(&o));
+        assert!(err(&o).contains("CPI stack"), "{}", err(&o));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let t = &v["timing"];
+        assert_eq!(t["config"], preset);
+        assert_eq!(t["instructions"], v["instructions"]);
+        let cycles = t["cycles"].as_u64().unwrap();
+        let s = &t["cpi_stack"];
+        let sum: u64 = ["base", "branch", "icache", "dcache", "other"]
+            .iter()
+            .map(|k| s[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, cycles);
+        for k in [
+            "l1d_accesses",
+            "l1d_misses",
+            "l2_data_accesses",
+            "l2_data_misses",
+        ] {
+            assert!(t[k].is_u64(), "{k}");
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! Timing-model configuration: presets and TOML files.
+//!
+//! A preset is a complete TOML document (`presets/*.toml`, compiled in). A user file may name a
+//! base with `preset = "NAME"` (default: `default`) and override any subset of keys; unknown
+//! keys are errors, so a typo never silently falls back to a default.
+
+use serde::{Deserialize, Serialize};
+
+/// Presets by name, with their TOML text.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", include_str!("../presets/default.toml")),
+    ("inorder", include_str!("../presets/inorder.toml")),
+];
+
+/// A configuration problem: which key or file, and why.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Not valid TOML, or a key/type the schema does not have.
+    #[error("{0}")]
+    Parse(String),
+    /// `preset = "..."` (or a preset name) that does not exist.
+    #[error("unknown timing preset `{0}` (presets: {1})")]
+    UnknownPreset(String, String),
+    /// A value outside its allowed range.
+    #[error("{key} = {value}: {why}")]
+    Invalid {
+        /// Dotted key, e.g. `l1d.ways`.
+        key: String,
+        /// The value given.
+        value: u64,
+        /// What is required.
+        why: &'static str,
+    },
+}
+
+/// The whole machine timing configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A label for reports.
+    pub name: String,
+    /// Pipeline shape.
+    pub core: CoreConfig,
+    /// Branch prediction.
+    pub predictor: PredictorConfig,
+    /// Level-1 instruction cache.
+    pub l1i: CacheConfig,
+    /// Level-1 data cache.
+    pub l1d: CacheConfig,
+    /// Shared level-2 cache (instruction and data).
+    pub l2: CacheConfig,
+    /// Main memory.
+    pub memory: MemoryConfig,
+    /// Instruction TLB.
+    pub itlb: TlbConfig,
+    /// Data TLB.
+    pub dtlb: TlbConfig,
+    /// Execution latencies per instruction kind.
+    pub latency: Latencies,
+}
+
+/// Pipeline shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreConfig {
+    /// Issue in program order (a scalar/in-order core) instead of out of order.
+    pub in_order: bool,
+    /// Instructions fetched per cycle.
+    pub fetch_width: u32,
+    /// Dispatch and retire width.
+    pub width: u32,
+    /// Reorder-buffer entries (instructions in flight between dispatch and retire).
+    pub rob: u32,
+    /// Cycles from fetch to dispatch.
+    pub frontend_depth: u32,
+    /// Cycles from a mispredicted branch's execution to the dispatch of the correct path.
+    pub mispredict_penalty: u32,
+    /// Fetch bubble when decode finds a taken direct branch/jump the BTB did not predict.
+    pub redirect_penalty: u32,
+}
+
+/// Direction predictor kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredictorKind {
+    /// Static: every conditional branch predicted not taken.
+    NotTaken,
+    /// 2-bit counters indexed by pc.
+    Bimodal,
+    /// 2-bit counters indexed by pc xor global history.
+    Gshare,
+    /// Bimodal and gshare with a per-pc 2-bit chooser (McFarling).
+    Tournament,
+}
+
+/// Branch prediction structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictorConfig {
+    /// Direction predictor.
+    pub kind: PredictorKind,
+    /// Bimodal table entries (power of two).
+    pub bimodal_entries: u32,
+    /// Global-history bits of gshare (its table has 2^bits entries).
+    pub gshare_history: u32,
+    /// Tournament chooser entries (power of two).
+    pub chooser_entries: u32,
+    /// Branch-target-buffer entries (power of two).
+    pub btb_entries: u32,
+    /// BTB associativity.
+    pub btb_ways: u32,
+    /// Return-address-stack entries.
+    pub ras_entries: u32,
+}
+
+/// One set-associative, LRU, write-allocate cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Capacity in bytes.
+    pub size: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Line size in bytes (power of two).
+    pub line: u32,
+    /// Hit latency in cycles.
+    pub latency: u32,
+}
+
+/// Main memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Latency of an access that misses the L2, in cycles (added to the L2's).
+    pub latency: u32,
+}
+
+/// A set-associative LRU TLB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbConfig {
+    /// Entries.
+    pub entries: u32,
+    /// Associativity (`entries` for fully associative).
+    pub ways: u32,
+    /// Page size in bytes (power of two).
+    pub page: u64,
+    /// Cycles added to an access that misses.
+    pub miss_penalty: u32,
+}
+
+/// Execution latencies in cycles. Loads take the cache hierarchy's latency instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latencies {
+    /// Integer ALU operations.
+    pub alu: u32,
+    /// Conditional branches.
+    pub branch: u32,
+    /// Jumps.
+    pub jump: u32,
+    /// Integer multiply.
+    pub mult: u32,
+    /// Integer divide and remainder.
+    pub div: u32,
+    /// FP arithmetic, moves, conversions, fused multiply-add.
+    pub float: u32,
+    /// FP divide and square root.
+    pub fdiv: u32,
+    /// Stores (into the store buffer).
+    pub store: u32,
+    /// System instructions, CSR accesses, fences.
+    pub sys: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::preset("default").unwrap_or_else(|_| unreachable!("built-in preset is valid"))
+    }
+}
+
+impl Config {
+    /// A built-in preset by name.
+    pub fn preset(name: &str) -> Result<Config, ConfigError> {
+        let text = preset_text(name)?;
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Parses a user TOML document: a preset (`preset = "NAME"`, default `default`) with the
+    /// document's keys overriding it.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let user: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
+        let base_name = match user.get("preset") {
+            None => "default",
+            Some(toml::Value::String(s)) => s.as_str(),
+            Some(_) => return Err(ConfigError::Parse("`preset` must be a string".into())),
+        };
+        let mut base: toml::Table = preset_text(base_name)?
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
+        for (k, v) in user {
+            if k == "preset" {
+                continue;
+            }
+            overlay(&mut base, k, v);
+        }
+        let cfg: Config = toml::Value::Table(base)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// This configuration as a complete TOML document.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Checks every value's range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, value: u64, why: &'static str| {
+            Err(ConfigError::Invalid {
+                key: key.to_string(),
+                value,
+                why,
+            })
+        };
+        let c = &self.core;
+        for (key, v) in [("core.fetch_width", c.fetch_width), ("core.width", c.width)] {
+            if !(1..=16).contains(&v) {
+                return bad(key, v.into(), "must be 1..=16");
+            }
+        }
+        if c.rob < c.width || c.rob > 4096 {
+            return bad(
+                "core.rob",
+                c.rob.into(),
+                "must be at least core.width and at most 4096",
+            );
+        }
+        for (key, v) in [
+            ("core.frontend_depth", c.frontend_depth),
+            ("core.mispredict_penalty", c.mispredict_penalty),
+            ("core.redirect_penalty", c.redirect_penalty),
+        ] {
+            if v > 1000 {
+                return bad(key, v.into(), "must be at most 1000");
+            }
+        }
+        let p = &self.predictor;
+        for (key, v) in [
+            ("predictor.bimodal_entries", p.bimodal_entries),
+            ("predictor.chooser_entries", p.chooser_entries),
+            ("predictor.btb_entries", p.btb_entries),
+        ] {
+            if !v.is_power_of_two() || v > 1 << 24 {
+                return bad(key, v.into(), "must be a power of two up to 2^24");
+            }
+        }
+        if !(1..=24).contains(&p.gshare_history) {
+            return bad(
+                "predictor.gshare_history",
+                p.gshare_history.into(),
+                "must be 1..=24",
+            );
+        }
+        if !p.btb_ways.is_power_of_two() || p.btb_ways > p.btb_entries {
+            return bad(
+                "predictor.btb_ways",
+                p.btb_ways.into(),
+                "must be a power of two, at most btb_entries",
+            );
+        }
+        if !(1..=1024).contains(&p.ras_entries) {
+            return bad(
+                "predictor.ras_entries",
+                p.ras_entries.into(),
+                "must be 1..=1024",
+            );
+        }
+        for (name, cache) in [("l1i", &self.l1i), ("l1d", &self.l1d), ("l2", &self.l2)] {
+            cache.validate(name)?;
+        }
+        if self.memory.latency > 100_000 {
+            return bad(
+                "memory.latency",
+                self.memory.latency.into(),
+                "must be at most 100000",
+            );
+        }
+        for (name, tlb) in [("itlb", &self.itlb), ("dtlb", &self.dtlb)] {
+            tlb.validate(name)?;
+        }
+        let l = &self.latency;
+        for (key, v) in [
+            ("alu", l.alu),
+            ("branch", l.branch),
+            ("jump", l.jump),
+            ("mult", l.mult),
+            ("div", l.div),
+            ("float", l.float),
+            ("fdiv", l.fdiv),
+            ("store", l.store),
+            ("sys", l.sys),
+        ] {
+            if !(1..=1000).contains(&v) {
+                return bad(&format!("latency.{key}"), v.into(), "must be 1..=1000");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CacheConfig {
+    /// Number of sets.
+    pub fn sets(&self) -> u64 {
+        self.size / (u64::from(self.ways) * u64::from(self.line))
+    }
+
+    fn validate(&self, name: &str) -> Result<(), ConfigError> {
+        let bad = |key: &str, value: u64, why: &'static str| {
+            Err(ConfigError::Invalid {
+                key: format!("{name}.{key}"),
+                value,
+                why,
+            })
+        };
+        if !self.line.is_power_of_two() || !(4..=4096).contains(&self.line) {
+            return bad(
+                "line",
+                self.line.into(),
+                "must be a power of two in 4..=4096",
+            );
+        }
+        if !(1..=64).contains(&self.ways) {
+            return bad("ways", self.ways.into(), "must be 1..=64");
+        }
+        let way_bytes = u64::from(self.ways) * u64::from(self.line);
+        if self.size == 0
+            || self.size > 1 << 34
+            || self.size % way_bytes != 0
+            || !self.sets().is_power_of_two()
+        {
+            return bad(
+                "size",
+                self.size,
+                "must be ways x line x (a power-of-two number of sets), at most 16 GiB",
+            );
+        }
+        if self.latency > 10_000 {
+            return bad("latency", self.latency.into(), "must be at most 10000");
+        }
+        Ok(())
+    }
+}
+
+impl TlbConfig {
+    fn validate(&self, name: &str) -> Result<(), ConfigError> {
+        let bad = |key: &str, value: u64, why: &'static str| {
+            Err(ConfigError::Invalid {
+                key: format!("{name}.{key}"),
+                value,
+                why,
+            })
+        };
+        if !self.page.is_power_of_two() || !(4096..=1 << 30).contains(&self.page) {
+            return bad("page", self.page, "must be a power of two, 4096 to 2^30");
+        }
+        if !(1..=64).contains(&self.ways) {
+            return bad("ways", self.ways.into(), "must be 1..=64");
+        }
+        if self.entries == 0
+            || self.entries > 1 << 16
+            || self.entries % self.ways != 0
+            || !(self.entries / self.ways).is_power_of_two()
+        {
+            return bad(
+                "entries",
+                self.entries.into(),
+                "must be ways x a power of two, at most 65536",
+            );
+        }
+        if self.miss_penalty > 10_000 {
+            return bad(
+                "miss_penalty",
+                self.miss_penalty.into(),
+                "must be at most 10000",
+            );
+        }
+        Ok(())
+    }
+}
+
+fn preset_text(name: &str) -> Result<&'static str, ConfigError> {
+    PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+            ConfigError::UnknownPreset(name.to_string(), names.join(", "))
+        })
+}
+
+/// Overlays `value` at `key` of `base`: tables merge key by key, anything else replaces.
+fn overlay(base: &mut toml::Table, key: String, value: toml::Value) {
+    match (base.get_mut(&key), value) {
+        (Some(toml::Value::Table(b)), toml::Value::Table(v)) => {
+            for (k, v) in v {
+                overlay(b, k, v);
+            }
+        }
+        (_, v) => {
+            base.insert(key, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_parse_and_validate() {
+        for (name, _) in PRESETS {
+            let c = Config::preset(name).unwrap();
+            assert_eq!(&c.name, name);
+        }
+        let d = Config::default();
+        assert_eq!(d.core.width, 4);
+        assert_eq!(d.core.rob, 80);
+        assert_eq!(d.l2.size, 1 << 20);
+        assert_eq!(d.memory.latency, 140);
+        assert_eq!(d.predictor.kind, PredictorKind::Tournament);
+    }
+
+    #[test]
+    fn overrides_apply_on_a_preset() {
+        let c = Config::from_toml("preset = \"inorder\"\nname = \"x\"\n[l1d]\nways = 8\n").unwrap();
+        assert_eq!(c.name, "x");
+        assert_eq!(c.l1d.ways, 8);
+        assert_eq!(c.l1d.size, 32768);
+        assert!(c.core.in_order);
+        let d = Config::from_toml("[core]\nrob = 128\n").unwrap();
+        assert_eq!(d.core.rob, 128);
+        assert_eq!(d.core.width, 4);
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let c = Config::default();
+        assert_eq!(Config::from_toml(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn bad_configs_name_the_key() {
+        let e = Config::from_toml("[l1d]\nways = 3\n").unwrap_err();
+        assert!(e.to_string().starts_with("l1d.size = 32768"), "{e}");
+        let e = Config::from_toml("[l1d]\nline = 48\n").unwrap_err();
+        assert!(e.to_string().starts_with("l1d.line = 48"), "{e}");
+        let e = Config::from_toml("[core]\nwidht = 4\n").unwrap_err();
+        assert!(e.to_string().contains("widht"), "{e}");
+        let e = Config::from_toml("preset = \"nope\"").unwrap_err();
+        assert!(matches!(e, ConfigError::UnknownPreset(..)));
+        let e = Config::from_toml("[core\n").unwrap_err();
+        assert!(matches!(e, ConfigError::Parse(_)));
+        let e = Config::from_toml("[predictor]\nkind = \"perceptron\"\n").unwrap_err();
+        assert!(e.to_string().contains("perceptron"), "{e}");
+        let e = Config::from_toml("[core]\nrob = 2\n").unwrap_err();
+        assert!(e.to_string().starts_with("core.rob"), "{e}");
+    }
+}

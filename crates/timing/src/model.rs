@@ -1,0 +1,545 @@
+//! The pipeline model: one pass over the retire stream that gives every instruction its fetch,
+//! dispatch, issue, complete and retire cycles (a dependence-based timestamp model in the
+//! manner of interval simulation; docs/timing.md lists what it leaves out).
+//!
+//! For instruction *i*, in program order:
+//! * **fetch** `F`: at most `fetch_width` per cycle; a predicted-taken transfer ends the fetch
+//!   group; a new I-cache line (or page) is looked up in the L1I (ITLB) and a miss delays fetch
+//!   by the L2/memory latency; a misprediction resolved at execute holds fetch until
+//!   `C(branch) + mispredict_penalty − frontend_depth`, so the correct path dispatches
+//!   `mispredict_penalty` cycles after the branch executes; a BTB miss on a taken direct
+//!   transfer costs `redirect_penalty` (resolved at decode).
+//! * **dispatch** `D = max(F + frontend_depth, D(i−1), R(i−rob) + 1)`, at most `width` per cycle.
+//! * **issue** `I = max(D + 1, ready(sources))`; in-order cores also `I ≥ I(i−1)`.
+//! * **complete** `C = I + latency`: loads take the L1D hit latency, plus the DTLB penalty on a
+//!   miss, plus the L2 latency on an L1D miss, plus the memory latency on an L2 miss. Stores
+//!   complete into the store buffer (`latency.store`), their cache misses do not stall.
+//! * **retire** `R = max(C + 1, R(i−1))`, at most `width` per cycle.
+//!
+//! Only the correct path runs (the functional machine does not execute wrong paths), so
+//! wrong-path cache pollution and prefetching are absent.
+
+use crate::cache::Cache;
+use crate::config::Config;
+use crate::predictor::{Btb, DirectionPredictor, Ras};
+use outcrop_rv::inst::{Class, Op, TABLE};
+use outcrop_rv::{BranchKind, Retire};
+use serde::Serialize;
+
+/// Per-instruction events, as bit flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Events(pub u16);
+
+impl Events {
+    /// The fetch of this instruction missed the L1 instruction cache.
+    pub const L1I_MISS: Events = Events(1);
+    /// ... and the L2.
+    pub const L2I_MISS: Events = Events(1 << 1);
+    /// Its data access missed the L1 data cache.
+    pub const L1D_MISS: Events = Events(1 << 2);
+    /// ... and the L2.
+    pub const L2D_MISS: Events = Events(1 << 3);
+    /// Instruction-TLB miss on its fetch.
+    pub const ITLB_MISS: Events = Events(1 << 4);
+    /// Data-TLB miss on its access.
+    pub const DTLB_MISS: Events = Events(1 << 5);
+    /// A branch or jump whose direction or target was mispredicted (resolved at execute).
+    pub const MISPREDICT: Events = Events(1 << 6);
+    /// A taken transfer the BTB had no (or a wrong) target for.
+    pub const BTB_MISS: Events = Events(1 << 7);
+
+    /// Whether every flag of `other` is set.
+    #[inline]
+    pub fn contains(self, other: Events) -> bool {
+        self.0 & other.0 == other.0
+    }
+    #[inline]
+    fn set(&mut self, other: Events) {
+        self.0 |= other.0;
+    }
+}
+
+/// Timing of one retired instruction (the timing model's part of the retire record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Cycle the instruction was fetched.
+    pub fetch: u64,
+    /// Cycle it entered the reorder buffer.
+    pub dispatch: u64,
+    /// Cycle it began executing.
+    pub issue: u64,
+    /// Cycle its result was available.
+    pub complete: u64,
+    /// Cycle it retired.
+    pub retire: u64,
+    /// What happened to it.
+    pub events: Events,
+    /// Retire rate, *n* (RPA paper §3.1): instructions retired in the same cycle, this one
+    /// included. Filled by [`crate::Timed`], which delivers a cycle's records together.
+    pub retire_group: u8,
+    /// Retire rate, *c*: cycles without retirement just before this one's retire cycle, if it
+    /// was the first to retire in its cycle (then it was at the head of the reorder buffer
+    /// during them); 0 otherwise.
+    pub retire_stall: u32,
+}
+
+/// Where stall cycles went (a CPI stack; `base + branch + icache + dcache + other = cycles`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CpiStack {
+    /// Cycles in which at least one instruction retired.
+    pub base: u64,
+    /// Cycles lost to mispredictions and fetch redirects.
+    pub branch: u64,
+    /// Cycles lost to instruction-cache and ITLB misses.
+    pub icache: u64,
+    /// Cycles lost to data-cache and DTLB misses.
+    pub dcache: u64,
+    /// Everything else: dependences, long-latency operations, a full reorder buffer.
+    pub other: u64,
+}
+
+/// Run totals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Configuration name.
+    pub config: String,
+    /// Retired instructions.
+    pub instructions: u64,
+    /// Cycles (the last instruction's retire cycle).
+    pub cycles: u64,
+    /// Instructions per cycle.
+    pub ipc: f64,
+    /// L1I lookups (one per fetched line change).
+    pub l1i_accesses: u64,
+    /// L1I misses.
+    pub l1i_misses: u64,
+    /// L1D accesses (loads, stores, AMOs).
+    pub l1d_accesses: u64,
+    /// L1D misses.
+    pub l1d_misses: u64,
+    /// L2 accesses from instruction fetch.
+    pub l2_inst_accesses: u64,
+    /// L2 misses from instruction fetch.
+    pub l2_inst_misses: u64,
+    /// L2 accesses from data accesses.
+    pub l2_data_accesses: u64,
+    /// L2 misses from data accesses.
+    pub l2_data_misses: u64,
+    /// ITLB misses.
+    pub itlb_misses: u64,
+    /// DTLB misses.
+    pub dtlb_misses: u64,
+    /// Conditional branches.
+    pub cond_branches: u64,
+    /// Mispredicted conditional branches.
+    pub cond_mispredicts: u64,
+    /// Returns.
+    pub returns: u64,
+    /// Returns the RAS mispredicted.
+    pub return_mispredicts: u64,
+    /// Indirect jumps and calls (not returns).
+    pub indirect: u64,
+    /// Indirect transfers with a wrong BTB target.
+    pub indirect_mispredicts: u64,
+    /// Taken direct transfers the BTB missed (decode redirects).
+    pub btb_misses: u64,
+    /// All mispredictions resolved at execute.
+    pub mispredicts: u64,
+    /// Where the cycles went.
+    pub cpi_stack: CpiStack,
+}
+
+impl Totals {
+    /// L1D miss rate.
+    pub fn l1d_miss_rate(&self) -> f64 {
+        ratio(self.l1d_misses, self.l1d_accesses)
+    }
+    /// L1I miss rate (per line lookup).
+    pub fn l1i_miss_rate(&self) -> f64 {
+        ratio(self.l1i_misses, self.l1i_accesses)
+    }
+    /// L2 miss rate over all L2 accesses.
+    pub fn l2_miss_rate(&self) -> f64 {
+        ratio(
+            self.l2_inst_misses + self.l2_data_misses,
+            self.l2_inst_accesses + self.l2_data_accesses,
+        )
+    }
+    /// Conditional-branch misprediction rate.
+    pub fn cond_mispredict_rate(&self) -> f64 {
+        ratio(self.cond_mispredicts, self.cond_branches)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FetchCause {
+    None,
+    Branch,
+    ICache,
+}
+
+/// The timing model's state.
+#[derive(Clone, Debug)]
+pub struct Model {
+    cfg: Config,
+    l1i: Cache,
+    l1d: Cache,
+    l2: Cache,
+    itlb: Cache,
+    dtlb: Cache,
+    predictor: DirectionPredictor,
+    btb: Btb,
+    ras: Ras,
+    /// Execution latency by `Op` (loads: the L1D hit latency).
+    op_latency: Vec<u32>,
+    /// Cycle each register's value is available (RegUse numbering; 0 = none).
+    reg_ready: [u64; 64],
+    fetch_cycle: u64,
+    fetch_in_cycle: u32,
+    fetch_line: u64,
+    fetch_page: u64,
+    /// Fetch may not start before this cycle (a pending redirect), and why.
+    redirect_at: u64,
+    redirect_cause: FetchCause,
+    dispatch_cycle: u64,
+    dispatch_in_cycle: u32,
+    last_issue: u64,
+    /// Retire cycles of the last `rob` instructions (a ring).
+    rob: Vec<u64>,
+    rob_pos: usize,
+    retire_cycle: u64,
+    retire_in_cycle: u32,
+    totals: Totals,
+    l2_inst_misses: u64,
+    l2_data_misses: u64,
+}
+
+impl Model {
+    /// A cold machine (empty caches, untrained predictors) with configuration `cfg`
+    /// (validate it first: [`Config::validate`]).
+    pub fn new(cfg: &Config) -> Model {
+        let lat = &cfg.latency;
+        let op_latency = TABLE
+            .iter()
+            .map(|&(op, name, _, _, _, class)| match class {
+                _ if matches!(op, Op::FdivS | Op::FdivD | Op::FsqrtS | Op::FsqrtD) => lat.fdiv,
+                Class::Mult if name.starts_with("div") || name.starts_with("rem") => lat.div,
+                Class::Mult => lat.mult,
+                Class::Alu => lat.alu,
+                Class::Branch => lat.branch,
+                Class::Jump => lat.jump,
+                Class::Float => lat.float,
+                Class::Load => cfg.l1d.latency.max(1),
+                Class::Store => lat.store,
+                Class::Sys => lat.sys,
+            })
+            .chain(std::iter::once(lat.sys)) // Op::Illegal
+            .collect();
+        Model {
+            l1i: Cache::from_config(&cfg.l1i),
+            l1d: Cache::from_config(&cfg.l1d),
+            l2: Cache::from_config(&cfg.l2),
+            itlb: Cache::tlb(&cfg.itlb),
+            dtlb: Cache::tlb(&cfg.dtlb),
+            predictor: DirectionPredictor::new(&cfg.predictor),
+            btb: Btb::new(cfg.predictor.btb_entries, cfg.predictor.btb_ways),
+            ras: Ras::new(cfg.predictor.ras_entries),
+            op_latency,
+            reg_ready: [0; 64],
+            fetch_cycle: 0,
+            fetch_in_cycle: 0,
+            fetch_line: u64::MAX,
+            fetch_page: u64::MAX,
+            redirect_at: 0,
+            redirect_cause: FetchCause::None,
+            dispatch_cycle: 0,
+            dispatch_in_cycle: 0,
+            last_issue: 0,
+            rob: vec![0; cfg.core.rob.max(1) as usize],
+            rob_pos: 0,
+            retire_cycle: 0,
+            retire_in_cycle: 0,
+            totals: Totals {
+                config: cfg.name.clone(),
+                ..Totals::default()
+            },
+            l2_inst_misses: 0,
+            l2_data_misses: 0,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Times one retired instruction (they must come in program order). `retire_group` of the
+    /// result is 0: the cycle's group is only known once the next cycle starts (see
+    /// [`crate::Timed`]).
+    #[inline]
+    pub fn step(&mut self, r: &Retire) -> Stamp {
+        let core = self.cfg.core;
+        let mut events = Events::default();
+
+        // ---- fetch
+        let mut f = self.fetch_cycle;
+        let mut fetch_delay = 0;
+        let mut fetch_cause = FetchCause::None;
+        if self.redirect_at > f {
+            fetch_delay = self.redirect_at - f;
+            fetch_cause = self.redirect_cause;
+            f = self.redirect_at;
+            self.fetch_in_cycle = 0;
+        }
+        if self.fetch_in_cycle >= core.fetch_width {
+            f += 1;
+            self.fetch_in_cycle = 0;
+        }
+        let line = self.l1i.line_of(r.pc);
+        if line != self.fetch_line {
+            self.fetch_line = line;
+            let mut stall = 0;
+            let page = self.itlb.line_of(r.pc);
+            if page != self.fetch_page {
+                self.fetch_page = page;
+                if !self.itlb.access(r.pc) {
+                    events.set(Events::ITLB_MISS);
+                    stall += self.cfg.itlb.miss_penalty;
+                }
+            }
+            if !self.l1i.access(r.pc) {
+                events.set(Events::L1I_MISS);
+                stall += self.cfg.l2.latency;
+                self.totals.l2_inst_accesses += 1;
+                if !self.l2.access(r.pc) {
+                    events.set(Events::L2I_MISS);
+                    self.l2_inst_misses += 1;
+                    stall += self.cfg.memory.latency;
+                }
+            }
+            if stall > 0 {
+                f += u64::from(stall);
+                self.fetch_in_cycle = 0;
+                if fetch_cause == FetchCause::None {
+                    fetch_cause = FetchCause::ICache;
+                }
+                fetch_delay += u64::from(stall);
+            }
+        }
+        self.fetch_in_cycle += 1;
+        self.fetch_cycle = f;
+
+        // ---- dispatch
+        let mut d = (f + u64::from(core.frontend_depth)).max(self.dispatch_cycle);
+        d = d.max(self.rob[self.rob_pos] + 1);
+        if d == self.dispatch_cycle && self.dispatch_in_cycle >= core.width {
+            d += 1;
+        }
+        if d != self.dispatch_cycle {
+            self.dispatch_in_cycle = 0;
+            self.dispatch_cycle = d;
+        }
+        self.dispatch_in_cycle += 1;
+
+        // ---- issue
+        let regs = r.reg_use();
+        let mut i = d + 1;
+        for s in regs.src {
+            i = i.max(self.reg_ready[s as usize & 63]);
+        }
+        if core.in_order {
+            i = i.max(self.last_issue);
+            self.last_issue = i;
+        }
+
+        // ---- execute
+        let op = r.op.map_or(self.op_latency.len() - 1, |o| o as usize);
+        let mut latency = u64::from(self.op_latency.get(op).copied().unwrap_or(1));
+        let mut mem_extra = 0u64;
+        if r.mem_size > 0 {
+            let mut extra = 0u32;
+            self.totals.l1d_accesses += 1;
+            if !self.dtlb.access(r.mem_addr) {
+                events.set(Events::DTLB_MISS);
+                extra += self.cfg.dtlb.miss_penalty;
+            }
+            if !self.l1d.access_range(r.mem_addr, u64::from(r.mem_size)) {
+                events.set(Events::L1D_MISS);
+                extra += self.cfg.l2.latency;
+                self.totals.l2_data_accesses += 1;
+                if !self.l2.access_range(r.mem_addr, u64::from(r.mem_size)) {
+                    events.set(Events::L2D_MISS);
+                    self.l2_data_misses += 1;
+                    extra += self.cfg.memory.latency;
+                }
+            }
+            // stores retire into the store buffer: their misses do not delay completion
+            if r.class != Some(Class::Store) {
+                mem_extra = u64::from(extra);
+                latency += mem_extra;
+            }
+        }
+        let c = i + latency;
+        if regs.dst != 0 {
+            self.reg_ready[regs.dst as usize & 63] = c;
+        }
+
+        // ---- control flow: predict at fetch, resolve at execute
+        match r.class {
+            Some(Class::Branch) => {
+                self.totals.cond_branches += 1;
+                let predicted = self.predictor.predict_and_train(r.pc, r.taken);
+                if predicted != r.taken {
+                    self.totals.cond_mispredicts += 1;
+                    events.set(Events::MISPREDICT);
+                    self.redirect_after_execute(c, f);
+                } else if r.taken {
+                    self.taken_direct(r.pc, r.next_pc, f, &mut events);
+                }
+            }
+            Some(Class::Jump) => match r.transfer {
+                Some(BranchKind::Return) => {
+                    self.totals.returns += 1;
+                    if self.ras.pop() != Some(r.next_pc) {
+                        self.totals.return_mispredicts += 1;
+                        events.set(Events::MISPREDICT);
+                        self.redirect_after_execute(c, f);
+                    } else {
+                        self.end_fetch_group();
+                    }
+                }
+                kind => {
+                    let call = kind == Some(BranchKind::Call);
+                    if call {
+                        self.ras.push(r.pc.wrapping_add(u64::from(r.len)));
+                    }
+                    if r.op == Some(Op::Jal) {
+                        self.taken_direct(r.pc, r.next_pc, f, &mut events);
+                    } else {
+                        self.totals.indirect += 1;
+                        if self.btb.lookup(r.pc) != Some(r.next_pc) {
+                            self.totals.indirect_mispredicts += 1;
+                            events.set(Events::MISPREDICT);
+                            self.redirect_after_execute(c, f);
+                        } else {
+                            self.end_fetch_group();
+                        }
+                        self.btb.update(r.pc, r.next_pc);
+                    }
+                }
+            },
+            _ => {}
+        }
+
+        // ---- retire
+        let mut ret = (c + 1).max(self.retire_cycle);
+        if ret == self.retire_cycle && self.retire_in_cycle >= core.width {
+            ret += 1;
+        }
+        let mut stall = 0;
+        if ret != self.retire_cycle {
+            // first to retire in a new cycle: the gap before it is its stall, and this cycle
+            // counts as a base cycle
+            stall = ret - self.retire_cycle - 1;
+            self.retire_cycle = ret;
+            self.retire_in_cycle = 0;
+            let cpi = &mut self.totals.cpi_stack;
+            cpi.base += 1;
+            let mut rest = stall;
+            let dc = rest.min(mem_extra);
+            cpi.dcache += dc;
+            rest -= dc;
+            let fc = rest.min(fetch_delay);
+            match fetch_cause {
+                FetchCause::Branch => cpi.branch += fc,
+                FetchCause::ICache => cpi.icache += fc,
+                FetchCause::None => {}
+            }
+            if fetch_cause != FetchCause::None {
+                rest -= fc;
+            }
+            cpi.other += rest;
+        }
+        self.retire_in_cycle += 1;
+        self.rob[self.rob_pos] = ret;
+        self.rob_pos += 1;
+        if self.rob_pos == self.rob.len() {
+            self.rob_pos = 0;
+        }
+        self.totals.instructions += 1;
+
+        Stamp {
+            fetch: f,
+            dispatch: d,
+            issue: i,
+            complete: c,
+            retire: ret,
+            events,
+            retire_group: 0,
+            retire_stall: u32::try_from(stall).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// A taken direct branch or jump predicted correctly in direction: the BTB supplies the
+    /// target at fetch, or decode redirects fetch after `redirect_penalty`.
+    #[inline]
+    fn taken_direct(&mut self, pc: u64, target: u64, f: u64, events: &mut Events) {
+        if self.btb.lookup(pc) != Some(target) {
+            self.totals.btb_misses += 1;
+            events.set(Events::BTB_MISS);
+            self.btb.update(pc, target);
+            self.redirect(f + 1 + u64::from(self.cfg.core.redirect_penalty));
+        } else {
+            self.end_fetch_group();
+        }
+    }
+
+    /// A misprediction found when the transfer executes at cycle `c`.
+    #[inline]
+    fn redirect_after_execute(&mut self, c: u64, f: u64) {
+        self.totals.mispredicts += 1;
+        let core = self.cfg.core;
+        let at =
+            (c + u64::from(core.mispredict_penalty)).saturating_sub(core.frontend_depth.into());
+        self.redirect(at.max(f + 1));
+    }
+
+    #[inline]
+    fn redirect(&mut self, at: u64) {
+        if at > self.redirect_at {
+            self.redirect_at = at;
+            self.redirect_cause = FetchCause::Branch;
+        }
+        self.end_fetch_group();
+    }
+
+    /// A predicted-taken transfer: the next instruction is fetched in the next cycle.
+    #[inline]
+    fn end_fetch_group(&mut self) {
+        self.fetch_in_cycle = self.cfg.core.fetch_width;
+    }
+
+    /// Totals so far.
+    pub fn totals(&self) -> Totals {
+        let mut t = self.totals.clone();
+        t.cycles = self.retire_cycle;
+        t.ipc = ratio(t.instructions, t.cycles);
+        t.l1i_accesses = self.l1i.accesses;
+        t.l1i_misses = self.l1i.misses;
+        t.l1d_misses = self.l1d.misses;
+        t.l2_inst_misses = self.l2_inst_misses;
+        t.l2_data_misses = self.l2_data_misses;
+        t.itlb_misses = self.itlb.misses;
+        t.dtlb_misses = self.dtlb.misses;
+        t
+    }
+}

@@ -1,0 +1,103 @@
+//! Invariants of the pipeline model on arbitrary instruction streams (property tests).
+
+use outcrop_rv::inst::{Class, Op, TABLE};
+use outcrop_rv::{Control, Retire};
+use outcrop_timing::{Config, Stamp, Timed, TimedObserver};
+use proptest::prelude::*;
+
+#[derive(Default)]
+struct Collect(Vec<Stamp>);
+impl TimedObserver for Collect {
+    fn retire(&mut self, _r: &Retire, t: &Stamp) -> Control {
+        self.0.push(*t);
+        Control::Continue
+    }
+}
+
+fn record() -> impl Strategy<Value = Retire> {
+    (
+        0..TABLE.len(),
+        0u64..64,
+        any::<[u8; 4]>(),
+        0u64..(1 << 24),
+        any::<bool>(),
+    )
+        .prop_map(|(k, slot, regs, addr, taken)| {
+            let (op, _, _, _, _, class) = TABLE[k];
+            let pc = 0x10000 + slot * 4;
+            let mem = matches!(class, Class::Load | Class::Store);
+            let jump = class == Class::Jump;
+            let taken = jump || (class == Class::Branch && taken);
+            Retire {
+                pc,
+                len: 4,
+                op: Some(op),
+                class: Some(class),
+                regs,
+                mem_addr: if mem { addr & !7 } else { 0 },
+                mem_size: if mem { 8 } else { 0 },
+                taken,
+                next_pc: if taken {
+                    0x10000 + (addr % 64) * 4
+                } else {
+                    pc + 4
+                },
+                transfer: if op == Op::Jal {
+                    Some(outcrop_rv::BranchKind::Jump)
+                } else {
+                    None
+                },
+                ..Retire::default()
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn stamps_respect_the_pipeline(stream in prop::collection::vec(record(), 1..2000),
+                                   preset in prop::sample::select(vec!["default", "inorder"])) {
+        let cfg = Config::preset(preset).unwrap();
+        let core = cfg.core;
+        let mut timed = Timed::new(&cfg, Collect::default());
+        for r in &stream {
+            use outcrop_rv::Observer;
+            timed.retire(r);
+        }
+        timed.finish();
+        let t = timed.totals();
+        let s = &timed.inner.0;
+        prop_assert_eq!(s.len(), stream.len());
+        let stack = t.cpi_stack;
+        prop_assert_eq!(stack.base + stack.branch + stack.icache + stack.dcache + stack.other, t.cycles);
+        prop_assert_eq!(t.cycles, s.last().unwrap().retire);
+        let mut per_cycle = std::collections::HashMap::<u64, u32>::new();
+        let mut dispatch_per_cycle = std::collections::HashMap::<u64, u32>::new();
+        for (i, x) in s.iter().enumerate() {
+            prop_assert!(x.fetch + u64::from(core.frontend_depth) <= x.dispatch);
+            prop_assert!(x.dispatch < x.issue && x.issue < x.complete && x.complete < x.retire);
+            if i > 0 {
+                prop_assert!(s[i - 1].retire <= x.retire);
+                prop_assert!(s[i - 1].dispatch <= x.dispatch);
+                prop_assert!(s[i - 1].fetch <= x.fetch);
+                if core.in_order {
+                    prop_assert!(s[i - 1].issue <= x.issue);
+                }
+            }
+            if i >= core.rob as usize {
+                // a reorder-buffer entry is free only after its previous owner retired
+                prop_assert!(x.dispatch > s[i - core.rob as usize].retire);
+            }
+            *per_cycle.entry(x.retire).or_default() += 1;
+            *dispatch_per_cycle.entry(x.dispatch).or_default() += 1;
+        }
+        for x in s {
+            prop_assert_eq!(u32::from(x.retire_group), per_cycle[&x.retire]);
+        }
+        prop_assert!(per_cycle.values().all(|&n| n <= core.width));
+        prop_assert!(dispatch_per_cycle.values().all(|&n| n <= core.width));
+        // stall cycles: the gaps between retire cycles
+        let stalls: u64 = s.iter().map(|x| u64::from(x.retire_stall)).sum();
+        prop_assert_eq!(stalls + per_cycle.len() as u64, t.cycles);
+    }
+}
