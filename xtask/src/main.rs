@@ -2,9 +2,12 @@
 //! `HashMap<u64, u64>` counter on the same pre-generated streams, in the same process, and
 //! prints the Markdown tables recorded in docs/BENCHMARKS.md (medians of repeated runs).
 //! `bench-exec` times the machine against qemu on the bundled workloads; `cachegrind` compares
-//! the timing model's data-cache misses with valgrind's cachegrind (see `cachegrind.rs`).
+//! the timing model's data-cache misses with valgrind's cachegrind (see `cachegrind.rs`);
+//! `bench-timing` measures the timing model's speed; `study-rap` runs the RAP paper's §4 studies on the workloads (see `study_rap.rs`).
 
+mod bench_timing;
 mod cachegrind;
+mod study_rap;
 
 use anyhow::{bail, Result};
 use outcrop_events::synth::{self, StreamKind};
@@ -32,25 +35,60 @@ fn main() -> Result<()> {
             bench_rap(events, runs.max(1))
         }
         Some("bounds") => bounds(),
-        Some("bench-exec") => {
-            let runs = args
-                .iter()
-                .position(|a| a == "--runs")
-                .and_then(|i| args.get(i + 1))
-                .map(|s| s.parse())
-                .transpose()?
-                .unwrap_or(3usize);
-            bench_exec(runs.max(1))
-        }
+        Some("bench-exec") => bench_exec(runs_flag(&args)?),
         Some("cachegrind") => cachegrind::run(&args[1..]),
+        Some("study-rap") => study_rap::run(&args[1..]),
+        Some("bench-timing") => bench_timing::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
-                 | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b]"
+                 | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b] \
+                 | study-rap [--workloads a,b] [--jobs N] | bench-timing [--runs R]"
             );
             bail!("unknown or missing task")
         }
     }
+}
+
+/// `--runs R` (default 3, at least 1).
+fn runs_flag(args: &[String]) -> Result<usize> {
+    Ok(args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(3usize)
+        .max(1))
+}
+
+/// The repository root, and the release `outcrop` binary (which must be built).
+fn release_outcrop() -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let outcrop = root.join("target/release/outcrop");
+    anyhow::ensure!(
+        outcrop.exists(),
+        "build first: cargo build --release -p outcrop"
+    );
+    Ok((root, outcrop))
+}
+
+/// The compute workloads in `workloads/bin`, sorted: not `micro_*` (timing-model validation),
+/// not `hello`/`exitcode` (start-up only).
+fn compute_workloads(root: &std::path::Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("workloads/bin"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            !n.contains('.')
+                && n != "TOOLCHAIN"
+                && !n.starts_with("micro_")
+                && n != "hello"
+                && n != "exitcode"
+        })
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Worst-case node bounds by branching factor and merge ratio (our Figures 2 and 3).

@@ -226,6 +226,26 @@ pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
     })
 }
 
+/// The exit status and the outcome text of a finished run; reports faults and the
+/// instruction limit on stderr.
+pub fn outcome_status(outcome: Outcome, machine: &Machine) -> (i32, String) {
+    match outcome {
+        Outcome::Exited(c) => (c, "exited".to_string()),
+        Outcome::Fault(f) => {
+            eprintln!("outcrop: {f}");
+            (f.exit_status(), format!("fault: {f}"))
+        }
+        Outcome::InstructionLimit => {
+            eprintln!(
+                "outcrop: instruction limit reached after {} instructions (pc {:#x})",
+                machine.instret, machine.pc
+            );
+            (i32::from(EXIT_INSN_LIMIT), "instruction limit".to_string())
+        }
+        Outcome::Stopped => (0, "stopped".to_string()),
+    }
+}
+
 pub fn run(args: ExecArgs) -> Result<ExitCode> {
     let timing = args.timing.as_deref().map(timing_config).transpose()?;
     let Guest {
@@ -250,21 +270,7 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
     };
     let wall = start.elapsed().as_secs_f64();
     let _ = machine.kernel.flush();
-    let (code, outcome_text) = match outcome {
-        Outcome::Exited(c) => (c, "exited".to_string()),
-        Outcome::Fault(f) => {
-            eprintln!("outcrop: {f}");
-            (f.exit_status(), format!("fault: {f}"))
-        }
-        Outcome::InstructionLimit => {
-            eprintln!(
-                "outcrop: instruction limit reached after {} instructions (pc {:#x})",
-                machine.instret, machine.pc
-            );
-            (i32::from(EXIT_INSN_LIMIT), "instruction limit".to_string())
-        }
-        Outcome::Stopped => (0, "stopped".to_string()),
-    };
+    let (code, outcome_text) = outcome_status(outcome, &machine);
     if let Some(t) = &timing_totals {
         print_timing(t);
     }

@@ -1,14 +1,13 @@
 //! `outcrop run --rap STREAM,... -- PROG`: run a guest with RAP trees over its event streams
 //! (the RAP paper's §4 studies on the built-in machine).
 
-use crate::exec::{load_guest, print_timing, timing_config, Guest, GuestArgs, EXIT_INSN_LIMIT};
+use crate::exec::{load_guest, outcome_status, print_timing, timing_config, Guest, GuestArgs};
 use crate::rap::write_hot_table;
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop::streams::{RapProfiler, Stream, StreamProfile};
 use outcrop_rap::{AccuracyReport, Config, HotRange};
 use outcrop_rv::symbols::Symbols;
-use outcrop_rv::Outcome;
 use outcrop_timing::Timed;
 use serde::Serialize;
 use std::io::Write;
@@ -169,21 +168,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let _ = machine.kernel.flush();
     prof.finish().context("RAP update")?;
 
-    let (code, outcome_text) = match outcome {
-        Outcome::Exited(c) => (c, "exited".to_string()),
-        Outcome::Fault(f) => {
-            eprintln!("outcrop: {f}");
-            (f.exit_status(), format!("fault: {f}"))
-        }
-        Outcome::InstructionLimit => {
-            eprintln!(
-                "outcrop: instruction limit reached after {} instructions (pc {:#x}); reporting what ran",
-                machine.instret, machine.pc
-            );
-            (i32::from(EXIT_INSN_LIMIT), "instruction limit".to_string())
-        }
-        Outcome::Stopped => (0, "stopped".to_string()),
-    };
+    let (code, outcome_text) = outcome_status(outcome, &machine);
     if let Some(t) = &totals {
         print_timing(t);
     }

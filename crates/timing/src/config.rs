@@ -222,13 +222,7 @@ impl Config {
 
     /// Checks every value's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, value: u64, why: &'static str| {
-            Err(ConfigError::Invalid {
-                key: key.to_string(),
-                value,
-                why,
-            })
-        };
+        let bad = |key: &str, value, why| invalid(key, value, why);
         let c = &self.core;
         for (key, v) in [("core.fetch_width", c.fetch_width), ("core.width", c.width)] {
             if !(1..=16).contains(&v) {
@@ -322,13 +316,7 @@ impl CacheConfig {
     }
 
     fn validate(&self, name: &str) -> Result<(), ConfigError> {
-        let bad = |key: &str, value: u64, why: &'static str| {
-            Err(ConfigError::Invalid {
-                key: format!("{name}.{key}"),
-                value,
-                why,
-            })
-        };
+        let bad = |key: &str, value, why| invalid(&format!("{name}.{key}"), value, why);
         if !self.line.is_power_of_two() || !(4..=4096).contains(&self.line) {
             return bad(
                 "line",
@@ -360,13 +348,7 @@ impl CacheConfig {
 
 impl TlbConfig {
     fn validate(&self, name: &str) -> Result<(), ConfigError> {
-        let bad = |key: &str, value: u64, why: &'static str| {
-            Err(ConfigError::Invalid {
-                key: format!("{name}.{key}"),
-                value,
-                why,
-            })
-        };
+        let bad = |key: &str, value, why| invalid(&format!("{name}.{key}"), value, why);
         if !self.page.is_power_of_two() || !(4096..=1 << 30).contains(&self.page) {
             return bad("page", self.page, "must be a power of two, 4096 to 2^30");
         }
@@ -393,6 +375,15 @@ impl TlbConfig {
         }
         Ok(())
     }
+}
+
+/// A value out of range at `key`.
+fn invalid(key: &str, value: u64, why: &'static str) -> Result<(), ConfigError> {
+    Err(ConfigError::Invalid {
+        key: key.to_string(),
+        value,
+        why,
+    })
 }
 
 fn preset_text(name: &str) -> Result<&'static str, ConfigError> {

@@ -1,0 +1,87 @@
+//! `cargo run --release -p xtask -- bench-timing [--runs R]`: speed of the timing model. For
+//! every compute workload, side by side in one run: `outcrop exec` with the class counter (no
+//! timing), `--timing` (default preset) and `--timing=inorder`; MIPS from the guest's own
+//! `--stats-json` wall time, median of R runs, geometric means at the end.
+
+use anyhow::Result;
+use std::process::{Command, Stdio};
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runs = crate::runs_flag(args)?;
+    let (root, outcrop) = crate::release_outcrop()?;
+    let wl = root.join("workloads");
+    let names = crate::compute_workloads(&root)?;
+    let stats = std::env::temp_dir().join(format!("outcrop-bt-{}.json", std::process::id()));
+    let modes: [(&str, Option<&str>); 3] = [
+        ("no timing", None),
+        ("default", Some("--timing=default")),
+        ("inorder", Some("--timing=inorder")),
+    ];
+    println!("median of {runs} runs; MIPS = retired instructions / guest wall time\n");
+    println!("| workload | instructions | MIPS, no timing | MIPS, default | slowdown | MIPS, inorder | slowdown | IPC default | IPC inorder |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut logs = [0.0f64; 3];
+    let mut k = 0.0;
+    for name in &names {
+        let extra: Vec<&str> = if name == "fileio" {
+            vec!["src/fileio.c"]
+        } else {
+            vec![]
+        };
+        let mut mips = [0.0f64; 3];
+        let mut ipc = [0.0f64; 3];
+        let mut insns = 0;
+        for (m, (_, flag)) in modes.iter().enumerate() {
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                let mut cmd = Command::new(&outcrop);
+                cmd.current_dir(&wl)
+                    .args(["exec", "--deterministic", "--allow", "src", "--stats-json"])
+                    .arg(&stats);
+                if let Some(f) = flag {
+                    cmd.arg(f);
+                }
+                let st = cmd
+                    .arg("--")
+                    .arg(format!("bin/{name}"))
+                    .args(&extra)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()?;
+                anyhow::ensure!(st.success(), "{name}: {st}");
+                let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
+                samples.push(v["mips"].as_f64().unwrap_or(0.0));
+                insns = v["instructions"].as_u64().unwrap_or(0);
+                ipc[m] = v["timing"]["ipc"].as_f64().unwrap_or(0.0);
+            }
+            samples.sort_by(f64::total_cmp);
+            mips[m] = samples[samples.len() / 2];
+        }
+        println!(
+            "| {name} | {insns} | {:.0} | {:.1} | {:.1}x | {:.1} | {:.1}x | {:.2} | {:.2} |",
+            mips[0],
+            mips[1],
+            mips[0] / mips[1].max(1e-9),
+            mips[2],
+            mips[0] / mips[2].max(1e-9),
+            ipc[1],
+            ipc[2]
+        );
+        for m in 0..3 {
+            logs[m] += mips[m].max(1e-9).ln();
+        }
+        k += 1.0;
+    }
+    let g = |m: usize| (logs[m] / f64::max(k, 1.0)).exp();
+    println!(
+        "\ngeometric means over {} workloads: {:.0} MIPS without timing, {:.1} MIPS default preset ({:.1}x slower), {:.1} MIPS inorder ({:.1}x slower)",
+        names.len(),
+        g(0),
+        g(1),
+        g(0) / g(1),
+        g(2),
+        g(0) / g(2)
+    );
+    let _ = std::fs::remove_file(&stats);
+    Ok(())
+}
