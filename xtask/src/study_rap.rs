@@ -47,15 +47,21 @@ pub fn run(args: &[String]) -> Result<()> {
         let _ = std::fs::remove_dir_all(&cache);
     }
     std::fs::create_dir_all(&cache)?;
-    // The guests run in a scratch directory with `bin` linked to the workloads and a copy of
-    // `src/fileio.c` (fileio reads it and writes its output next to it).
+    // Each guest runs in a scratch directory of its own (fileio writes next to its input, so
+    // two concurrent runs must not share one), with `bin` linked to the workloads and a copy
+    // of `src/fileio.c`.
     let scratch = std::env::temp_dir().join(format!("outcrop-study-{}", std::process::id()));
-    std::fs::create_dir_all(scratch.join("src"))?;
-    std::fs::copy(wl.join("src/fileio.c"), scratch.join("src/fileio.c"))?;
-    let link = scratch.join("bin");
-    if !link.exists() {
-        std::os::unix::fs::symlink(wl.join("bin").canonicalize()?, &link)?;
-    }
+    let bin = wl.join("bin").canonicalize()?;
+    let scratch_for = |task: usize| -> Result<std::path::PathBuf> {
+        let dir = scratch.join(task.to_string());
+        std::fs::create_dir_all(dir.join("src"))?;
+        std::fs::copy(wl.join("src/fileio.c"), dir.join("src/fileio.c"))?;
+        let link = dir.join("bin");
+        if !link.exists() {
+            std::os::unix::fs::symlink(&bin, &link)?;
+        }
+        Ok(dir)
+    };
 
     // (workload, ε index) tasks over `jobs` threads
     let tasks: Vec<(usize, usize)> = (0..names.len())
@@ -74,7 +80,7 @@ pub fn run(args: &[String]) -> Result<()> {
                     };
                     let out = cache.join(format!("{}-{}.json", names[w], e));
                     if !out.exists() {
-                        run_one(&outcrop, &scratch, &names[w], EPS[e], &out)?;
+                        run_one(&outcrop, &scratch_for(k)?, &names[w], EPS[e], &out)?;
                     }
                     let v: Value = serde_json::from_slice(&std::fs::read(&out)?)?;
                     eprintln!("study-rap: {} at ε = {} done", names[w], EPS[e]);
@@ -134,6 +140,9 @@ fn run_one(outcrop: &Path, dir: &Path, name: &str, eps: f64, out: &Path) -> Resu
         st.success(),
         "{name} at ε = {eps}: outcrop run failed ({st})"
     );
+    // only a successful run's report is kept (and reused by later runs)
+    std::fs::rename(&partial, out)
+        .with_context(|| format!("{name}: keeping {}", partial.display()))?;
     Ok(())
 }
 
