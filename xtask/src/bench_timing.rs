@@ -36,7 +36,7 @@ pub fn run(args: &[String]) -> Result<()> {
             for _ in 0..runs {
                 let mut cmd = Command::new(&outcrop);
                 cmd.current_dir(&wl)
-                    .args(["exec", "--deterministic", "--allow", "src", "--stats-json"])
+                    .args(["exec", "--deterministic", "--allow-rw", ".", "--stats-json"])
                     .arg(&stats);
                 if let Some(f) = flag {
                     cmd.arg(f);
