@@ -51,7 +51,7 @@ pub struct GuestArgs {
 
     /// Fixed clocks, random bytes and pid, and an empty environment: byte-identical runs.
     #[arg(long)]
-    deterministic: bool,
+    pub deterministic: bool,
 
     /// Most memory the guest may map, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
@@ -171,6 +171,12 @@ pub struct Guest {
 /// Loads the guest `args` describe: sandbox, environment (empty with --deterministic), stdio
 /// passed through, instruction limit.
 pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
+    load_guest_with(args, false)
+}
+
+/// As [`load_guest`]; with `quiet`, the guest's stdout and stderr are discarded and its stdin
+/// is empty (for a baseline run beside a profiled one).
+pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
     let prog_path = PathBuf::from(&args.command[0]);
     let bytes = std::fs::read(&prog_path)
         .with_context(|| format!("cannot read {}", prog_path.display()))?;
@@ -190,9 +196,21 @@ pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
         sandbox,
         deterministic: args.deterministic,
         exe_path,
-        stdin: Box::new(std::io::stdin()),
-        stdout: Box::new(PassThrough(std::io::stdout())),
-        stderr: Box::new(PassThrough(std::io::stderr())),
+        stdin: if quiet {
+            Box::new(std::io::empty())
+        } else {
+            Box::new(std::io::stdin())
+        },
+        stdout: if quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(PassThrough(std::io::stdout()))
+        },
+        stderr: if quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(PassThrough(std::io::stderr()))
+        },
         on_warning: Box::new(|m| eprintln!("outcrop: warning: {m}")),
         stdio_mode: None,
     };

@@ -10,6 +10,7 @@ mod input;
 mod rap;
 mod run;
 mod trace;
+mod wpp;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -73,6 +74,10 @@ enum Command {
     /// Create, convert and inspect event trace files (`.otr`).
     #[command(subcommand)]
     Trace(trace::TraceCommand),
+    /// Whole-program paths and strata: record a program's complete basic-block stream
+    /// losslessly, replay it exactly, report its paths and strata (Gorton's DWPP).
+    #[command(subcommand)]
+    Wpp(wpp::WppCommand),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +87,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Rap(args) => rap::run(args).map(|()| ExitCode::SUCCESS),
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
+        Command::Wpp(cmd) => wpp::run(cmd),
     };
     match result {
         Ok(code) => code,

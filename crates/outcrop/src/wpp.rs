@@ -1,0 +1,736 @@
+//! `outcrop wpp record|replay|report`: whole-program paths and strata (Gorton, "Dynamic
+//! Whole Program Profiling"): lossless capture on the machine, exact replay, the paper's
+//! tables and figures.
+
+use crate::exec::{load_guest, load_guest_with, outcome_status, GuestArgs};
+use crate::input::write_atomically;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use outcrop::capture::{capture, CaptureOptions};
+use outcrop_rv::symbols::Symbols;
+use outcrop_strata::report::{self, HotPath, LengthBin, Ratios};
+use outcrop_strata::{Codec, Config, FileStats, Replay, RunInfo, SectionBytes, WppFile};
+use serde::Serialize;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `outcrop wpp` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum WppCommand {
+    /// Run a program on the machine and write its whole-program profile.
+    ///
+    /// Every basic block the program executes is kept, in order: blocks form cyclic paths
+    /// (a path ends when its next block already occurs in it; paper §III.A), runs of the same
+    /// path become (path, trip count) pairs, and stratum layers apply the same rule to those
+    /// pairs, layer over layer (§III.B). The top layer's stream and the dictionaries are
+    /// compressed (zstd) into one file, written to FILE.partial and renamed when complete.
+    /// The machine thread only appends block records; the builder and the compressor run on
+    /// threads of their own (--inline: all on one). The guest's stdio is passed through and
+    /// its exit status returned.
+    ///
+    /// Examples:
+    ///   outcrop wpp record -o qsort.wpp -- workloads/bin/qsort_ints
+    ///   outcrop wpp record -o lz.wpp --layers 1 --codec zlib -- workloads/bin/lz
+    ///   outcrop wpp record -o f.wpp --baseline --allow-rw . -- ./prog input.txt
+    #[command(verbatim_doc_comment)]
+    Record(RecordArgs),
+    /// Write the exact basic-block sequence of a profile: start addresses, in order.
+    ///
+    /// Text: one `0x`-prefixed hex address per line (readable by `outcrop rap` and
+    /// `outcrop trace convert`); u64le: raw little-endian 8-byte addresses.
+    ///
+    /// Examples:
+    ///   outcrop wpp replay qsort.wpp | head
+    ///   outcrop wpp replay --format u64le -o blocks.u64 qsort.wpp
+    ///   outcrop wpp replay qsort.wpp | outcrop rap --hot 0.05 -
+    #[command(verbatim_doc_comment)]
+    Replay(ReplayArgs),
+    /// Report on a profile: the paper's Tables 3 and 4 for the run, the hottest paths
+    /// (executions × instructions) with their disassembly, compression ratios, collection
+    /// slowdown, and SVG plots of path length vs trip count (Figure 2) and stratum lengths
+    /// (Figure 3).
+    ///
+    /// Examples:
+    ///   outcrop wpp report qsort.wpp
+    ///   outcrop wpp report qsort.wpp --top 5 --svg plots/
+    ///   outcrop wpp report qsort.wpp --json | jq .paths
+    #[command(verbatim_doc_comment)]
+    Report(ReportArgs),
+}
+
+/// The compressor of the file's sections.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CodecName {
+    /// zstd (default), with long-distance matching.
+    Zstd,
+    /// zlib, the paper's compressor (for comparison).
+    Zlib,
+}
+
+/// Options of `outcrop wpp record`.
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The profile to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+
+    /// Stratum layers above the paths (the paper built 1).
+    #[arg(long, value_name = "N", default_value_t = Config::default().layers)]
+    layers: usize,
+
+    /// Path-length limit in blocks (paper: 2048); a longer path is cut, nothing is lost.
+    #[arg(long, value_name = "BLOCKS", default_value_t = 2048)]
+    path_limit: usize,
+
+    /// Most elements each stratum layer's dictionary may hold; new elements beyond it are
+    /// passed up element by element (bounded memory, still lossless).
+    #[arg(long, value_name = "N", default_value_t = Config::default().layer_cap)]
+    layer_cap: usize,
+
+    /// Compressor of the sections.
+    #[arg(long, value_enum, default_value_t = CodecName::Zstd)]
+    codec: CodecName,
+
+    /// Compression level of the stream (zstd 1–22, default 12; zlib 0–9, default 9). zstd
+    /// dictionaries are always compressed at 19.
+    #[arg(long, value_name = "L")]
+    level: Option<i32>,
+
+    /// Run every stage on the machine's thread (to measure what the threads buy).
+    #[arg(long)]
+    inline: bool,
+
+    /// First run the program bare (output discarded) and store its time, so reports show
+    /// the collection slowdown.
+    #[arg(long)]
+    baseline: bool,
+
+    #[command(flatten)]
+    guest: GuestArgs,
+}
+
+/// Replay output formats.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ReplayFormat {
+    /// One `0x…` hex address per line.
+    Text,
+    /// Raw little-endian u64 addresses.
+    U64le,
+}
+
+/// Options of `outcrop wpp replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The profile.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
+    format: ReplayFormat,
+
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+/// Options of `outcrop wpp report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The profile.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+
+    /// How many of the hottest paths to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+
+    /// The program, for disassembly and function names (default: the recorded path, when
+    /// it still exists).
+    #[arg(long, value_name = "PROG")]
+    binary: Option<PathBuf>,
+
+    /// Write the plots (fig2-path-length-vs-trips.svg, fig3-stratum-lengths.svg) to DIR.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
+
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a `wpp` subcommand.
+pub fn run(cmd: WppCommand) -> Result<ExitCode> {
+    match cmd {
+        WppCommand::Record(a) => record(a),
+        WppCommand::Replay(a) => replay(a).map(|()| ExitCode::SUCCESS),
+        WppCommand::Report(a) => report_cmd(a).map(|()| ExitCode::SUCCESS),
+    }
+}
+
+fn record(args: RecordArgs) -> Result<ExitCode> {
+    let codec = match args.codec {
+        CodecName::Zstd => Codec::Zstd {
+            level: args.level.unwrap_or(12),
+            window_log: 27,
+        },
+        CodecName::Zlib => Codec::Zlib {
+            level: match args.level {
+                None => 9,
+                Some(l) if (0..=9).contains(&l) => l as u32,
+                Some(l) => bail!("--level {l}: zlib levels are 0–9"),
+            },
+        },
+    };
+    let config = Config {
+        max_path_len: args.path_limit,
+        layers: args.layers,
+        layer_cap: args.layer_cap,
+        codec,
+        ..Config::default()
+    };
+    config.validate().context("wpp record")?;
+    let opts = CaptureOptions {
+        config,
+        threaded: !args.inline,
+        ..CaptureOptions::default()
+    };
+
+    let baseline = if args.baseline {
+        let mut g = load_guest_with(&args.guest, true)?;
+        let t = std::time::Instant::now();
+        g.machine.run(&mut ());
+        t.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
+
+    let mut guest = load_guest(&args.guest)?;
+    let program = guest.path.display().to_string();
+    let info = RunInfo {
+        program: program.clone(),
+        args: args
+            .guest
+            .command
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        baseline_seconds: if args.guest.deterministic {
+            0.0
+        } else {
+            baseline
+        },
+        ..RunInfo::default()
+    };
+    let deterministic = args.guest.deterministic;
+    let mut result = None;
+    write_atomically(&args.output, |f| {
+        let mut c = capture(
+            &mut guest.machine,
+            BufWriter::with_capacity(1 << 20, f),
+            &opts,
+            info,
+            deterministic,
+        )
+        .context("whole-program capture")?;
+        c.writer.flush()?;
+        result = Some((c.outcome, c.stats, c.bytes));
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", args.output.display()))?;
+    let _ = guest.machine.kernel.flush();
+    let Some((outcome, stats, bytes)) = result else {
+        bail!("capture produced nothing");
+    };
+    let (code, _) = outcome_status(outcome, &guest.machine);
+    let b = &stats.build;
+    let ratios = Ratios {
+        paper: b.instructions as f64 * report::PAPER_BYTES_PER_INSN / bytes.total().max(1) as f64,
+        raw_trace: b.blocks as f64 * 8.0 / bytes.total().max(1) as f64,
+    };
+    eprintln!(
+        "outcrop: wpp: {} instructions, {} blocks, {} paths executed ({} unique), {} stratum layers, {} stream items",
+        b.instructions,
+        b.blocks,
+        b.paths.executions,
+        b.paths.unique,
+        stats.layers,
+        b.stream_items
+    );
+    eprintln!(
+        "outcrop: wpp: {} bytes written to {}: {:.0}x the paper's way (instructions × 4.2 B), {:.0}x an 8-byte-per-block trace",
+        bytes.total(),
+        args.output.display(),
+        ratios.paper,
+        ratios.raw_trace
+    );
+    if !deterministic {
+        let slow = if baseline > 0.0 {
+            format!(
+                " (bare run {baseline:.3} s: {:.2}x slowdown)",
+                stats.run.record_seconds / baseline
+            )
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "outcrop: wpp: capture took {:.3} s{slow}",
+            stats.run.record_seconds
+        );
+    }
+    Ok(ExitCode::from((code & 0xff) as u8))
+}
+
+fn read_profile(path: &Path) -> Result<WppFile> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    WppFile::parse(&bytes).with_context(|| format!("{}", path.display()))
+}
+
+fn replay(args: ReplayArgs) -> Result<()> {
+    let file = read_profile(&args.file)?;
+    let write = |w: &mut dyn Write| -> Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 20, w);
+        let mut err = None;
+        let mut buf = Vec::with_capacity(4096);
+        Replay::new(&file).for_each_path(|p| {
+            if err.is_some() {
+                return;
+            }
+            buf.clear();
+            match args.format {
+                ReplayFormat::Text => {
+                    for &a in p {
+                        let _ = writeln!(buf, "{a:#x}");
+                    }
+                }
+                ReplayFormat::U64le => {
+                    for &a in p {
+                        buf.extend_from_slice(&a.to_le_bytes());
+                    }
+                }
+            }
+            if let Err(e) = w.write_all(&buf) {
+                err = Some(e);
+            }
+        });
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        w.flush()?;
+        Ok(())
+    };
+    match &args.output {
+        Some(out) => write_atomically(out, |f| write(f))
+            .with_context(|| format!("writing {}", out.display())),
+        None => write(&mut std::io::stdout().lock()),
+    }
+}
+
+#[derive(Serialize)]
+struct LayerJson {
+    layer: usize,
+    unique: u64,
+    total: u64,
+    repeated: u64,
+    consecutive: u64,
+    inputs: u64,
+    unique_inputs: u64,
+    bypassed: u64,
+    dictionary_bytes: u64,
+    lengths: Vec<LengthBin>,
+}
+
+#[derive(Serialize)]
+struct HotJson {
+    #[serde(flatten)]
+    path: HotPath,
+    blocks_text: Vec<BlockText>,
+}
+
+#[derive(Serialize)]
+struct BlockText {
+    addr: u64,
+    insns: u32,
+    function: Option<String>,
+    disassembly: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    file: String,
+    file_bytes: u64,
+    sections: &'a SectionBytes,
+    stats: &'a FileStats,
+    /// Paper Table 3.
+    paths: PathsJson,
+    /// Paper Table 4 (layer 0) and the layers above.
+    layers: Vec<LayerJson>,
+    compression: Ratios,
+    slowdown: Option<f64>,
+    hot_paths: Vec<HotJson>,
+    /// Paper Figure 2: [length in blocks, executions] per executed path.
+    path_length_vs_trips: Vec<(u64, u64)>,
+}
+
+#[derive(Serialize)]
+struct PathsJson {
+    executed: u64,
+    mean_length_blocks: f64,
+    unique: u64,
+    repeated: u64,
+    limit_cuts: u64,
+}
+
+/// Reads code from the program's loaded image for disassembly.
+struct Code {
+    machine: outcrop_rv::Machine,
+    symbols: Option<Symbols>,
+}
+
+impl Code {
+    fn open(path: &Path) -> Result<Code> {
+        let elf = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let kernel = outcrop_rv::kernel::KernelConfig {
+            sandbox: outcrop_rv::kernel::Sandbox::new(),
+            deterministic: true,
+            exe_path: path.to_path_buf(),
+            stdin: Box::new(std::io::empty()),
+            stdout: Box::new(std::io::sink()),
+            stderr: Box::new(std::io::sink()),
+            on_warning: Box::new(|_| {}),
+            stdio_mode: None,
+        };
+        let program = outcrop_rv::elf::Program {
+            elf: &elf,
+            args: vec![path.as_os_str().to_owned()],
+            env: Vec::new(),
+            memory_limit: 1 << 30,
+        };
+        let machine = outcrop_rv::elf::load(program, kernel)
+            .with_context(|| format!("{}", path.display()))?;
+        let symbols = Symbols::from_elf(&elf).ok();
+        Ok(Code { machine, symbols })
+    }
+
+    fn block(&mut self, addr: u64, insns: u32) -> BlockText {
+        let mut dis = Vec::new();
+        let mut pc = addr;
+        for _ in 0..insns.min(64) {
+            let mut b = [0u8; 4];
+            let lo = self.machine.mem.read_bytes(pc, &mut b[..2]);
+            if lo.is_err() {
+                dis.push(format!("{pc:#x}: <not mapped>"));
+                break;
+            }
+            let hi = self.machine.mem.read_bytes(pc + 2, &mut b[2..]).is_ok();
+            let lo16 = u16::from_le_bytes([b[0], b[1]]);
+            let hi16 = if hi {
+                u16::from_le_bytes([b[2], b[3]])
+            } else {
+                0
+            };
+            let inst = outcrop_rv::inst::decode(lo16, hi16);
+            dis.push(format!("{pc:#x}: {inst}"));
+            pc += u64::from(inst.len);
+        }
+        BlockText {
+            addr,
+            insns,
+            function: self
+                .symbols
+                .as_ref()
+                .and_then(|s| s.lookup(addr).map(|f| f.to_string())),
+            disassembly: dis,
+        }
+    }
+}
+
+fn report_cmd(args: ReportArgs) -> Result<()> {
+    let file = read_profile(&args.file)?;
+    let counts = file.executions();
+    let st = &file.stats;
+    let b = &st.build;
+    let binary = args.binary.clone().or_else(|| {
+        let p = PathBuf::from(&st.run.program);
+        p.exists().then_some(p)
+    });
+    let mut code = match &binary {
+        Some(p) => match Code::open(p) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("outcrop: warning: no disassembly: {e:#}");
+                None
+            }
+        },
+        None => None,
+    };
+    let hot = report::hot_paths(&file, &counts, args.top);
+    let hot_json: Vec<HotJson> = hot
+        .into_iter()
+        .map(|h| {
+            let blocks_text = match &mut code {
+                Some(c) => h.blocks.iter().map(|&(a, n)| c.block(a, n)).collect(),
+                None => Vec::new(),
+            };
+            HotJson {
+                path: h,
+                blocks_text,
+            }
+        })
+        .collect();
+    let layers: Vec<LayerJson> = b
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(k, l)| LayerJson {
+            layer: k,
+            unique: l.unique,
+            total: l.executions,
+            repeated: l.repeated,
+            consecutive: l.consecutive,
+            inputs: l.inputs,
+            unique_inputs: l.unique_inputs,
+            bypassed: l.bypassed,
+            dictionary_bytes: file.bytes.layers.get(k).copied().unwrap_or(0),
+            lengths: report::stratum_lengths(&file, &counts, k),
+        })
+        .collect();
+    let slowdown =
+        (st.run.baseline_seconds > 0.0).then(|| st.run.record_seconds / st.run.baseline_seconds);
+    let fig2 = report::path_length_vs_trips(&file, &counts);
+    if let Some(dir) = &args.svg {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let name = Path::new(&st.run.program)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        plot_fig2(&dir.join("fig2-path-length-vs-trips.svg"), &name, &fig2)?;
+        let l0 = layers.first().map(|l| l.lengths.as_slice()).unwrap_or(&[]);
+        plot_fig3(&dir.join("fig3-stratum-lengths.svg"), &name, l0)?;
+    }
+    let report = ReportJson {
+        file: args.file.display().to_string(),
+        file_bytes: file.bytes.total(),
+        sections: &file.bytes,
+        stats: st,
+        paths: PathsJson {
+            executed: b.paths.executions,
+            mean_length_blocks: b.blocks as f64 / b.paths.executions.max(1) as f64,
+            unique: b.paths.unique,
+            repeated: b.paths.repeated,
+            limit_cuts: b.paths.limit_cuts,
+        },
+        layers,
+        compression: report::ratios(&file),
+        slowdown,
+        hot_paths: hot_json,
+        path_length_vs_trips: fig2,
+    };
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_text(&mut out, &report)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn write_text(out: &mut impl Write, r: &ReportJson<'_>) -> Result<()> {
+    let st = r.stats;
+    let b = &st.build;
+    writeln!(
+        out,
+        "whole-program profile {} of {} {} ({})",
+        r.file,
+        st.run.program,
+        st.run.args.join(" "),
+        st.run.outcome
+    )?;
+    writeln!(
+        out,
+        "run: {} instructions in {} basic blocks ({} distinct), {:.2} instructions per block",
+        b.instructions,
+        b.blocks,
+        b.unique_blocks,
+        b.instructions as f64 / b.blocks.max(1) as f64
+    )?;
+    writeln!(
+        out,
+        "\npaths (paper Table 3): {} executed, mean length {:.2} blocks, {} unique; {} repeated paths, {} cut at the {}-block limit",
+        r.paths.executed, r.paths.mean_length_blocks, r.paths.unique, r.paths.repeated, r.paths.limit_cuts, st.max_path_len
+    )?;
+    writeln!(
+        out,
+        "\nstrata (paper Table 4 is layer 0):\n| layer | unique | total | consecutive executions | repeated elements | distinct inputs | bypassed (cap) | dictionary bytes |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )?;
+    for l in &r.layers {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            l.layer,
+            l.unique,
+            l.total,
+            l.consecutive,
+            l.repeated,
+            l.unique_inputs,
+            l.bypassed,
+            l.dictionary_bytes
+        )?;
+    }
+    writeln!(
+        out,
+        "\nfile: {} bytes: stream {} ({} items), blocks {}, paths {}, layers {:?}, statistics {}",
+        r.file_bytes,
+        r.sections.stream,
+        b.stream_items,
+        r.sections.blocks,
+        r.sections.paths,
+        r.sections.layers,
+        r.sections.stats
+    )?;
+    writeln!(
+        out,
+        "compression: {:.0}x the paper's way (instructions × 4.2 B ÷ file), {:.0}x against an 8-byte-per-block trace",
+        r.compression.paper, r.compression.raw_trace
+    )?;
+    match r.slowdown {
+        Some(s) => writeln!(
+            out,
+            "collection: {:.3} s, bare run {:.3} s: {s:.2}x slowdown ({})",
+            st.run.record_seconds,
+            st.run.baseline_seconds,
+            if st.run.threaded {
+                "threaded"
+            } else {
+                "inline"
+            }
+        )?,
+        None if st.run.record_seconds > 0.0 => writeln!(
+            out,
+            "collection: {:.3} s (record with --baseline for the slowdown)",
+            st.run.record_seconds
+        )?,
+        None => writeln!(out, "collection: not timed (deterministic recording)")?,
+    }
+    writeln!(
+        out,
+        "\nhottest {} paths by executions × instructions (paper §III.D):",
+        r.hot_paths.len()
+    )?;
+    for (i, h) in r.hot_paths.iter().enumerate() {
+        let p = &h.path;
+        writeln!(
+            out,
+            "#{} path {}: {} executions × {} instructions = {} ({:.2}% of the run), {} blocks",
+            i + 1,
+            p.id,
+            p.executions,
+            p.insns,
+            p.weight,
+            100.0 * p.share,
+            p.blocks.len()
+        )?;
+        if h.blocks_text.is_empty() {
+            for (a, n) in &p.blocks {
+                writeln!(out, "    block {a:#x} ({n} instructions)")?;
+            }
+        }
+        for bt in &h.blocks_text {
+            writeln!(
+                out,
+                "    block {:#x} ({} instructions){}",
+                bt.addr,
+                bt.insns,
+                bt.function
+                    .as_ref()
+                    .map(|f| format!(" in {f}"))
+                    .unwrap_or_default()
+            )?;
+            for d in &bt.disassembly {
+                writeln!(out, "        {d}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("plot: {e}")
+}
+
+fn plot_fig2(path: &Path, name: &str, pts: &[(u64, u64)]) -> Result<()> {
+    use plotters::prelude::*;
+    let max_x = pts.iter().map(|p| p.0).max().unwrap_or(1).max(2);
+    let max_y = pts.iter().map(|p| p.1).max().unwrap_or(1).max(2);
+    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("{name}: path length vs trip count"),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (1u64..max_x.saturating_mul(2)).log_scale(),
+            (1u64..max_y.saturating_mul(2)).log_scale(),
+        )
+        .map_err(plot_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("path length (basic blocks)")
+        .y_desc("executions")
+        .draw()
+        .map_err(plot_err)?;
+    chart
+        .draw_series(
+            pts.iter()
+                .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
+        )
+        .map_err(plot_err)?;
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
+fn plot_fig3(path: &Path, name: &str, bins: &[LengthBin]) -> Result<()> {
+    use plotters::prelude::*;
+    let max_x = bins.iter().map(|b| b.length).max().unwrap_or(1).max(2);
+    let max_y = bins.iter().map(|b| b.unique).max().unwrap_or(1).max(2);
+    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("{name}: stratum layer 0 length distribution"),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (1u64..max_x.saturating_mul(2)).log_scale(),
+            (1u64..max_y.saturating_mul(2)).log_scale(),
+        )
+        .map_err(plot_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("stratum length (repeated paths)")
+        .y_desc("unique strata")
+        .draw()
+        .map_err(plot_err)?;
+    chart
+        .draw_series(bins.iter().map(|b| {
+            Rectangle::new(
+                [(b.length, 1), (b.length + 1, b.unique.max(1) + 1)],
+                RED.mix(0.6).filled(),
+            )
+        }))
+        .map_err(plot_err)?;
+    root.present().map_err(plot_err)?;
+    Ok(())
+}

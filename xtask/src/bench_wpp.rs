@@ -1,0 +1,274 @@
+//! `cargo run --release -p xtask -- bench-wpp [--runs R] [--workloads a,b] [--no-peers]`:
+//! whole-program profiles on every compute workload, side by side in one run:
+//!
+//! * file size with 0–3 stratum layers (what each layer buys) and with zlib (the paper's
+//!   compressor), against the raw 8-byte-per-block trace (written by `wpp replay --format
+//!   u64le`) compressed by `zstd -3 --long=27`, `zstd -19 --long=27` and `xz -9`;
+//! * capture time (threaded and inline) against a bare `outcrop exec` of the same program,
+//!   medians of R runs, each a whole process from start to exit;
+//! * replay speed: blocks per second of `wpp replay --format u64le` to /dev/null.
+
+use anyhow::{ensure, Context, Result};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+struct Row {
+    name: String,
+    blocks: u64,
+    sizes: Vec<u64>,
+    zlib: u64,
+    peers: Option<[u64; 3]>,
+    peer_secs: [f64; 3],
+    bare: f64,
+    threaded: f64,
+    inline: f64,
+    replay: f64,
+}
+
+fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
+    let t = Instant::now();
+    let st = cmd
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let secs = t.elapsed().as_secs_f64();
+    ensure!(st.success(), "{cmd:?}: {st}");
+    Ok(secs)
+}
+
+fn median_of(runs: usize, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
+    let mut v = Vec::new();
+    for _ in 0..runs {
+        v.push(f()?);
+    }
+    Ok(crate::median(v))
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runs = crate::runs_flag(args)?;
+    let peers = !args.iter().any(|a| a == "--no-peers");
+    let (root, outcrop) = crate::release_outcrop()?;
+    let wl = root.join("workloads");
+    let mut names = crate::compute_workloads(&root)?;
+    if let Some(i) = args.iter().position(|a| a == "--workloads") {
+        let want: Vec<&str> = args
+            .get(i + 1)
+            .map(|s| s.split(',').collect())
+            .unwrap_or_default();
+        names.retain(|n| want.contains(&n.as_str()));
+    }
+    let tmp = std::env::temp_dir().join(format!("outcrop-bench-wpp-{}", std::process::id()));
+    std::fs::create_dir_all(tmp.join("src"))?;
+    std::fs::create_dir_all(tmp.join("bin"))?;
+    std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"))?;
+    let mut rows = Vec::new();
+    for name in &names {
+        std::fs::copy(wl.join("bin").join(name), tmp.join("bin").join(name))?;
+        let guest: Vec<String> = if name == "fileio" {
+            vec![format!("bin/{name}"), "src/fileio.c".into()]
+        } else {
+            vec![format!("bin/{name}")]
+        };
+        let wpp = tmp.join(format!("{name}.wpp"));
+        let record = |extra: &[&str], out: &Path| -> Command {
+            let mut c = Command::new(&outcrop);
+            c.args(["wpp", "record", "--deterministic", "--allow-rw", ".", "-o"])
+                .arg(out)
+                .args(extra)
+                .arg("--")
+                .args(&guest);
+            c
+        };
+        eprintln!("{name}: bare and capture runs");
+        let bare = median_of(runs, || {
+            timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--deterministic", "--allow-rw", ".", "--"])
+                    .args(&guest),
+                &tmp,
+            )
+        })?;
+        let threaded = median_of(runs, || timed(&mut record(&[], &wpp), &tmp))?;
+        let inline = median_of(runs, || timed(&mut record(&["--inline"], &wpp), &tmp))?;
+        let mut sizes = Vec::new();
+        for layers in 0..=3 {
+            let f = tmp.join(format!("{name}.l{layers}.wpp"));
+            timed(&mut record(&["--layers", &layers.to_string()], &f), &tmp)?;
+            sizes.push(std::fs::metadata(&f)?.len());
+        }
+        let fz = tmp.join(format!("{name}.zlib.wpp"));
+        timed(&mut record(&["--codec", "zlib"], &fz), &tmp)?;
+        let zlib = std::fs::metadata(&fz)?.len();
+        let report: serde_json::Value = serde_json::from_slice(
+            &Command::new(&outcrop)
+                .args(["wpp", "report", "--json"])
+                .arg(&wpp)
+                .output()?
+                .stdout,
+        )
+        .context("wpp report --json")?;
+        let blocks = report["stats"]["build"]["blocks"].as_u64().unwrap_or(0);
+        let replay = median_of(runs, || {
+            timed(
+                Command::new(&outcrop)
+                    .args(["wpp", "replay", "--format", "u64le"])
+                    .arg(&wpp),
+                &tmp,
+            )
+        })?;
+        let (peer_sizes, peer_secs) = if peers {
+            eprintln!("{name}: raw trace and peer compressors");
+            let raw = tmp.join(format!("{name}.u64"));
+            let st = Command::new(&outcrop)
+                .args(["wpp", "replay", "--format", "u64le", "-o"])
+                .arg(&raw)
+                .arg(&wpp)
+                .status()?;
+            ensure!(st.success(), "replay {name}");
+            ensure!(
+                std::fs::metadata(&raw)?.len() == blocks * 8,
+                "{name}: replay length"
+            );
+            let mut sizes = [0u64; 3];
+            let mut secs = [0f64; 3];
+            let jobs: [(&str, Vec<&str>); 3] = [
+                ("zstd", vec!["-3", "--long=27", "-T1", "-q", "-c"]),
+                ("zstd", vec!["-19", "--long=27", "-T1", "-q", "-c"]),
+                ("xz", vec!["-9", "-T1", "-c"]),
+            ];
+            for (i, (tool, flags)) in jobs.iter().enumerate() {
+                let out = tmp.join("peer.out");
+                let t = Instant::now();
+                let st = Command::new(tool)
+                    .args(flags)
+                    .arg(&raw)
+                    .stdout(std::fs::File::create(&out)?)
+                    .status()
+                    .with_context(|| format!("running {tool} (install zstd and xz-utils)"))?;
+                secs[i] = t.elapsed().as_secs_f64();
+                ensure!(st.success(), "{tool} {flags:?}");
+                sizes[i] = std::fs::metadata(&out)?.len();
+            }
+            std::fs::remove_file(&raw)?;
+            (Some(sizes), secs)
+        } else {
+            (None, [0.0; 3])
+        };
+        rows.push(Row {
+            name: name.clone(),
+            blocks,
+            sizes,
+            zlib,
+            peers: peer_sizes,
+            peer_secs,
+            bare,
+            threaded,
+            inline,
+            replay,
+        });
+    }
+    print_tables(&rows, runs);
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+fn geo(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0.0), |(s, n), x: f64| {
+        (s + x.max(1e-12).ln(), n + 1.0)
+    });
+    (s / f64::max(n, 1.0)).exp()
+}
+
+fn print_tables(rows: &[Row], runs: usize) {
+    let default_layers = 1;
+    println!("### File size (bytes; the default is {default_layers} stratum layer)\n");
+    println!("| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in rows {
+        let ours = r.sizes[default_layers] as f64;
+        let (p, q) = match r.peers {
+            Some(p) => (
+                format!("{} | {} | {}", p[0], p[1], p[2]),
+                format!(
+                    "{:.1}x | {:.2}x | {:.2}x",
+                    p[0] as f64 / ours,
+                    p[1] as f64 / ours,
+                    p[2] as f64 / ours
+                ),
+            ),
+            None => ("- | - | -".into(), "- | - | -".into()),
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {p} | {q} |",
+            r.name,
+            r.blocks,
+            r.blocks * 8,
+            r.sizes[0],
+            r.sizes[1],
+            r.sizes[2],
+            r.sizes[3],
+            r.zlib
+        );
+    }
+    let with_peers: Vec<&Row> = rows.iter().filter(|r| r.peers.is_some()).collect();
+    if !with_peers.is_empty() {
+        for (i, peer) in ["zstd -3 --long=27", "zstd -19 --long=27", "xz -9"]
+            .iter()
+            .enumerate()
+        {
+            let g = geo(with_peers
+                .iter()
+                .map(|r| r.peers.map_or(1.0, |p| p[i] as f64) / r.sizes[default_layers] as f64));
+            let worst = with_peers
+                .iter()
+                .map(|r| r.peers.map_or(1.0, |p| p[i] as f64) / r.sizes[default_layers] as f64)
+                .fold(f64::INFINITY, f64::min);
+            println!("\n{peer}: ours is {g:.2}x smaller (geometric mean), {worst:.2}x on the worst workload");
+        }
+        for l in 0..4 {
+            let g = geo(with_peers
+                .iter()
+                .map(|r| r.peers.map_or(1.0, |p| p[0] as f64) / r.sizes[l] as f64));
+            println!("{l} stratum layers: {g:.2}x smaller than zstd -3 --long (geometric mean)");
+        }
+        let t: Vec<String> = ["zstd -3", "zstd -19", "xz -9"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                format!(
+                    "{n} {:.1} s",
+                    with_peers.iter().map(|r| r.peer_secs[i]).sum::<f64>()
+                )
+            })
+            .collect();
+        println!(
+            "peer compression time over all workloads (one run): {}",
+            t.join(", ")
+        );
+    }
+    println!("\n### Capture and replay speed (median of {runs} runs; whole processes)\n");
+    println!("| workload | bare exec s | record s (threaded) | slowdown | record s (inline) | slowdown | threads speedup | replay s | replay M blocks/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in rows {
+        println!(
+            "| {} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x | {:.2}x | {:.3} | {:.0} |",
+            r.name,
+            r.bare,
+            r.threaded,
+            r.threaded / r.bare,
+            r.inline,
+            r.inline / r.bare,
+            r.inline / r.threaded,
+            r.replay,
+            r.blocks as f64 / r.replay / 1e6
+        );
+    }
+    println!(
+        "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s",
+        geo(rows.iter().map(|r| r.threaded / r.bare)),
+        geo(rows.iter().map(|r| r.inline / r.bare)),
+        geo(rows.iter().map(|r| r.blocks as f64 / r.replay / 1e6))
+    );
+}
