@@ -409,7 +409,7 @@ impl Payload<'_> {
 }
 
 /// One stratum layer as read from a file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Layer {
     /// Input symbols: (level, id, trip) of lower levels.
     pub symbols: Vec<Item>,
