@@ -392,16 +392,7 @@ struct Code {
 impl Code {
     fn open(path: &Path) -> Result<Code> {
         let elf = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let kernel = outcrop_rv::kernel::KernelConfig {
-            sandbox: outcrop_rv::kernel::Sandbox::new(),
-            deterministic: true,
-            exe_path: path.to_path_buf(),
-            stdin: Box::new(std::io::empty()),
-            stdout: Box::new(std::io::sink()),
-            stderr: Box::new(std::io::sink()),
-            on_warning: Box::new(|_| {}),
-            stdio_mode: None,
-        };
+        let kernel = outcrop_rv::kernel::KernelConfig::silent(path.to_path_buf());
         let program = outcrop_rv::elf::Program {
             elf: &elf,
             args: vec![path.as_os_str().to_owned()],
@@ -663,74 +654,70 @@ fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("plot: {e}")
 }
 
-fn plot_fig2(path: &Path, name: &str, pts: &[(u64, u64)]) -> Result<()> {
+/// A log-log chart of `(x, y)` shapes drawn by `shape`, written as SVG to `path`.
+fn log_log_svg<'a, S>(
+    path: &'a Path,
+    caption: &str,
+    (x_desc, y_desc): (&str, &str),
+    (max_x, max_y): (u64, u64),
+    shapes: impl IntoIterator<Item = S>,
+) -> Result<()>
+where
+    S: plotters::element::Drawable<plotters::prelude::SVGBackend<'a>>,
+    for<'b> &'b S: plotters::element::PointCollection<'b, (u64, u64)>,
+{
     use plotters::prelude::*;
-    let max_x = pts.iter().map(|p| p.0).max().unwrap_or(1).max(2);
-    let max_y = pts.iter().map(|p| p.1).max().unwrap_or(1).max(2);
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(plot_err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{name}: path length vs trip count"),
-            ("sans-serif", 18),
-        )
+        .caption(caption, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            (1u64..max_x.saturating_mul(2)).log_scale(),
-            (1u64..max_y.saturating_mul(2)).log_scale(),
+            (1u64..max_x.max(2).saturating_mul(2)).log_scale(),
+            (1u64..max_y.max(2).saturating_mul(2)).log_scale(),
         )
         .map_err(plot_err)?;
     chart
         .configure_mesh()
-        .x_desc("path length (basic blocks)")
-        .y_desc("executions")
+        .x_desc(x_desc)
+        .y_desc(y_desc)
         .draw()
         .map_err(plot_err)?;
-    chart
-        .draw_series(
-            pts.iter()
-                .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
-        )
-        .map_err(plot_err)?;
+    chart.draw_series(shapes).map_err(plot_err)?;
     root.present().map_err(plot_err)?;
     Ok(())
 }
 
+fn plot_fig2(path: &Path, name: &str, pts: &[(u64, u64)]) -> Result<()> {
+    use plotters::prelude::*;
+    let max_x = pts.iter().map(|p| p.0).max().unwrap_or(1);
+    let max_y = pts.iter().map(|p| p.1).max().unwrap_or(1);
+    log_log_svg(
+        path,
+        &format!("{name}: path length vs trip count"),
+        ("path length (basic blocks)", "executions"),
+        (max_x, max_y),
+        pts.iter()
+            .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
+    )
+}
+
 fn plot_fig3(path: &Path, name: &str, bins: &[LengthBin]) -> Result<()> {
     use plotters::prelude::*;
-    let max_x = bins.iter().map(|b| b.length).max().unwrap_or(1).max(2);
-    let max_y = bins.iter().map(|b| b.unique).max().unwrap_or(1).max(2);
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{name}: stratum layer 0 length distribution"),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (1u64..max_x.saturating_mul(2)).log_scale(),
-            (1u64..max_y.saturating_mul(2)).log_scale(),
-        )
-        .map_err(plot_err)?;
-    chart
-        .configure_mesh()
-        .x_desc("stratum length (repeated paths)")
-        .y_desc("unique strata")
-        .draw()
-        .map_err(plot_err)?;
-    chart
-        .draw_series(bins.iter().map(|b| {
+    let max_x = bins.iter().map(|b| b.length).max().unwrap_or(1);
+    let max_y = bins.iter().map(|b| b.unique).max().unwrap_or(1);
+    log_log_svg(
+        path,
+        &format!("{name}: stratum layer 0 length distribution"),
+        ("stratum length (repeated paths)", "unique strata"),
+        (max_x, max_y),
+        bins.iter().map(|b| {
             Rectangle::new(
                 [(b.length, 1), (b.length + 1, b.unique.max(1) + 1)],
                 RED.mix(0.6).filled(),
             )
-        }))
-        .map_err(plot_err)?;
-    root.present().map_err(plot_err)?;
-    Ok(())
+        }),
+    )
 }

@@ -5,7 +5,7 @@
 
 use outcrop::capture::{capture, CaptureOptions};
 use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Machine, Observer};
 use outcrop_strata::{Config, Replay, RunInfo, WppFile};
 use std::path::{Path, PathBuf};
@@ -31,16 +31,7 @@ fn names() -> Vec<String> {
 fn machine(name: &str) -> Machine {
     let bin = workloads().join("bin").join(name);
     let elf = std::fs::read(&bin).unwrap();
-    let kernel = KernelConfig {
-        sandbox: Sandbox::new(),
-        deterministic: true,
-        exe_path: bin.clone(),
-        stdin: Box::new(std::io::empty()),
-        stdout: Box::new(std::io::sink()),
-        stderr: Box::new(std::io::sink()),
-        on_warning: Box::new(|_| {}),
-        stdio_mode: Some(0o020666),
-    };
+    let kernel = KernelConfig::silent(bin.clone());
     let program = Program {
         elf: &elf,
         args: vec![format!("bin/{name}").into()],

@@ -111,6 +111,24 @@ pub struct KernelConfig {
     pub stdio_mode: Option<u32>,
 }
 
+impl KernelConfig {
+    /// A deterministic kernel with no host files, no stdin, discarded stdout/stderr and
+    /// warnings, and fds 0–2 reported as /dev/null: for tools and tests that run a program
+    /// only to observe it, or load it only to read its code.
+    pub fn silent(exe_path: std::path::PathBuf) -> KernelConfig {
+        KernelConfig {
+            sandbox: Sandbox::new(),
+            deterministic: true,
+            exe_path,
+            stdin: Box::new(std::io::empty()),
+            stdout: Box::new(std::io::sink()),
+            stderr: Box::new(std::io::sink()),
+            on_warning: Box::new(|_| {}),
+            stdio_mode: Some(0o020666),
+        }
+    }
+}
+
 enum Fd {
     Stdin,
     Stdout,

@@ -4,7 +4,7 @@
 
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::inst::Class;
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Outcome, Retire};
 use outcrop_timing::{Config, Events, Stamp, Timed, TimedObserver, Totals};
 use std::collections::HashMap;
@@ -48,16 +48,7 @@ fn run(name: &str) -> (PerPc, Totals) {
         .join("../../workloads/bin")
         .join(name);
     let elf = std::fs::read(&bin).unwrap();
-    let kernel = KernelConfig {
-        sandbox: Sandbox::new(),
-        deterministic: true,
-        exe_path: bin.clone(),
-        stdin: Box::new(std::io::empty()),
-        stdout: Box::new(std::io::sink()),
-        stderr: Box::new(std::io::sink()),
-        on_warning: Box::new(|_| {}),
-        stdio_mode: Some(0o020666),
-    };
+    let kernel = KernelConfig::silent(bin.clone());
     let program = Program {
         elf: &elf,
         args: vec![format!("bin/{name}").into()],
