@@ -133,23 +133,22 @@ fn outcrop(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `outcrop wpp record --deterministic -o OUT -- workloads/bin/NAME` in `dir`.
+fn record_cli(dir: &Path, out: &str, name: &str) -> std::process::Output {
+    let prog = workloads().join("bin").join(name);
+    let prog = prog.to_str().unwrap();
+    outcrop(
+        dir,
+        &["wpp", "record", "--deterministic", "-o", out, "--", prog],
+    )
+}
+
 #[test]
 fn cli_record_replay_report() {
     let dir = tempfile::tempdir().unwrap();
     let prog = workloads().join("bin/recursion");
     let prog = prog.to_str().unwrap();
-    let out = outcrop(
-        dir.path(),
-        &[
-            "wpp",
-            "record",
-            "--deterministic",
-            "-o",
-            "r.wpp",
-            "--",
-            prog,
-        ],
-    );
+    let out = record_cli(dir.path(), "r.wpp", "recursion");
     assert!(
         out.status.success(),
         "{}",
@@ -158,18 +157,7 @@ fn cli_record_replay_report() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("checksum recursion"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bytes written"));
     // byte-identical on a second recording
-    let again = outcrop(
-        dir.path(),
-        &[
-            "wpp",
-            "record",
-            "--deterministic",
-            "-o",
-            "r2.wpp",
-            "--",
-            prog,
-        ],
-    );
+    let again = record_cli(dir.path(), "r2.wpp", "recursion");
     assert!(again.status.success());
     let a = std::fs::read(dir.path().join("r.wpp")).unwrap();
     assert!(a == std::fs::read(dir.path().join("r2.wpp")).unwrap());
@@ -227,18 +215,7 @@ fn cli_record_replay_report() {
 fn cli_rejects_damaged_files_with_the_offset() {
     let dir = tempfile::tempdir().unwrap();
     let prog = workloads().join("bin/hello");
-    let out = outcrop(
-        dir.path(),
-        &[
-            "wpp",
-            "record",
-            "--deterministic",
-            "-o",
-            "h.wpp",
-            "--",
-            prog.to_str().unwrap(),
-        ],
-    );
+    let out = record_cli(dir.path(), "h.wpp", "hello");
     assert!(out.status.success());
     let good = std::fs::read(dir.path().join("h.wpp")).unwrap();
     std::fs::write(dir.path().join("cut.wpp"), &good[..good.len() - 5]).unwrap();
