@@ -156,21 +156,18 @@ pub struct WppBuilder {
     path_stats: LayerStats,
     layers: Vec<StratumLayer>,
     top: Vec<Item>,
-    /// Per stratum layer: elements named by items already taken ([`WppBuilder::take_items`]).
-    pinned: Vec<Vec<bool>>,
+    /// Per stratum layer: how many of its first elements are frozen because items already
+    /// taken ([`WppBuilder::take_items`]) name the last of them.
+    frozen: Vec<u32>,
     instructions: u64,
 }
 
-fn pin(pinned: &mut [Vec<bool>], it: &Item) {
-    if let Some(p) = usize::from(it.level)
+fn freeze(frozen: &mut [u32], it: &Item) {
+    if let Some(f) = usize::from(it.level)
         .checked_sub(1)
-        .and_then(|k| pinned.get_mut(k))
+        .and_then(|k| frozen.get_mut(k))
     {
-        let i = it.id as usize;
-        if i >= p.len() {
-            p.resize(i + 1, false);
-        }
-        p[i] = true;
+        *f = (*f).max(it.id.saturating_add(1));
     }
 }
 
@@ -223,7 +220,7 @@ impl WppBuilder {
             path_stats: LayerStats::default(),
             layers,
             top: Vec::new(),
-            pinned: vec![Vec::new(); config.layers],
+            frozen: vec![0; config.layers],
             instructions: 0,
         }
     }
@@ -255,12 +252,13 @@ impl WppBuilder {
     }
 
     /// Takes the temporal-stream items produced so far, to be written now. The stratum
-    /// elements they name are pinned: [`WppBuilder::finish`] will not inline them. Take items
+    /// elements they name, and every element with a lower id, are frozen: [`WppBuilder::finish`]
+    /// will neither inline nor renumber them. Take items
     /// only when [`WppBuilder::pending`] exceeds the memory you grant the stream
     /// ([`Config::hold_items`]); items left in the builder are pruned at the end.
     pub fn take_items(&mut self) -> Vec<Item> {
         for it in &self.top {
-            pin(&mut self.pinned, it);
+            freeze(&mut self.frozen, it);
         }
         std::mem::take(&mut self.top)
     }
@@ -314,7 +312,7 @@ impl WppBuilder {
         }
         let mut top = self.top;
         let (layers, inlined) = if self.config.prune {
-            prune(resolved, &mut top, &self.pinned)
+            prune(resolved, &mut top, &self.frozen)
         } else {
             let n = resolved.len();
             (resolved, vec![0; n])
@@ -354,14 +352,14 @@ fn intern_layer(elems: Vec<Vec<Item>>) -> (Vec<Item>, SeqDict) {
 }
 
 /// Inlines every stratum element that is named exactly once in the whole profile (one
-/// reference, trip count 1, not pinned): its parent names its contents instead. An element
+/// reference, trip count 1, not frozen): its parent names its contents instead. An element
 /// used once costs a dictionary entry and a reference and saves nothing, so this removes the
 /// growth of higher layers on code that does not repeat (the paper's "hourglass", §VIII),
 /// and keeps every element that does repeat. Ids are renumbered densely, in the old order.
 fn prune(
     mut elems: Vec<Vec<Vec<Item>>>,
     top: &mut Vec<Item>,
-    pinned: &[Vec<bool>],
+    frozen: &[u32],
 ) -> (Vec<Vec<Vec<Item>>>, Vec<u64>) {
     // uses[k][e]: 0 unused, 1 named once with trip 1, 2 anything more
     let mut uses: Vec<Vec<u8>> = elems.iter().map(|l| vec![0u8; l.len()]).collect();
@@ -384,13 +382,12 @@ fn prune(
     for it in top.iter() {
         count(it, &mut uses);
     }
-    for (k, p) in pinned.iter().enumerate() {
-        for (e, &pinned) in p.iter().enumerate() {
-            if pinned {
-                if let Some(u) = uses[k].get_mut(e) {
-                    *u = 2;
-                }
-            }
+    // Items already written name their elements by id, and ids are renumbered below: an
+    // element keeps its id only if no element before it is inlined. So the frozen prefix
+    // (up to the last element a written item names) stays whole.
+    for (u, &f) in uses.iter_mut().zip(frozen) {
+        for x in u.iter_mut().take(f as usize) {
+            *x = 2;
         }
     }
     let single: Vec<Vec<bool>> = uses
