@@ -1,0 +1,33 @@
+//! Errors of the path-profiling library.
+
+use thiserror::Error;
+
+/// What can go wrong reading a program or a samples file.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The ELF file could not be read.
+    #[error("ELF: {0}")]
+    Elf(String),
+    /// A samples file is malformed at `line` (1-based).
+    #[error("samples file, line {line}: {detail}")]
+    Samples {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong there.
+        detail: String,
+    },
+    /// A block trace is malformed.
+    #[error("block trace at {at}: {detail}")]
+    Trace {
+        /// Where: a line number or a byte offset, spelled out.
+        at: String,
+        /// What is wrong there.
+        detail: String,
+    },
+    /// An invalid configuration value.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+/// Result with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

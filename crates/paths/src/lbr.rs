@@ -1,0 +1,240 @@
+//! The branch-record unit (the hardware side, paper §3.1): a circular buffer of the last N
+//! branches, sampled every P retired instructions or every P cycles, the samples aggregated
+//! in a hash table with counts.
+//!
+//! * N = 4 models Itanium 2's branch trace buffer (8 registers, two per branch); 8, 16 and 32
+//!   model modern LBRs.
+//! * The period may be randomized (uniform in [P/2, 3P/2), mean P) so that samples do not
+//!   lock onto loops whose length divides P.
+//! * Filter: taken branches only (the default, as in the paper) or all conditional
+//!   branches (not-taken ones recorded as a transfer to the next instruction).
+//! * Injected imprecision (§3.2 "Complications"): with probability `skew` a record's
+//!   source address is moved by a few instruction slots; with probability `drop_target`
+//!   its target is lost (recorded as 0).
+//! * The cost of taking a sample (an interrupt handler reading the buffer) is
+//!   `handler_cycles`; [`Samples::overhead`] reports it relative to the run.
+
+use crate::error::{Error, Result};
+use crate::partial::Record;
+use crate::samples::{Meta, Samples};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// What the period counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeriodUnit {
+    /// Retired instructions.
+    #[default]
+    Instructions,
+    /// Cycles of the timing model.
+    Cycles,
+}
+
+/// Which branches the buffer records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Filter {
+    /// Taken branches and jumps (the paper's configuration).
+    #[default]
+    Taken,
+    /// Also not-taken conditional branches.
+    All,
+}
+
+/// Configuration of one unit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LbrConfig {
+    /// Buffer entries, 1..=256.
+    pub entries: usize,
+    /// Sampling period, ≥ 1.
+    pub period: u64,
+    /// What the period counts.
+    pub unit: PeriodUnit,
+    /// Randomize each period.
+    pub random: bool,
+    /// Seed of the randomization and the injected imprecision.
+    pub seed: u64,
+    /// Which branches are recorded.
+    pub filter: Filter,
+    /// Probability that a record's source is skewed.
+    pub skew: f64,
+    /// Largest skew in bytes (a multiple of 2).
+    pub skew_bytes: u64,
+    /// Probability that a record's target is lost.
+    pub drop_target: f64,
+    /// Cycles one sample costs (interrupt, reading the buffer, storing the trace).
+    pub handler_cycles: u64,
+}
+
+impl Default for LbrConfig {
+    fn default() -> LbrConfig {
+        LbrConfig {
+            entries: 4,
+            period: 1_000_000,
+            unit: PeriodUnit::Instructions,
+            random: false,
+            seed: 1,
+            filter: Filter::Taken,
+            skew: 0.0,
+            skew_bytes: 8,
+            drop_target: 0.0,
+            handler_cycles: 10_000,
+        }
+    }
+}
+
+impl LbrConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=256).contains(&self.entries) {
+            return Err(Error::Config(format!(
+                "entries must be 1..=256, not {}",
+                self.entries
+            )));
+        }
+        if self.period == 0 {
+            return Err(Error::Config("period must be at least 1".into()));
+        }
+        for (n, p) in [("skew", self.skew), ("drop-target", self.drop_target)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(Error::Config(format!("{n} must be a probability, not {p}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One branch-record unit.
+#[derive(Clone, Debug)]
+pub struct LbrUnit {
+    cfg: LbrConfig,
+    ring: Vec<Record>,
+    head: usize,
+    filled: usize,
+    next: u64,
+    rng: u64,
+    traces: FxHashMap<Vec<Record>, u64>,
+    samples: u64,
+    recorded: u64,
+}
+
+impl LbrUnit {
+    /// A unit with `cfg`.
+    pub fn new(cfg: LbrConfig) -> Result<LbrUnit> {
+        cfg.validate()?;
+        let mut u = LbrUnit {
+            ring: vec![Record { from: 0, to: 0 }; cfg.entries],
+            head: 0,
+            filled: 0,
+            next: 0,
+            rng: cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
+            traces: FxHashMap::default(),
+            samples: 0,
+            recorded: 0,
+            cfg,
+        };
+        u.next = u.period();
+        Ok(u)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LbrConfig {
+        &self.cfg
+    }
+
+    fn rand(&mut self) -> u64 {
+        // splitmix64
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && ((self.rand() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+
+    fn period(&mut self) -> u64 {
+        let p = self.cfg.period;
+        if self.cfg.random && p > 1 {
+            p / 2 + self.rand() % p
+        } else {
+            p
+        }
+        .max(1)
+    }
+
+    /// A branch retired: `taken` or, for a not-taken conditional branch, `!taken` with `to`
+    /// the next instruction.
+    #[inline]
+    pub fn branch(&mut self, from: u64, to: u64, taken: bool) {
+        if !taken && self.cfg.filter == Filter::Taken {
+            return;
+        }
+        self.ring[self.head] = Record { from, to };
+        self.head = (self.head + 1) % self.ring.len();
+        self.filled = (self.filled + 1).min(self.ring.len());
+        self.recorded += 1;
+    }
+
+    /// Time advanced to `insns` retired instructions and `cycles` cycles.
+    #[inline]
+    pub fn tick(&mut self, insns: u64, cycles: u64) {
+        let now = match self.cfg.unit {
+            PeriodUnit::Instructions => insns,
+            PeriodUnit::Cycles => cycles,
+        };
+        if now >= self.next {
+            self.sample();
+            self.next = now + self.period();
+        }
+    }
+
+    fn sample(&mut self) {
+        if self.filled == 0 {
+            return;
+        }
+        let n = self.ring.len();
+        let mut trace = Vec::with_capacity(self.filled);
+        for i in 0..self.filled {
+            let mut r = self.ring[(self.head + n - self.filled + i) % n];
+            if self.chance(self.cfg.skew) {
+                let slots = (self.cfg.skew_bytes / 2).max(1);
+                let d = 2 * (1 + self.rand() % slots);
+                r.from = if self.rand() & 1 == 0 {
+                    r.from.wrapping_add(d)
+                } else {
+                    r.from.wrapping_sub(d)
+                };
+            }
+            if self.chance(self.cfg.drop_target) {
+                r.to = 0;
+            }
+            trace.push(r);
+        }
+        *self.traces.entry(trace).or_default() += 1;
+        self.samples += 1;
+    }
+
+    /// Samples taken so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// The aggregated samples, with the run's totals.
+    pub fn into_samples(self, program: &str, instructions: u64, cycles: u64) -> Samples {
+        Samples {
+            meta: Meta {
+                program: program.to_string(),
+                config: self.cfg,
+                instructions,
+                cycles,
+                samples: self.samples,
+                recorded: self.recorded,
+            },
+            traces: self.traces,
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! The samples file: the aggregated branch-record samples of one run (paper §3.1: "stored in
+//! a hash table that collects and aggregates duplicate traces ... written to a file").
+//!
+//! A line-oriented text file (documented in docs/formats.md):
+//!
+//! ```text
+//! outcrop-branch-samples 1
+//! program workloads/bin/fft
+//! entries 4
+//! period 1000000
+//! unit instructions
+//! random-period no
+//! filter taken
+//! seed 1
+//! skew 0 8
+//! drop-target 0
+//! handler-cycles 10000
+//! instructions 123456789
+//! cycles 0
+//! samples 123
+//! recorded 4567890
+//! traces 2
+//! trace 100 0x10a4c>0x10a30 0x10a4c>0x10a30 0x10a4c>0x10a30 0x10a5e>0x10a72
+//! trace 23 0x10a4c>0x10a30 0x10a4c>0x10a30 0x10a5e>0x10a72 0x10a80>0x10230
+//! end
+//! ```
+//!
+//! Each `trace` line is a count and the records, oldest first, `from>to` in hex (`to` 0 for a
+//! lost target). Header keys appear once each, in this order; `end` marks a complete file.
+
+use crate::error::{Error, Result};
+use crate::lbr::{Filter, LbrConfig, PeriodUnit};
+use crate::partial::Record;
+use rustc_hash::FxHashMap;
+use std::fmt::Write as _;
+
+/// The first line.
+pub const MAGIC: &str = "outcrop-branch-samples 1";
+
+/// What a samples file says about its run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// The program as given to `paths record`.
+    pub program: String,
+    /// The unit's configuration.
+    pub config: LbrConfig,
+    /// Instructions the run retired.
+    pub instructions: u64,
+    /// Cycles of the timing model (0 when the run was untimed).
+    pub cycles: u64,
+    /// Samples taken.
+    pub samples: u64,
+    /// Branches the buffer recorded.
+    pub recorded: u64,
+}
+
+/// Aggregated samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Samples {
+    /// The run.
+    pub meta: Meta,
+    /// Distinct traces (records oldest first) and how often each was sampled.
+    pub traces: FxHashMap<Vec<Record>, u64>,
+}
+
+impl Samples {
+    /// Modelled overhead: samples × handler cycles ÷ run cycles (retired instructions when
+    /// the run was untimed, i.e. CPI 1 assumed).
+    pub fn overhead(&self) -> f64 {
+        let base = if self.meta.cycles > 0 {
+            self.meta.cycles
+        } else {
+            self.meta.instructions
+        };
+        if base == 0 {
+            return 0.0;
+        }
+        (self.meta.samples as f64 * self.meta.config.handler_cycles as f64) / base as f64
+    }
+
+    /// Traces in file order: most frequent first, ties by records.
+    pub fn sorted(&self) -> Vec<(&Vec<Record>, u64)> {
+        let mut v: Vec<(&Vec<Record>, u64)> = self.traces.iter().map(|(k, c)| (k, *c)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
+    /// Adds another run's samples (paper §4.4, aggregating runs).
+    pub fn merge(&mut self, other: &Samples) {
+        for (t, c) in &other.traces {
+            *self.traces.entry(t.clone()).or_default() += c;
+        }
+        self.meta.samples += other.meta.samples;
+        self.meta.recorded += other.meta.recorded;
+        self.meta.instructions += other.meta.instructions;
+        self.meta.cycles += other.meta.cycles;
+    }
+
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let m = &self.meta;
+        let c = &m.config;
+        let mut s = String::new();
+        let _ = writeln!(s, "{MAGIC}");
+        let _ = writeln!(s, "program {}", m.program.replace('\n', " "));
+        let _ = writeln!(s, "entries {}", c.entries);
+        let _ = writeln!(s, "period {}", c.period);
+        let _ = writeln!(
+            s,
+            "unit {}",
+            match c.unit {
+                PeriodUnit::Instructions => "instructions",
+                PeriodUnit::Cycles => "cycles",
+            }
+        );
+        let _ = writeln!(s, "random-period {}", if c.random { "yes" } else { "no" });
+        let _ = writeln!(
+            s,
+            "filter {}",
+            match c.filter {
+                Filter::Taken => "taken",
+                Filter::All => "all",
+            }
+        );
+        let _ = writeln!(s, "seed {}", c.seed);
+        let _ = writeln!(s, "skew {} {}", c.skew, c.skew_bytes);
+        let _ = writeln!(s, "drop-target {}", c.drop_target);
+        let _ = writeln!(s, "handler-cycles {}", c.handler_cycles);
+        let _ = writeln!(s, "instructions {}", m.instructions);
+        let _ = writeln!(s, "cycles {}", m.cycles);
+        let _ = writeln!(s, "samples {}", m.samples);
+        let _ = writeln!(s, "recorded {}", m.recorded);
+        let _ = writeln!(s, "traces {}", self.traces.len());
+        for (t, n) in self.sorted() {
+            let _ = write!(s, "trace {n}");
+            for r in t {
+                let _ = write!(s, " {:#x}>{:#x}", r.from, r.to);
+            }
+            s.push('\n');
+        }
+        s.push_str("end\n");
+        s
+    }
+
+    /// Parses a samples file.
+    pub fn parse(text: &str) -> Result<Samples> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        let err = |line: usize, detail: String| Error::Samples { line, detail };
+        match lines.next() {
+            Some((_, l)) if l == MAGIC => {}
+            Some((n, l)) => {
+                return Err(err(
+                    n,
+                    format!("expected {MAGIC:?}, found {:?}", truncate(l)),
+                ))
+            }
+            None => return Err(err(1, "empty file".into())),
+        }
+        let mut field = |key: &str| -> Result<(usize, String)> {
+            match lines.next() {
+                Some((n, l)) => match l.split_once(' ') {
+                    Some((k, v)) if k == key => Ok((n, v.to_string())),
+                    _ => Err(err(n, format!("expected `{key} ...`, found {:?}", truncate(l)))),
+                },
+                None => Err(err(0, format!("file ends before `{key}`"))),
+            }
+        };
+        let num = |(n, v): (usize, String), what: &str| -> Result<u64> {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| err(n, format!("{what}: not a number: {:?}", truncate(&v))))
+        };
+        let prob = |(n, v): (usize, String), what: &str| -> Result<f64> {
+            match v.trim().parse::<f64>() {
+                Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+                _ => Err(err(n, format!("{what}: not a probability: {:?}", truncate(&v)))),
+            }
+        };
+        let program = field("program")?.1;
+        let entries = num(field("entries")?, "entries")?;
+        let period = num(field("period")?, "period")?;
+        let (n, unit) = field("unit")?;
+        let unit = match unit.as_str() {
+            "instructions" => PeriodUnit::Instructions,
+            "cycles" => PeriodUnit::Cycles,
+            u => return Err(err(n, format!("unit must be instructions or cycles, not {:?}", truncate(u)))),
+        };
+        let (n, random) = field("random-period")?;
+        let random = match random.as_str() {
+            "yes" => true,
+            "no" => false,
+            r => return Err(err(n, format!("random-period must be yes or no, not {:?}", truncate(r)))),
+        };
+        let (n, filter) = field("filter")?;
+        let filter = match filter.as_str() {
+            "taken" => Filter::Taken,
+            "all" => Filter::All,
+            f => return Err(err(n, format!("filter must be taken or all, not {:?}", truncate(f)))),
+        };
+        let seed = num(field("seed")?, "seed")?;
+        let (n, skew) = field("skew")?;
+        let (skew, skew_bytes) = match skew.split_once(' ') {
+            Some((p, b)) => (
+                prob((n, p.to_string()), "skew")?,
+                num((n, b.to_string()), "skew bytes")?,
+            ),
+            None => return Err(err(n, "skew needs a probability and a byte count".into())),
+        };
+        let drop_target = prob(field("drop-target")?, "drop-target")?;
+        let handler_cycles = num(field("handler-cycles")?, "handler-cycles")?;
+        let instructions = num(field("instructions")?, "instructions")?;
+        let cycles = num(field("cycles")?, "cycles")?;
+        let samples = num(field("samples")?, "samples")?;
+        let recorded = num(field("recorded")?, "recorded")?;
+        let (tn, ntraces) = field("traces")?;
+        let ntraces = num((tn, ntraces), "traces")?;
+        let config = LbrConfig {
+            entries: entries.min(1 << 20) as usize,
+            period,
+            unit,
+            random,
+            seed,
+            filter,
+            skew,
+            skew_bytes,
+            drop_target,
+            handler_cycles,
+        };
+        config.validate().map_err(|e| err(tn, e.to_string()))?;
+        let mut traces: FxHashMap<Vec<Record>, u64> = FxHashMap::default();
+        let mut total = 0u64;
+        loop {
+            let Some((n, l)) = lines.next() else {
+                return Err(err(0, "file ends without `end` (truncated?)".into()));
+            };
+            if l == "end" {
+                if let Some((n, _)) = lines.next() {
+                    return Err(err(n, "text after `end`".into()));
+                }
+                break;
+            }
+            let mut parts = l.split(' ');
+            if parts.next() != Some("trace") {
+                return Err(err(n, format!("expected `trace` or `end`, found {:?}", truncate(l))));
+            }
+            let count = parts
+                .next()
+                .and_then(|c| c.parse::<u64>().ok())
+                .filter(|&c| c > 0)
+                .ok_or_else(|| err(n, "trace count must be a number ≥ 1".into()))?;
+            let mut recs = Vec::new();
+            for p in parts {
+                let (f, t) = p
+                    .split_once('>')
+                    .ok_or_else(|| err(n, format!("record {:?} is not from>to", truncate(p))))?;
+                recs.push(Record {
+                    from: hex(f).ok_or_else(|| err(n, format!("bad address {:?}", truncate(f))))?,
+                    to: hex(t).ok_or_else(|| err(n, format!("bad address {:?}", truncate(t))))?,
+                });
+            }
+            if recs.is_empty() || recs.len() > config.entries {
+                return Err(err(
+                    n,
+                    format!("a trace has 1..={} records, not {}", config.entries, recs.len()),
+                ));
+            }
+            if traces.insert(recs, count).is_some() {
+                return Err(err(n, "the same trace appears twice".into()));
+            }
+            total = total.saturating_add(count);
+        }
+        if traces.len() as u64 != ntraces {
+            return Err(err(
+                tn,
+                format!("says {ntraces} traces, the file has {}", traces.len()),
+            ));
+        }
+        if total != samples {
+            return Err(err(
+                0,
+                format!("header says {samples} samples, the traces count {total}"),
+            ));
+        }
+        Ok(Samples {
+            meta: Meta {
+                program,
+                config,
+                instructions,
+                cycles,
+                samples,
+                recorded,
+            },
+            traces,
+        })
+    }
+}
+
+fn hex(s: &str) -> Option<u64> {
+    u64::from_str_radix(s.strip_prefix("0x")?, 16).ok()
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Samples {
+        let mut traces = FxHashMap::default();
+        traces.insert(vec![Record { from: 0x10, to: 0x20 }, Record { from: 0x2c, to: 0 }], 3);
+        traces.insert(vec![Record { from: 0x30, to: 0x10 }], 1);
+        Samples {
+            meta: Meta {
+                program: "prog".into(),
+                config: LbrConfig::default(),
+                instructions: 1000,
+                cycles: 0,
+                samples: 4,
+                recorded: 10,
+            },
+            traces,
+        }
+    }
+
+    #[test]
+    fn roundtrip() {
+        let s = sample();
+        let t = s.to_text();
+        assert_eq!(Samples::parse(&t).unwrap(), s);
+        assert!((s.overhead() - 4.0 * 10_000.0 / 1000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let t = sample().to_text();
+        for cut in 0..t.len() - 1 {
+            if t.is_char_boundary(cut) {
+                assert!(Samples::parse(&t[..cut]).is_err(), "cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let t = sample().to_text().replace("period 1000000", "period x");
+        let e = Samples::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("line 4"), "{e}");
+        let t = sample().to_text().replace("0x30>0x10", "0x30-0x10");
+        let e = Samples::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("line 18") && e.contains("from>to"), "{e}");
+    }
+}
