@@ -72,7 +72,11 @@ pub fn accuracy(
         }
     }
     Accuracy {
-        wall: if hot_flow > 0.0 { covered / hot_flow } else { 1.0 },
+        wall: if hot_flow > 0.0 {
+            covered / hot_flow
+        } else {
+            1.0
+        },
         overlap,
         hot_paths: hot.len(),
         hot_flow,
@@ -86,11 +90,13 @@ mod tests {
 
     #[test]
     fn wall_and_overlap_by_hand() {
-        let exact: FxHashMap<PathKey, u64> =
-            [((0, 0), 600), ((0, 1), 300), ((0, 2), 100)].into_iter().collect();
+        let exact: FxHashMap<PathKey, u64> = [((0, 0), 600), ((0, 1), 300), ((0, 2), 100)]
+            .into_iter()
+            .collect();
         // the estimate ranks path 2 above path 1
-        let est: FxHashMap<PathKey, f64> =
-            [((0, 0), 5.0), ((0, 1), 1.0), ((0, 2), 4.0)].into_iter().collect();
+        let est: FxHashMap<PathKey, f64> = [((0, 0), 5.0), ((0, 1), 1.0), ((0, 2), 4.0)]
+            .into_iter()
+            .collect();
         let a = accuracy(&exact, &est, 0.2);
         // hot: paths 0 and 1 (flow 0.9); the estimate's top two are 0 and 2
         assert_eq!(a.hot_paths, 2);
@@ -98,7 +104,11 @@ mod tests {
         assert!((a.wall - 0.6 / 0.9).abs() < 1e-12);
         // overlap: min(.6,.5) + min(.3,.1) + min(.1,.4) = .5 + .1 + .1
         assert!((a.overlap - 0.7).abs() < 1e-12);
-        let perfect = accuracy(&exact, &exact.iter().map(|(k, v)| (*k, *v as f64)).collect(), HOT);
+        let perfect = accuracy(
+            &exact,
+            &exact.iter().map(|(k, v)| (*k, *v as f64)).collect(),
+            HOT,
+        );
         assert_eq!(perfect.wall, 1.0);
         assert!((perfect.overlap - 1.0).abs() < 1e-12);
     }

@@ -134,6 +134,8 @@ pub struct Cfg {
     /// Retreating edges whose target does not dominate their source (irreducible cycles):
     /// they end paths like back edges but form no natural loop.
     pub irreducible_edges: u64,
+    /// The code sections (address, bytes), for disassembly.
+    code: Vec<(u64, Vec<u8>)>,
     by_start: FxHashMap<u64, BlockId>,
 }
 
@@ -243,7 +245,20 @@ impl Cfg {
             });
         }
         cfg.finish();
+        cfg.code = code.iter().map(|(a, b)| (*a, b.to_vec())).collect();
         cfg
+    }
+
+    /// The instructions of block `b`, disassembled (`addr: text` per instruction).
+    pub fn disassemble(&self, b: BlockId) -> Vec<String> {
+        let Some(blk) = self.blocks.get(b as usize) else {
+            return Vec::new();
+        };
+        let code: Vec<(u64, &[u8])> = self.code.iter().map(|(a, v)| (*a, v.as_slice())).collect();
+        disassemble(&code, blk.start, blk.end)
+            .iter()
+            .map(|(pc, i)| format!("{pc:#x}: {i}"))
+            .collect()
     }
 
     fn add_blocks(&mut self, func: u32, insts: &[(u64, Inst)], start: u64, end: u64) {
@@ -318,7 +333,9 @@ impl Cfg {
             let b = &self.blocks[i];
             let f = &self.funcs[b.func as usize];
             let in_func = |a: u64| a >= f.start && a < f.end;
-            let next = (i + 1 < n && self.blocks[i + 1].start == b.end && self.blocks[i + 1].func == b.func)
+            let next = (i + 1 < n
+                && self.blocks[i + 1].start == b.end
+                && self.blocks[i + 1].func == b.func)
                 .then_some((i + 1) as u32);
             let mut out = Vec::new();
             let mut add = |to: Option<u32>, kind| {

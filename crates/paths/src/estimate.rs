@@ -130,7 +130,8 @@ fn likelihood(regions: &Regions, edges: &EdgeProfile, path: &[u32]) -> f64 {
         }
         let count = |to: u32| edges.edges.get(&(b, to)).copied().unwrap_or(0) as f64;
         let exits = edges.exits.get(&b).copied().unwrap_or(0) as f64;
-        let total: f64 = out.iter().map(|e| count(e.0)).sum::<f64>() + if exit { exits } else { 0.0 };
+        let total: f64 =
+            out.iter().map(|e| count(e.0)).sum::<f64>() + if exit { exits } else { 0.0 };
         let chosen = match path.get(i + 1) {
             Some(&n) => count(n),
             None => exits,
@@ -177,7 +178,11 @@ pub fn estimate(
                     .collect();
                 let sum: f64 = ls.iter().sum();
                 for (&id, l) in m.iter().zip(ls) {
-                    let w = if sum > 0.0 { c * l / sum } else { c / m.len() as f64 };
+                    let w = if sum > 0.0 {
+                        c * l / sum
+                    } else {
+                        c / m.len() as f64
+                    };
                     *est.paths.entry((f.region, id)).or_default() += w;
                 }
             }

@@ -22,6 +22,7 @@
 )]
 
 pub mod accuracy;
+pub mod analysis;
 pub mod cfg;
 mod error;
 pub mod estimate;
@@ -34,12 +35,15 @@ pub mod regions;
 pub mod samples;
 
 pub use accuracy::{accuracy, Accuracy, HOT};
+pub use analysis::{analyze, exact_profile, Analysis};
 pub use cfg::{Block, BlockId, Cfg, Edge, EdgeKind, Func, Term};
 pub use error::{Error, Result};
 pub use estimate::{estimate, Estimate, IndexCache, Weighting};
 pub use exact::{ExactCounter, ExactStats};
 pub use lbr::{Filter, LbrConfig, LbrUnit, PeriodUnit};
 pub use observe::Sampler;
-pub use partial::{EdgeProfile, Fragment, Options, PartialStats, Reconstruction, Reconstructor, Record};
+pub use partial::{
+    EdgeProfile, Fragment, Options, PartialStats, Reconstruction, Reconstructor, Record,
+};
 pub use regions::{PathIndex, PathKey, Region, RegionId, Regions};
 pub use samples::{Meta, Samples};

@@ -68,7 +68,9 @@ impl Default for Options {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Link {
     /// An intraprocedural edge of the CFG.
-    Edge { back: bool },
+    Edge {
+        back: bool,
+    },
     Call,
     Return,
     Tail,
@@ -407,7 +409,9 @@ impl<'a> Reconstructor<'a> {
             if !matches!(term, Term::Fall | Term::Ecall) {
                 break;
             }
-            let Some(next) = self.cfg.fall(cur) else { break };
+            let Some(next) = self.cfg.fall(cur) else {
+                break;
+            };
             if let Some(last) = chain.last_mut() {
                 last.1 = Link::Edge { back: false };
             }

@@ -119,11 +119,7 @@ fn count_paths(cfg: &Cfg, blocks: &[BlockId], inr: &[bool]) -> (Vec<BlockId>, u6
         }
         np.insert(b, n);
     }
-    let total = order
-        .first()
-        .and_then(|b| np.get(b))
-        .copied()
-        .unwrap_or(0);
+    let total = order.first().and_then(|b| np.get(b)).copied().unwrap_or(0);
     (order, total)
 }
 
@@ -301,7 +297,13 @@ impl Regions {
 }
 
 /// Grows a region from `entry` by the four rules; marks its members in `inr`.
-fn grow(cfg: &Cfg, entry: BlockId, region_of: &[u32], inr: &mut [bool], limit: u64) -> Vec<BlockId> {
+fn grow(
+    cfg: &Cfg,
+    entry: BlockId,
+    region_of: &[u32],
+    inr: &mut [bool],
+    limit: u64,
+) -> Vec<BlockId> {
     let lp = cfg.loop_of[entry as usize];
     let mut members = vec![entry];
     inr[entry as usize] = true;

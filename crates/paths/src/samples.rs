@@ -160,7 +160,10 @@ impl Samples {
             match lines.next() {
                 Some((n, l)) => match l.split_once(' ') {
                     Some((k, v)) if k == key => Ok((n, v.to_string())),
-                    _ => Err(err(n, format!("expected `{key} ...`, found {:?}", truncate(l)))),
+                    _ => Err(err(
+                        n,
+                        format!("expected `{key} ...`, found {:?}", truncate(l)),
+                    )),
                 },
                 None => Err(err(0, format!("file ends before `{key}`"))),
             }
@@ -173,7 +176,10 @@ impl Samples {
         let prob = |(n, v): (usize, String), what: &str| -> Result<f64> {
             match v.trim().parse::<f64>() {
                 Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-                _ => Err(err(n, format!("{what}: not a probability: {:?}", truncate(&v)))),
+                _ => Err(err(
+                    n,
+                    format!("{what}: not a probability: {:?}", truncate(&v)),
+                )),
             }
         };
         let program = field("program")?.1;
@@ -183,19 +189,34 @@ impl Samples {
         let unit = match unit.as_str() {
             "instructions" => PeriodUnit::Instructions,
             "cycles" => PeriodUnit::Cycles,
-            u => return Err(err(n, format!("unit must be instructions or cycles, not {:?}", truncate(u)))),
+            u => {
+                return Err(err(
+                    n,
+                    format!("unit must be instructions or cycles, not {:?}", truncate(u)),
+                ))
+            }
         };
         let (n, random) = field("random-period")?;
         let random = match random.as_str() {
             "yes" => true,
             "no" => false,
-            r => return Err(err(n, format!("random-period must be yes or no, not {:?}", truncate(r)))),
+            r => {
+                return Err(err(
+                    n,
+                    format!("random-period must be yes or no, not {:?}", truncate(r)),
+                ))
+            }
         };
         let (n, filter) = field("filter")?;
         let filter = match filter.as_str() {
             "taken" => Filter::Taken,
             "all" => Filter::All,
-            f => return Err(err(n, format!("filter must be taken or all, not {:?}", truncate(f)))),
+            f => {
+                return Err(err(
+                    n,
+                    format!("filter must be taken or all, not {:?}", truncate(f)),
+                ))
+            }
         };
         let seed = num(field("seed")?, "seed")?;
         let (n, skew) = field("skew")?;
@@ -241,7 +262,10 @@ impl Samples {
             }
             let mut parts = l.split(' ');
             if parts.next() != Some("trace") {
-                return Err(err(n, format!("expected `trace` or `end`, found {:?}", truncate(l))));
+                return Err(err(
+                    n,
+                    format!("expected `trace` or `end`, found {:?}", truncate(l)),
+                ));
             }
             let count = parts
                 .next()
@@ -261,7 +285,11 @@ impl Samples {
             if recs.is_empty() || recs.len() > config.entries {
                 return Err(err(
                     n,
-                    format!("a trace has 1..={} records, not {}", config.entries, recs.len()),
+                    format!(
+                        "a trace has 1..={} records, not {}",
+                        config.entries,
+                        recs.len()
+                    ),
                 ));
             }
             if traces.insert(recs, count).is_some() {
@@ -309,8 +337,23 @@ mod tests {
 
     fn sample() -> Samples {
         let mut traces = FxHashMap::default();
-        traces.insert(vec![Record { from: 0x10, to: 0x20 }, Record { from: 0x2c, to: 0 }], 3);
-        traces.insert(vec![Record { from: 0x30, to: 0x10 }], 1);
+        traces.insert(
+            vec![
+                Record {
+                    from: 0x10,
+                    to: 0x20,
+                },
+                Record { from: 0x2c, to: 0 },
+            ],
+            3,
+        );
+        traces.insert(
+            vec![Record {
+                from: 0x30,
+                to: 0x10,
+            }],
+            1,
+        );
         Samples {
             meta: Meta {
                 program: "prog".into(),

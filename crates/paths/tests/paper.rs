@@ -16,7 +16,9 @@ fn blocks(s: &str) -> Vec<BlockId> {
 }
 
 fn name(bs: &[BlockId]) -> String {
-    bs.iter().map(|&b| NAMES.as_bytes()[b as usize] as char).collect()
+    bs.iter()
+        .map(|&b| NAMES.as_bytes()[b as usize] as char)
+        .collect()
 }
 
 /// Figure 3: A enters the loop B-C/D-E (back edge E→B) or the diamond chain F…O; both reach P.
@@ -78,7 +80,10 @@ fn limit_n_keeps_regions_small() {
         assert!(r.paths < 4, "{r:?}");
     }
     // every block is in exactly one region
-    assert!(regions.region_of.iter().all(|&r| (r as usize) < regions.regions.len()));
+    assert!(regions
+        .region_of
+        .iter()
+        .all(|&r| (r as usize) < regions.regions.len()));
 }
 
 #[test]
@@ -148,7 +153,13 @@ fn exact_counter_counts_region_paths() {
     // returns; the final P is still in progress when the run ends
     assert_eq!(
         got,
-        [("A".into(), 1), ("AFGIJLMO".into(), 1), ("BCE".into(), 1), ("BDE".into(), 1), ("P".into(), 1)]
+        [
+            ("A".into(), 1),
+            ("AFGIJLMO".into(), 1),
+            ("BCE".into(), 1),
+            ("BDE".into(), 1),
+            ("P".into(), 1)
+        ]
     );
     assert_eq!(stats.unplaced, 0);
 }
