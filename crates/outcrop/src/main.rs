@@ -7,6 +7,7 @@
 
 mod exec;
 mod input;
+mod paths;
 mod rap;
 mod run;
 mod trace;
@@ -78,6 +79,11 @@ enum Command {
     /// losslessly, replay it exactly, report its paths and strata (Gorton's DWPP).
     #[command(subcommand)]
     Wpp(wpp::WppCommand),
+    /// Path profiles from sampled branch records: attach a branch-record unit (the last N
+    /// taken branches, sampled every P instructions or cycles), rebuild hot paths offline,
+    /// and score them against the exact path profile (Shye et al.).
+    #[command(subcommand)]
+    Paths(paths::PathsCommand),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +94,7 @@ fn main() -> ExitCode {
         Command::Rap(args) => rap::run(args).map(|()| ExitCode::SUCCESS),
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Wpp(cmd) => wpp::run(cmd),
+        Command::Paths(cmd) => paths::run(cmd),
     };
     match result {
         Ok(code) => code,

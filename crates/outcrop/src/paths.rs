@@ -1,0 +1,517 @@
+//! `outcrop paths record|report`: path profiles from sampled branch records (Shye et al.),
+//! with accuracy against the exact path profile.
+
+use crate::exec::{load_guest, outcome_status, timing_config, GuestArgs};
+use crate::input::write_atomically;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use outcrop_paths::{
+    accuracy, analyze, exact_profile, fdata::fdata, Accuracy, Cfg, ExactStats, Filter, IndexCache,
+    LbrConfig, LbrUnit, Options, PartialStats, PathKey, PeriodUnit, Regions, Sampler, Samples,
+    Weighting, HOT,
+};
+use outcrop_timing::Timed;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `outcrop paths` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum PathsCommand {
+    /// Run a program with a branch-record unit attached and write its samples.
+    ///
+    /// The unit keeps the last N taken branches in a circular buffer (N = 4 models Itanium
+    /// 2's branch trace buffer, 16/32 a modern LBR). Every P retired instructions (or P
+    /// cycles with --timing) the buffer is sampled; identical traces are aggregated with
+    /// counts and written to SAMPLES (a text file, docs/formats.md). Each sample is charged
+    /// --handler-cycles, so the report can state the modelled overhead. The guest's stdio
+    /// is passed through and its exit status returned.
+    ///
+    /// Examples:
+    ///   outcrop paths record -o qsort.samples -- workloads/bin/qsort_ints
+    ///   outcrop paths record --entries 16 --period 200000 --random-period -o s -- workloads/bin/lz
+    ///   outcrop paths record --timing --period 2000000 -o s -- workloads/bin/fft
+    #[command(verbatim_doc_comment)]
+    Record(RecordArgs),
+    /// Rebuild hot paths from samples; score them against an exact profile.
+    ///
+    /// The program's CFG is built from its ELF (functions from symbols, blocks from the
+    /// disassembly), divided into single-entry regions with fewer than --max-paths paths.
+    /// Each sample becomes partial paths (fall-through edges interpolated between records,
+    /// extended to a join point above and a branch point below, split at calls, returns and
+    /// back edges); each partial path is matched to the region paths containing all its
+    /// edges, and its count split over them. With --exact-from (a .wpp file from
+    /// `outcrop wpp record` of the same program, or a text file of block start addresses),
+    /// the exact path profile over the same regions is counted and accuracy reported: Wall's
+    /// weight matching (hot = flow ≥ 0.125%) and overlap.
+    ///
+    /// Examples:
+    ///   outcrop paths report qsort.samples --binary workloads/bin/qsort_ints
+    ///   outcrop wpp record -o qsort.wpp -- workloads/bin/qsort_ints
+    ///   outcrop paths report qsort.samples --binary workloads/bin/qsort_ints --exact-from qsort.wpp
+    ///   outcrop paths report s --binary prog --stitch --weights edges --json
+    ///   outcrop paths report s --binary prog --fdata prog.fdata
+    #[command(verbatim_doc_comment)]
+    Report(ReportArgs),
+}
+
+/// Branch filter on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FilterArg {
+    /// Taken branches and jumps only (the paper's setting).
+    Taken,
+    /// Also not-taken conditional branches.
+    All,
+}
+
+/// Options of `outcrop paths record`.
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The samples file to write.
+    #[arg(short = 'o', long = "output", value_name = "SAMPLES")]
+    output: PathBuf,
+    /// Entries in the branch buffer (4: Itanium 2; 16 or 32: a modern LBR).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    entries: usize,
+    /// Sampling period: retired instructions, or cycles with --timing.
+    #[arg(long, value_name = "P", default_value_t = 1_000_000)]
+    period: u64,
+    /// Randomize each period (uniform in [P/2, 3P/2)).
+    #[arg(long)]
+    random_period: bool,
+    /// Seed of the period randomization and the injected imprecision.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Which branches the buffer records.
+    #[arg(long, value_enum, default_value_t = FilterArg::Taken)]
+    filter: FilterArg,
+    /// Probability that a record's source address is skewed (the paper's inexact addresses).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    skew: f64,
+    /// Largest skew, in bytes.
+    #[arg(long, value_name = "B", default_value_t = 8)]
+    skew_bytes: u64,
+    /// Probability that a record's target is lost.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    drop_target: f64,
+    /// Modelled cost of one sample (interrupt, reading the buffer), in cycles.
+    #[arg(long, value_name = "C", default_value_t = 10_000)]
+    handler_cycles: u64,
+    /// Run the timing model and count the period in cycles: a preset or a TOML file.
+    #[arg(long, value_name = "CONFIG", num_args = 0..=1, require_equals = true,
+          default_missing_value = "default")]
+    timing: Option<String>,
+    #[command(flatten)]
+    guest: GuestArgs,
+}
+
+/// Weighting on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum WeightArg {
+    /// Split a partial path's count equally over its matches (the paper).
+    Equal,
+    /// Split it by path likelihood under the sampled edge profile (§4.6 fix).
+    Edges,
+}
+
+/// Options of `outcrop paths report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The samples file.
+    #[arg(value_name = "SAMPLES")]
+    samples: PathBuf,
+    /// The program (default: the path recorded in the samples file, if it exists).
+    #[arg(long, value_name = "PROG")]
+    binary: Option<PathBuf>,
+    /// Exact reference: a .wpp file or a text file of block start addresses (one hex
+    /// address per line, as `outcrop wpp replay` writes) of the same program and input.
+    #[arg(long, value_name = "TRACE")]
+    exact_from: Option<PathBuf>,
+    /// Regions have fewer than this many full paths (the paper's N).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_paths: u64,
+    /// Do not extend partial paths to join and branch points.
+    #[arg(long)]
+    no_extend: bool,
+    /// Keep what boundaries say (known path ends at back edges and exits; callers resumed
+    /// across calls returning in the same sample). Beyond the paper.
+    #[arg(long)]
+    stitch: bool,
+    /// How a partial path's count is split over its matching paths.
+    #[arg(long, value_enum, default_value_t = WeightArg::Equal)]
+    weights: WeightArg,
+    /// Hot threshold, as a fraction of all path executions (paper: 0.00125).
+    #[arg(long, value_name = "F", default_value_t = HOT)]
+    hot: f64,
+    /// How many of the hottest paths to list, with their disassembly.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+    /// Also write the sampled edge profile in LLVM BOLT's .fdata format.
+    #[arg(long, value_name = "FILE")]
+    fdata: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a `paths` subcommand.
+pub fn run(cmd: PathsCommand) -> Result<ExitCode> {
+    match cmd {
+        PathsCommand::Record(a) => record(a),
+        PathsCommand::Report(a) => report(a).map(|()| ExitCode::SUCCESS),
+    }
+}
+
+fn record(args: RecordArgs) -> Result<ExitCode> {
+    let config = LbrConfig {
+        entries: args.entries,
+        period: args.period,
+        unit: if args.timing.is_some() {
+            PeriodUnit::Cycles
+        } else {
+            PeriodUnit::Instructions
+        },
+        random: args.random_period,
+        seed: args.seed,
+        filter: match args.filter {
+            FilterArg::Taken => Filter::Taken,
+            FilterArg::All => Filter::All,
+        },
+        skew: args.skew,
+        skew_bytes: args.skew_bytes,
+        drop_target: args.drop_target,
+        handler_cycles: args.handler_cycles,
+    };
+    let unit = LbrUnit::new(config).context("paths record")?;
+    let timing = args.timing.as_deref().map(timing_config).transpose()?;
+    let mut guest = load_guest(&args.guest)?;
+    let program = guest.path.display().to_string();
+    let mut sampler = Sampler::new(vec![unit], None);
+    let (outcome, cycles) = match &timing {
+        Some(t) => {
+            let mut timed = Timed::new(t, sampler);
+            let o = guest.machine.run(&mut timed);
+            timed.finish();
+            let cycles = timed.totals().cycles;
+            sampler = timed.inner;
+            (o, cycles)
+        }
+        None => (guest.machine.run(&mut sampler), 0),
+    };
+    let (code, status) = outcome_status(outcome, &guest.machine);
+    let instructions = sampler.instructions;
+    let Some(unit) = sampler.units.pop() else {
+        bail!("internal: the unit is gone");
+    };
+    let samples = unit.into_samples(&program, instructions, cycles);
+    write_atomically(&args.output, |f| {
+        f.write_all(samples.to_text().as_bytes())?;
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!(
+        "outcrop: {status}; {} samples ({} distinct traces) of {} instructions{}, modelled overhead {:.2}% → {}",
+        samples.meta.samples,
+        samples.traces.len(),
+        instructions,
+        if cycles > 0 { format!(" / {cycles} cycles") } else { String::new() },
+        100.0 * samples.overhead(),
+        args.output.display()
+    );
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Reads block start addresses from a .wpp file or a text trace.
+fn read_trace(path: &Path) -> Result<Vec<u64>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.starts_with(b"OUTCROPW") {
+        let f = outcrop_strata::WppFile::parse(&bytes)
+            .with_context(|| format!("{}", path.display()))?;
+        return Ok(outcrop_strata::Replay::new(&f).collect());
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: neither a .wpp file nor a text trace (invalid UTF-8 at byte {})",
+            path.display(),
+            e.valid_up_to()
+        )
+    })?;
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let v = l
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .or_else(|| l.parse::<u64>().ok());
+        match v {
+            Some(a) => out.push(a),
+            None => bail!(
+                "{}:{}: not a block address: {:?}",
+                path.display(),
+                i + 1,
+                l.chars().take(40).collect::<String>()
+            ),
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct HotPathJson {
+    rank: usize,
+    region: u32,
+    id: u64,
+    function: String,
+    estimated: f64,
+    estimated_share: f64,
+    exact_share: Option<f64>,
+    blocks: Vec<String>,
+    instructions: u64,
+    disassembly: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ReportJson {
+    program: String,
+    entries: usize,
+    period: u64,
+    unit: PeriodUnit,
+    samples: u64,
+    distinct_traces: usize,
+    instructions: u64,
+    cycles: u64,
+    handler_cycles: u64,
+    overhead: f64,
+    options: Options,
+    weights: Weighting,
+    regions: usize,
+    max_paths: u64,
+    partial: PartialStats,
+    matched: u64,
+    unmatched: u64,
+    mean_matching_ratio: f64,
+    hot_paths: Vec<HotPathJson>,
+    exact: Option<ExactStats>,
+    accuracy: Option<Accuracy>,
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.samples)
+        .with_context(|| format!("cannot read {}", args.samples.display()))?;
+    let samples = Samples::parse(&text).with_context(|| format!("{}", args.samples.display()))?;
+    let binary = match &args.binary {
+        Some(b) => b.clone(),
+        None => {
+            let p = PathBuf::from(&samples.meta.program);
+            if !p.exists() {
+                bail!(
+                    "the program {} recorded in {} does not exist; name it with --binary",
+                    samples.meta.program,
+                    args.samples.display()
+                );
+            }
+            p
+        }
+    };
+    if !(0.0..=1.0).contains(&args.hot) {
+        bail!("--hot {} is not a fraction", args.hot);
+    }
+    let elf =
+        std::fs::read(&binary).with_context(|| format!("cannot read {}", binary.display()))?;
+    let cfg = Cfg::from_elf(&elf).with_context(|| format!("{}", binary.display()))?;
+    let regions = Regions::new(&cfg, args.max_paths);
+    let opts = Options {
+        extend: !args.no_extend,
+        stitch: args.stitch,
+        ..Options::default()
+    };
+    let weights = match args.weights {
+        WeightArg::Equal => Weighting::Equal,
+        WeightArg::Edges => Weighting::Edges,
+    };
+    let mut cache = IndexCache::default();
+    let a = analyze(&cfg, &regions, &samples, opts, weights, &mut cache);
+    let exact = match &args.exact_from {
+        Some(p) => {
+            let starts = read_trace(p)?;
+            Some(exact_profile(&cfg, &regions, starts))
+        }
+        None => None,
+    };
+    let acc = exact
+        .as_ref()
+        .map(|(e, _)| accuracy(e, &a.estimate.paths, args.hot));
+    if let Some(path) = &args.fdata {
+        let text = fdata(&cfg, &a.reconstruction.edges);
+        write_atomically(path, |f| {
+            f.write_all(text.as_bytes())?;
+            Ok(())
+        })
+        .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let est_total: f64 = a.estimate.paths.values().sum();
+    let exact_total: u64 = exact.as_ref().map_or(0, |(e, _)| e.values().sum());
+    let ranked = outcrop_paths::accuracy::ranked(&a.estimate.paths);
+    let hot: Vec<HotPathJson> = ranked
+        .iter()
+        .take(args.top)
+        .enumerate()
+        .map(|(i, ((r, id), w))| {
+            let blocks = regions.decode(*r, *id).unwrap_or_default();
+            let key: PathKey = (*r, *id);
+            HotPathJson {
+                rank: i + 1,
+                region: *r,
+                id: *id,
+                function: blocks
+                    .first()
+                    .map(|&b| cfg.funcs[cfg.blocks[b as usize].func as usize].name.clone())
+                    .unwrap_or_default(),
+                estimated: *w,
+                estimated_share: if est_total > 0.0 { w / est_total } else { 0.0 },
+                exact_share: exact.as_ref().map(|(e, _)| {
+                    e.get(&key).copied().unwrap_or(0) as f64 / exact_total.max(1) as f64
+                }),
+                blocks: blocks
+                    .iter()
+                    .map(|&b| cfg.describe(cfg.blocks[b as usize].start))
+                    .collect(),
+                instructions: blocks
+                    .iter()
+                    .map(|&b| u64::from(cfg.blocks[b as usize].insns))
+                    .sum(),
+                disassembly: blocks.iter().flat_map(|&b| cfg.disassemble(b)).collect(),
+            }
+        })
+        .collect();
+    let m = &samples.meta;
+    let rep = ReportJson {
+        program: binary.display().to_string(),
+        entries: m.config.entries,
+        period: m.config.period,
+        unit: m.config.unit,
+        samples: m.samples,
+        distinct_traces: samples.traces.len(),
+        instructions: m.instructions,
+        cycles: m.cycles,
+        handler_cycles: m.config.handler_cycles,
+        overhead: samples.overhead(),
+        options: opts,
+        weights,
+        regions: regions.regions.len(),
+        max_paths: regions.limit,
+        partial: a.reconstruction.stats.clone(),
+        matched: a.estimate.matched,
+        unmatched: a.estimate.unmatched,
+        mean_matching_ratio: a.estimate.mean_matching_ratio(),
+        hot_paths: hot,
+        exact: exact.as_ref().map(|(_, s)| s.clone()),
+        accuracy: acc,
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &rep)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    print_report(&mut out, &rep)?;
+    Ok(())
+}
+
+fn print_report(out: &mut impl Write, r: &ReportJson) -> Result<()> {
+    let p = &r.partial;
+    writeln!(out, "program: {}", r.program)?;
+    writeln!(
+        out,
+        "samples: {} ({} distinct traces), {} entries, period {} {}, {} instructions{}",
+        r.samples,
+        r.distinct_traces,
+        r.entries,
+        r.period,
+        match r.unit {
+            PeriodUnit::Instructions => "instructions",
+            PeriodUnit::Cycles => "cycles",
+        },
+        r.instructions,
+        if r.cycles > 0 {
+            format!(", {} cycles", r.cycles)
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(
+        out,
+        "modelled overhead: {:.3}% ({} cycles per sample{})",
+        100.0 * r.overhead,
+        r.handler_cycles,
+        if r.cycles == 0 { ", CPI 1 assumed" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "partial paths (paper Table 2, mean instructions): initial {:.1}, extended {:.1}, split at functions {:.1}, and loops {:.1}; fragments {:.1}",
+        p.mean_initial(),
+        p.mean_extended(),
+        p.mean_func(),
+        p.mean_loop(),
+        p.mean_fragment()
+    )?;
+    writeln!(
+        out,
+        "samples by function boundaries spanned (Table 3): 0: {}, 1: {}, 2: {}, 3: {}, 4+: {}",
+        p.spans[0], p.spans[1], p.spans[2], p.spans[3], p.spans[4]
+    )?;
+    writeln!(
+        out,
+        "discarded samples {}, cuts {}, snapped sources {}, recovered targets {}",
+        p.discarded, p.breaks, p.snapped, p.recovered_targets
+    )?;
+    writeln!(
+        out,
+        "regions: {} (fewer than {} paths each); fragments matched {}, unmatched {}, mean matching ratio {:.2}",
+        r.regions, r.max_paths, r.matched, r.unmatched, r.mean_matching_ratio
+    )?;
+    if let (Some(a), Some(e)) = (&r.accuracy, &r.exact) {
+        writeln!(
+            out,
+            "exact reference: {} path executions ({} unplaced, {} blocks outside the CFG)",
+            e.paths, e.unplaced, e.unknown_blocks
+        )?;
+        writeln!(
+            out,
+            "accuracy: Wall {:.1}% ({} of {} hot paths found; hot paths carry {:.1}% of the flow), overlap {:.1}%",
+            100.0 * a.wall,
+            a.hot_found,
+            a.hot_paths,
+            100.0 * a.hot_flow,
+            100.0 * a.overlap
+        )?;
+    }
+    writeln!(out, "\nhottest paths (estimated):")?;
+    for h in &r.hot_paths {
+        writeln!(
+            out,
+            "#{:<3} {:6.2}%{}  {} ({} blocks, {} instructions)",
+            h.rank,
+            100.0 * h.estimated_share,
+            match h.exact_share {
+                Some(s) => format!(" (exact {:6.2}%)", 100.0 * s),
+                None => String::new(),
+            },
+            h.function,
+            h.blocks.len(),
+            h.instructions
+        )?;
+        writeln!(out, "     {}", h.blocks.join(" → "))?;
+        for d in h.disassembly.iter().take(24) {
+            writeln!(out, "       {d}")?;
+        }
+        if h.disassembly.len() > 24 {
+            writeln!(out, "       … {} more", h.disassembly.len() - 24)?;
+        }
+    }
+    Ok(())
+}
