@@ -222,13 +222,17 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
-/// Reads block start addresses from a .wpp file or a text trace.
-fn read_trace(path: &Path) -> Result<Vec<u64>> {
+/// Reads block start addresses from a .wpp file (with the instructions its run retired) or
+/// a text trace.
+fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>)> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.starts_with(b"OUTCROPW") {
         let f = outcrop_strata::WppFile::parse(&bytes)
             .with_context(|| format!("{}", path.display()))?;
-        return Ok(outcrop_strata::Replay::new(&f).collect());
+        return Ok((
+            outcrop_strata::Replay::new(&f).collect(),
+            Some(f.stats.build.instructions),
+        ));
     }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         anyhow::anyhow!(
@@ -257,7 +261,7 @@ fn read_trace(path: &Path) -> Result<Vec<u64>> {
             ),
         }
     }
-    Ok(out)
+    Ok((out, None))
 }
 
 #[derive(Serialize)]
@@ -337,7 +341,14 @@ fn report(args: ReportArgs) -> Result<()> {
     let a = analyze(&cfg, &regions, &samples, opts, weights, &mut cache);
     let exact = match &args.exact_from {
         Some(p) => {
-            let starts = read_trace(p)?;
+            let (starts, insns) = read_trace(p)?;
+            if let Some(n) = insns.filter(|&n| n != samples.meta.instructions) {
+                eprintln!(
+                    "outcrop: warning: {} retired {n} instructions, the sampled run {}: not the same execution (record both with --deterministic)",
+                    p.display(),
+                    samples.meta.instructions
+                );
+            }
             Some(exact_profile(&cfg, &regions, starts))
         }
         None => None,

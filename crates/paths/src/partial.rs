@@ -260,8 +260,8 @@ impl<'a> Reconstructor<'a> {
                 at = None;
                 continue;
             };
-            match at {
-                Some(t) => match self.fall_walk(t, fb) {
+            if let Some(t) = at {
+                match self.fall_walk(t, fb) {
                     Some(blocks) => {
                         for w in blocks.windows(2) {
                             cur.push((w[0], Link::Edge { back: false }));
@@ -274,8 +274,7 @@ impl<'a> Reconstructor<'a> {
                     None => {
                         self.cut(&mut cur, &mut chains, count);
                     }
-                },
-                None => {}
+                }
             }
             // the transfer itself
             let blk = &cfg.blocks[fb as usize];

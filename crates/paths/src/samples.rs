@@ -102,7 +102,12 @@ impl Samples {
         let c = &m.config;
         let mut s = String::new();
         let _ = writeln!(s, "{MAGIC}");
-        let _ = writeln!(s, "program {}", m.program.replace('\n', " "));
+        let program: String = m
+            .program
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let _ = writeln!(s, "program {program}");
         let _ = writeln!(s, "entries {}", c.entries);
         let _ = writeln!(s, "period {}", c.period);
         let _ = writeln!(
@@ -182,7 +187,10 @@ impl Samples {
                 )),
             }
         };
-        let program = field("program")?.1;
+        let (pn, program) = field("program")?;
+        if program.chars().any(char::is_control) {
+            return Err(err(pn, "the program name has control characters".into()));
+        }
         let entries = num(field("entries")?, "entries")?;
         let period = num(field("period")?, "period")?;
         let (n, unit) = field("unit")?;

@@ -1,0 +1,201 @@
+//! `outcrop paths record|report` end to end: samples, the exact reference from a `.wpp` file
+//! of the same deterministic run, accuracy, BOLT export, determinism, and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn outcrop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn bin(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn record(dir: &Path, file: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(file);
+    let mut args = vec![
+        "paths",
+        "record",
+        "-o",
+        out.to_str().unwrap(),
+        "--deterministic",
+    ];
+    args.extend_from_slice(extra);
+    let prog = bin("matmul");
+    args.extend(["--", prog.as_str()]);
+    let o = outcrop(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+#[test]
+fn record_report_with_exact_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = record(
+        dir.path(),
+        "a.samples",
+        &["--entries", "8", "--period", "200000", "--random-period"],
+    );
+    // the same run, deterministic, gives the same file
+    let s2 = record(
+        dir.path(),
+        "b.samples",
+        &["--entries", "8", "--period", "200000", "--random-period"],
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), std::fs::read(&s2).unwrap());
+    let wpp = dir.path().join("m.wpp");
+    let o = outcrop(&[
+        "wpp",
+        "record",
+        "-o",
+        wpp.to_str().unwrap(),
+        "--deterministic",
+        "--",
+        &bin("matmul"),
+    ]);
+    assert!(o.status.success());
+    let fdata = dir.path().join("m.fdata");
+    let o = outcrop(&[
+        "paths",
+        "report",
+        s.to_str().unwrap(),
+        "--binary",
+        &bin("matmul"),
+        "--exact-from",
+        wpp.to_str().unwrap(),
+        "--json",
+        "--fdata",
+        fdata.to_str().unwrap(),
+        "--stitch",
+        "--weights",
+        "edges",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let wall = v["accuracy"]["wall"].as_f64().unwrap();
+    assert!(wall > 0.95, "Wall accuracy {wall}");
+    assert_eq!(v["exact"]["unplaced"].as_u64(), Some(0));
+    assert_eq!(v["entries"].as_u64(), Some(8));
+    let hot = v["hot_paths"].as_array().unwrap();
+    assert!(
+        !hot.is_empty()
+            && hot[0]["disassembly"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty())
+    );
+    // BOLT .fdata: 8 fields per line, symbol+offset form
+    let text = std::fs::read_to_string(&fdata).unwrap();
+    assert!(text.lines().count() > 10);
+    for l in text.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!(f.len(), 8, "{l}");
+        assert!(f[7].parse::<u64>().unwrap() > 0);
+    }
+    assert!(text.lines().any(|l| l.starts_with("1 main ")));
+    // the text report names the figures
+    let o = outcrop(&[
+        "paths",
+        "report",
+        s.to_str().unwrap(),
+        "--binary",
+        &bin("matmul"),
+        "--exact-from",
+        wpp.to_str().unwrap(),
+        "--top",
+        "2",
+    ]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("accuracy: Wall") && t.contains("Table 2") && t.contains("#2"),
+        "{t}"
+    );
+}
+
+#[test]
+fn bad_input_is_an_error_with_a_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = record(dir.path(), "a.samples", &["--period", "5000000"]);
+    let text = std::fs::read_to_string(&s).unwrap();
+    // a damaged trace line: the error names the line
+    let bad = dir.path().join("bad.samples");
+    let lines: Vec<&str> = text.lines().collect();
+    let n = lines.iter().position(|l| l.starts_with("trace ")).unwrap();
+    let mut damaged = lines.clone();
+    damaged[n] = "trace 3 0x10>zz";
+    std::fs::write(&bad, damaged.join("\n") + "\n").unwrap();
+    let o = outcrop(&[
+        "paths",
+        "report",
+        bad.to_str().unwrap(),
+        "--binary",
+        &bin("matmul"),
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains(&format!("line {}", n + 1)) && !e.contains("panicked"),
+        "{e}"
+    );
+    // truncated: no `end`
+    std::fs::write(&bad, &text[..text.len() - 4]).unwrap();
+    let o = outcrop(&[
+        "paths",
+        "report",
+        bad.to_str().unwrap(),
+        "--binary",
+        &bin("matmul"),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("truncated"));
+    // a binary that is not ELF
+    let o = outcrop(&[
+        "paths",
+        "report",
+        s.to_str().unwrap(),
+        "--binary",
+        s.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("ELF"));
+    // a trace that is neither .wpp nor text addresses
+    std::fs::write(&bad, "0x1000\nnot-an-address\n").unwrap();
+    let o = outcrop(&[
+        "paths",
+        "report",
+        s.to_str().unwrap(),
+        "--binary",
+        &bin("matmul"),
+        "--exact-from",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains(":2:"));
+    // bad unit parameters
+    let o = outcrop(&[
+        "paths",
+        "record",
+        "-o",
+        bad.to_str().unwrap(),
+        "--entries",
+        "0",
+        "--",
+        &bin("hello"),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("entries"));
+    let o = outcrop(&[
+        "paths",
+        "record",
+        "-o",
+        bad.to_str().unwrap(),
+        "--skew",
+        "2",
+        "--",
+        &bin("hello"),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("probability"));
+}
