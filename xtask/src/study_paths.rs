@@ -255,7 +255,7 @@ fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
     }
 }
 
-fn sweep<'a>(w: &'a Workload, e: usize, p: u64) -> Option<&'a UnitResult> {
+fn sweep(w: &Workload, e: usize, p: u64) -> Option<&UnitResult> {
     w.units
         .iter()
         .find(|u| u.kind == Kind::Sweep && u.entries == e && u.period == p)
