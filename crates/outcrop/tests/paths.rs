@@ -119,83 +119,59 @@ fn record_report_with_exact_reference() {
     );
 }
 
+/// Runs `outcrop ARGS`, which must fail without panicking, with `needle` in its error.
+fn fails_with(args: &[&str], needle: &str) {
+    let o = outcrop(args);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(
+        e.contains(needle) && !e.contains("panicked"),
+        "{args:?}: {e}"
+    );
+}
+
 #[test]
 fn bad_input_is_an_error_with_a_place() {
     let dir = tempfile::tempdir().unwrap();
     let s = record(dir.path(), "a.samples", &["--period", "5000000"]);
     let text = std::fs::read_to_string(&s).unwrap();
+    let (s, matmul, hello) = (s.to_str().unwrap(), bin("matmul"), bin("hello"));
+    let bad_path = dir.path().join("bad.samples");
+    let bad = bad_path.to_str().unwrap();
     // a damaged trace line: the error names the line
-    let bad = dir.path().join("bad.samples");
     let lines: Vec<&str> = text.lines().collect();
     let n = lines.iter().position(|l| l.starts_with("trace ")).unwrap();
     let mut damaged = lines.clone();
     damaged[n] = "trace 3 0x10>zz";
-    std::fs::write(&bad, damaged.join("\n") + "\n").unwrap();
-    let o = outcrop(&[
-        "paths",
-        "report",
-        bad.to_str().unwrap(),
-        "--binary",
-        &bin("matmul"),
-    ]);
-    assert!(!o.status.success());
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains(&format!("line {}", n + 1)) && !e.contains("panicked"),
-        "{e}"
-    );
+    std::fs::write(bad, damaged.join("\n") + "\n").unwrap();
+    let report = ["paths", "report", bad, "--binary", &matmul];
+    fails_with(&report, &format!("line {}", n + 1));
     // truncated: no `end`
-    std::fs::write(&bad, &text[..text.len() - 4]).unwrap();
-    let o = outcrop(&[
-        "paths",
-        "report",
-        bad.to_str().unwrap(),
-        "--binary",
-        &bin("matmul"),
-    ]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("truncated"));
+    std::fs::write(bad, &text[..text.len() - 4]).unwrap();
+    fails_with(&report, "truncated");
     // a binary that is not ELF
-    let o = outcrop(&[
-        "paths",
-        "report",
-        s.to_str().unwrap(),
-        "--binary",
-        s.to_str().unwrap(),
-    ]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("ELF"));
+    fails_with(&["paths", "report", s, "--binary", s], "ELF");
     // a trace that is neither .wpp nor text addresses
-    std::fs::write(&bad, "0x1000\nnot-an-address\n").unwrap();
-    let o = outcrop(&[
-        "paths",
-        "report",
-        s.to_str().unwrap(),
-        "--binary",
-        &bin("matmul"),
-        "--exact-from",
-        bad.to_str().unwrap(),
-    ]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains(":2:"));
+    std::fs::write(bad, "0x1000\nnot-an-address\n").unwrap();
+    fails_with(
+        &[
+            "paths",
+            "report",
+            s,
+            "--binary",
+            &matmul,
+            "--exact-from",
+            bad,
+        ],
+        ":2:",
+    );
     // bad unit parameters
-    let o = outcrop(&[
-        "paths",
-        "record",
-        "-o",
-        bad.to_str().unwrap(),
-        "--entries",
-        "0",
-        "--",
-        &bin("hello"),
-    ]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("entries"));
-    let o = outcrop(&[
-        "paths",
-        "record",
-        "-o",
-        bad.to_str().unwrap(),
-        "--skew",
-        "2",
-        "--",
-        &bin("hello"),
-    ]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("probability"));
+    fails_with(
+        &["paths", "record", "-o", bad, "--entries", "0", "--", &hello],
+        "entries",
+    );
+    fails_with(
+        &["paths", "record", "-o", bad, "--skew", "2", "--", &hello],
+        "probability",
+    );
 }

@@ -47,6 +47,14 @@ impl<'a> Sampler<'a> {
             u.tick(self.instructions, cycle);
         }
     }
+
+    #[inline]
+    fn on_block(&mut self, start: u64) -> Control {
+        if let Some(e) = &mut self.exact {
+            e.push_block(start);
+        }
+        Control::Continue
+    }
 }
 
 impl Observer for Sampler<'_> {
@@ -61,10 +69,7 @@ impl Observer for Sampler<'_> {
 
     #[inline]
     fn block(&mut self, start: u64, _insns: u32) -> Control {
-        if let Some(e) = &mut self.exact {
-            e.push_block(start);
-        }
-        Control::Continue
+        self.on_block(start)
     }
 }
 
@@ -79,9 +84,6 @@ impl TimedObserver for Sampler<'_> {
 
     #[inline]
     fn block(&mut self, start: u64, _insns: u32) -> Control {
-        if let Some(e) = &mut self.exact {
-            e.push_block(start);
-        }
-        Control::Continue
+        self.on_block(start)
     }
 }
