@@ -1,8 +1,8 @@
 //! `cargo run --release -p xtask -- bench-wpp [--runs R] [--workloads a,b] [--no-peers]`:
 //! whole-program profiles on every compute workload, side by side in one run:
 //!
-//! * file size with 0–3 stratum layers (what each layer buys) and with zlib (the paper's
-//!   compressor), against the raw 8-byte-per-block trace (written by `wpp replay --format
+//! * file size with 0–3 stratum layers (what each layer buys), without the context model
+//!   (zstd columns only: what the model buys) and with zlib (the paper's compressor), against the raw 8-byte-per-block trace (written by `wpp replay --format
 //!   u64le`) compressed by `zstd -3 --long=27`, `zstd -19 --long=27` and `xz -9`;
 //! * capture time (threaded and inline) against a bare `outcrop exec` of the same program,
 //!   medians of R runs, each a whole process from start to exit;
@@ -18,6 +18,7 @@ struct Row {
     blocks: u64,
     sizes: Vec<u64>,
     zlib: u64,
+    zstd_only: u64,
     peers: Option<[u64; 3]>,
     peer_secs: [f64; 3],
     bare: f64,
@@ -101,6 +102,9 @@ pub fn run(args: &[String]) -> Result<()> {
         let fz = tmp.join(format!("{name}.zlib.wpp"));
         timed(&mut record(&["--codec", "zlib"], &fz), &tmp)?;
         let zlib = std::fs::metadata(&fz)?.len();
+        let fo = tmp.join(format!("{name}.zstd.wpp"));
+        timed(&mut record(&["--no-context-model"], &fo), &tmp)?;
+        let zstd_only = std::fs::metadata(&fo)?.len();
         let report: serde_json::Value = serde_json::from_slice(
             &Command::new(&outcrop)
                 .args(["wpp", "report", "--json"])
@@ -161,6 +165,7 @@ pub fn run(args: &[String]) -> Result<()> {
             blocks,
             sizes,
             zlib,
+            zstd_only,
             peers: peer_sizes,
             peer_secs,
             bare,
@@ -184,8 +189,8 @@ fn geo(v: impl Iterator<Item = f64>) -> f64 {
 fn print_tables(rows: &[Row], runs: usize) {
     let default_layers = 1;
     println!("### File size (bytes; the default is {default_layers} stratum layer)\n");
-    println!("| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zstd only | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let ours = r.sizes[default_layers] as f64;
         let (p, q) = match r.peers {
@@ -201,7 +206,7 @@ fn print_tables(rows: &[Row], runs: usize) {
             None => ("- | - | -".into(), "- | - | -".into()),
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {p} | {q} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {p} | {q} |",
             r.name,
             r.blocks,
             r.blocks * 8,
@@ -209,6 +214,7 @@ fn print_tables(rows: &[Row], runs: usize) {
             r.sizes[1],
             r.sizes[2],
             r.sizes[3],
+            r.zstd_only,
             r.zlib
         );
     }
@@ -233,6 +239,10 @@ fn print_tables(rows: &[Row], runs: usize) {
                 .map(|r| r.peers.map_or(1.0, |p| p[0] as f64) / r.sizes[l] as f64));
             println!("{l} stratum layers: {g:.2}x smaller than zstd -3 --long (geometric mean)");
         }
+        let g = geo(with_peers
+            .iter()
+            .map(|r| r.peers.map_or(1.0, |p| p[0] as f64) / r.zstd_only as f64));
+        println!("1 stratum layer without the context model: {g:.2}x smaller than zstd -3 --long (geometric mean)");
         let t: Vec<String> = ["zstd -3", "zstd -19", "xz -9"]
             .iter()
             .enumerate()
@@ -266,9 +276,12 @@ fn print_tables(rows: &[Row], runs: usize) {
         );
     }
     println!(
-        "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s",
+        "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s (slowest {:.0})",
         geo(rows.iter().map(|r| r.threaded / r.bare)),
         geo(rows.iter().map(|r| r.inline / r.bare)),
-        geo(rows.iter().map(|r| r.blocks as f64 / r.replay / 1e6))
+        geo(rows.iter().map(|r| r.blocks as f64 / r.replay / 1e6)),
+        rows.iter()
+            .map(|r| r.blocks as f64 / r.replay / 1e6)
+            .fold(f64::INFINITY, f64::min)
     );
 }

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop::capture::{capture, CaptureOptions};
 use outcrop_rv::symbols::Symbols;
+use outcrop_strata::format::ChunkInfo;
 use outcrop_strata::report::{self, HotPath, LengthBin, Ratios};
 use outcrop_strata::{Codec, Config, FileStats, Replay, RunInfo, SectionBytes, WppFile};
 use serde::Serialize;
@@ -92,6 +93,11 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = CodecName::Zstd)]
     codec: CodecName,
 
+    /// Store every stream chunk as zstd-compressed columns, without also trying the context
+    /// model (by default each chunk keeps whichever of the two is smaller; docs/strata.md).
+    #[arg(long)]
+    no_context_model: bool,
+
     /// Compression level of the stream (zstd 1–22, default 12; zlib 0–9, default 9). zstd
     /// dictionaries are always compressed at 19.
     #[arg(long, value_name = "L")]
@@ -174,6 +180,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         CodecName::Zstd => Codec::Zstd {
             level: args.level.unwrap_or(12),
             window_log: 27,
+            context_model: !args.no_context_model,
         },
         CodecName::Zlib => Codec::Zlib {
             level: match args.level {
@@ -362,6 +369,8 @@ struct ReportJson<'a> {
     file: String,
     file_bytes: u64,
     sections: &'a SectionBytes,
+    /// Stream chunks: where, how many items, bytes, and which coder stored them.
+    chunks: &'a [ChunkInfo],
     stats: &'a FileStats,
     /// Paper Table 3.
     paths: PathsJson,
@@ -505,6 +514,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         file: args.file.display().to_string(),
         file_bytes: file.bytes.total(),
         sections: &file.bytes,
+        chunks: &file.chunks,
         stats: st,
         paths: PathsJson {
             executed: b.paths.executions,
@@ -575,10 +585,12 @@ fn write_text(out: &mut impl Write, r: &ReportJson<'_>) -> Result<()> {
     }
     writeln!(
         out,
-        "\nfile: {} bytes: stream {} ({} items), blocks {}, paths {}, layers {:?}, statistics {}",
+        "\nfile: {} bytes: stream {} ({} items in {} chunks, {} stored by the context model), blocks {}, paths {}, layers {:?}, statistics {}",
         r.file_bytes,
         r.sections.stream,
         b.stream_items,
+        r.chunks.len(),
+        r.chunks.iter().filter(|c| c.context_coded).count(),
         r.sections.blocks,
         r.sections.paths,
         r.sections.layers,

@@ -7,7 +7,7 @@ use outcrop::capture::{capture, CaptureOptions};
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Machine, Observer};
-use outcrop_strata::{Config, Replay, RunInfo, WppFile};
+use outcrop_strata::{Codec, Config, Replay, RunInfo, WppFile};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -123,6 +123,39 @@ fn threaded_and_inline_capture_write_the_same_profile() {
             assert!(same, "{name}, {layers} layers");
         }
     }
+}
+
+#[test]
+fn the_context_model_and_zstd_columns_store_the_same_stream() {
+    // lz's match loop has data-dependent branches: the context model wins there
+    let with = record("lz", &CaptureOptions::default()).0;
+    let config = Config {
+        codec: Codec::Zstd {
+            level: 12,
+            window_log: 27,
+            context_model: false,
+        },
+        ..Config::default()
+    };
+    let without = record(
+        "lz",
+        &CaptureOptions {
+            config,
+            ..CaptureOptions::default()
+        },
+    )
+    .0;
+    let a = WppFile::parse(&with).unwrap();
+    let b = WppFile::parse(&without).unwrap();
+    assert!(a.chunks.iter().all(|c| c.context_coded));
+    assert!(b.chunks.iter().all(|c| !c.context_coded));
+    assert_eq!(a.items, b.items);
+    assert!(
+        a.bytes.stream < b.bytes.stream,
+        "{} vs {}",
+        a.bytes.stream,
+        b.bytes.stream
+    );
 }
 
 fn outcrop(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -1,18 +1,21 @@
-//! The whole-program-profile file (`.wpp`), version 1: writer and reader.
+//! The whole-program-profile file (`.wpp`), version 2: writer and reader.
 //!
 //! ```text
 //! header   "OUTCROPW" | version u16 LE | codec u8 (0 zstd, 1 zlib) | 0u8 | 0u32     16 bytes
 //! section  tag [u8; 4] | raw_len u64 LE | stored_len u64 LE | crc32 u32 LE | stored bytes
 //! ```
 //!
-//! The stored bytes are the payload compressed with the file's codec; the CRC-32 covers the
-//! stored bytes. Sections, in the order the writer emits them:
+//! The stored bytes are the payload compressed with the file's codec (except `STRC`); the
+//! CRC-32 covers the stored bytes. Sections, in the order the writer emits them:
 //!
 //! * `STRM` (any number, written during the run): a chunk of the temporal stream, `n` items
 //!   as three columns — `n` level bytes, `n` varint ids, `n` varint trip counts.
-//! * `BLKS`: the block table: count, then per block the zigzag varint delta of its start
-//!   address from the previous block's, and its instruction count.
-//! * `PATH`: the path dictionary: count, then per path its length and block ids.
+//! * `STRC` (instead of a `STRM` when smaller): the same chunk coded by the context model
+//!   ([`crate::ppm`]); `raw_len` is the item count.
+//! * `BLKS`: the block table sorted by address: count, the start-address deltas, then the
+//!   instruction counts.
+//! * `PATH`: the path dictionary: count, then per path its length and its block ids, each as
+//!   the zigzag difference from the previous id + 1.
 //! * `LAYR` (one per stratum layer, in order): layer index, symbol count, per symbol
 //!   (level, id, trip); element count, per element its length and symbol ids.
 //! * `STAT`: statistics and run information as JSON ([`FileStats`]).
@@ -23,12 +26,13 @@
 
 use crate::builder::{BuildStats, Dictionaries, Item};
 use crate::error::{Error, Result};
+use crate::ppm;
 use crate::Codec;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
 /// The version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 /// The first eight bytes of every file.
 pub const MAGIC: &[u8; 8] = b"OUTCROPW";
 const HEADER_LEN: usize = 16;
@@ -90,7 +94,9 @@ fn unzigzag(v: u64) -> i64 {
 
 fn compress(codec: Codec, raw: &[u8]) -> Result<Vec<u8>> {
     match codec {
-        Codec::Zstd { level, window_log } => {
+        Codec::Zstd {
+            level, window_log, ..
+        } => {
             let mut enc = zstd::stream::Encoder::new(Vec::new(), level)?;
             if window_log > 0 {
                 enc.long_distance_matching(true)?;
@@ -146,11 +152,28 @@ pub fn encode_items(items: &[Item], out: &mut Vec<u8>) {
     }
 }
 
-/// Compresses a chunk of the temporal stream into a `STRM` section (callable on any thread).
+/// Compresses a chunk of the temporal stream (callable on any thread): the columns of
+/// [`encode_items`] compressed with `codec` (a `STRM` section), or, when the codec asks for
+/// the context model and it is smaller, the items coded by [`ppm::encode`] (an `STRC` section).
 pub fn stream_section(items: &[Item], codec: Codec) -> Result<Section> {
     let mut raw = Vec::with_capacity(items.len() * 4 + 8);
     encode_items(items, &mut raw);
-    Section::new(*b"STRM", &raw, codec)
+    let columns = Section::new(*b"STRM", &raw, codec)?;
+    if let Codec::Zstd {
+        context_model: true,
+        ..
+    } = codec
+    {
+        let coded = ppm::encode(items);
+        if coded.len() < columns.stored.len() {
+            return Ok(Section {
+                tag: *b"STRC",
+                raw_len: items.len() as u64,
+                stored: coded,
+            });
+        }
+    }
+    Ok(columns)
 }
 
 /// Bytes written per section kind.
@@ -268,26 +291,44 @@ impl<W: Write> WppWriter<W> {
             Codec::Zstd { window_log, .. } => Codec::Zstd {
                 level: 19,
                 window_log,
+                context_model: false,
             },
             z => z,
         };
+        // The block table in address order (blocks numbered by rank), as two columns: address
+        // deltas (small: mostly the previous block's byte length) and instruction counts.
+        let blocks = &dicts.blocks;
+        let mut order: Vec<u32> = (0..blocks.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| (blocks.addrs[i as usize], blocks.insns[i as usize]));
+        let mut rank = vec![0u32; order.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
         let mut raw = Vec::new();
-        put_varint(&mut raw, dicts.blocks.len() as u64);
+        put_varint(&mut raw, blocks.len() as u64);
         let mut last = 0u64;
-        for (&a, &n) in dicts.blocks.addrs.iter().zip(&dicts.blocks.insns) {
-            put_varint(&mut raw, zigzag(a.wrapping_sub(last) as i64));
-            put_varint(&mut raw, u64::from(n));
+        for &i in &order {
+            let a = blocks.addrs[i as usize];
+            put_varint(&mut raw, a - last);
             last = a;
+        }
+        for &i in &order {
+            put_varint(&mut raw, u64::from(blocks.insns[i as usize]));
         }
         self.bytes.blocks = self.write_section(&Section::new(*b"BLKS", &raw, dict_codec)?)?;
 
+        // Paths: each block id as the zigzag difference from (previous id in the dictionary
+        // + 1), so straight-line code in address order costs zeros.
         raw.clear();
         put_varint(&mut raw, dicts.paths.len() as u64);
+        let mut prev = -1i64;
         for id in 0..dicts.paths.len() as u32 {
             let p = dicts.paths.get(id);
             put_varint(&mut raw, p.len() as u64);
             for &b in p {
-                put_varint(&mut raw, u64::from(b));
+                let b = i64::from(rank[b as usize]);
+                put_varint(&mut raw, zigzag(b - prev - 1));
+                prev = b;
             }
         }
         self.bytes.paths = self.write_section(&Section::new(*b"PATH", &raw, dict_codec)?)?;
@@ -315,7 +356,7 @@ impl<W: Write> WppWriter<W> {
 
         stats.build.stream_items = self.items;
         let json = serde_json::to_vec(&stats).map_err(|e| Error::Config(e.to_string()))?;
-        self.bytes.stats = self.write_section(&Section::new(*b"STAT", &json, codec)?)?;
+        self.bytes.stats = self.write_section(&Section::new(*b"STAT", &json, dict_codec)?)?;
         raw.clear();
         put_varint(&mut raw, self.chunks);
         put_varint(&mut raw, self.items);
@@ -446,8 +487,10 @@ pub struct ChunkInfo {
     pub items: u64,
     /// Stored (compressed) bytes.
     pub stored: u64,
-    /// Decompressed payload bytes.
+    /// Decompressed payload bytes (for a context-coded `STRC` chunk: its item count).
     pub raw: u64,
+    /// Stored by the context model (`STRC`) rather than as zstd/zlib columns (`STRM`).
+    pub context_coded: bool,
 }
 
 /// A whole-program profile read from a file and checked: every section's checksum, every id
@@ -618,7 +661,11 @@ impl WppFile {
             }
             pos = body_start + stored_len as usize;
             let file_bytes = SECTION_HEADER_LEN as u64 + stored_len;
-            let raw = decompress(codec_id, stored, raw_len, &tag, offset)?;
+            let raw = if &tag_bytes == b"STRC" {
+                Vec::new()
+            } else {
+                decompress(codec_id, stored, raw_len, &tag, offset)?
+            };
             let mut p = Payload {
                 data: &raw,
                 pos: 0,
@@ -651,16 +698,38 @@ impl WppFile {
                         items: (f.items.len() - first) as u64,
                         stored: stored_len,
                         raw: raw_len,
+                        context_coded: false,
                     });
+                    f.bytes.stream += file_bytes;
+                }
+                b"STRC" => {
+                    let items = ppm::decode(stored, raw_len).map_err(|detail| Error::Corrupt {
+                        tag: tag.clone(),
+                        offset,
+                        detail,
+                    })?;
+                    f.chunks.push(ChunkInfo {
+                        offset,
+                        items: items.len() as u64,
+                        stored: stored_len,
+                        raw: raw_len,
+                        context_coded: true,
+                    });
+                    f.items.extend(items);
                     f.bytes.stream += file_bytes;
                 }
                 b"BLKS" => {
                     let n = p.count(2, "block count")?;
                     let mut last = 0u64;
                     for _ in 0..n {
-                        let d = unzigzag(p.varint("address delta")?);
-                        last = last.wrapping_add(d as u64);
+                        let start = p.pos;
+                        let d = p.varint("address delta")?;
+                        last = last.checked_add(d).ok_or_else(|| {
+                            p.err(format!("payload byte {start}: block address overflows"))
+                        })?;
                         f.block_addrs.push(last);
+                    }
+                    for _ in 0..n {
                         f.block_insns
                             .push(p.below(1 << 32, "instruction count")? as u32);
                     }
@@ -673,15 +742,24 @@ impl WppFile {
                         return Err(p.err("path dictionary before the block table".into()));
                     }
                     let n = p.count(2, "path count")?;
-                    let nb = f.block_addrs.len() as u64;
+                    let nb = f.block_addrs.len() as i64;
+                    let mut prev = -1i64;
                     for i in 0..n {
                         let len = p.count(1, "path length")?;
                         if len == 0 {
                             return Err(p.err(format!("path {i} is empty")));
                         }
                         for _ in 0..len {
-                            let b = p.below(nb, "block id")? as u32;
-                            f.path_data.push(b);
+                            let start = p.pos;
+                            let d = unzigzag(p.varint("block id delta")?);
+                            let b = prev.saturating_add(1).saturating_add(d);
+                            if !(0..nb).contains(&b) {
+                                return Err(p.err(format!(
+                                    "payload byte {start}: block id {b} out of range (< {nb})"
+                                )));
+                            }
+                            prev = b;
+                            f.path_data.push(b as u32);
                             f.path_addrs.push(f.block_addrs[b as usize]);
                         }
                         f.path_off.push(f.path_data.len());

@@ -40,6 +40,7 @@ mod builder;
 pub mod cycle;
 mod error;
 pub mod format;
+pub mod ppm;
 mod replay;
 pub mod report;
 
@@ -57,6 +58,9 @@ pub enum Codec {
         level: i32,
         /// log2 of the match window for long-distance matching; 0: off.
         window_log: u32,
+        /// Also code every stream chunk with the context model ([`ppm`]) and keep whichever
+        /// is smaller.
+        context_model: bool,
     },
     /// zlib (DEFLATE) at `level` (0–9): the paper's compressor, for comparison.
     Zlib {
@@ -103,6 +107,7 @@ impl Default for Config {
             codec: Codec::Zstd {
                 level: 12,
                 window_log: 27,
+                context_model: true,
             },
         }
     }
@@ -123,7 +128,9 @@ impl Config {
             )));
         }
         match self.codec {
-            Codec::Zstd { level, window_log } => {
+            Codec::Zstd {
+                level, window_log, ..
+            } => {
                 if !(1..=22).contains(&level) {
                     return Err(Error::Config(format!("zstd level {level}: must be 1–22")));
                 }

@@ -25,6 +25,56 @@ fn small_file(layers: usize) -> Vec<u8> {
     w.finish(&dicts, stats).unwrap().0
 }
 
+/// Blocks with a data-dependent choice in the loop: the stream is stored by the context model.
+fn branchy_blocks() -> Vec<(u64, u32)> {
+    let mut x = 0x9e37_79b9_u32;
+    let mut blocks = Vec::new();
+    for _ in 0..3000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        blocks.push((0x1000, 4));
+        blocks.push((if x & 1 == 0 { 0x1010 } else { 0x1040 }, 3));
+        if x & 6 == 0 {
+            blocks.push((0x1080, 2));
+        }
+    }
+    blocks
+}
+
+fn branchy_file() -> Vec<u8> {
+    let mut b = WppBuilder::new(Config::default());
+    for &(a, n) in &branchy_blocks() {
+        b.push_block(a, n);
+    }
+    let (items, dicts, build) = b.finish();
+    let mut w = WppWriter::new(Vec::new(), Config::default().codec).unwrap();
+    w.write_items(&items).unwrap();
+    let stats = FileStats {
+        layers: 1,
+        build,
+        ..FileStats::default()
+    };
+    w.finish(&dicts, stats).unwrap().0
+}
+
+#[test]
+fn a_context_coded_stream_replays_exactly() {
+    let f = branchy_file();
+    assert!(
+        f.windows(4).any(|w| w == b"STRC"),
+        "the branchy stream should be stored by the context model"
+    );
+    let file = WppFile::parse(&f).unwrap();
+    let replayed: Vec<u64> = outcrop_strata::Replay::new(&file).collect();
+    let expected: Vec<u64> = branchy_blocks().iter().map(|&(a, _)| a).collect();
+    assert_eq!(replayed, expected);
+    for len in (0..f.len()).step_by(7) {
+        let e = WppFile::parse(&f[..len]).expect_err("truncated file accepted");
+        assert!(e.to_string().contains("byte offset"), "length {len}: {e}");
+    }
+}
+
 #[test]
 fn the_small_file_is_valid() {
     for layers in [0, 2] {
