@@ -371,8 +371,17 @@ impl Model {
         (u64::from(self.hist[0]) << 32) | u64::from(self.hist[1])
     }
 
-    /// The contexts to try, highest order first.
-    fn contexts(&self) -> [u32; 2] {
+    /// The contexts that exist for the current history, highest order first, with their
+    /// order index (0: order 2, 1: order 1).
+    fn contexts(&self) -> impl Iterator<Item = (usize, &Ctx)> {
+        self.context_ids()
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, c)| c != NONE)
+            .map(|(k, c)| (k, &self.ctxs[c as usize]))
+    }
+
+    fn context_ids(&self) -> [u32; 2] {
         let o2 = if self.seen >= 2 {
             self.order2.get(&self.key()).copied().unwrap_or(NONE)
         } else {
@@ -432,11 +441,7 @@ pub fn encode(items: &[Item]) -> Vec<u8> {
     for &item in items {
         let s = *intern.entry(item).or_insert(known);
         let mut coded = None;
-        for (order, c) in m.contexts().into_iter().enumerate() {
-            if c == NONE {
-                continue;
-            }
-            let ctx = &m.ctxs[c as usize];
+        for (order, ctx) in m.contexts() {
             let distinct = ctx.succ.len() as u32;
             let tot = ctx.total;
             let mut cum = 0;
@@ -499,11 +504,7 @@ pub fn decode(data: &[u8], n: u64) -> Result<Vec<Item>, String> {
         }
         let mut sym = None;
         let mut coded = None;
-        for (order, c) in m.contexts().into_iter().enumerate() {
-            if c == NONE {
-                continue;
-            }
-            let ctx = &m.ctxs[c as usize];
+        for (order, ctx) in m.contexts() {
             let distinct = ctx.succ.len() as u32;
             let tot = ctx.total;
             let v = d.target(tot + distinct)?;
