@@ -10,7 +10,6 @@ use crate::Error;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::Endianness;
-use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
@@ -74,8 +73,8 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         ));
     }
     let mut mem = Memory::new(program.memory_limit);
-    // union of permissions per page, then contents
-    let mut pages: BTreeMap<u64, u8> = BTreeMap::new();
+    // page ranges [first, end) with their permissions; the union is mapped once
+    let mut segments: Vec<(u64, u64, u8)> = Vec::new();
     let mut end = 0u64;
     let mut phdr_addr = None;
     let e_phoff = header.e_phoff(endian);
@@ -129,9 +128,7 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         if flags & elf::PF_X != 0 {
             pm |= perm::X;
         }
-        for vpn in (start / PAGE_SIZE)..=((seg_end - 1) / PAGE_SIZE) {
-            *pages.entry(vpn).or_insert(0) |= pm;
-        }
+        segments.push((start / PAGE_SIZE, seg_end.div_ceil(PAGE_SIZE), pm));
         if phdr_addr.is_none() && e_phoff >= offset && e_phoff < offset + filesz {
             phdr_addr = Some(start + (e_phoff - offset));
         }
@@ -141,8 +138,21 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
     if loads.is_empty() {
         return Err(elf_err("no loadable segments"));
     }
-    for (&vpn, &pm) in &pages {
-        mem.map(vpn * PAGE_SIZE, PAGE_SIZE, pm)
+    // Check the page-rounded union of the segments (and the stack) against the limit before
+    // mapping anything: overlapping segments count once, and a crafted file fails at once.
+    let ranges = permission_ranges(&segments);
+    let pages: u64 = ranges.iter().map(|(s, e, _)| e - s).sum();
+    let limit_pages = program.memory_limit / PAGE_SIZE;
+    if pages.saturating_add(STACK_SIZE / PAGE_SIZE) > limit_pages {
+        return Err(Error::OutOfMemory(format!(
+            "the program's segments need {} MiB and the stack {} MiB; the memory limit is {} MiB",
+            (pages * PAGE_SIZE) >> 20,
+            STACK_SIZE >> 20,
+            program.memory_limit >> 20
+        )));
+    }
+    for (first, end, pm) in ranges {
+        mem.map(first * PAGE_SIZE, (end - first) * PAGE_SIZE, pm)
             .map_err(|_| Error::OutOfMemory("loading the program's segments".into()))?;
     }
     for (start, offset, filesz) in loads {
@@ -175,6 +185,46 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         &aux,
     )?;
     Ok(Machine::new(mem, kernel, entry, sp))
+}
+
+/// The union of page ranges `[first, end)`, split where the permissions (the OR of the
+/// segments covering a page) change, in order and merged: O(n log n) in the segments, whatever
+/// their sizes or overlaps.
+fn permission_ranges(segments: &[(u64, u64, u8)]) -> Vec<(u64, u64, u8)> {
+    // sweep over the boundaries, counting open segments in all and per permission bit
+    let mut events: Vec<(u64, i64, u8)> = Vec::with_capacity(segments.len() * 2);
+    for &(first, end, pm) in segments {
+        events.push((first, 1, pm));
+        events.push((end, -1, pm));
+    }
+    events.sort_unstable();
+    let mut depth = 0i64;
+    let mut bits = [0i64; 3];
+    let mut out: Vec<(u64, u64, u8)> = Vec::new();
+    let mut at = 0u64;
+    let mut i = 0;
+    while i < events.len() {
+        let x = events[i].0;
+        if x > at && depth > 0 {
+            let pm = (0..3).filter(|&b| bits[b] > 0).fold(0u8, |p, b| p | 1 << b);
+            match out.last_mut() {
+                Some(last) if last.1 == at && last.2 == pm => last.1 = x,
+                _ => out.push((at, x, pm)),
+            }
+        }
+        while i < events.len() && events[i].0 == x {
+            let (_, d, pm) = events[i];
+            depth += d;
+            for (b, n) in bits.iter_mut().enumerate() {
+                if pm & (1 << b) != 0 {
+                    *n += d;
+                }
+            }
+            i += 1;
+        }
+        at = x;
+    }
+    out
 }
 
 struct Auxv {
@@ -250,4 +300,36 @@ fn build_stack(
     }
     mem.poke_bytes(sp, &out).map_err(|_| too_big())?;
     Ok(sp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permission_ranges;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn permission_ranges_are_the_per_page_union(segs in proptest::collection::vec((0u64..40, 1u64..10, 0u8..8), 1..12)) {
+            let segs: Vec<(u64, u64, u8)> = segs.into_iter().map(|(f, l, p)| (f, f + l, p)).collect();
+            let mut want = std::collections::BTreeMap::new();
+            for &(f, e, p) in &segs {
+                for v in f..e {
+                    *want.entry(v).or_insert(0u8) |= p;
+                }
+            }
+            let got = permission_ranges(&segs);
+            let mut pages = std::collections::BTreeMap::new();
+            for w in got.windows(2) {
+                prop_assert!(w[0].1 <= w[1].0);
+                prop_assert!(w[0].1 < w[1].0 || w[0].2 != w[1].2, "not merged");
+            }
+            for (f, e, p) in got {
+                prop_assert!(f < e);
+                for v in f..e {
+                    pages.insert(v, p);
+                }
+            }
+            prop_assert_eq!(pages, want);
+        }
+    }
 }

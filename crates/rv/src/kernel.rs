@@ -2,92 +2,51 @@
 //! `shared/notes/riscv-linux.md`), file descriptors, and the sandbox.
 //!
 //! Sandbox: the guest sees only host paths granted with [`Sandbox::allow_read`] (read-only)
-//! or [`Sandbox::allow_write`] (read-write), plus the stdio streams it was given. Paths are
-//! resolved against the host's working directory and canonicalized (symlinks and `..`
-//! resolved) before the check, so a granted directory cannot be escaped. Everything else
-//! fails with `EACCES`. Unknown system calls return `ENOSYS` with a one-time warning.
+//! or [`Sandbox::allow_write`] (read-write), plus the stdio streams it was given; every path is
+//! opened beneath a granted root's directory handle, race-free (see [`crate::sandbox`]).
+//! Everything else fails with `EACCES`. Unknown system calls return `ENOSYS` with a one-time
+//! warning.
+//!
+//! Every guest-controlled size is checked before the host allocates or loops on it: I/O is
+//! done in chunks of at most 1 MiB, mappings are checked against the memory limit and the
+//! user address space first, and unmap/remap/protect walk mapped pages, not address ranges.
 //!
 //! Determinism: with [`KernelConfig::deterministic`], clocks derive from the instruction count
 //! and random bytes from a fixed seed, so runs are byte-identical.
 
-use crate::memory::{perm, Memory, PAGE_SIZE};
+use crate::memory::{perm, Memory, PAGE_SIZE, USER_TOP};
+use crate::sandbox::OpenFlags;
+pub use crate::sandbox::Sandbox;
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 // errno values (asm-generic)
 const EPERM: i64 = 1;
-const ENOENT: i64 = 2;
 const EBADF: i64 = 9;
 const ENOMEM: i64 = 12;
-const EACCES: i64 = 13;
 const EFAULT: i64 = 14;
 const EINVAL: i64 = 22;
 const EMFILE: i64 = 24;
 const ENOTTY: i64 = 25;
 const ESPIPE: i64 = 29;
 const ENOSYS: i64 = 38;
+const ENAMETOOLONG: i64 = 36;
+const ENOTDIR: i64 = 20;
+
+/// Longest path the guest may pass, with its NUL (Linux's PATH_MAX).
+const PATH_MAX: usize = 4096;
 
 const AT_FDCWD: i64 = -100;
 const AT_EMPTY_PATH: u64 = 0x1000;
 const MAX_FDS: usize = 1024;
 const MAX_IO: usize = 1 << 20;
 
-/// Paths the guest may open.
-#[derive(Clone, Debug, Default)]
-pub struct Sandbox {
-    read: Vec<PathBuf>,
-    write: Vec<PathBuf>,
-}
-
-impl Sandbox {
-    /// No host paths at all.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Grants read-only access to `path` (a file or a directory tree).
-    pub fn allow_read(&mut self, path: &Path) -> std::io::Result<()> {
-        self.read.push(std::fs::canonicalize(path)?);
-        Ok(())
-    }
-    /// Grants read-write access to `path` (a file or a directory tree).
-    pub fn allow_write(&mut self, path: &Path) -> std::io::Result<()> {
-        self.write.push(std::fs::canonicalize(path)?);
-        Ok(())
-    }
-
-    /// Canonical host path for `path` if it may be accessed (`write` for writing/creating).
-    fn check(&self, path: &Path, write: bool) -> Result<PathBuf, i64> {
-        let abs = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            std::env::current_dir().map_err(|_| ENOENT)?.join(path)
-        };
-        let canonical = match std::fs::canonicalize(&abs) {
-            Ok(p) => p,
-            Err(_) => {
-                // not existing yet (O_CREAT): canonicalize the parent, keep the final name
-                let name = match abs.components().next_back() {
-                    Some(Component::Normal(n)) => n.to_os_string(),
-                    _ => return Err(ENOENT),
-                };
-                let parent = abs.parent().ok_or(ENOENT)?;
-                std::fs::canonicalize(parent)
-                    .map_err(|_| ENOENT)?
-                    .join(name)
-            }
-        };
-        let inside = |roots: &[PathBuf]| roots.iter().any(|r| canonical.starts_with(r));
-        if inside(&self.write) || (!write && inside(&self.read)) {
-            Ok(canonical)
-        } else {
-            Err(EACCES)
-        }
-    }
-}
+/// `st_mode` of fds 0–2 under [`KernelConfig::deterministic`] when no
+/// [`KernelConfig::stdio_mode`] is given: a character device, like `/dev/null`.
+pub const DETERMINISTIC_STDIO_MODE: u32 = 0o020666;
 
 /// How the kernel behaves.
 pub struct KernelConfig {
@@ -106,8 +65,9 @@ pub struct KernelConfig {
     /// Called once per unknown system call number, with a message naming it.
     pub on_warning: Box<dyn FnMut(&str) + Send>,
     /// `st_mode` that fstat reports for fds 0–2; `None` reports what the host's own
-    /// stdin/stdout/stderr are (as qemu-user does). Tests fix it, since glibc's buffering
-    /// (and so the instruction stream) depends on it.
+    /// stdin/stdout/stderr are (as qemu-user does), except under `deterministic`, which reports
+    /// [`DETERMINISTIC_STDIO_MODE`]: glibc's buffering (and so the instruction stream) depends
+    /// on it.
     pub stdio_mode: Option<u32>,
 }
 
@@ -262,15 +222,9 @@ impl Kernel {
             78 => self.sys_readlinkat(mem, a[1], a[2], a[3]),
             214 => self.sys_brk(mem, a[0]) as i64,
             222 => self.sys_mmap(mem, a[0], a[1], a[2], a[3], a[4] as i64),
-            215 => match mem.unmap(a[0] & !(PAGE_SIZE - 1), a[1]) {
-                Ok(()) => 0,
-                Err(_) => -EINVAL,
-            },
+            215 => Self::sys_munmap(mem, a[0], a[1]),
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
-            226 => match mem.protect(a[0], a[1], prot_to_perm(a[2])) {
-                Ok(()) => 0,
-                Err(_) => -ENOMEM,
-            },
+            226 => Self::sys_mprotect(mem, a[0], a[1], a[2]),
             233 => 0, // madvise
             96 | 172 | 178 => self.pid(),
             99 => -ENOSYS,  // set_robust_list: no futexes (as qemu-user)
@@ -377,16 +331,16 @@ impl Kernel {
         }
         let mut data = Vec::new();
         for i in 0..cnt {
-            let (Ok(base), Ok(len)) = (mem.load_u64(iov + 16 * i), mem.load_u64(iov + 16 * i + 8))
-            else {
+            let at = iov.wrapping_add(16 * i);
+            let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
                 return -EFAULT;
             };
-            let len = len as usize;
-            if data.len() + len > MAX_IO {
+            // each length is guest-controlled: bound it before adding or allocating
+            if len > (MAX_IO - data.len()) as u64 {
                 return -EINVAL;
             }
             let start = data.len();
-            data.resize(start + len, 0);
+            data.resize(start + len as usize, 0);
             if mem.read_bytes(base, &mut data[start..]).is_err() {
                 return -EFAULT;
             }
@@ -395,7 +349,10 @@ impl Kernel {
     }
 
     fn guest_path(&self, mem: &mut Memory, dirfd: i64, addr: u64) -> Result<PathBuf, i64> {
-        let bytes = mem.read_cstr(addr, 4096).map_err(|_| EFAULT)?;
+        let bytes = mem.read_cstr(addr, PATH_MAX).map_err(|_| EFAULT)?;
+        if bytes.len() >= PATH_MAX {
+            return Err(ENAMETOOLONG); // no NUL within PATH_MAX bytes: never truncate
+        }
         // Linux paths are bytes, not necessarily UTF-8
         let p = PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
         if p.is_absolute() || dirfd == AT_FDCWD {
@@ -417,33 +374,34 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        const O_CREAT: u64 = 0o100;
+        const O_EXCL: u64 = 0o200;
+        const O_TRUNC: u64 = 0o1000;
+        const O_APPEND: u64 = 0o2000;
+        const O_DIRECTORY: u64 = 0o200000;
+        const O_NOFOLLOW: u64 = 0o400000;
         let acc = flags & 3;
-        let write = acc != 0 || flags & 0x40 != 0 || flags & 0x200 != 0;
-        let host = match self.config.sandbox.check(&path, write) {
-            Ok(h) => h,
-            Err(e) => return -e,
-        };
-        let mut o = OpenOptions::new();
-        o.read(acc == 0 || acc == 2)
-            .write(acc == 1 || acc == 2)
-            .append(flags & 0x400 != 0)
-            .truncate(flags & 0x200 != 0)
-            .mode((mode & 0o7777) as u32);
-        if flags & 0x40 != 0 {
-            if flags & 0x80 != 0 {
-                o.create_new(true);
-            } else {
-                o.create(true);
-            }
-        }
-        match o.open(&host) {
+        let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
+        let opened = self.config.sandbox.resolve(&path, write).and_then(|r| {
+            r.open(OpenFlags {
+                read: acc == 0 || acc == 2,
+                write: acc == 1 || acc == 2,
+                append: flags & O_APPEND != 0,
+                truncate: flags & O_TRUNC != 0,
+                create: flags & O_CREAT != 0,
+                exclusive: flags & O_EXCL != 0,
+                nofollow: flags & O_NOFOLLOW != 0,
+                mode: (mode & 0o7777) as u32,
+            })
+        });
+        match opened {
             Ok(f) => {
-                if flags & 0x10000 != 0 && !f.metadata().is_ok_and(|m| m.is_dir()) {
-                    return -20; // ENOTDIR
+                if flags & O_DIRECTORY != 0 && !f.metadata().is_ok_and(|m| m.is_dir()) {
+                    return -ENOTDIR;
                 }
                 self.install(Fd::File(f))
             }
-            Err(e) => -errno(&e),
+            Err(e) => -e,
         }
     }
 
@@ -486,25 +444,31 @@ impl Kernel {
         }
     }
 
-    fn write_stat(mem: &mut Memory, buf: u64, m: &std::fs::Metadata) -> i64 {
+    fn write_stat(mem: &mut Memory, buf: u64, m: &impl StatFields) -> i64 {
         let mut s = [0u8; 128];
         let mut put = |off: usize, v: &[u8]| s[off..off + v.len()].copy_from_slice(v);
-        put(0, &m.dev().to_le_bytes());
-        put(8, &m.ino().to_le_bytes());
-        put(16, &m.mode().to_le_bytes());
-        put(20, &(m.nlink() as u32).to_le_bytes());
-        put(24, &m.uid().to_le_bytes());
-        put(28, &m.gid().to_le_bytes());
-        put(32, &m.rdev().to_le_bytes());
-        put(48, &m.size().to_le_bytes());
-        put(56, &(m.blksize() as i32).to_le_bytes());
-        put(64, &m.blocks().to_le_bytes());
-        put(72, &m.atime().to_le_bytes());
-        put(80, &(m.atime_nsec() as u64).to_le_bytes());
-        put(88, &m.mtime().to_le_bytes());
-        put(96, &(m.mtime_nsec() as u64).to_le_bytes());
-        put(104, &m.ctime().to_le_bytes());
-        put(112, &(m.ctime_nsec() as u64).to_le_bytes());
+        let [dev, ino, mode, nlink, uid, gid, rdev, size, blksize, blocks, at, atn, mt, mtn, ct, ctn] =
+            m.fields();
+        put(0, &dev.to_le_bytes());
+        put(8, &ino.to_le_bytes());
+        put(16, &(mode as u32).to_le_bytes());
+        put(20, &(nlink as u32).to_le_bytes());
+        put(24, &(uid as u32).to_le_bytes());
+        put(28, &(gid as u32).to_le_bytes());
+        put(32, &rdev.to_le_bytes());
+        put(48, &size.to_le_bytes());
+        put(56, &(blksize as i32).to_le_bytes());
+        put(64, &blocks.to_le_bytes());
+        for (off, v) in [
+            (72, at),
+            (80, atn),
+            (88, mt),
+            (96, mtn),
+            (104, ct),
+            (112, ctn),
+        ] {
+            put(off, &v.to_le_bytes());
+        }
         match mem.write_bytes(buf, &s) {
             Ok(()) => 0,
             Err(_) => -EFAULT,
@@ -526,7 +490,13 @@ impl Kernel {
         let meta = match self.fd(fd) {
             Err(e) => return -e,
             Ok(Fd::File(f)) => f.metadata(),
-            Ok(_) => match self.config.stdio_mode {
+            // deterministic runs never see the host's stdio (its type and inode change glibc's
+            // buffering, and so the instruction stream)
+            Ok(_) => match self.config.stdio_mode.or(self
+                .config
+                .deterministic
+                .then_some(DETERMINISTIC_STDIO_MODE))
+            {
                 Some(mode) => return Self::write_fixed_stat(mem, buf, mode),
                 // the host's view of its own stdio, as qemu-user reports it
                 None => std::fs::metadata(format!("/proc/self/fd/{fd}")),
@@ -549,15 +519,18 @@ impl Kernel {
         if flags & AT_EMPTY_PATH != 0 && matches!(mem.load_u8(path), Ok(0)) {
             return self.sys_fstat(mem, dirfd as u64, buf);
         }
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
         let path = match self.guest_path(mem, dirfd, path) {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        match self.config.sandbox.check(&path, false) {
-            Ok(host) => match std::fs::metadata(host) {
-                Ok(m) => Self::write_stat(mem, buf, &m),
-                Err(e) => -errno(&e),
-            },
+        let meta = self
+            .config
+            .sandbox
+            .resolve(&path, false)
+            .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
+        match meta {
+            Ok(m) => Self::write_stat(mem, buf, &m),
             Err(e) => -e,
         }
     }
@@ -567,38 +540,41 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        match self.config.sandbox.check(&path, false) {
-            Ok(host) if host.exists() => 0,
-            Ok(_) => -ENOENT,
+        match self
+            .config
+            .sandbox
+            .resolve(&path, false)
+            .and_then(|r| r.metadata(false))
+        {
+            Ok(_) => 0,
             Err(e) => -e,
         }
     }
 
     fn sys_unlinkat(&mut self, mem: &mut Memory, dirfd: i64, path: u64, flags: u64) -> i64 {
+        const AT_REMOVEDIR: u64 = 0x200;
         let path = match self.guest_path(mem, dirfd, path) {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        match self.config.sandbox.check(&path, true) {
-            Ok(host) => {
-                let r = if flags & 0x200 != 0 {
-                    std::fs::remove_dir(host)
-                } else {
-                    std::fs::remove_file(host)
-                };
-                match r {
-                    Ok(()) => 0,
-                    Err(e) => -errno(&e),
-                }
-            }
+        match self
+            .config
+            .sandbox
+            .resolve(&path, true)
+            .and_then(|r| r.remove(flags & AT_REMOVEDIR != 0))
+        {
+            Ok(()) => 0,
             Err(e) => -e,
         }
     }
 
     fn sys_readlinkat(&mut self, mem: &mut Memory, path: u64, buf: u64, size: u64) -> i64 {
-        let Ok(p) = mem.read_cstr(path, 4096) else {
+        let Ok(p) = mem.read_cstr(path, PATH_MAX) else {
             return -EFAULT;
         };
+        if p.len() >= PATH_MAX {
+            return -ENAMETOOLONG;
+        }
         if p != b"/proc/self/exe" {
             return -EINVAL; // only the program's own path is visible
         }
@@ -620,7 +596,9 @@ impl Kernel {
             return self.brk;
         }
         let old_end = self.brk.next_multiple_of(PAGE_SIZE);
-        let new_end = addr.next_multiple_of(PAGE_SIZE);
+        let Some(new_end) = addr.checked_next_multiple_of(PAGE_SIZE) else {
+            return self.brk;
+        };
         if new_end > old_end {
             if !mem.is_free(old_end, new_end - old_end)
                 || mem
@@ -653,11 +631,15 @@ impl Kernel {
         if flags & MAP_ANONYMOUS == 0 || fd != -1 {
             return -19; // ENODEV: file-backed mappings are not supported
         }
+        // len ≤ the memory limit, so rounding cannot overflow
         let len = len.next_multiple_of(PAGE_SIZE);
         let p = prot_to_perm(prot);
         let start = if flags & MAP_FIXED != 0 {
             if addr % PAGE_SIZE != 0 {
                 return -EINVAL;
+            }
+            if addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
+                return -ENOMEM;
             }
             let _ = mem.unmap(addr, len);
             addr
@@ -673,18 +655,42 @@ impl Kernel {
         }
     }
 
+    /// A free range of `len` bytes for a new mapping: after the last one, else anywhere above
+    /// [`MMAP_BASE`]. Walks the mapped ranges, not the address space.
     fn find_free(&mut self, mem: &Memory, len: u64) -> Option<u64> {
-        let mut a = self.mmap_next;
-        for _ in 0..1 << 16 {
-            if mem.is_free(a, len) {
-                self.mmap_next = a + len;
-                return Some(a);
-            }
-            a = a.checked_add(PAGE_SIZE * 16)?;
-        }
-        None
+        let a = mem
+            .find_free(self.mmap_next, len)
+            .or_else(|| mem.find_free(MMAP_BASE, len))?;
+        self.mmap_next = a.checked_add(len)?;
+        Some(a)
     }
 
+    fn sys_munmap(mem: &mut Memory, addr: u64, len: u64) -> i64 {
+        if addr % PAGE_SIZE != 0 || len == 0 {
+            return -EINVAL;
+        }
+        match mem.unmap(addr, len) {
+            Ok(()) => 0,
+            Err(_) => -EINVAL,
+        }
+    }
+
+    fn sys_mprotect(mem: &mut Memory, addr: u64, len: u64, prot: u64) -> i64 {
+        if addr % PAGE_SIZE != 0 {
+            return -EINVAL;
+        }
+        if len == 0 {
+            return 0;
+        }
+        match mem.protect(addr, len, prot_to_perm(prot)) {
+            Ok(()) => 0,
+            Err(_) => -ENOMEM,
+        }
+    }
+
+    /// mremap: shrink in place, grow in place, or move (MREMAP_MAYMOVE). Moving relinks the
+    /// pages; nothing the size of the mapping is allocated on the host, and every length is
+    /// checked against the address space and the memory limit first.
     fn sys_mremap(
         &mut self,
         mem: &mut Memory,
@@ -693,39 +699,62 @@ impl Kernel {
         new_len: u64,
         flags: u64,
     ) -> i64 {
-        if old % PAGE_SIZE != 0 || new_len == 0 {
+        const MREMAP_MAYMOVE: u64 = 1;
+        if old % PAGE_SIZE != 0 || new_len == 0 || flags & !MREMAP_MAYMOVE != 0 {
+            return -EINVAL; // MREMAP_FIXED and MREMAP_DONTUNMAP are not supported
+        }
+        let (Some(old_len), Some(new_len)) = (
+            old_len.checked_next_multiple_of(PAGE_SIZE),
+            new_len.checked_next_multiple_of(PAGE_SIZE),
+        ) else {
+            return -EINVAL;
+        };
+        if old_len == 0 || old.checked_add(old_len).is_none_or(|e| e > USER_TOP) {
             return -EINVAL;
         }
-        let old_len = old_len.next_multiple_of(PAGE_SIZE);
-        let new_len = new_len.next_multiple_of(PAGE_SIZE);
+        if !mem.is_mapped(old, old_len) {
+            return -EFAULT;
+        }
         if new_len <= old_len {
             if new_len < old_len {
                 let _ = mem.unmap(old + new_len, old_len - new_len);
             }
             return old as i64;
         }
+        if new_len > self.memory_limit {
+            return -ENOMEM;
+        }
         let p = mem.perm_at(old);
-        if mem.is_free(old + old_len, new_len - old_len) {
-            return match mem.map(old + old_len, new_len - old_len, p) {
+        let grow = new_len - old_len;
+        if old
+            .checked_add(new_len)
+            .is_some_and(|e| e <= USER_TOP && mem.is_free(old + old_len, grow))
+        {
+            return match mem.map(old + old_len, grow, p) {
                 Ok(()) => old as i64,
                 Err(_) => -ENOMEM,
             };
         }
-        if flags & 1 == 0 {
-            return -ENOMEM; // MREMAP_MAYMOVE not given
+        if flags & MREMAP_MAYMOVE == 0 {
+            return -ENOMEM;
+        }
+        if mem.mapped_pages() + grow / PAGE_SIZE > mem.limit_bytes() / PAGE_SIZE {
+            return -ENOMEM;
         }
         let Some(new) = self.find_free(mem, new_len) else {
             return -ENOMEM;
         };
-        let mut data = vec![0u8; old_len as usize];
-        if mem.read_bytes(old, &mut data).is_err() || mem.map(new, new_len, p).is_err() {
+        if mem.move_pages(old, old_len, new).is_err() {
             return -ENOMEM;
         }
-        if mem.poke_bytes(new, &data).is_err() {
-            return -EFAULT;
+        match mem.map(new + old_len, grow, p) {
+            Ok(()) => new as i64,
+            Err(_) => {
+                // cannot happen after the budget check above; undo rather than lose the data
+                let _ = mem.move_pages(new, old_len, old);
+                -ENOMEM
+            }
         }
-        let _ = mem.unmap(old, old_len);
-        new as i64
     }
 
     fn sys_prlimit64(&mut self, mem: &mut Memory, resource: u64, old: u64) -> i64 {
@@ -869,6 +898,41 @@ fn prot_to_perm(prot: u64) -> u8 {
 fn errno(e: &std::io::Error) -> i64 {
     e.raw_os_error().map_or(EPERM, i64::from)
 }
+
+/// The `stat` fields, from std's or cap-std's metadata.
+trait StatFields {
+    fn fields(&self) -> [u64; 16];
+}
+
+macro_rules! stat_fields {
+    ($t:ty, $ext:path) => {
+        impl StatFields for $t {
+            fn fields(&self) -> [u64; 16] {
+                use $ext as _;
+                [
+                    self.dev(),
+                    self.ino(),
+                    u64::from(self.mode()),
+                    self.nlink(),
+                    u64::from(self.uid()),
+                    u64::from(self.gid()),
+                    self.rdev(),
+                    self.size(),
+                    self.blksize(),
+                    self.blocks(),
+                    self.atime() as u64,
+                    self.atime_nsec() as u64,
+                    self.mtime() as u64,
+                    self.mtime_nsec() as u64,
+                    self.ctime() as u64,
+                    self.ctime_nsec() as u64,
+                ]
+            }
+        }
+    };
+}
+stat_fields!(std::fs::Metadata, std::os::unix::fs::MetadataExt);
+stat_fields!(cap_std::fs::Metadata, cap_std::fs::MetadataExt);
 
 /// A name for the warning about an unknown system call.
 fn syscall_name(nr: u64) -> &'static str {

@@ -31,6 +31,7 @@ pub mod kernel;
 mod machine;
 pub mod memory;
 pub mod observer;
+pub mod sandbox;
 pub mod symbols;
 
 pub use error::Error;

@@ -120,6 +120,18 @@ struct ICache {
     epoch: u64,
     cur_vpn: u64,
     cur: usize,
+    /// Most pages decoded at once (see [`decoded_pages_cap`]).
+    max_pages: usize,
+}
+
+/// Host bytes one decoded page takes.
+pub const DECODED_PAGE_BYTES: u64 = (SLOTS * std::mem::size_of::<Inst>()) as u64;
+
+/// Most executable pages the instruction cache holds decoded for a memory limit of
+/// `limit_bytes`: decoded code may take as much host memory as the limit itself, and never
+/// less than 16 MiB (512 pages).
+pub fn decoded_pages_cap(limit_bytes: u64) -> usize {
+    (limit_bytes / DECODED_PAGE_BYTES).max(512) as usize
 }
 
 /// A RISC-V hart with its memory and its Linux kernel emulation.
@@ -172,6 +184,7 @@ impl Machine {
     pub fn new(mem: Memory, kernel: Kernel, pc: u64, sp: u64) -> Self {
         let mut x = [0; 32];
         x[2] = sp;
+        let max_pages = decoded_pages_cap(mem.limit_bytes());
         Machine {
             x,
             f: [0; 32],
@@ -191,10 +204,18 @@ impl Machine {
                 epoch: u64::MAX,
                 cur_vpn: u64::MAX,
                 cur: 0,
+                max_pages,
             },
             block_start: pc,
             block_len: 0,
         }
+    }
+
+    /// Host bytes the guest has caused the machine to hold: guest memory with its page table
+    /// ([`Memory::host_bytes`]) and the decoded instructions. Bounded by the memory limit (see
+    /// docs/machine.md, "Security model").
+    pub fn host_bytes(&self) -> u64 {
+        self.mem.host_bytes() + (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
     }
 
     /// Runs until exit, fault, the instruction limit, or the observer stops it.
@@ -281,6 +302,11 @@ impl Machine {
             _ => match self.icache.pages.get(&vpn) {
                 Some(&i) => i,
                 None => {
+                    if self.icache.slots.len() >= self.icache.max_pages {
+                        // Decoded code is 8× the guest bytes it decodes; the cap keeps it
+                        // within the memory limit. Start over, as a code change would.
+                        self.flush_icache();
+                    }
                     if self.mem.perm_at(self.pc) & perm::X == 0 {
                         return Err(Fault {
                             pc: self.pc,

@@ -6,17 +6,29 @@
 //! is also executable bumps [`Memory::code_epoch`], telling the instruction cache to drop
 //! pre-decoded code.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-/// Pages per leaf of the page table (a leaf covers 16 MiB).
-const LEAF_BITS: u32 = 12;
+/// Pages per leaf of the page table (a leaf covers 2 MiB of address space and takes 2 KiB).
+const LEAF_BITS: u32 = 9;
 const LEAF: usize = 1 << LEAF_BITS;
 
-/// vpn → page index: hashed 16 MiB chunks, each a flat array of page slots (index + 1, 0 =
+/// One past the highest user address: 2^47 (Sv48). Every mapping lies below it, so page numbers
+/// stay below 2^35.
+pub const USER_TOP: u64 = 1 << 47;
+
+/// vpn → page index: hashed 2 MiB chunks, each a flat array of page slots (index + 1, 0 =
 /// unmapped), with the last chunk remembered. A TLB miss costs an array read, not a hash.
+///
+/// A leaf is freed (kept for reuse) when its last page is unmapped, so the table never holds
+/// more leaves than there are mapped pages: host memory for the table is bounded by the
+/// memory limit, whatever pattern of map and unmap the guest uses.
 struct PageTable {
     chunks: HashMap<u64, usize>,
     leaves: Vec<Box<[u32; LEAF]>>,
+    /// Mapped slots per leaf.
+    live: Vec<u32>,
+    /// Leaves no chunk uses (all slots 0).
+    spare: Vec<usize>,
     last: std::cell::Cell<(u64, usize)>,
     len: u64,
 }
@@ -26,7 +38,9 @@ impl Default for PageTable {
         PageTable {
             chunks: HashMap::new(),
             leaves: Vec::new(),
-            // no chunk number reaches u64::MAX (vpn >> 12 < 2^40)
+            live: Vec::new(),
+            spare: Vec::new(),
+            // no chunk number reaches u64::MAX (vpn >> 9 < 2^55)
             last: std::cell::Cell::new((u64::MAX, 0)),
             len: 0,
         }
@@ -56,8 +70,14 @@ impl PageTable {
         let l = match self.chunks.get(&chunk) {
             Some(&l) => l,
             None => {
-                self.leaves.push(Box::new([0; LEAF]));
-                let l = self.leaves.len() - 1;
+                let l = match self.spare.pop() {
+                    Some(l) => l,
+                    None => {
+                        self.leaves.push(Box::new([0; LEAF]));
+                        self.live.push(0);
+                        self.leaves.len() - 1
+                    }
+                };
                 self.chunks.insert(chunk, l);
                 l
             }
@@ -65,6 +85,7 @@ impl PageTable {
         let slot = &mut self.leaves[l][(vpn as usize) & (LEAF - 1)];
         if *slot == 0 {
             self.len += 1;
+            self.live[l] += 1;
         }
         *slot = page + 1;
     }
@@ -73,10 +94,104 @@ impl PageTable {
         let slot = &mut self.leaves[l][(vpn as usize) & (LEAF - 1)];
         let old = *slot;
         *slot = 0;
-        (old != 0).then(|| {
-            self.len -= 1;
-            old - 1
-        })
+        if old == 0 {
+            return None;
+        }
+        self.len -= 1;
+        self.live[l] -= 1;
+        if self.live[l] == 0 {
+            self.chunks.remove(&(vpn >> LEAF_BITS));
+            self.spare.push(l);
+            self.last.set((u64::MAX, 0));
+        }
+        Some(old - 1)
+    }
+    /// Leaves allocated (in use or spare).
+    fn leaves(&self) -> usize {
+        self.leaves.len()
+    }
+}
+
+/// The mapped page numbers as coalesced ranges `start → end` (exclusive): what lets unmap,
+/// remap, protect and the free-range search walk mapped pages instead of address ranges.
+#[derive(Default)]
+struct Regions(BTreeMap<u64, u64>);
+
+impl Regions {
+    /// The mapped parts of `[first, end)`, in order.
+    fn overlapping(&self, first: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        if let Some((_, &e)) = self.0.range(..first).next_back() {
+            if e > first {
+                out.push((first, e.min(end)));
+            }
+        }
+        for (&s, &e) in self.0.range(first..end) {
+            out.push((s, e.min(end)));
+        }
+        out
+    }
+    /// Mapped pages in `[first, end)`.
+    fn count(&self, first: u64, end: u64) -> u64 {
+        self.overlapping(first, end)
+            .iter()
+            .map(|(s, e)| e - s)
+            .sum()
+    }
+    fn any(&self, first: u64, end: u64) -> bool {
+        self.0
+            .range(..first)
+            .next_back()
+            .is_some_and(|(_, &e)| e > first)
+            || self.0.range(first..end).next().is_some()
+    }
+    fn insert(&mut self, first: u64, end: u64) {
+        let (mut lo, mut hi) = (first, end);
+        if let Some((&s, &e)) = self.0.range(..=first).next_back() {
+            if e >= first {
+                lo = s;
+                hi = hi.max(e);
+            }
+        }
+        let inside: Vec<u64> = self.0.range(lo..=end).map(|(&s, _)| s).collect();
+        for s in inside {
+            if let Some(e) = self.0.remove(&s) {
+                hi = hi.max(e);
+            }
+        }
+        self.0.insert(lo, hi);
+    }
+    fn remove(&mut self, first: u64, end: u64) {
+        let mut touched: Vec<(u64, u64)> = Vec::new();
+        if let Some((&s, &e)) = self.0.range(..first).next_back() {
+            if e > first {
+                touched.push((s, e));
+            }
+        }
+        touched.extend(self.0.range(first..end).map(|(&s, &e)| (s, e)));
+        for (s, e) in touched {
+            self.0.remove(&s);
+            if s < first {
+                self.0.insert(s, first);
+            }
+            if e > end {
+                self.0.insert(end, e);
+            }
+        }
+    }
+    /// The lowest page number ≥ `from` where `pages` free pages lie below `top`.
+    fn gap(&self, from: u64, pages: u64, top: u64) -> Option<u64> {
+        let mut at = from;
+        if let Some((_, &e)) = self.0.range(..at).next_back() {
+            at = at.max(e);
+        }
+        for (&s, &e) in self.0.range(at..) {
+            if s >= at.checked_add(pages)? {
+                break;
+            }
+            at = at.max(e);
+        }
+        (at.checked_add(pages)? <= top).then_some(at)
     }
 }
 
@@ -131,6 +246,7 @@ pub struct Memory {
     pages: Vec<Box<[u8; PAGE_SIZE as usize]>>,
     perms: Vec<u8>,
     map: PageTable,
+    regions: Regions,
     free: Vec<u32>,
     tlb: Box<[TlbEntry; TLB_SIZE]>,
     limit_pages: u64,
@@ -144,6 +260,7 @@ impl Memory {
             pages: Vec::new(),
             perms: Vec::new(),
             map: PageTable::default(),
+            regions: Regions::default(),
             free: Vec::new(),
             tlb: Box::new([EMPTY; TLB_SIZE]),
             limit_pages: limit_bytes / PAGE_SIZE,
@@ -154,6 +271,20 @@ impl Memory {
     /// Pages mapped now.
     pub fn mapped_pages(&self) -> u64 {
         self.map.len
+    }
+
+    /// The memory limit in bytes (page-rounded down).
+    pub fn limit_bytes(&self) -> u64 {
+        self.limit_pages * PAGE_SIZE
+    }
+
+    /// Host bytes held for guest memory: page frames (in use or kept for reuse), their
+    /// permissions and the page table. Never more than 1.51 × the limit (see docs/machine.md,
+    /// "Security model"), plus the region map's few bytes per mapped range.
+    pub fn host_bytes(&self) -> u64 {
+        let frames = self.pages.len() as u64 * (PAGE_SIZE + 1);
+        let table = self.map.leaves() as u64 * (LEAF as u64 * 4 + 4);
+        frames + table
     }
 
     /// Changes whenever executable memory may have changed (stores to executable pages,
@@ -167,16 +298,17 @@ impl Memory {
     }
 
     /// Maps `[addr, addr + len)` (page-rounded) with `perm`, zero-filled; pages already mapped
-    /// keep their contents and get `perm`. Fails if the page budget would be exceeded.
+    /// keep their contents and get `perm`. Fails, before allocating anything, if the range
+    /// leaves the user address space or the page budget would be exceeded.
     pub fn map(&mut self, addr: u64, len: u64, perm: u8) -> Result<(), MapError> {
-        let (first, last) = page_span(addr, len)?;
-        let new = (first..=last)
-            .filter(|&v| self.map.get(v).is_none())
-            .count() as u64;
-        if self.mapped_pages() + new > self.limit_pages {
+        let (first, end) = user_span(addr, len)?;
+        let mapped = self.regions.count(first, end);
+        let new = (end - first) - mapped;
+        if new > self.limit_pages - self.mapped_pages().min(self.limit_pages) {
             return Err(MapError::OutOfMemory);
         }
-        for vpn in first..=last {
+        // `end - first` ≤ new + mapped ≤ 2 × the limit: the loop is bounded by the budget.
+        for vpn in first..end {
             match self.map.get(vpn) {
                 Some(i) => self.perms[i as usize] = perm,
                 None => {
@@ -196,18 +328,50 @@ impl Memory {
                 }
             }
         }
+        self.regions.insert(first, end);
         self.flush_tlb();
         self.code_epoch += 1;
         Ok(())
     }
 
-    /// Unmaps every mapped page in `[addr, addr + len)`.
+    /// Unmaps every mapped page in `[addr, addr + len)`. Walks the mapped pages only, so a
+    /// huge length costs no more than the pages it really unmaps.
     pub fn unmap(&mut self, addr: u64, len: u64) -> Result<(), MapError> {
-        let (first, last) = page_span(addr, len)?;
-        for vpn in first..=last {
-            if let Some(i) = self.map.remove(vpn) {
-                self.free.push(i);
+        let (first, end) = span(addr, len)?;
+        for (s, e) in self.regions.overlapping(first, end) {
+            for vpn in s..e {
+                if let Some(i) = self.map.remove(vpn) {
+                    self.free.push(i);
+                }
             }
+        }
+        self.regions.remove(first, end);
+        self.flush_tlb();
+        self.code_epoch += 1;
+        Ok(())
+    }
+
+    /// Moves the mapped pages of `[from, from + len)` to `[to, to + len)` with their contents
+    /// and permissions (mremap): page-table entries move, no bytes are copied. The
+    /// destination must be free, and both addresses page aligned.
+    pub fn move_pages(&mut self, from: u64, len: u64, to: u64) -> Result<(), MapError> {
+        let (first, end) = span(from, len)?;
+        let (to_first, to_end) = user_span(to, len)?;
+        if from % PAGE_SIZE != 0 || to % PAGE_SIZE != 0 || self.regions.any(to_first, to_end) {
+            return Err(MapError::BadRange);
+        }
+        let moved = self.regions.overlapping(first, end);
+        for &(s, e) in &moved {
+            for vpn in s..e {
+                if let Some(i) = self.map.remove(vpn) {
+                    self.map.insert(vpn - first + to_first, i);
+                }
+            }
+        }
+        self.regions.remove(first, end);
+        for (s, e) in moved {
+            self.regions
+                .insert(s - first + to_first, e - first + to_first);
         }
         self.flush_tlb();
         self.code_epoch += 1;
@@ -216,11 +380,12 @@ impl Memory {
 
     /// Sets `perm` on every page of `[addr, addr + len)`; fails if one is not mapped.
     pub fn protect(&mut self, addr: u64, len: u64, perm: u8) -> Result<(), MapError> {
-        let (first, last) = page_span(addr, len)?;
-        if (first..=last).any(|v| self.map.get(v).is_none()) {
+        let (first, end) = span(addr, len)?;
+        if self.regions.count(first, end) != end - first {
             return Err(MapError::NotMapped);
         }
-        for vpn in first..=last {
+        // every page of the range is mapped: the loop is bounded by the budget
+        for vpn in first..end {
             if let Some(i) = self.map.get(vpn) {
                 self.perms[i as usize] = perm;
             }
@@ -232,10 +397,26 @@ impl Memory {
 
     /// Whether every page of `[addr, addr + len)` is unmapped.
     pub fn is_free(&self, addr: u64, len: u64) -> bool {
-        match page_span(addr, len) {
-            Ok((first, last)) => (first..=last).all(|v| self.map.get(v).is_none()),
+        match span(addr, len) {
+            Ok((first, end)) => !self.regions.any(first, end),
             Err(_) => false,
         }
+    }
+
+    /// Whether every page of `[addr, addr + len)` is mapped.
+    pub fn is_mapped(&self, addr: u64, len: u64) -> bool {
+        match span(addr, len) {
+            Ok((first, end)) => self.regions.count(first, end) == end - first,
+            Err(_) => false,
+        }
+    }
+
+    /// The lowest page-aligned address ≥ `from` with `len` free bytes below [`USER_TOP`].
+    pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
+        let pages = len.div_ceil(PAGE_SIZE).max(1);
+        self.regions
+            .gap(from.div_ceil(PAGE_SIZE), pages, USER_TOP >> PAGE_SHIFT)
+            .map(|vpn| vpn << PAGE_SHIFT)
     }
 
     /// Permission of the page holding `addr` (0 if unmapped).
@@ -456,12 +637,22 @@ pub enum MapError {
     NotMapped,
 }
 
-fn page_span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {
+/// Page numbers `[first, end)` of the pages `[addr, addr + len)` touches.
+fn span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {
     if len == 0 {
         return Err(MapError::BadRange);
     }
     let last = addr.checked_add(len - 1).ok_or(MapError::BadRange)?;
-    Ok((addr >> PAGE_SHIFT, last >> PAGE_SHIFT))
+    Ok((addr >> PAGE_SHIFT, (last >> PAGE_SHIFT) + 1))
+}
+
+/// As [`span`], for ranges that must lie below [`USER_TOP`] (new mappings).
+fn user_span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {
+    let (first, end) = span(addr, len)?;
+    if end > USER_TOP >> PAGE_SHIFT {
+        return Err(MapError::BadRange);
+    }
+    Ok((first, end))
 }
 
 #[cfg(test)]
@@ -504,5 +695,124 @@ mod tests {
         let e = m.code_epoch();
         m.store_u32(0, 0x13).unwrap();
         assert!(m.code_epoch() > e);
+    }
+
+    #[test]
+    fn huge_ranges_cost_only_the_pages_they_touch() {
+        let mut m = Memory::new(16 << 20);
+        m.map(0x10000, 3 * PAGE_SIZE, perm::R | perm::W).unwrap();
+        let t = std::time::Instant::now();
+        // munmap(addr, 2^62), mprotect over 2^46 bytes, is_free over 2^62: all instant
+        assert!(m.protect(0, 1 << 46, perm::R).is_err());
+        assert!(!m.is_free(0, 1 << 62));
+        assert!(m.is_free(0x20000, 1 << 40));
+        m.unmap(0, 1 << 62).unwrap();
+        assert_eq!(m.mapped_pages(), 0);
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // mappings above the user address space are refused before anything is allocated
+        assert_eq!(m.map(USER_TOP, PAGE_SIZE, perm::R), Err(MapError::BadRange));
+        assert_eq!(
+            m.map(0, 1 << 40, perm::R),
+            Err(MapError::OutOfMemory),
+            "a range beyond the budget fails before the loop"
+        );
+    }
+
+    #[test]
+    fn page_table_leaves_are_reused_after_unmap() {
+        // one page in a new 2 MiB chunk each time, unmapped again: the table must not grow
+        let mut m = Memory::new(16 << 20);
+        for k in 0..100_000u64 {
+            let a = k << 25;
+            m.map(a, PAGE_SIZE, perm::R).unwrap();
+            m.unmap(a, PAGE_SIZE).unwrap();
+        }
+        assert!(m.host_bytes() < 64 << 10, "{} host bytes", m.host_bytes());
+    }
+
+    #[test]
+    fn host_memory_stays_within_the_documented_factor() {
+        // worst case for the table: one page per 2 MiB chunk up to the limit
+        let limit = 4u64 << 20;
+        let mut m = Memory::new(limit);
+        let mut k = 0;
+        while m.map(k << 21, PAGE_SIZE, perm::R).is_ok() {
+            k += 1;
+        }
+        assert_eq!(m.mapped_pages(), limit / PAGE_SIZE);
+        assert!(m.host_bytes() <= limit * 151 / 100, "{}", m.host_bytes());
+    }
+
+    #[test]
+    fn moving_pages_keeps_contents_and_permissions() {
+        let mut m = Memory::new(1 << 20);
+        m.map(0x10000, 2 * PAGE_SIZE, perm::R | perm::W).unwrap();
+        m.store_u64(0x10ff8, 0x1234).unwrap();
+        m.store_u64(0x11000, 0x5678).unwrap();
+        m.move_pages(0x10000, 2 * PAGE_SIZE, 0x40000).unwrap();
+        assert!(m.is_free(0x10000, 2 * PAGE_SIZE));
+        assert_eq!(m.load_u64(0x40ff8).unwrap(), 0x1234);
+        assert_eq!(m.load_u64(0x41000).unwrap(), 0x5678);
+        m.store_u8(0x41000, 1).unwrap();
+        // onto mapped pages: refused
+        m.map(0x80000, PAGE_SIZE, perm::R).unwrap();
+        assert_eq!(
+            m.move_pages(0x40000, 2 * PAGE_SIZE, 0x7f000),
+            Err(MapError::BadRange)
+        );
+    }
+
+    #[test]
+    fn find_free_skips_mapped_ranges() {
+        let mut m = Memory::new(1 << 20);
+        m.map(0x10000, PAGE_SIZE, perm::R).unwrap();
+        m.map(0x12000, PAGE_SIZE, perm::R).unwrap();
+        assert_eq!(m.find_free(0x10000, PAGE_SIZE), Some(0x11000));
+        assert_eq!(m.find_free(0x10000, 2 * PAGE_SIZE), Some(0x13000));
+        assert_eq!(m.find_free(USER_TOP - PAGE_SIZE, 2 * PAGE_SIZE), None);
+    }
+
+    mod regions {
+        use super::super::Regions;
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+
+        fn check(r: &Regions, model: &BTreeSet<u64>) {
+            // coalesced, ordered, non-empty, the same pages as the model
+            let mut prev_end = None;
+            for (&s, &e) in &r.0 {
+                assert!(s < e);
+                if let Some(p) = prev_end {
+                    assert!(s > p, "ranges touch or overlap");
+                }
+                prev_end = Some(e);
+            }
+            let pages: BTreeSet<u64> = r.0.iter().flat_map(|(&s, &e)| s..e).collect();
+            assert_eq!(&pages, model);
+        }
+
+        proptest! {
+            #[test]
+            fn region_map_matches_a_page_set(ops in proptest::collection::vec((any::<bool>(), 0u64..64, 1u64..16), 1..60)) {
+                let mut r = Regions::default();
+                let mut model = BTreeSet::new();
+                for (insert, first, len) in ops {
+                    let end = first + len;
+                    prop_assert_eq!(r.count(first, end), (first..end).filter(|v| model.contains(v)).count() as u64);
+                    prop_assert_eq!(r.any(first, end), (first..end).any(|v| model.contains(&v)));
+                    if insert {
+                        r.insert(first, end);
+                        model.extend(first..end);
+                    } else {
+                        r.remove(first, end);
+                        for v in first..end { model.remove(&v); }
+                    }
+                    check(&r, &model);
+                    let g = r.gap(first, len, 200);
+                    let want = (first..=200 - len).find(|&a| (a..a + len).all(|v| !model.contains(&v)));
+                    prop_assert_eq!(g, want);
+                }
+            }
+        }
     }
 }

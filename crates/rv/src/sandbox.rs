@@ -1,0 +1,232 @@
+//! The sandbox: which host paths a guest may reach, resolved race-free beneath granted roots.
+//!
+//! A grant ([`Sandbox::allow_read`], [`Sandbox::allow_write`]) opens its directory once, as a
+//! capability ([`cap_std::fs::Dir`]); a grant of a single file opens the file's directory and
+//! remembers the one name. Every guest path is then matched *lexically* against the grants'
+//! names (no host lookup happens for a path outside them), and the rest of the path is opened
+//! through the root's handle with `cap-std`, which resolves every component — `..` and
+//! symlinks included — beneath that handle in one step (`openat2` with `RESOLVE_BENEATH` on
+//! Linux). So:
+//!
+//! * a symlink inside a granted tree that points out of it, dangling or not, is refused, also
+//!   when the guest creates a file through it;
+//! * swapping a granted directory for a symlink after the grant changes nothing: the handle
+//!   still names the directory that was granted;
+//! * a path outside every grant fails with `EACCES` before the host is asked anything, so the
+//!   answer is the same whether or not the path exists.
+//!
+//! The guest's working directory is the host's; relative paths are joined to it.
+
+use cap_std::fs::{Dir, Metadata, OpenOptions};
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Component, Path, PathBuf};
+
+// errno values (asm-generic) the sandbox answers with
+pub(crate) const EACCES: i64 = 13;
+const ENOENT: i64 = 2;
+const ENOTDIR: i64 = 20;
+const EXDEV: i32 = 18;
+
+/// Paths the guest may open: granted roots, each a directory tree or a single file.
+#[derive(Debug, Default)]
+pub struct Sandbox {
+    roots: Vec<Root>,
+}
+
+#[derive(Debug)]
+struct Root {
+    /// The names a guest path may start with: the grant as given (made absolute) and its
+    /// canonical form.
+    names: Vec<PathBuf>,
+    access: RootAccess,
+    write: bool,
+}
+
+#[derive(Debug)]
+enum RootAccess {
+    /// A directory tree.
+    Tree(Dir),
+    /// One file: its directory and its name (opened without following a symlink).
+    File { parent: Dir, name: OsString },
+}
+
+/// Where a guest path lands: a granted root and the path beneath it.
+pub(crate) struct Resolved<'a> {
+    access: &'a RootAccess,
+    rel: PathBuf,
+}
+
+/// How to open a file (the subset of `open(2)` flags the kernel passes on).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OpenFlags {
+    pub read: bool,
+    pub write: bool,
+    pub append: bool,
+    pub truncate: bool,
+    pub create: bool,
+    pub exclusive: bool,
+    pub nofollow: bool,
+    pub mode: u32,
+}
+
+impl Sandbox {
+    /// No host paths at all.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Grants read-only access to `path` (a file or a directory tree).
+    pub fn allow_read(&mut self, path: &Path) -> std::io::Result<()> {
+        self.grant(path, false)
+    }
+
+    /// Grants read-write access to `path` (a file or a directory tree).
+    pub fn allow_write(&mut self, path: &Path) -> std::io::Result<()> {
+        self.grant(path, true)
+    }
+
+    fn grant(&mut self, path: &Path, write: bool) -> std::io::Result<()> {
+        let canonical = std::fs::canonicalize(path)?;
+        let authority = cap_std::ambient_authority();
+        let access = if canonical.is_dir() {
+            RootAccess::Tree(Dir::open_ambient_dir(&canonical, authority)?)
+        } else {
+            let (Some(parent), Some(name)) = (canonical.parent(), canonical.file_name()) else {
+                return Err(std::io::Error::other("cannot grant the file system root"));
+            };
+            RootAccess::File {
+                parent: Dir::open_ambient_dir(parent, authority)?,
+                name: name.to_os_string(),
+            }
+        };
+        let mut names = vec![canonical];
+        if let Ok(given) = absolute(path) {
+            if !names.contains(&given) {
+                names.push(given);
+            }
+        }
+        self.roots.push(Root {
+            names,
+            access,
+            write,
+        });
+        Ok(())
+    }
+
+    /// The root `path` lies under and the rest of the path, or `EACCES` when no grant covers
+    /// it (for writing: no read-write grant). Purely lexical: the host is not consulted.
+    pub(crate) fn resolve(&self, path: &Path, write: bool) -> Result<Resolved<'_>, i64> {
+        let abs = absolute(path).map_err(|_| EACCES)?;
+        let mut best: Option<(usize, &Root, PathBuf)> = None;
+        for root in self.roots.iter().filter(|r| r.write || !write) {
+            for name in &root.names {
+                let Ok(rel) = abs.strip_prefix(name) else {
+                    continue;
+                };
+                let depth = name.components().count();
+                if best.as_ref().is_none_or(|(d, ..)| depth > *d) {
+                    best = Some((depth, root, rel.to_path_buf()));
+                }
+            }
+        }
+        let (_, root, rel) = best.ok_or(EACCES)?;
+        if matches!(root.access, RootAccess::File { .. }) && !rel.as_os_str().is_empty() {
+            // beneath a granted file: nothing there, and `..` must not climb out of it
+            return Err(if rel.components().any(|c| c == Component::ParentDir) {
+                EACCES
+            } else {
+                ENOTDIR
+            });
+        }
+        Ok(Resolved {
+            access: &root.access,
+            rel,
+        })
+    }
+}
+
+impl Resolved<'_> {
+    /// The path to hand to a root's directory handle ("." for the root itself).
+    fn rel(&self) -> &Path {
+        if self.rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.rel
+        }
+    }
+
+    /// Opens the file, beneath the root.
+    pub(crate) fn open(&self, f: OpenFlags) -> Result<File, i64> {
+        let mut o = OpenOptions::new();
+        o.read(f.read)
+            .write(f.write)
+            .append(f.append)
+            .truncate(f.truncate);
+        if f.exclusive {
+            o.create_new(f.create);
+        } else {
+            o.create(f.create);
+        }
+        cap_std::fs::OpenOptionsExt::mode(&mut o, f.mode);
+        let nofollow = f.nofollow || matches!(self.access, RootAccess::File { .. });
+        if nofollow {
+            cap_fs_ext::OpenOptionsFollowExt::follow(&mut o, cap_fs_ext::FollowSymlinks::No);
+        }
+        let file = match self.access {
+            RootAccess::Tree(dir) => dir.open_with(self.rel(), &o),
+            RootAccess::File { parent, name } => parent.open_with(name, &o),
+        };
+        file.map(|f| f.into_std()).map_err(|e| errno(&e))
+    }
+
+    /// The file's metadata (of a symlink itself with `nofollow`).
+    pub(crate) fn metadata(&self, nofollow: bool) -> Result<Metadata, i64> {
+        let m = match self.access {
+            RootAccess::Tree(dir) if self.rel.as_os_str().is_empty() => dir.dir_metadata(),
+            RootAccess::Tree(dir) if nofollow => dir.symlink_metadata(self.rel()),
+            RootAccess::Tree(dir) => dir.metadata(self.rel()),
+            RootAccess::File { parent, name } => parent.symlink_metadata(name),
+        };
+        m.map_err(|e| errno(&e))
+    }
+
+    /// Removes the file (or the empty directory, with `dir`).
+    pub(crate) fn remove(&self, dir: bool) -> Result<(), i64> {
+        let r = match self.access {
+            RootAccess::Tree(_) if self.rel.as_os_str().is_empty() => return Err(EACCES),
+            RootAccess::Tree(d) if dir => d.remove_dir(self.rel()),
+            RootAccess::Tree(d) => d.remove_file(self.rel()),
+            RootAccess::File { .. } if dir => return Err(ENOTDIR),
+            RootAccess::File { parent, name } => parent.remove_file(name),
+        };
+        r.map_err(|e| errno(&e))
+    }
+}
+
+/// `path` made absolute against the host's working directory, with `.` components dropped
+/// (`..` is kept: resolving it is the root handle's job, not ours).
+fn absolute(path: &Path) -> std::io::Result<PathBuf> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
+    Ok(joined
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .collect())
+}
+
+/// The guest errno for a host error. An attempt to leave a root (cap-std reports it without
+/// an OS error, or as `EXDEV` from `openat2`) is `EACCES`, like any path outside the grants.
+pub(crate) fn errno(e: &std::io::Error) -> i64 {
+    match e.raw_os_error() {
+        Some(EXDEV) => EACCES,
+        Some(n) => i64::from(n),
+        None => match e.kind() {
+            std::io::ErrorKind::NotFound => ENOENT,
+            _ => EACCES,
+        },
+    }
+}
