@@ -24,7 +24,7 @@ pub const USER_TOP: u64 = 1 << 47;
 /// memory limit, whatever pattern of map and unmap the guest uses.
 struct PageTable {
     chunks: HashMap<u64, usize>,
-    leaves: Vec<Box<[u32; LEAF]>>,
+    leaves: Vec<[u32; LEAF]>,
     /// Mapped slots per leaf.
     live: Vec<u32>,
     /// Leaves no chunk uses (all slots 0).
@@ -73,7 +73,7 @@ impl PageTable {
                 let l = match self.spare.pop() {
                     Some(l) => l,
                     None => {
-                        self.leaves.push(Box::new([0; LEAF]));
+                        self.leaves.push([0; LEAF]);
                         self.live.push(0);
                         self.leaves.len() - 1
                     }
