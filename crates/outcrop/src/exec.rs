@@ -1,6 +1,10 @@
 //! `outcrop exec`: run a static RISC-V Linux program on the built-in machine, with its stdio
 //! passed through and its exit status returned.
 
+use crate::files::{
+    max_rss_bytes, read_bounded, read_text_bounded, write_output, MAX_CONFIG_BYTES,
+    MAX_PROGRAM_BYTES,
+};
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rv::elf::{self, Program};
@@ -87,6 +91,8 @@ struct Stats {
     mips: f64,
     classes: std::collections::BTreeMap<&'static str, u64>,
     syscalls: std::collections::BTreeMap<u64, u64>,
+    /// Peak resident memory of the outcrop process (host bytes), when the host reports it.
+    host_max_rss_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timing: Option<outcrop_timing::Totals>,
 }
@@ -120,8 +126,7 @@ pub fn timing_config(spec: &str) -> Result<TimingConfig> {
             names.join(", ")
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_text_bounded(path, "timing config", MAX_CONFIG_BYTES)?;
     TimingConfig::from_toml(&text).with_context(|| format!("timing config {}", path.display()))
 }
 
@@ -178,8 +183,7 @@ pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
 /// is empty (for a baseline run beside a profiled one).
 pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
     let prog_path = PathBuf::from(&args.command[0]);
-    let bytes = std::fs::read(&prog_path)
-        .with_context(|| format!("cannot read {}", prog_path.display()))?;
+    let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
     let mut sandbox = Sandbox::new();
     for p in &args.allow {
         sandbox
@@ -305,10 +309,12 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
                 .map(|c| (c.name(), counter.counts[*c as usize]))
                 .collect(),
             syscalls: machine.kernel.syscall_counts.clone(),
+            host_max_rss_bytes: max_rss_bytes(),
             timing: timing_totals,
         };
         let json = serde_json::to_string_pretty(&stats)?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+        write_output(path, |f| Ok(f.write_all((json + "\n").as_bytes())?))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::from((code & 0xff) as u8))
 }

@@ -1,7 +1,7 @@
 //! Opening value streams for commands: files or stdin in one of the supported formats (given or
 //! detected), or a generated demo stream; progress bars for large inputs on a terminal.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use outcrop_events::raw::U64LeReader;
@@ -11,7 +11,7 @@ use outcrop_events::trace::TraceReader;
 use outcrop_events::ValueReader;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How the values of an input are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -189,31 +189,4 @@ pub fn for_each_batch(
     }
     bar.finish_and_clear();
     Ok(seen)
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a failed
-/// run never leaves a half-written file in place of an old one.
-pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let Some(file_name) = path.file_name() else {
-        bail!("{} is not a file path", path.display());
-    };
-    let mut tmp_name = file_name.to_os_string();
-    tmp_name.push(format!(".{}.partial", std::process::id()));
-    let tmp: PathBuf = dir.join(tmp_name);
-    let result = (|| {
-        let mut f =
-            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        write(&mut f)?;
-        f.sync_all()
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot rename to {}", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -6,6 +6,7 @@
 //! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
 
 mod exec;
+mod files;
 mod input;
 mod paths;
 mod rap;
@@ -88,6 +89,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    files::remove_partials_on_signals();
     let result = match cli.command {
         Command::Exec(args) => exec::run(args),
         Command::Run(args) => run::run(args),

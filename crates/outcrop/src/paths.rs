@@ -2,7 +2,10 @@
 //! with accuracy against the exact path profile.
 
 use crate::exec::{load_guest, outcome_status, timing_config, GuestArgs};
-use crate::input::write_atomically;
+use crate::files::{
+    check_program, read_bounded, read_text_bounded, write_output, MAX_PROFILE_BYTES,
+    MAX_PROGRAM_BYTES,
+};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_paths::{
@@ -153,6 +156,10 @@ pub struct ReportArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Read the samples (and --exact-from .wpp) even if they were recorded from a different
+    /// build of the program than --binary (by GNU build-id, or a hash of the loaded code).
+    #[arg(long)]
+    ignore_program_id: bool,
 }
 
 /// Runs a `paths` subcommand.
@@ -204,8 +211,9 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let Some(unit) = sampler.units.pop() else {
         bail!("internal: the unit is gone");
     };
-    let samples = unit.into_samples(&program, instructions, cycles);
-    write_atomically(&args.output, |f| {
+    let mut samples = unit.into_samples(&program, instructions, cycles);
+    samples.meta.program_id = outcrop_rv::elf::program_id(&guest.elf)?;
+    write_output(&args.output, |f| {
         f.write_all(samples.to_text().as_bytes())?;
         Ok(())
     })
@@ -222,16 +230,17 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
-/// Reads block start addresses from a .wpp file (with the instructions its run retired) or
-/// a text trace.
-fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+/// Reads block start addresses from a .wpp file (with the instructions its run retired and
+/// its program id) or a text trace.
+fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>, Option<String>)> {
+    let bytes = read_bounded(path, "trace", MAX_PROFILE_BYTES)?;
     if bytes.starts_with(b"OUTCROPW") {
         let f = outcrop_strata::WppFile::parse(&bytes)
             .with_context(|| format!("{}", path.display()))?;
         return Ok((
             outcrop_strata::Replay::new(&f).collect(),
             Some(f.stats.build.instructions),
+            Some(f.stats.run.program_id.clone()),
         ));
     }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
@@ -261,7 +270,7 @@ fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>)> {
             ),
         }
     }
-    Ok((out, None))
+    Ok((out, None, None))
 }
 
 #[derive(Serialize)]
@@ -304,8 +313,7 @@ struct ReportJson {
 }
 
 fn report(args: ReportArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.samples)
-        .with_context(|| format!("cannot read {}", args.samples.display()))?;
+    let text = read_text_bounded(&args.samples, "samples file", MAX_PROFILE_BYTES)?;
     let samples = Samples::parse(&text).with_context(|| format!("{}", args.samples.display()))?;
     let binary = match &args.binary {
         Some(b) => b.clone(),
@@ -324,8 +332,14 @@ fn report(args: ReportArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.hot) {
         bail!("--hot {} is not a fraction", args.hot);
     }
-    let elf =
-        std::fs::read(&binary).with_context(|| format!("cannot read {}", binary.display()))?;
+    let elf = read_bounded(&binary, "program", MAX_PROGRAM_BYTES)?;
+    check_program(
+        &args.samples,
+        &samples.meta.program_id,
+        &binary,
+        &elf,
+        args.ignore_program_id,
+    )?;
     let cfg = Cfg::from_elf(&elf).with_context(|| format!("{}", binary.display()))?;
     let regions = Regions::new(&cfg, args.max_paths);
     let opts = Options {
@@ -341,7 +355,10 @@ fn report(args: ReportArgs) -> Result<()> {
     let a = analyze(&cfg, &regions, &samples, opts, weights, &mut cache);
     let exact = match &args.exact_from {
         Some(p) => {
-            let (starts, insns) = read_trace(p)?;
+            let (starts, insns, id) = read_trace(p)?;
+            if let Some(id) = id {
+                check_program(p, &id, &binary, &elf, args.ignore_program_id)?;
+            }
             if let Some(n) = insns.filter(|&n| n != samples.meta.instructions) {
                 eprintln!(
                     "outcrop: warning: {} retired {n} instructions, the sampled run {}: not the same execution (record both with --deterministic)",
@@ -358,7 +375,7 @@ fn report(args: ReportArgs) -> Result<()> {
         .map(|(e, _)| accuracy(e, &a.estimate.paths, args.hot));
     if let Some(path) = &args.fdata {
         let text = fdata(&cfg, &a.reconstruction.edges);
-        write_atomically(path, |f| {
+        write_output(path, |f| {
             f.write_all(text.as_bytes())?;
             Ok(())
         })

@@ -239,7 +239,7 @@ fn locate_error(
 
 fn save_tree(tree: &RapTree, path: &std::path::Path) -> Result<()> {
     let json = path.extension().is_some_and(|e| e == "json");
-    input::write_atomically(path, |f| {
+    crate::files::write_output(path, |f| {
         if json {
             serde_json::to_writer(&mut *f, &tree.to_json())?;
         } else {

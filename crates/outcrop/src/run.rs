@@ -224,7 +224,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     match &args.output {
-        Some(file) => crate::input::write_atomically(file, |w| Ok(w.write_all(&buf)?))
+        Some(file) => crate::files::write_output(file, |w| Ok(w.write_all(&buf)?))
             .with_context(|| format!("writing {}", file.display()))?,
         None => {
             let stdout = std::io::stdout();

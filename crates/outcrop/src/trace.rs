@@ -137,7 +137,7 @@ fn write_output(
         w.flush()?;
         return Ok(());
     }
-    input::write_atomically(output, |f| {
+    crate::files::write_output(output, |f| {
         let mut w = BufWriter::new(f);
         if to == OutputFormat::Trace {
             let mut tw = TraceWriter::new(&mut w, RecordKind::U64)?;

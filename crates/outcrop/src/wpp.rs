@@ -3,7 +3,9 @@
 //! tables and figures.
 
 use crate::exec::{load_guest, load_guest_with, outcome_status, GuestArgs};
-use crate::input::write_atomically;
+use crate::files::{
+    check_program, read_bounded, write_output, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
+};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop::capture::{capture, CaptureOptions};
@@ -164,6 +166,11 @@ pub struct ReportArgs {
     /// Write the report as JSON.
     #[arg(long)]
     json: bool,
+
+    /// Report against --binary even if the profile was recorded from a different build of the
+    /// program (by GNU build-id, or a hash of the loaded code).
+    #[arg(long)]
+    ignore_program_id: bool,
 }
 
 /// Runs a `wpp` subcommand.
@@ -224,6 +231,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
             .skip(1)
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
+        program_id: outcrop_rv::elf::program_id(&guest.elf)?,
         baseline_seconds: if args.guest.deterministic {
             0.0
         } else {
@@ -233,7 +241,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     };
     let deterministic = args.guest.deterministic;
     let mut result = None;
-    write_atomically(&args.output, |f| {
+    write_output(&args.output, |f| {
         let mut c = capture(
             &mut guest.machine,
             BufWriter::with_capacity(1 << 20, f),
@@ -291,7 +299,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
 }
 
 fn read_profile(path: &Path) -> Result<WppFile> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_bounded(path, "profile", MAX_PROFILE_BYTES)?;
     WppFile::parse(&bytes).with_context(|| format!("{}", path.display()))
 }
 
@@ -329,8 +337,9 @@ fn replay(args: ReplayArgs) -> Result<()> {
         Ok(())
     };
     match &args.output {
-        Some(out) => write_atomically(out, |f| write(f))
-            .with_context(|| format!("writing {}", out.display())),
+        Some(out) => {
+            write_output(out, |f| write(f)).with_context(|| format!("writing {}", out.display()))
+        }
         None => write(&mut std::io::stdout().lock()),
     }
 }
@@ -400,7 +409,7 @@ struct Code {
 
 impl Code {
     fn open(path: &Path) -> Result<Code> {
-        let elf = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let elf = read_bounded(path, "program", MAX_PROGRAM_BYTES)?;
         let kernel = outcrop_rv::kernel::KernelConfig::silent(path.to_path_buf());
         let program = outcrop_rv::elf::Program {
             elf: &elf,
@@ -456,6 +465,16 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         let p = PathBuf::from(&st.run.program);
         p.exists().then_some(p)
     });
+    if let Some(p) = &binary {
+        let elf = read_bounded(p, "program", MAX_PROGRAM_BYTES)?;
+        check_program(
+            &args.file,
+            &st.run.program_id,
+            p,
+            &elf,
+            args.ignore_program_id,
+        )?;
+    }
     let mut code = match &binary {
         Some(p) => match Code::open(p) {
             Ok(c) => Some(c),

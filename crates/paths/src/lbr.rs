@@ -223,11 +223,13 @@ impl LbrUnit {
         self.samples
     }
 
-    /// The aggregated samples, with the run's totals.
+    /// The aggregated samples, with the run's totals. `meta.program_id` is left empty for the
+    /// caller, who has the program's bytes, to fill in.
     pub fn into_samples(self, program: &str, instructions: u64, cycles: u64) -> Samples {
         Samples {
             meta: Meta {
                 program: program.to_string(),
+                program_id: String::new(),
                 config: self.cfg,
                 instructions,
                 cycles,

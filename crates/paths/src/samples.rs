@@ -4,8 +4,9 @@
 //! A line-oriented text file (documented in docs/formats.md):
 //!
 //! ```text
-//! outcrop-branch-samples 1
+//! outcrop-branch-samples 2
 //! program workloads/bin/fft
+//! program-id build-id:22a7223a46aeb3dfc1947a7b2ac90430db766c78
 //! entries 4
 //! period 1000000
 //! unit instructions
@@ -27,6 +28,7 @@
 //!
 //! Each `trace` line is a count and the records, oldest first, `from>to` in hex (`to` 0 for a
 //! lost target). Header keys appear once each, in this order; `end` marks a complete file.
+//! Version 1 files (no `program-id` line) are still read.
 
 use crate::error::{Error, Result};
 use crate::lbr::{Filter, LbrConfig, PeriodUnit};
@@ -35,13 +37,18 @@ use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 
 /// The first line.
-pub const MAGIC: &str = "outcrop-branch-samples 1";
+pub const MAGIC: &str = "outcrop-branch-samples 2";
+/// The first line of version 1 files (no `program-id`).
+pub const MAGIC_V1: &str = "outcrop-branch-samples 1";
 
 /// What a samples file says about its run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Meta {
     /// The program as given to `paths record`.
     pub program: String,
+    /// What identifies the program's code (`build-id:…` or `sha256:…`, see
+    /// `outcrop_rv::elf::program_id`); empty in version 1 files.
+    pub program_id: String,
     /// The unit's configuration.
     pub config: LbrConfig,
     /// Instructions the run retired.
@@ -108,6 +115,12 @@ impl Samples {
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
         let _ = writeln!(s, "program {program}");
+        let id: String = m
+            .program_id
+            .chars()
+            .filter(|c| c.is_ascii_graphic())
+            .collect();
+        let _ = writeln!(s, "program-id {id}");
         let _ = writeln!(s, "entries {}", c.entries);
         let _ = writeln!(s, "period {}", c.period);
         let _ = writeln!(
@@ -150,9 +163,12 @@ impl Samples {
     /// Parses a samples file.
     pub fn parse(text: &str) -> Result<Samples> {
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        // where a truncated file ends: the line after its last
+        let eof = text.lines().count() + 1;
         let err = |line: usize, detail: String| Error::Samples { line, detail };
-        match lines.next() {
-            Some((_, l)) if l == MAGIC => {}
+        let version = match lines.next() {
+            Some((_, l)) if l == MAGIC => 2,
+            Some((_, l)) if l == MAGIC_V1 => 1,
             Some((n, l)) => {
                 return Err(err(
                     n,
@@ -160,7 +176,7 @@ impl Samples {
                 ))
             }
             None => return Err(err(1, "empty file".into())),
-        }
+        };
         let mut field = |key: &str| -> Result<(usize, String)> {
             match lines.next() {
                 Some((n, l)) => match l.split_once(' ') {
@@ -170,7 +186,7 @@ impl Samples {
                         format!("expected `{key} ...`, found {:?}", truncate(l)),
                     )),
                 },
-                None => Err(err(0, format!("file ends before `{key}`"))),
+                None => Err(err(eof, format!("file ends before `{key}`"))),
             }
         };
         let num = |(n, v): (usize, String), what: &str| -> Result<u64> {
@@ -191,6 +207,15 @@ impl Samples {
         if program.chars().any(char::is_control) {
             return Err(err(pn, "the program name has control characters".into()));
         }
+        let program_id = if version >= 2 {
+            let (n, id) = field("program-id")?;
+            if !id.chars().all(|c| c.is_ascii_graphic()) {
+                return Err(err(n, "the program id must be printable ASCII".into()));
+            }
+            id
+        } else {
+            String::new()
+        };
         let entries = num(field("entries")?, "entries")?;
         let period = num(field("period")?, "period")?;
         let (n, unit) = field("unit")?;
@@ -239,7 +264,9 @@ impl Samples {
         let handler_cycles = num(field("handler-cycles")?, "handler-cycles")?;
         let instructions = num(field("instructions")?, "instructions")?;
         let cycles = num(field("cycles")?, "cycles")?;
-        let samples = num(field("samples")?, "samples")?;
+        let samples_field = field("samples")?;
+        let samples_line = samples_field.0;
+        let samples = num(samples_field, "samples")?;
         let recorded = num(field("recorded")?, "recorded")?;
         let (tn, ntraces) = field("traces")?;
         let ntraces = num((tn, ntraces), "traces")?;
@@ -260,7 +287,7 @@ impl Samples {
         let mut total = 0u64;
         loop {
             let Some((n, l)) = lines.next() else {
-                return Err(err(0, "file ends without `end` (truncated?)".into()));
+                return Err(err(eof, "file ends without `end` (truncated?)".into()));
             };
             if l == "end" {
                 if let Some((n, _)) = lines.next() {
@@ -313,13 +340,14 @@ impl Samples {
         }
         if total != samples {
             return Err(err(
-                0,
+                samples_line,
                 format!("header says {samples} samples, the traces count {total}"),
             ));
         }
         Ok(Samples {
             meta: Meta {
                 program,
+                program_id,
                 config,
                 instructions,
                 cycles,
@@ -365,6 +393,7 @@ mod tests {
         Samples {
             meta: Meta {
                 program: "prog".into(),
+                program_id: "build-id:0011aabb".into(),
                 config: LbrConfig::default(),
                 instructions: 1000,
                 cycles: 0,
@@ -397,9 +426,19 @@ mod tests {
     fn errors_name_the_line() {
         let t = sample().to_text().replace("period 1000000", "period x");
         let e = Samples::parse(&t).unwrap_err().to_string();
-        assert!(e.contains("line 4"), "{e}");
+        assert!(e.contains("line 5"), "{e}");
         let t = sample().to_text().replace("0x30>0x10", "0x30-0x10");
         let e = Samples::parse(&t).unwrap_err().to_string();
-        assert!(e.contains("line 18") && e.contains("from>to"), "{e}");
+        assert!(e.contains("line 19") && e.contains("from>to"), "{e}");
+        // a truncated file names the line where it ends, never "line 0"
+        let t = sample().to_text();
+        let cut = &t[..t.find("seed").unwrap()];
+        let e = Samples::parse(cut).unwrap_err().to_string();
+        assert!(e.contains("line 9") && e.contains("before `seed`"), "{e}");
+        // version 1 files (no program id) are still read
+        let v1 = t
+            .replace(MAGIC, MAGIC_V1)
+            .replace("program-id build-id:0011aabb\n", "");
+        assert_eq!(Samples::parse(&v1).unwrap().meta.program_id, "");
     }
 }

@@ -302,6 +302,45 @@ fn build_stack(
     Ok(sp)
 }
 
+/// What identifies a program's code: `build-id:<hex>` from its GNU build-id note, or, for a
+/// program linked without one, `sha256:<hex>` of its loadable segments (addresses, sizes and
+/// file bytes). Profiles record it so that reading one against a different binary is caught.
+pub fn program_id(data: &[u8]) -> Result<String, Error> {
+    let header = elf::FileHeader64::<Endianness>::parse(data)
+        .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
+    let endian = header
+        .endian()
+        .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
+    let phdrs = header
+        .program_headers(endian, data)
+        .map_err(|e| elf_err(format!("program headers: {e}")))?;
+    for p in phdrs {
+        let Ok(Some(mut notes)) = p.notes(endian, data) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() == elf::ELF_NOTE_GNU && note.n_type(endian) == elf::NT_GNU_BUILD_ID {
+                return Ok(format!("build-id:{}", hex(note.desc())));
+            }
+        }
+    }
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for p in phdrs.iter().filter(|p| p.p_type(endian) == elf::PT_LOAD) {
+        let bytes = p
+            .data(endian, data)
+            .map_err(|_| elf_err("a PT_LOAD segment lies outside the file"))?;
+        h.update(p.p_vaddr(endian).to_le_bytes());
+        h.update(p.p_memsz(endian).to_le_bytes());
+        h.update(bytes);
+    }
+    Ok(format!("sha256:{}", hex(&h.finalize())))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::permission_ranges;

@@ -666,7 +666,8 @@ impl Kernel {
     }
 
     fn sys_munmap(mem: &mut Memory, addr: u64, len: u64) -> i64 {
-        if addr % PAGE_SIZE != 0 || len == 0 {
+        // as Linux: the range must lie in the user address space
+        if addr % PAGE_SIZE != 0 || len == 0 || addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
             return -EINVAL;
         }
         match mem.unmap(addr, len) {

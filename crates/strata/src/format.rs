@@ -55,6 +55,10 @@ pub struct RunInfo {
     pub baseline_seconds: f64,
     /// Whether capture ran on separate threads.
     pub threaded: bool,
+    /// What identifies the program's code (`build-id:…`, or `sha256:…` of its loaded
+    /// segments); empty in files written before it was kept.
+    #[serde(default)]
+    pub program_id: String,
 }
 
 /// The `STAT` section.

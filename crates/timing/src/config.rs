@@ -279,6 +279,20 @@ impl Config {
         for (name, cache) in [("l1i", &self.l1i), ("l1d", &self.l1d), ("l2", &self.l2)] {
             cache.validate(name)?;
         }
+        // The model keeps one 8-byte tag per line: bound the total so that a config that
+        // passes validation can always be built (a 16 GiB cache of 4-byte lines would need
+        // 32 GiB of tags).
+        let lines: u64 = [&self.l1i, &self.l1d, &self.l2]
+            .iter()
+            .map(|c| c.size / u64::from(c.line))
+            .sum();
+        if lines > MAX_CACHE_LINES {
+            return bad(
+                "l1i+l1d+l2 lines",
+                lines,
+                "the caches may have at most 2^24 lines in all (128 MiB of tags)",
+            );
+        }
         if self.memory.latency > 100_000 {
             return bad(
                 "memory.latency",
@@ -377,6 +391,9 @@ impl TlbConfig {
     }
 }
 
+/// Most cache lines the L1I, L1D and L2 may have together (each costs 8 host bytes).
+pub const MAX_CACHE_LINES: u64 = 1 << 24;
+
 /// A value out of range at `key`.
 fn invalid(key: &str, value: u64, why: &'static str) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid {
@@ -445,6 +462,18 @@ mod tests {
     fn round_trips_through_toml() {
         let c = Config::default();
         assert_eq!(Config::from_toml(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn caches_too_big_to_build_are_refused() {
+        // 16 GiB of 4-byte lines: passes every per-cache rule, needs 32 GiB of tags
+        let e = Config::from_toml("[l2]\nsize = 17179869184\nline = 4\nways = 4\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("l1i+l1d+l2 lines = 4294968320"),
+            "{e}"
+        );
+        // a large but buildable L2 is fine
+        Config::from_toml("[l2]\nsize = 268435456\nline = 64\nways = 16\n").unwrap();
     }
 
     #[test]
