@@ -1,0 +1,626 @@
+//! A hostile guest or a hostile file cannot escape, crash, hang or exhaust the host.
+//!
+//! Each test drives the `outcrop` binary the way a stranger's program or file would, and asserts
+//! a clean guest error (an errno the probe prints) or a clean host error (exit 1 with a message
+//! naming the problem) — never a panic (101), an abort (134), a hang or unbounded memory. Guest
+//! behaviour comes from the `probe` fixture (tests/fixtures/guest/probe.c); files are built here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn probe() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guest/probe")
+}
+
+/// The binary under test; `OUTCROP_HOSTILE_BIN` points the suite at another build (e.g. an
+/// older one, to see which of these attacks it falls to).
+fn outcrop() -> Command {
+    match std::env::var_os("OUTCROP_HOSTILE_BIN") {
+        Some(bin) => Command::new(bin),
+        None => Command::new(env!("CARGO_BIN_EXE_outcrop")),
+    }
+}
+
+/// Runs outcrop with `args`; asserts it neither panicked nor aborted and took at most `secs`.
+fn run_within(args: &[&str], secs: u64) -> Output {
+    let t = Instant::now();
+    let o = outcrop().args(args).output().unwrap();
+    let took = t.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !matches!(o.status.code(), Some(101) | Some(134)) && !stderr.contains("panicked"),
+        "outcrop {args:?} crashed: {:?}\n{stderr}",
+        o.status
+    );
+    assert!(
+        took < Duration::from_secs(secs),
+        "outcrop {args:?} took {took:?}"
+    );
+    o
+}
+
+/// `outcrop exec [opts] -- probe guest_args`, within `secs`.
+fn exec(opts: &[&str], guest_args: &[&str], secs: u64) -> Output {
+    let probe = probe();
+    let mut args = vec!["exec"];
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.push(probe.to_str().unwrap());
+    args.extend_from_slice(guest_args);
+    run_within(&args, secs)
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A host error: exit 1 and a message containing `needle`.
+fn assert_host_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(1), "{}", err(o));
+    assert!(err(o).contains(needle), "wanted {needle:?} in: {}", err(o));
+}
+
+// ----------------------------------------------------------------------------------- sandbox
+
+#[test]
+fn a_dangling_symlink_in_a_granted_tree_cannot_create_a_file_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("created-by-guest");
+    std::os::unix::fs::symlink(&target, tree.join("dangling")).unwrap();
+    std::os::unix::fs::symlink("../outside/relative", tree.join("dangling-rel")).unwrap();
+    let existing = outside.join("existing");
+    std::fs::write(&existing, "keep").unwrap();
+    std::os::unix::fs::symlink(&existing, tree.join("to-existing")).unwrap();
+    let t = tree.to_str().unwrap();
+    for link in ["dangling", "dangling-rel", "to-existing"] {
+        let p = tree.join(link);
+        let o = exec(&["--allow-rw", t], &["write", p.to_str().unwrap()], 10);
+        assert_eq!(out(&o), "err 13\n", "{link}");
+    }
+    assert!(!target.exists() && !outside.join("relative").exists());
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    // a link that stays inside the tree still works
+    std::os::unix::fs::symlink("inner.txt", tree.join("to-inner")).unwrap();
+    let p = tree.join("to-inner");
+    let o = exec(&["--allow-rw", t], &["write", p.to_str().unwrap()], 10);
+    assert_eq!(out(&o), "ok\n");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("inner.txt")).unwrap(),
+        "probe\n"
+    );
+}
+
+#[test]
+fn swapping_a_granted_directory_for_a_symlink_never_lets_the_guest_out() {
+    // Once the guest runs, a host process swaps the granted directory for a symlink to another
+    // directory, over and over, while the guest keeps creating a file in it. With
+    // check-then-open the guest wins the race now and then; with the granted directory held
+    // open it never can. (Swapping before the grant is made would change what the user
+    // granted, which is not an escape.)
+    let dir = tempfile::tempdir().unwrap();
+    let granted = dir.path().join("granted");
+    let moved = dir.path().join("granted.real");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let file = granted.join("f");
+    let mut child = outcrop()
+        .args(["exec", "--allow-rw"])
+        .arg(&granted)
+        .arg("--")
+        .arg(probe())
+        .args(["writeloop", file.to_str().unwrap(), "30000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !file.exists() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(file.exists(), "the guest never started");
+    let mut swaps = 0u64;
+    while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(60) {
+        std::fs::rename(&granted, &moved).unwrap();
+        std::os::unix::fs::symlink(&outside, &granted).unwrap();
+        std::thread::yield_now();
+        std::fs::remove_file(&granted).unwrap();
+        std::fs::rename(&moved, &granted).unwrap();
+        swaps += 1;
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert!(
+        !outside.join("f").exists(),
+        "the guest created a file through the swapped-in symlink"
+    );
+    // every open landed in the granted directory (the path-based ones failed only while the
+    // name was a symlink, which the handle does not care about: all should succeed)
+    assert_eq!(out(&o), "ok 30000\n");
+    assert!(swaps > 10, "swaps {swaps}");
+}
+
+#[test]
+fn denied_paths_answer_the_same_whether_or_not_they_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let granted = dir.path().join("granted");
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::write(dir.path().join("exists"), "x").unwrap();
+    std::fs::create_dir_all(dir.path().join("subdir")).unwrap();
+    let g = granted.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["read", "stat", "write"] {
+        let mut answers = Vec::new();
+        for p in [
+            format!("{d}/exists"),
+            format!("{d}/missing"),
+            format!("{d}/subdir/x"),
+            format!("{d}/missing-dir/x"),
+            format!("{g}/../exists"),
+            format!("{g}/../missing"),
+            format!("{g}/../subdir/../exists"),
+        ] {
+            answers.push((p.clone(), out(&exec(&["--allow-rw", g], &[cmd, &p], 10))));
+        }
+        for (p, a) in &answers {
+            assert_eq!(a, "err 13\n", "{cmd} {p}");
+        }
+    }
+}
+
+#[test]
+fn paths_longer_than_path_max_are_enametoolong() {
+    // Linux: ENAMETOOLONG; never a truncated name that opens a different file
+    assert_eq!(out(&exec(&["--allow", "/"], &["longpath"], 10)), "err 36\n");
+}
+
+// ------------------------------------------------------------------------ guest-driven sizes
+
+#[test]
+fn writev_with_overflowing_lengths_is_an_error_in_the_guest() {
+    let o = exec(&[], &["writev-overflow"], 10);
+    assert_eq!(out(&o), "err 22\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn huge_munmap_and_mremap_lengths_fail_fast_in_the_guest() {
+    for limit in ["16", "4096"] {
+        let o = exec(&["--memory-limit", limit], &["munmap-huge"], 10);
+        assert_eq!(out(&o), "err 22\n", "limit {limit}");
+        let o = exec(&["--memory-limit", limit], &["mremap-huge"], 10);
+        // 32 GiB old length: not mapped (EFAULT); growing to 2^62: ENOMEM; a real move keeps
+        // the data
+        assert_eq!(
+            out(&o),
+            "err 14\nerr 12\nerr 12\nmoved 42\n",
+            "limit {limit}"
+        );
+        assert_eq!(o.status.code(), Some(0));
+    }
+}
+
+/// Runs the probe with `--stats-json` and returns the host's peak RSS in bytes.
+fn peak_rss(opts: &[&str], guest_args: &[&str], secs: u64) -> (Output, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let mut all = vec!["--stats-json", stats.to_str().unwrap()];
+    all.extend_from_slice(opts);
+    let o = exec(&all, guest_args, secs);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    (
+        o,
+        v["host_max_rss_bytes"]
+            .as_u64()
+            .expect("host_max_rss_bytes"),
+    )
+}
+
+#[test]
+fn the_memory_limit_bounds_host_memory() {
+    // Documented bound (docs/machine.md, "Security model"): about 3 x the limit plus a fixed
+    // overhead. Measure the overhead first (the same probe, doing nothing).
+    let (_, base) = peak_rss(&["--memory-limit", "16"], &["stat", "/"], 10);
+    // map and unmap one page at 100,000 addresses 32 MiB apart: the page table must not grow
+    let (o, rss) = peak_rss(&["--memory-limit", "16"], &["mapchurn", "100000"], 60);
+    assert_eq!(out(&o), "ok 100000\n");
+    assert!(
+        rss < base + 3 * (16 << 20),
+        "mapchurn: {} MiB over a {} MiB baseline",
+        rss >> 20,
+        base >> 20
+    );
+    // 48 MiB of code under a 64 MiB limit: decoded code is capped by the limit
+    let (o, rss) = peak_rss(&["--memory-limit", "64"], &["code", "48"], 60);
+    assert_eq!(out(&o), "ok\n");
+    assert!(
+        rss < base + 3 * (64 << 20),
+        "code: {} MiB over a {} MiB baseline",
+        rss >> 20,
+        base >> 20
+    );
+}
+
+#[test]
+fn deterministic_runs_see_the_same_stdio_whatever_the_host_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let to_file = dir.path().join("stdout.txt");
+    let probe = probe();
+    let run = |stdout: Stdio, stats: &Path| {
+        let s = outcrop()
+            .args(["exec", "--deterministic", "--stats-json"])
+            .arg(stats)
+            .arg("--")
+            .arg(&probe)
+            .arg("stdio")
+            .stdout(stdout)
+            .stdin(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(s.success());
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(stats).unwrap()).unwrap();
+        v["instructions"].as_u64().unwrap()
+    };
+    let s1 = dir.path().join("1.json");
+    let s2 = dir.path().join("2.json");
+    let n_file = run(Stdio::from(std::fs::File::create(&to_file).unwrap()), &s1);
+    let piped = outcrop()
+        .args(["exec", "--deterministic", "--"])
+        .arg(&probe)
+        .arg("stdio")
+        .output()
+        .unwrap();
+    let n_null = run(Stdio::null(), &s2);
+    let file_text = std::fs::read_to_string(&to_file).unwrap();
+    assert_eq!(
+        file_text,
+        out(&piped),
+        "stdio metadata differs: file vs pipe"
+    );
+    assert_eq!(n_file, n_null, "instructions differ: file vs /dev/null");
+    assert!(
+        file_text.starts_with("0 20666 0 0\n1 20666 0 0\n"),
+        "{file_text}"
+    );
+}
+
+// ------------------------------------------------------------------------------ hostile files
+
+/// A static RISC-V ELF: one executable page with `ecall`-free code at 0x10000 and the given
+/// extra PT_LOAD segments `(vaddr, memsz, flags)` (no file bytes).
+fn crafted_elf(extra: &[(u64, u64, u32)]) -> Vec<u8> {
+    let phnum = 1 + extra.len();
+    let code_off = 64 + 56 * phnum as u64;
+    let mut f = Vec::new();
+    f.extend_from_slice(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0");
+    f.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    f.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    f.extend_from_slice(&1u32.to_le_bytes());
+    f.extend_from_slice(&(0x10000 + code_off).to_le_bytes()); // entry
+    f.extend_from_slice(&64u64.to_le_bytes()); // phoff
+    f.extend_from_slice(&0u64.to_le_bytes()); // shoff
+    f.extend_from_slice(&0u32.to_le_bytes()); // flags
+    for v in [64u16, 56, phnum as u16, 64, 0, 0] {
+        f.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut phdr = |vaddr: u64, off: u64, filesz: u64, memsz: u64, flags: u32| {
+        f.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        f.extend_from_slice(&flags.to_le_bytes());
+        for v in [off, vaddr, vaddr, filesz, memsz, 4096] {
+            f.extend_from_slice(&v.to_le_bytes());
+        }
+    };
+    phdr(0x10000, 0, code_off + 4, code_off + 4, 5);
+    for &(vaddr, memsz, flags) in extra {
+        phdr(vaddr, 0, 0, memsz, flags);
+    }
+    f.extend_from_slice(&0x0000_006fu32.to_le_bytes()); // j .
+    f
+}
+
+#[test]
+fn crafted_elf_files_fail_fast_without_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let gib4 = 4u64 << 30;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("bss4g", crafted_elf(&[(0x100000, gib4, 6)])),
+        (
+            "overlap200",
+            crafted_elf(&vec![(0x100000, gib4 - 4096, 6); 200]),
+        ),
+        (
+            "overlap65000",
+            crafted_elf(&vec![(0x100000, gib4 - 4096, 6); 65000]),
+        ),
+    ];
+    assert_eq!(cases[0].1.len(), 64 + 2 * 56 + 4, "the 180-byte file");
+    for (name, bytes) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = run_within(&["exec", "--", p.to_str().unwrap()], 10);
+        assert_host_error(&o, "the memory limit is 4096 MiB");
+    }
+    // the same segments under a limit that fits them still load, and run
+    let small = dir.path().join("small");
+    std::fs::write(&small, crafted_elf(&vec![(0x100000, 1 << 20, 6); 1000])).unwrap();
+    let o = run_within(
+        &["exec", "--max-insns", "1000", "--", small.to_str().unwrap()],
+        10,
+    );
+    assert_eq!(o.status.code(), Some(124), "{}", err(&o));
+}
+
+#[test]
+fn a_timing_config_too_big_to_build_is_a_named_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("huge.toml");
+    std::fs::write(&cfg, "[l2]\nsize = 17179869184\nline = 4\nways = 4\n").unwrap();
+    let timing = format!("--timing={}", cfg.display());
+    let o = run_within(
+        &[
+            "exec",
+            &timing,
+            "--",
+            probe().to_str().unwrap(),
+            "stat",
+            "/",
+        ],
+        10,
+    );
+    assert_host_error(&o, "l1i+l1d+l2 lines = 4294968320");
+}
+
+#[test]
+fn non_regular_inputs_are_refused_before_reading() {
+    let p = probe();
+    let probe = p.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("s.txt");
+    let wpp = dir.path().join("p.wpp");
+    let o = run_within(
+        &[
+            "paths",
+            "record",
+            "-o",
+            samples.to_str().unwrap(),
+            "--",
+            probe,
+            "stat",
+            "/",
+        ],
+        30,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let o = run_within(
+        &[
+            "wpp",
+            "record",
+            "-o",
+            wpp.to_str().unwrap(),
+            "--",
+            probe,
+            "stat",
+            "/",
+        ],
+        30,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let (s, w) = (samples.to_str().unwrap(), wpp.to_str().unwrap());
+    let zero = "/dev/zero";
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["exec", "--", zero],
+        vec!["exec", "--timing=/dev/zero", "--", probe],
+        vec!["wpp", "replay", zero],
+        vec!["wpp", "report", zero],
+        vec!["wpp", "report", w, "--binary", zero],
+        vec!["paths", "report", zero],
+        vec!["paths", "report", s, "--binary", zero],
+        vec!["paths", "report", s, "--exact-from", zero],
+    ];
+    for args in cases {
+        let o = run_within(&args, 10);
+        assert_host_error(&o, "/dev/zero is not a regular file (a character device)");
+    }
+    let o = run_within(&["exec", "--", dir.path().to_str().unwrap()], 10);
+    assert_host_error(&o, "is not a regular file (a directory)");
+}
+
+#[test]
+fn profiles_refuse_a_different_program_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let probe = p.to_str().unwrap();
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guest/isa");
+    let other = other.to_str().unwrap();
+    let samples = dir.path().join("s.txt");
+    let wpp = dir.path().join("p.wpp");
+    let (s, w) = (samples.to_str().unwrap(), wpp.to_str().unwrap());
+    assert!(
+        run_within(&["paths", "record", "-o", s, "--", probe, "stat", "/"], 30)
+            .status
+            .success()
+    );
+    assert!(
+        run_within(&["wpp", "record", "-o", w, "--", probe, "stat", "/"], 30)
+            .status
+            .success()
+    );
+    assert!(std::fs::read_to_string(&samples)
+        .unwrap()
+        .contains("\nprogram-id build-id:"));
+    for args in [
+        vec!["paths", "report", s, "--binary", other],
+        vec!["paths", "report", s, "--binary", probe, "--exact-from", w],
+        vec!["wpp", "report", w, "--binary", other],
+    ] {
+        let wrong_exact = args.contains(&"--exact-from");
+        if wrong_exact {
+            // the right samples, a .wpp of a different program
+            let other_wpp = dir.path().join("other.wpp");
+            let ow = other_wpp.to_str().unwrap();
+            assert!(run_within(
+                &[
+                    "wpp",
+                    "record",
+                    "-o",
+                    ow,
+                    "--max-insns",
+                    "100000",
+                    "--",
+                    other
+                ],
+                30
+            )
+            .status
+            .code()
+            .is_some());
+            let o = run_within(
+                &["paths", "report", s, "--binary", probe, "--exact-from", ow],
+                30,
+            );
+            assert_host_error(&o, "was recorded from a program with build-id:");
+            continue;
+        }
+        let o = run_within(&args, 30);
+        assert_host_error(&o, "was recorded from a program with build-id:");
+        assert!(err(&o).contains(other), "names the binary: {}", err(&o));
+        let mut forced = args.clone();
+        forced.push("--ignore-program-id");
+        let o = run_within(&forced, 30);
+        assert!(o.status.success(), "{}", err(&o));
+        assert!(err(&o).contains("--ignore-program-id: reading it anyway"));
+    }
+    // the right program passes without a word
+    let o = run_within(&["wpp", "report", w, "--binary", probe], 30);
+    assert!(
+        o.status.success() && !err(&o).contains("warning"),
+        "{}",
+        err(&o)
+    );
+}
+
+// ------------------------------------------------------------------------------------ outputs
+
+#[test]
+fn outputs_follow_symlinks_and_never_replace_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let probe = p.to_str().unwrap();
+    let record = |out: &Path| {
+        run_within(
+            &[
+                "paths",
+                "record",
+                "-o",
+                out.to_str().unwrap(),
+                "--",
+                probe,
+                "stat",
+                "/",
+            ],
+            30,
+        )
+    };
+    // -o onto a symlink: the link stays, its target gets the output
+    let real = dir.path().join("real.txt");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = record(&link);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .starts_with("outcrop-branch-samples"));
+    // -o onto a FIFO: written into, not replaced by a regular file
+    use std::os::unix::fs::FileTypeExt;
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = record(&fifo);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(reader.join().unwrap().starts_with("outcrop-branch-samples"));
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(!dir.path().join("fifo.partial").exists());
+    // -o - writes to stdout; --stats-json onto a symlink keeps the link
+    let o = run_within(
+        &["paths", "record", "-o", "-", "--", probe, "stat", "/"],
+        30,
+    );
+    assert!(out(&o).contains("outcrop-branch-samples"), "{}", err(&o));
+    let stats = dir.path().join("stats-link.json");
+    std::os::unix::fs::symlink(&real, &stats).unwrap();
+    let o = run_within(
+        &[
+            "exec",
+            "--stats-json",
+            stats.to_str().unwrap(),
+            "--",
+            probe,
+            "stat",
+            "/",
+        ],
+        10,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(std::fs::symlink_metadata(&stats)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("\"instructions\""));
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("spin.wpp");
+    let p = probe();
+    let mut child = outcrop()
+        .args(["wpp", "record", "-o"])
+        .arg(&out_path)
+        .arg("--")
+        .arg(&p)
+        .arg("loop")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = dir.path().join("spin.wpp.partial");
+    let t = Instant::now();
+    while !partial.exists() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(partial.exists(), "the run never started writing");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    assert!(!partial.exists(), "the .partial file was left behind");
+    assert!(!out_path.exists());
+}
