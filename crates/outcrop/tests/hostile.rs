@@ -378,41 +378,33 @@ fn a_timing_config_too_big_to_build_is_a_named_error() {
     assert_host_error(&o, "l1i+l1d+l2 lines = 4294968320");
 }
 
+/// A samples file and a `.wpp` file of `probe stat /`, recorded in `dir`.
+fn record_profiles(dir: &Path, probe: &str) -> (PathBuf, PathBuf) {
+    let samples = dir.join("s.txt");
+    let wpp = dir.join("p.wpp");
+    for (cmd, out) in [("paths", &samples), ("wpp", &wpp)] {
+        let args = [
+            cmd,
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            probe,
+            "stat",
+            "/",
+        ];
+        let o = run_within(&args, 30);
+        assert!(o.status.success(), "{}", err(&o));
+    }
+    (samples, wpp)
+}
+
 #[test]
 fn non_regular_inputs_are_refused_before_reading() {
     let p = probe();
     let probe = p.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let samples = dir.path().join("s.txt");
-    let wpp = dir.path().join("p.wpp");
-    let o = run_within(
-        &[
-            "paths",
-            "record",
-            "-o",
-            samples.to_str().unwrap(),
-            "--",
-            probe,
-            "stat",
-            "/",
-        ],
-        30,
-    );
-    assert!(o.status.success(), "{}", err(&o));
-    let o = run_within(
-        &[
-            "wpp",
-            "record",
-            "-o",
-            wpp.to_str().unwrap(),
-            "--",
-            probe,
-            "stat",
-            "/",
-        ],
-        30,
-    );
-    assert!(o.status.success(), "{}", err(&o));
+    let (samples, wpp) = record_profiles(dir.path(), probe);
     let (s, w) = (samples.to_str().unwrap(), wpp.to_str().unwrap());
     let zero = "/dev/zero";
     let cases: Vec<Vec<&str>> = vec![
@@ -440,58 +432,27 @@ fn profiles_refuse_a_different_program_unless_told() {
     let probe = p.to_str().unwrap();
     let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guest/isa");
     let other = other.to_str().unwrap();
-    let samples = dir.path().join("s.txt");
-    let wpp = dir.path().join("p.wpp");
+    let (samples, wpp) = record_profiles(dir.path(), probe);
     let (s, w) = (samples.to_str().unwrap(), wpp.to_str().unwrap());
-    assert!(
-        run_within(&["paths", "record", "-o", s, "--", probe, "stat", "/"], 30)
-            .status
-            .success()
-    );
-    assert!(
-        run_within(&["wpp", "record", "-o", w, "--", probe, "stat", "/"], 30)
-            .status
-            .success()
-    );
     assert!(std::fs::read_to_string(&samples)
         .unwrap()
         .contains("\nprogram-id build-id:"));
-    for args in [
-        vec!["paths", "report", s, "--binary", other],
-        vec!["paths", "report", s, "--binary", probe, "--exact-from", w],
-        vec!["wpp", "report", w, "--binary", other],
+    // a .wpp of a different program, for the samples' exact reference
+    let other_wpp = dir.path().join("other.wpp");
+    let ow = other_wpp.to_str().unwrap();
+    let o = run_within(&["wpp", "record", "-o", ow, "--", other], 60);
+    assert!(o.status.success(), "{}", err(&o));
+    for (args, names) in [
+        (vec!["paths", "report", s, "--binary", other], other),
+        (vec!["wpp", "report", w, "--binary", other], other),
+        (
+            vec!["paths", "report", s, "--binary", probe, "--exact-from", ow],
+            ow,
+        ),
     ] {
-        let wrong_exact = args.contains(&"--exact-from");
-        if wrong_exact {
-            // the right samples, a .wpp of a different program
-            let other_wpp = dir.path().join("other.wpp");
-            let ow = other_wpp.to_str().unwrap();
-            assert!(run_within(
-                &[
-                    "wpp",
-                    "record",
-                    "-o",
-                    ow,
-                    "--max-insns",
-                    "100000",
-                    "--",
-                    other
-                ],
-                30
-            )
-            .status
-            .code()
-            .is_some());
-            let o = run_within(
-                &["paths", "report", s, "--binary", probe, "--exact-from", ow],
-                30,
-            );
-            assert_host_error(&o, "was recorded from a program with build-id:");
-            continue;
-        }
         let o = run_within(&args, 30);
         assert_host_error(&o, "was recorded from a program with build-id:");
-        assert!(err(&o).contains(other), "names the binary: {}", err(&o));
+        assert!(err(&o).contains(names), "names {names}: {}", err(&o));
         let mut forced = args.clone();
         forced.push("--ignore-program-id");
         let o = run_within(&forced, 30);
