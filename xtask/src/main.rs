@@ -5,8 +5,10 @@
 //! the timing model's data-cache misses with valgrind's cachegrind (see `cachegrind.rs`);
 //! `bench-timing` measures the timing model's speed; `study-rap` runs the RAP paper's §4 studies on the workloads (see `study_rap.rs`);
 //! `bench-wpp` measures whole-program profiles against zstd and xz (see `bench_wpp.rs`);
-//! `study-paths` runs the path paper's §4 studies (see `study_paths.rs`).
+//! `study-paths` runs the path paper's §4 studies (see `study_paths.rs`); `bench-hostile` times
+//! hostile guests and files against a baseline build (see `bench_hostile.rs`).
 
+mod bench_hostile;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -45,13 +47,15 @@ fn main() -> Result<()> {
         Some("bench-timing") => bench_timing::run(&args[1..]),
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
         Some("study-paths") => study_paths::run(&args[1..]),
+        Some("bench-hostile") => bench_hostile::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
                  | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b] \
                  | study-rap [--workloads a,b] [--jobs N] | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
-                 | study-paths [--workloads a,b] [--svg FILE]"
+                 | study-paths [--workloads a,b] [--svg FILE] \
+                 | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S]"
             );
             bail!("unknown or missing task")
         }

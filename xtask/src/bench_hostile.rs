@@ -1,0 +1,272 @@
+//! `xtask bench-hostile [--baseline OUTCROP] [--runs N] [--timeout S]`: the hostile guests and
+//! files of tests/hostile.rs, timed with their peak host memory, under this build's
+//! `target/release/outcrop` and (with `--baseline`) another build side by side — the one before
+//! the reliability fixes, say — plus both builds' speed on the bundled compute workloads, so the
+//! price of the fixes is measured in the same run.
+//!
+//! Peak RSS is the child's `VmHWM` read from `/proc/PID/status` every 5 ms; a child past
+//! `--timeout` seconds (default 60) or 8 GiB is killed and reported as such.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "../../crates/outcrop/tests/common/crafted_elf.rs"]
+mod crafted;
+
+const RSS_CAP: u64 = 8 << 30;
+
+/// How one run ended.
+#[derive(Clone, Copy)]
+enum End {
+    Exit(i32),
+    Signal,
+    TimedOut,
+    RssCap,
+}
+
+struct Sample {
+    secs: f64,
+    rss: u64,
+    end: End,
+}
+
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+fn measure(bin: &Path, args: &[String], cwd: &Path, timeout: Duration) -> Result<Sample> {
+    let t = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let mut rss = 0;
+    let end = loop {
+        if let Some(st) = child.try_wait()? {
+            break st.code().map_or(End::Signal, End::Exit);
+        }
+        rss = rss.max(vm_hwm(child.id()).unwrap_or(0));
+        if t.elapsed() > timeout || rss > RSS_CAP {
+            let _ = child.kill();
+            let _ = child.wait();
+            break if rss > RSS_CAP {
+                End::RssCap
+            } else {
+                End::TimedOut
+            };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(Sample {
+        secs: t.elapsed().as_secs_f64(),
+        rss,
+        end,
+    })
+}
+
+/// Median and min–max of `runs` samples, as a table cell.
+fn cell(samples: &[Sample]) -> String {
+    let mut secs: Vec<f64> = samples.iter().map(|s| s.secs).collect();
+    secs.sort_by(f64::total_cmp);
+    let rss = samples.iter().map(|s| s.rss).max().unwrap_or(0);
+    let end = match samples[0].end {
+        End::Exit(c) => format!("exit {c}"),
+        End::Signal => "killed by a signal".into(),
+        End::TimedOut => return format!("**> {:.0} s** (killed), {} MiB", secs[0], rss >> 20),
+        End::RssCap => {
+            return format!(
+                "**> {} GiB** (killed) after {:.1} s",
+                RSS_CAP >> 30,
+                secs[0]
+            )
+        }
+    };
+    format!(
+        "{:.3} s ({:.3}–{:.3}), {} MiB, {end}",
+        secs[secs.len() / 2],
+        secs[0],
+        secs[secs.len() - 1],
+        rss >> 20
+    )
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut baseline: Option<PathBuf> = None;
+    let mut runs = 5usize;
+    let mut timeout = 60u64;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--baseline" => baseline = it.next().map(PathBuf::from),
+            "--runs" => runs = it.next().context("--runs N")?.parse()?,
+            "--timeout" => timeout = it.next().context("--timeout S")?.parse()?,
+            other => bail!("unknown option {other}"),
+        }
+    }
+    let runs = runs.max(1);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let current = root.join("target/release/outcrop");
+    anyhow::ensure!(current.exists(), "build first: cargo build --release");
+    let probe = root.join("crates/outcrop/tests/fixtures/guest/probe");
+    let tmp = std::env::temp_dir().join(format!("outcrop-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let gib4 = 4u64 << 30;
+    for (name, elf) in [
+        ("bss4g", crafted::crafted_elf(&[(0x100000, gib4, 6)])),
+        (
+            "overlap200",
+            crafted::crafted_elf(&vec![(0x100000, gib4 - 4096, 6); 200]),
+        ),
+        (
+            "overlap65000",
+            crafted::crafted_elf(&vec![(0x100000, gib4 - 4096, 6); 65000]),
+        ),
+    ] {
+        std::fs::write(tmp.join(name), elf)?;
+    }
+    std::fs::write(
+        tmp.join("huge.toml"),
+        "[l2]\nsize = 17179869184\nline = 4\nways = 4\n",
+    )?;
+    let p = probe.display().to_string();
+    let exec = |opts: &[&str], guest: &[&str]| -> Vec<String> {
+        let mut v = vec!["exec".to_string()];
+        v.extend(opts.iter().map(|s| s.to_string()));
+        v.push("--".into());
+        v.push(p.clone());
+        v.extend(guest.iter().map(|s| s.to_string()));
+        v
+    };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "ELF, 180 bytes, 4 GiB bss",
+            vec!["exec".into(), "--".into(), "bss4g".into()],
+        ),
+        (
+            "ELF, 200 overlapping 4 GiB segments",
+            vec!["exec".into(), "--".into(), "overlap200".into()],
+        ),
+        (
+            "ELF, 65,000 overlapping 4 GiB segments",
+            vec!["exec".into(), "--".into(), "overlap65000".into()],
+        ),
+        (
+            "timing config: 16 GiB L2 of 4-byte lines",
+            exec(&["--timing=huge.toml"], &["stat", "/"]),
+        ),
+        (
+            "`exec /dev/zero`",
+            vec!["exec".into(), "--".into(), "/dev/zero".into()],
+        ),
+        (
+            "writev, overflowing iov_len",
+            exec(&[], &["writev-overflow"]),
+        ),
+        ("munmap(p, 2^62)", exec(&[], &["munmap-huge"])),
+        ("mremap, 32 GiB old length", exec(&[], &["mremap-huge"])),
+        (
+            "map+unmap 100,000 pages 32 MiB apart, 16 MiB limit",
+            exec(&["--memory-limit", "16"], &["mapchurn", "100000"]),
+        ),
+        (
+            "384 MiB of code, 512 MiB limit",
+            exec(&["--memory-limit", "512"], &["code", "384"]),
+        ),
+    ];
+    let timeout = Duration::from_secs(timeout);
+    println!("median wall time (min–max) of {runs} runs, peak RSS, how it ended\n");
+    match &baseline {
+        Some(b) => {
+            println!("| case | baseline ({}) | this build |", b.display());
+            println!("|---|---|---|");
+        }
+        None => {
+            println!("| case | this build |");
+            println!("|---|---|");
+        }
+    }
+    for (name, args) in &cases {
+        let mut row = format!("| {name} |");
+        for bin in baseline.iter().chain([&current]) {
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                let s = measure(bin, args, &tmp, timeout)?;
+                let stop = matches!(s.end, End::TimedOut | End::RssCap);
+                samples.push(s);
+                if stop {
+                    break; // one hang or blow-up is enough to report
+                }
+            }
+            row.push_str(&format!(" {} |", cell(&samples)));
+        }
+        println!("{row}");
+    }
+    if let Some(b) = &baseline {
+        speed(b, &current, &root, &tmp, runs, timeout)?;
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// Both builds on every compute workload, alternating, no observer.
+fn speed(
+    baseline: &Path,
+    current: &Path,
+    root: &Path,
+    tmp: &Path,
+    runs: usize,
+    timeout: Duration,
+) -> Result<()> {
+    let wl = root.join("workloads");
+    std::fs::create_dir_all(tmp.join("src"))?;
+    std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"))?;
+    println!("\nspeed, no observer: median wall seconds (min–max) of {runs} runs, alternating\n");
+    println!("| workload | baseline s | this build s | this / baseline |");
+    println!("|---|---:|---:|---:|");
+    let (mut g, mut k) = (0.0f64, 0.0f64);
+    for name in crate::compute_workloads(root)? {
+        let mut args = vec![
+            "exec".to_string(),
+            "--allow-rw".into(),
+            ".".into(),
+            "--".into(),
+            wl.join("bin").join(&name).display().to_string(),
+        ];
+        if name == "fileio" {
+            args.push("src/fileio.c".into());
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            a.push(measure(baseline, &args, tmp, timeout)?.secs);
+            b.push(measure(current, &args, tmp, timeout)?.secs);
+        }
+        a.sort_by(f64::total_cmp);
+        b.sort_by(f64::total_cmp);
+        let (ma, mb) = (a[a.len() / 2], b[b.len() / 2]);
+        println!(
+            "| {name} | {ma:.3} ({:.3}–{:.3}) | {mb:.3} ({:.3}–{:.3}) | {:.3} |",
+            a[0],
+            a[a.len() - 1],
+            b[0],
+            b[b.len() - 1],
+            mb / ma
+        );
+        g += (mb / ma).ln();
+        k += 1.0;
+    }
+    if k > 0.0 {
+        println!(
+            "\ngeometric mean, this build / baseline: {:.3}",
+            (g / k).exp()
+        );
+    }
+    Ok(())
+}
