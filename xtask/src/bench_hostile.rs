@@ -89,12 +89,16 @@ fn cell(samples: &[Sample]) -> String {
             )
         }
     };
+    let rss = if rss == 0 {
+        "ended before the first RSS sample".to_string()
+    } else {
+        format!("{} MiB", rss >> 20)
+    };
     format!(
-        "{:.3} s ({:.3}–{:.3}), {} MiB, {end}",
+        "{:.3} s ({:.3}–{:.3}), {rss}, {end}",
         secs[secs.len() / 2],
         secs[0],
         secs[secs.len() - 1],
-        rss >> 20
     )
 }
 
