@@ -4,7 +4,8 @@
 //! * [`inst`]: the one opcode table (decode, execute dispatch, disassembly); [`compressed`]
 //!   expands the C extension; [`fpu`] is IEEE 754 arithmetic with RISC-V F/D semantics.
 //! * [`memory`]: sparse paged guest memory with permissions; [`elf`] loads static programs
-//!   and builds the initial stack; [`kernel`] emulates Linux system calls inside a sandbox.
+//!   and builds the initial stack; [`kernel`] emulates Linux system calls; [`sandbox`] resolves
+//!   guest paths beneath granted directory handles.
 //! * [`symbols`]: function names for code addresses from the ELF symbol table (lookups, range
 //!   labels for reports, function boundaries).
 //! * [`Machine::run`] interprets with a pre-decoded instruction cache and reports to an
@@ -14,7 +15,10 @@
 //! * No `unsafe`. Guest faults and bad input are values ([`Outcome::Fault`], [`Error`]), never
 //!   host panics.
 //! * The guest sees only host paths granted to the [`kernel::Sandbox`] and the stdio streams
-//!   it was given.
+//!   it was given, resolved race-free beneath the grants.
+//! * Every guest-controlled size is checked before the host allocates or loops on it; the host
+//!   memory a guest can cause is bounded by the memory limit (docs/machine.md, "Security
+//!   model": about 2.5 × the limit).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
