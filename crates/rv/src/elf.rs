@@ -26,7 +26,7 @@ pub const HWCAP_IMAFDC: u64 = 0x112d; // bits I(8) M(12) A(0) F(5) D(3) C(2)
 pub struct Program<'a> {
     /// The ELF file's bytes.
     pub elf: &'a [u8],
-    /// argv (argv[0] first); bytes, as Linux passes them.
+    /// argv (`argv[0]` first); bytes, as Linux passes them.
     pub args: Vec<OsString>,
     /// Environment strings (`KEY=value`).
     pub env: Vec<OsString>,
