@@ -434,14 +434,16 @@ impl Cfg {
         let vroot = count;
         idom[vroot] = vroot;
         let num = |v: usize| if v == vroot { 0 } else { order[v] };
+        let mut is_root = vec![false; count];
         for &r in &roots {
             idom[r] = vroot;
+            is_root[r] = true;
         }
         let mut changed = true;
         while changed {
             changed = false;
             for &v in &rpo {
-                if roots.contains(&v) {
+                if is_root[v] {
                     continue;
                 }
                 let mut new = usize::MAX;
@@ -471,17 +473,37 @@ impl Cfg {
                 }
             }
         }
-        let dominates = |h: usize, mut v: usize| loop {
-            if v == h {
-                return true;
+        // Dominance in O(1): pre/post numbers of a DFS over the dominator tree (blocks the
+        // DFS never reached have no idom and dominate nothing).
+        let mut children = vec![Vec::new(); count + 1];
+        for v in 0..count {
+            if idom[v] != usize::MAX {
+                children[idom[v]].push(v);
             }
-            if v == vroot || idom[v] == usize::MAX || idom[v] == v {
-                return false;
+        }
+        let (mut pre, mut postn) = (vec![usize::MAX; count + 1], vec![0usize; count + 1]);
+        let mut clock = 0;
+        let mut stack = vec![(vroot, 0usize)];
+        pre[vroot] = clock;
+        while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+            if let Some(&c) = children[v].get(*k) {
+                *k += 1;
+                clock += 1;
+                pre[c] = clock;
+                stack.push((c, 0));
+            } else {
+                clock += 1;
+                postn[v] = clock;
+                stack.pop();
             }
-            v = idom[v];
+        }
+        let dominates = |h: usize, v: usize| {
+            pre[h] != usize::MAX && pre[v] != usize::MAX && pre[h] <= pre[v] && postn[v] <= postn[h]
         };
-        // natural loops of back edges (retreating edges whose target dominates their source)
-        let mut loops: Vec<(usize, Vec<usize>)> = Vec::new();
+        // natural loops of back edges (retreating edges whose target dominates their source):
+        // one backward walk per header from all its back edges' sources, so the work is the
+        // loops' sizes, not back edges × blocks
+        let mut sources: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
         let mut irreducible = 0;
         for v in 0..count {
             for e in &self.succs[first + v] {
@@ -489,36 +511,28 @@ impl Cfg {
                     continue;
                 }
                 let h = local(e.to);
-                if !dominates(h, v) {
+                if dominates(h, v) {
+                    sources.entry(h).or_default().push(v);
+                } else {
                     // a retreating edge into an irreducible cycle: it still ends paths
                     irreducible += 1;
-                    continue;
-                }
-                let mut body = vec![h];
-                let mut seen = vec![false; count];
-                seen[h] = true;
-                let mut work = vec![v];
-                while let Some(x) = work.pop() {
-                    if seen[x] {
-                        continue;
-                    }
-                    seen[x] = true;
-                    body.push(x);
-                    for &p in &self.preds[first + x] {
-                        work.push(local(p));
-                    }
-                }
-                match loops.iter_mut().find(|(hh, _)| *hh == h) {
-                    Some((_, b)) => {
-                        for x in body {
-                            if !b.contains(&x) {
-                                b.push(x);
-                            }
-                        }
-                    }
-                    None => loops.push((h, body)),
                 }
             }
+        }
+        let mut loops: Vec<(usize, Vec<usize>)> = Vec::with_capacity(sources.len());
+        let mut stamp = vec![usize::MAX; count];
+        for (h, mut work) in sources {
+            stamp[h] = h;
+            let mut body = vec![h];
+            while let Some(x) = work.pop() {
+                if stamp[x] == h {
+                    continue;
+                }
+                stamp[x] = h;
+                body.push(x);
+                work.extend(self.preds[first + x].iter().map(|&p| local(p)));
+            }
+            loops.push((h, body));
         }
         self.irreducible_edges += irreducible;
         loops.sort_by_key(|(h, b)| (std::cmp::Reverse(b.len()), *h));
