@@ -19,7 +19,7 @@ fn paths_cfg_half_a_megabyte_of_arbitrary_code_is_not_quadratic() {
     let code = &data[1..];
     let base = 0x10000u64;
     let end = base + code.len() as u64;
-    let mid = base + (code.len() as u64 / 2 & !1);
+    let mid = base + ((code.len() as u64 / 2) & !1);
     let funcs = vec![("f".to_string(), base, mid), ("g".to_string(), mid, end)];
     let t = Instant::now();
     let cfg = Cfg::from_code(&[(base, code)], &funcs);
