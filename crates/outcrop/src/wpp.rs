@@ -408,18 +408,18 @@ struct Code {
 }
 
 impl Code {
-    fn open(path: &Path) -> Result<Code> {
-        let elf = read_bounded(path, "program", MAX_PROGRAM_BYTES)?;
+    /// The program at `path`, whose bytes are `elf`, loaded for reading its code.
+    fn load(path: &Path, elf: &[u8]) -> Result<Code> {
         let kernel = outcrop_rv::kernel::KernelConfig::silent(path.to_path_buf());
         let program = outcrop_rv::elf::Program {
-            elf: &elf,
+            elf,
             args: vec![path.as_os_str().to_owned()],
             env: Vec::new(),
             memory_limit: 1 << 30,
         };
         let machine = outcrop_rv::elf::load(program, kernel)
             .with_context(|| format!("{}", path.display()))?;
-        let symbols = Symbols::from_elf(&elf).ok();
+        let symbols = Symbols::from_elf(elf).ok();
         Ok(Code { machine, symbols })
     }
 
@@ -465,18 +465,22 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         let p = PathBuf::from(&st.run.program);
         p.exists().then_some(p)
     });
-    if let Some(p) = &binary {
-        let elf = read_bounded(p, "program", MAX_PROGRAM_BYTES)?;
-        check_program(
-            &args.file,
-            &st.run.program_id,
-            p,
-            &elf,
-            args.ignore_program_id,
-        )?;
-    }
-    let mut code = match &binary {
-        Some(p) => match Code::open(p) {
+    let program = match &binary {
+        Some(p) => {
+            let elf = read_bounded(p, "program", MAX_PROGRAM_BYTES)?;
+            check_program(
+                &args.file,
+                &st.run.program_id,
+                p,
+                &elf,
+                args.ignore_program_id,
+            )?;
+            Some((p, elf))
+        }
+        None => None,
+    };
+    let mut code = match &program {
+        Some((p, elf)) => match Code::load(p, elf) {
             Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("outcrop: warning: no disassembly: {e:#}");
