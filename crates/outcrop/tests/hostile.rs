@@ -230,27 +230,26 @@ fn peak_rss(opts: &[&str], guest_args: &[&str], secs: u64) -> (Output, u64) {
 
 #[test]
 fn the_memory_limit_bounds_host_memory() {
-    // Documented bound (docs/machine.md, "Security model"): about 3 x the limit plus a fixed
-    // overhead. Measure the overhead first (the same probe, doing nothing).
+    // Documented bound (docs/machine.md, "Security model"): about 2.5 x the limit + 20 MiB
+    // over Outcrop's own baseline; asked here: 3 x the limit. Measure the baseline first (the
+    // same probe, doing nothing).
     let (_, base) = peak_rss(&["--memory-limit", "16"], &["stat", "/"], 10);
-    // map and unmap one page at 100,000 addresses 32 MiB apart: the page table must not grow
-    let (o, rss) = peak_rss(&["--memory-limit", "16"], &["mapchurn", "100000"], 60);
-    assert_eq!(out(&o), "ok 100000\n");
-    assert!(
-        rss < base + 3 * (16 << 20),
-        "mapchurn: {} MiB over a {} MiB baseline",
-        rss >> 20,
-        base >> 20
-    );
-    // 48 MiB of code under a 64 MiB limit: decoded code is capped by the limit
-    let (o, rss) = peak_rss(&["--memory-limit", "64"], &["code", "48"], 60);
-    assert_eq!(out(&o), "ok\n");
-    assert!(
-        rss < base + 3 * (64 << 20),
-        "code: {} MiB over a {} MiB baseline",
-        rss >> 20,
-        base >> 20
-    );
+    for (limit_mib, guest, expect) in [
+        // map and unmap one page at 100,000 addresses 32 MiB apart: the page table must not grow
+        (16u64, ["mapchurn", "100000"], "ok 100000\n"),
+        // 48 MiB of code: decoded instructions are capped by the limit
+        (64, ["code", "48"], "ok\n"),
+    ] {
+        let limit = limit_mib.to_string();
+        let (o, rss) = peak_rss(&["--memory-limit", &limit], &guest, 60);
+        assert_eq!(out(&o), expect);
+        assert!(
+            rss < base + 3 * (limit_mib << 20),
+            "{guest:?}: {} MiB over a {} MiB baseline",
+            rss >> 20,
+            base >> 20
+        );
+    }
 }
 
 #[test]
