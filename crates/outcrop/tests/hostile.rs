@@ -349,22 +349,18 @@ fn a_timing_config_too_big_to_build_is_a_named_error() {
     assert_host_error(&o, "l1i+l1d+l2 lines = 4294968320");
 }
 
+/// `outcrop CMD record -o OUT -- probe stat /` (CMD: `paths` or `wpp`).
+fn record(cmd: &str, out: &Path, probe: &str) -> Output {
+    let out = out.to_str().unwrap();
+    run_within(&[cmd, "record", "-o", out, "--", probe, "stat", "/"], 30)
+}
+
 /// A samples file and a `.wpp` file of `probe stat /`, recorded in `dir`.
 fn record_profiles(dir: &Path, probe: &str) -> (PathBuf, PathBuf) {
     let samples = dir.join("s.txt");
     let wpp = dir.join("p.wpp");
     for (cmd, out) in [("paths", &samples), ("wpp", &wpp)] {
-        let args = [
-            cmd,
-            "record",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            probe,
-            "stat",
-            "/",
-        ];
-        let o = run_within(&args, 30);
+        let o = record(cmd, out, probe);
         assert!(o.status.success(), "{}", err(&o));
     }
     (samples, wpp)
@@ -446,27 +442,12 @@ fn outputs_follow_symlinks_and_never_replace_devices() {
     let dir = tempfile::tempdir().unwrap();
     let p = probe();
     let probe = p.to_str().unwrap();
-    let record = |out: &Path| {
-        run_within(
-            &[
-                "paths",
-                "record",
-                "-o",
-                out.to_str().unwrap(),
-                "--",
-                probe,
-                "stat",
-                "/",
-            ],
-            30,
-        )
-    };
     // -o onto a symlink: the link stays, its target gets the output
     let real = dir.path().join("real.txt");
     std::fs::write(&real, "old").unwrap();
     let link = dir.path().join("link.txt");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let o = record(&link);
+    let o = record("paths", &link, probe);
     assert!(o.status.success(), "{}", err(&o));
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
@@ -487,7 +468,7 @@ fn outputs_follow_symlinks_and_never_replace_devices() {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
-    let o = record(&fifo);
+    let o = record("paths", &fifo, probe);
     assert!(o.status.success(), "{}", err(&o));
     assert!(reader.join().unwrap().starts_with("outcrop-branch-samples"));
     assert!(std::fs::symlink_metadata(&fifo)
@@ -496,10 +477,7 @@ fn outputs_follow_symlinks_and_never_replace_devices() {
         .is_fifo());
     assert!(!dir.path().join("fifo.partial").exists());
     // -o - writes to stdout; --stats-json onto a symlink keeps the link
-    let o = run_within(
-        &["paths", "record", "-o", "-", "--", probe, "stat", "/"],
-        30,
-    );
+    let o = record("paths", Path::new("-"), probe);
     assert!(out(&o).contains("outcrop-branch-samples"), "{}", err(&o));
     let stats = dir.path().join("stats-link.json");
     std::os::unix::fs::symlink(&real, &stats).unwrap();
