@@ -38,14 +38,22 @@ fn elf_err(what: impl Into<String>) -> Error {
     Error::Elf(what.into())
 }
 
-/// Loads `program` and returns a machine ready to run it.
-pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error> {
-    let data = program.elf;
+/// The ELF file header of `data` and its byte order (errors name what is wrong).
+pub(crate) fn parse_header(
+    data: &[u8],
+) -> Result<(&elf::FileHeader64<Endianness>, Endianness), Error> {
     let header = elf::FileHeader64::<Endianness>::parse(data)
         .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
     let endian = header
         .endian()
         .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
+    Ok((header, endian))
+}
+
+/// Loads `program` and returns a machine ready to run it.
+pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error> {
+    let data = program.elf;
+    let (header, endian) = parse_header(data)?;
     if endian != Endianness::Little {
         return Err(elf_err(
             "big-endian ELF; RISC-V Linux programs are little-endian",
@@ -306,11 +314,7 @@ fn build_stack(
 /// program linked without one, `sha256:<hex>` of its loadable segments (addresses, sizes and
 /// file bytes). Profiles record it so that reading one against a different binary is caught.
 pub fn program_id(data: &[u8]) -> Result<String, Error> {
-    let header = elf::FileHeader64::<Endianness>::parse(data)
-        .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
-    let endian = header
-        .endian()
-        .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
+    let (header, endian) = parse_header(data)?;
     let phdrs = header
         .program_headers(endian, data)
         .map_err(|e| elf_err(format!("program headers: {e}")))?;

@@ -49,7 +49,6 @@ use crate::elf::PIE_BASE;
 use crate::Error;
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym as _};
-use object::Endianness;
 use std::fmt;
 
 /// Index of a function in a [`Symbols`], in address order (`FunctionId(0)` starts lowest).
@@ -176,11 +175,7 @@ impl Symbols {
     /// file, a symbol naming a missing section, names outside the string table, or a
     /// function whose extent overflows the address space.
     pub fn from_elf(data: &[u8]) -> Result<Symbols, Error> {
-        let header = elf::FileHeader64::<Endianness>::parse(data)
-            .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
-        let endian = header
-            .endian()
-            .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
+        let (header, endian) = crate::elf::parse_header(data)?;
         let bias = match header.e_type(endian) {
             elf::ET_EXEC => 0,
             elf::ET_DYN => PIE_BASE,
