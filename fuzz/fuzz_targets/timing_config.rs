@@ -71,15 +71,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut m = Model::new(&cfg);
     for i in 0..64u64 {
+        let op = if i % 3 == 0 { Op::Ld } else { Op::Beq };
         let r = Retire {
             pc: 0x1000 + 4 * (i % 8),
             len: 4,
-            op: Some(if i % 3 == 0 { Op::Ld } else { Op::Beq }),
             class: Some(if i % 3 == 0 { Class::Load } else { Class::Branch }),
+            unit: op.unit(),
             mem_addr: i * 4096,
             mem_size: if i % 3 == 0 { 8 } else { 0 },
             taken: i % 2 == 0,
-            regs: [(i % 32) as u8, 1, 2, 0],
+            regs: op.reg_use((i % 32) as u8, 1, 2, 0),
             ..Retire::default()
         };
         let t = m.step(&r);

@@ -12,7 +12,7 @@
 use anyhow::{bail, Context, Result};
 use outcrop_paths::{
     accuracy, analyze, Accuracy, Analysis, Cfg, ExactCounter, Filter, IndexCache, LbrConfig,
-    LbrUnit, Options, PathKey, PeriodUnit, Regions, Sampler, Samples, Weighting, HOT,
+    LbrUnit, Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::kernel::KernelConfig;
@@ -163,16 +163,16 @@ fn study(root: &Path, name: &str) -> Result<Workload> {
         .iter()
         .map(|(_, c)| LbrUnit::new(c.clone()))
         .collect::<Result<Vec<_>, _>>()?;
-    let sampler = Sampler::new(lbrs, Some(ExactCounter::new(&cfg, &regions)));
-    let mut timed = Timed::new(&outcrop_timing::Config::default(), sampler);
+    let observers = (
+        outcrop_paths::BranchRecorder::new(lbrs),
+        ExactCounter::new(&cfg, &regions),
+    );
+    let mut timed = Timed::new(&outcrop_timing::Config::default(), observers);
     m.run(&mut timed);
     timed.finish();
     let cycles = timed.totals().cycles;
-    let mut s = timed.inner;
+    let (s, ex) = timed.into_inner();
     let instructions = s.instructions;
-    let Some(ex) = s.exact.take() else {
-        bail!("no exact counter")
-    };
     let (exact, est) = ex.finish_run();
     let hot = accuracy(
         &exact,

@@ -49,11 +49,15 @@
 
 mod error;
 pub mod raw;
+pub mod record;
 pub mod synth;
 pub mod text;
 pub mod trace;
 
 pub use error::Error;
+pub use record::{
+    BranchKind, Class, ClassCounter, Control, Observer, RegUse, Retire, Stamp, TimingEvents, Unit,
+};
 
 /// Anything that yields a stream of `u64` values in chunks.
 pub trait ValueReader {

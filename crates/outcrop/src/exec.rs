@@ -10,8 +10,8 @@ use clap::Args;
 use outcrop_rv::elf::{self, Program};
 use outcrop_rv::inst::Class;
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
-use outcrop_rv::{ClassCounter, Control, Machine, Observer, Outcome, Retire};
-use outcrop_timing::{Config as TimingConfig, Stamp, Timed, TimedObserver};
+use outcrop_rv::{ClassCounter, Machine, Outcome};
+use outcrop_timing::{Config as TimingConfig, Timed};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -95,16 +95,6 @@ struct Stats {
     host_max_rss_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timing: Option<outcrop_timing::Totals>,
-}
-
-/// Class counts under the timing model.
-struct TimedCounter(ClassCounter);
-
-impl TimedObserver for TimedCounter {
-    #[inline]
-    fn retire(&mut self, r: &Retire, _t: &Stamp) -> Control {
-        self.0.retire(r)
-    }
 }
 
 /// `--timing` value: a preset name or a TOML file.
@@ -279,11 +269,11 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
     let mut counter = ClassCounter::default();
     let mut timing_totals = None;
     let outcome = if let Some(cfg) = &timing {
-        let mut timed = Timed::new(cfg, TimedCounter(ClassCounter::default()));
+        let mut timed = Timed::new(cfg, ClassCounter::default());
         let outcome = machine.run(&mut timed);
         timed.finish();
         timing_totals = Some(timed.totals());
-        counter = timed.inner.0;
+        counter = timed.inner;
         outcome
     } else if args.stats_json.is_some() {
         machine.run(&mut counter)

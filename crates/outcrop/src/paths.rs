@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_paths::{
     accuracy, analyze, exact_profile, fdata::fdata, Accuracy, Cfg, ExactStats, Filter, IndexCache,
-    LbrConfig, LbrUnit, Options, PartialStats, PathKey, PeriodUnit, Regions, Sampler, Samples,
-    Weighting, HOT,
+    LbrConfig, LbrUnit, Options, PartialStats, PathKey, PeriodUnit, Regions, Samples, Weighting,
+    HOT,
 };
 use outcrop_timing::Timed;
 use serde::Serialize;
@@ -194,7 +194,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let timing = args.timing.as_deref().map(timing_config).transpose()?;
     let mut guest = load_guest(&args.guest)?;
     let program = guest.path.display().to_string();
-    let mut sampler = Sampler::new(vec![unit], None);
+    let mut sampler = outcrop_sampling::BranchRecorder::new(vec![unit]);
     let (outcome, cycles) = match &timing {
         Some(t) => {
             let mut timed = Timed::new(t, sampler);

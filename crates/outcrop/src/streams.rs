@@ -17,8 +17,8 @@
 
 use outcrop_rap::{Config, ExactCounts, RapTree};
 use outcrop_rv::inst::Class;
-use outcrop_rv::{BranchKind, Control, Observer, Retire};
-use outcrop_timing::{Events, Stamp, TimedObserver};
+use outcrop_rv::{Control, Observer, Retire};
+use outcrop_timing::{Events, Stamp};
 use std::fmt;
 
 /// An event stream of the machine.
@@ -148,7 +148,7 @@ impl fmt::Display for Stream {
 /// (instructions without register sources are not counted).
 #[inline]
 fn narrow(r: &Retire) -> bool {
-    let regs = r.reg_use();
+    let regs = r.regs;
     let fits = |v: u64| (v as i64) >= -(1 << 15) && (v as i64) < (1 << 15);
     match (regs.src[0] != 0, regs.src[1] != 0) {
         (false, false) => false,
@@ -330,32 +330,13 @@ impl Observer for RapProfiler {
     const BLOCKS: bool = true;
 
     #[inline]
-    fn retire(&mut self, r: &Retire) -> Control {
-        self.record(r, None)
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        self.record(r, t)
     }
 
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
         self.record_block(start, insns)
-    }
-}
-
-impl TimedObserver for RapProfiler {
-    const BLOCKS: bool = true;
-
-    #[inline]
-    fn retire(&mut self, r: &Retire, t: &Stamp) -> Control {
-        self.record(r, Some(t))
-    }
-
-    #[inline]
-    fn block(&mut self, start: u64, insns: u32) -> Control {
-        self.record_block(start, insns)
-    }
-
-    #[inline]
-    fn taken_branch(&mut self, _from: u64, _to: u64, _kind: BranchKind) -> Control {
-        Control::Continue
     }
 }
 
@@ -367,12 +348,12 @@ mod tests {
     fn load(addr: u64, value: u64) -> Retire {
         Retire {
             pc: 0x1000,
-            op: Some(Op::Ld),
             class: Some(Class::Load),
+            unit: Op::Ld.unit(),
             mem_addr: addr,
             mem_size: 8,
             mem_value: value,
-            regs: [10, 11, 0, 0],
+            regs: Op::Ld.reg_use(10, 11, 0, 0),
             src1: addr,
             ..Retire::default()
         }
@@ -399,9 +380,8 @@ mod tests {
         assert_eq!(Stream::NarrowPc.value(&r, None), None);
         assert_eq!(Stream::NarrowPc.value(&load(0x7fff, 1), None), Some(0x1000));
         let lui = Retire {
-            op: Some(Op::Lui),
             class: Some(Class::Alu),
-            regs: [5, 0, 0, 0],
+            regs: Op::Lui.reg_use(5, 0, 0, 0),
             ..Retire::default()
         };
         assert_eq!(Stream::NarrowPc.value(&lui, None), None, "no sources");

@@ -6,7 +6,7 @@ use crate::estimate::{estimate, Estimate, IndexCache, Weighting};
 use crate::exact::{ExactCounter, ExactStats};
 use crate::partial::{Options, Reconstruction, Reconstructor};
 use crate::regions::{PathKey, Regions};
-use crate::samples::Samples;
+use outcrop_sampling::Samples;
 use rustc_hash::FxHashMap;
 
 /// The result of analyzing one set of samples.

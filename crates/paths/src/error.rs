@@ -8,14 +8,9 @@ pub enum Error {
     /// The ELF file could not be read.
     #[error("ELF: {0}")]
     Elf(String),
-    /// A samples file is malformed at `line` (1-based).
-    #[error("samples file, line {line}: {detail}")]
-    Samples {
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong there.
-        detail: String,
-    },
+    /// A samples file or a branch-record unit's configuration is bad.
+    #[error(transparent)]
+    Sampling(#[from] outcrop_sampling::Error),
     /// A block trace is malformed.
     #[error("block trace at {at}: {detail}")]
     Trace {

@@ -12,6 +12,7 @@
 
 use crate::cfg::{BlockId, Cfg, Term, NONE};
 use crate::regions::{PathKey, RegionId, Regions};
+use outcrop_events::record::{Control, Observer};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -185,5 +186,16 @@ impl<'a> ExactCounter<'a> {
     /// The profile. Paths still in progress (the run ended inside them) are not counted.
     pub fn finish_run(self) -> (FxHashMap<PathKey, u64>, ExactStats) {
         (self.counts, self.stats)
+    }
+}
+
+/// The exact counter watches the block stream of a run.
+impl Observer for ExactCounter<'_> {
+    const BLOCKS: bool = true;
+
+    #[inline]
+    fn block(&mut self, start: u64, _insns: u32) -> Control {
+        self.push_block(start);
+        Control::Continue
     }
 }

@@ -5,8 +5,8 @@
 //! * [`Cfg`]: functions, blocks, edges, back edges and loops of an RV64GC ELF (§3.2–3.3).
 //! * [`Regions`]: single-entry acyclic regions by the paper's four rules, Ball–Larus path
 //!   numbering, P(e) indexes (§3.3).
-//! * [`LbrUnit`]: the branch-record unit that samples the last N branches (§3.1);
-//!   [`Samples`] its aggregated output and file format.
+//! * [`LbrUnit`]: the branch-record unit that samples the last N branches (§3.1) and
+//!   [`Samples`], its aggregated output and file format, re-exported from `outcrop-sampling`.
 //! * [`Reconstructor`]: partial paths from samples, extended and split (§3.2).
 //! * [`estimate()`]: matching and weighting (§3.4), equal split or edge-frequency weights.
 //! * [`ExactCounter`]: the exact path profile of a block stream, over the same regions.
@@ -28,11 +28,8 @@ mod error;
 pub mod estimate;
 pub mod exact;
 pub mod fdata;
-pub mod lbr;
-pub mod observe;
 pub mod partial;
 pub mod regions;
-pub mod samples;
 
 pub use accuracy::{accuracy, Accuracy, HOT};
 pub use analysis::{analyze, exact_profile, Analysis};
@@ -40,10 +37,9 @@ pub use cfg::{Block, BlockId, Cfg, Edge, EdgeKind, Func, Term};
 pub use error::{Error, Result};
 pub use estimate::{estimate, Estimate, IndexCache, Weighting};
 pub use exact::{ExactCounter, ExactStats};
-pub use lbr::{Filter, LbrConfig, LbrUnit, PeriodUnit};
-pub use observe::Sampler;
-pub use partial::{
-    EdgeProfile, Fragment, Options, PartialStats, Reconstruction, Reconstructor, Record,
+/// The branch-record unit and its samples file live in `outcrop-sampling`.
+pub use outcrop_sampling::{
+    BranchRecorder, Filter, LbrConfig, LbrUnit, Meta, PeriodUnit, Record, Samples,
 };
+pub use partial::{EdgeProfile, Fragment, Options, PartialStats, Reconstruction, Reconstructor};
 pub use regions::{PathIndex, PathKey, Region, RegionId, Regions};
-pub use samples::{Meta, Samples};

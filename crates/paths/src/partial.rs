@@ -22,15 +22,7 @@ use crate::regions::{RegionId, Regions};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-/// One branch record: a taken branch (or, with the all-branches filter, a not-taken one)
-/// from `from` to `to`. `to == 0` marks a record whose target was lost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Record {
-    /// Address of the branch instruction.
-    pub from: u64,
-    /// Address it went to; 0 if unknown.
-    pub to: u64,
-}
+pub use outcrop_sampling::Record;
 
 /// A piece of a partial path inside one region.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

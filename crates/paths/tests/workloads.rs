@@ -2,8 +2,8 @@
 //! watch the same run; the estimate is scored against the exact profile.
 
 use outcrop_paths::{
-    accuracy, analyze, Cfg, ExactCounter, IndexCache, LbrConfig, LbrUnit, Options, Regions,
-    Sampler, Weighting, HOT,
+    accuracy, analyze, BranchRecorder, Cfg, ExactCounter, IndexCache, LbrConfig, LbrUnit, Options,
+    Regions, Weighting, HOT,
 };
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::kernel::KernelConfig;
@@ -39,17 +39,21 @@ fn run(name: &str, configs: &[LbrConfig]) -> Vec<Scored> {
         .iter()
         .map(|c| LbrUnit::new(c.clone()).unwrap())
         .collect();
-    let mut s = Sampler::new(units, Some(ExactCounter::new(&cfg, &regions)));
+    let mut s = (
+        BranchRecorder::new(units),
+        ExactCounter::new(&cfg, &regions),
+    );
     m.run(&mut s);
-    let insns = s.instructions;
-    let (exact, st) = s.exact.take().unwrap().finish_run();
+    let (recorder, counter) = s;
+    let insns = recorder.instructions;
+    let (exact, st) = counter.finish_run();
     assert!(
         st.unplaced * 100 <= st.paths,
         "{name}: too many unplaced paths {st:?}"
     );
     let mut out = Vec::new();
     let mut cache = IndexCache::default();
-    for u in s.units {
+    for u in recorder.units {
         let samples = u.into_samples(name, insns, 0);
         let a = analyze(
             &cfg,

@@ -5,13 +5,13 @@
 //! `cargo run --release -p outcrop-rv --example trace_pcs -- PROG [ARGS]`
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
-use outcrop_rv::{Control, Observer, Retire};
+use outcrop_rv::{Control, Observer, Retire, Stamp};
 use std::io::Write;
 
 struct Pcs<W: Write>(W);
 impl<W: Write> Observer for Pcs<W> {
     const RETIRE: bool = true;
-    fn retire(&mut self, r: &Retire) -> Control {
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
         let _ = writeln!(self.0, "{:x}", r.pc);
         Control::Continue
     }

@@ -72,54 +72,7 @@ macro_rules! ops {
     };
 }
 
-/// Instruction classes of the retire record (the RPA paper's classes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Class {
-    /// Unconditional jumps (jal, jalr).
-    Jump,
-    /// Conditional branches.
-    Branch,
-    /// Integer and FP loads, LR, and AMOs (which also store).
-    Load,
-    /// Integer and FP stores, SC.
-    Store,
-    /// Integer ALU operations.
-    Alu,
-    /// Multiply and divide.
-    Mult,
-    /// Floating-point arithmetic, moves and conversions.
-    Float,
-    /// ecall, ebreak, CSR access, fences.
-    Sys,
-}
-
-impl Class {
-    /// All classes, in the order used by counters.
-    pub const ALL: [Class; 8] = [
-        Class::Jump,
-        Class::Branch,
-        Class::Load,
-        Class::Store,
-        Class::Alu,
-        Class::Mult,
-        Class::Float,
-        Class::Sys,
-    ];
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Jump => "jump",
-            Class::Branch => "branch",
-            Class::Load => "load",
-            Class::Store => "store",
-            Class::Alu => "alu",
-            Class::Mult => "mult",
-            Class::Float => "float",
-            Class::Sys => "sys",
-        }
-    }
-}
+pub use outcrop_events::record::{Class, Unit};
 
 ops! {
     // RV32I / RV64I
@@ -459,21 +412,40 @@ fn ordering(raw: u32) -> &'static str {
     }
 }
 
-/// The registers an instruction reads and writes, in one numbering for both files: integer
-/// register `xN` is `N`, FP register `fN` is `32 + N`. `0` means "none" (`x0` is never a real
-/// dependence). Implicit operands (`fcsr`, the system-call registers of `ecall`) are not listed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RegUse {
-    /// Destination register, 0 if none.
-    pub dst: u8,
-    /// Source registers, 0 where unused.
-    pub src: [u8; 3],
-}
+pub use outcrop_events::record::RegUse;
 
 /// Offset of FP registers in [`RegUse`] numbering.
 pub const FREG: u8 = 32;
 
 impl Op {
+    /// The execution unit (latency class) the timing model charges.
+    pub fn unit(self) -> Unit {
+        match self {
+            Op::Jal => Unit::Jump,
+            Op::Jalr => Unit::JumpIndirect,
+            Op::Div
+            | Op::Divu
+            | Op::Rem
+            | Op::Remu
+            | Op::Divw
+            | Op::Divuw
+            | Op::Remw
+            | Op::Remuw => Unit::Div,
+            Op::FdivS | Op::FdivD | Op::FsqrtS | Op::FsqrtD => Unit::FloatDiv,
+            Op::Illegal => Unit::Sys,
+            _ => match TABLE.get(self as usize).map(|e| e.5) {
+                Some(Class::Jump) => Unit::JumpIndirect,
+                Some(Class::Branch) => Unit::Branch,
+                Some(Class::Load) => Unit::Load,
+                Some(Class::Store) => Unit::Store,
+                Some(Class::Alu) => Unit::Alu,
+                Some(Class::Mult) => Unit::Mult,
+                Some(Class::Float) => Unit::Float,
+                Some(Class::Sys) | None => Unit::Sys,
+            },
+        }
+    }
+
     /// The operand layout from the opcode table.
     pub fn format(self) -> Format {
         TABLE.get(self as usize).map_or(Format::None, |e| e.2)

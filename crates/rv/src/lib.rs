@@ -34,10 +34,12 @@ pub mod inst;
 pub mod kernel;
 mod machine;
 pub mod memory;
-pub mod observer;
 pub mod sandbox;
 pub mod symbols;
 
 pub use error::Error;
 pub use machine::{Fault, FaultKind, Machine, Outcome};
-pub use observer::{BranchKind, ClassCounter, Control, Observer, Retire};
+/// The retire-record vocabulary the machine emits (from `outcrop-events`).
+pub use outcrop_events::record::{
+    BranchKind, ClassCounter, Control, Observer, RegUse, Retire, Stamp, Unit,
+};

@@ -11,7 +11,7 @@ use crate::fpu::{self, Rm};
 use crate::inst::{decode, Class, Inst, Op};
 use crate::kernel::{Kernel, SyscallOutcome};
 use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
-use crate::observer::{BranchKind, Control, Observer, Retire};
+use outcrop_events::record::{BranchKind, Control, Observer, Retire};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -738,8 +738,9 @@ impl Machine {
                 pc,
                 raw: inst.raw,
                 len: inst.len,
-                op: Some(inst.op),
                 class: Some(class),
+                unit: inst.op.unit(),
+                regs: inst.op.reg_use(inst.rd, inst.rs1, inst.rs2, inst.rs3),
                 src1,
                 src2,
                 result: if rd == 0 && class != Class::Float {
@@ -754,9 +755,9 @@ impl Machine {
                 target,
                 transfer: branch,
                 next_pc: next,
-                regs: [inst.rd, inst.rs1, inst.rs2, inst.rs3],
+                thread: 0,
             };
-            if obs.retire(&r) == Control::Stop {
+            if obs.retire(&r, None) == Control::Stop {
                 control = Control::Stop;
             }
         }

@@ -5,13 +5,13 @@
 
 mod common;
 
-use outcrop_rv::{Control, Observer, Outcome, Retire};
+use outcrop_rv::{Control, Observer, Outcome, Retire, Stamp};
 use std::path::Path;
 
 struct Pcs(Vec<u64>);
 impl Observer for Pcs {
     const RETIRE: bool = true;
-    fn retire(&mut self, r: &Retire) -> Control {
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
         self.0.push(r.pc);
         Control::Continue
     }

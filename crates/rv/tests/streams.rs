@@ -4,7 +4,7 @@
 
 mod common;
 
-use outcrop_rv::{BranchKind, Control, Machine, Observer, Outcome, Retire};
+use outcrop_rv::{BranchKind, Control, Machine, Observer, Outcome, Retire, Stamp};
 
 fn machine(name: &str, max: u64) -> Machine {
     common::workload(name, max)
@@ -21,7 +21,7 @@ impl Observer for All {
     const RETIRE: bool = true;
     const BLOCKS: bool = true;
     const BRANCHES: bool = true;
-    fn retire(&mut self, r: &Retire) -> Control {
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
         self.retired.push(*r);
         Control::Continue
     }
@@ -52,7 +52,7 @@ fn blocks_and_branches_match_the_retire_stream() {
             last.class.is_some_and(|c| matches!(
                 c,
                 outcrop_rv::inst::Class::Branch | outcrop_rv::inst::Class::Jump
-            )) || last.op == Some(outcrop_rv::inst::Op::Ecall)
+            )) || last.raw == 0x0000_0073 // ecall
         );
         if i < n {
             assert_eq!(all.retired[i].pc, last.next_pc);
@@ -96,7 +96,7 @@ fn blocks_and_branches_match_the_retire_stream() {
 struct StopAfter(u64);
 impl Observer for StopAfter {
     const RETIRE: bool = true;
-    fn retire(&mut self, _: &Retire) -> Control {
+    fn retire(&mut self, _: &Retire, _t: Option<&Stamp>) -> Control {
         self.0 -= 1;
         if self.0 == 0 {
             Control::Stop

@@ -7,7 +7,7 @@
 //! * [`Model`]: per retired instruction, fetch/dispatch/issue/complete/retire cycles, events
 //!   (cache/TLB misses, mispredictions) and retire-rate fields ([`Stamp`]); run [`Totals`] with
 //!   a CPI stack.
-//! * [`Timed`]: the model as a machine observer, feeding a [`TimedObserver`].
+//! * [`Timed`]: the model as a machine observer, feeding stamps to an inner observer.
 //!
 //! docs/timing.md describes the model, its sources and its known errors.
 #![forbid(unsafe_code)]
@@ -25,4 +25,5 @@ mod timed;
 
 pub use config::{Config, ConfigError};
 pub use model::{CpiStack, Events, Model, Stamp, Totals};
-pub use timed::{Timed, TimedObserver};
+pub use outcrop_events::record::Observer;
+pub use timed::Timed;

@@ -22,66 +22,9 @@
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::predictor::{Btb, DirectionPredictor, Ras};
-use outcrop_rv::inst::{Class, Op, TABLE};
-use outcrop_rv::{BranchKind, Retire};
+use outcrop_events::record::{BranchKind, Class, Retire, Unit};
+pub use outcrop_events::record::{Stamp, TimingEvents as Events};
 use serde::Serialize;
-
-/// Per-instruction events, as bit flags.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Events(pub u16);
-
-impl Events {
-    /// The fetch of this instruction missed the L1 instruction cache.
-    pub const L1I_MISS: Events = Events(1);
-    /// ... and the L2.
-    pub const L2I_MISS: Events = Events(1 << 1);
-    /// Its data access missed the L1 data cache.
-    pub const L1D_MISS: Events = Events(1 << 2);
-    /// ... and the L2.
-    pub const L2D_MISS: Events = Events(1 << 3);
-    /// Instruction-TLB miss on its fetch.
-    pub const ITLB_MISS: Events = Events(1 << 4);
-    /// Data-TLB miss on its access.
-    pub const DTLB_MISS: Events = Events(1 << 5);
-    /// A branch or jump whose direction or target was mispredicted (resolved at execute).
-    pub const MISPREDICT: Events = Events(1 << 6);
-    /// A taken transfer the BTB had no (or a wrong) target for.
-    pub const BTB_MISS: Events = Events(1 << 7);
-
-    /// Whether every flag of `other` is set.
-    #[inline]
-    pub fn contains(self, other: Events) -> bool {
-        self.0 & other.0 == other.0
-    }
-    #[inline]
-    fn set(&mut self, other: Events) {
-        self.0 |= other.0;
-    }
-}
-
-/// Timing of one retired instruction (the timing model's part of the retire record).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stamp {
-    /// Cycle the instruction was fetched.
-    pub fetch: u64,
-    /// Cycle it entered the reorder buffer.
-    pub dispatch: u64,
-    /// Cycle it began executing.
-    pub issue: u64,
-    /// Cycle its result was available.
-    pub complete: u64,
-    /// Cycle it retired.
-    pub retire: u64,
-    /// What happened to it.
-    pub events: Events,
-    /// Retire rate, *n* (RPA paper §3.1): instructions retired in the same cycle, this one
-    /// included. Filled by [`crate::Timed`], which delivers a cycle's records together.
-    pub retire_group: u8,
-    /// Retire rate, *c*: cycles without retirement just before this one's retire cycle, if it
-    /// was the first to retire in its cycle (then it was at the head of the reorder buffer
-    /// during them); 0 otherwise.
-    pub retire_stall: u32,
-}
 
 /// Where stall cycles went (a CPI stack; `base + branch + icache + dcache + other = cycles`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -198,8 +141,8 @@ pub struct Model {
     predictor: DirectionPredictor,
     btb: Btb,
     ras: Ras,
-    /// Execution latency by `Op` (loads: the L1D hit latency).
-    op_latency: Vec<u32>,
+    /// Execution latency by [`Unit`] (loads: the L1D hit latency).
+    unit_latency: [u32; Unit::ALL.len()],
     /// Cycle each register's value is available (RegUse numbering; 0 = none).
     reg_ready: [u64; 64],
     fetch_cycle: u64,
@@ -227,22 +170,18 @@ impl Model {
     /// (validate it first: [`Config::validate`]).
     pub fn new(cfg: &Config) -> Model {
         let lat = &cfg.latency;
-        let op_latency = TABLE
-            .iter()
-            .map(|&(op, name, _, _, _, class)| match class {
-                _ if matches!(op, Op::FdivS | Op::FdivD | Op::FsqrtS | Op::FsqrtD) => lat.fdiv,
-                Class::Mult if name.starts_with("div") || name.starts_with("rem") => lat.div,
-                Class::Mult => lat.mult,
-                Class::Alu => lat.alu,
-                Class::Branch => lat.branch,
-                Class::Jump => lat.jump,
-                Class::Float => lat.float,
-                Class::Load => cfg.l1d.latency.max(1),
-                Class::Store => lat.store,
-                Class::Sys => lat.sys,
-            })
-            .chain(std::iter::once(lat.sys)) // Op::Illegal
-            .collect();
+        let unit_latency = Unit::ALL.map(|u| match u {
+            Unit::Alu => lat.alu,
+            Unit::Mult => lat.mult,
+            Unit::Div => lat.div,
+            Unit::Float => lat.float,
+            Unit::FloatDiv => lat.fdiv,
+            Unit::Load => cfg.l1d.latency.max(1),
+            Unit::Store => lat.store,
+            Unit::Branch => lat.branch,
+            Unit::Jump | Unit::JumpIndirect => lat.jump,
+            Unit::Sys => lat.sys,
+        });
         Model {
             l1i: Cache::from_config(&cfg.l1i),
             l1d: Cache::from_config(&cfg.l1d),
@@ -252,7 +191,7 @@ impl Model {
             predictor: DirectionPredictor::new(&cfg.predictor),
             btb: Btb::new(cfg.predictor.btb_entries, cfg.predictor.btb_ways),
             ras: Ras::new(cfg.predictor.ras_entries),
-            op_latency,
+            unit_latency,
             reg_ready: [0; 64],
             fetch_cycle: 0,
             fetch_in_cycle: 0,
@@ -312,16 +251,16 @@ impl Model {
             if page != self.fetch_page {
                 self.fetch_page = page;
                 if !self.itlb.access(r.pc) {
-                    events.set(Events::ITLB_MISS);
+                    events.insert(Events::ITLB_MISS);
                     stall += self.cfg.itlb.miss_penalty;
                 }
             }
             if !self.l1i.access(r.pc) {
-                events.set(Events::L1I_MISS);
+                events.insert(Events::L1I_MISS);
                 stall += self.cfg.l2.latency;
                 self.totals.l2_inst_accesses += 1;
                 if !self.l2.access(r.pc) {
-                    events.set(Events::L2I_MISS);
+                    events.insert(Events::L2I_MISS);
                     self.l2_inst_misses += 1;
                     stall += self.cfg.memory.latency;
                 }
@@ -351,7 +290,7 @@ impl Model {
         self.dispatch_in_cycle += 1;
 
         // ---- issue
-        let regs = r.reg_use();
+        let regs = r.regs;
         let mut i = d + 1;
         for s in regs.src {
             i = i.max(self.reg_ready[s as usize & 63]);
@@ -362,22 +301,21 @@ impl Model {
         }
 
         // ---- execute
-        let op = r.op.map_or(self.op_latency.len() - 1, |o| o as usize);
-        let mut latency = u64::from(self.op_latency.get(op).copied().unwrap_or(1));
+        let mut latency = u64::from(self.unit_latency[r.unit as usize]);
         let mut mem_extra = 0u64;
         if r.mem_size > 0 {
             let mut extra = 0u32;
             self.totals.l1d_accesses += 1;
             if !self.dtlb.access(r.mem_addr) {
-                events.set(Events::DTLB_MISS);
+                events.insert(Events::DTLB_MISS);
                 extra += self.cfg.dtlb.miss_penalty;
             }
             if !self.l1d.access_range(r.mem_addr, u64::from(r.mem_size)) {
-                events.set(Events::L1D_MISS);
+                events.insert(Events::L1D_MISS);
                 extra += self.cfg.l2.latency;
                 self.totals.l2_data_accesses += 1;
                 if !self.l2.access_range(r.mem_addr, u64::from(r.mem_size)) {
-                    events.set(Events::L2D_MISS);
+                    events.insert(Events::L2D_MISS);
                     self.l2_data_misses += 1;
                     extra += self.cfg.memory.latency;
                 }
@@ -400,7 +338,7 @@ impl Model {
                 let predicted = self.predictor.predict_and_train(r.pc, r.taken);
                 if predicted != r.taken {
                     self.totals.cond_mispredicts += 1;
-                    events.set(Events::MISPREDICT);
+                    events.insert(Events::MISPREDICT);
                     self.redirect_after_execute(c, f);
                 } else if r.taken {
                     self.taken_direct(r.pc, r.next_pc, f, &mut events);
@@ -411,7 +349,7 @@ impl Model {
                     self.totals.returns += 1;
                     if self.ras.pop() != Some(r.next_pc) {
                         self.totals.return_mispredicts += 1;
-                        events.set(Events::MISPREDICT);
+                        events.insert(Events::MISPREDICT);
                         self.redirect_after_execute(c, f);
                     } else {
                         self.end_fetch_group();
@@ -422,13 +360,13 @@ impl Model {
                     if call {
                         self.ras.push(r.pc.wrapping_add(u64::from(r.len)));
                     }
-                    if r.op == Some(Op::Jal) {
+                    if r.unit == Unit::Jump {
                         self.taken_direct(r.pc, r.next_pc, f, &mut events);
                     } else {
                         self.totals.indirect += 1;
                         if self.btb.lookup(r.pc) != Some(r.next_pc) {
                             self.totals.indirect_mispredicts += 1;
-                            events.set(Events::MISPREDICT);
+                            events.insert(Events::MISPREDICT);
                             self.redirect_after_execute(c, f);
                         } else {
                             self.end_fetch_group();
@@ -495,7 +433,7 @@ impl Model {
     fn taken_direct(&mut self, pc: u64, target: u64, f: u64, events: &mut Events) {
         if self.btb.lookup(pc) != Some(target) {
             self.totals.btb_misses += 1;
-            events.set(Events::BTB_MISS);
+            events.insert(Events::BTB_MISS);
             self.btb.update(pc, target);
             self.redirect(f + 1 + u64::from(self.cfg.core.redirect_penalty));
         } else {

@@ -1,71 +1,56 @@
-//! [`Timed`]: runs the timing model as a machine [`Observer`] and hands every retired
-//! instruction, with its [`Stamp`], to a [`TimedObserver`].
+//! [`Timed`]: runs the timing model over a retire stream and hands every retired instruction,
+//! with its [`Stamp`], to an inner [`Observer`].
 //!
 //! Records are delivered one retire cycle at a time, so that each carries the cycle's retire
 //! count (the RPA paper's retire rate *n*): a record reaches the inner observer at most
-//! `core.width` instructions after the machine retired it, and a [`Control::Stop`] it returns
-//! takes effect that late. Block and taken-branch callbacks are forwarded at once.
+//! `core.width` instructions after the source retired it, and a [`Control::Stop`] it returns
+//! takes effect that late. Block-end and taken-branch events are held back with the record of
+//! the instruction that caused them and delivered right after it, so the inner observer sees
+//! the same order as without timing: retire, branch, block. [`Observer::finish`] delivers the
+//! last cycle.
 
 use crate::model::{Model, Stamp, Totals};
 use crate::Config;
-use outcrop_rv::{BranchKind, Control, Observer, Retire};
+use outcrop_events::record::{BranchKind, Control, Observer, Retire};
 
-/// Receives timed retire records (and, if it asks, the machine's derived streams).
-pub trait TimedObserver {
-    /// Forward [`Observer::block`] calls.
-    const BLOCKS: bool = false;
-    /// Forward [`Observer::taken_branch`] calls.
-    const BRANCHES: bool = false;
-    /// One retired instruction and its timing.
-    fn retire(&mut self, r: &Retire, t: &Stamp) -> Control;
-    /// See [`Observer::block`].
-    #[inline]
-    fn block(&mut self, _start: u64, _insns: u32) -> Control {
-        Control::Continue
-    }
-    /// See [`Observer::taken_branch`].
-    #[inline]
-    fn taken_branch(&mut self, _from: u64, _to: u64, _kind: BranchKind) -> Control {
-        Control::Continue
-    }
+/// One held-back event.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    Retire(Retire, Stamp),
+    Branch(u64, u64, BranchKind),
+    Block(u64, u32),
 }
 
-/// Only the totals.
-impl TimedObserver for () {
-    #[inline]
-    fn retire(&mut self, _r: &Retire, _t: &Stamp) -> Control {
-        Control::Continue
-    }
-}
-
-/// The timing model as an observer, wrapping an inner [`TimedObserver`].
+/// The timing model as an observer, wrapping an inner [`Observer`] that receives stamps.
 pub struct Timed<O> {
     model: Model,
     /// The inner observer.
     pub inner: O,
-    group: Vec<(Retire, Stamp)>,
+    pending: Vec<Pending>,
+    /// Retire records in `pending`.
+    group: u8,
+    /// Retire cycle of the records in `pending`.
+    cycle: u64,
     stopped: bool,
 }
 
-impl<O: TimedObserver> Timed<O> {
+impl<O: Observer> Timed<O> {
     /// A cold model with `cfg` around `inner`.
     pub fn new(cfg: &Config, inner: O) -> Timed<O> {
         Timed {
             model: Model::new(cfg),
             inner,
-            group: Vec::with_capacity(cfg.core.width as usize),
+            pending: Vec::with_capacity(3 * cfg.core.width as usize),
+            group: 0,
+            cycle: 0,
             stopped: false,
         }
     }
 
-    /// Delivers the records still held back (call after the run ends).
+    /// Delivers the records still held back and finishes the inner observer (the same as
+    /// [`Observer::finish`], without importing the trait).
     pub fn finish(&mut self) -> Control {
-        self.flush();
-        if self.stopped {
-            Control::Stop
-        } else {
-            Control::Continue
-        }
+        Observer::finish(self)
     }
 
     /// Totals so far.
@@ -78,44 +63,73 @@ impl<O: TimedObserver> Timed<O> {
         &self.model
     }
 
+    /// Unwraps the inner observer (call [`Observer::finish`] first, or records held back are
+    /// lost).
+    pub fn into_inner(self) -> O {
+        self.inner
+    }
+
     #[inline]
     fn flush(&mut self) {
-        let n = self.group.len() as u8;
-        for (r, mut t) in self.group.drain(..) {
-            t.retire_group = n;
-            if self.inner.retire(&r, &t) == Control::Stop {
+        let n = self.group;
+        for p in self.pending.drain(..) {
+            let c = match p {
+                Pending::Retire(r, mut t) => {
+                    t.retire_group = n;
+                    self.inner.retire(&r, Some(&t))
+                }
+                Pending::Branch(from, to, kind) => self.inner.taken_branch(from, to, kind),
+                Pending::Block(start, insns) => self.inner.block(start, insns),
+            };
+            if c == Control::Stop {
                 self.stopped = true;
             }
         }
+        self.group = 0;
     }
-}
-
-impl<O: TimedObserver> Observer for Timed<O> {
-    const RETIRE: bool = true;
-    const BLOCKS: bool = O::BLOCKS;
-    const BRANCHES: bool = O::BRANCHES;
 
     #[inline]
-    fn retire(&mut self, r: &Retire) -> Control {
-        let t = self.model.step(r);
-        if self.group.first().is_some_and(|g| g.1.retire != t.retire) {
-            self.flush();
-        }
-        self.group.push((*r, t));
+    fn verdict(&self) -> Control {
         if self.stopped {
             Control::Stop
         } else {
             Control::Continue
         }
     }
+}
+
+impl<O: Observer> Observer for Timed<O> {
+    const RETIRE: bool = true;
+    const BLOCKS: bool = O::BLOCKS;
+    const BRANCHES: bool = O::BRANCHES;
+
+    #[inline]
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
+        let t = self.model.step(r);
+        if self.group > 0 && self.cycle != t.retire {
+            self.flush();
+        }
+        self.cycle = t.retire;
+        self.group = self.group.saturating_add(1);
+        self.pending.push(Pending::Retire(*r, t));
+        self.verdict()
+    }
 
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
-        self.inner.block(start, insns)
+        self.pending.push(Pending::Block(start, insns));
+        self.verdict()
     }
 
     #[inline]
     fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
-        self.inner.taken_branch(from, to, kind)
+        self.pending.push(Pending::Branch(from, to, kind));
+        self.verdict()
+    }
+
+    fn finish(&mut self) -> Control {
+        self.flush();
+        let c = self.inner.finish();
+        self.verdict().and(c)
     }
 }

@@ -1,15 +1,16 @@
 //! Invariants of the pipeline model on arbitrary instruction streams (property tests).
 
 use outcrop_rv::inst::{Class, Op, TABLE};
-use outcrop_rv::{Control, Retire};
-use outcrop_timing::{Config, Stamp, Timed, TimedObserver};
+use outcrop_rv::{Control, Observer, Retire};
+use outcrop_timing::{Config, Stamp, Timed};
 use proptest::prelude::*;
 
 #[derive(Default)]
 struct Collect(Vec<Stamp>);
-impl TimedObserver for Collect {
-    fn retire(&mut self, _r: &Retire, t: &Stamp) -> Control {
-        self.0.push(*t);
+impl Observer for Collect {
+    const RETIRE: bool = true;
+    fn retire(&mut self, _r: &Retire, t: Option<&Stamp>) -> Control {
+        self.0.extend(t);
         Control::Continue
     }
 }
@@ -31,9 +32,9 @@ fn record() -> impl Strategy<Value = Retire> {
             Retire {
                 pc,
                 len: 4,
-                op: Some(op),
                 class: Some(class),
-                regs,
+                unit: op.unit(),
+                regs: op.reg_use(regs[0], regs[1], regs[2], regs[3]),
                 mem_addr: if mem { addr & !7 } else { 0 },
                 mem_size: if mem { 8 } else { 0 },
                 taken,
@@ -61,8 +62,7 @@ proptest! {
         let core = cfg.core;
         let mut timed = Timed::new(&cfg, Collect::default());
         for r in &stream {
-            use outcrop_rv::Observer;
-            timed.retire(r);
+            timed.retire(r, None);
         }
         timed.finish();
         let t = timed.totals();

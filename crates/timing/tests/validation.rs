@@ -5,8 +5,8 @@
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::inst::Class;
 use outcrop_rv::kernel::KernelConfig;
-use outcrop_rv::{Control, Outcome, Retire};
-use outcrop_timing::{Config, Events, Stamp, Timed, TimedObserver, Totals};
+use outcrop_rv::{Control, Observer, Outcome, Retire};
+use outcrop_timing::{Config, Events, Stamp, Timed, Totals};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -20,8 +20,12 @@ struct PerPc {
     checked: u64,
 }
 
-impl TimedObserver for PerPc {
-    fn retire(&mut self, r: &Retire, t: &Stamp) -> Control {
+impl Observer for PerPc {
+    const RETIRE: bool = true;
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        let Some(t) = t else {
+            return Control::Continue;
+        };
         let e = self.counts.entry(r.pc).or_default();
         e.0 += 1;
         e.1 += u64::from(t.events.contains(Events::MISPREDICT));

@@ -31,8 +31,7 @@
 //! Version 1 files (no `program-id` line) are still read.
 
 use crate::error::{Error, Result};
-use crate::lbr::{Filter, LbrConfig, PeriodUnit};
-use crate::partial::Record;
+use crate::lbr::{Filter, LbrConfig, PeriodUnit, Record};
 use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 

@@ -15,10 +15,21 @@
 //!   `handler_cycles`; [`Samples::overhead`] reports it relative to the run.
 
 use crate::error::{Error, Result};
-use crate::partial::Record;
+use crate::period::PeriodSampler;
+use crate::rng::{SplitMix64, GOLDEN};
 use crate::samples::{Meta, Samples};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+/// One branch record: a taken branch (or, with the all-branches filter, a not-taken one)
+/// from `from` to `to`. `to == 0` marks a record whose target was lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Record {
+    /// Address of the branch instruction.
+    pub from: u64,
+    /// Address it went to; 0 if unknown.
+    pub to: u64,
+}
 
 /// What the period counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -93,9 +104,7 @@ impl LbrConfig {
                 self.entries
             )));
         }
-        if self.period == 0 {
-            return Err(Error::Config("period must be at least 1".into()));
-        }
+        PeriodSampler::new(self.period, self.random)?;
         for (n, p) in [("skew", self.skew), ("drop-target", self.drop_target)] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(Error::Config(format!("{n} must be a probability, not {p}")));
@@ -113,7 +122,8 @@ pub struct LbrUnit {
     head: usize,
     filled: usize,
     next: u64,
-    rng: u64,
+    period: PeriodSampler,
+    rng: SplitMix64,
     traces: FxHashMap<Vec<Record>, u64>,
     samples: u64,
     recorded: u64,
@@ -128,7 +138,8 @@ impl LbrUnit {
             head: 0,
             filled: 0,
             next: 0,
-            rng: cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
+            period: PeriodSampler::new(cfg.period, cfg.random)?,
+            rng: SplitMix64::new(cfg.seed ^ GOLDEN),
             traces: FxHashMap::default(),
             samples: 0,
             recorded: 0,
@@ -143,27 +154,8 @@ impl LbrUnit {
         &self.cfg
     }
 
-    fn rand(&mut self) -> u64 {
-        // splitmix64
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && ((self.rand() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
     fn period(&mut self) -> u64 {
-        let p = self.cfg.period;
-        if self.cfg.random && p > 1 {
-            p / 2 + self.rand() % p
-        } else {
-            p
-        }
-        .max(1)
+        self.period.next_interval(&mut self.rng)
     }
 
     /// A branch retired: `taken` or, for a not-taken conditional branch, `!taken` with `to`
@@ -200,16 +192,16 @@ impl LbrUnit {
         let mut trace = Vec::with_capacity(self.filled);
         for i in 0..self.filled {
             let mut r = self.ring[(self.head + n - self.filled + i) % n];
-            if self.chance(self.cfg.skew) {
+            if self.rng.chance(self.cfg.skew) {
                 let slots = (self.cfg.skew_bytes / 2).max(1);
-                let d = 2 * (1 + self.rand() % slots);
-                r.from = if self.rand() & 1 == 0 {
+                let d = 2 * (1 + self.rng.next_u64() % slots);
+                r.from = if self.rng.next_u64() & 1 == 0 {
                     r.from.wrapping_add(d)
                 } else {
                     r.from.wrapping_sub(d)
                 };
             }
-            if self.chance(self.cfg.drop_target) {
+            if self.rng.chance(self.cfg.drop_target) {
                 r.to = 0;
             }
             trace.push(r);

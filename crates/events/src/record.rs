@@ -1,0 +1,414 @@
+//! The retire record: the one vocabulary every stage shares (DESIGN.md "retire record"), and
+//! the [`Observer`] trait through which a source hands records to mechanisms.
+//!
+//! A *source* (the built-in machine, later trace files and `perf.data`) produces one
+//! [`Retire`] record per retired instruction, plus two cheap derived streams: basic-block ends
+//! and taken branches. The fields are ISA-neutral: a RISC-V machine and an x86 trace fill the
+//! same record. A timing model may add a [`Stamp`] (cycle numbers and events) to each record.
+//!
+//! Observers are generic parameters, so their calls are monomorphized and inlined; the
+//! associated constants say which streams an observer wants, and a source builds nothing for a
+//! stream nobody wants: a run with `()` as observer pays nothing. Observers compose: a tuple of
+//! observers is an observer, and so is `&mut O`.
+//!
+//! # Order of calls
+//! For each retired instruction a source calls [`Observer::retire`], then
+//! [`Observer::taken_branch`] if it transferred control, then [`Observer::block`] if it ended a
+//! basic block. Timing wrappers (`outcrop_timing::Timed`) keep that order: a block's end and
+//! its branch reach the observer after the retire record of the block's last instruction.
+//! After the last record the owner of the run calls [`Observer::finish`] once.
+
+/// Instruction classes of the retire record (the RPA paper's classes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Class {
+    /// Unconditional jumps (jal, jalr).
+    Jump,
+    /// Conditional branches.
+    Branch,
+    /// Integer and FP loads, LR, and AMOs (which also store).
+    Load,
+    /// Integer and FP stores, SC.
+    Store,
+    /// Integer ALU operations.
+    Alu,
+    /// Multiply and divide.
+    Mult,
+    /// Floating-point arithmetic, moves and conversions.
+    Float,
+    /// ecall, ebreak, CSR access, fences.
+    Sys,
+}
+
+impl Class {
+    /// All classes, in the order used by counters.
+    pub const ALL: [Class; 8] = [
+        Class::Jump,
+        Class::Branch,
+        Class::Load,
+        Class::Store,
+        Class::Alu,
+        Class::Mult,
+        Class::Float,
+        Class::Sys,
+    ];
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Jump => "jump",
+            Class::Branch => "branch",
+            Class::Load => "load",
+            Class::Store => "store",
+            Class::Alu => "alu",
+            Class::Mult => "mult",
+            Class::Float => "float",
+            Class::Sys => "sys",
+        }
+    }
+}
+
+/// The kind of execution unit (and so the latency class) an instruction uses; what a timing
+/// model needs to know about the operation, whatever the ISA.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Unit {
+    /// Integer ALU.
+    #[default]
+    Alu,
+    /// Integer multiply.
+    Mult,
+    /// Integer divide and remainder.
+    Div,
+    /// Floating-point arithmetic, moves and conversions (but divide and square root).
+    Float,
+    /// Floating-point divide and square root.
+    FloatDiv,
+    /// Loads (and atomics).
+    Load,
+    /// Stores.
+    Store,
+    /// Conditional branches.
+    Branch,
+    /// A direct jump or call (target encoded in the instruction).
+    Jump,
+    /// An indirect jump, call or return (target from a register).
+    JumpIndirect,
+    /// System calls, CSR access, fences, and anything the source could not decode.
+    Sys,
+}
+
+impl Unit {
+    /// Every unit, in `repr` order.
+    pub const ALL: [Unit; 11] = [
+        Unit::Alu,
+        Unit::Mult,
+        Unit::Div,
+        Unit::Float,
+        Unit::FloatDiv,
+        Unit::Load,
+        Unit::Store,
+        Unit::Branch,
+        Unit::Jump,
+        Unit::JumpIndirect,
+        Unit::Sys,
+    ];
+}
+
+/// The registers an instruction reads and writes, in one numbering for every register file:
+/// numbers `1..=63`, with `0` meaning "none" (a source maps its registers into that range; the
+/// RISC-V machine uses `xN` → `N` and `fN` → `32 + N`, and never lists `x0`). Implicit operands
+/// (status registers, the system-call registers of a trap) are not listed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegUse {
+    /// Destination register, 0 if none.
+    pub dst: u8,
+    /// Source registers, 0 where unused.
+    pub src: [u8; 3],
+}
+
+/// One retired instruction (DESIGN.md "retire record").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retire {
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Raw bits as fetched (up to 32 bits; `len` says how many bytes are meaningful).
+    pub raw: u32,
+    /// Length in bytes.
+    pub len: u8,
+    /// Class (jump, branch, load, store, alu, mult, float, sys); `None` if the source could
+    /// not decode the instruction.
+    pub class: Option<Class>,
+    /// Execution unit (latency class).
+    pub unit: Unit,
+    /// Registers read and written (for dependence tracking).
+    pub regs: RegUse,
+    /// Value of the first source operand, 0 if none.
+    pub src1: u64,
+    /// Value of the second source operand, 0 if none.
+    pub src2: u64,
+    /// Value written to the destination register, if any.
+    pub result: Option<u64>,
+    /// Effective address of a load, store or atomic.
+    pub mem_addr: u64,
+    /// Access size in bytes (0: no memory access).
+    pub mem_size: u8,
+    /// Value loaded (loads, atomics) or stored (stores).
+    pub mem_value: u64,
+    /// Whether a branch or jump transferred control.
+    pub taken: bool,
+    /// Branch or jump target (taken or not).
+    pub target: u64,
+    /// The kind of control transfer, when one happened (a taken branch or any jump).
+    pub transfer: Option<BranchKind>,
+    /// Address of the next instruction to execute.
+    pub next_pc: u64,
+    /// The thread that retired it (0 for single-threaded sources).
+    pub thread: u32,
+}
+
+/// Kinds of control transfer in the taken-branch stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BranchKind {
+    /// A taken conditional branch.
+    Cond,
+    /// A direct jump that does not link.
+    Jump,
+    /// A call (a jump that links a return address).
+    Call,
+    /// A return.
+    Return,
+    /// Any other indirect jump.
+    Indirect,
+}
+
+/// What an observer wants the source to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Keep running.
+    Continue,
+    /// Stop the run after this instruction.
+    Stop,
+}
+
+impl Control {
+    /// `Stop` if either is `Stop`.
+    #[inline]
+    #[must_use]
+    pub fn and(self, other: Control) -> Control {
+        if self == Control::Stop || other == Control::Stop {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    }
+}
+
+/// Per-instruction timing events, as bit flags (set by a timing model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TimingEvents(pub u16);
+
+impl TimingEvents {
+    /// The fetch of this instruction missed the L1 instruction cache.
+    pub const L1I_MISS: TimingEvents = TimingEvents(1);
+    /// ... and the L2.
+    pub const L2I_MISS: TimingEvents = TimingEvents(1 << 1);
+    /// Its data access missed the L1 data cache.
+    pub const L1D_MISS: TimingEvents = TimingEvents(1 << 2);
+    /// ... and the L2.
+    pub const L2D_MISS: TimingEvents = TimingEvents(1 << 3);
+    /// Instruction-TLB miss on its fetch.
+    pub const ITLB_MISS: TimingEvents = TimingEvents(1 << 4);
+    /// Data-TLB miss on its access.
+    pub const DTLB_MISS: TimingEvents = TimingEvents(1 << 5);
+    /// A branch or jump whose direction or target was mispredicted (resolved at execute).
+    pub const MISPREDICT: TimingEvents = TimingEvents(1 << 6);
+    /// A taken transfer the BTB had no (or a wrong) target for.
+    pub const BTB_MISS: TimingEvents = TimingEvents(1 << 7);
+
+    /// Whether every flag of `other` is set.
+    #[inline]
+    pub fn contains(self, other: TimingEvents) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// Sets every flag of `other`.
+    #[inline]
+    pub fn insert(&mut self, other: TimingEvents) {
+        self.0 |= other.0;
+    }
+}
+
+/// Timing of one retired instruction (the timing model's part of the retire record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Cycle the instruction was fetched.
+    pub fetch: u64,
+    /// Cycle it entered the reorder buffer.
+    pub dispatch: u64,
+    /// Cycle it began executing.
+    pub issue: u64,
+    /// Cycle its result was available.
+    pub complete: u64,
+    /// Cycle it retired.
+    pub retire: u64,
+    /// What happened to it.
+    pub events: TimingEvents,
+    /// Retire rate, *n* (RPA paper §3.1): instructions retired in the same cycle, this one
+    /// included (filled when a cycle's records are delivered together).
+    pub retire_group: u8,
+    /// Retire rate, *c*: cycles without retirement just before this one's retire cycle, if it
+    /// was the first to retire in its cycle (then it was at the head of the reorder buffer
+    /// during them); 0 otherwise.
+    pub retire_stall: u32,
+}
+
+/// Receives the retire stream and the derived streams. Every method has a no-op default; set
+/// the matching constant to `true` for each stream you implement.
+pub trait Observer {
+    /// Call [`Observer::retire`] for every retired instruction.
+    const RETIRE: bool = false;
+    /// Call [`Observer::block`] at the end of every basic block.
+    const BLOCKS: bool = false;
+    /// Call [`Observer::taken_branch`] for every taken branch or jump.
+    const BRANCHES: bool = false;
+    /// The observer needs timing stamps: a run without a timing model is a configuration
+    /// error (the run builder checks this before starting).
+    const STAMPS: bool = false;
+
+    /// One retired instruction, with its timing when a timing model runs.
+    #[inline]
+    fn retire(&mut self, _r: &Retire, _t: Option<&Stamp>) -> Control {
+        Control::Continue
+    }
+    /// A basic block ended: it started at `start` and retired `insns` instructions. Blocks end
+    /// after every branch or jump (taken or not), and at a system call.
+    #[inline]
+    fn block(&mut self, _start: u64, _insns: u32) -> Control {
+        Control::Continue
+    }
+    /// A taken branch or jump from `from` to `to`.
+    #[inline]
+    fn taken_branch(&mut self, _from: u64, _to: u64, _kind: BranchKind) -> Control {
+        Control::Continue
+    }
+    /// The stream ended (normally, by a stop, or by a limit); called once, after the last
+    /// record. Wrappers that hold records back deliver them here.
+    #[inline]
+    fn finish(&mut self) -> Control {
+        Control::Continue
+    }
+}
+
+/// No observer: the source runs at full speed.
+impl Observer for () {}
+
+impl<O: Observer + ?Sized> Observer for &mut O {
+    const RETIRE: bool = O::RETIRE;
+    const BLOCKS: bool = O::BLOCKS;
+    const BRANCHES: bool = O::BRANCHES;
+    const STAMPS: bool = O::STAMPS;
+    #[inline]
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        (**self).retire(r, t)
+    }
+    #[inline]
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        (**self).block(start, insns)
+    }
+    #[inline]
+    fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
+        (**self).taken_branch(from, to, kind)
+    }
+    #[inline]
+    fn finish(&mut self) -> Control {
+        (**self).finish()
+    }
+}
+
+macro_rules! tuple_observer {
+    ($($name:ident $idx:tt),+) => {
+        /// Every member sees every stream it asked for, in tuple order; the run stops if any
+        /// member says stop.
+        impl<$($name: Observer),+> Observer for ($($name,)+) {
+            const RETIRE: bool = false $(|| $name::RETIRE)+;
+            const BLOCKS: bool = false $(|| $name::BLOCKS)+;
+            const BRANCHES: bool = false $(|| $name::BRANCHES)+;
+            const STAMPS: bool = false $(|| $name::STAMPS)+;
+            #[inline]
+            fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::RETIRE { c = c.and(self.$idx.retire(r, t)); })+
+                c
+            }
+            #[inline]
+            fn block(&mut self, start: u64, insns: u32) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::BLOCKS { c = c.and(self.$idx.block(start, insns)); })+
+                c
+            }
+            #[inline]
+            fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::BRANCHES { c = c.and(self.$idx.taken_branch(from, to, kind)); })+
+                c
+            }
+            #[inline]
+            fn finish(&mut self) -> Control {
+                let mut c = Control::Continue;
+                $(c = c.and(self.$idx.finish());)+
+                c
+            }
+        }
+    };
+}
+
+tuple_observer!(A 0);
+tuple_observer!(A 0, B 1);
+tuple_observer!(A 0, B 1, C 2);
+tuple_observer!(A 0, B 1, C 2, D 3);
+tuple_observer!(A 0, B 1, C 2, D 3, E 4);
+
+/// An optional observer: `None` observes nothing (but the stream flags are those of `O`, so
+/// the source still builds what `O` would want).
+impl<O: Observer> Observer for Option<O> {
+    const RETIRE: bool = O::RETIRE;
+    const BLOCKS: bool = O::BLOCKS;
+    const BRANCHES: bool = O::BRANCHES;
+    const STAMPS: bool = O::STAMPS;
+    #[inline]
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.block(start, insns))
+    }
+    #[inline]
+    fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.taken_branch(from, to, kind))
+    }
+    #[inline]
+    fn finish(&mut self) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.finish())
+    }
+}
+
+/// Counts retired instructions per class (the `--stats-json` counter, and the observer whose
+/// overhead BENCHMARKS.md reports).
+#[derive(Clone, Debug, Default)]
+pub struct ClassCounter {
+    /// Retired instructions per class, indexed like [`Class::ALL`].
+    pub counts: [u64; 8],
+}
+
+impl Observer for ClassCounter {
+    const RETIRE: bool = true;
+    #[inline]
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
+        if let Some(c) = r.class {
+            self.counts[c as usize] += 1;
+        }
+        Control::Continue
+    }
+}
