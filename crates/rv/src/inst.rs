@@ -419,7 +419,12 @@ pub const FREG: u8 = 32;
 
 impl Op {
     /// The execution unit (latency class) the timing model charges.
+    #[inline]
     pub fn unit(self) -> Unit {
+        UNITS[self as usize]
+    }
+
+    const fn unit_uncached(self, class: Class) -> Unit {
         match self {
             Op::Jal => Unit::Jump,
             Op::Jalr => Unit::JumpIndirect,
@@ -433,26 +438,28 @@ impl Op {
             | Op::Remuw => Unit::Div,
             Op::FdivS | Op::FdivD | Op::FsqrtS | Op::FsqrtD => Unit::FloatDiv,
             Op::Illegal => Unit::Sys,
-            _ => match TABLE.get(self as usize).map(|e| e.5) {
-                Some(Class::Jump) => Unit::JumpIndirect,
-                Some(Class::Branch) => Unit::Branch,
-                Some(Class::Load) => Unit::Load,
-                Some(Class::Store) => Unit::Store,
-                Some(Class::Alu) => Unit::Alu,
-                Some(Class::Mult) => Unit::Mult,
-                Some(Class::Float) => Unit::Float,
-                Some(Class::Sys) | None => Unit::Sys,
+            _ => match class {
+                Class::Jump => Unit::JumpIndirect,
+                Class::Branch => Unit::Branch,
+                Class::Load => Unit::Load,
+                Class::Store => Unit::Store,
+                Class::Alu => Unit::Alu,
+                Class::Mult => Unit::Mult,
+                Class::Float => Unit::Float,
+                Class::Sys => Unit::Sys,
             },
         }
     }
 
     /// The operand layout from the opcode table.
+    #[inline]
     pub fn format(self) -> Format {
         TABLE.get(self as usize).map_or(Format::None, |e| e.2)
     }
 
     /// Which registers an instance of this operation reads and writes, given its register
     /// fields (see [`RegUse`] for the numbering).
+    #[inline]
     pub fn reg_use(self, rd: u8, rs1: u8, rs2: u8, rs3: u8) -> RegUse {
         let x = |r: u8| r & 31;
         let f = |r: u8| FREG + (r & 31);
@@ -476,6 +483,17 @@ impl Op {
         RegUse { dst, src }
     }
 }
+
+/// [`Op::unit`] of every operation, `Op::Illegal` last.
+const UNITS: [Unit; TABLE.len() + 1] = {
+    let mut units = [Unit::Sys; TABLE.len() + 1];
+    let mut i = 0;
+    while i < TABLE.len() {
+        units[i] = TABLE[i].0.unit_uncached(TABLE[i].5);
+        i += 1;
+    }
+    units
+};
 
 /// ABI name of integer register `r`.
 pub fn xname(r: u8) -> &'static str {
