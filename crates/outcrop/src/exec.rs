@@ -1,24 +1,16 @@
 //! `outcrop exec`: run a static RISC-V Linux program on the built-in machine, with its stdio
 //! passed through and its exit status returned.
 
-use crate::files::{
-    max_rss_bytes, read_bounded, read_text_bounded, write_output, MAX_CONFIG_BYTES,
-    MAX_PROGRAM_BYTES,
-};
+use crate::files::{max_rss_bytes, read_text_bounded, write_output, MAX_CONFIG_BYTES};
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rv::elf::{self, Program};
 use outcrop_rv::inst::Class;
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
-use outcrop_rv::{ClassCounter, Machine, Outcome};
-use outcrop_timing::{Config as TimingConfig, Timed};
+use outcrop_rv::{Machine, Outcome};
+use outcrop_timing::Config as TimingConfig;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Exit status when the instruction limit stops the guest.
-pub const EXIT_INSN_LIMIT: u8 = 124;
 
 /// Options of `outcrop exec` (help text on `Command::Exec` in main.rs).
 #[derive(Args, Debug)]
@@ -66,21 +58,6 @@ pub struct GuestArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
-/// Guest stdout/stderr: written through at once (the guest's libc already buffers), so the
-/// interleaving of the two streams is the guest's.
-struct PassThrough<W: Write>(W);
-
-impl<W: Write> Write for PassThrough<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.0.write(buf)?;
-        self.0.flush()?;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
-
 #[derive(Serialize)]
 struct Stats {
     program: String,
@@ -120,51 +97,31 @@ pub fn timing_config(spec: &str) -> Result<TimingConfig> {
     TimingConfig::from_toml(&text).with_context(|| format!("timing config {}", path.display()))
 }
 
-/// The timing summary printed after a run.
+/// The timing summary printed after a run (to stderr).
 pub fn print_timing(t: &outcrop_timing::Totals) {
-    let s = &t.cpi_stack;
-    let pct = |v: u64| 100.0 * v as f64 / t.cycles.max(1) as f64;
-    eprintln!(
-        "outcrop: timing ({}): {} instructions, {} cycles, IPC {:.3}",
-        t.config, t.instructions, t.cycles, t.ipc
-    );
-    eprintln!(
-        "outcrop:   L1I miss {:.2}%  L1D miss {:.2}% ({} of {})  L2 miss {:.2}%  DTLB misses {}  ITLB misses {}",
-        100.0 * t.l1i_miss_rate(),
-        100.0 * t.l1d_miss_rate(),
-        t.l1d_misses,
-        t.l1d_accesses,
-        100.0 * t.l2_miss_rate(),
-        t.dtlb_misses,
-        t.itlb_misses
-    );
-    eprintln!(
-        "outcrop:   branches: {:.2}% of {} conditional mispredicted, {} return and {} indirect mispredicts, {} BTB misses",
-        100.0 * t.cond_mispredict_rate(),
-        t.cond_branches,
-        t.return_mispredicts,
-        t.indirect_mispredicts,
-        t.btb_misses
-    );
-    eprintln!(
-        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%  icache {:.1}%  dcache {:.1}%  other {:.1}%",
-        pct(s.base),
-        pct(s.branch),
-        pct(s.icache),
-        pct(s.dcache),
-        pct(s.other)
-    );
+    eprint!("{}", outcrop_report::timing_summary(t));
 }
 
-/// A loaded guest: the machine, ready to run, and the program's path and bytes (for symbols).
-pub struct Guest {
-    pub machine: Machine,
-    pub path: PathBuf,
-    pub elf: Vec<u8>,
+pub use outcrop_run::Guest;
+
+impl GuestArgs {
+    /// The program spec these options describe.
+    pub fn spec(&self) -> outcrop_run::ProgramSpec {
+        outcrop_run::ProgramSpec {
+            command: self.command.clone(),
+            allow: self.allow.clone(),
+            allow_rw: self.allow_rw.clone(),
+            deterministic: self.deterministic,
+            memory_limit: self.memory_limit.saturating_mul(1 << 20),
+            max_insns: self.max_insns,
+            stdio: outcrop_run::Stdio::Inherit,
+        }
+    }
 }
 
 /// Loads the guest `args` describe: sandbox, environment (empty with --deterministic), stdio
-/// passed through, instruction limit.
+/// passed through, instruction limit. Warnings and the first refusal of each host path go to
+/// stderr, the latter with the option that would grant it.
 pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
     load_guest_with(args, false)
 }
@@ -172,121 +129,74 @@ pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
 /// As [`load_guest`]; with `quiet`, the guest's stdout and stderr are discarded and its stdin
 /// is empty (for a baseline run beside a profiled one).
 pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
-    let prog_path = PathBuf::from(&args.command[0]);
-    let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
-    let mut sandbox = Sandbox::new();
-    for p in &args.allow {
-        sandbox
-            .allow_read(p)
-            .with_context(|| format!("--allow {}: no such path", p.display()))?;
+    let mut spec = args.spec();
+    if quiet {
+        spec.stdio = outcrop_run::Stdio::Quiet;
     }
-    for p in &args.allow_rw {
-        sandbox
-            .allow_write(p)
-            .with_context(|| format!("--allow-rw {}: no such path", p.display()))?;
+    let mut guest = outcrop_run::load(&spec, Box::new(|m| eprintln!("outcrop: warning: {m}")))?;
+    if !quiet {
+        guest.machine.kernel.on_denial(Box::new(report_denial));
     }
-    let exe_path = std::fs::canonicalize(&prog_path).unwrap_or_else(|_| prog_path.clone());
-    let kernel = KernelConfig {
-        sandbox,
-        deterministic: args.deterministic,
-        exe_path,
-        stdin: if quiet {
-            Box::new(std::io::empty())
+    Ok(guest)
+}
+
+/// The first refusal of a host path: say which option would grant it.
+fn report_denial(path: &std::path::Path, write: bool) {
+    let (flag, grant) = if write {
+        let exists = path.exists();
+        let target = if exists {
+            path
         } else {
-            Box::new(std::io::stdin())
-        },
-        stdout: if quiet {
-            Box::new(std::io::sink())
-        } else {
-            Box::new(PassThrough(std::io::stdout()))
-        },
-        stderr: if quiet {
-            Box::new(std::io::sink())
-        } else {
-            Box::new(PassThrough(std::io::stderr()))
-        },
-        on_warning: Box::new(|m| eprintln!("outcrop: warning: {m}")),
-        stdio_mode: None,
-    };
-    let env = if args.deterministic {
-        Vec::new()
+            path.parent().unwrap_or(path)
+        };
+        ("--allow-rw", target)
     } else {
-        std::env::vars_os()
-            .map(|(k, v)| {
-                let mut kv = k;
-                kv.push("=");
-                kv.push(v);
-                kv
-            })
-            .collect()
+        ("--allow", path)
     };
-    let program = Program {
-        elf: &bytes,
-        args: args.command.clone(),
-        env,
-        memory_limit: args.memory_limit.saturating_mul(1 << 20),
-    };
-    let mut machine =
-        elf::load(program, kernel).with_context(|| format!("{}", prog_path.display()))?;
-    if let Some(n) = args.max_insns {
-        machine.max_insns = n;
-    }
-    Ok(Guest {
-        machine,
-        path: prog_path,
-        elf: bytes,
-    })
+    eprintln!(
+        "outcrop: sandbox: the guest was refused {} ({}); {flag} {} would grant it",
+        path.display(),
+        if write { "write" } else { "read" },
+        grant.display()
+    );
 }
 
 /// The exit status and the outcome text of a finished run; reports faults and the
 /// instruction limit on stderr.
 pub fn outcome_status(outcome: Outcome, machine: &Machine) -> (i32, String) {
-    match outcome {
-        Outcome::Exited(c) => (c, "exited".to_string()),
-        Outcome::Fault(f) => {
-            eprintln!("outcrop: {f}");
-            (f.exit_status(), format!("fault: {f}"))
-        }
-        Outcome::InstructionLimit => {
-            eprintln!(
-                "outcrop: instruction limit reached after {} instructions (pc {:#x})",
-                machine.instret, machine.pc
-            );
-            (i32::from(EXIT_INSN_LIMIT), "instruction limit".to_string())
-        }
-        Outcome::Stopped => (0, "stopped".to_string()),
+    match &outcome {
+        Outcome::Fault(f) => eprintln!("outcrop: {f}"),
+        Outcome::InstructionLimit => eprintln!(
+            "outcrop: instruction limit reached after {} instructions (pc {:#x})",
+            machine.instret, machine.pc
+        ),
+        _ => {}
     }
+    outcrop_run::outcome_status(&outcome)
 }
 
 pub fn run(args: ExecArgs) -> Result<ExitCode> {
     let timing = args.timing.as_deref().map(timing_config).transpose()?;
+    if let Some(path) = &args.stats_json {
+        crate::files::check_output(path)?;
+    }
     let Guest {
         mut machine,
         path: prog_path,
         ..
     } = load_guest(&args.guest)?;
-    let start = std::time::Instant::now();
-    let mut counter = ClassCounter::default();
-    let mut timing_totals = None;
-    let outcome = if let Some(cfg) = &timing {
-        let mut timed = Timed::new(cfg, ClassCounter::default());
-        let outcome = machine.run(&mut timed);
-        timed.finish();
-        timing_totals = Some(timed.totals());
-        counter = timed.inner;
-        outcome
-    } else if args.stats_json.is_some() {
-        machine.run(&mut counter)
-    } else {
-        machine.run(&mut ())
-    };
-    let wall = start.elapsed().as_secs_f64();
-    let _ = machine.kernel.flush();
-    let (code, outcome_text) = outcome_status(outcome, &machine);
-    if let Some(t) = &timing_totals {
+    let mut run = outcrop_run::Run::new(&mut machine).timing(timing);
+    if args.stats_json.is_some() {
+        run = run.classes();
+    }
+    let result = run.execute()?;
+    let wall = result.wall.as_secs_f64();
+    let (code, outcome_text) = outcome_status(result.outcome, &machine);
+    if let Some(t) = &result.timing {
         print_timing(t);
     }
     if let Some(path) = &args.stats_json {
+        let counts = result.classes.unwrap_or_default();
         let stats = Stats {
             program: prog_path.display().to_string(),
             instructions: machine.instret,
@@ -296,11 +206,11 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
             mips: machine.instret as f64 / wall.max(1e-9) / 1e6,
             classes: Class::ALL
                 .iter()
-                .map(|c| (c.name(), counter.counts[*c as usize]))
+                .map(|c| (c.name(), counts[*c as usize]))
                 .collect(),
             syscalls: machine.kernel.syscall_counts.clone(),
             host_max_rss_bytes: max_rss_bytes(),
-            timing: timing_totals,
+            timing: result.timing,
         };
         let json = serde_json::to_string_pretty(&stats)?;
         write_output(path, |f| Ok(f.write_all((json + "\n").as_bytes())?))

@@ -1,10 +1,8 @@
 //! The binary's files: inputs read with a bound, outputs written so that nothing is lost or
 //! clobbered, and partial outputs removed when a run is interrupted.
 //!
-//! **Inputs** ([`read_bounded`], [`read_text_bounded`]) must be regular files no larger than a
-//! cap named per kind ([`MAX_PROGRAM_BYTES`], [`MAX_PROFILE_BYTES`], [`MAX_CONFIG_BYTES`]):
-//! `/dev/zero`, a FIFO or a directory is refused by name before anything is read, and the read
-//! itself stops at the cap, so a file that grows meanwhile cannot exhaust memory either.
+//! **Inputs** are read with `outcrop_run::files::read_bounded` (re-exported here): regular
+//! files no larger than a cap named per kind, refused by name before anything is read.
 //!
 //! **Outputs** ([`write_output`]):
 //! * a new name or an existing regular file is written atomically: `NAME.partial` beside it,
@@ -20,83 +18,14 @@
 
 use anyhow::{bail, Context, Result};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// Largest program (ELF file) Outcrop reads: 1 GiB.
-pub const MAX_PROGRAM_BYTES: u64 = 1 << 30;
-/// Largest profile Outcrop reads (`.wpp`, samples file, text trace): 1 GiB.
-pub const MAX_PROFILE_BYTES: u64 = 1 << 30;
-/// Largest configuration file (`--timing=FILE`): 1 MiB.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// Reads `path`, `what` it is (for messages), refusing anything but a regular file of at most
-/// `cap` bytes.
-pub fn read_bounded(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
-    let f = File::open(path).with_context(|| format!("cannot open {what} {}", path.display()))?;
-    let meta = f
-        .metadata()
-        .with_context(|| format!("cannot stat {what} {}", path.display()))?;
-    if !meta.is_file() {
-        bail!(
-            "{what} {} is not a regular file ({})",
-            path.display(),
-            file_kind(&meta)
-        );
-    }
-    if meta.len() > cap {
-        bail!(
-            "{what} {} has {} bytes; the most Outcrop reads is {} bytes",
-            path.display(),
-            meta.len(),
-            cap
-        );
-    }
-    let mut out = Vec::with_capacity(meta.len() as usize);
-    f.take(cap + 1)
-        .read_to_end(&mut out)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
-    if out.len() as u64 > cap {
-        bail!(
-            "{what} {} grew past {} bytes while being read",
-            path.display(),
-            cap
-        );
-    }
-    Ok(out)
-}
-
-/// As [`read_bounded`], as UTF-8 text; invalid UTF-8 is an error naming the line and byte.
-pub fn read_text_bounded(path: &Path, what: &str, cap: u64) -> Result<String> {
-    let bytes = read_bounded(path, what, cap)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        anyhow::anyhow!(
-            "{}:{line}: invalid UTF-8 at byte offset {at} (is this a {what}?)",
-            path.display()
-        )
-    })
-}
-
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
+pub use outcrop_run::files::{
+    read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
+};
 
 /// `.partial` files being written now (removed by the signal handler).
 static PARTIALS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -113,7 +42,13 @@ pub fn remove_partials_on_signals() {
         return; // no handlers: partial files may stay, as after a SIGKILL
     };
     std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
+        for sig in signals.forever() {
+            if sig == SIGINT
+                && INTERRUPTIBLE.load(Ordering::SeqCst)
+                && !INTERRUPT.swap(true, Ordering::SeqCst)
+            {
+                continue; // the run stops the guest and finishes its profiles
+            }
             for p in partials().drain(..) {
                 let _ = std::fs::remove_file(p);
             }
@@ -171,15 +106,26 @@ fn target(path: &Path) -> Result<Target> {
     bail!("{}: too many levels of symbolic links", path.display())
 }
 
-/// Writes an output at `path` (see the module docs: atomic for regular files and new names,
+/// An output being written: a handle to write through, and (for regular files) the
+/// `.partial` name that becomes the real one at [`OutputFile::commit`]. Dropped uncommitted,
+/// the `.partial` file is removed and the old output (if any) stays.
+pub struct OutputFile {
+    file: File,
+    /// `(NAME.partial, NAME)` for atomic outputs.
+    atomic: Option<(PathBuf, PathBuf)>,
+    shown: PathBuf,
+}
+
+/// Opens an output at `path` (see the module docs: atomic for regular files and new names,
 /// through symlinks, direct for devices, FIFOs and `-`).
-pub fn write_output(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+pub fn create_output(path: &Path) -> Result<OutputFile> {
     let final_path = match target(path)? {
-        Target::Direct(mut f) => {
-            write(&mut f)?;
-            return f
-                .flush()
-                .with_context(|| format!("cannot write {}", path.display()));
+        Target::Direct(file) => {
+            return Ok(OutputFile {
+                file,
+                atomic: None,
+                shown: path.to_path_buf(),
+            })
         }
         Target::Atomic(p) => p,
     };
@@ -190,20 +136,124 @@ pub fn write_output(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) ->
     tmp_name.push(".partial");
     let tmp = final_path.with_file_name(tmp_name);
     partials().push(tmp.clone());
-    let result = (|| {
-        let mut f =
-            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        write(&mut f)?;
-        f.sync_all()
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &final_path)
-            .with_context(|| format!("cannot rename to {}", final_path.display()))
-    })();
-    partials().retain(|p| p != &tmp);
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let file = match File::create(&tmp) {
+        Ok(f) => f,
+        Err(e) => {
+            partials().retain(|p| p != &tmp);
+            return Err(e).with_context(|| format!("cannot create {}", tmp.display()));
+        }
+    };
+    Ok(OutputFile {
+        file,
+        atomic: Some((tmp, final_path)),
+        shown: path.to_path_buf(),
+    })
+}
+
+impl OutputFile {
+    /// Another handle to the file (for a writer that must own one).
+    pub fn file(&self) -> Result<File> {
+        self.file
+            .try_clone()
+            .with_context(|| format!("cannot use {}", self.shown.display()))
     }
-    result
+
+    /// Makes the output final: flushes it and renames `NAME.partial` to `NAME`.
+    pub fn commit(mut self) -> Result<()> {
+        let shown = self.shown.clone();
+        let Some((tmp, final_path)) = self.atomic.take() else {
+            return self
+                .file
+                .flush()
+                .with_context(|| format!("cannot write {}", shown.display()));
+        };
+        let result = self
+            .file
+            .sync_all()
+            .with_context(|| format!("cannot write {}", tmp.display()))
+            .and_then(|()| {
+                std::fs::rename(&tmp, &final_path)
+                    .with_context(|| format!("cannot rename to {}", final_path.display()))
+            });
+        partials().retain(|p| p != &tmp);
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = self.atomic.take() {
+            let _ = std::fs::remove_file(&tmp);
+            partials().retain(|p| p != &tmp);
+        }
+    }
+}
+
+/// Writes an output at `path` in one go (see [`create_output`]).
+pub fn write_output(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let mut out = create_output(path)?;
+    write(&mut out.file)?;
+    out.commit()
+}
+
+/// Set by the first SIGINT while a run is interruptible ([`interrupt_flag`]).
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// Whether a SIGINT should stop the guest rather than exit.
+static INTERRUPTIBLE: AtomicBool = AtomicBool::new(false);
+
+/// Makes SIGINT stop the guest (the run then finishes every profile with what it collected)
+/// instead of exiting; a second SIGINT exits as usual. Returns the flag the run watches.
+pub fn interrupt_flag() -> &'static AtomicBool {
+    INTERRUPTIBLE.store(true, Ordering::SeqCst);
+    &INTERRUPT
+}
+
+/// Checks, before a run starts, that `path` can be written when the run ends: `-` or an
+/// existing device/FIFO, or a name in an existing directory where a file can be created (a
+/// scratch file is made and removed to be sure). A directory is refused.
+pub fn check_output(path: &Path) -> Result<()> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            bail!("output {} is a directory", path.display());
+        }
+        if !meta.is_file() {
+            return Ok(()); // a device, FIFO or socket: written directly
+        }
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => bail!(
+            "output {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        ),
+        Err(e) => bail!(
+            "output {}: directory {}: {e}",
+            path.display(),
+            dir.display()
+        ),
+    }
+    tempfile::Builder::new()
+        .prefix(".outcrop-check")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| {
+            format!(
+                "output {}: cannot create files in {}",
+                path.display(),
+                dir.display()
+            )
+        })
 }
 
 /// Checks that `elf` (read from `binary`) is the program `profile` was recorded from, by the
@@ -253,30 +303,6 @@ pub fn max_rss_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn non_regular_and_oversized_inputs_are_refused_by_name() {
-        let e = read_bounded(Path::new("/dev/zero"), "program", 1 << 20).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("/dev/zero is not a regular file (a character device)"),
-            "{e}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let e = read_bounded(dir.path(), "profile", 1 << 20).unwrap_err();
-        assert!(e.to_string().contains("a directory"), "{e}");
-        let big = dir.path().join("big");
-        std::fs::write(&big, vec![0u8; 100]).unwrap();
-        let e = read_bounded(&big, "config", 99).unwrap_err();
-        assert!(e.to_string().contains("has 100 bytes"), "{e}");
-        assert_eq!(read_bounded(&big, "config", 100).unwrap().len(), 100);
-        std::fs::write(&big, b"ok\n\xff").unwrap();
-        let e = read_text_bounded(&big, "samples file", 100).unwrap_err();
-        assert!(
-            e.to_string().contains(":2: invalid UTF-8 at byte offset 3"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn outputs_replace_files_follow_symlinks_and_write_devices_directly() {

@@ -13,7 +13,6 @@ use outcrop_paths::{
     LbrConfig, LbrUnit, Options, PartialStats, PathKey, PeriodUnit, Regions, Samples, Weighting,
     HOT,
 };
-use outcrop_timing::Timed;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -190,29 +189,18 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         drop_target: args.drop_target,
         handler_cycles: args.handler_cycles,
     };
-    let unit = LbrUnit::new(config).context("paths record")?;
+    LbrUnit::new(config.clone()).context("paths record")?;
+    crate::files::check_output(&args.output)?;
     let timing = args.timing.as_deref().map(timing_config).transpose()?;
     let mut guest = load_guest(&args.guest)?;
     let program = guest.path.display().to_string();
-    let mut sampler = outcrop_sampling::BranchRecorder::new(vec![unit]);
-    let (outcome, cycles) = match &timing {
-        Some(t) => {
-            let mut timed = Timed::new(t, sampler);
-            let o = guest.machine.run(&mut timed);
-            timed.finish();
-            let cycles = timed.totals().cycles;
-            sampler = timed.inner;
-            (o, cycles)
-        }
-        None => (guest.machine.run(&mut sampler), 0),
-    };
-    let (code, status) = outcome_status(outcome, &guest.machine);
-    let instructions = sampler.instructions;
-    let Some(unit) = sampler.units.pop() else {
-        bail!("internal: the unit is gone");
-    };
-    let mut samples = unit.into_samples(&program, instructions, cycles);
-    samples.meta.program_id = outcrop_rv::elf::program_id(&guest.elf)?;
+    let result = outcrop_run::Run::new(&mut guest.machine)
+        .timing(timing)
+        .paths(vec![config])
+        .execute()?;
+    let (code, status) = outcome_status(result.outcome, &guest.machine);
+    let samples = samples_of(result.paths, &program, &guest.elf)?;
+    let (instructions, cycles) = (samples.meta.instructions, samples.meta.cycles);
     write_output(&args.output, |f| {
         f.write_all(samples.to_text().as_bytes())?;
         Ok(())
@@ -228,6 +216,23 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         args.output.display()
     );
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// The samples file of a run's (single) branch-record unit, with the program's name and id.
+pub fn samples_of(
+    recorder: Option<outcrop_sampling::BranchRecorder>,
+    program: &str,
+    elf: &[u8],
+) -> Result<Samples> {
+    let Some(mut recorder) = recorder else {
+        bail!("internal: the run had no branch-record unit");
+    };
+    let Some(unit) = recorder.units.pop() else {
+        bail!("internal: the unit is gone");
+    };
+    let mut samples = unit.into_samples(program, recorder.instructions, recorder.cycles);
+    samples.meta.program_id = outcrop_rv::elf::program_id(elf)?;
+    Ok(samples)
 }
 
 /// Reads block start addresses from a .wpp file (with the instructions its run retired and

@@ -301,8 +301,7 @@ fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()
     Ok(())
 }
 
-/// The hot-range table: one row per range (pre-order), with exact counts and percent errors
-/// when `accuracy` is given, and a label column (e.g. function names) when `labels` is.
+/// The hot-range table (see `outcrop_report::hot_table`).
 pub fn write_hot_table(
     out: &mut impl Write,
     bits: u8,
@@ -310,45 +309,5 @@ pub fn write_hot_table(
     accuracy: Option<&AccuracyReport>,
     labels: Option<&[String]>,
 ) -> Result<()> {
-    let w = (u32::from(bits)).div_ceil(4) as usize + 2;
-    write!(
-        out,
-        "  {:<w$}  {:<w$} {:>5} {:>14} {:>8} {:>8}",
-        "lo", "hi", "depth", "count", "share", "excl."
-    )?;
-    if accuracy.is_some() {
-        write!(out, " {:>14} {:>7} {:>9}", "exact", "err%", "excl.err%")?;
-    }
-    if labels.is_some() {
-        write!(out, "  code")?;
-    }
-    writeln!(out)?;
-    for (i, h) in hot.iter().enumerate() {
-        write!(
-            out,
-            "  {:<w$}  {:<w$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
-            format!("{:#x}", h.lo),
-            format!("{:#x}", h.hi),
-            h.depth,
-            h.count,
-            100.0 * h.share,
-            100.0 * h.exclusive_share
-        )?;
-        if let Some(a) = accuracy {
-            let x = &a.ranges[i];
-            write!(
-                out,
-                " {:>14} {:>7.3} {:>9.3}",
-                x.exact_inclusive, x.error_pct, x.exclusive_error_pct
-            )?;
-        }
-        if let Some(l) = labels.and_then(|l| l.get(i)) {
-            write!(out, "  {l}")?;
-        }
-        writeln!(out)?;
-    }
-    if hot.is_empty() {
-        writeln!(out, "  (none)")?;
-    }
-    Ok(())
+    Ok(out.write_all(outcrop_report::hot_table(bits, hot, accuracy, labels).as_bytes())?)
 }

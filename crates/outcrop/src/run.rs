@@ -1,17 +1,22 @@
-//! `outcrop run --rap STREAM,... -- PROG`: run a guest with RAP trees over its event streams
-//! (the RAP paper's §4 studies on the built-in machine).
+//! `outcrop run [--rap STREAMS] [--wpp FILE] [--paths N[:P]] [--timing] -- PROG`: one run of a
+//! guest with any set of mechanisms attached (RAP trees over its event streams, the
+//! whole-program capture, a branch-record unit), each result equal to its own command's.
 
 use crate::exec::{load_guest, outcome_status, print_timing, timing_config, Guest, GuestArgs};
+use crate::files::{check_output, write_output};
 use crate::rap::write_hot_table;
+use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop::streams::{RapProfiler, Stream, StreamProfile};
 use outcrop_rap::{AccuracyReport, Config, HotRange};
+use outcrop_run::rap::{RapSpec, Stream, StreamProfile};
+use outcrop_run::{Run, WppSpec};
+use outcrop_rv::inst::Class;
 use outcrop_rv::symbols::Symbols;
-use outcrop_timing::Timed;
+use outcrop_sampling::{LbrConfig, PeriodUnit};
 use serde::Serialize;
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 fn parse_stream(s: &str) -> Result<Stream, String> {
@@ -21,12 +26,30 @@ fn parse_stream(s: &str) -> Result<Stream, String> {
     })
 }
 
+/// `--paths ENTRIES[:PERIOD]`.
+fn parse_paths(s: &str) -> Result<(usize, Option<u64>), String> {
+    let (e, p) = match s.split_once(':') {
+        Some((e, p)) => (e, Some(p)),
+        None => (s, None),
+    };
+    let entries = e
+        .parse::<usize>()
+        .map_err(|_| format!("`{s}`: ENTRIES must be a number (e.g. 16 or 16:100000)"))?;
+    let period = p
+        .map(|p| {
+            p.parse::<u64>()
+                .map_err(|_| format!("`{s}`: PERIOD must be a number (e.g. 16:100000)"))
+        })
+        .transpose()?;
+    Ok((entries, period))
+}
+
 /// Options of `outcrop run` (help text on `Command::Run` in main.rs).
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// RAP streams to profile, comma-separated: pc, block, load-value, load-addr, store-addr,
     /// l1d-miss-value, l2-miss-value, l1d-miss-pc, narrow-pc, zero-load-addr.
-    #[arg(long, value_name = "STREAM[,STREAM...]", value_delimiter = ',', required = true,
+    #[arg(long, value_name = "STREAM[,STREAM...]", value_delimiter = ',',
           value_parser = parse_stream)]
     rap: Vec<Stream>,
 
@@ -46,19 +69,45 @@ pub struct RunArgs {
     #[arg(long)]
     exact: bool,
 
-    /// Timing model for the cache streams: a preset or a TOML file (default: `default` when a
-    /// cache stream is asked for; otherwise no timing unless given).
+    /// Record the whole-program profile (paths and strata) into FILE, as `wpp record -o FILE`.
+    #[arg(long, value_name = "FILE")]
+    wpp: Option<PathBuf>,
+
+    /// Sample branch records with a unit of ENTRIES entries every PERIOD instructions (cycles
+    /// with --timing; default 1000000), as `paths record --entries ENTRIES --period PERIOD`.
+    /// The samples file goes to --samples FILE or, with --report, DIR/branch.samples.
+    #[arg(long, value_name = "ENTRIES[:PERIOD]", value_parser = parse_paths)]
+    paths: Option<(usize, Option<u64>)>,
+
+    /// Where --paths writes its samples file.
+    #[arg(long, value_name = "FILE", requires = "paths")]
+    samples: Option<PathBuf>,
+
+    /// Timing model: a preset or a TOML file (default: `default` when a cache stream is asked
+    /// for; otherwise no timing unless given).
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, require_equals = true,
           default_missing_value = "default")]
     timing: Option<String>,
 
-    /// Write the report as JSON.
+    /// Write the RAP report as JSON.
     #[arg(long)]
     json: bool,
 
-    /// Write the report to FILE instead of stdout (where the guest's output also goes).
+    /// Write the RAP report to FILE instead of stdout (where the guest's output also goes).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// Write every mechanism's results and the run's statistics as JSON files into DIR
+    /// (created if missing): run.json, rap.json, wpp.json, paths.json, branch.samples.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+
+    /// No progress bar (it is shown only when stderr is a terminal anyway).
+    #[arg(long)]
+    no_progress: bool,
+
+    #[command(flatten, next_help_heading = "Whole-program capture (with --wpp)")]
+    capture: CaptureArgs,
 
     #[command(flatten)]
     guest: GuestArgs,
@@ -119,6 +168,50 @@ struct Finished<'a> {
     labels: Option<Vec<String>>,
 }
 
+/// The run's statistics (`DIR/run.json`).
+#[derive(Serialize)]
+struct RunStats<'a> {
+    program: &'a str,
+    args: Vec<String>,
+    instructions: u64,
+    exit_code: i32,
+    outcome: &'a str,
+    truncated: bool,
+    wall_seconds: f64,
+    mips: f64,
+    mechanisms: Vec<&'static str>,
+    classes: Option<Vec<(&'static str, u64)>>,
+    timing: Option<&'a outcrop_timing::Totals>,
+    host_max_rss_bytes: Option<u64>,
+}
+
+/// The whole-program capture's summary (`DIR/wpp.json`).
+#[derive(Serialize)]
+struct WppJson<'a> {
+    file: String,
+    bytes: u64,
+    stats: &'a outcrop_strata::FileStats,
+}
+
+/// The branch-record samples' summary (`DIR/paths.json`).
+#[derive(Serialize)]
+struct PathsJson<'a> {
+    file: String,
+    samples: u64,
+    distinct_traces: usize,
+    recorded_branches: u64,
+    instructions: u64,
+    cycles: u64,
+    modelled_overhead: f64,
+    config: &'a outcrop_sampling::LbrConfig,
+}
+
+/// Writes `bytes` to `path` (atomically; see files.rs).
+fn save(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_output(path, |f| Ok(f.write_all(bytes)?))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let config = Config::builder()
         .eps(args.eps)
@@ -128,17 +221,64 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if !(args.hot > 0.0 && args.hot <= 1.0) {
         anyhow::bail!("--hot {}: must be in (0, 1]", args.hot);
     }
+    if args.rap.is_empty() && args.wpp.is_none() && args.paths.is_none() {
+        anyhow::bail!(
+            "nothing to profile: give --rap STREAMS, --wpp FILE and/or --paths ENTRIES (see outcrop run --help)"
+        );
+    }
     let needs_timing = args.rap.iter().any(|s| s.needs_timing());
     let timing_spec = args
         .timing
         .clone()
         .or_else(|| needs_timing.then(|| "default".to_string()));
     let timing = timing_spec.as_deref().map(timing_config).transpose()?;
+    let wpp_options = args
+        .wpp
+        .as_ref()
+        .map(|_| args.capture.options())
+        .transpose()?;
+    let lbr = args.paths.map(|(entries, period)| LbrConfig {
+        entries,
+        period: period.unwrap_or(LbrConfig::default().period),
+        unit: if timing.is_some() {
+            PeriodUnit::Cycles
+        } else {
+            PeriodUnit::Instructions
+        },
+        ..LbrConfig::default()
+    });
+    if let Some(c) = &lbr {
+        c.validate().context("--paths")?;
+    }
+    let samples_path = args.samples.clone().or_else(|| {
+        args.paths
+            .and(args.report.as_ref())
+            .map(|d| d.join("branch.samples"))
+    });
+    if args.paths.is_some() && samples_path.is_none() {
+        anyhow::bail!(
+            "--paths needs somewhere to write its samples file: --samples FILE or --report DIR"
+        );
+    }
+    // every output is checked before the run starts
+    if let Some(dir) = &args.report {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
+        check_output(&dir.join("run.json"))?;
+    }
+    for p in [&args.output, &args.wpp, &samples_path]
+        .into_iter()
+        .flatten()
+    {
+        check_output(p)?;
+    }
+
     let Guest {
         mut machine,
         path,
         elf,
     } = load_guest(&args.guest)?;
+    let program = path.display().to_string();
     let symbols = if args.rap.iter().any(|s| s.is_code()) {
         match Symbols::from_elf(&elf) {
             Ok(s) => Some(s),
@@ -151,87 +291,232 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         None
     };
 
-    let mut prof = RapProfiler::new(&args.rap, &config, args.exact);
-    let start = std::time::Instant::now();
-    let (outcome, totals) = match &timing {
-        Some(cfg) => {
-            let mut timed = Timed::new(cfg, prof);
-            let outcome = machine.run(&mut timed);
-            timed.finish();
-            let totals = timed.totals();
-            prof = timed.inner;
-            (outcome, Some(totals))
+    let interrupt = crate::files::interrupt_flag();
+    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar
+    });
+    let mut on_progress = |p: outcrop_run::Progress| {
+        if let Some(bar) = &bar {
+            let secs = p.elapsed.as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} instructions, {:.1} MIPS (Ctrl-C stops the guest and keeps the profiles)",
+                p.instructions,
+                p.instructions as f64 / secs / 1e6
+            ));
+            bar.tick();
         }
-        None => (machine.run(&mut prof), None),
     };
-    let wall = start.elapsed().as_secs_f64();
-    let _ = machine.kernel.flush();
-    prof.finish().context("RAP update")?;
 
-    let (code, outcome_text) = outcome_status(outcome, &machine);
-    if let Some(t) = &totals {
+    let mut wpp_file = None;
+    let mut run = Run::new(&mut machine)
+        .timing(timing)
+        .classes()
+        .progress(&mut on_progress)
+        .interrupt(interrupt);
+    if !args.rap.is_empty() {
+        run = run.rap(RapSpec::new(&args.rap, config, args.exact));
+    }
+    if let Some(c) = lbr {
+        run = run.paths(vec![c]);
+    }
+    if let (Some(file), Some(options)) = (&args.wpp, wpp_options) {
+        let f = crate::files::create_output(file)?;
+        let info = crate::wpp::run_info(&args.guest, &program, &elf, 0.0)?;
+        run = run.wpp(WppSpec {
+            sink: Box::new(std::io::BufWriter::with_capacity(1 << 20, f.file()?)),
+            options,
+            info,
+            deterministic: args.guest.deterministic,
+        });
+        wpp_file = Some(f);
+    }
+    let result = run.execute();
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let mut result = result?;
+    if let Some(c) = result.wpp.as_mut() {
+        c.writer.flush()?;
+    }
+    let wpp = result.wpp.take();
+    if let (Some(f), Some(_)) = (wpp_file.take(), &wpp) {
+        f.commit()?;
+    }
+    let (code, outcome_text) = if result.interrupted {
+        eprintln!(
+            "outcrop: interrupted after {} instructions; the profiles cover the run so far (truncated)",
+            result.instructions
+        );
+        result.status()
+    } else {
+        outcome_status(result.outcome, &machine)
+    };
+    if let Some(t) = &result.timing {
         print_timing(t);
     }
+    let wall = result.wall.as_secs_f64();
 
-    let mut finished = Vec::new();
-    for p in &prof.profiles {
-        let hot = p.tree.hot_ranges(args.hot)?;
-        let accuracy = p
-            .exact
-            .as_ref()
-            .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
-        let labels = match (&symbols, p.stream.is_code()) {
-            (Some(sym), true) => Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect()),
-            _ => None,
-        };
-        finished.push(Finished {
-            profile: p,
-            hot,
-            accuracy,
-            labels,
-        });
-    }
-
-    let mut buf = Vec::new();
-    if args.json {
-        let streams = finished.iter().map(stream_json).collect();
+    // ---- RAP
+    let mut rap_bytes = Vec::new();
+    if let Some(prof) = &result.rap {
+        let mut finished = Vec::new();
+        for p in &prof.profiles {
+            let hot = p.tree.hot_ranges(args.hot)?;
+            let accuracy = p
+                .exact
+                .as_ref()
+                .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
+            let labels = match (&symbols, p.stream.is_code()) {
+                (Some(sym), true) => {
+                    Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect())
+                }
+                _ => None,
+            };
+            finished.push(Finished {
+                profile: p,
+                hot,
+                accuracy,
+                labels,
+            });
+        }
         let report = RunJson {
-            program: path.display().to_string(),
-            instructions: machine.instret,
+            program: program.clone(),
+            instructions: result.instructions,
             exit_code: code,
-            outcome: outcome_text,
+            outcome: outcome_text.clone(),
             wall_seconds: wall,
             eps: args.eps,
             branching: args.branching,
             hot_fraction: args.hot,
-            timing: totals,
-            streams,
+            timing: result.timing.clone(),
+            streams: finished.iter().map(stream_json).collect(),
         };
-        serde_json::to_writer_pretty(&mut buf, &report)?;
-        writeln!(buf)?;
-    } else {
-        writeln!(
-            buf,
-            "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({outcome_text})",
-            path.display(),
-            machine.instret,
-            args.eps,
-            args.branching,
-            100.0 * args.hot
-        )?;
-        for f in &finished {
-            write_stream(&mut buf, f)?;
+        let mut json = serde_json::to_vec_pretty(&report)?;
+        json.push(b'\n');
+        let mut buf = Vec::new();
+        if args.json {
+            buf.extend_from_slice(&json);
+        } else {
+            writeln!(
+                buf,
+                "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({outcome_text})",
+                program,
+                result.instructions,
+                args.eps,
+                args.branching,
+                100.0 * args.hot
+            )?;
+            for f in &finished {
+                write_stream(&mut buf, f)?;
+            }
         }
+        match &args.output {
+            Some(file) => save(file, &buf)?,
+            None => {
+                let stdout = std::io::stdout();
+                let mut out = stdout.lock();
+                out.write_all(&buf)?;
+                out.flush()?;
+            }
+        }
+        rap_bytes = json;
     }
-    match &args.output {
-        Some(file) => crate::files::write_output(file, |w| Ok(w.write_all(&buf)?))
-            .with_context(|| format!("writing {}", file.display()))?,
-        None => {
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            out.write_all(&buf)?;
-            out.flush()?;
+
+    // ---- branch records
+    let mut paths_json = None;
+    if let Some(recorder) = result.paths.take() {
+        let samples = crate::paths::samples_of(Some(recorder), &program, &elf)?;
+        let Some(file) = &samples_path else {
+            anyhow::bail!("internal: no samples path");
+        };
+        save(file, samples.to_text().as_bytes())?;
+        eprintln!(
+            "outcrop: paths: {} samples ({} distinct traces), modelled overhead {:.2}% → {}",
+            samples.meta.samples,
+            samples.traces.len(),
+            100.0 * samples.overhead(),
+            file.display()
+        );
+        let j = PathsJson {
+            file: file.display().to_string(),
+            samples: samples.meta.samples,
+            distinct_traces: samples.traces.len(),
+            recorded_branches: samples.meta.recorded,
+            instructions: samples.meta.instructions,
+            cycles: samples.meta.cycles,
+            modelled_overhead: samples.overhead(),
+            config: &samples.meta.config,
+        };
+        paths_json = Some(serde_json::to_vec_pretty(&j)?);
+    }
+
+    // ---- whole-program capture
+    let mut wpp_json = None;
+    if let (Some(c), Some(file)) = (&wpp, &args.wpp) {
+        let b = &c.stats.build;
+        eprintln!(
+            "outcrop: wpp: {} blocks, {} paths executed ({} unique), {} bytes → {}",
+            b.blocks,
+            b.paths.executions,
+            b.paths.unique,
+            c.bytes.total(),
+            file.display()
+        );
+        wpp_json = Some(serde_json::to_vec_pretty(&WppJson {
+            file: file.display().to_string(),
+            bytes: c.bytes.total(),
+            stats: &c.stats,
+        })?);
+    }
+
+    if let Some(dir) = &args.report {
+        let mut mechanisms = Vec::new();
+        if result.rap.is_some() {
+            mechanisms.push("rap");
+            save(&dir.join("rap.json"), &rap_bytes)?;
         }
+        if let Some(j) = &wpp_json {
+            mechanisms.push("wpp");
+            save(&dir.join("wpp.json"), j)?;
+        }
+        if let Some(j) = &paths_json {
+            mechanisms.push("paths");
+            save(&dir.join("paths.json"), j)?;
+        }
+        let stats = RunStats {
+            program: &program,
+            args: args
+                .guest
+                .command
+                .iter()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            instructions: result.instructions,
+            exit_code: code,
+            outcome: &outcome_text,
+            truncated: result.truncated(),
+            wall_seconds: wall,
+            mips: result.instructions as f64 / wall.max(1e-9) / 1e6,
+            mechanisms,
+            classes: result.classes.map(|c| {
+                Class::ALL
+                    .iter()
+                    .map(|k| (k.name(), c[*k as usize]))
+                    .collect()
+            }),
+            timing: result.timing.as_ref(),
+            host_max_rss_bytes: crate::files::max_rss_bytes(),
+        };
+        let mut j = serde_json::to_vec_pretty(&stats)?;
+        j.push(b'\n');
+        save(&dir.join("run.json"), &j)?;
+        eprintln!("outcrop: report → {}", dir.display());
     }
     Ok(ExitCode::from((code & 0xff) as u8))
 }

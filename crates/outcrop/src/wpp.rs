@@ -8,7 +8,7 @@ use crate::files::{
 };
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use outcrop::capture::{capture, CaptureOptions};
+use outcrop_run::{CaptureOptions, Run, WppSpec};
 use outcrop_rv::symbols::Symbols;
 use outcrop_strata::format::ChunkInfo;
 use outcrop_strata::report::{self, HotPath, LengthBin, Ratios};
@@ -78,6 +78,21 @@ pub struct RecordArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
 
+    #[command(flatten)]
+    capture: CaptureArgs,
+
+    /// First run the program bare (output discarded) and store its time, so reports show
+    /// the collection slowdown.
+    #[arg(long)]
+    baseline: bool,
+
+    #[command(flatten)]
+    guest: GuestArgs,
+}
+
+/// How a whole-program profile is built and compressed (shared by `wpp record` and `run --wpp`).
+#[derive(Args, Debug, Clone)]
+pub struct CaptureArgs {
     /// Stratum layers above the paths (the paper built 1).
     #[arg(long, value_name = "N", default_value_t = Config::default().layers)]
     layers: usize,
@@ -108,14 +123,55 @@ pub struct RecordArgs {
     /// Run every stage on the machine's thread (to measure what the threads buy).
     #[arg(long)]
     inline: bool,
+}
 
-    /// First run the program bare (output discarded) and store its time, so reports show
-    /// the collection slowdown.
-    #[arg(long)]
-    baseline: bool,
+impl CaptureArgs {
+    /// The capture options these flags describe.
+    pub fn options(&self) -> Result<CaptureOptions> {
+        let codec = match self.codec {
+            CodecName::Zstd => Codec::Zstd {
+                level: self.level.unwrap_or(12),
+                window_log: 27,
+                context_model: !self.no_context_model,
+            },
+            CodecName::Zlib => Codec::Zlib {
+                level: match self.level {
+                    None => 9,
+                    Some(l) if (0..=9).contains(&l) => l as u32,
+                    Some(l) => bail!("--level {l}: zlib levels are 0–9"),
+                },
+            },
+        };
+        let config = Config {
+            max_path_len: self.path_limit,
+            layers: self.layers,
+            layer_cap: self.layer_cap,
+            codec,
+            ..Config::default()
+        };
+        config.validate().context("whole-program capture")?;
+        Ok(CaptureOptions {
+            config,
+            threaded: !self.inline,
+            ..CaptureOptions::default()
+        })
+    }
+}
 
-    #[command(flatten)]
-    guest: GuestArgs,
+/// What `run --wpp` records about the program (the same as `wpp record`).
+pub fn run_info(guest: &GuestArgs, program: &str, elf: &[u8], baseline: f64) -> Result<RunInfo> {
+    Ok(RunInfo {
+        program: program.to_string(),
+        args: guest
+            .command
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        program_id: outcrop_rv::elf::program_id(elf)?,
+        baseline_seconds: if guest.deterministic { 0.0 } else { baseline },
+        ..RunInfo::default()
+    })
 }
 
 /// Replay output formats.
@@ -183,34 +239,8 @@ pub fn run(cmd: WppCommand) -> Result<ExitCode> {
 }
 
 fn record(args: RecordArgs) -> Result<ExitCode> {
-    let codec = match args.codec {
-        CodecName::Zstd => Codec::Zstd {
-            level: args.level.unwrap_or(12),
-            window_log: 27,
-            context_model: !args.no_context_model,
-        },
-        CodecName::Zlib => Codec::Zlib {
-            level: match args.level {
-                None => 9,
-                Some(l) if (0..=9).contains(&l) => l as u32,
-                Some(l) => bail!("--level {l}: zlib levels are 0–9"),
-            },
-        },
-    };
-    let config = Config {
-        max_path_len: args.path_limit,
-        layers: args.layers,
-        layer_cap: args.layer_cap,
-        codec,
-        ..Config::default()
-    };
-    config.validate().context("wpp record")?;
-    let opts = CaptureOptions {
-        config,
-        threaded: !args.inline,
-        ..CaptureOptions::default()
-    };
-
+    let opts = args.capture.options()?;
+    crate::files::check_output(&args.output)?;
     let baseline = if args.baseline {
         let mut g = load_guest_with(&args.guest, true)?;
         let t = std::time::Instant::now();
@@ -222,40 +252,25 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
 
     let mut guest = load_guest(&args.guest)?;
     let program = guest.path.display().to_string();
-    let info = RunInfo {
-        program: program.clone(),
-        args: args
-            .guest
-            .command
-            .iter()
-            .skip(1)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        program_id: outcrop_rv::elf::program_id(&guest.elf)?,
-        baseline_seconds: if args.guest.deterministic {
-            0.0
-        } else {
-            baseline
-        },
-        ..RunInfo::default()
-    };
+    let info = run_info(&args.guest, &program, &guest.elf, baseline)?;
     let deterministic = args.guest.deterministic;
     let mut result = None;
     write_output(&args.output, |f| {
-        let mut c = capture(
-            &mut guest.machine,
-            BufWriter::with_capacity(1 << 20, f),
-            &opts,
+        let spec = WppSpec {
+            sink: Box::new(BufWriter::with_capacity(1 << 20, f)),
+            options: opts,
             info,
             deterministic,
-        )
-        .context("whole-program capture")?;
+        };
+        let r = Run::new(&mut guest.machine).wpp(spec).execute()?;
+        let Some(mut c) = r.wpp else {
+            bail!("internal: the capture is missing");
+        };
         c.writer.flush()?;
-        result = Some((c.outcome, c.stats, c.bytes));
+        result = Some((r.outcome, c.stats, c.bytes));
         Ok(())
     })
     .with_context(|| format!("writing {}", args.output.display()))?;
-    let _ = guest.machine.kernel.flush();
     let Some((outcome, stats, bytes)) = result else {
         bail!("capture produced nothing");
     };

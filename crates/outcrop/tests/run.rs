@@ -184,3 +184,156 @@ fn exec_timing_adds_totals_to_stats() {
         }
     }
 }
+
+/// The RAP JSON without its wall-clock fields.
+fn rap_json(path: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("wall_seconds");
+    v
+}
+
+#[test]
+fn one_run_with_every_mechanism_equals_the_separate_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    for timing in [true, false] {
+        let t: &[&str] = if timing { &["--timing"] } else { &[] };
+        let with = |args: &[&str]| -> Vec<String> {
+            let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let at = v.iter().position(|a| a == "--").unwrap();
+            for (i, x) in t.iter().enumerate() {
+                v.insert(at + i, x.to_string());
+            }
+            v
+        };
+        let run = |args: Vec<String>| {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = outcrop(&refs);
+            assert!(o.status.success(), "{args:?}: {}", err(&o));
+            o
+        };
+        let prog = "bin/qsort_ints";
+        let report = p("report");
+        run(with(&[
+            "run",
+            "--rap",
+            "block",
+            "--json",
+            "-o",
+            &p("all.json"),
+            "--wpp",
+            &p("all.wpp"),
+            "--paths",
+            "16",
+            "--report",
+            &report,
+            "--deterministic",
+            "--",
+            prog,
+        ]));
+        run(with(&[
+            "run",
+            "--rap",
+            "block",
+            "--json",
+            "-o",
+            &p("rap.json"),
+            "--deterministic",
+            "--",
+            prog,
+        ]));
+        run(with(&[
+            "wpp",
+            "record",
+            "-o",
+            &p("one.wpp"),
+            "--deterministic",
+            "--",
+            prog,
+        ])
+        .into_iter()
+        .filter(|a| a != "--timing")
+        .collect());
+        run(with(&[
+            "paths",
+            "record",
+            "--entries",
+            "16",
+            "-o",
+            &p("one.samples"),
+            "--deterministic",
+            "--",
+            prog,
+        ]));
+        let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
+        assert!(
+            read("all.wpp") == read("one.wpp"),
+            "timing {timing}: .wpp bytes differ"
+        );
+        assert!(
+            read("report/branch.samples") == read("one.samples"),
+            "timing {timing}: samples files differ"
+        );
+        assert_eq!(
+            rap_json(&dir.path().join("all.json")),
+            rap_json(&dir.path().join("rap.json")),
+            "timing {timing}: RAP trees differ"
+        );
+        let stats: serde_json::Value = serde_json::from_slice(&read("report/run.json")).unwrap();
+        assert_eq!(
+            stats["mechanisms"],
+            serde_json::json!(["rap", "wpp", "paths"])
+        );
+        assert_eq!(stats["truncated"], false);
+        assert!(dir.path().join("report/rap.json").exists());
+        assert!(dir.path().join("report/wpp.json").exists());
+        assert!(dir.path().join("report/paths.json").exists());
+    }
+}
+
+#[test]
+fn bad_outputs_fail_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/x.wpp");
+    let started = std::time::Instant::now();
+    let o = outcrop(&[
+        "run",
+        "--wpp",
+        missing.to_str().unwrap(),
+        "--",
+        "bin/qsort_ints",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("no/such/dir"), "{}", err(&o));
+    // the guest never ran: nothing on stdout
+    assert!(o.stdout.is_empty());
+    assert!(started.elapsed().as_secs() < 5);
+    let o = outcrop(&["run", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("nothing to profile"), "{}", err(&o));
+}
+
+#[test]
+fn sandbox_refusals_name_the_option_that_grants_them() {
+    let o = outcrop(&["exec", "--", "bin/fileio", "src/fileio.c"]);
+    let e = err(&o);
+    // fileio first creates its scratch file beside the current directory
+    assert!(
+        e.contains("sandbox: the guest was refused")
+            && e.contains("outcrop-fileio.tmp (write); --allow-rw "),
+        "{e}"
+    );
+    assert_eq!(e.matches("sandbox:").count(), 1, "reported once: {e}");
+    // granted, nothing is reported
+    let o = outcrop(&[
+        "exec",
+        "--allow",
+        "src/fileio.c",
+        "--allow-rw",
+        ".",
+        "--",
+        "bin/fileio",
+        "src/fileio.c",
+    ]);
+    assert!(!err(&o).contains("sandbox:"), "{}", err(&o));
+}

@@ -3,7 +3,7 @@
 //! every address); threaded and inline capture write the same bytes; the command line
 //! records, replays and reports, and rejects damaged files with the offset.
 
-use outcrop::capture::{capture, CaptureOptions};
+use outcrop_run::{CaptureOptions, Run, WppSpec};
 use outcrop_rv::elf::{load, Program};
 use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Machine, Observer};
@@ -68,8 +68,15 @@ impl Observer for StreamHash {
 
 fn record(name: &str, opts: &CaptureOptions) -> (Vec<u8>, u64) {
     let mut m = machine(name);
-    let c = capture(&mut m, Vec::new(), opts, RunInfo::default(), true).unwrap();
-    (c.writer, m.instret)
+    let mut bytes = Vec::new();
+    let spec = WppSpec {
+        sink: Box::new(&mut bytes),
+        options: *opts,
+        info: RunInfo::default(),
+        deterministic: true,
+    };
+    Run::new(&mut m).wpp(spec).execute().unwrap();
+    (bytes, m.instret)
 }
 
 #[test]

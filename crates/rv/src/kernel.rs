@@ -118,12 +118,39 @@ pub struct Kernel {
     memory_limit: u64,
     /// Every distinct system call number the guest made, with counts (for statistics).
     pub syscall_counts: std::collections::BTreeMap<u64, u64>,
+    /// Told of the first refusal of each host path (see [`Kernel::on_denial`]).
+    denial_hook: Option<DenialHook>,
+    denied: HashSet<PathBuf>,
 }
+
+/// Called with an absolute host path the sandbox refused and whether writing was asked.
+pub type DenialHook = Box<dyn FnMut(&std::path::Path, bool) + Send>;
 
 /// Base of the region where mmap places anonymous mappings.
 pub const MMAP_BASE: u64 = 0x20_0000_0000;
 
 impl Kernel {
+    /// Calls `hook` the first time the guest is refused each host path because no grant
+    /// covers it (so a user can see which `--allow` would grant it). Purely informative: the
+    /// guest still gets `EACCES`.
+    pub fn on_denial(&mut self, hook: DenialHook) {
+        self.denial_hook = Some(hook);
+    }
+
+    /// Reports `path` to the denial hook if no grant covers it and it was not reported yet.
+    fn note_denial(&mut self, path: &std::path::Path, write: bool) {
+        let Some(hook) = self.denial_hook.as_mut() else {
+            return;
+        };
+        if self.config.sandbox.resolve(path, write).err() != Some(crate::sandbox::EACCES) {
+            return;
+        }
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.denied.len() < 1024 && self.denied.insert(abs.clone()) {
+            hook(&abs, write);
+        }
+    }
+
     /// A kernel whose program break starts at `brk_start` (page aligned, after .bss).
     pub fn new(config: KernelConfig, brk_start: u64, memory_limit: u64) -> Self {
         let rng = if config.deterministic {
@@ -146,6 +173,8 @@ impl Kernel {
             start: std::time::Instant::now(),
             memory_limit,
             syscall_counts: Default::default(),
+            denial_hook: None,
+            denied: HashSet::new(),
         }
     }
 
@@ -382,6 +411,7 @@ impl Kernel {
         const O_NOFOLLOW: u64 = 0o400000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
+        self.note_denial(&path, write);
         let opened = self.config.sandbox.resolve(&path, write).and_then(|r| {
             r.open(OpenFlags {
                 read: acc == 0 || acc == 2,
@@ -524,6 +554,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        self.note_denial(&path, false);
         let meta = self
             .config
             .sandbox
@@ -540,6 +571,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        self.note_denial(&path, false);
         match self
             .config
             .sandbox
@@ -557,6 +589,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        self.note_denial(&path, true);
         match self
             .config
             .sandbox

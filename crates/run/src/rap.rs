@@ -3,23 +3,43 @@
 //! optionally, exact counts) per stream.
 //!
 //! ```no_run
-//! # use outcrop::streams::{RapProfiler, Stream};
+//! # use outcrop_run::rap::{RapProfiler, Stream};
 //! # fn demo(machine: &mut outcrop_rv::Machine) -> Result<(), outcrop_rap::Error> {
 //! let config = outcrop_rap::Config::builder().eps(0.01).build()?;
 //! let mut prof = RapProfiler::new(&[Stream::Pc, Stream::LoadValue], &config, true);
 //! machine.run(&mut prof);
-//! prof.finish()?;
+//! prof.finish_trees()?;
 //! for p in &prof.profiles {
 //!     println!("{}: {} events, {} hot ranges", p.stream, p.tree.n(), p.tree.hot_ranges(0.1)?.len());
 //! }
 //! # Ok(()) }
 //! ```
 
+use outcrop_events::record::{Class, Control, Observer, Retire, Stamp, TimingEvents as Events};
 use outcrop_rap::{Config, ExactCounts, RapTree};
-use outcrop_rv::inst::Class;
-use outcrop_rv::{Control, Observer, Retire};
-use outcrop_timing::{Events, Stamp};
 use std::fmt;
+
+/// RAP trees to build during a run.
+#[derive(Clone, Debug)]
+pub struct RapSpec {
+    /// The streams, one tree each.
+    pub streams: Vec<Stream>,
+    /// Every tree's configuration.
+    pub config: Config,
+    /// Also count every stream exactly (for percent errors).
+    pub exact: bool,
+}
+
+impl RapSpec {
+    /// Trees with `config` over `streams`; `exact` adds exact counts.
+    pub fn new(streams: &[Stream], config: Config, exact: bool) -> RapSpec {
+        RapSpec {
+            streams: streams.to_vec(),
+            config,
+            exact,
+        }
+    }
+}
 
 /// An event stream of the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -253,7 +273,7 @@ impl StreamProfile {
 
 /// Feeds every requested stream of a run into its own RAP tree. Use it directly as the
 /// machine's [`Observer`] (no timing: the cache streams stay empty) or inside
-/// [`outcrop_timing::Timed`].
+/// `outcrop_timing::Timed`.
 pub struct RapProfiler {
     /// One profile per requested stream, in the order requested.
     pub profiles: Vec<StreamProfile>,
@@ -290,7 +310,7 @@ impl RapProfiler {
     }
 
     /// Adds what is still buffered; reports the first tree error of the run, if any.
-    pub fn finish(&mut self) -> Result<(), outcrop_rap::Error> {
+    pub fn finish_trees(&mut self) -> Result<(), outcrop_rap::Error> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }

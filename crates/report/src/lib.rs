@@ -1,0 +1,153 @@
+//! `outcrop-report`: report models and renderers. Profiles come in as the summaries'
+//! own types (RAP hot ranges, timing totals, ...); text (and, later, JSON, SVG and HTML pages)
+//! come out as strings, so that callers decide where they go.
+//!
+//! # Design constraints
+//! No file or terminal I/O, no threads, no machine: renderers return `String`s. This crate
+//! does not depend on `outcrop-run` (a report can be made from files alone).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use outcrop_rap::{AccuracyReport, HotRange};
+use outcrop_timing::Totals;
+use std::fmt::Write as _;
+
+/// The timing model's summary of a run: cycles, IPC, miss rates, branch predictions and the
+/// CPI stack, four lines each starting `outcrop:`.
+pub fn timing_summary(t: &Totals) -> String {
+    let mut out = String::new();
+    let s = &t.cpi_stack;
+    let pct = |v: u64| 100.0 * v as f64 / t.cycles.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "outcrop: timing ({}): {} instructions, {} cycles, IPC {:.3}",
+        t.config, t.instructions, t.cycles, t.ipc
+    );
+    let _ = writeln!(
+        out,
+        "outcrop:   L1I miss {:.2}%  L1D miss {:.2}% ({} of {})  L2 miss {:.2}%  DTLB misses {}  ITLB misses {}",
+        100.0 * t.l1i_miss_rate(),
+        100.0 * t.l1d_miss_rate(),
+        t.l1d_misses,
+        t.l1d_accesses,
+        100.0 * t.l2_miss_rate(),
+        t.dtlb_misses,
+        t.itlb_misses
+    );
+    let _ = writeln!(
+        out,
+        "outcrop:   branches: {:.2}% of {} conditional mispredicted, {} return and {} indirect mispredicts, {} BTB misses",
+        100.0 * t.cond_mispredict_rate(),
+        t.cond_branches,
+        t.return_mispredicts,
+        t.indirect_mispredicts,
+        t.btb_misses
+    );
+    let _ = writeln!(
+        out,
+        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%  icache {:.1}%  dcache {:.1}%  other {:.1}%",
+        pct(s.base),
+        pct(s.branch),
+        pct(s.icache),
+        pct(s.dcache),
+        pct(s.other)
+    );
+    out
+}
+
+/// The hot-range table: one row per range (pre-order), with exact counts and percent errors
+/// when `accuracy` is given, and a label column (e.g. function names) when `labels` is.
+pub fn hot_table(
+    bits: u8,
+    hot: &[HotRange],
+    accuracy: Option<&AccuracyReport>,
+    labels: Option<&[String]>,
+) -> String {
+    let mut s = String::new();
+    let out = &mut s;
+    let w = (u32::from(bits)).div_ceil(4) as usize + 2;
+    let _ = write!(
+        out,
+        "  {:<w$}  {:<w$} {:>5} {:>14} {:>8} {:>8}",
+        "lo", "hi", "depth", "count", "share", "excl."
+    );
+    if accuracy.is_some() {
+        let _ = write!(out, " {:>14} {:>7} {:>9}", "exact", "err%", "excl.err%");
+    }
+    if labels.is_some() {
+        let _ = write!(out, "  code");
+    }
+    let _ = writeln!(out);
+    for (i, h) in hot.iter().enumerate() {
+        let _ = write!(
+            out,
+            "  {:<w$}  {:<w$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
+            format!("{:#x}", h.lo),
+            format!("{:#x}", h.hi),
+            h.depth,
+            h.count,
+            100.0 * h.share,
+            100.0 * h.exclusive_share
+        );
+        if let Some(a) = accuracy {
+            let x = &a.ranges[i];
+            let _ = write!(
+                out,
+                " {:>14} {:>7.3} {:>9.3}",
+                x.exact_inclusive, x.error_pct, x.exclusive_error_pct
+            );
+        }
+        if let Some(l) = labels.and_then(|l| l.get(i)) {
+            let _ = write!(out, "  {l}");
+        }
+        let _ = writeln!(out);
+    }
+    if hot.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_table_lists_ranges_with_errors_and_labels() {
+        let h = HotRange {
+            lo: 0x1000,
+            hi: 0x1fff,
+            depth: 2,
+            count: 500,
+            exclusive: 250,
+            upper: 500,
+            share: 0.5,
+            exclusive_share: 0.25,
+        };
+        let t = hot_table(16, &[h], None, Some(&["main".to_string()]));
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[0].contains("count") && lines[0].ends_with("code"),
+            "{t}"
+        );
+        assert!(
+            lines[1].contains("0x1000") && lines[1].contains("50.00%"),
+            "{t}"
+        );
+        assert!(lines[1].ends_with("main"), "{t}");
+        assert!(hot_table(16, &[], None, None).contains("(none)"));
+    }
+
+    #[test]
+    fn timing_summary_has_four_lines() {
+        let t = Totals {
+            instructions: 10,
+            cycles: 20,
+            ipc: 0.5,
+            ..Totals::default()
+        };
+        let s = timing_summary(&t);
+        assert_eq!(s.lines().count(), 4, "{s}");
+        assert!(s.contains("10 instructions, 20 cycles, IPC 0.500"), "{s}");
+    }
+}

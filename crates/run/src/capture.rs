@@ -1,0 +1,277 @@
+//! Whole-program-profile capture (WPP paper): the basic-block stream into an
+//! [`outcrop_strata::WppBuilder`] and a `.wpp` file.
+//!
+//! Threaded (the default), three stages joined by bounded rings ([`crate::pipeline`]), as
+//! the paper's separate processes over shared memory (§II, §III.A):
+//!
+//! ```text
+//!  machine thread ──batches of (start, insns)──▶ builder thread ──item chunks──▶ writer thread
+//!  (only appends)   ◀──── empty batches back ───  (paths, strata)               (zstd, file)
+//! ```
+//!
+//! Inline mode runs every stage on the machine thread; the BENCHMARKS figure "threaded vs
+//! inline" compares the two. Nothing is dropped: a full ring blocks the stage before it.
+
+use crate::pipeline::{ring, RingSender};
+use outcrop_events::record::{Control, Observer};
+use outcrop_rv::Outcome;
+use outcrop_strata::format::stream_section;
+use outcrop_strata::{
+    BuildStats, Config, Dictionaries, FileStats, Item, RunInfo, SectionBytes, WppBuilder, WppWriter,
+};
+use std::io::Write;
+use std::sync::mpsc::sync_channel;
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::Instant;
+
+/// Capture settings.
+#[derive(Clone, Copy, Debug)]
+pub struct CaptureOptions {
+    /// Builder and file settings.
+    pub config: Config,
+    /// Run the builder and the compressor on threads of their own.
+    pub threaded: bool,
+    /// Blocks per batch handed from the machine thread to the builder thread.
+    pub batch_blocks: usize,
+    /// Batches in flight between the machine and the builder.
+    pub ring_batches: usize,
+}
+
+impl Default for CaptureOptions {
+    fn default() -> CaptureOptions {
+        CaptureOptions {
+            config: Config::default(),
+            threaded: true,
+            batch_blocks: 1 << 16,
+            ring_batches: 8,
+        }
+    }
+}
+
+/// A finished capture.
+#[derive(Debug)]
+pub struct Captured<W> {
+    /// Everything the file's `STAT` section holds (`run` as passed in, with the time set).
+    pub stats: FileStats,
+    /// Bytes per section kind.
+    pub bytes: SectionBytes,
+    /// The writer, flushed.
+    pub writer: W,
+}
+
+/// Errors of a capture: the configuration is invalid or the file could not be written.
+pub type CaptureError = outcrop_strata::Error;
+
+type Built = (Vec<Item>, Dictionaries, BuildStats);
+
+/// The observer half of a capture: what the machine thread does per block.
+pub enum WppFront<W: Write> {
+    /// Every stage here.
+    Inline {
+        /// The path and strata builder.
+        builder: Box<WppBuilder>,
+        /// The file.
+        writer: WppWriter<W>,
+        /// Items held before a write.
+        hold: usize,
+        /// The first write error (the run stops at it).
+        error: Option<CaptureError>,
+    },
+    /// Blocks go to the builder thread.
+    Threaded(RingSender<(u64, u32)>),
+}
+
+impl<W: Write> Observer for WppFront<W> {
+    const BLOCKS: bool = true;
+    #[inline]
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        match self {
+            WppFront::Threaded(tx) => {
+                if tx.push((start, insns)) {
+                    Control::Continue
+                } else {
+                    // the builder stopped (its writer failed); the error comes back at finish
+                    Control::Stop
+                }
+            }
+            WppFront::Inline {
+                builder,
+                writer,
+                hold,
+                error,
+            } => {
+                builder.push_block(start, insns);
+                if builder.pending() >= *hold {
+                    let items = builder.take_items();
+                    if let Err(e) = writer.write_items(&items) {
+                        *error = Some(e);
+                        return Control::Stop;
+                    }
+                }
+                Control::Continue
+            }
+        }
+    }
+}
+
+/// A capture in progress: the front for the machine thread and, threaded, the stages.
+pub struct WppStage<'s, W: Write + Send> {
+    /// The observer to attach to the run.
+    pub front: WppFront<W>,
+    builder: Option<ScopedJoinHandle<'s, Option<Built>>>,
+    writer: Option<ScopedJoinHandle<'s, Result<WppWriter<W>, CaptureError>>>,
+    opts: CaptureOptions,
+    run: RunInfo,
+    deterministic: bool,
+    start: Instant,
+}
+
+/// Starts a capture into `w`, spawning its stages in `scope` when threaded. `run` describes the
+/// run for the file (its `record_seconds` and `threaded` are filled in at the end, unless
+/// `deterministic`, which writes 0 seconds so that files are byte-identical).
+pub fn start<'s, W: Write + Send + 's>(
+    scope: &'s Scope<'s, '_>,
+    w: W,
+    opts: CaptureOptions,
+    run: RunInfo,
+    deterministic: bool,
+) -> Result<WppStage<'s, W>, CaptureError> {
+    opts.config.validate()?;
+    let start = Instant::now();
+    let mut writer = WppWriter::new(w, opts.config.codec)?;
+    let config = opts.config;
+    if !opts.threaded {
+        return Ok(WppStage {
+            front: WppFront::Inline {
+                builder: Box::new(WppBuilder::new(config)),
+                writer,
+                hold: config.hold_items,
+                error: None,
+            },
+            builder: None,
+            writer: None,
+            opts,
+            run,
+            deterministic,
+            start,
+        });
+    }
+    let (tx, rx) = ring::<(u64, u32)>(opts.batch_blocks, opts.ring_batches);
+    let (chunk_tx, chunk_rx) = sync_channel::<Vec<Item>>(2);
+    let builder = scope.spawn(move || {
+        let mut b = WppBuilder::new(config);
+        let mut ok = true;
+        rx.for_each_batch(|batch| {
+            for &(start, insns) in batch {
+                b.push_block(start, insns);
+            }
+            if b.pending() >= config.hold_items && chunk_tx.send(b.take_items()).is_err() {
+                // the writer failed; closing the ring stops the machine
+                ok = false;
+            }
+            ok
+        });
+        ok.then(|| b.finish())
+    });
+    let codec = config.codec;
+    let writer_thread = scope.spawn(move || -> Result<WppWriter<W>, CaptureError> {
+        for items in chunk_rx {
+            let sec = stream_section(&items, codec)?;
+            writer.write_stream_section(&sec, items.len() as u64)?;
+        }
+        Ok(writer)
+    });
+    Ok(WppStage {
+        front: WppFront::Threaded(tx),
+        builder: Some(builder),
+        writer: Some(writer_thread),
+        opts,
+        run,
+        deterministic,
+        start,
+    })
+}
+
+impl<W: Write + Send> WppStage<'_, W> {
+    /// Ends the capture after the run ended with `outcome`: joins the stages, writes the
+    /// remaining items, the dictionaries and the statistics.
+    pub fn finish(self, outcome: &Outcome) -> Result<Captured<W>, CaptureError> {
+        let WppStage {
+            front,
+            builder,
+            writer,
+            opts,
+            mut run,
+            deterministic,
+            start,
+        } = self;
+        let (mut writer, (items, dicts, build)) = match (front, builder, writer) {
+            (
+                WppFront::Inline {
+                    builder,
+                    writer,
+                    error,
+                    ..
+                },
+                _,
+                _,
+            ) => {
+                if let Some(e) = error {
+                    return Err(e);
+                }
+                (writer, builder.finish())
+            }
+            (WppFront::Threaded(tx), Some(builder), Some(writer)) => {
+                drop(tx); // flushes the last batch and ends the builder's loop
+                let built = builder.join();
+                let writer = match writer.join() {
+                    Ok(r) => r?,
+                    Err(_) => return Err(stage_stopped("writer")),
+                };
+                match built {
+                    Ok(Some(b)) => (writer, b),
+                    _ => return Err(stage_stopped("builder")),
+                }
+            }
+            _ => return Err(stage_stopped("builder")),
+        };
+        for chunk in items.chunks(opts.config.chunk_items.max(1)) {
+            writer.write_items(chunk)?;
+        }
+        run.threaded = opts.threaded;
+        run.outcome = match outcome {
+            Outcome::Exited(c) => format!("exited {c}"),
+            Outcome::Fault(f) => format!("fault: {f}"),
+            Outcome::InstructionLimit => "instruction limit".to_string(),
+            Outcome::Stopped => "stopped".to_string(),
+        };
+        let c = &opts.config;
+        let mut stats = FileStats {
+            layers: c.layers,
+            max_path_len: c.max_path_len,
+            max_cycle_len: c.max_cycle_len,
+            layer_cap: c.layer_cap,
+            build,
+            run,
+        };
+        // the time up to the file's last section (the statistics section itself is not counted)
+        stats.run.record_seconds = if deterministic {
+            0.0
+        } else {
+            start.elapsed().as_secs_f64()
+        };
+        stats.build.stream_items = writer.items_written();
+        let (w, bytes) = writer.finish(&dicts, stats.clone())?;
+        Ok(Captured {
+            stats,
+            bytes,
+            writer: w,
+        })
+    }
+}
+
+fn stage_stopped(stage: &str) -> CaptureError {
+    CaptureError::Io {
+        source: std::io::Error::other(format!("the capture's {stage} stage stopped")),
+    }
+}

@@ -1,0 +1,55 @@
+//! Errors of a composed run.
+
+use std::path::PathBuf;
+
+/// What can go wrong setting up or finishing a run. Each variant names what and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read, or is not one Outcrop reads (a device, too large).
+    #[error("{detail}")]
+    Read {
+        /// What the file was to be (`program`, `timing config`, ...).
+        what: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// The whole message, naming `what` and `path`.
+        detail: String,
+    },
+    /// A sandbox grant names a path that cannot be opened.
+    #[error("{flag} {}: {source}", path.display())]
+    Grant {
+        /// `--allow` or `--allow-rw`.
+        flag: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// Why it cannot be granted.
+        source: std::io::Error,
+    },
+    /// The program could not be loaded.
+    #[error("{}: {source}", path.display())]
+    Program {
+        /// The program's path.
+        path: PathBuf,
+        /// Why.
+        source: outcrop_rv::Error,
+    },
+    /// An invalid run configuration (a profiler that needs timing without it, bad values).
+    #[error("{0}")]
+    Config(String),
+    /// A timing configuration is invalid.
+    #[error("timing config: {0}")]
+    Timing(#[from] outcrop_timing::ConfigError),
+    /// A RAP tree failed (its configuration or an update).
+    #[error("RAP: {0}")]
+    Rap(#[from] outcrop_rap::Error),
+    /// The whole-program capture failed (its configuration, or writing the file).
+    #[error("whole-program capture: {0}")]
+    Wpp(#[from] outcrop_strata::Error),
+    /// A branch-record unit's configuration is invalid.
+    #[error("branch records: {0}")]
+    Sampling(#[from] outcrop_sampling::Error),
+}
+
+/// Result with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,115 @@
+//! Bounded reads: every file Outcrop reads goes through [`read_bounded`], which refuses
+//! anything but a regular file of at most a cap named per kind, before reading a byte, and
+//! stops at the cap while reading (a file that grows meanwhile cannot exhaust memory).
+
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// Largest program (ELF file) Outcrop reads: 1 GiB.
+pub const MAX_PROGRAM_BYTES: u64 = 1 << 30;
+/// Largest profile Outcrop reads (`.wpp`, samples file, text trace): 1 GiB.
+pub const MAX_PROFILE_BYTES: u64 = 1 << 30;
+/// Largest configuration file (`--timing=FILE`): 1 MiB.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads `path`, `what` it is (for messages), refusing anything but a regular file of at most
+/// `cap` bytes.
+pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>> {
+    let p = path.display();
+    let fail = |detail: String| Error::Read {
+        what,
+        path: path.to_path_buf(),
+        detail,
+    };
+    let f = File::open(path).map_err(|e| fail(format!("cannot open {what} {p}: {e}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| fail(format!("cannot stat {what} {p}: {e}")))?;
+    if !meta.is_file() {
+        let kind = file_kind(&meta);
+        return Err(fail(format!("{what} {p} is not a regular file ({kind})")));
+    }
+    if meta.len() > cap {
+        return Err(fail(format!(
+            "{what} {p} has {} bytes; the most Outcrop reads is {cap} bytes",
+            meta.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    f.take(cap + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| fail(format!("cannot read {what} {p}: {e}")))?;
+    if out.len() as u64 > cap {
+        return Err(fail(format!(
+            "{what} {p} grew past {cap} bytes while being read"
+        )));
+    }
+    Ok(out)
+}
+
+/// As [`read_bounded`], as UTF-8 text; invalid UTF-8 is an error naming the line and byte.
+pub fn read_text_bounded(path: &Path, what: &'static str, cap: u64) -> Result<String> {
+    let bytes = read_bounded(path, what, cap)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::Read {
+            what,
+            path: path.to_path_buf(),
+            detail: format!(
+                "{}:{line}: invalid UTF-8 at byte offset {at} (is this a {what}?)",
+                path.display()
+            ),
+        }
+    })
+}
+
+/// A word for what a non-regular file is.
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_regular_and_oversized_inputs_are_refused_by_name() {
+        let e = read_bounded(Path::new("/dev/zero"), "program", 1 << 20).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("/dev/zero is not a regular file (a character device)"),
+            "{e}"
+        );
+        let e = read_bounded(Path::new("/"), "profile", 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        std::fs::write(&p, vec![0u8; 100]).unwrap();
+        let e = read_bounded(&p, "samples file", 99).unwrap_err();
+        assert!(e.to_string().contains("100 bytes"), "{e}");
+        assert_eq!(read_bounded(&p, "samples file", 100).unwrap().len(), 100);
+        std::fs::write(&p, b"ok\n\xff").unwrap();
+        let e = read_text_bounded(&p, "samples file", 100).unwrap_err();
+        assert!(
+            e.to_string().contains(":2: invalid UTF-8 at byte offset 3"),
+            "{e}"
+        );
+    }
+}

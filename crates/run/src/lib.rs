@@ -1,0 +1,382 @@
+//! `outcrop-run`: where a source, the timing model and the mechanisms meet.
+//!
+//! * [`program`]: the one loader every command, test and tool uses ([`load`]).
+//! * [`Run`]: a builder for one run of a guest — timing on or off, any set of profilers (a
+//!   class counter, RAP trees over event streams, a whole-program capture, branch-record
+//!   units) — that runs the machine once and hands back every mechanism's result
+//!   ([`RunResult`]). Progress reports and an interrupt flag are checked between slices of
+//!   instructions, so they cost nothing per instruction.
+//! * [`pipeline`]: bounded SPSC rings carrying batches from the machine thread to service
+//!   threads, all inside one thread scope ([`capture`] is the first user).
+//! * [`rap`]: the event streams RAP trees summarize, and the observer that feeds them.
+//!
+//! # Design constraints
+//! The only crate that composes: it depends on the sources, the mechanisms and the summaries,
+//! and nothing but the binary (and tools) depends on it. It owns threads; it reads only the
+//! files it is told to (the program, bounded by [`files::read_bounded`]); it writes only to
+//! the writers it is given; it never touches the terminal (progress and warnings go to
+//! callbacks).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use outcrop_run::{load, ProgramSpec, Run, Stdio};
+//! use outcrop_run::rap::{RapSpec, Stream};
+//!
+//! # fn main() -> Result<(), outcrop_run::Error> {
+//! let mut spec = ProgramSpec::new(vec!["workloads/bin/qsort_ints".into()]);
+//! spec.stdio = Stdio::Quiet;
+//! spec.deterministic = true;
+//! let mut guest = load(&spec, Box::new(|_| {}))?;
+//! let rap = RapSpec::new(&[Stream::Block], outcrop_rap::Config::default(), false);
+//! let result = Run::new(&mut guest.machine)
+//!     .rap(rap)
+//!     .paths(vec![outcrop_sampling::LbrConfig { period: 10_000, ..Default::default() }])
+//!     .execute()?;
+//! let rap = result.rap.expect("asked for");
+//! println!("{} instructions, {} hot ranges", result.instructions,
+//!          rap.profiles[0].tree.hot_ranges(0.1)?.len());
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod capture;
+mod error;
+pub mod files;
+pub mod pipeline;
+pub mod program;
+pub mod rap;
+
+pub use capture::{CaptureOptions, Captured};
+pub use error::{Error, Result};
+pub use program::{load, outcome_status, Guest, ProgramSpec, Stdio};
+
+use outcrop_events::record::{ClassCounter, Observer};
+use outcrop_rv::{Machine, Outcome};
+use outcrop_sampling::{BranchRecorder, LbrConfig, LbrUnit, PeriodUnit};
+use outcrop_strata::RunInfo;
+use outcrop_timing::{Config as TimingConfig, Timed, Totals};
+use rap::{RapProfiler, RapSpec};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Where a whole-program capture writes.
+pub type WppSink<'a> = Box<dyn Write + Send + 'a>;
+
+/// A whole-program capture to make during the run.
+pub struct WppSpec<'a> {
+    /// Where the `.wpp` file goes.
+    pub sink: WppSink<'a>,
+    /// Builder, codec and threading.
+    pub options: CaptureOptions,
+    /// What the file says about the run (program, arguments, program id, baseline).
+    pub info: RunInfo,
+    /// Write 0 seconds into the file, so that it is byte-identical across runs.
+    pub deterministic: bool,
+}
+
+/// Progress of a run, reported between slices of instructions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Instructions retired so far.
+    pub instructions: u64,
+    /// Time since the run started.
+    pub elapsed: Duration,
+}
+
+/// Instructions between progress reports and interrupt checks (about 0.05–0.5 s).
+pub const SLICE_INSNS: u64 = 1 << 23;
+
+/// One run of a guest with any set of mechanisms attached.
+pub struct Run<'a, 's> {
+    machine: &'a mut Machine,
+    timing: Option<TimingConfig>,
+    classes: bool,
+    rap: Option<RapSpec>,
+    wpp: Option<WppSpec<'s>>,
+    paths: Vec<LbrConfig>,
+    progress: Option<&'a mut dyn FnMut(Progress)>,
+    interrupt: Option<&'a AtomicBool>,
+}
+
+/// What a run produced, mechanism by mechanism.
+pub struct RunResult<'a> {
+    /// How the guest ended ([`Outcome::Stopped`] when interrupted).
+    pub outcome: Outcome,
+    /// Whether the interrupt flag stopped it (every profile then covers the instructions run
+    /// so far, like a run stopped by an instruction limit).
+    pub interrupted: bool,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Wall time of the run (machine and mechanisms, not loading).
+    pub wall: Duration,
+    /// Retired instructions per class (with [`Run::classes`] or timing), indexed like
+    /// `Class::ALL`.
+    pub classes: Option<[u64; 8]>,
+    /// Timing-model totals.
+    pub timing: Option<Totals>,
+    /// The RAP trees, finished.
+    pub rap: Option<RapProfiler>,
+    /// The whole-program capture, written and flushed.
+    pub wpp: Option<Captured<WppSink<'a>>>,
+    /// The branch-record units, with the run's instruction and cycle counts.
+    pub paths: Option<BranchRecorder>,
+}
+
+impl RunResult<'_> {
+    /// The exit status and outcome text of the run (130 when interrupted).
+    pub fn status(&self) -> (i32, String) {
+        if self.interrupted {
+            (program::EXIT_INTERRUPTED, "interrupted".to_string())
+        } else {
+            outcome_status(&self.outcome)
+        }
+    }
+
+    /// Whether the profiles cover only part of the program's execution.
+    pub fn truncated(&self) -> bool {
+        self.interrupted || !matches!(self.outcome, Outcome::Exited(_))
+    }
+}
+
+impl<'a, 's> Run<'a, 's> {
+    /// A run of `machine` (loaded, at its entry point) with nothing attached yet.
+    pub fn new(machine: &'a mut Machine) -> Run<'a, 's> {
+        Run {
+            machine,
+            timing: None,
+            classes: false,
+            rap: None,
+            wpp: None,
+            paths: Vec::new(),
+            progress: None,
+            interrupt: None,
+        }
+    }
+
+    /// Runs the timing model (`None`: no timing).
+    pub fn timing(mut self, config: Option<TimingConfig>) -> Self {
+        self.timing = config;
+        self
+    }
+
+    /// Counts retired instructions per class.
+    pub fn classes(mut self) -> Self {
+        self.classes = true;
+        self
+    }
+
+    /// RAP trees over event streams.
+    pub fn rap(mut self, spec: RapSpec) -> Self {
+        self.rap = Some(spec);
+        self
+    }
+
+    /// A whole-program capture.
+    pub fn wpp(mut self, spec: WppSpec<'s>) -> Self {
+        self.wpp = Some(spec);
+        self
+    }
+
+    /// Branch-record units, one per configuration (none: no unit).
+    pub fn paths(mut self, units: Vec<LbrConfig>) -> Self {
+        self.paths = units;
+        self
+    }
+
+    /// Calls `f` every [`SLICE_INSNS`] instructions.
+    pub fn progress(mut self, f: &'a mut dyn FnMut(Progress)) -> Self {
+        self.progress = Some(f);
+        self
+    }
+
+    /// Stops the guest (within [`SLICE_INSNS`] instructions) once `flag` is set; the
+    /// mechanisms then finish with what they collected.
+    pub fn interrupt(mut self, flag: &'a AtomicBool) -> Self {
+        self.interrupt = Some(flag);
+        self
+    }
+
+    /// Checks the combination before anything runs.
+    fn validate(&self) -> Result<()> {
+        if let Some(rap) = &self.rap {
+            if self.timing.is_none() {
+                if let Some(s) = rap.streams.iter().find(|s| s.needs_timing()) {
+                    return Err(Error::Config(format!(
+                        "the RAP stream {s} needs the timing model (--timing)"
+                    )));
+                }
+            }
+        }
+        if self.timing.is_none() {
+            if let Some(c) = self.paths.iter().find(|c| c.unit == PeriodUnit::Cycles) {
+                return Err(Error::Config(format!(
+                    "a branch-record period of {} cycles needs the timing model (--timing)",
+                    c.period
+                )));
+            }
+        }
+        if let Some(t) = &self.timing {
+            t.validate()?;
+        }
+        if let Some(w) = &self.wpp {
+            w.options.config.validate()?;
+        }
+        Ok(())
+    }
+
+    /// Runs the guest to its end (or its limit, or the interrupt) with every mechanism
+    /// attached, and finishes each.
+    pub fn execute(self) -> Result<RunResult<'s>> {
+        self.validate()?;
+        let Run {
+            machine,
+            timing,
+            classes,
+            rap,
+            wpp,
+            paths,
+            progress,
+            interrupt,
+        } = self;
+        let mut rap = rap.map(|s| RapProfiler::new(&s.streams, &s.config, s.exact));
+        let mut recorder = if paths.is_empty() {
+            None
+        } else {
+            let units = paths
+                .into_iter()
+                .map(LbrUnit::new)
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Some(BranchRecorder::new(units))
+        };
+        let mut counter = (classes || timing.is_some()).then(ClassCounter::default);
+        let mut driver = Driver {
+            machine,
+            timing,
+            progress,
+            interrupt,
+            start: Instant::now(),
+            interrupted: false,
+            totals: None,
+        };
+        let (outcome, wpp) = std::thread::scope(|scope| -> Result<_> {
+            let mut stage = match wpp {
+                Some(w) => Some(capture::start(
+                    scope,
+                    w.sink,
+                    w.options,
+                    w.info,
+                    w.deterministic,
+                )?),
+                None => None,
+            };
+            let front = stage.as_mut().map(|s| &mut s.front);
+            let outcome =
+                dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut()]);
+            let captured = match stage {
+                Some(s) => Some(s.finish(&outcome)?),
+                None => None,
+            };
+            Ok((outcome, captured))
+        })?;
+        let wall = driver.start.elapsed();
+        let _ = driver.machine.kernel.flush();
+        if let Some(r) = rap.as_mut() {
+            r.finish_trees()?;
+        }
+        Ok(RunResult {
+            outcome,
+            interrupted: driver.interrupted,
+            instructions: driver.machine.instret,
+            wall,
+            classes: counter.map(|c| c.counts),
+            timing: driver.totals,
+            rap,
+            wpp,
+            paths: recorder,
+        })
+    }
+}
+
+/// Calls `$self.$method(tuple)` with a tuple of the `Some` values of the listed options, so that
+/// each combination of mechanisms gets its own monomorphized machine loop (a mechanism that
+/// is absent costs nothing, not even a branch per event).
+macro_rules! dispatch {
+    ($s:ident.$m:ident; [$($opt:expr),*]) => {
+        dispatch!(@go $s.$m; []; [$($opt),*])
+    };
+    (@go $s:ident.$m:ident; [$($done:ident),*]; []) => {
+        $s.$m(($($done,)*))
+    };
+    (@go $s:ident.$m:ident; [$($done:ident),*]; [$head:expr $(, $rest:expr)*]) => {
+        match $head {
+            Some(p) => dispatch!(@go $s.$m; [$($done,)* p]; [$($rest),*]),
+            None => dispatch!(@go $s.$m; [$($done),*]; [$($rest),*]),
+        }
+    };
+}
+use dispatch;
+
+/// Runs the machine in slices, with or without timing.
+struct Driver<'a, 'm> {
+    machine: &'m mut Machine,
+    timing: Option<TimingConfig>,
+    progress: Option<&'a mut dyn FnMut(Progress)>,
+    interrupt: Option<&'a AtomicBool>,
+    start: Instant,
+    interrupted: bool,
+    totals: Option<Totals>,
+}
+
+impl Driver<'_, '_> {
+    fn drive<O: Observer>(&mut self, obs: O) -> Outcome {
+        match self.timing.take() {
+            Some(cfg) => {
+                let mut timed = Timed::new(&cfg, obs);
+                let outcome = self.sliced(&mut timed);
+                timed.finish();
+                self.totals = Some(timed.totals());
+                outcome
+            }
+            None => {
+                let mut obs = obs;
+                let outcome = self.sliced(&mut obs);
+                obs.finish();
+                outcome
+            }
+        }
+    }
+
+    /// Runs to the end in slices of [`SLICE_INSNS`], reporting progress and checking the
+    /// interrupt flag between them. Without either, one call.
+    fn sliced<O: Observer>(&mut self, obs: &mut O) -> Outcome {
+        if self.progress.is_none() && self.interrupt.is_none() {
+            return self.machine.run(obs);
+        }
+        let limit = self.machine.max_insns;
+        loop {
+            self.machine.max_insns = limit.min(self.machine.instret.saturating_add(SLICE_INSNS));
+            let outcome = self.machine.run(obs);
+            self.machine.max_insns = limit;
+            if outcome != Outcome::InstructionLimit || self.machine.instret >= limit {
+                return outcome;
+            }
+            if let Some(f) = self.progress.as_mut() {
+                f(Progress {
+                    instructions: self.machine.instret,
+                    elapsed: self.start.elapsed(),
+                });
+            }
+            if self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                self.interrupted = true;
+                return Outcome::Stopped;
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Program setup: the one loader every command, test and tool uses to put a guest program on
+//! the machine — read it with a bound, grant its sandbox, build its environment and stdio,
+//! set its limits.
+
+use crate::error::{Error, Result};
+use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
+use outcrop_rv::elf::{self, Program};
+use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::{Machine, Outcome};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Where the guest's standard streams go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stdio {
+    /// The host's stdin, stdout and stderr, written through at once.
+    #[default]
+    Inherit,
+    /// Empty stdin and discarded output (a run made only to be
+    /// observed, or a baseline beside a profiled one).
+    Quiet,
+}
+
+/// Everything needed to load a guest.
+#[derive(Clone, Debug)]
+pub struct ProgramSpec {
+    /// The program (a static riscv64 Linux ELF) and its arguments; `command[0]` is its path.
+    pub command: Vec<OsString>,
+    /// Paths the guest may read (files or directory trees).
+    pub allow: Vec<PathBuf>,
+    /// Paths the guest may read and write.
+    pub allow_rw: Vec<PathBuf>,
+    /// Fixed clocks, random bytes and pid, and an empty environment: byte-identical runs.
+    pub deterministic: bool,
+    /// Most memory the guest may map, in bytes.
+    pub memory_limit: u64,
+    /// Stop the guest after this many instructions.
+    pub max_insns: Option<u64>,
+    /// Where its stdio goes.
+    pub stdio: Stdio,
+}
+
+impl ProgramSpec {
+    /// `command` with no grants, 4 GiB of memory, no limit, inherited stdio.
+    pub fn new(command: Vec<OsString>) -> ProgramSpec {
+        ProgramSpec {
+            command,
+            allow: Vec::new(),
+            allow_rw: Vec::new(),
+            deterministic: false,
+            memory_limit: 4 << 30,
+            max_insns: None,
+            stdio: Stdio::Inherit,
+        }
+    }
+
+    /// The program's path.
+    pub fn path(&self) -> PathBuf {
+        self.command.first().map(PathBuf::from).unwrap_or_default()
+    }
+}
+
+/// A loaded guest: the machine, ready to run, and the program's path and bytes (for symbols
+/// and program ids).
+pub struct Guest {
+    /// The machine, at the program's entry point.
+    pub machine: Machine,
+    /// The program's path as given.
+    pub path: PathBuf,
+    /// The program's bytes.
+    pub elf: Vec<u8>,
+}
+
+/// Guest stdout/stderr: written through at once (the guest's libc already buffers), so the
+/// interleaving of the two streams is the guest's.
+struct PassThrough<W: Write>(W);
+
+impl<W: Write> Write for PassThrough<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.0.flush()?;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Loads the guest `spec` describes. Warnings (an unknown system call) go to `on_warning`.
+pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Result<Guest> {
+    let prog_path = spec.path();
+    if spec.command.is_empty() {
+        return Err(Error::Config("no program given".into()));
+    }
+    let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
+    let mut sandbox = Sandbox::new();
+    for p in &spec.allow {
+        sandbox.allow_read(p).map_err(|source| Error::Grant {
+            flag: "--allow",
+            path: p.clone(),
+            source,
+        })?;
+    }
+    for p in &spec.allow_rw {
+        sandbox.allow_write(p).map_err(|source| Error::Grant {
+            flag: "--allow-rw",
+            path: p.clone(),
+            source,
+        })?;
+    }
+    let exe_path = std::fs::canonicalize(&prog_path).unwrap_or_else(|_| prog_path.clone());
+    let quiet = spec.stdio == Stdio::Quiet;
+    let kernel = KernelConfig {
+        sandbox,
+        deterministic: spec.deterministic,
+        exe_path,
+        stdin: if quiet {
+            Box::new(std::io::empty())
+        } else {
+            Box::new(std::io::stdin())
+        },
+        stdout: if quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(PassThrough(std::io::stdout()))
+        },
+        stderr: if quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(PassThrough(std::io::stderr()))
+        },
+        on_warning,
+        stdio_mode: None,
+    };
+    let env = if spec.deterministic {
+        Vec::new()
+    } else {
+        std::env::vars_os()
+            .map(|(k, v)| {
+                let mut kv = k;
+                kv.push("=");
+                kv.push(v);
+                kv
+            })
+            .collect()
+    };
+    let program = Program {
+        elf: &bytes,
+        args: spec.command.clone(),
+        env,
+        memory_limit: spec.memory_limit,
+    };
+    let mut machine = elf::load(program, kernel).map_err(|source| Error::Program {
+        path: prog_path.clone(),
+        source,
+    })?;
+    if let Some(n) = spec.max_insns {
+        machine.max_insns = n;
+    }
+    Ok(Guest {
+        machine,
+        path: prog_path,
+        elf: bytes,
+    })
+}
+
+/// Exit status when the instruction limit stops the guest (as `timeout(1)`).
+pub const EXIT_INSN_LIMIT: i32 = 124;
+/// Exit status when an interrupt (SIGINT) stopped the guest: 128 + 2.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// How a run ended, as an exit status and a short text (`exited`, `fault: ...`).
+pub fn outcome_status(outcome: &Outcome) -> (i32, String) {
+    match outcome {
+        Outcome::Exited(c) => (*c, "exited".to_string()),
+        Outcome::Fault(f) => (f.exit_status(), format!("fault: {f}")),
+        Outcome::InstructionLimit => (EXIT_INSN_LIMIT, "instruction limit".to_string()),
+        Outcome::Stopped => (0, "stopped".to_string()),
+    }
+}
