@@ -9,6 +9,7 @@
 //! hostile guests and files against a baseline build (see `bench_hostile.rs`).
 
 mod bench_hostile;
+mod bench_layers;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -48,6 +49,7 @@ fn main() -> Result<()> {
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
         Some("study-paths") => study_paths::run(&args[1..]),
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
+        Some("bench-layers") => bench_layers::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \

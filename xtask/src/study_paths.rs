@@ -14,8 +14,6 @@ use outcrop_paths::{
     accuracy, analyze, Accuracy, Analysis, Cfg, ExactCounter, Filter, IndexCache, LbrConfig,
     LbrUnit, Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
-use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::KernelConfig;
 use outcrop_timing::Timed;
 use std::collections::HashMap;
 use std::path::Path;
@@ -150,14 +148,8 @@ fn study(root: &Path, name: &str) -> Result<Workload> {
     let elf = std::fs::read(&bin).with_context(|| format!("{}", bin.display()))?;
     let cfg = Cfg::from_elf(&elf)?;
     let regions = Regions::new(&cfg, MAX_PATHS);
-    let kernel = KernelConfig::silent(bin.clone());
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    let mut m = load(program, kernel)?;
+    let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
     let specs = units();
     let lbrs = specs
         .iter()

@@ -43,7 +43,7 @@ pub struct GuestArgs {
 
     /// Let the guest read and write PATH (a file or directory tree). Repeatable.
     #[arg(long = "allow-rw", value_name = "PATH")]
-    allow_rw: Vec<PathBuf>,
+    pub allow_rw: Vec<PathBuf>,
 
     /// Fixed clocks, random bytes and pid, and an empty environment: byte-identical runs.
     #[arg(long)]
@@ -53,8 +53,9 @@ pub struct GuestArgs {
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     memory_limit: u64,
 
-    /// The program (a static riscv64 Linux ELF executable) and its arguments.
-    #[arg(required = true, last = true, value_name = "PROG [ARGS]")]
+    /// The program (a static riscv64 Linux ELF executable) and its arguments (`outcrop run`
+    /// without one profiles the bundled workloads).
+    #[arg(last = true, value_name = "PROG [ARGS]")]
     pub command: Vec<std::ffi::OsString>,
 }
 
@@ -115,6 +116,7 @@ impl GuestArgs {
             memory_limit: self.memory_limit.saturating_mul(1 << 20),
             max_insns: self.max_insns,
             stdio: outcrop_run::Stdio::Inherit,
+            argv0: None,
         }
     }
 }
@@ -133,8 +135,19 @@ pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
     if quiet {
         spec.stdio = outcrop_run::Stdio::Quiet;
     }
+    load_spec(spec)
+}
+
+/// Loads the guest `spec` describes; warnings and (unless quiet) sandbox refusals go to
+/// stderr.
+pub fn load_spec(spec: outcrop_run::ProgramSpec) -> Result<Guest> {
+    if spec.command.is_empty() {
+        anyhow::bail!(
+            "no program given: name it after `--` (e.g. `outcrop exec -- workloads/bin/hello`)"
+        );
+    }
     let mut guest = outcrop_run::load(&spec, Box::new(|m| eprintln!("outcrop: warning: {m}")))?;
-    if !quiet {
+    if spec.stdio != outcrop_run::Stdio::Quiet {
         guest.machine.kernel.on_denial(Box::new(report_denial));
     }
     Ok(guest)

@@ -57,20 +57,29 @@ enum Command {
     ///   outcrop exec --stats-json s.json --allow-rw . -- workloads/bin/fileio workloads/src/fileio.c
     #[command(verbatim_doc_comment)]
     Exec(exec::ExecArgs),
-    /// Run a program on the machine with profilers attached: RAP trees over its event streams.
+    /// Run a program once with any set of profiling mechanisms attached.
     ///
-    /// Each --rap stream gets its own RAP tree (RAP paper §4): pc, block (block starts weighted
-    /// by length), load-value, load-addr, store-addr, l1d-miss-value, l2-miss-value,
-    /// l1d-miss-pc, narrow-pc (operands fit in 16 bits), zero-load-addr (a zero was loaded).
-    /// The cache streams run the timing model (--timing, default preset). The report lists each
-    /// stream's hot ranges, code ranges named by function; --exact adds exact counts, percent
-    /// errors (Figure 8) and tree sizes at every merge (Figure 6). Guest stdio is passed
-    /// through, so use -o FILE to keep the report apart; the exit status is the guest's.
+    /// --rap STREAMS: a RAP tree per event stream (RAP paper §4): pc, block (block starts
+    /// weighted by length), load-value, load-addr, store-addr, l1d-miss-value, l2-miss-value,
+    /// l1d-miss-pc, narrow-pc (operands fit in 16 bits), zero-load-addr (a zero was loaded);
+    /// hot ranges, code ranges named by function; --exact adds exact counts and percent
+    /// errors (Figure 8). The cache streams run the timing model.
+    /// --wpp FILE: the whole-program profile, as `wpp record -o FILE`.
+    /// --paths N[:P]: a branch-record unit of N entries sampled every P instructions (cycles
+    /// with --timing), as `paths record`; samples to --samples FILE or DIR/branch.samples.
+    /// --report DIR: every result and the run's statistics as JSON files.
+    ///
+    /// Each result equals its own command's on the same deterministic run. Outputs are
+    /// checked before the guest starts; Ctrl-C stops the guest and keeps every profile
+    /// (marked truncated, exit 130). Guest stdio is passed through; the exit status is the
+    /// guest's. With no program, every bundled workload (./workloads, or $OUTCROP_WORKLOADS)
+    /// is profiled with every mechanism into --report DIR (default outcrop-report).
     ///
     /// Examples:
+    ///   outcrop run --rap block --wpp q.wpp --paths 16 --timing --report q -- workloads/bin/qsort_ints
     ///   outcrop run --rap pc,block --exact -- workloads/bin/qsort_ints
-    ///   outcrop run --rap load-value,l1d-miss-value --eps 0.1 -- workloads/bin/hashtable
     ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz
+    ///   outcrop run --report suite-report            # the whole bundled suite
     #[command(verbatim_doc_comment)]
     Run(run::RunArgs),
     /// Create, convert and inspect event trace files (`.otr`).

@@ -2,7 +2,7 @@
 //! guest with any set of mechanisms attached (RAP trees over its event streams, the
 //! whole-program capture, a branch-record unit), each result equal to its own command's.
 
-use crate::exec::{load_guest, outcome_status, print_timing, timing_config, Guest, GuestArgs};
+use crate::exec::{outcome_status, print_timing, timing_config, Guest, GuestArgs};
 use crate::files::{check_output, write_output};
 use crate::rap::write_hot_table;
 use crate::wpp::CaptureArgs;
@@ -212,7 +212,136 @@ fn save(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
+/// Where one program's results go.
+struct Outputs {
+    /// The RAP report (stdout when `None`).
+    rap: Option<PathBuf>,
+    wpp: Option<PathBuf>,
+    samples: Option<PathBuf>,
+    report: Option<PathBuf>,
+}
+
+/// One profiled program, for the suite's index.
+#[derive(Serialize)]
+struct Profiled {
+    program: String,
+    exit_code: i32,
+    outcome: String,
+    instructions: u64,
+    wall_seconds: f64,
+    truncated: bool,
+    report: Option<String>,
+}
+
+pub fn run(mut args: RunArgs) -> Result<ExitCode> {
+    if args.guest.command.is_empty() {
+        return suite(args);
+    }
+    if args.rap.is_empty() && args.wpp.is_none() && args.paths.is_none() {
+        anyhow::bail!(
+            "nothing to profile: give --rap STREAMS, --wpp FILE and/or --paths ENTRIES (see outcrop run --help), or no program to profile the bundled workloads with every mechanism"
+        );
+    }
+    let samples = args.samples.clone().or_else(|| {
+        args.paths
+            .and(args.report.as_ref())
+            .map(|d| d.join("branch.samples"))
+    });
+    if args.paths.is_some() && samples.is_none() {
+        anyhow::bail!(
+            "--paths needs somewhere to write its samples file: --samples FILE or --report DIR"
+        );
+    }
+    let out = Outputs {
+        rap: args.output.take(),
+        wpp: args.wpp.take(),
+        samples,
+        report: args.report.take(),
+    };
+    let command = args.guest.command.clone();
+    let p = profile(&args, command, &out, false)?;
+    Ok(ExitCode::from((p.exit_code & 0xff) as u8))
+}
+
+/// `outcrop run` with no program: every bundled workload with every mechanism (RAP over
+/// blocks and pcs, the whole-program capture, a 16-entry branch-record unit, the timing model),
+/// each into `DIR/NAME/` (`--report DIR`, default `outcrop-report`), and `DIR/suite.json`.
+fn suite(mut args: RunArgs) -> Result<ExitCode> {
+    let dir = args
+        .report
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("outcrop-report"));
+    let workloads = std::env::var_os("OUTCROP_WORKLOADS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("workloads"));
+    let bin = workloads.join("bin");
+    let mut names: Vec<String> = std::fs::read_dir(&bin)
+        .with_context(|| {
+            format!(
+                "no program given, so outcrop run profiles the bundled workloads, but {} is missing: run it from the repository root, set OUTCROP_WORKLOADS, or give a program after --",
+                bin.display()
+            )
+        })?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
+        .collect();
+    names.sort();
+    if args.rap.is_empty() {
+        args.rap = vec![Stream::Block, Stream::Pc];
+    }
+    if args.paths.is_none() {
+        args.paths = Some((16, None));
+    }
+    if args.timing.is_none() {
+        args.timing = Some("default".into());
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
+    // the workloads read their inputs relative to their own directory
+    let dir = std::path::absolute(&dir)?;
+    let workloads = std::path::absolute(&workloads)?;
+    std::env::set_current_dir(&workloads)
+        .with_context(|| format!("cannot enter {}", workloads.display()))?;
+    args.guest.allow_rw.push(workloads.clone());
+    let mut index = Vec::new();
+    for name in &names {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub)?;
+        let out = Outputs {
+            rap: Some(sub.join("rap.txt")),
+            wpp: Some(sub.join(format!("{name}.wpp"))),
+            samples: Some(sub.join("branch.samples")),
+            report: Some(sub.clone()),
+        };
+        let mut command = vec![format!("bin/{name}").into()];
+        if name == "fileio" {
+            command.push("src/fileio.c".into());
+        }
+        eprintln!("outcrop: suite: {name}");
+        let mut p = profile(&args, command, &out, true)?;
+        p.report = Some(sub.display().to_string());
+        index.push(p);
+    }
+    let mut j = serde_json::to_vec_pretty(&index)?;
+    j.push(b'\n');
+    save(&dir.join("suite.json"), &j)?;
+    eprintln!(
+        "outcrop: suite: {} workloads profiled with every mechanism → {}",
+        index.len(),
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Profiles one program with every mechanism `args` asks for, writing to `out`. With `quiet`,
+/// the guest's output is discarded and its stdin is empty.
+fn profile(
+    args: &RunArgs,
+    command: Vec<std::ffi::OsString>,
+    out: &Outputs,
+    quiet: bool,
+) -> Result<Profiled> {
     let config = Config::builder()
         .eps(args.eps)
         .branching(args.branching)
@@ -221,18 +350,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if !(args.hot > 0.0 && args.hot <= 1.0) {
         anyhow::bail!("--hot {}: must be in (0, 1]", args.hot);
     }
-    if args.rap.is_empty() && args.wpp.is_none() && args.paths.is_none() {
-        anyhow::bail!(
-            "nothing to profile: give --rap STREAMS, --wpp FILE and/or --paths ENTRIES (see outcrop run --help)"
-        );
-    }
     let needs_timing = args.rap.iter().any(|s| s.needs_timing());
     let timing_spec = args
         .timing
         .clone()
         .or_else(|| needs_timing.then(|| "default".to_string()));
     let timing = timing_spec.as_deref().map(timing_config).transpose()?;
-    let wpp_options = args
+    let wpp_options = out
         .wpp
         .as_ref()
         .map(|_| args.capture.options())
@@ -250,34 +374,28 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(c) = &lbr {
         c.validate().context("--paths")?;
     }
-    let samples_path = args.samples.clone().or_else(|| {
-        args.paths
-            .and(args.report.as_ref())
-            .map(|d| d.join("branch.samples"))
-    });
-    if args.paths.is_some() && samples_path.is_none() {
-        anyhow::bail!(
-            "--paths needs somewhere to write its samples file: --samples FILE or --report DIR"
-        );
-    }
+    let samples_path = out.samples.clone();
     // every output is checked before the run starts
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &out.report {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
         check_output(&dir.join("run.json"))?;
     }
-    for p in [&args.output, &args.wpp, &samples_path]
-        .into_iter()
-        .flatten()
-    {
+    for p in [&out.rap, &out.wpp, &samples_path].into_iter().flatten() {
         check_output(p)?;
     }
 
+    let command_args: Vec<std::ffi::OsString> = command.iter().skip(1).cloned().collect();
+    let mut spec = args.guest.spec();
+    spec.command = command;
+    if quiet {
+        spec.stdio = outcrop_run::Stdio::Quiet;
+    }
     let Guest {
         mut machine,
         path,
         elf,
-    } = load_guest(&args.guest)?;
+    } = crate::exec::load_spec(spec)?;
     let program = path.display().to_string();
     let symbols = if args.rap.iter().any(|s| s.is_code()) {
         match Symbols::from_elf(&elf) {
@@ -324,9 +442,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(c) = lbr {
         run = run.paths(vec![c]);
     }
-    if let (Some(file), Some(options)) = (&args.wpp, wpp_options) {
+    if let (Some(file), Some(options)) = (&out.wpp, wpp_options) {
         let f = crate::files::create_output(file)?;
-        let info = crate::wpp::run_info(&args.guest, &program, &elf, 0.0)?;
+        let info =
+            crate::wpp::run_info(&command_args, args.guest.deterministic, &program, &elf, 0.0)?;
         run = run.wpp(WppSpec {
             sink: Box::new(std::io::BufWriter::with_capacity(1 << 20, f.file()?)),
             options,
@@ -415,7 +534,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 write_stream(&mut buf, f)?;
             }
         }
-        match &args.output {
+        match &out.rap {
             Some(file) => save(file, &buf)?,
             None => {
                 let stdout = std::io::stdout();
@@ -457,7 +576,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
     // ---- whole-program capture
     let mut wpp_json = None;
-    if let (Some(c), Some(file)) = (&wpp, &args.wpp) {
+    if let (Some(c), Some(file)) = (&wpp, &out.wpp) {
         let b = &c.stats.build;
         eprintln!(
             "outcrop: wpp: {} blocks, {} paths executed ({} unique), {} bytes → {}",
@@ -474,7 +593,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         })?);
     }
 
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &out.report {
         let mut mechanisms = Vec::new();
         if result.rap.is_some() {
             mechanisms.push("rap");
@@ -490,9 +609,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
         let stats = RunStats {
             program: &program,
-            args: args
-                .guest
-                .command
+            args: command_args
                 .iter()
                 .skip(1)
                 .map(|a| a.to_string_lossy().into_owned())
@@ -518,7 +635,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         save(&dir.join("run.json"), &j)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
-    Ok(ExitCode::from((code & 0xff) as u8))
+    Ok(Profiled {
+        program,
+        exit_code: code,
+        outcome: outcome_text,
+        instructions: result.instructions,
+        wall_seconds: wall,
+        truncated: result.truncated(),
+        report: None,
+    })
 }
 
 fn stream_json<'a>(f: &'a Finished<'a>) -> StreamJson<'a> {

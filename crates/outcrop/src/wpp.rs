@@ -159,17 +159,21 @@ impl CaptureArgs {
 }
 
 /// What `run --wpp` records about the program (the same as `wpp record`).
-pub fn run_info(guest: &GuestArgs, program: &str, elf: &[u8], baseline: f64) -> Result<RunInfo> {
+pub fn run_info(
+    args: &[std::ffi::OsString],
+    deterministic: bool,
+    program: &str,
+    elf: &[u8],
+    baseline: f64,
+) -> Result<RunInfo> {
     Ok(RunInfo {
         program: program.to_string(),
-        args: guest
-            .command
+        args: args
             .iter()
-            .skip(1)
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         program_id: outcrop_rv::elf::program_id(elf)?,
-        baseline_seconds: if guest.deterministic { 0.0 } else { baseline },
+        baseline_seconds: if deterministic { 0.0 } else { baseline },
         ..RunInfo::default()
     })
 }
@@ -252,7 +256,13 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
 
     let mut guest = load_guest(&args.guest)?;
     let program = guest.path.display().to_string();
-    let info = run_info(&args.guest, &program, &guest.elf, baseline)?;
+    let info = run_info(
+        &args.guest.command[1..],
+        args.guest.deterministic,
+        &program,
+        &guest.elf,
+        baseline,
+    )?;
     let deterministic = args.guest.deterministic;
     let mut result = None;
     write_output(&args.output, |f| {

@@ -337,3 +337,102 @@ fn sandbox_refusals_name_the_option_that_grants_them() {
     ]);
     assert!(!err(&o).contains("sandbox:"), "{}", err(&o));
 }
+
+#[test]
+fn an_interrupt_stops_the_guest_and_keeps_every_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let wpp = dir.path().join("loop.wpp");
+    let probe = root().join("crates/outcrop/tests/fixtures/guest/probe");
+    let child = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["run", "--rap", "pc", "--json", "-o"])
+        .arg(dir.path().join("rap.json"))
+        .arg("--wpp")
+        .arg(&wpp)
+        .args(["--paths", "4:10000", "--report"])
+        .arg(&report)
+        .args(["--deterministic", "--"])
+        .arg(&probe)
+        .arg("loop")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // let it run a few slices, then Ctrl-C
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("interrupted after"), "{e}");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("run.json")).unwrap()).unwrap();
+    assert_eq!(stats["truncated"], true);
+    assert!(stats["instructions"].as_u64().unwrap() > 0);
+    // every profile was finished and is readable
+    let r = outcrop(&["wpp", "report", wpp.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", err(&r));
+    let s = outcrop(&[
+        "paths",
+        "report",
+        report.join("branch.samples").to_str().unwrap(),
+        "--binary",
+        probe.to_str().unwrap(),
+    ]);
+    assert!(s.status.success(), "{}", err(&s));
+    let rap: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("rap.json")).unwrap()).unwrap();
+    assert!(rap["streams"][0]["n"].as_u64().unwrap() > 0);
+    assert!(!dir.path().join("loop.wpp.partial").exists());
+}
+
+#[test]
+fn no_program_profiles_every_bundled_workload_with_every_mechanism() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["run", "--max-insns", "200000", "--report"])
+        .arg(dir.path())
+        .env("OUTCROP_WORKLOADS", root().join("workloads"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("suite.json")).unwrap()).unwrap();
+    let programs = index.as_array().unwrap();
+    let bins = std::fs::read_dir(root().join("workloads/bin"))
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            let n = n.to_string_lossy();
+            !n.contains('.') && n != "TOOLCHAIN"
+        })
+        .count();
+    assert_eq!(programs.len(), bins, "every workload, none left out");
+    for p in programs {
+        let sub = PathBuf::from(p["report"].as_str().unwrap());
+        let name = sub.file_name().unwrap().to_string_lossy().into_owned();
+        for f in [
+            "run.json",
+            "rap.json",
+            "wpp.json",
+            "paths.json",
+            "branch.samples",
+        ] {
+            assert!(sub.join(f).exists(), "{name}: {f} missing");
+        }
+        assert!(
+            sub.join(format!("{name}.wpp")).exists(),
+            "{name}: .wpp missing"
+        );
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(sub.join("run.json")).unwrap()).unwrap();
+        assert_eq!(
+            run["mechanisms"],
+            serde_json::json!(["rap", "wpp", "paths"]),
+            "{name}"
+        );
+    }
+}

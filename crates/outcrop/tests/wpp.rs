@@ -4,8 +4,6 @@
 //! records, replays and reports, and rejects damaged files with the offset.
 
 use outcrop_run::{CaptureOptions, Run, WppSpec};
-use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Machine, Observer};
 use outcrop_strata::{Codec, Config, Replay, RunInfo, WppFile};
 use std::path::{Path, PathBuf};
@@ -30,15 +28,8 @@ fn names() -> Vec<String> {
 /// input file and reports the error: a shorter, still real, block stream).
 fn machine(name: &str) -> Machine {
     let bin = workloads().join("bin").join(name);
-    let elf = std::fs::read(&bin).unwrap();
-    let kernel = KernelConfig::silent(bin.clone());
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    load(program, kernel).unwrap()
+    let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine
 }
 
 /// Length and FNV-1a hash of the block start addresses.

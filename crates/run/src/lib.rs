@@ -53,6 +53,11 @@ pub mod program;
 pub mod rap;
 
 pub use capture::{CaptureOptions, Captured};
+
+/// README.md's library examples, compiled as doctests so that they move with the code.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
 pub use error::{Error, Result};
 pub use program::{load, outcome_status, Guest, ProgramSpec, Stdio};
 

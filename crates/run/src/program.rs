@@ -39,6 +39,8 @@ pub struct ProgramSpec {
     pub max_insns: Option<u64>,
     /// Where its stdio goes.
     pub stdio: Stdio,
+    /// What the guest sees as `argv[0]`, when not `command[0]`.
+    pub argv0: Option<OsString>,
 }
 
 impl ProgramSpec {
@@ -52,6 +54,20 @@ impl ProgramSpec {
             memory_limit: 4 << 30,
             max_insns: None,
             stdio: Stdio::Inherit,
+            argv0: None,
+        }
+    }
+
+    /// A run made only to be observed: `path` with no arguments, seen by the guest as
+    /// `argv0`, deterministic, quiet, 1 GiB of memory (how tests, benchmarks and studies run
+    /// the bundled workloads).
+    pub fn observed(path: impl Into<PathBuf>, argv0: &str) -> ProgramSpec {
+        ProgramSpec {
+            deterministic: true,
+            memory_limit: 1 << 30,
+            stdio: Stdio::Quiet,
+            argv0: Some(argv0.into()),
+            ..ProgramSpec::new(vec![path.into().into_os_string()])
         }
     }
 
@@ -145,9 +161,13 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
             })
             .collect()
     };
+    let mut args = spec.command.clone();
+    if let (Some(a0), Some(first)) = (&spec.argv0, args.first_mut()) {
+        *first = a0.clone();
+    }
     let program = Program {
         elf: &bytes,
-        args: spec.command.clone(),
+        args,
         env,
         memory_limit: spec.memory_limit,
     };

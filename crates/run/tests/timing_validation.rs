@@ -2,9 +2,7 @@
 //! machine under the default preset. Per-instruction statistics come from the timed retire
 //! stream, so each check looks at the kernel's own instructions, not at start-up code.
 
-use outcrop_rv::elf::{load, Program};
 use outcrop_rv::inst::Class;
-use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Observer, Outcome, Retire};
 use outcrop_timing::{Config, Events, Stamp, Timed, Totals};
 use std::collections::HashMap;
@@ -51,15 +49,8 @@ fn run(name: &str) -> (PerPc, Totals) {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../workloads/bin")
         .join(name);
-    let elf = std::fs::read(&bin).unwrap();
-    let kernel = KernelConfig::silent(bin.clone());
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    let mut m = load(program, kernel).unwrap();
+    let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
     let mut timed = Timed::new(
         &Config::default(),
         PerPc {

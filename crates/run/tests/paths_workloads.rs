@@ -5,8 +5,6 @@ use outcrop_paths::{
     accuracy, analyze, BranchRecorder, Cfg, ExactCounter, IndexCache, LbrConfig, LbrUnit, Options,
     Regions, Weighting, HOT,
 };
-use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::KernelConfig;
 use std::path::{Path, PathBuf};
 
 fn workloads() -> PathBuf {
@@ -27,14 +25,8 @@ fn run(name: &str, configs: &[LbrConfig]) -> Vec<Scored> {
     let elf = std::fs::read(&bin).unwrap();
     let cfg = Cfg::from_elf(&elf).unwrap();
     let regions = Regions::new(&cfg, 256);
-    let kernel = KernelConfig::silent(bin.clone());
-    let program = Program {
-        elf: &elf,
-        args: vec![format!("bin/{name}").into()],
-        env: vec![],
-        memory_limit: 1 << 30,
-    };
-    let mut m = load(program, kernel).unwrap();
+    let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
     let units = configs
         .iter()
         .map(|c| LbrUnit::new(c.clone()).unwrap())
