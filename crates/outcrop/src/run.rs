@@ -4,12 +4,12 @@
 
 use crate::exec::{outcome_status, print_timing, timing_config, Guest, GuestArgs};
 use crate::files::{check_output, write_output};
-use crate::rap::write_hot_table;
 use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rap::{AccuracyReport, Config, HotRange};
-use outcrop_run::rap::{RapSpec, Stream, StreamProfile};
+use outcrop_rap::Config;
+use outcrop_report::{RapRunReport, StreamReport};
+use outcrop_run::rap::{RapSpec, Stream};
 use outcrop_run::{Run, WppSpec};
 use outcrop_rv::inst::Class;
 use outcrop_rv::symbols::Symbols;
@@ -111,61 +111,6 @@ pub struct RunArgs {
 
     #[command(flatten)]
     guest: GuestArgs,
-}
-
-#[derive(Serialize)]
-struct HotJson<'a> {
-    #[serde(flatten)]
-    range: &'a HotRange,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exact_inclusive: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exclusive_error_pct: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct StreamJson<'a> {
-    stream: &'static str,
-    description: &'static str,
-    n: u64,
-    nodes: u64,
-    max_nodes: u64,
-    mean_nodes: f64,
-    merge_batches: u64,
-    split_threshold: u64,
-    hot: Vec<HotJson<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_error_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mean_error_pct: Option<f64>,
-    /// `[n, nodes]`: periodic samples and both sides of every merge batch.
-    sizes: &'a [(u64, u64)],
-}
-
-#[derive(Serialize)]
-struct RunJson<'a> {
-    program: String,
-    instructions: u64,
-    exit_code: i32,
-    outcome: String,
-    wall_seconds: f64,
-    eps: f64,
-    branching: u8,
-    hot_fraction: f64,
-    timing: Option<outcrop_timing::Totals>,
-    streams: Vec<StreamJson<'a>>,
-}
-
-/// One stream's finished results.
-struct Finished<'a> {
-    profile: &'a StreamProfile,
-    hot: Vec<HotRange>,
-    accuracy: Option<AccuracyReport>,
-    labels: Option<Vec<String>>,
 }
 
 /// The run's statistics (`DIR/run.json`).
@@ -483,27 +428,36 @@ fn profile(
     // ---- RAP
     let mut rap_bytes = Vec::new();
     if let Some(prof) = &result.rap {
-        let mut finished = Vec::new();
+        let mut streams = Vec::new();
         for p in &prof.profiles {
             let hot = p.tree.hot_ranges(args.hot)?;
             let accuracy = p
                 .exact
                 .as_ref()
                 .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
-            let labels = match (&symbols, p.stream.is_code()) {
+            let labels: Option<Vec<String>> = match (&symbols, p.stream.is_code()) {
                 (Some(sym), true) => {
                     Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect())
                 }
                 _ => None,
             };
-            finished.push(Finished {
-                profile: p,
-                hot,
-                accuracy,
-                labels,
+            streams.push(StreamReport {
+                stream: p.stream.name().to_string(),
+                description: p.stream.description().to_string(),
+                n: p.tree.n(),
+                nodes: p.tree.node_count(),
+                max_nodes: p.max_nodes(),
+                mean_nodes: p.mean_nodes(),
+                merge_batches: p.tree.stats().merge_batches,
+                split_threshold: p.tree.split_threshold(),
+                hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),
+                max_error_pct: accuracy.as_ref().map(|a| a.max_error_pct),
+                mean_error_pct: accuracy.as_ref().map(|a| a.mean_error_pct),
+                sizes: p.sizes.clone(),
+                merges: p.tree.merge_log().to_vec(),
             });
         }
-        let report = RunJson {
+        let report = RapRunReport {
             program: program.clone(),
             instructions: result.instructions,
             exit_code: code,
@@ -513,27 +467,14 @@ fn profile(
             branching: args.branching,
             hot_fraction: args.hot,
             timing: result.timing.clone(),
-            streams: finished.iter().map(stream_json).collect(),
+            streams,
         };
-        let mut json = serde_json::to_vec_pretty(&report)?;
-        json.push(b'\n');
-        let mut buf = Vec::new();
-        if args.json {
-            buf.extend_from_slice(&json);
+        let json = report.to_json().into_bytes();
+        let buf = if args.json {
+            json.clone()
         } else {
-            writeln!(
-                buf,
-                "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({outcome_text})",
-                program,
-                result.instructions,
-                args.eps,
-                args.branching,
-                100.0 * args.hot
-            )?;
-            for f in &finished {
-                write_stream(&mut buf, f)?;
-            }
-        }
+            report.to_text().into_bytes()
+        };
         match &out.rap {
             Some(file) => save(file, &buf)?,
             None => {
@@ -644,83 +585,4 @@ fn profile(
         truncated: result.truncated(),
         report: None,
     })
-}
-
-fn stream_json<'a>(f: &'a Finished<'a>) -> StreamJson<'a> {
-    let p = f.profile;
-    let hot = f
-        .hot
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let acc = f.accuracy.as_ref().map(|a| &a.ranges[i]);
-            HotJson {
-                range: h,
-                code: f.labels.as_ref().map(|l| l[i].clone()),
-                exact_inclusive: acc.map(|a| a.exact_inclusive),
-                error_pct: acc.map(|a| a.error_pct),
-                exclusive_error_pct: acc.map(|a| a.exclusive_error_pct),
-            }
-        })
-        .collect();
-    StreamJson {
-        stream: p.stream.name(),
-        description: p.stream.description(),
-        n: p.tree.n(),
-        nodes: p.tree.node_count(),
-        max_nodes: p.max_nodes(),
-        mean_nodes: p.mean_nodes(),
-        merge_batches: p.tree.stats().merge_batches,
-        split_threshold: p.tree.split_threshold(),
-        hot,
-        max_error_pct: f.accuracy.as_ref().map(|a| a.max_error_pct),
-        mean_error_pct: f.accuracy.as_ref().map(|a| a.mean_error_pct),
-        sizes: &p.sizes,
-    }
-}
-
-fn write_stream(out: &mut impl Write, f: &Finished<'_>) -> Result<()> {
-    let p = f.profile;
-    writeln!(
-        out,
-        "\n== {} ({}) ==",
-        p.stream.name(),
-        p.stream.description()
-    )?;
-    writeln!(
-        out,
-        "n = {} events; tree: {} nodes now, {} max, {:.1} mean (RAP Figure 7), {} merge batches",
-        p.tree.n(),
-        p.tree.node_count(),
-        p.max_nodes(),
-        p.mean_nodes(),
-        p.tree.stats().merge_batches
-    )?;
-    if p.tree.n() == 0 {
-        writeln!(out, "  (empty stream)")?;
-        return Ok(());
-    }
-    write_hot_table(out, 64, &f.hot, f.accuracy.as_ref(), f.labels.as_deref())?;
-    if f.hot.is_empty() {
-        writeln!(out, "  (no hot ranges)")?;
-    }
-    if let Some(a) = &f.accuracy {
-        writeln!(
-            out,
-            "percent error vs exact counts (RAP Figure 8): max {:.3}%, mean {:.3}%",
-            a.max_error_pct, a.mean_error_pct
-        )?;
-        let merges: Vec<String> = p
-            .tree
-            .merge_log()
-            .iter()
-            .map(|m| format!("{}→{}@{}", m.nodes_before, m.nodes_after, m.n))
-            .collect();
-        writeln!(
-            out,
-            "tree size at merge batches, before→after@n (RAP Figure 6): {}",
-            merges.join(" ")
-        )?;
-    }
-    Ok(())
 }

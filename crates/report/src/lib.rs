@@ -8,6 +8,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod rap_run;
+
+pub use rap_run::{HotEntry, RapRunReport, StreamReport};
+
 use outcrop_rap::{AccuracyReport, HotRange};
 use outcrop_timing::Totals;
 use std::fmt::Write as _;
@@ -63,6 +67,18 @@ pub fn hot_table(
     accuracy: Option<&AccuracyReport>,
     labels: Option<&[String]>,
 ) -> String {
+    let entries = rap_run::StreamReport::entries(hot, accuracy, labels);
+    entries_table(bits, &entries, accuracy.is_some(), labels.is_some())
+}
+
+/// The hot-range table of `entries`; `exact` adds the exact-count columns, `labelled` the code
+/// column.
+pub fn entries_table(
+    bits: u8,
+    entries: &[rap_run::HotEntry],
+    exact: bool,
+    labelled: bool,
+) -> String {
     let mut s = String::new();
     let out = &mut s;
     let w = (u32::from(bits)).div_ceil(4) as usize + 2;
@@ -71,14 +87,15 @@ pub fn hot_table(
         "  {:<w$}  {:<w$} {:>5} {:>14} {:>8} {:>8}",
         "lo", "hi", "depth", "count", "share", "excl."
     );
-    if accuracy.is_some() {
+    if exact {
         let _ = write!(out, " {:>14} {:>7} {:>9}", "exact", "err%", "excl.err%");
     }
-    if labels.is_some() {
+    if labelled {
         let _ = write!(out, "  code");
     }
     let _ = writeln!(out);
-    for (i, h) in hot.iter().enumerate() {
+    for e in entries {
+        let h = &e.range;
         let _ = write!(
             out,
             "  {:<w$}  {:<w$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
@@ -89,20 +106,21 @@ pub fn hot_table(
             100.0 * h.share,
             100.0 * h.exclusive_share
         );
-        if let Some(a) = accuracy {
-            let x = &a.ranges[i];
+        if exact {
             let _ = write!(
                 out,
                 " {:>14} {:>7.3} {:>9.3}",
-                x.exact_inclusive, x.error_pct, x.exclusive_error_pct
+                e.exact_inclusive.unwrap_or(0),
+                e.error_pct.unwrap_or(0.0),
+                e.exclusive_error_pct.unwrap_or(0.0)
             );
         }
-        if let Some(l) = labels.and_then(|l| l.get(i)) {
+        if let Some(l) = e.code.as_ref().filter(|_| labelled) {
             let _ = write!(out, "  {l}");
         }
         let _ = writeln!(out);
     }
-    if hot.is_empty() {
+    if entries.is_empty() {
         let _ = writeln!(out, "  (none)");
     }
     s

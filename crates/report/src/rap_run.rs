@@ -1,0 +1,173 @@
+//! The report of RAP trees over a run's event streams (`outcrop run --rap`): the model, its
+//! JSON (docs/formats.md, "`outcrop run --json` reports") and its text.
+
+use crate::entries_table;
+use outcrop_rap::{AccuracyReport, HotRange, MergeRecord};
+use outcrop_timing::Totals;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One hot range with what is known about it.
+#[derive(Clone, Debug, Serialize)]
+pub struct HotEntry {
+    /// The range.
+    #[serde(flatten)]
+    pub range: HotRange,
+    /// Function label (code streams).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Exact inclusive count (with exact counting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_inclusive: Option<u64>,
+    /// Percent error of the inclusive count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_pct: Option<f64>,
+    /// Percent error of the exclusive count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exclusive_error_pct: Option<f64>,
+}
+
+/// One stream's tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct StreamReport {
+    /// Stream name (`block`, `l1d-miss-value`, ...).
+    pub stream: String,
+    /// What the stream is.
+    pub description: String,
+    /// Events.
+    pub n: u64,
+    /// Tree nodes at the end.
+    pub nodes: u64,
+    /// Largest tree (RAP Figure 7 "maximum").
+    pub max_nodes: u64,
+    /// Mean tree size sampled every 65,536 events (Figure 7 "average").
+    pub mean_nodes: f64,
+    /// Merge batches run.
+    pub merge_batches: u64,
+    /// The split threshold at the end.
+    pub split_threshold: u64,
+    /// Hot ranges in pre-order.
+    pub hot: Vec<HotEntry>,
+    /// Largest inclusive percent error (with exact counting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_error_pct: Option<f64>,
+    /// Mean inclusive percent error (with exact counting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_error_pct: Option<f64>,
+    /// `[n, nodes]`: periodic samples and both sides of every merge batch.
+    pub sizes: Vec<(u64, u64)>,
+    /// Every merge batch (text report, Figure 6).
+    #[serde(skip)]
+    pub merges: Vec<MergeRecord>,
+}
+
+impl StreamReport {
+    /// Hot entries from `hot`, with `accuracy` (same order) and `labels` when known.
+    pub fn entries(
+        hot: &[HotRange],
+        accuracy: Option<&AccuracyReport>,
+        labels: Option<&[String]>,
+    ) -> Vec<HotEntry> {
+        hot.iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let acc = accuracy.and_then(|a| a.ranges.get(i));
+                HotEntry {
+                    range: *h,
+                    code: labels.and_then(|l| l.get(i)).cloned(),
+                    exact_inclusive: acc.map(|a| a.exact_inclusive),
+                    error_pct: acc.map(|a| a.error_pct),
+                    exclusive_error_pct: acc.map(|a| a.exclusive_error_pct),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct RapRunReport {
+    /// The program path as given.
+    pub program: String,
+    /// Retired instructions.
+    pub instructions: u64,
+    /// The guest's exit status.
+    pub exit_code: i32,
+    /// How the run ended.
+    pub outcome: String,
+    /// Host time of the run.
+    pub wall_seconds: f64,
+    /// The trees' ε.
+    pub eps: f64,
+    /// The trees' branching factor.
+    pub branching: u8,
+    /// The hot threshold.
+    pub hot_fraction: f64,
+    /// Timing-model totals.
+    pub timing: Option<Totals>,
+    /// One per stream, in the order requested.
+    pub streams: Vec<StreamReport>,
+}
+
+impl RapRunReport {
+    /// Pretty-printed JSON, newline-terminated.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The text report.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({})",
+            self.program,
+            self.instructions,
+            self.eps,
+            self.branching,
+            100.0 * self.hot_fraction,
+            self.outcome
+        );
+        for s in &self.streams {
+            stream_text(&mut out, s);
+        }
+        out
+    }
+}
+
+fn stream_text(out: &mut String, s: &StreamReport) {
+    let _ = writeln!(out, "\n== {} ({}) ==", s.stream, s.description);
+    let _ = writeln!(
+        out,
+        "n = {} events; tree: {} nodes now, {} max, {:.1} mean (RAP Figure 7), {} merge batches",
+        s.n, s.nodes, s.max_nodes, s.mean_nodes, s.merge_batches
+    );
+    if s.n == 0 {
+        let _ = writeln!(out, "  (empty stream)");
+        return;
+    }
+    let exact = s.max_error_pct.is_some();
+    let labelled = s.hot.iter().any(|h| h.code.is_some());
+    out.push_str(&entries_table(64, &s.hot, exact, labelled));
+    if s.hot.is_empty() {
+        let _ = writeln!(out, "  (no hot ranges)");
+    }
+    if let (Some(max), Some(mean)) = (s.max_error_pct, s.mean_error_pct) {
+        let _ = writeln!(
+            out,
+            "percent error vs exact counts (RAP Figure 8): max {max:.3}%, mean {mean:.3}%"
+        );
+        let merges: Vec<String> = s
+            .merges
+            .iter()
+            .map(|m| format!("{}→{}@{}", m.nodes_before, m.nodes_after, m.n))
+            .collect();
+        let _ = writeln!(
+            out,
+            "tree size at merge batches, before→after@n (RAP Figure 6): {}",
+            merges.join(" ")
+        );
+    }
+}
