@@ -8,12 +8,13 @@ use crate::files::{
 };
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use outcrop_report::wpp::{
+    self as wpp_report, BlockText, HotJson, LayerJson, PathsJson, WppReport,
+};
+use outcrop_run::CodeImage;
 use outcrop_run::{CaptureOptions, Run, WppSpec};
-use outcrop_rv::symbols::Symbols;
-use outcrop_strata::format::ChunkInfo;
-use outcrop_strata::report::{self, HotPath, LengthBin, Ratios};
-use outcrop_strata::{Codec, Config, FileStats, Replay, RunInfo, SectionBytes, WppFile};
-use serde::Serialize;
+use outcrop_strata::report::{self, Ratios};
+use outcrop_strata::{Codec, Config, Replay, RunInfo, WppFile};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -369,118 +370,6 @@ fn replay(args: ReplayArgs) -> Result<()> {
     }
 }
 
-#[derive(Serialize)]
-struct LayerJson {
-    layer: usize,
-    unique: u64,
-    total: u64,
-    repeated: u64,
-    consecutive: u64,
-    inputs: u64,
-    unique_inputs: u64,
-    bypassed: u64,
-    dictionary_bytes: u64,
-    lengths: Vec<LengthBin>,
-}
-
-#[derive(Serialize)]
-struct HotJson {
-    #[serde(flatten)]
-    path: HotPath,
-    blocks_text: Vec<BlockText>,
-}
-
-#[derive(Serialize)]
-struct BlockText {
-    addr: u64,
-    insns: u32,
-    function: Option<String>,
-    disassembly: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct ReportJson<'a> {
-    file: String,
-    file_bytes: u64,
-    sections: &'a SectionBytes,
-    /// Stream chunks: where, how many items, bytes, and which coder stored them.
-    chunks: &'a [ChunkInfo],
-    stats: &'a FileStats,
-    /// Paper Table 3.
-    paths: PathsJson,
-    /// Paper Table 4 (layer 0) and the layers above.
-    layers: Vec<LayerJson>,
-    compression: Ratios,
-    slowdown: Option<f64>,
-    hot_paths: Vec<HotJson>,
-    /// Paper Figure 2: [length in blocks, executions] per executed path.
-    path_length_vs_trips: Vec<(u64, u64)>,
-}
-
-#[derive(Serialize)]
-struct PathsJson {
-    executed: u64,
-    mean_length_blocks: f64,
-    unique: u64,
-    repeated: u64,
-    limit_cuts: u64,
-}
-
-/// Reads code from the program's loaded image for disassembly.
-struct Code {
-    machine: outcrop_rv::Machine,
-    symbols: Option<Symbols>,
-}
-
-impl Code {
-    /// The program at `path`, whose bytes are `elf`, loaded for reading its code.
-    fn load(path: &Path, elf: &[u8]) -> Result<Code> {
-        let kernel = outcrop_rv::kernel::KernelConfig::silent(path.to_path_buf());
-        let program = outcrop_rv::elf::Program {
-            elf,
-            args: vec![path.as_os_str().to_owned()],
-            env: Vec::new(),
-            memory_limit: 1 << 30,
-        };
-        let machine = outcrop_rv::elf::load(program, kernel)
-            .with_context(|| format!("{}", path.display()))?;
-        let symbols = Symbols::from_elf(elf).ok();
-        Ok(Code { machine, symbols })
-    }
-
-    fn block(&mut self, addr: u64, insns: u32) -> BlockText {
-        let mut dis = Vec::new();
-        let mut pc = addr;
-        for _ in 0..insns.min(64) {
-            let mut b = [0u8; 4];
-            let lo = self.machine.mem.read_bytes(pc, &mut b[..2]);
-            if lo.is_err() {
-                dis.push(format!("{pc:#x}: <not mapped>"));
-                break;
-            }
-            let hi = self.machine.mem.read_bytes(pc + 2, &mut b[2..]).is_ok();
-            let lo16 = u16::from_le_bytes([b[0], b[1]]);
-            let hi16 = if hi {
-                u16::from_le_bytes([b[2], b[3]])
-            } else {
-                0
-            };
-            let inst = outcrop_rv::inst::decode(lo16, hi16);
-            dis.push(format!("{pc:#x}: {inst}"));
-            pc += u64::from(inst.len);
-        }
-        BlockText {
-            addr,
-            insns,
-            function: self
-                .symbols
-                .as_ref()
-                .and_then(|s| s.lookup(addr).map(|f| f.to_string())),
-            disassembly: dis,
-        }
-    }
-}
-
 fn report_cmd(args: ReportArgs) -> Result<()> {
     let file = read_profile(&args.file)?;
     let counts = file.executions();
@@ -505,7 +394,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         None => None,
     };
     let mut code = match &program {
-        Some((p, elf)) => match Code::load(p, elf) {
+        Some((p, elf)) => match CodeImage::load(p, elf) {
             Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("outcrop: warning: no disassembly: {e:#}");
@@ -519,7 +408,16 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         .into_iter()
         .map(|h| {
             let blocks_text = match &mut code {
-                Some(c) => h.blocks.iter().map(|&(a, n)| c.block(a, n)).collect(),
+                Some(c) => h
+                    .blocks
+                    .iter()
+                    .map(|&(addr, insns)| BlockText {
+                        addr,
+                        insns,
+                        function: c.function(addr),
+                        disassembly: c.disassemble(addr, insns),
+                    })
+                    .collect(),
                 None => Vec::new(),
             };
             HotJson {
@@ -554,16 +452,22 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        plot_fig2(&dir.join("fig2-path-length-vs-trips.svg"), &name, &fig2)?;
+        save_svg(
+            &dir.join("fig2-path-length-vs-trips.svg"),
+            &wpp_report::fig2_svg(&name, &fig2)?,
+        )?;
         let l0 = layers.first().map(|l| l.lengths.as_slice()).unwrap_or(&[]);
-        plot_fig3(&dir.join("fig3-stratum-lengths.svg"), &name, l0)?;
+        save_svg(
+            &dir.join("fig3-stratum-lengths.svg"),
+            &wpp_report::fig3_svg(&name, l0)?,
+        )?;
     }
-    let report = ReportJson {
+    let report = WppReport {
         file: args.file.display().to_string(),
         file_bytes: file.bytes.total(),
-        sections: &file.bytes,
-        chunks: &file.chunks,
-        stats: st,
+        sections: file.bytes.clone(),
+        chunks: file.chunks.clone(),
+        stats: st.clone(),
         paths: PathsJson {
             executed: b.paths.executions,
             mean_length_blocks: b.blocks as f64 / b.paths.executions.max(1) as f64,
@@ -577,207 +481,20 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         hot_paths: hot_json,
         path_length_vs_trips: fig2,
     };
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+    let text = if args.json {
+        report.to_json()
     } else {
-        write_text(&mut out, &report)?;
-    }
+        report.to_text()
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
 }
 
-fn write_text(out: &mut impl Write, r: &ReportJson<'_>) -> Result<()> {
-    let st = r.stats;
-    let b = &st.build;
-    writeln!(
-        out,
-        "whole-program profile {} of {} {} ({})",
-        r.file,
-        st.run.program,
-        st.run.args.join(" "),
-        st.run.outcome
-    )?;
-    writeln!(
-        out,
-        "run: {} instructions in {} basic blocks ({} distinct), {:.2} instructions per block",
-        b.instructions,
-        b.blocks,
-        b.unique_blocks,
-        b.instructions as f64 / b.blocks.max(1) as f64
-    )?;
-    writeln!(
-        out,
-        "\npaths (paper Table 3): {} executed, mean length {:.2} blocks, {} unique; {} repeated paths, {} cut at the {}-block limit",
-        r.paths.executed, r.paths.mean_length_blocks, r.paths.unique, r.paths.repeated, r.paths.limit_cuts, st.max_path_len
-    )?;
-    writeln!(
-        out,
-        "\nstrata (paper Table 4 is layer 0):\n| layer | unique | total | consecutive executions | repeated elements | distinct inputs | bypassed (cap) | dictionary bytes |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
-    )?;
-    for l in &r.layers {
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            l.layer,
-            l.unique,
-            l.total,
-            l.consecutive,
-            l.repeated,
-            l.unique_inputs,
-            l.bypassed,
-            l.dictionary_bytes
-        )?;
-    }
-    writeln!(
-        out,
-        "\nfile: {} bytes: stream {} ({} items in {} chunks, {} stored by the context model), blocks {}, paths {}, layers {:?}, statistics {}",
-        r.file_bytes,
-        r.sections.stream,
-        b.stream_items,
-        r.chunks.len(),
-        r.chunks.iter().filter(|c| c.context_coded).count(),
-        r.sections.blocks,
-        r.sections.paths,
-        r.sections.layers,
-        r.sections.stats
-    )?;
-    writeln!(
-        out,
-        "compression: {:.0}x the paper's way (instructions × 4.2 B ÷ file), {:.0}x against an 8-byte-per-block trace",
-        r.compression.paper, r.compression.raw_trace
-    )?;
-    match r.slowdown {
-        Some(s) => writeln!(
-            out,
-            "collection: {:.3} s, bare run {:.3} s: {s:.2}x slowdown ({})",
-            st.run.record_seconds,
-            st.run.baseline_seconds,
-            if st.run.threaded {
-                "threaded"
-            } else {
-                "inline"
-            }
-        )?,
-        None if st.run.record_seconds > 0.0 => writeln!(
-            out,
-            "collection: {:.3} s (record with --baseline for the slowdown)",
-            st.run.record_seconds
-        )?,
-        None => writeln!(out, "collection: not timed (deterministic recording)")?,
-    }
-    writeln!(
-        out,
-        "\nhottest {} paths by executions × instructions (paper §III.D):",
-        r.hot_paths.len()
-    )?;
-    for (i, h) in r.hot_paths.iter().enumerate() {
-        let p = &h.path;
-        writeln!(
-            out,
-            "#{} path {}: {} executions × {} instructions = {} ({:.2}% of the run), {} blocks",
-            i + 1,
-            p.id,
-            p.executions,
-            p.insns,
-            p.weight,
-            100.0 * p.share,
-            p.blocks.len()
-        )?;
-        if h.blocks_text.is_empty() {
-            for (a, n) in &p.blocks {
-                writeln!(out, "    block {a:#x} ({n} instructions)")?;
-            }
-        }
-        for bt in &h.blocks_text {
-            writeln!(
-                out,
-                "    block {:#x} ({} instructions){}",
-                bt.addr,
-                bt.insns,
-                bt.function
-                    .as_ref()
-                    .map(|f| format!(" in {f}"))
-                    .unwrap_or_default()
-            )?;
-            for d in &bt.disassembly {
-                writeln!(out, "        {d}")?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("plot: {e}")
-}
-
-/// A log-log chart of `(x, y)` shapes drawn by `shape`, written as SVG to `path`.
-fn log_log_svg<'a, S>(
-    path: &'a Path,
-    caption: &str,
-    (x_desc, y_desc): (&str, &str),
-    (max_x, max_y): (u64, u64),
-    shapes: impl IntoIterator<Item = S>,
-) -> Result<()>
-where
-    S: plotters::element::Drawable<plotters::prelude::SVGBackend<'a>>,
-    for<'b> &'b S: plotters::element::PointCollection<'b, (u64, u64)>,
-{
-    use plotters::prelude::*;
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (1u64..max_x.max(2).saturating_mul(2)).log_scale(),
-            (1u64..max_y.max(2).saturating_mul(2)).log_scale(),
-        )
-        .map_err(plot_err)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .draw()
-        .map_err(plot_err)?;
-    chart.draw_series(shapes).map_err(plot_err)?;
-    root.present().map_err(plot_err)?;
-    Ok(())
-}
-
-fn plot_fig2(path: &Path, name: &str, pts: &[(u64, u64)]) -> Result<()> {
-    use plotters::prelude::*;
-    let max_x = pts.iter().map(|p| p.0).max().unwrap_or(1);
-    let max_y = pts.iter().map(|p| p.1).max().unwrap_or(1);
-    log_log_svg(
-        path,
-        &format!("{name}: path length vs trip count"),
-        ("path length (basic blocks)", "executions"),
-        (max_x, max_y),
-        pts.iter()
-            .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
-    )
-}
-
-fn plot_fig3(path: &Path, name: &str, bins: &[LengthBin]) -> Result<()> {
-    use plotters::prelude::*;
-    let max_x = bins.iter().map(|b| b.length).max().unwrap_or(1);
-    let max_y = bins.iter().map(|b| b.unique).max().unwrap_or(1);
-    log_log_svg(
-        path,
-        &format!("{name}: stratum layer 0 length distribution"),
-        ("stratum length (repeated paths)", "unique strata"),
-        (max_x, max_y),
-        bins.iter().map(|b| {
-            Rectangle::new(
-                [(b.length, 1), (b.length + 1, b.unique.max(1) + 1)],
-                RED.mix(0.6).filled(),
-            )
-        }),
-    )
+/// Writes an SVG figure.
+fn save_svg(path: &Path, svg: &str) -> Result<()> {
+    write_output(path, |f| Ok(f.write_all(svg.as_bytes())?))
+        .with_context(|| format!("writing {}", path.display()))
 }

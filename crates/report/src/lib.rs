@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod rap_run;
+pub mod wpp;
 
 pub use rap_run::{HotEntry, RapRunReport, StreamReport};
 

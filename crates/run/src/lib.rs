@@ -59,7 +59,7 @@ pub use capture::{CaptureOptions, Captured};
 #[doc = include_str!("../../../README.md")]
 mod readme {}
 pub use error::{Error, Result};
-pub use program::{load, outcome_status, Guest, ProgramSpec, Stdio};
+pub use program::{load, outcome_status, CodeImage, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
 use outcrop_rv::{Machine, Outcome};

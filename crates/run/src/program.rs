@@ -199,3 +199,65 @@ pub fn outcome_status(outcome: &Outcome) -> (i32, String) {
         Outcome::Stopped => (0, "stopped".to_string()),
     }
 }
+
+/// A program's loaded image, for reading its code (disassembling the blocks a profile names).
+/// Loaded as the machine would load it, but never run.
+pub struct CodeImage {
+    machine: Machine,
+    symbols: Option<outcrop_rv::symbols::Symbols>,
+}
+
+impl CodeImage {
+    /// The program at `path`, whose bytes are `elf`.
+    pub fn load(path: &std::path::Path, elf: &[u8]) -> Result<CodeImage> {
+        let kernel = KernelConfig::silent(path.to_path_buf());
+        let program = Program {
+            elf,
+            args: vec![path.as_os_str().to_owned()],
+            env: Vec::new(),
+            memory_limit: 1 << 30,
+        };
+        let machine = elf::load(program, kernel).map_err(|source| Error::Program {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let symbols = outcrop_rv::symbols::Symbols::from_elf(elf).ok();
+        Ok(CodeImage { machine, symbols })
+    }
+
+    /// The function containing `addr`, if the symbol table says.
+    pub fn function(&self, addr: u64) -> Option<String> {
+        self.symbols
+            .as_ref()
+            .and_then(|s| s.lookup(addr).map(|f| f.to_string()))
+    }
+
+    /// `insns` instructions from `addr` (at most 64) as `pc: assembly` lines; an unmapped
+    /// address ends the list with `<not mapped>`.
+    pub fn disassemble(&mut self, addr: u64, insns: u32) -> Vec<String> {
+        let mut dis = Vec::new();
+        let mut pc = addr;
+        for _ in 0..insns.min(64) {
+            let mut b = [0u8; 4];
+            if self.machine.mem.read_bytes(pc, &mut b[..2]).is_err() {
+                dis.push(format!("{pc:#x}: <not mapped>"));
+                break;
+            }
+            let hi = self
+                .machine
+                .mem
+                .read_bytes(pc.wrapping_add(2), &mut b[2..])
+                .is_ok();
+            let lo16 = u16::from_le_bytes([b[0], b[1]]);
+            let hi16 = if hi {
+                u16::from_le_bytes([b[2], b[3]])
+            } else {
+                0
+            };
+            let inst = outcrop_rv::inst::decode(lo16, hi16);
+            dis.push(format!("{pc:#x}: {inst}"));
+            pc = pc.wrapping_add(u64::from(inst.len));
+        }
+        dis
+    }
+}

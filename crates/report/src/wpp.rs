@@ -1,0 +1,318 @@
+//! The report of a whole-program profile (`outcrop wpp report`, WPP paper §III.D, Tables 3
+//! and 4, Figures 2 and 3): the model, its JSON, its text and its SVG figures.
+
+use outcrop_strata::format::ChunkInfo;
+use outcrop_strata::report::{HotPath, LengthBin, Ratios};
+use outcrop_strata::{FileStats, SectionBytes};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Why a figure could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The plotting library failed.
+    #[error("plot: {0}")]
+    Plot(String),
+}
+
+/// One stratum layer (paper Table 4 for layer 0).
+#[derive(Clone, Debug, Serialize)]
+pub struct LayerJson {
+    /// layer.
+    pub layer: usize,
+    /// unique.
+    pub unique: u64,
+    /// total.
+    pub total: u64,
+    /// repeated.
+    pub repeated: u64,
+    /// consecutive.
+    pub consecutive: u64,
+    /// inputs.
+    pub inputs: u64,
+    /// unique inputs.
+    pub unique_inputs: u64,
+    /// bypassed.
+    pub bypassed: u64,
+    /// dictionary bytes.
+    pub dictionary_bytes: u64,
+    /// lengths.
+    pub lengths: Vec<LengthBin>,
+}
+
+/// A hot path with its blocks disassembled (when the program is at hand).
+#[derive(Clone, Debug, Serialize)]
+pub struct HotJson {
+    /// path.
+    #[serde(flatten)]
+    pub path: HotPath,
+    /// blocks text.
+    pub blocks_text: Vec<BlockText>,
+}
+
+/// A basic block as text.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockText {
+    /// addr.
+    pub addr: u64,
+    /// insns.
+    pub insns: u32,
+    /// function.
+    pub function: Option<String>,
+    /// disassembly.
+    pub disassembly: Vec<String>,
+}
+
+/// The report of one `.wpp` file (`outcrop wpp report`).
+#[derive(Clone, Debug, Serialize)]
+pub struct WppReport {
+    /// file.
+    pub file: String,
+    /// file bytes.
+    pub file_bytes: u64,
+    /// sections.
+    pub sections: SectionBytes,
+    /// Stream chunks: where, how many items, bytes, and which coder stored them.
+    pub chunks: Vec<ChunkInfo>,
+    /// stats.
+    pub stats: FileStats,
+    /// Paper Table 3.
+    pub paths: PathsJson,
+    /// Paper Table 4 (layer 0) and the layers above.
+    pub layers: Vec<LayerJson>,
+    /// compression.
+    pub compression: Ratios,
+    /// slowdown.
+    pub slowdown: Option<f64>,
+    /// hot paths.
+    pub hot_paths: Vec<HotJson>,
+    /// Paper Figure 2: [length in blocks, executions] per executed path.
+    pub path_length_vs_trips: Vec<(u64, u64)>,
+}
+
+/// Paper Table 3.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathsJson {
+    /// executed.
+    pub executed: u64,
+    /// mean length blocks.
+    pub mean_length_blocks: f64,
+    /// unique.
+    pub unique: u64,
+    /// repeated.
+    pub repeated: u64,
+    /// limit cuts.
+    pub limit_cuts: u64,
+}
+
+impl WppReport {
+    /// Pretty-printed JSON, newline-terminated.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The text report.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = write_text(&mut s, self);
+        s
+    }
+}
+
+fn write_text(out: &mut String, r: &WppReport) -> std::fmt::Result {
+    let st = &r.stats;
+    let b = &st.build;
+    writeln!(
+        out,
+        "whole-program profile {} of {} {} ({})",
+        r.file,
+        st.run.program,
+        st.run.args.join(" "),
+        st.run.outcome
+    )?;
+    writeln!(
+        out,
+        "run: {} instructions in {} basic blocks ({} distinct), {:.2} instructions per block",
+        b.instructions,
+        b.blocks,
+        b.unique_blocks,
+        b.instructions as f64 / b.blocks.max(1) as f64
+    )?;
+    writeln!(
+        out,
+        "\npaths (paper Table 3): {} executed, mean length {:.2} blocks, {} unique; {} repeated paths, {} cut at the {}-block limit",
+        r.paths.executed, r.paths.mean_length_blocks, r.paths.unique, r.paths.repeated, r.paths.limit_cuts, st.max_path_len
+    )?;
+    writeln!(
+        out,
+        "\nstrata (paper Table 4 is layer 0):\n| layer | unique | total | consecutive executions | repeated elements | distinct inputs | bypassed (cap) | dictionary bytes |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )?;
+    for l in &r.layers {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            l.layer,
+            l.unique,
+            l.total,
+            l.consecutive,
+            l.repeated,
+            l.unique_inputs,
+            l.bypassed,
+            l.dictionary_bytes
+        )?;
+    }
+    writeln!(
+        out,
+        "\nfile: {} bytes: stream {} ({} items in {} chunks, {} stored by the context model), blocks {}, paths {}, layers {:?}, statistics {}",
+        r.file_bytes,
+        r.sections.stream,
+        b.stream_items,
+        r.chunks.len(),
+        r.chunks.iter().filter(|c| c.context_coded).count(),
+        r.sections.blocks,
+        r.sections.paths,
+        r.sections.layers,
+        r.sections.stats
+    )?;
+    writeln!(
+        out,
+        "compression: {:.0}x the paper's way (instructions × 4.2 B ÷ file), {:.0}x against an 8-byte-per-block trace",
+        r.compression.paper, r.compression.raw_trace
+    )?;
+    match r.slowdown {
+        Some(s) => writeln!(
+            out,
+            "collection: {:.3} s, bare run {:.3} s: {s:.2}x slowdown ({})",
+            st.run.record_seconds,
+            st.run.baseline_seconds,
+            if st.run.threaded {
+                "threaded"
+            } else {
+                "inline"
+            }
+        )?,
+        None if st.run.record_seconds > 0.0 => writeln!(
+            out,
+            "collection: {:.3} s (record with --baseline for the slowdown)",
+            st.run.record_seconds
+        )?,
+        None => writeln!(out, "collection: not timed (deterministic recording)")?,
+    }
+    writeln!(
+        out,
+        "\nhottest {} paths by executions × instructions (paper §III.D):",
+        r.hot_paths.len()
+    )?;
+    for (i, h) in r.hot_paths.iter().enumerate() {
+        let p = &h.path;
+        writeln!(
+            out,
+            "#{} path {}: {} executions × {} instructions = {} ({:.2}% of the run), {} blocks",
+            i + 1,
+            p.id,
+            p.executions,
+            p.insns,
+            p.weight,
+            100.0 * p.share,
+            p.blocks.len()
+        )?;
+        if h.blocks_text.is_empty() {
+            for (a, n) in &p.blocks {
+                writeln!(out, "    block {a:#x} ({n} instructions)")?;
+            }
+        }
+        for bt in &h.blocks_text {
+            writeln!(
+                out,
+                "    block {:#x} ({} instructions){}",
+                bt.addr,
+                bt.insns,
+                bt.function
+                    .as_ref()
+                    .map(|f| format!(" in {f}"))
+                    .unwrap_or_default()
+            )?;
+            for d in &bt.disassembly {
+                writeln!(out, "        {d}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn plot_err(e: impl std::fmt::Display) -> Error {
+    Error::Plot(e.to_string())
+}
+
+/// A log-log chart of `(x, y)` shapes drawn by `shape`, written as SVG to `path`.
+fn log_log_svg<S>(
+    caption: &str,
+    (x_desc, y_desc): (&str, &str),
+    (max_x, max_y): (u64, u64),
+    shapes: impl IntoIterator<Item = S>,
+) -> Result<String, Error>
+where
+    S: for<'a> plotters::element::Drawable<plotters::prelude::SVGBackend<'a>>,
+    for<'b> &'b S: plotters::element::PointCollection<'b, (u64, u64)>,
+{
+    use plotters::prelude::*;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 480)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (1u64..max_x.max(2).saturating_mul(2)).log_scale(),
+                (1u64..max_y.max(2).saturating_mul(2)).log_scale(),
+            )
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(plot_err)?;
+        chart.draw_series(shapes).map_err(plot_err)?;
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
+/// Paper Figure 2 as SVG: path length against trip count, one point per executed path.
+pub fn fig2_svg(name: &str, pts: &[(u64, u64)]) -> Result<String, Error> {
+    use plotters::prelude::*;
+    let max_x = pts.iter().map(|p| p.0).max().unwrap_or(1);
+    let max_y = pts.iter().map(|p| p.1).max().unwrap_or(1);
+    log_log_svg(
+        &format!("{name}: path length vs trip count"),
+        ("path length (basic blocks)", "executions"),
+        (max_x, max_y),
+        pts.iter()
+            .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
+    )
+}
+
+/// Paper Figure 3 as SVG: the stratum-length distribution of layer 0.
+pub fn fig3_svg(name: &str, bins: &[LengthBin]) -> Result<String, Error> {
+    use plotters::prelude::*;
+    let max_x = bins.iter().map(|b| b.length).max().unwrap_or(1);
+    let max_y = bins.iter().map(|b| b.unique).max().unwrap_or(1);
+    log_log_svg(
+        &format!("{name}: stratum layer 0 length distribution"),
+        ("stratum length (repeated paths)", "unique strata"),
+        (max_x, max_y),
+        bins.iter().map(|b| {
+            Rectangle::new(
+                [(b.length, 1), (b.length + 1, b.unique.max(1) + 1)],
+                RED.mix(0.6).filled(),
+            )
+        }),
+    )
+}
