@@ -9,11 +9,10 @@ use crate::files::{
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_paths::{
-    accuracy, analyze, exact_profile, fdata::fdata, Accuracy, Cfg, ExactStats, Filter, IndexCache,
-    LbrConfig, LbrUnit, Options, PartialStats, PathKey, PeriodUnit, Regions, Samples, Weighting,
-    HOT,
+    accuracy, analyze, exact_profile, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit,
+    Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
-use serde::Serialize;
+use outcrop_report::paths::{HotPathReport, PathsReport};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -278,45 +277,6 @@ fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>, Option<String>)> {
     Ok((out, None, None))
 }
 
-#[derive(Serialize)]
-struct HotPathJson {
-    rank: usize,
-    region: u32,
-    id: u64,
-    function: String,
-    estimated: f64,
-    estimated_share: f64,
-    exact_share: Option<f64>,
-    blocks: Vec<String>,
-    instructions: u64,
-    disassembly: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct ReportJson {
-    program: String,
-    entries: usize,
-    period: u64,
-    unit: PeriodUnit,
-    samples: u64,
-    distinct_traces: usize,
-    instructions: u64,
-    cycles: u64,
-    handler_cycles: u64,
-    overhead: f64,
-    options: Options,
-    weights: Weighting,
-    regions: usize,
-    max_paths: u64,
-    partial: PartialStats,
-    matched: u64,
-    unmatched: u64,
-    mean_matching_ratio: f64,
-    hot_paths: Vec<HotPathJson>,
-    exact: Option<ExactStats>,
-    accuracy: Option<Accuracy>,
-}
-
 fn report(args: ReportArgs) -> Result<()> {
     let text = read_text_bounded(&args.samples, "samples file", MAX_PROFILE_BYTES)?;
     let samples = Samples::parse(&text).with_context(|| format!("{}", args.samples.display()))?;
@@ -389,14 +349,14 @@ fn report(args: ReportArgs) -> Result<()> {
     let est_total: f64 = a.estimate.paths.values().sum();
     let exact_total: u64 = exact.as_ref().map_or(0, |(e, _)| e.values().sum());
     let ranked = outcrop_paths::accuracy::ranked(&a.estimate.paths);
-    let hot: Vec<HotPathJson> = ranked
+    let hot: Vec<HotPathReport> = ranked
         .iter()
         .take(args.top)
         .enumerate()
         .map(|(i, ((r, id), w))| {
             let blocks = regions.decode(*r, *id).unwrap_or_default();
             let key: PathKey = (*r, *id);
-            HotPathJson {
+            HotPathReport {
                 rank: i + 1,
                 region: *r,
                 id: *id,
@@ -422,7 +382,7 @@ fn report(args: ReportArgs) -> Result<()> {
         })
         .collect();
     let m = &samples.meta;
-    let rep = ReportJson {
+    let rep = PathsReport {
         program: binary.display().to_string(),
         entries: m.config.entries,
         period: m.config.period,
@@ -445,106 +405,11 @@ fn report(args: ReportArgs) -> Result<()> {
         exact: exact.as_ref().map(|(_, s)| s.clone()),
         accuracy: acc,
     };
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &rep)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    print_report(&mut out, &rep)?;
-    Ok(())
-}
-
-fn print_report(out: &mut impl Write, r: &ReportJson) -> Result<()> {
-    let p = &r.partial;
-    writeln!(out, "program: {}", r.program)?;
-    writeln!(
-        out,
-        "samples: {} ({} distinct traces), {} entries, period {} {}, {} instructions{}",
-        r.samples,
-        r.distinct_traces,
-        r.entries,
-        r.period,
-        match r.unit {
-            PeriodUnit::Instructions => "instructions",
-            PeriodUnit::Cycles => "cycles",
-        },
-        r.instructions,
-        if r.cycles > 0 {
-            format!(", {} cycles", r.cycles)
-        } else {
-            String::new()
-        }
-    )?;
-    writeln!(
-        out,
-        "modelled overhead: {:.3}% ({} cycles per sample{})",
-        100.0 * r.overhead,
-        r.handler_cycles,
-        if r.cycles == 0 { ", CPI 1 assumed" } else { "" }
-    )?;
-    writeln!(
-        out,
-        "partial paths (paper Table 2, mean instructions): initial {:.1}, extended {:.1}, split at functions {:.1}, and loops {:.1}; fragments {:.1}",
-        p.mean_initial(),
-        p.mean_extended(),
-        p.mean_func(),
-        p.mean_loop(),
-        p.mean_fragment()
-    )?;
-    writeln!(
-        out,
-        "samples by function boundaries spanned (Table 3): 0: {}, 1: {}, 2: {}, 3: {}, 4+: {}",
-        p.spans[0], p.spans[1], p.spans[2], p.spans[3], p.spans[4]
-    )?;
-    writeln!(
-        out,
-        "discarded samples {}, cuts {}, snapped sources {}, recovered targets {}",
-        p.discarded, p.breaks, p.snapped, p.recovered_targets
-    )?;
-    writeln!(
-        out,
-        "regions: {} (fewer than {} paths each); fragments matched {}, unmatched {}, mean matching ratio {:.2}",
-        r.regions, r.max_paths, r.matched, r.unmatched, r.mean_matching_ratio
-    )?;
-    if let (Some(a), Some(e)) = (&r.accuracy, &r.exact) {
-        writeln!(
-            out,
-            "exact reference: {} path executions ({} unplaced, {} blocks outside the CFG)",
-            e.paths, e.unplaced, e.unknown_blocks
-        )?;
-        writeln!(
-            out,
-            "accuracy: Wall {:.1}% ({} of {} hot paths found; hot paths carry {:.1}% of the flow), overlap {:.1}%",
-            100.0 * a.wall,
-            a.hot_found,
-            a.hot_paths,
-            100.0 * a.hot_flow,
-            100.0 * a.overlap
-        )?;
-    }
-    writeln!(out, "\nhottest paths (estimated):")?;
-    for h in &r.hot_paths {
-        writeln!(
-            out,
-            "#{:<3} {:6.2}%{}  {} ({} blocks, {} instructions)",
-            h.rank,
-            100.0 * h.estimated_share,
-            match h.exact_share {
-                Some(s) => format!(" (exact {:6.2}%)", 100.0 * s),
-                None => String::new(),
-            },
-            h.function,
-            h.blocks.len(),
-            h.instructions
-        )?;
-        writeln!(out, "     {}", h.blocks.join(" → "))?;
-        for d in h.disassembly.iter().take(24) {
-            writeln!(out, "       {d}")?;
-        }
-        if h.disassembly.len() > 24 {
-            writeln!(out, "       … {} more", h.disassembly.len() - 24)?;
-        }
-    }
+    let text = if args.json {
+        rep.to_json()
+    } else {
+        rep.to_text()
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod paths;
 pub mod rap_run;
 pub mod wpp;
 
