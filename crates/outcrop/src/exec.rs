@@ -7,7 +7,6 @@ use clap::Args;
 use outcrop_rv::inst::Class;
 use outcrop_rv::{Machine, Outcome};
 use outcrop_timing::Config as TimingConfig;
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,22 +56,6 @@ pub struct GuestArgs {
     /// without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
     pub command: Vec<std::ffi::OsString>,
-}
-
-#[derive(Serialize)]
-struct Stats {
-    program: String,
-    instructions: u64,
-    exit_code: i32,
-    outcome: String,
-    wall_seconds: f64,
-    mips: f64,
-    classes: std::collections::BTreeMap<&'static str, u64>,
-    syscalls: std::collections::BTreeMap<u64, u64>,
-    /// Peak resident memory of the outcrop process (host bytes), when the host reports it.
-    host_max_rss_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timing: Option<outcrop_timing::Totals>,
 }
 
 /// `--timing` value: a preset name or a TOML file.
@@ -210,7 +193,7 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
     }
     if let Some(path) = &args.stats_json {
         let counts = result.classes.unwrap_or_default();
-        let stats = Stats {
+        let stats = outcrop_report::run_dir::ExecStats {
             program: prog_path.display().to_string(),
             instructions: machine.instret,
             exit_code: code,

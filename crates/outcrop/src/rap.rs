@@ -4,11 +4,8 @@
 use crate::input::{self, Demo, InputFormat};
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rap::{
-    bound, AccuracyReport, Config, ExactCounts, HardwareModel, HardwareReport, HotRange,
-    MergeRecord, RapTree, SplitPolicy,
-};
-use serde::Serialize;
+use outcrop_rap::{bound, Config, ExactCounts, HardwareModel, RapTree, SplitPolicy};
+use outcrop_report::rap_tree::TreeReport;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -102,31 +99,6 @@ enum Split {
     Lazy,
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    input: &'a str,
-    n: u64,
-    eps: f64,
-    branching: u8,
-    bits: u8,
-    split: SplitPolicy,
-    hot_fraction: f64,
-    combined: bool,
-    split_threshold: u64,
-    nodes: u64,
-    peak_nodes: u64,
-    bytes: u64,
-    peak_bytes: u64,
-    node_bound_now: u64,
-    node_bound_steady: bound::SteadyStateBounds,
-    merge_batches: u64,
-    hot: &'a [HotRange],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accuracy: Option<&'a AccuracyReport>,
-    hardware: HardwareReport,
-    merge_log: &'a [MergeRecord],
-}
-
 pub fn run(args: RapArgs) -> Result<()> {
     let config = Config::builder()
         .eps(args.eps)
@@ -173,7 +145,7 @@ pub fn run(args: RapArgs) -> Result<()> {
     if let Some(path) = &args.save_tree {
         save_tree(&tree, path)?;
     }
-    let report = Report {
+    let report = TreeReport {
         input: &name,
         n: tree.n(),
         eps: config.eps(),
@@ -205,10 +177,9 @@ pub fn run(args: RapArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        out.write_all(report.to_json().as_bytes())?;
     } else {
-        print_text(&mut out, &report, args.hardware)?;
+        out.write_all(report.to_text(args.hardware).as_bytes())?;
         if args.dump {
             writeln!(out, "\ntree:")?;
             out.write_all(tree.ascii_dump().as_bytes())?;
@@ -248,66 +219,4 @@ fn save_tree(tree: &RapTree, path: &std::path::Path) -> Result<()> {
         Ok(())
     })
     .with_context(|| format!("saving the tree to {}", path.display()))
-}
-
-fn print_text(out: &mut impl Write, r: &Report<'_>, hardware: bool) -> Result<()> {
-    writeln!(
-        out,
-        "RAP over {}: n = {} events, ε = {}, b = {}, {}-bit universe{}",
-        r.input,
-        r.n,
-        r.eps,
-        r.branching,
-        r.bits,
-        if r.combined { "" } else { " (no combining)" }
-    )?;
-    writeln!(
-        out,
-        "tree: {} nodes now, {} at peak ({} bytes; worst case {} nodes), {} merge batches, split threshold {}",
-        r.nodes, r.peak_nodes, r.peak_bytes, r.node_bound_steady.peak, r.merge_batches, r.split_threshold
-    )?;
-    writeln!(
-        out,
-        "\nhot ranges (count + non-hot descendants ≥ {}% of n):",
-        100.0 * r.hot_fraction
-    )?;
-    write_hot_table(out, r.bits, r.hot, r.accuracy, None)?;
-    if let Some(a) = r.accuracy {
-        writeln!(
-            out,
-            "\npercent error vs exact counts (RAP Figure 8): max {:.3}%, mean {:.3}% (exclusive: max {:.3}%, mean {:.3}%)",
-            a.max_error_pct, a.mean_error_pct, a.max_exclusive_error_pct, a.mean_exclusive_error_pct
-        )?;
-    }
-    if hardware {
-        let h = &r.hardware;
-        writeln!(out, "\nhardware engine (RAP §3.3-3.4 model):")?;
-        writeln!(
-            out,
-            "  TCAM: {} entries x {} ternary bits; SRAM: {} entries x {} bits = {} bytes",
-            h.tcam_entries, h.tcam_entry_bits, h.tcam_entries, h.sram_entry_bits, h.sram_bytes
-        )?;
-        writeln!(
-            out,
-            "  {} engine updates for {} events; {} splits stall {} cycles; {} merge batches scan {} cycles",
-            h.engine_updates, h.events, h.splits, h.split_stall_cycles, h.merge_batches, h.merge_scan_cycles
-        )?;
-        writeln!(
-            out,
-            "  {:.3} cycles/event pipelined ({} cycles per update unpipelined)",
-            h.cycles_per_event, h.unpipelined_cycles_per_update
-        )?;
-    }
-    Ok(())
-}
-
-/// The hot-range table (see `outcrop_report::hot_table`).
-pub fn write_hot_table(
-    out: &mut impl Write,
-    bits: u8,
-    hot: &[HotRange],
-    accuracy: Option<&AccuracyReport>,
-    labels: Option<&[String]>,
-) -> Result<()> {
-    Ok(out.write_all(outcrop_report::hot_table(bits, hot, accuracy, labels).as_bytes())?)
 }

@@ -8,13 +8,13 @@ use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::Config;
+use outcrop_report::run_dir::{PathsSummary, RunSummary, SuiteEntry, WppSummary};
 use outcrop_report::{RapRunReport, StreamReport};
 use outcrop_run::rap::{RapSpec, Stream};
 use outcrop_run::{Run, WppSpec};
 use outcrop_rv::inst::Class;
 use outcrop_rv::symbols::Symbols;
 use outcrop_sampling::{LbrConfig, PeriodUnit};
-use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -113,44 +113,6 @@ pub struct RunArgs {
     guest: GuestArgs,
 }
 
-/// The run's statistics (`DIR/run.json`).
-#[derive(Serialize)]
-struct RunStats<'a> {
-    program: &'a str,
-    args: Vec<String>,
-    instructions: u64,
-    exit_code: i32,
-    outcome: &'a str,
-    truncated: bool,
-    wall_seconds: f64,
-    mips: f64,
-    mechanisms: Vec<&'static str>,
-    classes: Option<Vec<(&'static str, u64)>>,
-    timing: Option<&'a outcrop_timing::Totals>,
-    host_max_rss_bytes: Option<u64>,
-}
-
-/// The whole-program capture's summary (`DIR/wpp.json`).
-#[derive(Serialize)]
-struct WppJson<'a> {
-    file: String,
-    bytes: u64,
-    stats: &'a outcrop_strata::FileStats,
-}
-
-/// The branch-record samples' summary (`DIR/paths.json`).
-#[derive(Serialize)]
-struct PathsJson<'a> {
-    file: String,
-    samples: u64,
-    distinct_traces: usize,
-    recorded_branches: u64,
-    instructions: u64,
-    cycles: u64,
-    modelled_overhead: f64,
-    config: &'a outcrop_sampling::LbrConfig,
-}
-
 /// Writes `bytes` to `path` (atomically; see files.rs).
 fn save(path: &Path, bytes: &[u8]) -> Result<()> {
     write_output(path, |f| Ok(f.write_all(bytes)?))
@@ -164,18 +126,6 @@ struct Outputs {
     wpp: Option<PathBuf>,
     samples: Option<PathBuf>,
     report: Option<PathBuf>,
-}
-
-/// One profiled program, for the suite's index.
-#[derive(Serialize)]
-struct Profiled {
-    program: String,
-    exit_code: i32,
-    outcome: String,
-    instructions: u64,
-    wall_seconds: f64,
-    truncated: bool,
-    report: Option<String>,
 }
 
 pub fn run(mut args: RunArgs) -> Result<ExitCode> {
@@ -286,7 +236,7 @@ fn profile(
     command: Vec<std::ffi::OsString>,
     out: &Outputs,
     quiet: bool,
-) -> Result<Profiled> {
+) -> Result<SuiteEntry> {
     let config = Config::builder()
         .eps(args.eps)
         .branching(args.branching)
@@ -502,7 +452,7 @@ fn profile(
             100.0 * samples.overhead(),
             file.display()
         );
-        let j = PathsJson {
+        let j = PathsSummary {
             file: file.display().to_string(),
             samples: samples.meta.samples,
             distinct_traces: samples.traces.len(),
@@ -527,7 +477,7 @@ fn profile(
             c.bytes.total(),
             file.display()
         );
-        wpp_json = Some(serde_json::to_vec_pretty(&WppJson {
+        wpp_json = Some(serde_json::to_vec_pretty(&WppSummary {
             file: file.display().to_string(),
             bytes: c.bytes.total(),
             stats: &c.stats,
@@ -548,7 +498,7 @@ fn profile(
             mechanisms.push("paths");
             save(&dir.join("paths.json"), j)?;
         }
-        let stats = RunStats {
+        let stats = RunSummary {
             program: &program,
             args: command_args
                 .iter()
@@ -576,7 +526,7 @@ fn profile(
         save(&dir.join("run.json"), &j)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
-    Ok(Profiled {
+    Ok(SuiteEntry {
         program,
         exit_code: code,
         outcome: outcome_text,

@@ -10,6 +10,8 @@
 
 pub mod paths;
 pub mod rap_run;
+pub mod rap_tree;
+pub mod run_dir;
 pub mod wpp;
 
 pub use rap_run::{HotEntry, RapRunReport, StreamReport};

@@ -1,0 +1,110 @@
+//! The files of a report directory (`outcrop run --report DIR`, docs/formats.md "The report
+//! directory"): the run's statistics and each mechanism's summary.
+
+use serde::Serialize;
+
+/// The run's statistics (`DIR/run.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary<'a> {
+    /// program.
+    pub program: &'a str,
+    /// args.
+    pub args: Vec<String>,
+    /// instructions.
+    pub instructions: u64,
+    /// exit code.
+    pub exit_code: i32,
+    /// outcome.
+    pub outcome: &'a str,
+    /// truncated.
+    pub truncated: bool,
+    /// wall seconds.
+    pub wall_seconds: f64,
+    /// mips.
+    pub mips: f64,
+    /// mechanisms.
+    pub mechanisms: Vec<&'static str>,
+    /// classes.
+    pub classes: Option<Vec<(&'static str, u64)>>,
+    /// timing.
+    pub timing: Option<&'a outcrop_timing::Totals>,
+    /// host max rss bytes.
+    pub host_max_rss_bytes: Option<u64>,
+}
+
+/// The whole-program capture's summary (`DIR/wpp.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct WppSummary<'a> {
+    /// file.
+    pub file: String,
+    /// bytes.
+    pub bytes: u64,
+    /// stats.
+    pub stats: &'a outcrop_strata::FileStats,
+}
+
+/// The branch-record samples' summary (`DIR/paths.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PathsSummary<'a> {
+    /// file.
+    pub file: String,
+    /// samples.
+    pub samples: u64,
+    /// distinct traces.
+    pub distinct_traces: usize,
+    /// recorded branches.
+    pub recorded_branches: u64,
+    /// instructions.
+    pub instructions: u64,
+    /// cycles.
+    pub cycles: u64,
+    /// modelled overhead.
+    pub modelled_overhead: f64,
+    /// config.
+    pub config: &'a outcrop_sampling::LbrConfig,
+}
+
+/// One profiled program, for the suite's index.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteEntry {
+    /// program.
+    pub program: String,
+    /// exit code.
+    pub exit_code: i32,
+    /// outcome.
+    pub outcome: String,
+    /// instructions.
+    pub instructions: u64,
+    /// wall seconds.
+    pub wall_seconds: f64,
+    /// truncated.
+    pub truncated: bool,
+    /// report.
+    pub report: Option<String>,
+}
+
+/// `outcrop exec --stats-json FILE`: one run's statistics.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExecStats {
+    /// The program path as given.
+    pub program: String,
+    /// Retired instructions.
+    pub instructions: u64,
+    /// The guest's exit status.
+    pub exit_code: i32,
+    /// How the run ended.
+    pub outcome: String,
+    /// Host time of the run.
+    pub wall_seconds: f64,
+    /// Instructions per microsecond of host time.
+    pub mips: f64,
+    /// Retired instructions per class.
+    pub classes: std::collections::BTreeMap<&'static str, u64>,
+    /// System calls by number, with counts.
+    pub syscalls: std::collections::BTreeMap<u64, u64>,
+    /// Peak resident memory of the outcrop process (host bytes), when the host reports it.
+    pub host_max_rss_bytes: Option<u64>,
+    /// Timing-model totals, with `--timing`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<outcrop_timing::Totals>,
+}
