@@ -247,33 +247,15 @@ fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>, Option<String>)> {
             Some(f.stats.run.program_id.clone()),
         ));
     }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: neither a .wpp file nor a text trace (invalid UTF-8 at byte {})",
-            path.display(),
-            e.valid_up_to()
-        )
-    })?;
+    // a text trace: one address per line, as `outcrop rap` reads (outcrop_events::text)
+    use outcrop_events::ValueReader;
+    let mut reader = outcrop_events::text::TextReader::new(&bytes[..]);
     let mut out = Vec::new();
-    for (i, l) in text.lines().enumerate() {
-        let l = l.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        let v = l
-            .strip_prefix("0x")
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .or_else(|| l.parse::<u64>().ok());
-        match v {
-            Some(a) => out.push(a),
-            None => bail!(
-                "{}:{}: not a block address: {:?}",
-                path.display(),
-                i + 1,
-                l.chars().take(40).collect::<String>()
-            ),
-        }
-    }
+    while reader
+        .read_values(&mut out, 1 << 16)
+        .with_context(|| format!("{}: neither a .wpp file nor a text trace", path.display()))?
+        > 0
+    {}
     Ok((out, None, None))
 }
 
