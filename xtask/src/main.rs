@@ -8,6 +8,7 @@
 //! `study-paths` runs the path paper's §4 studies (see `study_paths.rs`); `bench-hostile` times
 //! hostile guests and files against a baseline build (see `bench_hostile.rs`).
 
+mod bench_compose;
 mod bench_hostile;
 mod bench_layers;
 mod bench_timing;
@@ -50,6 +51,7 @@ fn main() -> Result<()> {
         Some("study-paths") => study_paths::run(&args[1..]),
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
         Some("bench-layers") => bench_layers::run(&args[1..]),
+        Some("bench-compose") => bench_compose::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
@@ -57,7 +59,8 @@ fn main() -> Result<()> {
                  | study-rap [--workloads a,b] [--jobs N] | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
                  | study-paths [--workloads a,b] [--svg FILE] \
-                 | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S]"
+                 | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
+                 | bench-layers --baseline OUTCROP [--runs R] | bench-compose [--runs R]"
             );
             bail!("unknown or missing task")
         }

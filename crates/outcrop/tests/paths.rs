@@ -163,7 +163,7 @@ fn bad_input_is_an_error_with_a_place() {
             "--exact-from",
             bad,
         ],
-        ":2:",
+        "line 2",
     );
     // bad unit parameters
     fails_with(
