@@ -10,7 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn timed(bin: &Path, wl: &Path, args: &[&str], name: &str) -> Result<f64> {
-    let extra: &[&str] = if name == "fileio" { &["src/fileio.c"] } else { &[] };
+    let extra: &[&str] = if name == "fileio" {
+        &["src/fileio.c"]
+    } else {
+        &[]
+    };
     let t = Instant::now();
     let st = Command::new(bin)
         .current_dir(wl)
@@ -56,22 +60,51 @@ pub fn run(args: &[String]) -> Result<()> {
                 &outcrop,
                 &wl,
                 &[
-                    "run", "--rap", "block", "--json", "-o", &all_rap, "--wpp", &all_wpp,
-                    "--paths", "16", "--samples", &all_samples, "--timing", "--no-progress",
+                    "run",
+                    "--rap",
+                    "block",
+                    "--json",
+                    "-o",
+                    &all_rap,
+                    "--wpp",
+                    &all_wpp,
+                    "--paths",
+                    "16",
+                    "--samples",
+                    &all_samples,
+                    "--timing",
+                    "--no-progress",
                 ],
                 name,
             )?);
             let a = timed(
                 &outcrop,
                 &wl,
-                &["run", "--rap", "block", "--json", "-o", &rap, "--timing", "--no-progress"],
+                &[
+                    "run",
+                    "--rap",
+                    "block",
+                    "--json",
+                    "-o",
+                    &rap,
+                    "--timing",
+                    "--no-progress",
+                ],
                 name,
             )?;
             let b = timed(&outcrop, &wl, &["wpp", "record", "-o", &wpp], name)?;
             let c = timed(
                 &outcrop,
                 &wl,
-                &["paths", "record", "--entries", "16", "--timing", "-o", &samples],
+                &[
+                    "paths",
+                    "record",
+                    "--entries",
+                    "16",
+                    "--timing",
+                    "-o",
+                    &samples,
+                ],
                 name,
             )?;
             three.push(a + b + c);
