@@ -13,6 +13,7 @@ use outcrop_paths::{
     Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
 use outcrop_report::paths::{HotPathReport, PathsReport};
+use outcrop_report::Report as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

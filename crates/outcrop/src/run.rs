@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::Config;
 use outcrop_report::run_dir::{PathsSummary, RunSummary, SuiteEntry, WppSummary};
+use outcrop_report::Report as _;
 use outcrop_report::{RapRunReport, StreamReport};
 use outcrop_run::rap::{RapSpec, Stream};
 use outcrop_run::{Run, WppSpec};

@@ -11,6 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use outcrop_report::wpp::{
     self as wpp_report, BlockText, HotJson, LayerJson, PathsJson, WppReport,
 };
+use outcrop_report::Report as _;
 use outcrop_run::CodeImage;
 use outcrop_run::{CaptureOptions, Run, WppSpec};
 use outcrop_strata::report::{self, Ratios};

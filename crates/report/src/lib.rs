@@ -17,6 +17,33 @@ pub mod wpp;
 pub use rap_run::{HotEntry, RapRunReport, StreamReport};
 
 use outcrop_rap::{AccuracyReport, HotRange};
+use serde::Serialize;
+
+/// A report: a serializable model (its JSON is the machine-readable form, documented in
+/// docs/formats.md) with a text rendering for people.
+pub trait Report: Serialize {
+    /// Appends the text rendering to `out`.
+    fn write_text(&self, out: &mut String);
+
+    /// Pretty-printed JSON, newline-terminated.
+    fn to_json(&self) -> String {
+        json(self)
+    }
+
+    /// The text rendering.
+    fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_text(&mut s);
+        s
+    }
+}
+
+/// `value` as pretty-printed JSON, newline-terminated.
+pub fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
+}
 use outcrop_timing::Totals;
 use std::fmt::Write as _;
 

@@ -78,19 +78,9 @@ pub struct PathsReport {
     pub accuracy: Option<Accuracy>,
 }
 
-impl PathsReport {
-    /// Pretty-printed JSON, newline-terminated.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
-    }
-
-    /// The text report.
-    pub fn to_text(&self) -> String {
-        let mut s = String::new();
-        let _ = write_text(&mut s, self);
-        s
+impl crate::Report for PathsReport {
+    fn write_text(&self, out: &mut String) {
+        let _ = write_text(out, self);
     }
 }
 

@@ -109,17 +109,8 @@ pub struct RapRunReport {
     pub streams: Vec<StreamReport>,
 }
 
-impl RapRunReport {
-    /// Pretty-printed JSON, newline-terminated.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
-    }
-
-    /// The text report.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
+impl crate::Report for RapRunReport {
+    fn write_text(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({})",
@@ -131,9 +122,8 @@ impl RapRunReport {
             self.outcome
         );
         for s in &self.streams {
-            stream_text(&mut out, s);
+            stream_text(out, s);
         }
-        out
     }
 }
 

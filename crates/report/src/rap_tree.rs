@@ -55,9 +55,7 @@ pub struct TreeReport<'a> {
 impl TreeReport<'_> {
     /// Pretty-printed JSON, newline-terminated.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+        crate::json(self)
     }
 
     /// The text report; `hardware` adds the hardware engine's figures.

@@ -106,19 +106,9 @@ pub struct PathsJson {
     pub limit_cuts: u64,
 }
 
-impl WppReport {
-    /// Pretty-printed JSON, newline-terminated.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
-    }
-
-    /// The text report.
-    pub fn to_text(&self) -> String {
-        let mut s = String::new();
-        let _ = write_text(&mut s, self);
-        s
+impl crate::Report for WppReport {
+    fn write_text(&self, out: &mut String) {
+        let _ = write_text(out, self);
     }
 }
 
