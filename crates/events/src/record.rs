@@ -412,3 +412,65 @@ impl Observer for ClassCounter {
         Control::Continue
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts blocks; stops at the `stop_at`-th.
+    #[derive(Default)]
+    struct Blocks {
+        n: u32,
+        stop_at: u32,
+        finished: bool,
+    }
+
+    impl Observer for Blocks {
+        const BLOCKS: bool = true;
+        fn block(&mut self, _start: u64, _insns: u32) -> Control {
+            self.n += 1;
+            if self.n == self.stop_at {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        }
+        fn finish(&mut self) -> Control {
+            self.finished = true;
+            Control::Continue
+        }
+    }
+
+    #[test]
+    fn tuples_forward_each_stream_to_the_members_that_want_it() {
+        type Pair = (ClassCounter, Blocks);
+        const { assert!(Pair::RETIRE && Pair::BLOCKS && !Pair::BRANCHES && !Pair::STAMPS) };
+        let mut pair: Pair = (ClassCounter::default(), Blocks::default());
+        let r = Retire {
+            class: Some(Class::Load),
+            ..Retire::default()
+        };
+        assert_eq!(pair.retire(&r, None), Control::Continue);
+        assert_eq!(pair.block(0, 1), Control::Continue);
+        assert_eq!(pair.0.counts[Class::Load as usize], 1);
+        assert_eq!(pair.1.n, 1);
+        pair.finish();
+        assert!(pair.1.finished);
+    }
+
+    #[test]
+    fn any_member_can_stop_the_run_and_none_is_a_silent_member() {
+        let mut obs = (
+            Blocks {
+                stop_at: 2,
+                ..Blocks::default()
+            },
+            None::<Blocks>,
+            &mut ClassCounter::default(),
+        );
+        assert_eq!(obs.block(0, 1), Control::Continue);
+        assert_eq!(obs.block(0, 1), Control::Stop);
+        assert_eq!(Control::Continue.and(Control::Stop), Control::Stop);
+        const { assert!(<Option<Blocks> as Observer>::BLOCKS) };
+    }
+}

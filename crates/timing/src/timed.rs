@@ -133,3 +133,78 @@ impl<O: Observer> Observer for Timed<O> {
         self.verdict().and(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outcrop_events::record::{Class, Stamp, Unit};
+
+    /// Records the order of calls.
+    #[derive(Default)]
+    struct Log(Vec<String>, u32);
+
+    impl Observer for Log {
+        const RETIRE: bool = true;
+        const BLOCKS: bool = true;
+        const BRANCHES: bool = true;
+        fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+            assert!(t.is_some_and(|t| t.retire_group >= 1));
+            self.0.push(format!("r{:x}", r.pc));
+            Control::Continue
+        }
+        fn taken_branch(&mut self, from: u64, _to: u64, _k: BranchKind) -> Control {
+            self.0.push(format!("t{from:x}"));
+            Control::Continue
+        }
+        fn block(&mut self, start: u64, _n: u32) -> Control {
+            self.0.push(format!("b{start:x}"));
+            Control::Continue
+        }
+        fn finish(&mut self) -> Control {
+            self.1 += 1;
+            Control::Continue
+        }
+    }
+
+    #[test]
+    fn block_and_branch_events_follow_their_retire_record() {
+        let cfg = Config::preset("default").unwrap();
+        let mut timed = Timed::new(&cfg, Log::default());
+        let mut expected = Vec::new();
+        // a loop of two-instruction blocks: alu, then a taken branch back (as the machine
+        // reports them: retire, taken branch, block end)
+        for i in 0..50u64 {
+            let alu = Retire {
+                pc: 0x100,
+                len: 4,
+                class: Some(Class::Alu),
+                unit: Unit::Alu,
+                next_pc: 0x104,
+                ..Retire::default()
+            };
+            let br = Retire {
+                pc: 0x104,
+                len: 4,
+                class: Some(Class::Branch),
+                unit: Unit::Branch,
+                taken: true,
+                target: 0x100,
+                transfer: Some(BranchKind::Cond),
+                next_pc: 0x100,
+                ..Retire::default()
+            };
+            timed.retire(&alu, None);
+            timed.retire(&br, None);
+            timed.taken_branch(0x104, 0x100, BranchKind::Cond);
+            timed.block(0x100, 2);
+            expected.extend(["r100", "r104", "t104", "b100"].map(String::from));
+            if i == 0 {
+                // held back until the cycle is over: nothing delivered yet
+                assert!(timed.inner.0.len() <= 4);
+            }
+        }
+        timed.finish();
+        assert_eq!(timed.inner.0, expected);
+        assert_eq!(timed.inner.1, 1, "finish reaches the inner observer once");
+    }
+}
