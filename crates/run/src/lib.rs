@@ -33,9 +33,10 @@
 //!     .rap(rap)
 //!     .paths(vec![outcrop_sampling::LbrConfig { period: 10_000, ..Default::default() }])
 //!     .execute()?;
-//! let rap = result.rap.expect("asked for");
-//! println!("{} instructions, {} hot ranges", result.instructions,
-//!          rap.profiles[0].tree.hot_ranges(0.1)?.len());
+//! if let Some(rap) = &result.rap {
+//!     println!("{} instructions, {} hot ranges", result.instructions,
+//!              rap.profiles[0].tree.hot_ranges(0.1)?.len());
+//! }
 //! # Ok(()) }
 //! ```
 #![forbid(unsafe_code)]
