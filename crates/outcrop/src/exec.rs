@@ -205,6 +205,13 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
                 .map(|c| (c.name(), counts[*c as usize]))
                 .collect(),
             syscalls: machine.kernel.syscall_counts.clone(),
+            syscalls_by_name: machine.kernel.syscall_counts.iter().fold(
+                std::collections::BTreeMap::new(),
+                |mut m, (&nr, &n)| {
+                    *m.entry(outcrop_rv::kernel::syscall_name(nr)).or_default() += n;
+                    m
+                },
+            ),
             host_max_rss_bytes: max_rss_bytes(),
             timing: result.timing,
         };

@@ -62,6 +62,11 @@ const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 /// inputs starting with the trace magic are traces, `.u64`/`.bin` files are raw, the rest text.
 pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
     let stdin = path.is_none_or(|p| p.as_os_str() == "-");
+    if path.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        anyhow::bail!(
+            "no input: give a FILE (text, raw or .otr), pipe values in (`seq 1 1000 | outcrop rap -`), or try --demo code"
+        );
+    }
     let (mut buf, name, size): (Box<dyn BufRead>, String, Option<u64>) = if stdin {
         (
             Box::new(BufReader::with_capacity(1 << 16, std::io::stdin())),

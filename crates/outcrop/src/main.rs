@@ -97,7 +97,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let hint = usage_hint(&e, &argv);
+            let _ = e.print();
+            if let Some(h) = hint {
+                eprintln!("\n  tip: {h}");
+            }
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     files::remove_partials_on_signals();
     let result = match cli.command {
         Command::Exec(args) => exec::run(args),
@@ -115,6 +126,35 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A hint for the two command-line slips clap cannot explain: a program given without `--`,
+/// and an option with an optional value (`--timing`) given its value without `=`.
+fn usage_hint(e: &clap::Error, argv: &[std::ffi::OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if bad.starts_with('-') {
+        return None;
+    }
+    let at = argv.iter().position(|a| a.to_str() == Some(bad.as_str()))?;
+    let before = argv.get(at.checked_sub(1)?)?.to_string_lossy();
+    if before == "--timing" {
+        return Some(format!(
+            "--timing takes its value after `=`: --timing={bad} (alone, --timing means the default preset)"
+        ));
+    }
+    let sub = argv
+        .get(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(format!(
+        "the program and its arguments go after `--`: outcrop {sub} [OPTIONS] -- {bad} ..."
+    ))
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

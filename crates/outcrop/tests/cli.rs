@@ -287,3 +287,41 @@ fn help_teaches() {
         assert!(out.contains(needle), "help lacks {needle}");
     }
 }
+
+#[test]
+fn common_command_line_slips_get_a_tip() {
+    let o = outcrop(&["exec", "workloads/bin/hello"]);
+    assert_eq!(o.status.code(), Some(2));
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("tip: the program and its arguments go after `--`"),
+        "{err}"
+    );
+    let o = outcrop(&["exec", "--timing", "inorder", "--", "workloads/bin/hello"]);
+    assert_eq!(o.status.code(), Some(2));
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("tip: --timing takes its value after `=`: --timing=inorder"),
+        "{err}"
+    );
+    // an unknown option gets clap's own message, not ours
+    let o = outcrop(&["exec", "--nonsense"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!text(&o).1.contains("go after `--`: outcrop"));
+}
+
+#[test]
+fn rap_with_no_input_on_a_terminal_says_what_to_give_it() {
+    // a terminal on stdin, from util-linux's `script` (present on Debian; skipped elsewhere)
+    let cmd = format!("{} rap", env!("CARGO_BIN_EXE_outcrop"));
+    let Ok(o) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        eprintln!("no `script` command: skipped");
+        return;
+    };
+    let all = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(all.contains("no input: give a FILE"), "{all}");
+}

@@ -230,6 +230,20 @@ fn stats_json_has_the_documented_fields() {
     let total: u64 = classes.values().map(|c| c.as_u64().unwrap()).sum();
     assert_eq!(total, v["instructions"].as_u64().unwrap());
     assert!(classes["float"].as_u64().unwrap() > 0);
+    // system calls by number and by name count the same calls
+    let by_nr: u64 = v["syscalls"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    let by_name = v["syscalls_by_name"].as_object().unwrap();
+    let named: u64 = by_name.values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(by_nr, named);
+    assert!(
+        by_name.contains_key("exit_group") && !by_name.contains_key("unknown"),
+        "{by_name:?}"
+    );
 }
 
 #[test]

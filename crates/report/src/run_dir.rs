@@ -102,6 +102,8 @@ pub struct ExecStats {
     pub classes: std::collections::BTreeMap<&'static str, u64>,
     /// System calls by number, with counts.
     pub syscalls: std::collections::BTreeMap<u64, u64>,
+    /// The same counts by Linux name (`"unknown"` collects numbers without one).
+    pub syscalls_by_name: std::collections::BTreeMap<&'static str, u64>,
     /// Peak resident memory of the outcrop process (host bytes), when the host reports it.
     pub host_max_rss_bytes: Option<u64>,
     /// Timing-model totals, with `--timing`.

@@ -968,9 +968,48 @@ macro_rules! stat_fields {
 stat_fields!(std::fs::Metadata, std::os::unix::fs::MetadataExt);
 stat_fields!(cap_std::fs::Metadata, cap_std::fs::MetadataExt);
 
-/// A name for the warning about an unknown system call.
-fn syscall_name(nr: u64) -> &'static str {
+/// The Linux name of RISC-V (asm-generic) system call `nr`, for messages and statistics;
+/// `"unknown"` for numbers not listed.
+pub fn syscall_name(nr: u64) -> &'static str {
     match nr {
+        29 => "ioctl",
+        35 => "unlinkat",
+        48 => "faccessat",
+        56 => "openat",
+        57 => "close",
+        62 => "lseek",
+        63 => "read",
+        64 => "write",
+        66 => "writev",
+        78 => "readlinkat",
+        79 => "newfstatat",
+        80 => "fstat",
+        93 => "exit",
+        94 => "exit_group",
+        96 => "set_tid_address",
+        99 => "set_robust_list",
+        113 => "clock_gettime",
+        129 => "kill",
+        130 => "tkill",
+        131 => "tgkill",
+        134 => "rt_sigaction",
+        135 => "rt_sigprocmask",
+        160 => "uname",
+        169 => "gettimeofday",
+        172 => "getpid",
+        178 => "gettid",
+        179 => "sysinfo",
+        214 => "brk",
+        215 => "munmap",
+        216 => "mremap",
+        222 => "mmap",
+        226 => "mprotect",
+        233 => "madvise",
+        258 => "riscv_hwprobe",
+        259 => "riscv_flush_icache",
+        261 => "prlimit64",
+        278 => "getrandom",
+        293 => "rseq",
         17 => "getcwd",
         23 => "dup",
         24 => "dup3",
