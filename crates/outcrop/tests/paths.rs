@@ -91,6 +91,15 @@ fn record_report_with_exact_reference() {
                 .as_array()
                 .is_some_and(|d| !d.is_empty())
     );
+    // the branch ending a hot path names its target function
+    let named = hot
+        .iter()
+        .flat_map(|h| h["disassembly"].as_array().unwrap())
+        .any(|l| {
+            let l = l.as_str().unwrap();
+            l.contains("  <") && l.ends_with('>')
+        });
+    assert!(named, "no branch target named in {hot:?}");
     // BOLT .fdata: 8 fields per line, symbol+offset form
     let text = std::fs::read_to_string(&fdata).unwrap();
     assert!(text.lines().count() > 10);

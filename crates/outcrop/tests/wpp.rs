@@ -229,6 +229,12 @@ fn cli_record_replay_report() {
         s.contains(": addi ") || s.contains(": add "),
         "no disassembly: {s}"
     );
+    // direct branches name their target: `bne a5, zero, 4  <alloc_perturb+0xc>`
+    assert!(
+        s.lines()
+            .any(|l| l.contains(": b") && l.contains("  <") && l.ends_with('>')),
+        "no branch target named: {s}"
+    );
     for svg in ["fig2-path-length-vs-trips.svg", "fig3-stratum-lengths.svg"] {
         let t = std::fs::read_to_string(dir.path().join("plots").join(svg)).unwrap();
         assert!(t.starts_with("<svg"), "{svg}");

@@ -257,7 +257,18 @@ impl Cfg {
         let code: Vec<(u64, &[u8])> = self.code.iter().map(|(a, v)| (*a, v.as_slice())).collect();
         disassemble(&code, blk.start, blk.end)
             .iter()
-            .map(|(pc, i)| format!("{pc:#x}: {i}"))
+            .map(|(pc, i)| {
+                // name the target of a direct branch, jump or call
+                let target = match terminator(*pc, i) {
+                    Some(Term::Cond { target } | Term::Jump { target }) => Some(target),
+                    Some(Term::Call { target }) => target,
+                    _ => None,
+                };
+                match target {
+                    Some(t) => format!("{pc:#x}: {i}  <{}>", self.describe(t)),
+                    None => format!("{pc:#x}: {i}"),
+                }
+            })
             .collect()
     }
 

@@ -255,7 +255,14 @@ impl CodeImage {
                 0
             };
             let inst = outcrop_rv::inst::decode(lo16, hi16);
-            dis.push(format!("{pc:#x}: {inst}"));
+            // name the target of a direct jump, call or branch
+            let direct = inst.op == outcrop_rv::inst::Op::Jal
+                || inst.class() == outcrop_rv::inst::Class::Branch;
+            let target = pc.wrapping_add(inst.imm as i64 as u64);
+            match self.function(target).filter(|_| direct) {
+                Some(f) => dis.push(format!("{pc:#x}: {inst}  <{f}>")),
+                None => dis.push(format!("{pc:#x}: {inst}")),
+            }
             pc = pc.wrapping_add(u64::from(inst.len));
         }
         dis
