@@ -38,7 +38,7 @@ pub struct GuestArgs {
 
     /// Let the guest read PATH (a file or directory tree). Repeatable.
     #[arg(long, value_name = "PATH")]
-    allow: Vec<PathBuf>,
+    pub allow: Vec<PathBuf>,
 
     /// Let the guest read and write PATH (a file or directory tree). Repeatable.
     #[arg(long = "allow-rw", value_name = "PATH")]

@@ -194,8 +194,24 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
     }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
-    // the workloads read their inputs relative to their own directory
+    // the workloads read their inputs relative to their own directory: every path given on
+    // the command line is made absolute before moving there
     let dir = std::path::absolute(&dir)?;
+    if let Some(t) = args.timing.as_mut() {
+        if Path::new(t.as_str()).exists() {
+            *t = std::path::absolute(t.as_str())?
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+    for p in args
+        .guest
+        .allow
+        .iter_mut()
+        .chain(args.guest.allow_rw.iter_mut())
+    {
+        *p = std::path::absolute(&*p)?;
+    }
     let workloads = std::path::absolute(&workloads)?;
     std::env::set_current_dir(&workloads)
         .with_context(|| format!("cannot enter {}", workloads.display()))?;
