@@ -105,10 +105,10 @@ impl<W: Write> Write for PassThrough<W> {
 
 /// Loads the guest `spec` describes. Warnings (an unknown system call) go to `on_warning`.
 pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Result<Guest> {
-    let prog_path = spec.path();
     if spec.command.is_empty() {
         return Err(Error::Config("no program given".into()));
     }
+    let prog_path = spec.path();
     let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
     let mut sandbox = Sandbox::new();
     for p in &spec.allow {

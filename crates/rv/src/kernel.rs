@@ -137,18 +137,21 @@ impl Kernel {
         self.denial_hook = Some(hook);
     }
 
-    /// Reports `path` to the denial hook if no grant covers it and it was not reported yet.
-    fn note_denial(&mut self, path: &std::path::Path, write: bool) {
-        let Some(hook) = self.denial_hook.as_mut() else {
-            return;
-        };
-        if self.config.sandbox.resolve(path, write).err() != Some(crate::sandbox::EACCES) {
-            return;
+    /// Resolves a guest path against the sandbox (for writing if `write`); a refusal because
+    /// no grant covers it is reported to the denial hook, once per path (at most 1024 paths).
+    fn resolve(
+        &mut self,
+        path: &std::path::Path,
+        write: bool,
+    ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        let resolved = self.config.sandbox.resolve(path, write);
+        if let (Some(hook), Err(crate::sandbox::EACCES)) = (self.denial_hook.as_mut(), &resolved) {
+            let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            if self.denied.len() < 1024 && self.denied.insert(abs.clone()) {
+                hook(&abs, write);
+            }
         }
-        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        if self.denied.len() < 1024 && self.denied.insert(abs.clone()) {
-            hook(&abs, write);
-        }
+        resolved
     }
 
     /// A kernel whose program break starts at `brk_start` (page aligned, after .bss).
@@ -411,8 +414,7 @@ impl Kernel {
         const O_NOFOLLOW: u64 = 0o400000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
-        self.note_denial(&path, write);
-        let opened = self.config.sandbox.resolve(&path, write).and_then(|r| {
+        let opened = self.resolve(&path, write).and_then(|r| {
             r.open(OpenFlags {
                 read: acc == 0 || acc == 2,
                 write: acc == 1 || acc == 2,
@@ -554,10 +556,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        self.note_denial(&path, false);
         let meta = self
-            .config
-            .sandbox
             .resolve(&path, false)
             .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
         match meta {
@@ -571,13 +570,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        self.note_denial(&path, false);
-        match self
-            .config
-            .sandbox
-            .resolve(&path, false)
-            .and_then(|r| r.metadata(false))
-        {
+        match self.resolve(&path, false).and_then(|r| r.metadata(false)) {
             Ok(_) => 0,
             Err(e) => -e,
         }
@@ -589,10 +582,7 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        self.note_denial(&path, true);
         match self
-            .config
-            .sandbox
             .resolve(&path, true)
             .and_then(|r| r.remove(flags & AT_REMOVEDIR != 0))
         {
