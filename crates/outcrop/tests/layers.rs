@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rap", 3),
     ("strata", 3),
     ("paths", 3),
+    ("profile", 3),
     ("run", 4),
     ("report", 4),
     ("outcrop", 5),

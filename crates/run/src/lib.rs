@@ -63,6 +63,8 @@ pub use error::{Error, Result};
 pub use program::{load, outcome_status, CodeImage, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
+use outcrop_profile::{Profile, Profiler};
+use outcrop_rv::symbols::Symbols;
 use outcrop_rv::{Machine, Outcome};
 use outcrop_sampling::{BranchRecorder, LbrConfig, LbrUnit, PeriodUnit};
 use outcrop_strata::RunInfo;
@@ -107,6 +109,7 @@ pub struct Run<'a, 's> {
     rap: Option<RapSpec>,
     wpp: Option<WppSpec<'s>>,
     paths: Vec<LbrConfig>,
+    profile: Option<Symbols>,
     progress: Option<&'a mut dyn FnMut(Progress)>,
     interrupt: Option<&'a AtomicBool>,
 }
@@ -133,6 +136,8 @@ pub struct RunResult<'a> {
     pub wpp: Option<Captured<WppSink<'a>>>,
     /// The branch-record units, with the run's instruction and cycle counts.
     pub paths: Option<BranchRecorder>,
+    /// The exact profile by function, instruction and call chain.
+    pub profile: Option<Profile>,
 }
 
 impl RunResult<'_> {
@@ -161,6 +166,7 @@ impl<'a, 's> Run<'a, 's> {
             rap: None,
             wpp: None,
             paths: Vec::new(),
+            profile: None,
             progress: None,
             interrupt: None,
         }
@@ -193,6 +199,14 @@ impl<'a, 's> Run<'a, 's> {
     /// Branch-record units, one per configuration (none: no unit).
     pub fn paths(mut self, units: Vec<LbrConfig>) -> Self {
         self.paths = units;
+        self
+    }
+
+    /// The exact profile ([`outcrop_profile::Profiler`]): instructions (and, under timing,
+    /// cycles and events) by function, instruction and call chain, functions named by
+    /// `symbols`.
+    pub fn profile(mut self, symbols: Symbols) -> Self {
+        self.profile = Some(symbols);
         self
     }
 
@@ -248,9 +262,11 @@ impl<'a, 's> Run<'a, 's> {
             rap,
             wpp,
             paths,
+            profile,
             progress,
             interrupt,
         } = self;
+        let mut profiler = profile.map(Profiler::new);
         let mut rap = rap.map(|s| RapProfiler::new(&s.streams, &s.config, s.exact));
         let mut recorder = if paths.is_empty() {
             None
@@ -283,8 +299,7 @@ impl<'a, 's> Run<'a, 's> {
                 None => None,
             };
             let front = stage.as_mut().map(|s| &mut s.front);
-            let outcome =
-                dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut()]);
+            let outcome = dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()]);
             let captured = match stage {
                 Some(s) => Some(s.finish(&outcome)?),
                 None => None,
@@ -306,6 +321,7 @@ impl<'a, 's> Run<'a, 's> {
             rap,
             wpp,
             paths: recorder,
+            profile: profiler.map(Profiler::finish_profile),
         })
     }
 }

@@ -1,0 +1,745 @@
+//! `outcrop-profile`: the exact profile a perf or samply user looks for first, from every
+//! retired instruction of a run.
+//!
+//! * [`Profiler`]: an observer that counts every retired instruction (and, under the timing
+//!   model, its cycles, mispredictions and cache misses) by instruction address and by
+//!   call-tree node, following calls and returns.
+//! * [`Profile`]: the result: per function self and total ("inclusive") counts, the call
+//!   tree (a flame graph's data), and per-instruction counts.
+//! * [`lines`]: source lines from DWARF line tables, to aggregate the per-instruction counts
+//!   by file and line.
+//!
+//! Nothing here samples: every count is exact, so the flat profile's self instructions sum
+//! to the run's instruction count, and its self cycles to the last instruction's retire
+//! cycle. docs/profile.md describes the call-tree rules (calls, returns, tail calls,
+//! `longjmp`) and the limits.
+//!
+//! # Example
+//! ```
+//! use outcrop_events::record::{Observer, Retire};
+//! use outcrop_profile::Profiler;
+//! use outcrop_rv::symbols::Symbols;
+//!
+//! // no symbol table: every instruction belongs to `[unknown]`
+//! let mut p = Profiler::new(Symbols::default());
+//! for pc in [0x1000u64, 0x1004, 0x1008] {
+//!     let r = Retire { pc, len: 4, next_pc: pc + 4, ..Retire::default() };
+//!     p.retire(&r, None);
+//! }
+//! let profile = p.finish_profile();
+//! assert_eq!(profile.instructions, 3);
+//! assert_eq!(profile.functions[0].self_counts.instructions, 3);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod lines;
+
+use outcrop_events::record::{BranchKind, Control, Observer, Retire, Stamp, TimingEvents};
+use outcrop_rv::symbols::Symbols;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Deepest call stack kept: deeper calls are folded into the frame at this depth (their
+/// counts stay exact; only the tree stops growing). Counted in [`Profile::folded_calls`].
+pub const MAX_DEPTH: usize = 1024;
+
+/// Most call-tree nodes kept: beyond, a new callee's counts go to its caller's node.
+/// Counted in [`Profile::folded_calls`].
+pub const MAX_NODES: usize = 1 << 20;
+
+/// How far down the stack a return looks for the frame it returns to (a `longjmp` or an
+/// exception unwinds several frames at once).
+pub const RETURN_SEARCH: usize = 64;
+
+/// What one instruction, function, line or call-tree node accounts for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Retired instructions.
+    pub instructions: u64,
+    /// Cycles (timing model only): each instruction is charged the cycles from the previous
+    /// instruction's retirement to its own, so a stall is charged to the instruction the
+    /// core waited for, as a retirement-based sampling profiler would charge it.
+    pub cycles: u64,
+    /// Branches and jumps whose direction or target was mispredicted (timing model only).
+    pub mispredicts: u64,
+    /// Instruction fetches that missed the L1 instruction cache (timing model only).
+    pub l1i_misses: u64,
+    /// Data accesses that missed the L1 data cache (timing model only).
+    pub l1d_misses: u64,
+    /// Instruction fetches and data accesses that also missed the L2 (timing model only; an
+    /// instruction whose fetch and access both missed counts twice).
+    pub l2_misses: u64,
+}
+
+impl Counts {
+    #[inline]
+    fn add_retire(&mut self, cycles: u64, ev: TimingEvents) {
+        self.instructions += 1;
+        self.cycles += cycles;
+        if ev.0 != 0 {
+            self.mispredicts += u64::from(ev.contains(TimingEvents::MISPREDICT));
+            self.l1i_misses += u64::from(ev.contains(TimingEvents::L1I_MISS));
+            self.l1d_misses += u64::from(ev.contains(TimingEvents::L1D_MISS));
+            self.l2_misses += u64::from(ev.contains(TimingEvents::L2I_MISS))
+                + u64::from(ev.contains(TimingEvents::L2D_MISS));
+        }
+    }
+
+    /// Adds every field of `o`.
+    pub fn add(&mut self, o: &Counts) {
+        self.instructions += o.instructions;
+        self.cycles += o.cycles;
+        self.mispredicts += o.mispredicts;
+        self.l1i_misses += o.l1i_misses;
+        self.l1d_misses += o.l1d_misses;
+        self.l2_misses += o.l2_misses;
+    }
+}
+
+/// The root of the call tree (the program itself, before its first instruction).
+const ROOT: u32 = u32::MAX;
+
+struct Node {
+    parent: u32,
+    /// Function id in the [`Symbols`] (`unknown` for code outside every function), or ROOT.
+    function: u32,
+    counts: Counts,
+    calls: u64,
+}
+
+struct Frame {
+    /// The caller's node.
+    node: u32,
+    /// Where the callee returns to.
+    ret: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    None,
+    Call { ret: u64 },
+    Return,
+}
+
+/// An observer that builds the exact profile of the instructions it sees (see the crate
+/// docs). Wants retire records; uses timing stamps when they come.
+pub struct Profiler {
+    symbols: Symbols,
+    /// Function id for addresses outside every function.
+    unknown: u32,
+    /// Per function, one slot per 2-byte instruction position, allocated when first entered.
+    pcs: Vec<Vec<Counts>>,
+    /// Counts of instructions outside every function, by address.
+    unknown_pcs: FxHashMap<u64, Counts>,
+    /// The function `[lo, hi)` that the last instruction was in.
+    cur_fn: u32,
+    lo: u64,
+    hi: u64,
+    nodes: Vec<Node>,
+    children: FxHashMap<(u32, u32), u32>,
+    stack: Vec<Frame>,
+    cur_node: u32,
+    /// Calls made at [`MAX_DEPTH`] not yet returned from.
+    overflow: u64,
+    folded_calls: u64,
+    pending: Pending,
+    last_retire: u64,
+    timed: bool,
+    instructions: u64,
+}
+
+impl Profiler {
+    /// A profiler that names code with `symbols` (an empty table puts everything in
+    /// `[unknown]`).
+    pub fn new(symbols: Symbols) -> Profiler {
+        let n = symbols.len();
+        let unknown = u32::try_from(n).unwrap_or(u32::MAX - 1);
+        Profiler {
+            symbols,
+            unknown,
+            pcs: (0..n).map(|_| Vec::new()).collect(),
+            unknown_pcs: FxHashMap::default(),
+            cur_fn: unknown,
+            lo: 0,
+            hi: 0,
+            nodes: vec![Node {
+                parent: 0,
+                function: ROOT,
+                counts: Counts::default(),
+                calls: 0,
+            }],
+            children: FxHashMap::default(),
+            stack: Vec::new(),
+            cur_node: 0,
+            overflow: 0,
+            folded_calls: 0,
+            pending: Pending::None,
+            last_retire: 0,
+            timed: false,
+            instructions: 0,
+        }
+    }
+
+    /// Instructions seen so far.
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
+    /// Finds the function of `pc` and makes it current.
+    #[cold]
+    fn enter(&mut self, pc: u64) {
+        match self.symbols.lookup(pc) {
+            Some(f) => {
+                self.cur_fn = f.id.0;
+                self.lo = f.start;
+                self.hi = f.end();
+                let slots = f.size.div_ceil(2);
+                let v = &mut self.pcs[f.id.0 as usize];
+                if v.is_empty() {
+                    // sizes come from the symbol table: cap what one function can claim
+                    v.resize(slots.min(1 << 24) as usize, Counts::default());
+                }
+            }
+            None => {
+                self.cur_fn = self.unknown;
+                self.lo = 0;
+                self.hi = 0;
+            }
+        }
+    }
+
+    /// The node for `function` called from `parent` (created on first use).
+    fn child(&mut self, parent: u32, function: u32) -> u32 {
+        if let Some(&n) = self.children.get(&(parent, function)) {
+            return n;
+        }
+        if self.nodes.len() >= MAX_NODES {
+            self.folded_calls += 1;
+            return parent;
+        }
+        let n = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            parent,
+            function,
+            counts: Counts::default(),
+            calls: 0,
+        });
+        self.children.insert((parent, function), n);
+        n
+    }
+
+    fn call(&mut self, ret: u64) {
+        if self.stack.len() >= MAX_DEPTH || self.overflow > 0 {
+            self.overflow += 1;
+            self.folded_calls += 1;
+            return;
+        }
+        self.stack.push(Frame {
+            node: self.cur_node,
+            ret,
+        });
+        self.cur_node = self.child(self.cur_node, self.cur_fn);
+        self.nodes[self.cur_node as usize].calls += 1;
+    }
+
+    fn ret(&mut self, to: u64) {
+        if self.overflow > 0 {
+            self.overflow -= 1;
+            return;
+        }
+        let len = self.stack.len();
+        let found = self
+            .stack
+            .iter()
+            .rev()
+            .take(RETURN_SEARCH)
+            .position(|f| f.ret == to);
+        // a return to an address no frame expects (hand-written code using `ret` as a
+        // jump) pops one frame
+        let keep = len - found.map_or(1, |i| i + 1).min(len);
+        if keep < len {
+            self.cur_node = self.stack[keep].node;
+            self.stack.truncate(keep);
+        }
+    }
+
+    /// The profile of everything seen.
+    pub fn finish_profile(self) -> Profile {
+        Profile::build(self)
+    }
+}
+
+impl Observer for Profiler {
+    const RETIRE: bool = true;
+
+    #[inline]
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        let pc = r.pc;
+        if pc < self.lo || pc >= self.hi {
+            self.enter(pc);
+        }
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::None => {}
+            Pending::Call { ret } => self.call(ret),
+            Pending::Return => self.ret(pc),
+        }
+        if self.nodes[self.cur_node as usize].function != self.cur_fn && self.overflow == 0 {
+            // entered another function without a call: a tail call, a fall-through, or the
+            // first instruction: the new function replaces the current frame
+            let parent = if self.cur_node == 0 {
+                0
+            } else {
+                self.nodes[self.cur_node as usize].parent
+            };
+            self.cur_node = self.child(parent, self.cur_fn);
+            self.nodes[self.cur_node as usize].calls += 1;
+        }
+        let (cycles, ev) = match t {
+            Some(t) => {
+                self.timed = true;
+                let c = t.retire.saturating_sub(self.last_retire);
+                self.last_retire = self.last_retire.max(t.retire);
+                (c, t.events)
+            }
+            None => (0, TimingEvents::default()),
+        };
+        self.instructions += 1;
+        if self.cur_fn == self.unknown {
+            self.unknown_pcs
+                .entry(pc)
+                .or_default()
+                .add_retire(cycles, ev);
+        } else {
+            let slot = ((pc - self.lo) >> 1) as usize;
+            if let Some(c) = self.pcs[self.cur_fn as usize].get_mut(slot) {
+                c.add_retire(cycles, ev);
+            } else {
+                self.unknown_pcs
+                    .entry(pc)
+                    .or_default()
+                    .add_retire(cycles, ev);
+            }
+        }
+        self.nodes[self.cur_node as usize]
+            .counts
+            .add_retire(cycles, ev);
+        match r.transfer {
+            Some(BranchKind::Call) if r.taken => {
+                self.pending = Pending::Call {
+                    ret: pc.wrapping_add(u64::from(r.len)),
+                }
+            }
+            Some(BranchKind::Return) if r.taken => self.pending = Pending::Return,
+            _ => {}
+        }
+        Control::Continue
+    }
+}
+
+/// One function of a [`Profile`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Function {
+    /// Its name (`[unknown]` for code outside every symbol).
+    pub name: String,
+    /// First byte (0 for `[unknown]`).
+    pub start: u64,
+    /// Length in bytes (0 for `[unknown]`).
+    pub size: u64,
+    /// What its own instructions account for ("self").
+    pub self_counts: Counts,
+    /// What was retired while it was on the call stack, itself and its callees ("total",
+    /// "inclusive"; recursion counted once).
+    pub total_counts: Counts,
+    /// Times it was entered (by a call, a tail call or falling into it).
+    pub calls: u64,
+}
+
+/// One node of the call tree: a function reached by one chain of calls.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TreeNode {
+    /// The caller's node (the root's parent is itself, 0).
+    pub parent: u32,
+    /// Index into [`Profile::functions`]; `None` for the root.
+    pub function: Option<u32>,
+    /// What was retired in this function on this chain of calls.
+    pub self_counts: Counts,
+    /// What was retired in it and below it.
+    pub total_counts: Counts,
+    /// Times this chain was entered.
+    pub calls: u64,
+}
+
+/// The exact profile of a run (see the crate docs).
+#[derive(Clone, Debug, Serialize)]
+pub struct Profile {
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Whether cycles and events were counted (a timing model ran).
+    pub timed: bool,
+    /// Every function that retired an instruction, by address (`[unknown]` first, if any).
+    pub functions: Vec<Function>,
+    /// The call tree; `nodes[0]` is the root, and every parent comes before its children.
+    pub nodes: Vec<TreeNode>,
+    /// Calls folded into their caller because the stack was [`MAX_DEPTH`] deep or the tree
+    /// had [`MAX_NODES`] nodes (0: the tree is exact).
+    pub folded_calls: u64,
+    /// Every instruction address that retired, in address order, with its counts and its
+    /// function (an index into `functions`).
+    #[serde(skip)]
+    pub pcs: Vec<PcCounts>,
+}
+
+/// The counts of one instruction address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcCounts {
+    /// Its address.
+    pub pc: u64,
+    /// Index into [`Profile::functions`].
+    pub function: u32,
+    /// What it accounts for.
+    pub counts: Counts,
+}
+
+impl Profile {
+    fn build(p: Profiler) -> Profile {
+        // functions that retired something, renumbered in address order
+        let mut remap: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut functions = Vec::new();
+        let mut pcs = Vec::new();
+        if !p.unknown_pcs.is_empty() {
+            remap.insert(p.unknown, 0);
+            functions.push(Function {
+                name: "[unknown]".into(),
+                start: 0,
+                size: 0,
+                self_counts: Counts::default(),
+                total_counts: Counts::default(),
+                calls: 0,
+            });
+            let mut u: Vec<(u64, Counts)> = p.unknown_pcs.into_iter().collect();
+            u.sort_unstable_by_key(|&(pc, _)| pc);
+            for (pc, counts) in u {
+                functions[0].self_counts.add(&counts);
+                pcs.push(PcCounts {
+                    pc,
+                    function: 0,
+                    counts,
+                });
+            }
+        }
+        for (id, slots) in p.pcs.iter().enumerate() {
+            if slots.iter().all(|c| c.instructions == 0) {
+                continue;
+            }
+            let Some(sym) = p
+                .symbols
+                .function(outcrop_rv::symbols::FunctionId(id as u32))
+            else {
+                continue;
+            };
+            let idx = functions.len() as u32;
+            remap.insert(id as u32, idx);
+            let mut f = Function {
+                name: sym.name.to_string(),
+                start: sym.start,
+                size: sym.size,
+                self_counts: Counts::default(),
+                total_counts: Counts::default(),
+                calls: 0,
+            };
+            for (i, c) in slots.iter().enumerate() {
+                if c.instructions > 0 {
+                    f.self_counts.add(c);
+                    pcs.push(PcCounts {
+                        pc: sym.start + 2 * i as u64,
+                        function: idx,
+                        counts: *c,
+                    });
+                }
+            }
+            functions.push(f);
+        }
+        pcs.sort_by_key(|c| c.pc);
+
+        // the tree: nodes are created after their parents, so one backward pass sums totals
+        let mut nodes: Vec<TreeNode> = p
+            .nodes
+            .iter()
+            .map(|n| TreeNode {
+                parent: n.parent,
+                function: if n.function == ROOT {
+                    None
+                } else {
+                    remap.get(&n.function).copied()
+                },
+                self_counts: n.counts,
+                total_counts: n.counts,
+                calls: n.calls,
+            })
+            .collect();
+        for i in (1..nodes.len()).rev() {
+            let t = nodes[i].total_counts;
+            let parent = nodes[i].parent as usize;
+            nodes[parent].total_counts.add(&t);
+        }
+        // a function's total: its nodes' totals, except nodes below another node of the
+        // same function (recursion counted once)
+        let mut outer = vec![false; nodes.len()];
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+        for i in 1..nodes.len() {
+            children[nodes[i].parent as usize].push(i as u32);
+        }
+        let mut active = vec![0u32; functions.len()];
+        // iterative DFS: (node, entering)
+        let mut work = vec![(0u32, true)];
+        while let Some((n, entering)) = work.pop() {
+            let f = nodes[n as usize].function;
+            if entering {
+                if let Some(f) = f {
+                    outer[n as usize] = active[f as usize] == 0;
+                    active[f as usize] += 1;
+                }
+                work.push((n, false));
+                for &c in children[n as usize].iter().rev() {
+                    work.push((c, true));
+                }
+            } else if let Some(f) = f {
+                active[f as usize] -= 1;
+            }
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(f) = n.function {
+                let f = &mut functions[f as usize];
+                f.calls += n.calls;
+                if outer[i] {
+                    f.total_counts.add(&n.total_counts);
+                }
+            }
+        }
+        Profile {
+            instructions: p.instructions,
+            timed: p.timed,
+            functions,
+            nodes,
+            folded_calls: p.folded_calls,
+            pcs,
+        }
+    }
+
+    /// Functions by self instructions (or self cycles, with `by_cycles`), most first; ties by
+    /// address.
+    pub fn hottest(&self, by_cycles: bool) -> Vec<&Function> {
+        let mut v: Vec<&Function> = self.functions.iter().collect();
+        let key = |f: &Function| {
+            if by_cycles {
+                f.self_counts.cycles
+            } else {
+                f.self_counts.instructions
+            }
+        };
+        v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.start.cmp(&b.start)));
+        v
+    }
+
+    /// The call stack of node `n`, outermost first, as function indexes.
+    pub fn stack(&self, mut n: u32) -> Vec<u32> {
+        let mut s = Vec::new();
+        while n != 0 && (n as usize) < self.nodes.len() {
+            if let Some(f) = self.nodes[n as usize].function {
+                s.push(f);
+            }
+            n = self.nodes[n as usize].parent;
+        }
+        s.reverse();
+        s
+    }
+
+    /// The children of every node, in node order.
+    pub fn children(&self) -> Vec<Vec<u32>> {
+        let mut c = vec![Vec::new(); self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate().skip(1) {
+            c[n.parent as usize].push(i as u32);
+        }
+        c
+    }
+
+    /// The sum of every function's self counts (equal to the run's totals: a check).
+    pub fn self_sum(&self) -> Counts {
+        let mut c = Counts::default();
+        for f in &self.functions {
+            c.add(&f.self_counts);
+        }
+        c
+    }
+
+    /// Self counts aggregated by source line, most instructions first (ties by file and
+    /// line); instructions without line information are left out (see
+    /// [`LineProfile::unattributed`]).
+    pub fn by_line(&self, table: &mut lines::LineTable) -> LineProfile {
+        let mut map: FxHashMap<(u32, u32), (Counts, u32)> = FxHashMap::default();
+        let mut unattributed = Counts::default();
+        for pc in &self.pcs {
+            match table.locate(pc.pc) {
+                Some(loc) => {
+                    let e = map
+                        .entry((loc.file, loc.line))
+                        .or_insert((Counts::default(), pc.function));
+                    e.0.add(&pc.counts);
+                }
+                None => unattributed.add(&pc.counts),
+            }
+        }
+        let mut rows: Vec<LineRow> = map
+            .into_iter()
+            .map(|((file, line), (counts, function))| LineRow {
+                file: table.file_name(file).to_string(),
+                line,
+                function,
+                counts,
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.counts
+                .instructions
+                .cmp(&a.counts.instructions)
+                .then_with(|| a.file.cmp(&b.file))
+                .then(a.line.cmp(&b.line))
+        });
+        LineProfile { rows, unattributed }
+    }
+}
+
+/// One source line's counts ([`Profile::by_line`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LineRow {
+    /// Source file, as the compiler recorded it (directory joined).
+    pub file: String,
+    /// Line number (1-based; 0 when the compiler gave none).
+    pub line: u32,
+    /// The function of its first counted instruction (index into [`Profile::functions`]).
+    pub function: u32,
+    /// Self counts of its instructions.
+    pub counts: Counts,
+}
+
+/// A profile by source line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LineProfile {
+    /// Lines, most instructions first.
+    pub rows: Vec<LineRow>,
+    /// Counts of instructions the line table does not cover (libc without debug info).
+    pub unattributed: Counts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn insn(pc: u64) -> Retire {
+        Retire {
+            pc,
+            len: 4,
+            next_pc: pc + 4,
+            ..Retire::default()
+        }
+    }
+
+    fn call(pc: u64, to: u64) -> Retire {
+        Retire {
+            taken: true,
+            transfer: Some(BranchKind::Call),
+            target: to,
+            next_pc: to,
+            ..insn(pc)
+        }
+    }
+
+    fn ret(pc: u64, to: u64) -> Retire {
+        Retire {
+            taken: true,
+            transfer: Some(BranchKind::Return),
+            target: to,
+            next_pc: to,
+            ..insn(pc)
+        }
+    }
+
+    fn depth(p: &Profiler) -> usize {
+        p.stack.len()
+    }
+
+    #[test]
+    fn a_longjmp_unwinds_to_the_frame_it_returns_to() {
+        let mut p = Profiler::new(Symbols::default());
+        p.retire(&insn(0x100), None);
+        // ten nested calls from 0x100, 0x200, ...
+        for i in 0..10u64 {
+            p.retire(&call(0x100 * (i + 1), 0x100 * (i + 2)), None);
+        }
+        p.retire(&insn(0x1100), None);
+        assert_eq!(depth(&p), 10);
+        // a return straight to the first caller's continuation
+        p.retire(&ret(0x1104, 0x104), None);
+        p.retire(&insn(0x104), None);
+        assert_eq!(depth(&p), 0);
+        // a return nobody expects pops one frame, and never underflows
+        p.retire(&ret(0x108, 0x5000), None);
+        p.retire(&insn(0x5000), None);
+        assert_eq!(depth(&p), 0);
+        let prof = p.finish_profile();
+        assert_eq!(prof.self_sum().instructions, prof.instructions);
+        assert_eq!(prof.nodes[0].total_counts.instructions, prof.instructions);
+    }
+
+    #[test]
+    fn recursion_deeper_than_the_cap_is_folded_and_still_exact() {
+        let mut p = Profiler::new(Symbols::default());
+        let deep = MAX_DEPTH as u64 + 500;
+        for i in 0..deep {
+            p.retire(&call(0x1000, 0x1000), None);
+            let _ = i;
+        }
+        assert_eq!(depth(&p), MAX_DEPTH);
+        for _ in 0..deep {
+            p.retire(&ret(0x1004, 0x1004), None);
+        }
+        p.retire(&insn(0x1004), None);
+        assert_eq!(depth(&p), 0);
+        let prof = p.finish_profile();
+        assert_eq!(prof.folded_calls, 500);
+        assert_eq!(prof.instructions, 2 * deep + 1);
+        assert_eq!(prof.self_sum().instructions, prof.instructions);
+        // one function, counted once however deep the recursion
+        assert_eq!(prof.functions.len(), 1);
+        assert_eq!(
+            prof.functions[0].total_counts.instructions,
+            prof.instructions
+        );
+    }
+
+    #[test]
+    fn timing_stamps_charge_cycles_since_the_previous_retirement() {
+        let mut p = Profiler::new(Symbols::default());
+        let mut t = Stamp {
+            retire: 5,
+            ..Stamp::default()
+        };
+        p.retire(&insn(0x100), Some(&t));
+        t.retire = 5;
+        t.events = TimingEvents(TimingEvents::L2I_MISS.0 | TimingEvents::L2D_MISS.0);
+        p.retire(&insn(0x104), Some(&t));
+        t.retire = 12;
+        t.events = TimingEvents::MISPREDICT;
+        p.retire(&insn(0x108), Some(&t));
+        let prof = p.finish_profile();
+        let by_pc: Vec<(u64, u64)> = prof.pcs.iter().map(|c| (c.pc, c.counts.cycles)).collect();
+        assert_eq!(by_pc, vec![(0x100, 5), (0x104, 0), (0x108, 7)]);
+        let s = prof.self_sum();
+        assert_eq!((s.cycles, s.l2_misses, s.mispredicts), (12, 2, 1));
+    }
+}

@@ -1,0 +1,137 @@
+//! Source lines for code addresses, from the DWARF line tables of an ELF file (via the
+//! `addr2line` crate).
+//!
+//! A program built with `-g` (any level that emits `.debug_line`) gets its instructions
+//! attributed to file and line; code without line information (a libc built without `-g`)
+//! stays unattributed. Compressed debug sections (`SHF_COMPRESSED`) are read when their
+//! declared size is at most [`MAX_SECTION`]; larger sections are refused before anything is
+//! allocated.
+
+use object::{Object, ObjectSection};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+use std::rc::Rc;
+
+/// Largest debug section read (after decompression): 256 MiB.
+pub const MAX_SECTION: u64 = 256 << 20;
+
+type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+
+/// A source location: an interned file (see [`LineTable::file_name`]) and a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Loc {
+    /// File index.
+    pub file: u32,
+    /// Line (0 when the line table gives none).
+    pub line: u32,
+}
+
+/// Why a file's line table could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Not an ELF file object can parse.
+    #[error("not a readable ELF file: {0}")]
+    Elf(String),
+    /// A debug section is larger than [`MAX_SECTION`].
+    #[error("debug section {name} is {size} bytes (at most {max} are read)")]
+    TooLarge {
+        /// Section name.
+        name: String,
+        /// Its declared (uncompressed) size.
+        size: u64,
+        /// [`MAX_SECTION`].
+        max: u64,
+    },
+    /// The DWARF data is malformed.
+    #[error("malformed DWARF: {0}")]
+    Dwarf(String),
+}
+
+/// The line tables of one program.
+pub struct LineTable {
+    ctx: addr2line::Context<Reader>,
+    /// Added to an address of the program as loaded to get its link-time address.
+    bias: u64,
+    files: Vec<String>,
+    file_ids: FxHashMap<String, u32>,
+}
+
+impl LineTable {
+    /// The line tables of the ELF file `data`, or `None` when it has no `.debug_line`.
+    /// Addresses passed to [`LineTable::locate`] are where the machine loads the program
+    /// (link-time addresses, plus [`outcrop_rv::elf::PIE_BASE`] for `ET_DYN`).
+    pub fn from_elf(data: &[u8]) -> Result<Option<LineTable>, Error> {
+        let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+        if file.section_by_name(".debug_line").is_none() {
+            return Ok(None);
+        }
+        let bias = if file.kind() == object::ObjectKind::Dynamic {
+            outcrop_rv::elf::PIE_BASE.wrapping_neg()
+        } else {
+            0
+        };
+        let endian = if file.is_little_endian() {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let mut too_large = None;
+        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+            let bytes: Cow<[u8]> = match file.section_by_name(id.name()) {
+                Some(s) => {
+                    let size = s
+                        .compressed_file_range()
+                        .map(|r| r.uncompressed_size)
+                        .unwrap_or(u64::MAX);
+                    if size > MAX_SECTION {
+                        too_large.get_or_insert((id.name().to_string(), size));
+                        Cow::Borrowed(&[])
+                    } else {
+                        s.uncompressed_data().unwrap_or(Cow::Borrowed(&[]))
+                    }
+                }
+                None => Cow::Borrowed(&[]),
+            };
+            Ok(gimli::EndianRcSlice::new(Rc::from(&*bytes), endian))
+        };
+        let dwarf = gimli::Dwarf::load(load).map_err(|e| Error::Dwarf(e.to_string()))?;
+        if let Some((name, size)) = too_large {
+            return Err(Error::TooLarge {
+                name,
+                size,
+                max: MAX_SECTION,
+            });
+        }
+        let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| Error::Dwarf(e.to_string()))?;
+        Ok(Some(LineTable {
+            ctx,
+            bias,
+            files: Vec::new(),
+            file_ids: FxHashMap::default(),
+        }))
+    }
+
+    /// The source location of the instruction at `pc`, if the line tables cover it.
+    pub fn locate(&mut self, pc: u64) -> Option<Loc> {
+        let loc = self.ctx.find_location(pc.wrapping_add(self.bias)).ok()??;
+        let file = loc.file?;
+        let id = match self.file_ids.get(file) {
+            Some(&id) => id,
+            None => {
+                let id = self.files.len() as u32;
+                self.files.push(file.to_string());
+                self.file_ids.insert(file.to_string(), id);
+                id
+            }
+        };
+        Some(Loc {
+            file: id,
+            line: loc.line.unwrap_or(0),
+        })
+    }
+
+    /// The name of interned file `id` (empty for an unknown id).
+    pub fn file_name(&self, id: u32) -> &str {
+        self.files.get(id as usize).map_or("", |s| s.as_str())
+    }
+}

@@ -1,0 +1,237 @@
+//! The exact profile on the bundled workloads, against references computed on the same run:
+//! the instruction count, the timing model's totals, and a naive profiler that looks every
+//! address up and walks an explicit stack of function names.
+
+use outcrop_events::record::{BranchKind, Control, Observer, Retire, Stamp};
+use outcrop_profile::{Counts, Profile, Profiler};
+use outcrop_run::{load, ProgramSpec, Run};
+use outcrop_rv::symbols::Symbols;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn bin(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+fn command(name: &str) -> ProgramSpec {
+    ProgramSpec::observed(bin(name), &format!("bin/{name}"))
+}
+
+/// The same rules as the profiler, written the slow, obvious way: a lookup per instruction
+/// and a stack of names.
+struct Naive {
+    symbols: Symbols,
+    self_insns: Vec<u64>,
+    total_insns: Vec<u64>,
+    mark: Vec<u64>,
+    n: u64,
+    stack: Vec<(u32, u64)>,
+    pending: Option<BranchKind>,
+    ret_addr: u64,
+}
+
+impl Naive {
+    fn new(symbols: Symbols) -> Naive {
+        let slots = symbols.len() + 1;
+        Naive {
+            symbols,
+            self_insns: vec![0; slots],
+            total_insns: vec![0; slots],
+            mark: vec![u64::MAX; slots],
+            n: 0,
+            stack: Vec::new(),
+            pending: None,
+            ret_addr: 0,
+        }
+    }
+
+    fn id(&self, pc: u64) -> u32 {
+        self.symbols
+            .lookup(pc)
+            .map_or(self.symbols.len() as u32, |f| f.id.0)
+    }
+
+    fn name(&self, id: u32) -> String {
+        self.symbols
+            .function(outcrop_rv::symbols::FunctionId(id))
+            .map_or("[unknown]".to_string(), |f| f.name.to_string())
+    }
+
+    fn by_name(&self, m: &[u64]) -> BTreeMap<String, u64> {
+        m.iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(id, &n)| (self.name(id as u32), n))
+            .collect()
+    }
+}
+
+impl Observer for Naive {
+    const RETIRE: bool = true;
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
+        let f = self.id(r.pc);
+        match self.pending.take() {
+            Some(BranchKind::Call) => {
+                if self.stack.len() < outcrop_profile::MAX_DEPTH {
+                    self.stack.push((f, self.ret_addr));
+                }
+            }
+            Some(BranchKind::Return) => {
+                // frames are (function, where the caller resumes); the caller's frame is
+                // the one below the frame whose return address matches
+                let len = self.stack.len();
+                let found = (0..len.min(outcrop_profile::RETURN_SEARCH))
+                    .find(|&i| self.stack[len - 1 - i].1 == r.pc);
+                let keep = len - found.map_or(1, |i| i + 1).min(len);
+                self.stack.truncate(keep.max(1));
+            }
+            _ => {}
+        }
+        match self.stack.last_mut() {
+            Some(top) if top.0 != f => top.0 = f,
+            None => self.stack.push((f, 0)),
+            _ => {}
+        }
+        self.self_insns[f as usize] += 1;
+        for &(id, _) in &self.stack {
+            if self.mark[id as usize] != self.n {
+                self.mark[id as usize] = self.n;
+                self.total_insns[id as usize] += 1;
+            }
+        }
+        self.n += 1;
+        if r.taken && matches!(r.transfer, Some(BranchKind::Call | BranchKind::Return)) {
+            self.pending = r.transfer;
+            self.ret_addr = r.pc + u64::from(r.len);
+        }
+        Control::Continue
+    }
+}
+
+fn profile(name: &str, timing: bool) -> (Profile, u64, Option<outcrop_timing::Totals>) {
+    let spec = command(name);
+    let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+    let symbols = Symbols::from_elf(&guest.elf).unwrap();
+    let config = timing.then(|| outcrop_timing::Config::preset("default").unwrap());
+    let r = Run::new(&mut guest.machine)
+        .timing(config)
+        .profile(symbols)
+        .execute()
+        .unwrap();
+    (r.profile.unwrap(), r.instructions, r.timing)
+}
+
+fn check_tree(p: &Profile) {
+    let children = p.children();
+    for (i, n) in p.nodes.iter().enumerate() {
+        let mut sum = n.self_counts;
+        for &c in &children[i] {
+            sum.add(&p.nodes[c as usize].total_counts);
+        }
+        assert_eq!(sum, n.total_counts, "node {i}: total = self + children");
+        if i > 0 {
+            assert!((n.parent as usize) < i, "parents come first");
+        }
+    }
+    assert_eq!(
+        p.nodes[0].total_counts,
+        p.self_sum(),
+        "the root holds everything"
+    );
+    for f in &p.functions {
+        assert!(
+            f.total_counts.instructions >= f.self_counts.instructions,
+            "{}",
+            f.name
+        );
+        assert!(f.total_counts.instructions <= p.instructions, "{}", f.name);
+    }
+}
+
+#[test]
+fn self_counts_sum_to_the_instruction_count_and_match_a_naive_profiler() {
+    for name in ["qsort_ints", "recursion", "strsearch", "hello"] {
+        let spec = command(name);
+        let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+        let symbols = Symbols::from_elf(&guest.elf).unwrap();
+        let mut both = (Profiler::new(symbols.clone()), Naive::new(symbols));
+        guest.machine.run(&mut both);
+        let insns = guest.machine.instret;
+        let (profiler, naive) = both;
+        let p = profiler.finish_profile();
+        assert_eq!(p.instructions, insns, "{name}");
+        assert_eq!(
+            p.self_sum().instructions,
+            insns,
+            "{name}: self counts sum exactly"
+        );
+        assert_eq!(p.folded_calls, 0, "{name}: nothing folded");
+        let mine: BTreeMap<String, u64> = p
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.self_counts.instructions))
+            .collect();
+        assert_eq!(
+            mine,
+            naive.by_name(&naive.self_insns),
+            "{name}: self by function"
+        );
+        let totals: BTreeMap<String, u64> = p
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.total_counts.instructions))
+            .collect();
+        assert_eq!(
+            totals,
+            naive.by_name(&naive.total_insns),
+            "{name}: total by function"
+        );
+        let pc_sum: u64 = p.pcs.iter().map(|c| c.counts.instructions).sum();
+        assert_eq!(pc_sum, insns, "{name}: per-address counts");
+        check_tree(&p);
+        // main is called once, through __libc_start_main, and holds most of the run
+        let main = p.functions.iter().find(|f| f.name == "main").unwrap();
+        assert_eq!(main.calls, 1, "{name}");
+        if name != "hello" {
+            assert!(main.total_counts.instructions * 2 > insns, "{name}");
+        }
+    }
+}
+
+#[test]
+fn under_timing_cycles_and_events_sum_to_the_models_totals() {
+    for name in ["ptrchase", "micro_random_branch", "matmul"] {
+        let (p, insns, totals) = profile(name, true);
+        let t = totals.unwrap();
+        assert!(p.timed);
+        let s = p.self_sum();
+        assert_eq!(s.instructions, insns, "{name}");
+        assert_eq!(s.cycles, t.cycles, "{name}: cycles");
+        assert_eq!(s.mispredicts, t.mispredicts, "{name}: mispredictions");
+        assert_eq!(s.l1i_misses, t.l1i_misses, "{name}: L1I misses");
+        assert_eq!(s.l1d_misses, t.l1d_misses, "{name}: L1D misses");
+        assert_eq!(
+            s.l2_misses,
+            t.l2_inst_misses + t.l2_data_misses,
+            "{name}: L2 misses"
+        );
+        check_tree(&p);
+    }
+}
+
+#[test]
+fn the_recursive_workload_builds_a_deep_tree_and_counts_recursion_once() {
+    let (p, insns, _) = profile("recursion", false);
+    assert!(!p.timed);
+    let depth = (0..p.nodes.len() as u32)
+        .map(|n| p.stack(n).len())
+        .max()
+        .unwrap();
+    assert!(depth > 10, "depth {depth}");
+    for f in &p.functions {
+        assert!(f.total_counts.instructions <= insns);
+    }
+    let _ = Counts::default();
+}
