@@ -73,10 +73,8 @@ impl Observer for Naive {
     fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
         let f = self.id(r.pc);
         match self.pending.take() {
-            Some(BranchKind::Call) => {
-                if self.stack.len() < outcrop_profile::MAX_DEPTH {
-                    self.stack.push((f, self.ret_addr));
-                }
+            Some(BranchKind::Call) if self.stack.len() < outcrop_profile::MAX_DEPTH => {
+                self.stack.push((f, self.ret_addr));
             }
             Some(BranchKind::Return) => {
                 // frames are (function, where the caller resumes); the caller's frame is
