@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod paths;
+pub mod profile;
 pub mod rap_run;
 pub mod rap_tree;
 pub mod run_dir;

@@ -1,0 +1,529 @@
+//! The exact profile ([`outcrop_profile::Profile`]) as people and their tools read it: the flat
+//! table by function and by line, the call tree, a flame graph (SVG), and exports for
+//! speedscope, the Firefox Profiler and flame-graph scripts (folded stacks).
+//! docs/formats.md "The exact profile" documents every output.
+
+use crate::Report;
+use outcrop_profile::{Counts, LineProfile, Profile};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Rows in the text table of functions (the JSON and HTML carry more).
+pub const TEXT_ROWS: usize = 25;
+
+/// Functions and lines in `profile.json` (the hottest, by self instructions or cycles).
+pub const JSON_ROWS: usize = 500;
+
+/// What one column of the flat profile means (the legend printed under the table and on the
+/// HTML page).
+pub const LEGEND: &[(&str, &str)] = &[
+    ("self", "instructions retired in the function itself, % of the run"),
+    ("total", "instructions retired while the function was on the call stack (itself and everything it called; recursion counted once), % of the run"),
+    ("calls", "times the function was entered: by a call, a tail call or falling into it"),
+    ("cycles", "timing model: cycles charged to the function's instructions (from the previous retirement to theirs), % of the run"),
+    ("CPI", "timing model: self cycles per self instruction"),
+    ("mispred", "timing model: mispredicted branches and jumps in the function"),
+    ("L1I/L1D/L2", "timing model: instruction-fetch misses, data misses in the L1 data cache, and misses of either in the L2"),
+];
+
+/// One function row of [`ProfileReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionRow {
+    /// Name.
+    pub name: String,
+    /// First byte.
+    pub start: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+    /// Total (inclusive) counts.
+    pub total: Counts,
+    /// Times entered.
+    pub calls: u64,
+}
+
+/// One call-tree node of [`ProfileReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeRow {
+    /// Parent node (the root's is 0).
+    pub parent: u32,
+    /// Function name (`null` for the root).
+    pub function: Option<String>,
+    /// Self counts on this chain.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+    /// Total counts below and on this chain.
+    pub total: Counts,
+    /// Times the chain was entered.
+    pub calls: u64,
+}
+
+/// The exact profile of one run (`DIR/profile.json`, and the table `outcrop run` prints).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileReport {
+    /// The program.
+    pub program: String,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Cycles (timing model), or `null`.
+    pub cycles: Option<u64>,
+    /// Functions that retired anything.
+    pub function_count: usize,
+    /// The hottest [`JSON_ROWS`] functions by self instructions (self cycles with timing).
+    pub functions: Vec<FunctionRow>,
+    /// Source lines when the program has DWARF line information, hottest first (at most
+    /// [`JSON_ROWS`]).
+    pub lines: Option<Vec<LineRowReport>>,
+    /// Instructions outside the line table (with `lines`).
+    pub lines_unattributed: Option<Counts>,
+    /// The call tree, `tree[0]` the root, parents before children.
+    pub tree: Vec<NodeRow>,
+    /// Calls folded into their caller by the depth or size limit (0: the tree is exact).
+    pub folded_calls: u64,
+}
+
+/// One source line of [`ProfileReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct LineRowReport {
+    /// File.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// The function its first instruction belongs to.
+    pub function: String,
+    /// Self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+}
+
+impl ProfileReport {
+    /// The report of `profile` for `program`, with `lines` when the program has line info.
+    pub fn new(program: &str, profile: &Profile, lines: Option<&LineProfile>) -> ProfileReport {
+        let name = |f: u32| {
+            profile
+                .functions
+                .get(f as usize)
+                .map_or_else(String::new, |f| f.name.clone())
+        };
+        let functions = profile
+            .hottest(profile.timed)
+            .into_iter()
+            .take(JSON_ROWS)
+            .map(|f| FunctionRow {
+                name: f.name.clone(),
+                start: f.start,
+                size: f.size,
+                self_counts: f.self_counts,
+                total: f.total_counts,
+                calls: f.calls,
+            })
+            .collect();
+        let tree = profile
+            .nodes
+            .iter()
+            .map(|n| NodeRow {
+                parent: n.parent,
+                function: n.function.map(name),
+                self_counts: n.self_counts,
+                total: n.total_counts,
+                calls: n.calls,
+            })
+            .collect();
+        ProfileReport {
+            program: program.to_string(),
+            instructions: profile.instructions,
+            cycles: profile.timed.then(|| profile.self_sum().cycles),
+            function_count: profile.functions.len(),
+            functions,
+            lines: lines.map(|l| {
+                l.rows
+                    .iter()
+                    .take(JSON_ROWS)
+                    .map(|r| LineRowReport {
+                        file: r.file.clone(),
+                        line: r.line,
+                        function: name(r.function),
+                        self_counts: r.counts,
+                    })
+                    .collect()
+            }),
+            lines_unattributed: lines.map(|l| l.unattributed),
+            tree,
+            folded_calls: profile.folded_calls,
+        }
+    }
+
+    fn pct(&self, v: u64, of_cycles: bool) -> f64 {
+        let d = if of_cycles {
+            self.cycles.unwrap_or(0)
+        } else {
+            self.instructions
+        };
+        100.0 * v as f64 / d.max(1) as f64
+    }
+}
+
+impl Report for ProfileReport {
+    fn write_text(&self, out: &mut String) {
+        let timed = self.cycles.is_some();
+        let _ = writeln!(
+            out,
+            "Functions of {} by self {} (exact: every retired instruction counted; {} functions ran)",
+            self.program,
+            if timed { "cycles" } else { "instructions" },
+            self.function_count
+        );
+        let _ = write!(out, "  {:>7} {:>7} {:>10}", "self", "total", "calls");
+        if timed {
+            let _ = write!(
+                out,
+                " {:>7} {:>6} {:>9} {:>8} {:>8} {:>8}",
+                "cycles", "CPI", "mispred", "L1I", "L1D", "L2"
+            );
+        }
+        let _ = writeln!(out, "  function");
+        for f in self.functions.iter().take(TEXT_ROWS) {
+            let _ = write!(
+                out,
+                "  {:>6.2}% {:>6.2}% {:>10}",
+                self.pct(f.self_counts.instructions, false),
+                self.pct(f.total.instructions, false),
+                f.calls
+            );
+            if timed {
+                let c = &f.self_counts;
+                let _ = write!(
+                    out,
+                    " {:>6.2}% {:>6.2} {:>9} {:>8} {:>8} {:>8}",
+                    self.pct(c.cycles, true),
+                    c.cycles as f64 / c.instructions.max(1) as f64,
+                    c.mispredicts,
+                    c.l1i_misses,
+                    c.l1d_misses,
+                    c.l2_misses
+                );
+            }
+            let _ = writeln!(out, "  {}", f.name);
+        }
+        if self.functions.len() > TEXT_ROWS {
+            let _ = writeln!(
+                out,
+                "  ... {} more (all of them: --report DIR, profile.json)",
+                self.function_count - TEXT_ROWS
+            );
+        }
+        if let Some(lines) = &self.lines {
+            let _ = writeln!(out, "Source lines by self instructions");
+            for l in lines.iter().take(10) {
+                let _ = writeln!(
+                    out,
+                    "  {:>6.2}%  {}:{}  ({})",
+                    self.pct(l.self_counts.instructions, false),
+                    l.file,
+                    l.line,
+                    l.function
+                );
+            }
+        }
+        if self.folded_calls > 0 {
+            let _ = writeln!(
+                out,
+                "  note: {} calls deeper than {} frames (or past {} tree nodes) were folded into their callers; self counts stay exact",
+                self.folded_calls,
+                outcrop_profile::MAX_DEPTH,
+                outcrop_profile::MAX_NODES
+            );
+        }
+        for (k, v) in LEGEND
+            .iter()
+            .filter(|(k, _)| timed || !matches!(*k, "cycles" | "CPI" | "mispred" | "L1I/L1D/L2"))
+        {
+            let _ = writeln!(out, "  {k}: {v}");
+        }
+    }
+}
+
+/// The weight of a node for flame graphs and exports: cycles when timed, else instructions.
+fn weight(profile: &Profile, c: &Counts) -> u64 {
+    if profile.timed {
+        c.cycles
+    } else {
+        c.instructions
+    }
+}
+
+/// Folded stacks (`main;foo;bar 1234` per line, the input of flamegraph.pl and inferno),
+/// weighted by instructions (cycles when timed); stacks sorted.
+pub fn folded(profile: &Profile) -> String {
+    let mut lines = Vec::new();
+    for (i, n) in profile.nodes.iter().enumerate().skip(1) {
+        let w = weight(profile, &n.self_counts);
+        if w == 0 {
+            continue;
+        }
+        let names: Vec<&str> = profile
+            .stack(i as u32)
+            .iter()
+            .map(|&f| profile.functions[f as usize].name.as_str())
+            .collect();
+        lines.push(format!("{} {w}", names.join(";")));
+    }
+    lines.sort();
+    let mut s = lines.join("\n");
+    s.push('\n');
+    s
+}
+
+/// The profile in speedscope's file format (<https://www.speedscope.app/file-format-schema.json>):
+/// one "sampled" profile per weight (instructions; cycles too when timed), one sample per
+/// call chain that retired anything, weighted exactly.
+pub fn speedscope(profile: &Profile, name: &str) -> String {
+    #[derive(Serialize)]
+    struct Frame<'a> {
+        name: &'a str,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Sampled<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'a str,
+        unit: &'static str,
+        start_value: u64,
+        end_value: u64,
+        samples: Vec<Vec<u32>>,
+        weights: Vec<u64>,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct File<'a> {
+        #[serde(rename = "$schema")]
+        schema: &'static str,
+        shared: Shared<'a>,
+        profiles: Vec<Sampled<'a>>,
+        name: &'a str,
+        active_profile_index: u32,
+        exporter: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Shared<'a> {
+        frames: Vec<Frame<'a>>,
+    }
+    let frames = profile
+        .functions
+        .iter()
+        .map(|f| Frame { name: &f.name })
+        .collect();
+    let mut profiles = Vec::new();
+    let mut kinds = vec![("instructions", false)];
+    if profile.timed {
+        kinds.push(("cycles", true));
+    }
+    for (label, cycles) in kinds {
+        let mut samples = Vec::new();
+        let mut weights = Vec::new();
+        for (i, n) in profile.nodes.iter().enumerate().skip(1) {
+            let w = if cycles {
+                n.self_counts.cycles
+            } else {
+                n.self_counts.instructions
+            };
+            if w > 0 {
+                samples.push(profile.stack(i as u32));
+                weights.push(w);
+            }
+        }
+        let total = weights.iter().sum();
+        profiles.push(Sampled {
+            kind: "sampled",
+            name: label,
+            unit: "none",
+            start_value: 0,
+            end_value: total,
+            samples,
+            weights,
+        });
+    }
+    let file = File {
+        schema: "https://www.speedscope.app/file-format-schema.json",
+        shared: Shared { frames },
+        profiles,
+        name,
+        active_profile_index: u32::from(profile.timed),
+        exporter: concat!("outcrop ", env!("CARGO_PKG_VERSION")),
+    };
+    let mut s = serde_json::to_string(&file).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The profile in the Firefox Profiler's processed format (via `fxprof-processed-profile`):
+/// one thread whose samples are the call chains that retired anything, weighted by
+/// instructions (cycles when timed); sample times are the cumulative weight in nanoseconds,
+/// so the timeline is a layout, not wall time. Deterministic.
+pub fn firefox(profile: &Profile, name: &str) -> String {
+    use fxprof_processed_profile as fx;
+    let mut p = fx::Profile::new(
+        name,
+        fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+        fx::SamplingInterval::from_nanos(1),
+    );
+    let process = p.add_process(name, 1, fx::Timestamp::from_nanos_since_reference(0));
+    let thread = p.add_thread(
+        process,
+        1,
+        fx::Timestamp::from_nanos_since_reference(0),
+        true,
+    );
+    p.set_thread_name(thread, "main");
+    let category = p.add_category("Guest code", fx::CategoryColor::Blue);
+    let pair: fx::CategoryPairHandle = category.into();
+    let mut stacks: Vec<Option<fx::StackHandle>> = vec![None; profile.nodes.len()];
+    let mut t = 0u64;
+    for (i, n) in profile.nodes.iter().enumerate().skip(1) {
+        let Some(f) = n.function else { continue };
+        let label = p.intern_string(&profile.functions[f as usize].name);
+        let frame = p.intern_frame(
+            thread,
+            fx::FrameInfo {
+                frame: fx::Frame::Label(label),
+                category_pair: pair,
+                flags: fx::FrameFlags::empty(),
+            },
+        );
+        let parent = stacks.get(n.parent as usize).copied().flatten();
+        let stack = p.intern_stack(thread, parent, frame);
+        stacks[i] = Some(stack);
+        let mut w = weight(profile, &n.self_counts);
+        while w > 0 {
+            let part = w.min(i32::MAX as u64);
+            p.add_sample(
+                thread,
+                fx::Timestamp::from_nanos_since_reference(t),
+                Some(stack),
+                fx::CpuDelta::ZERO,
+                part as i32,
+            );
+            t += part;
+            w -= part;
+        }
+    }
+    p.set_thread_end_time(thread, fx::Timestamp::from_nanos_since_reference(t));
+    let mut s = serde_json::to_string(&p).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Escapes `s` for HTML text and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// The call tree as an SVG flame graph (`width` pixels wide, callers below callees), weighted
+/// by instructions (cycles when timed). Frames narrower than 0.5 px are left out; each frame's
+/// tooltip gives its function, weight and share. Deterministic.
+pub fn flame_svg(profile: &Profile, width: u32) -> String {
+    const ROW: u32 = 17;
+    let children = profile.children();
+    let total = weight(profile, &profile.nodes[0].total_counts).max(1);
+    let unit = if profile.timed {
+        "cycles"
+    } else {
+        "instructions"
+    };
+    let w = f64::from(width);
+    // (node, x, depth), laid out depth-first, children by weight (heaviest first) then id
+    let mut frames = Vec::new();
+    let mut work = vec![(0u32, 0.0f64, 0u32)];
+    let mut max_depth = 0;
+    while let Some((n, x, d)) = work.pop() {
+        let node = &profile.nodes[n as usize];
+        let nw = weight(profile, &node.total_counts) as f64 / total as f64 * w;
+        if nw < 0.5 {
+            continue;
+        }
+        frames.push((n, x, d, nw));
+        max_depth = max_depth.max(d);
+        let mut kids = children[n as usize].clone();
+        kids.sort_by_key(|&c| {
+            (
+                std::cmp::Reverse(weight(profile, &profile.nodes[c as usize].total_counts)),
+                c,
+            )
+        });
+        let mut cx = x;
+        let mut placed = Vec::new();
+        for c in kids {
+            let cw =
+                weight(profile, &profile.nodes[c as usize].total_counts) as f64 / total as f64 * w;
+            placed.push((c, cx, d + 1));
+            cx += cw;
+        }
+        work.extend(placed.into_iter().rev());
+    }
+    let height = (max_depth + 1) * ROW + 4;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="flame" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="11" role="img" aria-label="flame graph">"#
+    );
+    for (n, x, d, nw) in frames {
+        let node = &profile.nodes[n as usize];
+        let name = match node.function {
+            Some(f) => profile.functions[f as usize].name.as_str(),
+            None => "all",
+        };
+        let y = height - 2 - (d + 1) * ROW;
+        let v = weight(profile, &node.total_counts);
+        // a stable colour per function name, warm hues
+        let h = name.bytes().fold(2166136261u32, |a, b| {
+            (a ^ u32::from(b)).wrapping_mul(16777619)
+        });
+        let (r, g, b) = (205 + (h % 50), 80 + ((h >> 8) % 120), 40 + ((h >> 16) % 40));
+        let _ = write!(
+            s,
+            r#"<g><title>{} — {} {unit} ({:.2}%), self {}</title><rect x="{x:.1}" y="{y}" width="{:.1}" height="{}" fill="rgb({r},{g},{b})" rx="2"/>"#,
+            escape(name),
+            v,
+            100.0 * v as f64 / total as f64,
+            weight(profile, &node.self_counts),
+            (nw - 0.5).max(0.5),
+            ROW - 1
+        );
+        let chars = ((nw - 6.0) / 7.0).floor();
+        if chars >= 3.0 {
+            let chars = chars as usize;
+            let label: String = if name.chars().count() > chars {
+                name.chars()
+                    .take(chars.saturating_sub(2))
+                    .collect::<String>()
+                    + ".."
+            } else {
+                name.to_string()
+            };
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{}">{}</text>"#,
+                x + 3.0,
+                y + ROW - 5,
+                escape(&label)
+            );
+        }
+        s.push_str("</g>\n");
+    }
+    s.push_str("</svg>\n");
+    s
+}
