@@ -16,7 +16,7 @@ fn profile(name: &str, timed: bool) -> Profile {
     let spec = ProgramSpec::observed(&bin, &format!("bin/{name}"));
     let mut guest = load(&spec, Box::new(|_| {})).unwrap();
     let symbols = Symbols::from_elf(&guest.elf).unwrap();
-    let timing = timed.then(|| outcrop_timing_preset());
+    let timing = timed.then(outcrop_timing_preset);
     Run::new(&mut guest.machine)
         .timing(timing)
         .profile(symbols)
