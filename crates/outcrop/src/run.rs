@@ -8,6 +8,8 @@ use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::Config;
+use outcrop_report::html::{run_page, IndexRow, RapSection, RunPage};
+use outcrop_report::profile::{firefox, folded, speedscope, ProfileReport};
 use outcrop_report::run_dir::{PathsSummary, RunSummary, SuiteEntry, WppSummary};
 use outcrop_report::Report as _;
 use outcrop_report::{RapRunReport, StreamReport};
@@ -133,11 +135,6 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
     if args.guest.command.is_empty() {
         return suite(args);
     }
-    if args.rap.is_empty() && args.wpp.is_none() && args.paths.is_none() {
-        anyhow::bail!(
-            "nothing to profile: give --rap STREAMS, --wpp FILE and/or --paths ENTRIES (see outcrop run --help), or no program to profile the bundled workloads with every mechanism"
-        );
-    }
     let samples = args.samples.clone().or_else(|| {
         args.paths
             .and(args.report.as_ref())
@@ -155,7 +152,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
         report: args.report.take(),
     };
     let command = args.guest.command.clone();
-    let p = profile(&args, command, &out, false)?;
+    let (p, _) = profile(&args, command, &out, false)?;
     Ok(ExitCode::from((p.exit_code & 0xff) as u8))
 }
 
@@ -217,6 +214,7 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot enter {}", workloads.display()))?;
     args.guest.allow_rw.push(workloads.clone());
     let mut index = Vec::new();
+    let mut rows = Vec::new();
     for name in &names {
         let sub = dir.join(name);
         std::fs::create_dir_all(&sub)?;
@@ -231,17 +229,24 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
             command.push("src/fileio.c".into());
         }
         eprintln!("outcrop: suite: {name}");
-        let mut p = profile(&args, command, &out, true)?;
+        let (mut p, mut row) = profile(&args, command, &out, true)?;
         p.report = Some(sub.display().to_string());
+        row.name = name.clone();
         index.push(p);
+        rows.push(row);
     }
     let mut j = serde_json::to_vec_pretty(&index)?;
     j.push(b'\n');
     save(&dir.join("suite.json"), &j)?;
+    save(
+        &dir.join("index.html"),
+        outcrop_report::html::index_page(&rows).as_bytes(),
+    )?;
     eprintln!(
-        "outcrop: suite: {} workloads profiled with every mechanism → {}",
+        "outcrop: suite: {} workloads profiled with every mechanism → {} (open {})",
         index.len(),
-        dir.display()
+        dir.display(),
+        dir.join("index.html").display()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -253,7 +258,7 @@ fn profile(
     command: Vec<std::ffi::OsString>,
     out: &Outputs,
     quiet: bool,
-) -> Result<SuiteEntry> {
+) -> Result<(SuiteEntry, IndexRow)> {
     let config = Config::builder()
         .eps(args.eps)
         .branching(args.branching)
@@ -292,6 +297,7 @@ fn profile(
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
         check_output(&dir.join("run.json"))?;
+        check_output(&dir.join("report.html"))?;
     }
     for p in [&out.rap, &out.wpp, &samples_path].into_iter().flatten() {
         check_output(p)?;
@@ -309,16 +315,12 @@ fn profile(
         elf,
     } = crate::exec::load_spec(spec)?;
     let program = path.display().to_string();
-    let symbols = if args.rap.iter().any(|s| s.is_code()) {
-        match Symbols::from_elf(&elf) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("outcrop: warning: no function names for code ranges: {e}");
-                None
-            }
+    let symbols = match Symbols::from_elf(&elf) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("outcrop: warning: no function names (the profile puts everything in [unknown]): {e}");
+            None
         }
-    } else {
-        None
     };
 
     let interrupt = crate::files::interrupt_flag();
@@ -346,6 +348,7 @@ fn profile(
     let mut run = Run::new(&mut machine)
         .timing(timing)
         .classes()
+        .profile(symbols.clone().unwrap_or_default())
         .progress(&mut on_progress)
         .interrupt(interrupt);
     if !args.rap.is_empty() {
@@ -392,8 +395,38 @@ fn profile(
     }
     let wall = result.wall.as_secs_f64();
 
+    // ---- the exact profile
+    let exact = result.profile.take();
+    let lines = match (&exact, outcrop_profile::lines::LineTable::from_elf(&elf)) {
+        (Some(p), Ok(Some(mut table))) => Some(p.by_line(&mut table)),
+        (_, Err(e)) => {
+            eprintln!("outcrop: warning: no source lines: {e}");
+            None
+        }
+        _ => None,
+    };
+    let profile_report = exact
+        .as_ref()
+        .map(|p| ProfileReport::new(&program, p, lines.as_ref()));
+    if let Some(r) = profile_report.as_ref().filter(|_| !quiet) {
+        let stdout = std::io::stdout();
+        let mut so = stdout.lock();
+        if args.json {
+            if result.rap.is_none() {
+                so.write_all(r.to_json().as_bytes())?;
+            }
+        } else {
+            so.write_all(r.to_text().as_bytes())?;
+            if result.rap.is_some() && out.rap.is_none() {
+                so.write_all(b"\n")?;
+            }
+        }
+        so.flush()?;
+    }
+
     // ---- RAP
     let mut rap_bytes = Vec::new();
+    let mut rap_report = None;
     if let Some(prof) = &result.rap {
         let mut streams = Vec::new();
         for p in &prof.profiles {
@@ -452,6 +485,7 @@ fn profile(
             }
         }
         rap_bytes = json;
+        rap_report = Some(report);
     }
 
     // ---- branch records
@@ -515,13 +549,106 @@ fn profile(
             mechanisms.push("paths");
             save(&dir.join("paths.json"), j)?;
         }
+        if let (Some(p), Some(r)) = (&exact, &profile_report) {
+            mechanisms.push("profile");
+            save(&dir.join("profile.json"), r.to_json().as_bytes())?;
+            save(
+                &dir.join("profile.speedscope.json"),
+                speedscope(p, &program).as_bytes(),
+            )?;
+            save(
+                &dir.join("profile.firefox.json"),
+                firefox(p, &program).as_bytes(),
+            )?;
+            save(&dir.join("profile.folded"), folded(p).as_bytes())?;
+        }
+        let args_list: Vec<String> = command_args
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let classes = result.classes.map(|c| {
+            Class::ALL
+                .iter()
+                .map(|k| (k.name(), c[*k as usize]))
+                .collect::<Vec<_>>()
+        });
+        let rap_streams = rap_report.as_ref().map(|r| r.streams.as_slice());
+        let mut files = vec![
+            ("run.json", "the run's statistics, host time included"),
+            ("report.json", "the data this page is made from"),
+        ];
+        if exact.is_some() {
+            files.extend([
+                (
+                    "profile.json",
+                    "the exact profile: functions, lines, call tree",
+                ),
+                (
+                    "profile.speedscope.json",
+                    "open in https://www.speedscope.app",
+                ),
+                (
+                    "profile.firefox.json",
+                    "open in https://profiler.firefox.com",
+                ),
+                (
+                    "profile.folded",
+                    "folded stacks for flamegraph.pl or inferno",
+                ),
+            ]);
+        }
+        if result.rap.is_some() {
+            files.push(("rap.json", "RAP trees and hot ranges"));
+        }
+        if paths_json.is_some() {
+            files.push(("paths.json", "branch-record sampling summary"));
+        }
+        if wpp_json.is_some() {
+            files.push(("wpp.json", "whole-program capture summary"));
+        }
+        let page = RunPage {
+            program: &program,
+            args: &args_list,
+            exit_code: code,
+            outcome: &outcome_text,
+            truncated: result.truncated(),
+            instructions: result.instructions,
+            classes: classes.clone(),
+            timing: result.timing.as_ref(),
+            profile: profile_report.as_ref(),
+            rap: rap_streams.map(|streams| RapSection {
+                eps: args.eps,
+                branching: args.branching,
+                hot_fraction: args.hot,
+                streams,
+            }),
+            // files inside the report directory are named relative to it, so that the
+            // page does not depend on where the directory is
+            paths: paths_json
+                .as_ref()
+                .and_then(|j| serde_json::from_slice::<serde_json::Value>(j).ok())
+                .map(|mut v| {
+                    if let Some(rel) = samples_path.as_ref().and_then(|f| f.strip_prefix(dir).ok())
+                    {
+                        v["file"] = rel.display().to_string().into();
+                    }
+                    v
+                }),
+            strata: wpp.as_ref().map(|c| &c.stats),
+            files,
+        };
+        save(
+            &dir.join("report.json"),
+            outcrop_report::json(&page).as_bytes(),
+        )?;
+        save(
+            &dir.join("report.html"),
+            run_page(&page, exact.as_ref()).as_bytes(),
+        )?;
         let stats = RunSummary {
             program: &program,
-            args: command_args
-                .iter()
-                .skip(1)
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
+            args: args_list,
             instructions: result.instructions,
             exit_code: code,
             outcome: &outcome_text,
@@ -529,12 +656,7 @@ fn profile(
             wall_seconds: wall,
             mips: result.instructions as f64 / wall.max(1e-9) / 1e6,
             mechanisms,
-            classes: result.classes.map(|c| {
-                Class::ALL
-                    .iter()
-                    .map(|k| (k.name(), c[*k as usize]))
-                    .collect()
-            }),
+            classes,
             timing: result.timing.as_ref(),
             host_max_rss_bytes: crate::files::max_rss_bytes(),
         };
@@ -543,13 +665,34 @@ fn profile(
         save(&dir.join("run.json"), &j)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
-    Ok(SuiteEntry {
-        program,
+    let row = IndexRow {
+        name: program.clone(),
         exit_code: code,
-        outcome: outcome_text,
+        outcome: outcome_text.clone(),
         instructions: result.instructions,
-        wall_seconds: wall,
-        truncated: result.truncated(),
-        report: None,
-    })
+        cycles: result.timing.as_ref().map(|t| t.cycles),
+        hottest: profile_report.as_ref().and_then(|r| {
+            r.functions.first().map(|f| {
+                let share = match r.cycles {
+                    Some(c) => 100.0 * f.self_counts.cycles as f64 / c.max(1) as f64,
+                    None => {
+                        100.0 * f.self_counts.instructions as f64 / r.instructions.max(1) as f64
+                    }
+                };
+                (f.name.clone(), share)
+            })
+        }),
+    };
+    Ok((
+        SuiteEntry {
+            program,
+            exit_code: code,
+            outcome: outcome_text,
+            instructions: result.instructions,
+            wall_seconds: wall,
+            truncated: result.truncated(),
+            report: None,
+        },
+        row,
+    ))
 }

@@ -308,9 +308,52 @@ fn bad_outputs_fail_before_the_run() {
     // the guest never ran: nothing on stdout
     assert!(o.stdout.is_empty());
     assert!(started.elapsed().as_secs() < 5);
-    let o = outcrop(&["run", "--", "bin/hello"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(err(&o).contains("nothing to profile"), "{}", err(&o));
+}
+
+#[test]
+fn run_with_no_mechanism_prints_the_exact_flat_profile() {
+    let o = outcrop(&["run", "--", "bin/qsort_ints"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Functions of bin/qsort_ints by self instructions"),
+        "{out}"
+    );
+    assert!(out.contains("  main\n"), "{out}");
+    assert!(
+        out.contains("self: instructions retired in the function itself"),
+        "{out}"
+    );
+    // --json without --rap: the profile as JSON, whose self counts add up to the run
+    let dir = tempfile::tempdir().unwrap();
+    let o = outcrop(&[
+        "run",
+        "--json",
+        "--report",
+        dir.path().to_str().unwrap(),
+        "--",
+        "bin/hello",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let json_start = text.find("{\n").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(v["instructions"], run["instructions"]);
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("profile.json")).unwrap()).unwrap();
+    let sum: u64 = profile["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["self"]["instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        Some(sum),
+        run["instructions"].as_u64(),
+        "self counts sum to the run"
+    );
 }
 
 #[test]
@@ -420,6 +463,12 @@ fn no_program_profiles_every_bundled_workload_with_every_mechanism() {
             "wpp.json",
             "paths.json",
             "branch.samples",
+            "report.html",
+            "report.json",
+            "profile.json",
+            "profile.speedscope.json",
+            "profile.firefox.json",
+            "profile.folded",
         ] {
             assert!(sub.join(f).exists(), "{name}: {f} missing");
         }
@@ -431,8 +480,14 @@ fn no_program_profiles_every_bundled_workload_with_every_mechanism() {
             serde_json::from_slice(&std::fs::read(sub.join("run.json")).unwrap()).unwrap();
         assert_eq!(
             run["mechanisms"],
-            serde_json::json!(["rap", "wpp", "paths"]),
+            serde_json::json!(["rap", "wpp", "paths", "profile"]),
             "{name}"
         );
     }
+    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert_eq!(
+        index.matches("/report.html\">").count(),
+        bins,
+        "a row per workload"
+    );
 }

@@ -1,0 +1,448 @@
+//! One self-contained, offline HTML page per run (`outcrop run --report DIR` writes
+//! `DIR/report.html` beside `DIR/report.json`, the data it is made from), and an index page
+//! for a suite.
+//!
+//! The page has no script, loads nothing (a Content-Security-Policy forbids every fetch; the
+//! charts are inline SVG) and is byte-identical for the same data: no clock, no host
+//! statistics. docs/formats.md "The HTML report" lists its sections.
+
+use crate::profile::{escape, flame_svg, ProfileReport, LEGEND};
+use crate::rap_run::StreamReport;
+use outcrop_profile::Profile;
+use outcrop_timing::Totals;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Function rows on the page.
+pub const PAGE_ROWS: usize = 40;
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1280px;color:#222;padding:0 1em}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;text-align:right;white-space:nowrap}\
+th{background:#eee}td.l,th.l{text-align:left}tr:nth-child(even){background:#f7f7f7}\
+.legend{color:#555;font-size:12px}.legend dt{font-weight:bold;float:left;clear:left;width:8em}.legend dd{margin-left:9em}\
+.note{color:#8a4b00}code{background:#f3f3f3;padding:0 3px}svg.flame text{pointer-events:none}\
+.bar{display:inline-block;height:10px;background:#c85a1a;vertical-align:middle}";
+
+/// What one run's page shows (serialized as `report.json`).
+#[derive(Serialize)]
+pub struct RunPage<'a> {
+    /// The program.
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Exit status.
+    pub exit_code: i32,
+    /// How it ended.
+    pub outcome: &'a str,
+    /// Whether the profiles cover only part of the run.
+    pub truncated: bool,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Retired instructions by class.
+    pub classes: Option<Vec<(&'static str, u64)>>,
+    /// Timing totals, with the CPI stack.
+    pub timing: Option<&'a Totals>,
+    /// The exact profile.
+    pub profile: Option<&'a ProfileReport>,
+    /// RAP streams.
+    pub rap: Option<RapSection<'a>>,
+    /// Branch-record sampling.
+    pub paths: Option<serde_json::Value>,
+    /// Whole-program paths and strata: sizes per layer.
+    pub strata: Option<&'a outcrop_strata::FileStats>,
+    /// The other files of the directory, for links.
+    pub files: Vec<(&'static str, &'static str)>,
+}
+
+/// RAP's part of a page.
+#[derive(Serialize)]
+pub struct RapSection<'a> {
+    /// ε.
+    pub eps: f64,
+    /// Branching factor.
+    pub branching: u8,
+    /// Hot threshold.
+    pub hot_fraction: f64,
+    /// One per stream.
+    pub streams: &'a [StreamReport],
+}
+
+fn pct(v: u64, of: u64) -> f64 {
+    100.0 * v as f64 / of.max(1) as f64
+}
+
+fn bar(share: f64) -> String {
+    format!(
+        r#"<span class="bar" style="width:{:.0}px"></span>"#,
+        (share * 120.0).clamp(0.0, 120.0)
+    )
+}
+
+fn head(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    );
+}
+
+/// The page of one run; `profile` is the exact profile the report was made from (for the
+/// flame graph).
+pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
+    let mut o = String::new();
+    head(&mut o, &format!("Outcrop: {}", page.program));
+    let _ = writeln!(
+        o,
+        "<h1>Outcrop report: <code>{}</code></h1>",
+        escape(page.program)
+    );
+    let _ = writeln!(o, "<table><tbody>");
+    let args = page.args.join(" ");
+    let mut rows = vec![
+        ("command", format!("{} {}", page.program, args)),
+        (
+            "outcome",
+            format!("{} (exit status {})", page.outcome, page.exit_code),
+        ),
+        ("instructions", page.instructions.to_string()),
+    ];
+    if let Some(t) = page.timing {
+        rows.push((
+            "cycles",
+            format!("{} (IPC {:.3}, timing model {})", t.cycles, t.ipc, t.config),
+        ));
+    }
+    for (k, v) in rows {
+        let _ = writeln!(
+            o,
+            "<tr><th class=\"l\">{k}</th><td class=\"l\">{}</td></tr>",
+            escape(&v)
+        );
+    }
+    let _ = writeln!(o, "</tbody></table>");
+    if page.truncated {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">The run did not finish (interrupted or stopped by a limit): every profile covers the instructions run so far.</p>"
+        );
+    }
+    if let Some(p) = page.profile {
+        functions_section(&mut o, p);
+    }
+    if let Some(p) = profile {
+        let _ = writeln!(
+            o,
+            "<h2 id=\"flame\">Flame graph</h2><p class=\"legend\">Every call chain, exact: width is {} (the caller below, its callees above); hover a frame for its numbers. Frames narrower than half a pixel are left out.</p>",
+            if p.timed { "cycles" } else { "instructions" }
+        );
+        o.push_str(&flame_svg(p, 1240));
+    }
+    if let Some(t) = page.timing {
+        timing_section(&mut o, t);
+    }
+    if let Some(r) = &page.rap {
+        rap_section(&mut o, r);
+    }
+    if let Some(p) = &page.paths {
+        let _ = writeln!(o, "<h2 id=\"paths\">Branch-record sampling (paths)</h2>");
+        let _ = writeln!(
+            o,
+            "<p>{} samples of the last {} taken branches, {} distinct traces, modelled overhead {:.2}%. Reconstruct the hot paths with <code>outcrop paths report {}</code>.</p>",
+            p["samples"],
+            p["config"]["entries"],
+            p["distinct_traces"],
+            100.0 * p["modelled_overhead"].as_f64().unwrap_or(0.0),
+            escape(p["file"].as_str().unwrap_or(""))
+        );
+    }
+    if let Some(s) = page.strata {
+        strata_section(&mut o, s);
+    }
+    if !page.files.is_empty() {
+        let _ = writeln!(o, "<h2 id=\"files\">Files</h2><ul>");
+        for (f, what) in &page.files {
+            let _ = writeln!(o, "<li><a href=\"{f}\">{f}</a>: {what}</li>");
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+    o.push_str("</body></html>\n");
+    o
+}
+
+fn functions_section(o: &mut String, p: &ProfileReport) {
+    let timed = p.cycles.is_some();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"functions\">Functions</h2><p>Exact: every retired instruction counted; {} functions ran. Sorted by self {}.</p>",
+        p.function_count,
+        if timed { "cycles" } else { "instructions" }
+    );
+    let _ = write!(
+        o,
+        "<table><thead><tr><th>self {}</th><th></th><th>total instr.</th><th>self instructions</th><th>calls</th>",
+        if timed { "cycles" } else { "instr." }
+    );
+    if timed {
+        let _ = write!(
+            o,
+            "<th>cycles</th><th>CPI</th><th>mispred</th><th>L1I</th><th>L1D</th><th>L2</th>"
+        );
+    }
+    let _ = writeln!(o, "<th class=\"l\">function</th></tr></thead><tbody>");
+    let (of, of_cycles) = (p.instructions, p.cycles.unwrap_or(0));
+    for f in p.functions.iter().take(PAGE_ROWS) {
+        let c = &f.self_counts;
+        let share = if timed {
+            pct(c.cycles, of_cycles)
+        } else {
+            pct(c.instructions, of)
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{share:.2}%</td><td class=\"l\">{}</td><td>{:.2}%</td><td>{}</td><td>{}</td>",
+            bar(share / 100.0),
+            pct(f.total.instructions, of),
+            c.instructions,
+            f.calls
+        );
+        if timed {
+            let _ = write!(
+                o,
+                "<td>{:.2}%</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                pct(c.cycles, of_cycles),
+                c.cycles as f64 / c.instructions.max(1) as f64,
+                c.mispredicts,
+                c.l1i_misses,
+                c.l1d_misses,
+                c.l2_misses
+            );
+        }
+        let _ = writeln!(
+            o,
+            "<td class=\"l\"><code>{}</code></td></tr>",
+            escape(&f.name)
+        );
+    }
+    let _ = writeln!(o, "</tbody></table>");
+    if p.function_count > PAGE_ROWS {
+        let _ = writeln!(
+            o,
+            "<p class=\"legend\">{} more functions in profile.json.</p>",
+            p.function_count - PAGE_ROWS
+        );
+    }
+    let _ = writeln!(o, "<dl class=\"legend\">");
+    for (k, v) in LEGEND
+        .iter()
+        .filter(|(k, _)| timed || !matches!(*k, "cycles" | "CPI" | "mispred" | "L1I/L1D/L2"))
+    {
+        let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", escape(v));
+    }
+    let _ = writeln!(o, "</dl>");
+    if let Some(lines) = &p.lines {
+        let _ = writeln!(o, "<h2 id=\"lines\">Source lines</h2><table><thead><tr><th>self</th><th>instructions</th><th class=\"l\">line</th><th class=\"l\">function</th></tr></thead><tbody>");
+        for l in lines.iter().take(PAGE_ROWS) {
+            let _ = writeln!(
+                o,
+                "<tr><td>{:.2}%</td><td>{}</td><td class=\"l\"><code>{}:{}</code></td><td class=\"l\">{}</td></tr>",
+                pct(l.self_counts.instructions, p.instructions),
+                l.self_counts.instructions,
+                escape(&l.file),
+                l.line,
+                escape(&l.function)
+            );
+        }
+        let _ = writeln!(o, "</tbody></table>");
+        if let Some(u) = &p.lines_unattributed {
+            let _ = writeln!(
+                o,
+                "<p class=\"legend\">{:.2}% of instructions have no line information (code built without -g, such as the C library).</p>",
+                pct(u.instructions, p.instructions)
+            );
+        }
+    }
+    if p.folded_calls > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{} calls beyond the call tree's limits were folded into their callers; self counts stay exact.</p>",
+            p.folded_calls
+        );
+    }
+}
+
+fn timing_section(o: &mut String, t: &Totals) {
+    let s = &t.cpi_stack;
+    let _ = writeln!(o, "<h2 id=\"timing\">Where the cycles go (CPI stack)</h2>");
+    let parts = [
+        ("base", s.base, "#4a7bb7"),
+        ("branch", s.branch, "#c85a1a"),
+        ("icache", s.icache, "#8a6bbf"),
+        ("dcache", s.dcache, "#3c9a5f"),
+        ("other", s.other, "#999999"),
+    ];
+    let total: u64 = parts.iter().map(|p| p.1).sum::<u64>().max(1);
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="820" height="50" role="img" aria-label="CPI stack">"#
+    );
+    let mut x = 0.0;
+    for (name, v, colour) in parts {
+        let w = 800.0 * v as f64 / total as f64;
+        let _ = writeln!(
+            o,
+            r#"<g><title>{name}: {v} cycles ({:.1}%)</title><rect x="{x:.1}" y="4" width="{w:.1}" height="24" fill="{colour}"/></g>"#,
+            pct(v, total)
+        );
+        if w > 60.0 {
+            let _ = writeln!(
+                o,
+                r#"<text x="{:.1}" y="44" font-size="12">{name} {:.1}%</text>"#,
+                x + 2.0,
+                pct(v, total)
+            );
+        }
+        x += w;
+    }
+    let _ = writeln!(o, "</svg>");
+    let _ = writeln!(
+        o,
+        "<p class=\"legend\">Each cycle is charged to one cause: base (retiring at full width or a dependence), branch (refill after a misprediction), icache (fetch misses), dcache (data misses at the head of the reorder buffer), other. The functions table above ties mispredictions and misses to code. L1I miss rate {:.2}%, L1D {:.2}%, L2 {:.2}%; {:.2}% of conditional branches mispredicted.</p>",
+        100.0 * t.l1i_miss_rate(),
+        100.0 * t.l1d_miss_rate(),
+        100.0 * t.l2_miss_rate(),
+        100.0 * t.cond_mispredict_rate()
+    );
+}
+
+fn rap_section(o: &mut String, r: &RapSection<'_>) {
+    let _ = writeln!(
+        o,
+        "<h2 id=\"rap\">Hot ranges (Range Adaptive Profiling)</h2><p>Each stream is summarized by a RAP tree (ε = {}, b = {}); a range is hot when its own events plus those of its non-hot sub-ranges reach {}% of the stream. Ranges are nested: the tree below shows each with its <em>exclusive</em> share (events in it but in no hotter sub-range), and these sum to 100% with the last row.</p>",
+        r.eps,
+        r.branching,
+        100.0 * r.hot_fraction
+    );
+    for s in r.streams {
+        let _ = writeln!(
+            o,
+            "<h3>{} <span class=\"legend\">({}; {} events, {} tree nodes)</span></h3>",
+            escape(&s.stream),
+            escape(&s.description),
+            s.n,
+            s.nodes
+        );
+        let _ = writeln!(o, "<table><thead><tr><th class=\"l\">range</th><th>exclusive</th><th></th><th>inclusive</th><th class=\"l\">covers</th></tr></thead><tbody>");
+        let mut sum = 0.0;
+        for h in &s.hot {
+            let r = &h.range;
+            sum += r.exclusive_share;
+            let indent = "&nbsp;&nbsp;".repeat(r.depth as usize);
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"l\"><code>{indent}{:#x}..{:#x}</code></td><td>{:.2}%</td><td class=\"l\">{}</td><td>{:.2}%</td><td class=\"l\">{}</td></tr>",
+                r.lo,
+                r.hi,
+                100.0 * r.exclusive_share,
+                bar(r.exclusive_share),
+                100.0 * r.share,
+                escape(h.code.as_deref().unwrap_or(""))
+            );
+        }
+        let rest = (1.0 - sum).max(0.0);
+        if s.n > 0 && rest > 1e-9 {
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"l\"><em>in no hot range</em></td><td>{:.2}%</td><td class=\"l\">{}</td><td></td><td class=\"l\">the rest of the stream</td></tr>",
+                100.0 * rest,
+                bar(rest)
+            );
+        }
+        let _ = writeln!(o, "</tbody></table>");
+    }
+    let _ = writeln!(
+        o,
+        "<dl class=\"legend\"><dt>exclusive</dt><dd>events in the range and in none of its hot sub-ranges, % of the stream (the paper's Figure 5 annotation)</dd>\
+<dt>inclusive</dt><dd>every event the tree counts inside the range, % of the stream (a lower bound; the error bound is ε)</dd>\
+<dt>covers</dt><dd>the functions whose code the range spans (code streams)</dd>\
+<dt>paper</dt><dd>Mysore et al., Range Adaptive Profiling: hot ranges §4.1, tree size over time Figure 6, nodes Figure 7, accuracy Figure 8</dd></dl>"
+    );
+}
+
+fn strata_section(o: &mut String, s: &outcrop_strata::FileStats) {
+    let b = &s.build;
+    let _ = writeln!(
+        o,
+        "<h2 id=\"strata\">Whole-program paths and strata</h2><p>{} blocks ({} distinct) form {} acyclic paths ({} distinct); each stratum layer compresses the repetitions of the layer below.</p>",
+        b.blocks, b.unique_blocks, b.paths.executions, b.paths.unique
+    );
+    let _ = writeln!(o, "<table><thead><tr><th class=\"l\">layer</th><th>inputs</th><th>executions</th><th>distinct</th><th>consecutive repeats</th></tr></thead><tbody>");
+    let mut layers = vec![("paths".to_string(), &b.paths)];
+    for (i, l) in b.layers.iter().enumerate() {
+        layers.push((format!("stratum {}", i + 1), l));
+    }
+    for (name, l) in layers {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\">{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            l.inputs, l.executions, l.unique, l.consecutive
+        );
+    }
+    let _ = writeln!(o, "</tbody></table><p class=\"legend\">Larus, Whole Program Paths, and the strata of the paper's Tables 3–4: executions are completed paths (strata), distinct are dictionary entries.</p>");
+}
+
+/// One row of the suite's index page.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexRow {
+    /// Workload name (its directory).
+    pub name: String,
+    /// Exit status.
+    pub exit_code: i32,
+    /// How it ended.
+    pub outcome: String,
+    /// Instructions.
+    pub instructions: u64,
+    /// Cycles (timing).
+    pub cycles: Option<u64>,
+    /// The hottest function and its self share (%).
+    pub hottest: Option<(String, f64)>,
+}
+
+/// The suite's index page: a row per workload, linking to `NAME/report.html`.
+pub fn index_page(rows: &[IndexRow]) -> String {
+    let mut o = String::new();
+    head(&mut o, "Outcrop suite report");
+    let _ = writeln!(
+        o,
+        "<h1>Outcrop suite report</h1><p>{} workloads, each profiled with every mechanism in one run. Open a workload for its functions, flame graph, CPI stack, hot ranges, paths and strata.</p>",
+        rows.len()
+    );
+    let _ = writeln!(o, "<table><thead><tr><th class=\"l\">workload</th><th class=\"l\">outcome</th><th>instructions</th><th>cycles</th><th>IPC</th><th class=\"l\">hottest function (self)</th></tr></thead><tbody>");
+    for r in rows {
+        let n = escape(&r.name);
+        let (cycles, ipc) = match r.cycles {
+            Some(c) => (
+                c.to_string(),
+                format!("{:.3}", r.instructions as f64 / c.max(1) as f64),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let hottest = r
+            .hottest
+            .as_ref()
+            .map(|(f, s)| format!("<code>{}</code> {s:.1}%", escape(f)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\"><a href=\"{n}/report.html\">{n}</a></td><td class=\"l\">{} ({})</td><td>{}</td><td>{cycles}</td><td>{ipc}</td><td class=\"l\">{hottest}</td></tr>",
+            escape(&r.outcome),
+            r.exit_code,
+            r.instructions
+        );
+    }
+    let _ = writeln!(o, "</tbody></table></body></html>");
+    o
+}
