@@ -337,10 +337,10 @@ fn rap_section(o: &mut String, r: &RapSection<'_>) {
         );
         let _ = writeln!(o, "<table><thead><tr><th class=\"l\">range</th><th>exclusive</th><th></th><th>inclusive</th><th class=\"l\">covers</th></tr></thead><tbody>");
         let mut sum = 0.0;
-        for h in &s.hot {
+        for (h, level) in s.hot.iter().zip(crate::nesting(&s.hot)) {
             let r = &h.range;
             sum += r.exclusive_share;
-            let indent = "&nbsp;&nbsp;".repeat(r.depth as usize);
+            let indent = "&nbsp;&nbsp;&nbsp;".repeat(level);
             let _ = writeln!(
                 o,
                 "<tr><td class=\"l\"><code>{indent}{:#x}..{:#x}</code></td><td>{:.2}%</td><td class=\"l\">{}</td><td>{:.2}%</td><td class=\"l\">{}</td></tr>",

@@ -115,10 +115,14 @@ pub fn entries_table(
     let mut s = String::new();
     let out = &mut s;
     let w = (u32::from(bits)).div_ceil(4) as usize + 2;
+    // the range column is indented by nesting, so nested ranges read as a tree
+    let levels = nesting(entries);
+    let deepest = levels.iter().copied().max().unwrap_or(0);
+    let rw = (2 * w + 2 + 2 * deepest).max(24);
     let _ = write!(
         out,
-        "  {:<w$}  {:<w$} {:>5} {:>14} {:>8} {:>8}",
-        "lo", "hi", "depth", "count", "share", "excl."
+        "  {:<rw$} {:>5} {:>14} {:>8} {:>8}",
+        "range (nested)", "depth", "count", "incl.", "excl."
     );
     if exact {
         let _ = write!(out, " {:>14} {:>7} {:>9}", "exact", "err%", "excl.err%");
@@ -127,13 +131,12 @@ pub fn entries_table(
         let _ = write!(out, "  code");
     }
     let _ = writeln!(out);
-    for e in entries {
+    for (e, level) in entries.iter().zip(&levels) {
         let h = &e.range;
+        let range = format!("{}{:#x}..{:#x}", "  ".repeat(*level), h.lo, h.hi);
         let _ = write!(
             out,
-            "  {:<w$}  {:<w$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
-            format!("{:#x}", h.lo),
-            format!("{:#x}", h.hi),
+            "  {range:<rw$} {:>5} {:>14} {:>7.2}% {:>7.2}%",
             h.depth,
             h.count,
             100.0 * h.share,
@@ -155,9 +158,52 @@ pub fn entries_table(
     }
     if entries.is_empty() {
         let _ = writeln!(out, "  (none)");
+    } else {
+        // exclusive weights of hot ranges are disjoint: the rest of the stream is in none
+        let rest = 1.0 - entries.iter().map(|e| e.range.exclusive_share).sum::<f64>();
+        if rest > 1e-9 {
+            let _ = writeln!(
+                out,
+                "  {:<rw$} {:>5} {:>14} {:>8} {:>7.2}%",
+                "(in no hot range)",
+                "",
+                "",
+                "",
+                100.0 * rest
+            );
+        }
     }
     s
 }
+
+/// For hot ranges in pre-order, how many of the ranges before each contain it (its indent
+/// in a tree view).
+pub fn nesting(entries: &[rap_run::HotEntry]) -> Vec<usize> {
+    let mut open: Vec<(u64, u64)> = Vec::new();
+    entries
+        .iter()
+        .map(|e| {
+            while open
+                .last()
+                .is_some_and(|&(lo, hi)| !(lo <= e.range.lo && e.range.hi <= hi))
+            {
+                open.pop();
+            }
+            let level = open.len();
+            open.push((e.range.lo, e.range.hi));
+            level
+        })
+        .collect()
+}
+
+/// The legend of [`entries_table`], one line per column, with the paper's figure numbers.
+pub const RANGE_LEGEND: &str = "  range: a hot range [lo..hi] (RAP §4.1: its own events plus those of its non-hot sub-ranges reach the threshold), indented under the hot range that contains it
+  count: events the tree counts inside the range (a lower bound, within ε of the truth)
+  incl.: count as a share of the stream
+  excl.: events in the range but in none of its hot sub-ranges (the paper's Figure 5 annotation); with the last row, these sum to 100%
+  exact, err%, excl.err%: exact counts of the same run and the tree's percent errors (Figure 8)
+  code: the functions the range covers
+";
 
 #[cfg(test)]
 mod tests {
@@ -179,6 +225,11 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert!(
             lines[0].contains("count") && lines[0].ends_with("code"),
+            "{t}"
+        );
+        // the rest of the stream is in no hot range: exclusive shares sum to 100%
+        assert!(
+            lines[2].starts_with("  (in no hot range)") && lines[2].ends_with("75.00%"),
             "{t}"
         );
         assert!(

@@ -124,6 +124,14 @@ impl crate::Report for RapRunReport {
         for s in &self.streams {
             stream_text(out, s);
         }
+        if !self.streams.is_empty() {
+            let _ = writeln!(out, "\nLegend");
+            out.push_str(crate::RANGE_LEGEND);
+            let _ = writeln!(
+                out,
+                "  nodes now/max/mean: tree size at the end, its largest, and its mean (RAP Figure 7); merge batches before→after@n: the tree's size over time (Figure 6)"
+            );
+        }
     }
 }
 
@@ -131,7 +139,7 @@ fn stream_text(out: &mut String, s: &StreamReport) {
     let _ = writeln!(out, "\n== {} ({}) ==", s.stream, s.description);
     let _ = writeln!(
         out,
-        "n = {} events; tree: {} nodes now, {} max, {:.1} mean (RAP Figure 7), {} merge batches",
+        "n = {} events; tree: {} nodes now, {} max, {:.1} mean, {} merge batches",
         s.n, s.nodes, s.max_nodes, s.mean_nodes, s.merge_batches
     );
     if s.n == 0 {
@@ -147,7 +155,7 @@ fn stream_text(out: &mut String, s: &StreamReport) {
     if let (Some(max), Some(mean)) = (s.max_error_pct, s.mean_error_pct) {
         let _ = writeln!(
             out,
-            "percent error vs exact counts (RAP Figure 8): max {max:.3}%, mean {mean:.3}%"
+            "percent error vs exact counts: max {max:.3}%, mean {mean:.3}%"
         );
         let merges: Vec<String> = s
             .merges
@@ -156,7 +164,7 @@ fn stream_text(out: &mut String, s: &StreamReport) {
             .collect();
         let _ = writeln!(
             out,
-            "tree size at merge batches, before→after@n (RAP Figure 6): {}",
+            "tree size at merge batches, before→after@n: {}",
             merges.join(" ")
         );
     }

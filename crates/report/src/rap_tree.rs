@@ -91,10 +91,12 @@ fn write_text(out: &mut String, r: &TreeReport<'_>, hardware: bool) -> std::fmt:
     if let Some(a) = r.accuracy {
         writeln!(
             out,
-            "\npercent error vs exact counts (RAP Figure 8): max {:.3}%, mean {:.3}% (exclusive: max {:.3}%, mean {:.3}%)",
+            "\npercent error vs exact counts: max {:.3}%, mean {:.3}% (exclusive: max {:.3}%, mean {:.3}%)",
             a.max_error_pct, a.mean_error_pct, a.max_exclusive_error_pct, a.mean_exclusive_error_pct
         )?;
     }
+    writeln!(out, "\nLegend")?;
+    out.push_str(crate::RANGE_LEGEND);
     if hardware {
         let h = &r.hardware;
         writeln!(out, "\nhardware engine (RAP §3.3-3.4 model):")?;
