@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-fn timed(bin: &Path, wl: &Path, args: &[&str], name: &str) -> Result<f64> {
+pub(crate) fn timed(bin: &Path, wl: &Path, args: &[&str], name: &str) -> Result<f64> {
     let extra: &[&str] = if name == "fileio" {
         &["src/fileio.c"]
     } else {
@@ -29,7 +29,7 @@ fn timed(bin: &Path, wl: &Path, args: &[&str], name: &str) -> Result<f64> {
     Ok(t.elapsed().as_secs_f64())
 }
 
-fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
+pub(crate) fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[v.len() / 2], v[0], v[v.len() - 1])
 }

@@ -11,6 +11,7 @@
 mod bench_compose;
 mod bench_hostile;
 mod bench_layers;
+mod bench_profile;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -52,6 +53,7 @@ fn main() -> Result<()> {
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
         Some("bench-layers") => bench_layers::run(&args[1..]),
         Some("bench-compose") => bench_compose::run(&args[1..]),
+        Some("bench-profile") => bench_profile::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
@@ -60,7 +62,7 @@ fn main() -> Result<()> {
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
                  | study-paths [--workloads a,b] [--svg FILE] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
-                 | bench-layers --baseline OUTCROP [--runs R] | bench-compose [--runs R]"
+                 | bench-layers --baseline OUTCROP [--runs R] | bench-compose [--runs R] | bench-profile [--runs R]"
             );
             bail!("unknown or missing task")
         }

@@ -59,6 +59,9 @@ enum Command {
     Exec(exec::ExecArgs),
     /// Run a program once with any set of profiling mechanisms attached.
     ///
+    /// Always: the exact profile, every retired instruction counted by function (self and
+    /// total), call chain and, with DWARF, source line; under --timing also cycles, CPI,
+    /// mispredictions and cache misses per function. The hottest functions go to stdout.
     /// --rap STREAMS: a RAP tree per event stream (RAP paper §4): pc, block (block starts
     /// weighted by length), load-value, load-addr, store-addr, l1d-miss-value, l2-miss-value,
     /// l1d-miss-pc, narrow-pc (operands fit in 16 bits), zero-load-addr (a zero was loaded);
@@ -67,15 +70,20 @@ enum Command {
     /// --wpp FILE: the whole-program profile, as `wpp record -o FILE`.
     /// --paths N[:P]: a branch-record unit of N entries sampled every P instructions (cycles
     /// with --timing), as `paths record`; samples to --samples FILE or DIR/branch.samples.
-    /// --report DIR: every result and the run's statistics as JSON files.
+    /// --report DIR: report.html (one offline page: functions, flame graph, CPI stack, hot
+    /// ranges, paths, strata) and its report.json; the profile as profile.json,
+    /// profile.speedscope.json (speedscope), profile.firefox.json (Firefox Profiler) and
+    /// profile.folded; every other result and the run's statistics as JSON files.
     ///
     /// Each result equals its own command's on the same deterministic run. Outputs are
     /// checked before the guest starts; Ctrl-C stops the guest and keeps every profile
     /// (marked truncated, exit 130). Guest stdio is passed through; the exit status is the
     /// guest's. With no program, every bundled workload (./workloads, or $OUTCROP_WORKLOADS)
-    /// is profiled with every mechanism into --report DIR (default outcrop-report).
+    /// is profiled with every mechanism into --report DIR (default outcrop-report), with an
+    /// index.html that has a row per workload.
     ///
     /// Examples:
+    ///   outcrop run -- workloads/bin/bytecode_vm          # the flat profile by function
     ///   outcrop run --rap block --wpp q.wpp --paths 16 --timing --report q -- workloads/bin/qsort_ints
     ///   outcrop run --rap pc,block --exact -- workloads/bin/qsort_ints
     ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz

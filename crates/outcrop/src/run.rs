@@ -109,6 +109,11 @@ pub struct RunArgs {
     #[arg(long)]
     no_progress: bool,
 
+    /// Skip the exact profile by function, call chain and line (made on every run otherwise;
+    /// docs/BENCHMARKS.md gives its cost).
+    #[arg(long)]
+    no_profile: bool,
+
     #[command(flatten, next_help_heading = "Whole-program capture (with --wpp)")]
     capture: CaptureArgs,
 
@@ -348,9 +353,11 @@ fn profile(
     let mut run = Run::new(&mut machine)
         .timing(timing)
         .classes()
-        .profile(symbols.clone().unwrap_or_default())
         .progress(&mut on_progress)
         .interrupt(interrupt);
+    if !args.no_profile {
+        run = run.profile(symbols.clone().unwrap_or_default());
+    }
     if !args.rap.is_empty() {
         run = run.rap(RapSpec::new(&args.rap, config, args.exact));
     }

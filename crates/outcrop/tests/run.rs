@@ -282,7 +282,7 @@ fn one_run_with_every_mechanism_equals_the_separate_commands() {
         let stats: serde_json::Value = serde_json::from_slice(&read("report/run.json")).unwrap();
         assert_eq!(
             stats["mechanisms"],
-            serde_json::json!(["rap", "wpp", "paths"])
+            serde_json::json!(["rap", "wpp", "paths", "profile"])
         );
         assert_eq!(stats["truncated"], false);
         assert!(dir.path().join("report/rap.json").exists());
