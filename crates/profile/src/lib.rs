@@ -56,6 +56,11 @@ pub const MAX_NODES: usize = 1 << 20;
 /// exception unwinds several frames at once).
 pub const RETURN_SEARCH: usize = 64;
 
+/// Most per-address slots one function gets (2^20: 48 MiB of counts); a symbol table that
+/// declares a larger function sends the addresses past it to a hash map, so a file cannot
+/// make a large allocation.
+pub const MAX_SLOTS: u64 = 1 << 20;
+
 /// What one instruction, function, line or call-tree node accounts for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -202,7 +207,7 @@ impl Profiler {
                 let v = &mut self.pcs[f.id.0 as usize];
                 if v.is_empty() {
                     // sizes come from the symbol table: cap what one function can claim
-                    v.resize(slots.min(1 << 24) as usize, Counts::default());
+                    v.resize(slots.min(MAX_SLOTS) as usize, Counts::default());
                 }
             }
             None => {
