@@ -61,7 +61,9 @@ enum Command {
     ///
     /// Always: the exact profile, every retired instruction counted by function (self and
     /// total), call chain and, with DWARF, source line; under --timing also cycles, CPI,
-    /// mispredictions and cache misses per function. The hottest functions go to stdout.
+    /// mispredictions and cache misses per function. The report (the hottest functions and
+    /// lines, then RAP) goes to stderr, or to -o FILE (`-o -`: stdout): the guest's stdout is
+    /// its own, so `outcrop run -- zstd -c in > in.zst` writes a valid file.
     /// --rap STREAMS: a RAP tree per event stream (RAP paper §4): pc, block (block starts
     /// weighted by length), load-value, load-addr, store-addr, l1d-miss-value, l2-miss-value,
     /// l1d-miss-pc, narrow-pc (operands fit in 16 bits), zero-load-addr (a zero was loaded);
@@ -80,10 +82,12 @@ enum Command {
     /// (marked truncated, exit 130). Guest stdio is passed through; the exit status is the
     /// guest's. With no program, every bundled workload (./workloads, or $OUTCROP_WORKLOADS)
     /// is profiled with every mechanism into --report DIR (default outcrop-report), with an
-    /// index.html that has a row per workload.
+    /// index.html that has a row per workload; each workload's text report is in
+    /// DIR/NAME/report.txt.
     ///
     /// Examples:
     ///   outcrop run -- workloads/bin/bytecode_vm          # the flat profile by function
+    ///   outcrop run --json -o profile.json -- workloads/bin/lz
     ///   outcrop run --rap block --wpp q.wpp --paths 16 --timing --report q -- workloads/bin/qsort_ints
     ///   outcrop run --rap pc,block --exact -- workloads/bin/qsort_ints
     ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz

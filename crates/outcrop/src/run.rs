@@ -92,11 +92,12 @@ pub struct RunArgs {
           default_missing_value = "default")]
     timing: Option<String>,
 
-    /// Write the RAP report as JSON.
+    /// Write the report as JSON: the RAP report with --rap, the exact profile otherwise.
     #[arg(long)]
     json: bool,
 
-    /// Write the RAP report to FILE instead of stdout (where the guest's output also goes).
+    /// Write the report (the profile, then RAP; or the JSON) to FILE, or to stdout with `-o -`.
+    /// Default: stderr, so that the guest's own output on stdout is left untouched.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -127,10 +128,19 @@ fn save(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// Where the console report (the profile, then RAP; or JSON) goes.
+enum Console {
+    /// The default: stdout belongs to the guest.
+    Stderr,
+    /// `-o -`.
+    Stdout,
+    /// `-o FILE`.
+    File(PathBuf),
+}
+
 /// Where one program's results go.
 struct Outputs {
-    /// The RAP report (stdout when `None`).
-    rap: Option<PathBuf>,
+    console: Console,
     wpp: Option<PathBuf>,
     samples: Option<PathBuf>,
     report: Option<PathBuf>,
@@ -150,8 +160,13 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
             "--paths needs somewhere to write its samples file: --samples FILE or --report DIR"
         );
     }
+    let console = match args.output.take() {
+        None => Console::Stderr,
+        Some(p) if p.as_os_str() == "-" => Console::Stdout,
+        Some(p) => Console::File(p),
+    };
     let out = Outputs {
-        rap: args.output.take(),
+        console,
         wpp: args.wpp.take(),
         samples,
         report: args.report.take(),
@@ -224,7 +239,7 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
         let sub = dir.join(name);
         std::fs::create_dir_all(&sub)?;
         let out = Outputs {
-            rap: Some(sub.join("rap.txt")),
+            console: Console::File(sub.join("report.txt")),
             wpp: Some(sub.join(format!("{name}.wpp"))),
             samples: Some(sub.join("branch.samples")),
             report: Some(sub.clone()),
@@ -304,7 +319,14 @@ fn profile(
         check_output(&dir.join("run.json"))?;
         check_output(&dir.join("report.html"))?;
     }
-    for p in [&out.rap, &out.wpp, &samples_path].into_iter().flatten() {
+    let console_file = match &out.console {
+        Console::File(f) => Some(f.clone()),
+        _ => None,
+    };
+    for p in [&console_file, &out.wpp, &samples_path]
+        .into_iter()
+        .flatten()
+    {
         check_output(p)?;
     }
 
@@ -415,20 +437,19 @@ fn profile(
     let profile_report = exact
         .as_ref()
         .map(|p| ProfileReport::new(&program, p, lines.as_ref()));
-    if let Some(r) = profile_report.as_ref().filter(|_| !quiet) {
-        let stdout = std::io::stdout();
-        let mut so = stdout.lock();
+    // the console report: the profile, then RAP (text), or one JSON document
+    let mut console = Vec::new();
+    if let Some(r) = &profile_report {
         if args.json {
             if result.rap.is_none() {
-                so.write_all(r.to_json().as_bytes())?;
+                console.extend_from_slice(r.to_json().as_bytes());
             }
         } else {
-            so.write_all(r.to_text().as_bytes())?;
-            if result.rap.is_some() && out.rap.is_none() {
-                so.write_all(b"\n")?;
+            console.extend_from_slice(r.to_text().as_bytes());
+            if result.rap.is_some() {
+                console.push(b'\n');
             }
         }
-        so.flush()?;
     }
 
     // ---- RAP
@@ -477,22 +498,28 @@ fn profile(
             streams,
         };
         let json = report.to_json().into_bytes();
-        let buf = if args.json {
-            json.clone()
+        if args.json {
+            console.extend_from_slice(&json);
         } else {
-            report.to_text().into_bytes()
-        };
-        match &out.rap {
-            Some(file) => save(file, &buf)?,
-            None => {
-                let stdout = std::io::stdout();
-                let mut out = stdout.lock();
-                out.write_all(&buf)?;
-                out.flush()?;
-            }
+            console.extend_from_slice(report.to_text().as_bytes());
         }
         rap_bytes = json;
         rap_report = Some(report);
+    }
+    match &out.console {
+        Console::Stderr => {
+            let stderr = std::io::stderr();
+            let mut e = stderr.lock();
+            e.write_all(&console)?;
+            e.flush()?;
+        }
+        Console::Stdout => {
+            let stdout = std::io::stdout();
+            let mut o = stdout.lock();
+            o.write_all(&console)?;
+            o.flush()?;
+        }
+        Console::File(f) => save(f, &console)?,
     }
 
     // ---- branch records
@@ -569,9 +596,9 @@ fn profile(
             )?;
             save(&dir.join("profile.folded"), folded(p).as_bytes())?;
         }
+        // the guest's arguments after its program name
         let args_list: Vec<String> = command_args
             .iter()
-            .skip(1)
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let classes = result.classes.map(|c| {

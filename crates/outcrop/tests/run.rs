@@ -87,6 +87,8 @@ fn text_reports_are_deterministic() {
             "--eps",
             "0.1",
             "--deterministic",
+            "-o",
+            "-",
             "--",
             "bin/hello",
         ])
@@ -314,7 +316,13 @@ fn bad_outputs_fail_before_the_run() {
 fn run_with_no_mechanism_prints_the_exact_flat_profile() {
     let o = outcrop(&["run", "--", "bin/qsort_ints"]);
     assert!(o.status.success(), "{}", err(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    // the report goes to stderr: stdout is the guest's alone
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("Functions of"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let out = err(&o);
     assert!(
         out.contains("Functions of bin/qsort_ints by self instructions"),
         "{out}"
@@ -329,18 +337,23 @@ fn run_with_no_mechanism_prints_the_exact_flat_profile() {
     let o = outcrop(&[
         "run",
         "--json",
+        "-o",
+        dir.path().join("p.json").to_str().unwrap(),
         "--report",
         dir.path().to_str().unwrap(),
         "--",
         "bin/hello",
+        "first",
+        "second",
     ]);
     assert!(o.status.success(), "{}", err(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
-    let json_start = text.find("{\n").unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("p.json")).unwrap()).unwrap();
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
     assert_eq!(v["instructions"], run["instructions"]);
+    // the guest's arguments, every one of them, after its program name
+    assert_eq!(run["args"], serde_json::json!(["first", "second"]));
     let profile: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("profile.json")).unwrap()).unwrap();
     let sum: u64 = profile["tree"]
@@ -476,6 +489,10 @@ fn no_program_profiles_every_bundled_workload_with_every_mechanism() {
             sub.join(format!("{name}.wpp")).exists(),
             "{name}: .wpp missing"
         );
+        // the text report, the profile then RAP
+        let text = std::fs::read_to_string(sub.join("report.txt")).unwrap();
+        assert!(text.contains("by self"), "{name}: {text}");
+        assert!(text.contains("== block"), "{name}: {text}");
         let run: serde_json::Value =
             serde_json::from_slice(&std::fs::read(sub.join("run.json")).unwrap()).unwrap();
         assert_eq!(

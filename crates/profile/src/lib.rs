@@ -82,7 +82,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    #[inline]
+    #[inline(always)]
     fn add_retire(&mut self, cycles: u64, ev: TimingEvents) {
         self.instructions += 1;
         self.cycles += cycles;
@@ -124,6 +124,19 @@ struct Frame {
     ret: u64,
 }
 
+/// Entries of the cache of [`Profiler::enter`] results.
+const ENTER_CACHE: usize = 1024;
+
+/// One remembered result of [`Profiler::enter`]: the function (and its bounds) of `pc`.
+#[derive(Clone, Copy, Default)]
+struct Entered {
+    valid: bool,
+    pc: u64,
+    function: u32,
+    lo: u64,
+    hi: u64,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pending {
     None,
@@ -156,6 +169,7 @@ pub struct Profiler {
     last_retire: u64,
     timed: bool,
     instructions: u64,
+    enter_cache: Box<[Entered; ENTER_CACHE]>,
 }
 
 impl Profiler {
@@ -187,6 +201,7 @@ impl Profiler {
             last_retire: 0,
             timed: false,
             instructions: 0,
+            enter_cache: Box::new([Entered::default(); ENTER_CACHE]),
         }
     }
 
@@ -198,6 +213,13 @@ impl Profiler {
     /// Finds the function of `pc` and makes it current.
     #[cold]
     fn enter(&mut self, pc: u64) {
+        // functions are entered at few addresses (entry points, return addresses), so a
+        // small cache keyed by the exact address saves most symbol-table searches
+        let way = &mut self.enter_cache[((pc >> 1) as usize) % ENTER_CACHE];
+        if way.pc == pc && way.valid {
+            (self.cur_fn, self.lo, self.hi) = (way.function, way.lo, way.hi);
+            return;
+        }
         match self.symbols.lookup(pc) {
             Some(f) => {
                 self.cur_fn = f.id.0;
@@ -216,6 +238,13 @@ impl Profiler {
                 self.hi = 0;
             }
         }
+        self.enter_cache[((pc >> 1) as usize) % ENTER_CACHE] = Entered {
+            valid: true,
+            pc,
+            function: self.cur_fn,
+            lo: self.lo,
+            hi: self.hi,
+        };
     }
 
     /// The node for `function` called from `parent` (created on first use).
@@ -279,12 +308,13 @@ impl Profiler {
     }
 }
 
-impl Observer for Profiler {
-    const RETIRE: bool = true;
-
-    #[inline]
-    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
-        let pc = r.pc;
+impl Profiler {
+    /// Everything but the common case (the next instruction of the current function, no call
+    /// or return pending): a change of function, a call or return to account, code outside
+    /// every function. Out of line, so that the common case inlines into the machine's loop
+    /// and the record fields the profiler does not read are never computed.
+    #[inline(never)]
+    fn transition(&mut self, pc: u64, cycles: u64, ev: TimingEvents) {
         if pc < self.lo || pc >= self.hi {
             self.enter(pc);
         }
@@ -304,6 +334,34 @@ impl Observer for Profiler {
             self.cur_node = self.child(parent, self.cur_fn);
             self.nodes[self.cur_node as usize].calls += 1;
         }
+        let slot = if self.cur_fn == self.unknown {
+            None
+        } else {
+            self.pcs[self.cur_fn as usize].get_mut(((pc - self.lo) >> 1) as usize)
+        };
+        match slot {
+            Some(c) => c.add_retire(cycles, ev),
+            // outside every function, or past the slots a huge function was given
+            None => self
+                .unknown_pcs
+                .entry(pc)
+                .or_default()
+                .add_retire(cycles, ev),
+        }
+        if self.cur_fn == self.unknown {
+            // stay on this path for the next instruction too: it has no slots to go to
+            self.lo = 0;
+            self.hi = 0;
+        }
+    }
+}
+
+impl Observer for Profiler {
+    const RETIRE: bool = true;
+
+    #[inline(always)]
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        let pc = r.pc;
         let (cycles, ev) = match t {
             Some(t) => {
                 self.timed = true;
@@ -314,33 +372,29 @@ impl Observer for Profiler {
             None => (0, TimingEvents::default()),
         };
         self.instructions += 1;
-        if self.cur_fn == self.unknown {
-            self.unknown_pcs
-                .entry(pc)
-                .or_default()
-                .add_retire(cycles, ev);
-        } else {
-            let slot = ((pc - self.lo) >> 1) as usize;
-            if let Some(c) = self.pcs[self.cur_fn as usize].get_mut(slot) {
-                c.add_retire(cycles, ev);
-            } else {
-                self.unknown_pcs
-                    .entry(pc)
-                    .or_default()
-                    .add_retire(cycles, ev);
+        let slot = match self.pcs.get_mut(self.cur_fn as usize) {
+            Some(v) if self.pending == Pending::None && pc >= self.lo && pc < self.hi => {
+                v.get_mut(((pc - self.lo) >> 1) as usize)
             }
+            _ => None,
+        };
+        match slot {
+            Some(c) => c.add_retire(cycles, ev),
+            None => self.transition(pc, cycles, ev),
         }
-        self.nodes[self.cur_node as usize]
-            .counts
-            .add_retire(cycles, ev);
-        match r.transfer {
-            Some(BranchKind::Call) if r.taken => {
-                self.pending = Pending::Call {
-                    ret: pc.wrapping_add(u64::from(r.len)),
+        if let Some(n) = self.nodes.get_mut(self.cur_node as usize) {
+            n.counts.add_retire(cycles, ev);
+        }
+        if r.taken {
+            match r.transfer {
+                Some(BranchKind::Call) => {
+                    self.pending = Pending::Call {
+                        ret: pc.wrapping_add(u64::from(r.len)),
+                    }
                 }
+                Some(BranchKind::Return) => self.pending = Pending::Return,
+                _ => {}
             }
-            Some(BranchKind::Return) if r.taken => self.pending = Pending::Return,
-            _ => {}
         }
         Control::Continue
     }
@@ -586,26 +640,40 @@ impl Profile {
     /// line); instructions without line information are left out (see
     /// [`LineProfile::unattributed`]).
     pub fn by_line(&self, table: &mut lines::LineTable) -> LineProfile {
-        let mut map: FxHashMap<(u32, u32), (Counts, u32)> = FxHashMap::default();
+        // per line: its counts, and the instructions of each function it ran in (a line
+        // inlined into several functions runs in each of them)
+        type Entry = (Counts, Vec<(u32, u64)>);
+        let mut map: FxHashMap<(u32, u32), Entry> = FxHashMap::default();
         let mut unattributed = Counts::default();
         for pc in &self.pcs {
             match table.locate(pc.pc) {
                 Some(loc) => {
-                    let e = map
-                        .entry((loc.file, loc.line))
-                        .or_insert((Counts::default(), pc.function));
+                    let e = map.entry((loc.file, loc.line)).or_default();
                     e.0.add(&pc.counts);
+                    match e.1.iter_mut().find(|(f, _)| *f == pc.function) {
+                        Some(f) => f.1 += pc.counts.instructions,
+                        None => e.1.push((pc.function, pc.counts.instructions)),
+                    }
                 }
                 None => unattributed.add(&pc.counts),
             }
         }
         let mut rows: Vec<LineRow> = map
             .into_iter()
-            .map(|((file, line), (counts, function))| LineRow {
-                file: table.file_name(file).to_string(),
-                line,
-                function,
-                counts,
+            .map(|((file, line), (counts, functions))| {
+                // the function with the most of the line's instructions; the lowest index
+                // among equals, so that the choice does not depend on hashing
+                let function = functions
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                    .map_or(0, |f| f.0);
+                LineRow {
+                    file: table.file_name(file).to_string(),
+                    line,
+                    function,
+                    functions: functions.len() as u32,
+                    counts,
+                }
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -626,8 +694,11 @@ pub struct LineRow {
     pub file: String,
     /// Line number (1-based; 0 when the compiler gave none).
     pub line: u32,
-    /// The function of its first counted instruction (index into [`Profile::functions`]).
+    /// The function in which most of its instructions ran (index into
+    /// [`Profile::functions`]; a line inlined into several functions runs in each).
     pub function: u32,
+    /// How many functions its instructions ran in (1 unless it was inlined or shared).
+    pub functions: u32,
     /// Self counts of its instructions.
     pub counts: Counts,
 }

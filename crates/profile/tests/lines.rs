@@ -26,10 +26,37 @@ int main(void) {
 }
 "#;
 
+/// A line inlined into two functions, run 3 times as often in one of them.
+const INLINED: &str = r#"#include <stdio.h>
+static volatile unsigned sink;
+static inline __attribute__((always_inline)) unsigned step(unsigned h, unsigned i) {
+    return (h ^ i) * 16777619u; /* STEP */
+}
+__attribute__((noinline)) static unsigned often(unsigned n) {
+    unsigned h = 1;
+    for (unsigned i = 0; i < n; i++) h = step(h, i);
+    return h;
+}
+__attribute__((noinline)) static unsigned rarely(unsigned n) {
+    unsigned h = 7;
+    for (unsigned i = 0; i < n; i++) h = step(h, i);
+    return h;
+}
+int main(void) {
+    sink = often(300000) + rarely(100000);
+    printf("%u\n", sink);
+    return 0;
+}
+"#;
+
 fn build() -> Option<Vec<u8>> {
+    build_source(SOURCE)
+}
+
+fn build_source(source: &str) -> Option<Vec<u8>> {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("mix.c");
-    std::fs::write(&src, SOURCE).unwrap();
+    std::fs::write(&src, source).unwrap();
     let out = dir.path().join("mix");
     let o = Command::new("riscv64-linux-gnu-gcc")
         .args(["-g", "-O1", "-static", "-o"])
@@ -49,22 +76,52 @@ fn build() -> Option<Vec<u8>> {
     }
 }
 
-#[test]
-fn a_program_built_with_debug_info_gets_its_hot_line() {
-    let Some(elf) = build() else { return };
+/// The exact profile and its lines, of `elf` run to the end.
+fn profile_lines(elf: &[u8]) -> (outcrop_profile::Profile, outcrop_profile::LineProfile) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mix");
-    std::fs::write(&path, &elf).unwrap();
+    std::fs::write(&path, elf).unwrap();
     let spec = ProgramSpec::observed(&path, "mix");
     let mut guest = load(&spec, Box::new(|_| {})).unwrap();
-    let symbols = Symbols::from_elf(&elf).unwrap();
+    let symbols = Symbols::from_elf(elf).unwrap();
     let r = Run::new(&mut guest.machine)
         .profile(symbols)
         .execute()
         .unwrap();
     let p = r.profile.unwrap();
-    let mut table = LineTable::from_elf(&elf).unwrap().expect("built with -g");
+    let mut table = LineTable::from_elf(elf).unwrap().expect("built with -g");
     let lines = p.by_line(&mut table);
+    (p, lines)
+}
+
+#[test]
+fn a_line_inlined_into_two_functions_names_the_one_it_ran_most_in() {
+    let Some(elf) = build_source(INLINED) else {
+        return;
+    };
+    let (p, lines) = profile_lines(&elf);
+    let step = INLINED.lines().position(|l| l.contains("STEP")).unwrap() as u32 + 1;
+    let row = lines
+        .rows
+        .iter()
+        .find(|r| r.line == step)
+        .unwrap_or_else(|| panic!("no row for line {step}: {:?}", &lines.rows[..4]));
+    assert_eq!(row.functions, 2, "{row:?}");
+    assert_eq!(p.functions[row.function as usize].name, "often");
+    // every other line of the loop bodies ran in one function
+    for r in lines
+        .rows
+        .iter()
+        .filter(|r| r.file.ends_with("mix.c") && r.line != step)
+    {
+        assert_eq!(r.functions, 1, "{r:?}");
+    }
+}
+
+#[test]
+fn a_program_built_with_debug_info_gets_its_hot_line() {
+    let Some(elf) = build() else { return };
+    let (p, lines) = profile_lines(&elf);
     let hot_line = SOURCE.lines().position(|l| l.contains("HOT")).unwrap() as u32 + 1;
     // the loop's two lines (its test, one line above, and the marked body) hold it: two
     // instructions each per iteration, 2 M iterations

@@ -253,7 +253,7 @@ fn functions_section(o: &mut String, p: &ProfileReport) {
                 l.self_counts.instructions,
                 escape(&l.file),
                 l.line,
-                escape(&l.function)
+                escape(&l.function_label())
             );
         }
         let _ = writeln!(o, "</tbody></table>");

@@ -91,11 +91,24 @@ pub struct LineRowReport {
     pub file: String,
     /// Line.
     pub line: u32,
-    /// The function its first instruction belongs to.
+    /// The function in which most of its instructions ran.
     pub function: String,
+    /// How many functions its instructions ran in (more than 1 when it was inlined into
+    /// several).
+    pub functions: u32,
     /// Self counts.
     #[serde(rename = "self")]
     pub self_counts: Counts,
+}
+
+impl LineRowReport {
+    /// Its function, and how many others the line also ran in (`f +2 more`).
+    pub fn function_label(&self) -> String {
+        match self.functions {
+            0 | 1 => self.function.clone(),
+            n => format!("{} +{} more", self.function, n - 1),
+        }
+    }
 }
 
 impl ProfileReport {
@@ -145,6 +158,7 @@ impl ProfileReport {
                         file: r.file.clone(),
                         line: r.line,
                         function: name(r.function),
+                        functions: r.functions,
                         self_counts: r.counts,
                     })
                     .collect()
@@ -223,7 +237,7 @@ impl Report for ProfileReport {
                     self.pct(l.self_counts.instructions, false),
                     l.file,
                     l.line,
-                    l.function
+                    l.function_label()
                 );
             }
         }
