@@ -50,8 +50,9 @@ pub enum Error {
 /// The line tables of one program.
 pub struct LineTable {
     ctx: addr2line::Context<Reader>,
-    /// Added to an address of the program as loaded to get its link-time address.
-    bias: u64,
+    /// Subtracted from an address of the program as loaded to get its link-time address
+    /// (the load base of a position-independent program, 0 otherwise).
+    base: u64,
     files: Vec<String>,
     file_ids: FxHashMap<String, u32>,
 }
@@ -65,8 +66,8 @@ impl LineTable {
         if file.section_by_name(".debug_line").is_none() {
             return Ok(None);
         }
-        let bias = if file.kind() == object::ObjectKind::Dynamic {
-            outcrop_rv::elf::PIE_BASE.wrapping_neg()
+        let base = if file.kind() == object::ObjectKind::Dynamic {
+            outcrop_rv::elf::PIE_BASE
         } else {
             0
         };
@@ -105,7 +106,7 @@ impl LineTable {
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| Error::Dwarf(e.to_string()))?;
         Ok(Some(LineTable {
             ctx,
-            bias,
+            base,
             files: Vec::new(),
             file_ids: FxHashMap::default(),
         }))
@@ -113,7 +114,11 @@ impl LineTable {
 
     /// The source location of the instruction at `pc`, if the line tables cover it.
     pub fn locate(&mut self, pc: u64) -> Option<Loc> {
-        let loc = self.ctx.find_location(pc.wrapping_add(self.bias)).ok()??;
+        // below a position-independent program's base is not the program (and would wrap);
+        // the last address cannot start an instruction, and addr2line's lookup of it
+        // overflows (`probe + 1`; found by fuzzing, `tests/lines.rs`)
+        let addr = pc.checked_sub(self.base).filter(|&a| a < u64::MAX)?;
+        let loc = self.ctx.find_location(addr).ok()??;
         let file = loc.file?;
         let id = match self.file_ids.get(file) {
             Some(&id) => id,

@@ -143,6 +143,24 @@ fn a_program_built_with_debug_info_gets_its_hot_line() {
     assert!(attributed * 10 > p.instructions * 9);
 }
 
+/// Found by the `line_table` fuzz target: a lookup of the last address (here after a PIE's
+/// base is subtracted from an address below it) overflowed inside `addr2line`. Every address
+/// the target tries on that file, and the edges, now answer without panicking.
+#[test]
+fn lookups_at_the_edges_of_the_address_space_do_not_panic() {
+    let data = include_bytes!("data/fuzz-locate-last-address.elf");
+    let mut table = LineTable::from_elf(data).unwrap().expect("has .debug_line");
+    for chunk in data.chunks_exact(8).take(64) {
+        let base = u64::from_le_bytes(chunk.try_into().unwrap());
+        for d in [0u64, 2, 4, 64] {
+            let _ = table.locate(base.wrapping_add(d));
+        }
+    }
+    for pc in [0, 1, u64::MAX, u64::MAX - 1, outcrop_rv::elf::PIE_BASE - 1] {
+        let _ = table.locate(pc);
+    }
+}
+
 #[test]
 fn workloads_without_debug_info_have_no_line_table() {
     let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/hello");
