@@ -52,6 +52,19 @@ pub struct GuestArgs {
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     memory_limit: u64,
 
+    /// How branch-on-random (`brr LEVEL`, taken with probability 1/2^(LEVEL+1); see
+    /// workloads/outcrop.h) decides: lfsr (the paper's 20-bit LFSR, the default), counter
+    /// (every 2^(LEVEL+1)-th brr is taken), always, never, or trap (brr is an illegal
+    /// instruction, as on a machine without it; signal handlers are not delivered yet, so the
+    /// guest ends with SIGILL).
+    #[arg(long, value_name = "MODE", default_value = "lfsr",
+          value_parser = |s: &str| BrrMode::parse(s).map_err(|e| e.to_string()))]
+    brr: BrrMode,
+
+    /// Seed of the brr LFSR (default: fixed with --deterministic, from the clock otherwise).
+    #[arg(long, value_name = "N")]
+    brr_seed: Option<u64>,
+
     /// The program (a static riscv64 Linux ELF executable) and its arguments (`outcrop run`
     /// without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
@@ -87,6 +100,7 @@ pub fn print_timing(t: &outcrop_timing::Totals) {
 }
 
 pub use outcrop_run::Guest;
+use outcrop_sampling::{BrrConfig, BrrMode};
 
 impl GuestArgs {
     /// The program spec these options describe.
@@ -100,6 +114,12 @@ impl GuestArgs {
             max_insns: self.max_insns,
             stdio: outcrop_run::Stdio::Inherit,
             argv0: None,
+            brr: BrrConfig {
+                mode: self.brr,
+                seed: self.brr_seed.unwrap_or(BrrConfig::default().seed),
+                ..BrrConfig::default()
+            },
+            brr_seeded: self.brr_seed.is_some(),
         }
     }
 }

@@ -127,6 +127,21 @@ fn bad_arguments_are_clear_errors() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("l1d.size"), "{}", err(&o));
+    // branch-on-random modes are listed; a program without brr runs the same in each
+    let o = outcrop(&["exec", "--brr", "sometimes", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("lfsr, counter, always, never, trap"),
+        "{}",
+        err(&o)
+    );
+    for mode in ["lfsr", "counter", "always", "never", "trap"] {
+        let o = outcrop(&["exec", "--brr", mode, "--brr-seed", "7", "--", "bin/hello"]);
+        assert!(o.status.success(), "{mode}: {}", err(&o));
+    }
+    let o = outcrop(&["exec", "--brr-seed", "0", "--", "bin/hello"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("non-zero"), "{}", err(&o));
 }
 
 #[test]

@@ -190,7 +190,7 @@ fn terminator(pc: u64, inst: &Inst) -> Option<Term> {
         } else {
             Term::Indirect
         }),
-        Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => Some(Term::Cond {
+        Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu | Op::Brr => Some(Term::Cond {
             target: pc.wrapping_add(inst.imm as i64 as u64),
         }),
         Op::Ecall => Some(Term::Ecall),

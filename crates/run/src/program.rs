@@ -7,6 +7,7 @@ use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
 use outcrop_rv::elf::{self, Program};
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
 use outcrop_rv::{Machine, Outcome};
+use outcrop_sampling::{BrrConfig, BrrUnit};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,6 +42,11 @@ pub struct ProgramSpec {
     pub stdio: Stdio,
     /// What the guest sees as `argv[0]`, when not `command[0]`.
     pub argv0: Option<OsString>,
+    /// Branch-on-random's unit (docs/machine.md "Branch-on-random"). Its seed is used as
+    /// given when `deterministic` or `brr_seeded`; otherwise the host's clock picks one.
+    pub brr: BrrConfig,
+    /// Whether `brr.seed` was chosen by the user (`--brr-seed`).
+    pub brr_seeded: bool,
 }
 
 impl ProgramSpec {
@@ -55,6 +61,8 @@ impl ProgramSpec {
             max_insns: None,
             stdio: Stdio::Inherit,
             argv0: None,
+            brr: BrrConfig::default(),
+            brr_seeded: false,
         }
     }
 
@@ -178,11 +186,28 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     if let Some(n) = spec.max_insns {
         machine.max_insns = n;
     }
+    let mut brr = spec.brr.clone();
+    if !spec.deterministic && !spec.brr_seeded {
+        brr.seed = host_seed(brr.width);
+    }
+    machine.brr = BrrUnit::new(&brr)
+        .map_err(|e| Error::Config(format!("branch-on-random (--brr, --brr-seed): {e}")))?;
     Ok(Guest {
         machine,
         path: prog_path,
         elf: bytes,
     })
+}
+
+/// A non-zero LFSR seed of `width` bits from the host's clock (runs that are not
+/// `--deterministic` get different branch-on-random sequences, as hardware would).
+fn host_seed(width: u8) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let v = outcrop_sampling::SplitMix64::new(nanos ^ u64::from(std::process::id())).next_u64();
+    let ones = u64::MAX >> (64 - u32::from(width.clamp(1, 64)));
+    (v & ones).max(1)
 }
 
 /// Exit status when the instruction limit stops the guest (as `timeout(1)`).

@@ -55,6 +55,9 @@ pub enum Format {
     FStore,
     /// `pred, succ` fence
     Fence,
+    /// `1/N, target`: branch-on-random (custom-0 major opcode, J-type offset, the 4-bit
+    /// frequency in the `rd` field)
+    Brr,
 }
 
 macro_rules! ops {
@@ -237,6 +240,9 @@ ops! {
     FcvtDL  "fcvt.d.l"  FFromX 0xfff0007f 0xd2200053 Float;
     FcvtDLu "fcvt.d.lu" FFromX 0xfff0007f 0xd2300053 Float;
     FmvDX   "fmv.d.x"   FFromX 0xfff0707f 0xf2000053 Float;
+    // Outcrop's branch-on-random (docs/machine.md "Branch-on-random"): custom-0 (0x0b),
+    // bits 10:7 the frequency level, bit 11 zero, bits 31:12 the offset as in jal (±1 MiB)
+    Brr     "brr"       Brr    0x0000087f 0x0000000b Branch;
 }
 
 /// Entries of [`TABLE`] grouped by major opcode (bits 6:0), built once.
@@ -341,7 +347,7 @@ pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
             13,
         ),
         Format::U => (w & 0xffff_f000) as i32,
-        Format::J => sext(
+        Format::J | Format::Brr => sext(
             ((w >> 31) << 20)
                 | (((w >> 12) & 0xff) << 12)
                 | (((w >> 20) & 1) << 11)
@@ -469,6 +475,7 @@ impl Op {
                 (x(rd), [x(rs1), 0, 0])
             }
             Format::Store | Format::B => (0, [x(rs1), x(rs2), 0]),
+            Format::Brr => (0, [0; 3]),
             Format::U | Format::J | Format::CsrI => (x(rd), [0; 3]),
             Format::None | Format::Fence => (0, [0; 3]),
             Format::FR => (f(rd), [f(rs1), f(rs2), 0]),
@@ -549,6 +556,7 @@ impl fmt::Display for Inst {
             Format::B => write!(f, "{name} {}, {}, {}", x(rs1), x(rs2), self.imm),
             Format::U => write!(f, "{name} {}, {:#x}", x(rd), (self.imm as u32) >> 12),
             Format::J => write!(f, "{name} {}, {}", x(rd), self.imm),
+            Format::Brr => write!(f, "{name} 1/{}, {}", 2u64 << (rd & 15), self.imm),
             Format::Shift => write!(f, "{name} {}, {}, {}", x(rd), x(rs1), self.imm),
             Format::Csr => write!(f, "{name} {}, {:#x}, {}", x(rd), self.imm, x(rs1)),
             Format::CsrI => write!(f, "{name} {}, {:#x}, {}", x(rd), self.imm, rs1),
@@ -625,5 +633,11 @@ mod tests {
         assert_eq!(d(0x02c59553), "fadd.d fa0, fa1, fa2, rtz");
         assert_eq!(d(0x0005a503 | (3 << 12)), "ld a0, 0(a1)");
         assert!(d(0xffffffff).starts_with(".insn"));
+        // branch-on-random: level 9 (1/1024) in bits 10:7, offset 8 as in jal
+        assert_eq!(d(0x0080_048b), "brr 1/1024, 8");
+        assert_eq!(d(0x0000_000b), "brr 1/2, 0");
+        assert_eq!(d(0xfffff78b), "brr 1/65536, -2");
+        // bit 11 (a level above 15) is reserved
+        assert!(d(0x0080_080b).starts_with(".insn"));
     }
 }

@@ -12,6 +12,7 @@ use crate::inst::{decode, Class, Inst, Op};
 use crate::kernel::{Kernel, SyscallOutcome};
 use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer, Retire};
+use outcrop_sampling::BrrUnit;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -154,6 +155,8 @@ pub struct Machine {
     pub instret: u64,
     /// Stop after this many instructions.
     pub max_insns: u64,
+    /// Branch-on-random's decision unit (`brr`; docs/machine.md "Branch-on-random").
+    pub brr: BrrUnit,
     reservation: Option<u64>,
     icache: ICache,
     block_start: u64,
@@ -195,6 +198,7 @@ impl Machine {
             kernel,
             instret: 0,
             max_insns: u64::MAX,
+            brr: BrrUnit::default(),
             reservation: None,
             icache: ICache {
                 pages: HashMap::new(),
@@ -476,6 +480,17 @@ impl Machine {
                 });
                 wr!(pc.wrapping_add(len));
             }
+            Op::Brr => match self.brr.decide(inst.rd) {
+                Some(taken) => branch!(taken),
+                // --brr trap: an illegal instruction, for the guest's SIGILL handler
+                None => {
+                    return (
+                        Flow::Fault(FaultKind::IllegalInstruction),
+                        Control::Continue,
+                        pc,
+                    )
+                }
+            },
             Op::Beq => branch!(rs1 == rs2),
             Op::Bne => branch!(rs1 != rs2),
             Op::Blt => branch!((rs1 as i64) < (rs2 as i64)),

@@ -19,11 +19,20 @@ fn tool(name: &str) -> Option<String> {
 
 /// Branch and jump offsets print as plain numbers; gas reads a number as an absolute target,
 /// so rewrite the last operand as `.+N` (relative to the instruction itself).
+/// Branch-on-random (`brr 1/N, off`) has no mnemonic in binutils: it is written as the
+/// `.insn` that `workloads/outcrop.h`'s macro expands to.
 fn assembler_text(text: &str, format: Format) -> String {
-    if !matches!(format, Format::B | Format::J) {
+    if !matches!(format, Format::B | Format::J | Format::Brr) {
         return text.to_string();
     }
     let (head, off) = text.rsplit_once(", ").unwrap_or(("", text));
+    let head = match head.strip_prefix("brr 1/") {
+        Some(n) => {
+            let level = n.parse::<u64>().unwrap().trailing_zeros() - 1;
+            format!(".insn j 0x0b, x{level}")
+        }
+        None => head.to_string(),
+    };
     let off: i64 = off.parse().unwrap();
     if off < 0 {
         format!("{head}, .{off}")

@@ -59,6 +59,11 @@ impl Lfsr {
         })
     }
 
+    /// A register from checked parts: `taps` a bit mask within `width`, `state` non-zero.
+    pub(crate) const fn from_parts(width: u8, taps: u64, state: u64) -> Lfsr {
+        Lfsr { width, taps, state }
+    }
+
     /// A maximal-length register of `width` bits from [`MAXIMAL_TAPS`].
     pub fn maximal(width: u8, seed: u64) -> Result<Lfsr> {
         let taps = MAXIMAL_TAPS

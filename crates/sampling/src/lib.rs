@@ -1,7 +1,8 @@
 //! `outcrop-sampling`: the random sources and samplers Outcrop's mechanisms share.
 //!
 //! * [`SplitMix64`]: the one pseudo-random generator (seeded, reproducible forever).
-//! * [`Lfsr`]: linear feedback shift registers, the branch-on-random paper's random bits.
+//! * [`Lfsr`]: linear feedback shift registers, the branch-on-random paper's random bits, and
+//!   [`BrrUnit`], branch-on-random's decision unit built on one.
 //! * [`PeriodSampler`], [`GeometricSampler`]: when to take a sample.
 //! * [`LbrUnit`]: the branch-record unit that samples the last N branches (path-profiling
 //!   paper §3.1), [`BranchRecorder`] to attach units to a retire stream, and [`Samples`], their
@@ -36,6 +37,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod brr;
 mod error;
 pub mod lbr;
 pub mod lfsr;
@@ -44,6 +46,7 @@ pub mod period;
 pub mod rng;
 pub mod samples;
 
+pub use brr::{BrrConfig, BrrMode, BrrUnit};
 pub use error::{Error, Result};
 pub use lbr::{Filter, LbrConfig, LbrUnit, PeriodUnit, Record};
 pub use lfsr::Lfsr;
