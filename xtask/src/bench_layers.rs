@@ -4,6 +4,7 @@
 //! observer (`exec --stats-json`) and the timing model (`exec --timing`) — the baseline binary
 //! and this build run alternately, R times each; MIPS = retired instructions / process wall
 //! time; medians with min–max, and the ratio this/baseline (above 1: faster now).
+//! `--modes bare,timing` runs only the modes named (`bare`, `counter`, `timing`).
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -63,6 +64,28 @@ pub fn run(args: &[String]) -> Result<()> {
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from)
         .context("--baseline OLD/outcrop is required")?;
+    let wanted: Vec<String> = args
+        .iter()
+        .position(|a| a == "--modes")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(
+            || vec!["bare".into(), "counter".into(), "timing".into()],
+            |m| m.split(',').map(str::to_string).collect(),
+        );
+    for w in &wanted {
+        anyhow::ensure!(
+            ["bare", "counter", "timing"].contains(&w.as_str()),
+            "--modes: unknown mode `{w}` (modes: bare, counter, timing)"
+        );
+    }
+    let short = |mode: &str| {
+        if mode == "class counter" {
+            "counter"
+        } else {
+            mode
+        }
+        .to_string()
+    };
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
     let names = crate::compute_workloads(&root)?;
@@ -77,6 +100,9 @@ pub fn run(args: &[String]) -> Result<()> {
     for name in &names {
         let insns = instructions(&outcrop, &wl, name)? as f64;
         for (m, (mode, flags)) in MODES.iter().enumerate() {
+            if !wanted.contains(&short(mode)) {
+                continue;
+            }
             let (mut old, mut new) = (Vec::new(), Vec::new());
             for _ in 0..runs {
                 old.push(insns / seconds(&baseline, &wl, name, flags)? / 1e6);
@@ -92,12 +118,16 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     let k = names.len().max(1) as f64;
+    let means: Vec<String> = MODES
+        .iter()
+        .enumerate()
+        .filter(|(_, (mode, _))| wanted.contains(&short(mode)))
+        .map(|(m, (mode, _))| format!("{mode} {:.3}", (logs[m] / k).exp()))
+        .collect();
     println!(
-        "\ngeometric mean of this / baseline over {} workloads: bare {:.3}, class counter {:.3}, timing {:.3}",
+        "\ngeometric mean of this / baseline over {} workloads: {}",
         names.len(),
-        (logs[0] / k).exp(),
-        (logs[1] / k).exp(),
-        (logs[2] / k).exp()
+        means.join(", ")
     );
     Ok(())
 }

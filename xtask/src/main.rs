@@ -62,7 +62,7 @@ fn main() -> Result<()> {
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
                  | study-paths [--workloads a,b] [--svg FILE] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
-                 | bench-layers --baseline OUTCROP [--runs R] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...]"
+                 | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...]"
             );
             bail!("unknown or missing task")
         }

@@ -95,11 +95,14 @@ pub enum Unit {
     JumpIndirect,
     /// System calls, CSR access, fences, and anything the source could not decode.
     Sys,
+    /// A branch-on-random (`brr`): a branch whose outcome the front end decides at decode
+    /// from a random source, never predicted (branch-on-random paper §3.3).
+    BranchOnRandom,
 }
 
 impl Unit {
     /// Every unit, in `repr` order.
-    pub const ALL: [Unit; 11] = [
+    pub const ALL: [Unit; 12] = [
         Unit::Alu,
         Unit::Mult,
         Unit::Div,
@@ -111,6 +114,7 @@ impl Unit {
         Unit::Jump,
         Unit::JumpIndirect,
         Unit::Sys,
+        Unit::BranchOnRandom,
     ];
 }
 

@@ -277,13 +277,16 @@ fn functions_section(o: &mut String, p: &ProfileReport) {
 fn timing_section(o: &mut String, t: &Totals) {
     let s = &t.cpi_stack;
     let _ = writeln!(o, "<h2 id=\"timing\">Where the cycles go (CPI stack)</h2>");
-    let parts = [
+    let mut parts = vec![
         ("base", s.base, "#4a7bb7"),
         ("branch", s.branch, "#c85a1a"),
         ("icache", s.icache, "#8a6bbf"),
         ("dcache", s.dcache, "#3c9a5f"),
         ("other", s.other, "#999999"),
     ];
+    if t.brr > 0 {
+        parts.insert(2, ("brr", s.brr, "#d9a21b"));
+    }
     let total: u64 = parts.iter().map(|p| p.1).sum::<u64>().max(1);
     let _ = writeln!(
         o,
@@ -310,7 +313,7 @@ fn timing_section(o: &mut String, t: &Totals) {
     let _ = writeln!(o, "</svg>");
     let _ = writeln!(
         o,
-        "<p class=\"legend\">Each cycle is charged to one cause: base (retiring at full width or a dependence), branch (refill after a misprediction), icache (fetch misses), dcache (data misses at the head of the reorder buffer), other. The functions table above ties mispredictions and misses to code. L1I miss rate {:.2}%, L1D {:.2}%, L2 {:.2}%; {:.2}% of conditional branches mispredicted.</p>",
+        "<p class=\"legend\">Each cycle is charged to one cause: base (retiring at full width or a dependence), branch (refill after a misprediction), brr (refetch after a taken branch-on-random, shown when the program has any), icache (fetch misses), dcache (data misses at the head of the reorder buffer), other. The functions table above ties mispredictions and misses to code. L1I miss rate {:.2}%, L1D {:.2}%, L2 {:.2}%; {:.2}% of conditional branches mispredicted.</p>",
         100.0 * t.l1i_miss_rate(),
         100.0 * t.l1d_miss_rate(),
         100.0 * t.l2_miss_rate(),

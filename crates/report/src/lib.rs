@@ -80,9 +80,22 @@ pub fn timing_summary(t: &Totals) -> String {
         t.indirect_mispredicts,
         t.btb_misses
     );
+    // branch-on-random appears only in runs that executed it
+    let brr = if t.brr > 0 {
+        let _ = writeln!(
+            out,
+            "outcrop:   branch-on-random: {} executed, {} taken ({:.4}%), never predicted",
+            t.brr,
+            t.brr_taken,
+            100.0 * t.brr_taken as f64 / t.brr as f64
+        );
+        format!("  brr {:.1}%", pct(s.brr))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%  icache {:.1}%  dcache {:.1}%  other {:.1}%",
+        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%{brr}  icache {:.1}%  dcache {:.1}%  other {:.1}%",
         pct(s.base),
         pct(s.branch),
         pct(s.icache),

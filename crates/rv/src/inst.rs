@@ -434,6 +434,7 @@ impl Op {
         match self {
             Op::Jal => Unit::Jump,
             Op::Jalr => Unit::JumpIndirect,
+            Op::Brr => Unit::BranchOnRandom,
             Op::Div
             | Op::Divu
             | Op::Rem

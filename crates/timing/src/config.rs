@@ -77,6 +77,9 @@ pub struct CoreConfig {
     pub mispredict_penalty: u32,
     /// Fetch bubble when decode finds a taken direct branch/jump the BTB did not predict.
     pub redirect_penalty: u32,
+    /// Fetch bubble after a taken branch-on-random (`brr`), resolved at decode: the paper's
+    /// "front-end misprediction" (§3.3).
+    pub brr_penalty: u32,
 }
 
 /// Direction predictor kinds.
@@ -240,6 +243,7 @@ impl Config {
             ("core.frontend_depth", c.frontend_depth),
             ("core.mispredict_penalty", c.mispredict_penalty),
             ("core.redirect_penalty", c.redirect_penalty),
+            ("core.brr_penalty", c.brr_penalty),
         ] {
             if v > 1000 {
                 return bad(key, v.into(), "must be at most 1000");

@@ -26,13 +26,17 @@ use outcrop_events::record::{BranchKind, Class, Retire, Unit};
 pub use outcrop_events::record::{Stamp, TimingEvents as Events};
 use serde::Serialize;
 
-/// Where stall cycles went (a CPI stack; `base + branch + icache + dcache + other = cycles`).
+/// Where stall cycles went (a CPI stack; `base + branch + brr + icache + dcache + other =
+/// cycles`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CpiStack {
     /// Cycles in which at least one instruction retired.
     pub base: u64,
     /// Cycles lost to mispredictions and fetch redirects.
     pub branch: u64,
+    /// Cycles lost to fetch redirects of taken branch-on-random instructions (resolved at
+    /// decode; counted apart from `branch`).
+    pub brr: u64,
     /// Cycles lost to instruction-cache and ITLB misses.
     pub icache: u64,
     /// Cycles lost to data-cache and DTLB misses.
@@ -88,6 +92,10 @@ pub struct Totals {
     pub btb_misses: u64,
     /// All mispredictions resolved at execute.
     pub mispredicts: u64,
+    /// Branch-on-random instructions (`brr`), never predicted.
+    pub brr: u64,
+    /// How many of them were taken (each a decode-resolved fetch redirect).
+    pub brr_taken: u64,
     /// Where the cycles went.
     pub cpi_stack: CpiStack,
 }
@@ -126,6 +134,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 enum FetchCause {
     None,
     Branch,
+    Brr,
     ICache,
 }
 
@@ -178,7 +187,7 @@ impl Model {
             Unit::FloatDiv => lat.fdiv,
             Unit::Load => cfg.l1d.latency.max(1),
             Unit::Store => lat.store,
-            Unit::Branch => lat.branch,
+            Unit::Branch | Unit::BranchOnRandom => lat.branch,
             Unit::Jump | Unit::JumpIndirect => lat.jump,
             Unit::Sys => lat.sys,
         });
@@ -331,8 +340,20 @@ impl Model {
             self.reg_ready[regs.dst as usize & 63] = c;
         }
 
-        // ---- control flow: predict at fetch, resolve at execute
+        // ---- control flow: predict at fetch, resolve at execute; branch-on-random never
+        // enters the predictor, the BTB or the history: predicted not taken, decided at
+        // decode, and when taken it redirects fetch from there
         match r.class {
+            _ if r.unit == Unit::BranchOnRandom => {
+                self.totals.brr += 1;
+                if r.taken {
+                    self.totals.brr_taken += 1;
+                    self.redirect_for(
+                        f + 1 + u64::from(self.cfg.core.brr_penalty),
+                        FetchCause::Brr,
+                    );
+                }
+            }
             Some(Class::Branch) => {
                 self.totals.cond_branches += 1;
                 let predicted = self.predictor.predict_and_train(r.pc, r.taken);
@@ -399,6 +420,7 @@ impl Model {
             let fc = rest.min(fetch_delay);
             match fetch_cause {
                 FetchCause::Branch => cpi.branch += fc,
+                FetchCause::Brr => cpi.brr += fc,
                 FetchCause::ICache => cpi.icache += fc,
                 FetchCause::None => {}
             }
@@ -453,9 +475,14 @@ impl Model {
 
     #[inline]
     fn redirect(&mut self, at: u64) {
+        self.redirect_for(at, FetchCause::Branch);
+    }
+
+    #[inline]
+    fn redirect_for(&mut self, at: u64, cause: FetchCause) {
         if at > self.redirect_at {
             self.redirect_at = at;
-            self.redirect_cause = FetchCause::Branch;
+            self.redirect_cause = cause;
         }
         self.end_fetch_group();
     }
