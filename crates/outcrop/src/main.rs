@@ -5,6 +5,7 @@
 //! Exit status: 0 success, 1 bad input or failed work (the message says what and where),
 //! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
 
+mod brr;
 mod exec;
 mod files;
 mod input;
@@ -106,6 +107,11 @@ enum Command {
     /// and score them against the exact path profile (Shye et al.).
     #[command(subcommand)]
     Paths(paths::PathsCommand),
+    /// Branch-on-random tools: the overlap of a sampled site profile with the full one
+    /// (accuracy, the paper's §4.1). The instruction itself is `--brr MODE` on every command
+    /// that runs a program (docs/machine.md "Branch-on-random").
+    #[command(subcommand)]
+    Brr(brr::BrrCommand),
 }
 
 fn main() -> ExitCode {
@@ -129,6 +135,7 @@ fn main() -> ExitCode {
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Wpp(cmd) => wpp::run(cmd),
         Command::Paths(cmd) => paths::run(cmd),
+        Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

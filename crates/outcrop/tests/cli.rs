@@ -325,3 +325,34 @@ fn rap_with_no_input_on_a_terminal_says_what_to_give_it() {
     let all = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert!(all.contains("no input: give a FILE"), "{all}");
 }
+
+#[test]
+fn brr_overlap_scores_a_sampled_profile_and_names_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.txt");
+    let sampled = dir.path().join("sampled.txt");
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&full, "# method invocations\n50 method1\n50 method2\n").unwrap();
+    std::fs::write(&sampled, "6 method1\n4 method2\n").unwrap();
+    std::fs::write(&bad, "5 a\n\nbad line\n").unwrap();
+    let (f, s, b) = (
+        full.to_str().unwrap(),
+        sampled.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    );
+    let o = outcrop(&["brr", "overlap", f, s]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("overlap (accuracy) 90.00% over 2 sites"),
+        "{text}"
+    );
+    let o = outcrop(&["brr", "overlap", "--json", f, s]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!((v["accuracy"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+    assert_eq!(v["shares"].as_array().unwrap().len(), 2);
+    let o = outcrop(&["brr", "overlap", f, b]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.txt: site profile, line 3"), "{err}");
+}

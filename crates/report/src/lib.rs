@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod brr;
 pub mod html;
 pub mod paths;
 pub mod profile;

@@ -14,6 +14,14 @@ pub enum Error {
         /// What is wrong there.
         detail: String,
     },
+    /// A site profile (`COUNT NAME` lines) is malformed at `line` (1-based).
+    #[error("site profile, line {line}: {detail}")]
+    SiteProfile {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong there.
+        detail: String,
+    },
     /// An invalid configuration value.
     #[error("invalid configuration: {0}")]
     Config(String),
