@@ -55,8 +55,7 @@ pub struct GuestArgs {
     /// How branch-on-random (`brr LEVEL`, taken with probability 1/2^(LEVEL+1); see
     /// workloads/outcrop.h) decides: lfsr (the paper's 20-bit LFSR, the default), counter
     /// (every 2^(LEVEL+1)-th brr is taken), always, never, or trap (brr is an illegal
-    /// instruction, as on a machine without it; signal handlers are not delivered yet, so the
-    /// guest ends with SIGILL).
+    /// instruction, as on a machine without it: the guest's SIGILL handler can emulate it).
     #[arg(long, value_name = "MODE", default_value = "lfsr",
           value_parser = |s: &str| BrrMode::parse(s).map_err(|e| e.to_string()))]
     brr: BrrMode,

@@ -1,6 +1,8 @@
 //! Branch-on-random end to end: `brr` as GNU as encodes it through `workloads/outcrop.h`
 //! decodes to the same level and offset, and a C program using `OUTCROP_BRR` runs on the
 //! machine in every `--brr` mode, the unit's counts matching the retire stream exactly.
+//! Under `--brr trap` a SIGILL handler emulating brr in software (the paper's §3.4 method)
+//! runs the same program to the same result, here and under qemu.
 //! Needs the RISC-V cross tools; without them the tests are skipped unless
 //! `OUTCROP_REQUIRE_CROSS=1` (CI).
 
@@ -189,4 +191,116 @@ fn every_mode_runs_and_the_unit_agrees_with_the_retire_stream() {
         o => panic!("trap: {o:?}"),
     }
     assert_eq!(executed, 0);
+}
+
+/// A program that installs a SIGILL handler emulating brr with the same 20-bit LFSR, taps and
+/// bit selection as the machine's default unit. Exit status: the low 7 bits of the taken
+/// count, plus 128 when the handler ran (a machine without brr, or `--brr trap`).
+const EMULATED: &str = r#"#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+#include "outcrop.h"
+static unsigned lfsr = 0x5a5a5;
+static const unsigned char bits[16] = {0, 2, 5, 9, 14, 1, 7, 12, 18, 4, 11, 17, 3, 10, 16, 6};
+static unsigned long emulated;
+static void on_sigill(int sig, siginfo_t *si, void *ctx) {
+    (void)sig; (void)si;
+    ucontext_t *uc = ctx;
+    unsigned long pc = uc->uc_mcontext.__gregs[0];
+    unsigned w = *(unsigned *)pc;
+    if ((w & 0x87f) != 0x0b) { signal(SIGILL, SIG_DFL); return; }
+    unsigned level = (w >> 7) & 15;
+    long off = ((long)(int)(w & 0x80000000) >> 11) | (w & 0xff000) | ((w >> 9) & 0x800)
+               | ((w >> 20) & 0x7fe);
+    unsigned m = 0;
+    for (unsigned i = 0; i <= level; i++) m |= 1u << bits[i];
+    int taken = (lfsr & m) == m;
+    lfsr = (lfsr >> 1) | (((lfsr ^ (lfsr >> 3)) & 1) << 19);
+    emulated++;
+    uc->uc_mcontext.__gregs[0] = taken ? pc + off : pc + 4;
+}
+int main(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigill;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGILL, &sa, 0);
+    unsigned long taken = 0;
+    volatile double x = 1.5;
+    for (unsigned long i = 0; i < 20000; i++) { x = x * 1.0000001; if (OUTCROP_BRR(3)) taken++; }
+    if (emulated != 0 && emulated != 20000) return 255;
+    return (int)((taken & 0x7f) | (emulated ? 0x80 : 0));
+}
+"#;
+
+#[test]
+fn a_sigill_handler_emulates_brr_here_and_under_qemu_with_the_same_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("emu.c");
+    std::fs::write(&src, EMULATED).unwrap();
+    let out = dir.path().join("emu");
+    let inc = format!("-I{}", header_dir().display());
+    let (o, s) = (out.to_str().unwrap(), src.to_str().unwrap());
+    if tool(
+        "riscv64-linux-gnu-gcc",
+        &["-O2", "-static", &inc, "-o", o, s],
+    )
+    .is_none()
+    {
+        return;
+    }
+    // the machine's LFSR and the handler's are the same register from the same seed
+    let (hw, (_, hw_taken), _) = run(&out, BrrMode::Lfsr, 0x5_a5a5);
+    let (trap, (trapped, _), _) = run(&out, BrrMode::Trap, 0x5_a5a5);
+    let Outcome::Exited(hw) = hw else {
+        panic!("lfsr: {hw:?}")
+    };
+    let Outcome::Exited(trap) = trap else {
+        panic!("trap: {trap:?}")
+    };
+    assert_eq!(
+        hw,
+        (hw_taken & 0x7f) as i32,
+        "hardware brr, no handler call"
+    );
+    assert_eq!(trap, hw | 0x80, "emulated: the same outcomes");
+    assert_eq!(trapped, 0, "trap mode decides nothing itself");
+    // qemu has no brr: its SIGILL goes to the same handler
+    match Command::new("qemu-riscv64-static").arg(&out).status() {
+        Ok(st) => assert_eq!(st.code(), Some(trap), "qemu"),
+        Err(_) => assert!(
+            std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
+            "qemu-riscv64-static missing but OUTCROP_REQUIRE_CROSS is set"
+        ),
+    }
+}
+
+/// A handler that itself executes an illegal instruction while SIGILL is blocked: the run
+/// ends with the fault instead of recursing.
+const RECURSIVE: &str = r#"#include <signal.h>
+#include <string.h>
+static void on_sigill(int sig) { (void)sig; __asm__ volatile(".word 0"); }
+int main(void) {
+    signal(SIGILL, on_sigill);
+    __asm__ volatile(".word 0");
+    return 0;
+}
+"#;
+
+#[test]
+fn an_illegal_instruction_inside_the_handler_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("rec.c");
+    std::fs::write(&src, RECURSIVE).unwrap();
+    let out = dir.path().join("rec");
+    let (o, s) = (out.to_str().unwrap(), src.to_str().unwrap());
+    if tool("riscv64-linux-gnu-gcc", &["-O2", "-static", "-o", o, s]).is_none() {
+        return;
+    }
+    let (outcome, _, _) = run(&out, BrrMode::Lfsr, 1);
+    match outcome {
+        Outcome::Fault(f) => assert_eq!(f.kind, FaultKind::IllegalInstruction),
+        o => panic!("{o:?}"),
+    }
 }

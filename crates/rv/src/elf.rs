@@ -19,6 +19,9 @@ pub const STACK_TOP: u64 = 0x40_0000_0000;
 pub const STACK_SIZE: u64 = 8 << 20;
 /// Load bias for position-independent (static-pie) programs.
 pub const PIE_BASE: u64 = 0x4000_0000;
+/// Where a signal handler returns to: one read-only executable page above the stack holding
+/// `li a7, 139; ecall` (rt_sigreturn), the role of Linux's vDSO trampoline.
+pub const SIGRETURN_TRAMPOLINE: u64 = STACK_TOP;
 /// `AT_HWCAP` for RV64IMAFDC: one bit per extension letter.
 pub const HWCAP_IMAFDC: u64 = 0x112d; // bits I(8) M(12) A(0) F(5) D(3) C(2)
 
@@ -175,6 +178,12 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
     }
     mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)
         .map_err(|_| Error::OutOfMemory("mapping the stack".into()))?;
+    // the signal trampoline (Linux puts it in the vDSO): `li a7, 139; ecall`, rt_sigreturn
+    mem.map(SIGRETURN_TRAMPOLINE, PAGE_SIZE, perm::R | perm::X)
+        .map_err(|_| Error::OutOfMemory("mapping the signal trampoline".into()))?;
+    let tramp = [0x08b0_0893u32.to_le_bytes(), 0x0000_0073u32.to_le_bytes()].concat();
+    mem.poke_bytes(SIGRETURN_TRAMPOLINE, &tramp)
+        .map_err(|_| Error::OutOfMemory("writing the signal trampoline".into()))?;
     let brk_start = end.next_multiple_of(PAGE_SIZE);
     // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
     let execfn = program.args.first().cloned().unwrap_or_default();

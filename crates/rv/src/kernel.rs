@@ -96,6 +96,20 @@ enum Fd {
     File(File),
 }
 
+/// A signal's disposition, as `rt_sigaction` set it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigAction {
+    /// Handler address; 0 is the default action (SIG_DFL), 1 ignores (SIG_IGN).
+    pub handler: u64,
+    /// `SA_*` flags.
+    pub flags: u64,
+    /// Signals blocked while the handler runs.
+    pub mask: u64,
+}
+
+/// `SA_NODEFER`: the signal is not blocked while its own handler runs.
+pub const SA_NODEFER: u64 = 0x4000_0000;
+
 /// What a system call did to the run.
 pub enum SyscallOutcome {
     /// Return to the guest (the result is in a0).
@@ -114,6 +128,8 @@ pub struct Kernel {
     warned: HashSet<u64>,
     rng: u64,
     sigmask: u64,
+    /// Handlers by signal number (1..=64), as rt_sigaction set them.
+    actions: Box<[SigAction; 65]>,
     start: std::time::Instant,
     memory_limit: u64,
     /// Every distinct system call number the guest made, with counts (for statistics).
@@ -173,6 +189,7 @@ impl Kernel {
             warned: HashSet::new(),
             rng,
             sigmask: 0,
+            actions: Box::new([SigAction::default(); 65]),
             start: std::time::Instant::now(),
             memory_limit,
             syscall_counts: Default::default(),
@@ -267,7 +284,7 @@ impl Kernel {
             169 => self.sys_gettimeofday(mem, a[0], instret),
             160 => self.sys_uname(mem, a[0]),
             179 => self.sys_sysinfo(mem, a[0], instret),
-            134 => self.sys_rt_sigaction(mem, a[2]),
+            134 => self.sys_rt_sigaction(mem, a[0], a[1], a[2]),
             135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2]),
             129..=131 => {
                 // kill/tkill/tgkill of itself: no signal delivery; a fatal signal ends the run
@@ -874,12 +891,58 @@ impl Kernel {
         }
     }
 
-    fn sys_rt_sigaction(&mut self, mem: &mut Memory, oldact: u64) -> i64 {
-        // Handlers are accepted but never run (no signal delivery yet); old action: default.
-        if oldact != 0 && mem.write_bytes(oldact, &[0u8; 32]).is_err() {
-            return -EFAULT;
+    fn sys_rt_sigaction(&mut self, mem: &mut Memory, sig: u64, act: u64, oldact: u64) -> i64 {
+        // the kernel's struct sigaction on riscv64: handler, flags, mask (no restorer)
+        if !(1..=64).contains(&sig) {
+            return -EINVAL;
+        }
+        let old = self.actions[sig as usize];
+        let new = if act != 0 {
+            let mut b = [0u8; 24];
+            if mem.read_bytes(act, &mut b).is_err() {
+                return -EFAULT;
+            }
+            if sig == 9 || sig == 19 {
+                return -EINVAL; // SIGKILL and SIGSTOP cannot be caught
+            }
+            let word =
+                |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+            Some(SigAction {
+                handler: word(0),
+                flags: word(1),
+                mask: word(2),
+            })
+        } else {
+            None
+        };
+        if oldact != 0 {
+            let mut b = [0u8; 24];
+            b[0..8].copy_from_slice(&old.handler.to_le_bytes());
+            b[8..16].copy_from_slice(&old.flags.to_le_bytes());
+            b[16..24].copy_from_slice(&old.mask.to_le_bytes());
+            if mem.write_bytes(oldact, &b).is_err() {
+                return -EFAULT;
+            }
+        }
+        if let Some(n) = new {
+            self.actions[sig as usize] = n;
         }
         0
+    }
+
+    /// The action for signal `sig` (1..=64; the default action otherwise).
+    pub fn action(&self, sig: u64) -> SigAction {
+        self.actions.get(sig as usize).copied().unwrap_or_default()
+    }
+
+    /// The blocked-signal mask (bit `sig - 1`).
+    pub fn sigmask(&self) -> u64 {
+        self.sigmask
+    }
+
+    /// Replaces the blocked-signal mask (SIGKILL and SIGSTOP are never blocked).
+    pub fn set_sigmask(&mut self, mask: u64) {
+        self.sigmask = mask & !((1 << 8) | (1 << 18));
     }
 
     fn sys_rt_sigprocmask(&mut self, mem: &mut Memory, how: u64, set: u64, oldset: u64) -> i64 {

@@ -163,6 +163,16 @@ pub struct Machine {
     block_len: u32,
 }
 
+/// rt_sigreturn's system call number.
+const RT_SIGRETURN: u64 = 139;
+/// Bytes of a signal frame: siginfo (128) and ucontext (960), as Linux lays them out on riscv64.
+const SIGFRAME_BYTES: u64 = 128 + 960;
+/// Offsets in the frame: the ucontext, and in it the signal mask and the machine context
+/// (pc, x1..x31, then f0..f31 and fcsr).
+const UC: usize = 128;
+const UC_SIGMASK: usize = 40;
+const UC_MCONTEXT: usize = 176;
+
 #[inline]
 fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
@@ -265,6 +275,22 @@ impl Machine {
                         self.pc = next;
                         return Outcome::Exited(code);
                     }
+                    (Flow::Fault(FaultKind::IllegalInstruction), _) if self.deliver_sigill(pc) => {
+                        // the guest's SIGILL handler runs next (emulating brr, say): the
+                        // block the fault interrupted ends before it
+                        pc = self.pc;
+                        if O::BLOCKS {
+                            if self.block_len > 0
+                                && obs.block(self.block_start, self.block_len) == Control::Stop
+                            {
+                                self.block_start = pc;
+                                self.block_len = 0;
+                                return Outcome::Stopped;
+                            }
+                            self.block_start = pc;
+                            self.block_len = 0;
+                        }
+                    }
                     (Flow::Fault(kind), _) => {
                         self.pc = pc;
                         // re-read rather than keep `inst` alive across `step` (which would force
@@ -276,6 +302,86 @@ impl Machine {
             }
             self.pc = pc;
         }
+    }
+
+    /// Delivers SIGILL for the illegal instruction at `pc` if the guest has a handler for it
+    /// and does not block it: pushes a Linux riscv64 signal frame (siginfo, then a ucontext
+    /// holding every register) on the stack and enters the handler with `a0` = 4, `a1` =
+    /// &siginfo, `a2` = &ucontext and `ra` = the rt_sigreturn trampoline. Returns whether it
+    /// did (then `self.pc` is the handler); a frame that cannot be written is not delivered,
+    /// and the fault ends the run as without a handler.
+    #[cold]
+    fn deliver_sigill(&mut self, pc: u64) -> bool {
+        const SIGILL: u64 = 4;
+        const ILL_ILLOPC: u32 = 1;
+        let act = self.kernel.action(SIGILL);
+        let blocked = self.kernel.sigmask() & (1 << (SIGILL - 1)) != 0;
+        if act.handler <= 1 || blocked {
+            return false;
+        }
+        let sp = self.x[2].wrapping_sub(SIGFRAME_BYTES) & !15;
+        let mut f = [0u8; SIGFRAME_BYTES as usize];
+        let put = |f: &mut [u8], at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
+        // siginfo: si_signo, si_errno, si_code, then si_addr at 16
+        put(&mut f, 0, &(SIGILL as u32).to_le_bytes());
+        put(&mut f, 8, &ILL_ILLOPC.to_le_bytes());
+        put(&mut f, 16, &pc.to_le_bytes());
+        // ucontext: uc_stack.ss_flags = SS_DISABLE, the mask, then the registers
+        put(&mut f, UC + 24, &2u32.to_le_bytes());
+        put(
+            &mut f,
+            UC + UC_SIGMASK,
+            &self.kernel.sigmask().to_le_bytes(),
+        );
+        put(&mut f, UC + UC_MCONTEXT, &pc.to_le_bytes());
+        for r in 1..32 {
+            put(&mut f, UC + UC_MCONTEXT + 8 * r, &self.x[r].to_le_bytes());
+        }
+        let fp = UC + UC_MCONTEXT + 256;
+        for r in 0..32 {
+            put(&mut f, fp + 8 * r, &self.f[r].to_le_bytes());
+        }
+        let fcsr = u32::from(self.fflags) | (u32::from(self.frm) << 5);
+        put(&mut f, fp + 256, &fcsr.to_le_bytes());
+        if self.mem.write_bytes(sp, &f).is_err() {
+            return false;
+        }
+        self.check_code_epoch();
+        let mut mask = self.kernel.sigmask() | act.mask;
+        if act.flags & crate::kernel::SA_NODEFER == 0 {
+            mask |= 1 << (SIGILL - 1);
+        }
+        self.kernel.set_sigmask(mask);
+        self.x[10] = SIGILL;
+        self.x[11] = sp;
+        self.x[12] = sp + UC as u64;
+        self.x[2] = sp;
+        self.x[1] = crate::elf::SIGRETURN_TRAMPOLINE;
+        self.pc = act.handler;
+        true
+    }
+
+    /// rt_sigreturn: restores the registers, the FP state and the signal mask from the frame
+    /// at `sp` (where [`Machine::deliver_sigill`] put it) and returns the pc to resume at;
+    /// `None` if the frame cannot be read.
+    fn sigreturn(&mut self) -> Option<u64> {
+        let sp = self.x[2];
+        let mut f = [0u8; SIGFRAME_BYTES as usize];
+        self.mem.read_bytes(sp, &mut f).ok()?;
+        let word = |at: usize| u64::from_le_bytes(f[at..at + 8].try_into().unwrap_or([0; 8]));
+        let pc = word(UC + UC_MCONTEXT);
+        for r in 1..32 {
+            self.x[r] = word(UC + UC_MCONTEXT + 8 * r);
+        }
+        let fp = UC + UC_MCONTEXT + 256;
+        for r in 0..32 {
+            self.f[r] = word(fp + 8 * r);
+        }
+        let fcsr = word(fp + 256) as u32;
+        self.fflags = (fcsr & 0x1f) as u8;
+        self.frm = ((fcsr >> 5) & 7) as u8;
+        self.kernel.set_sigmask(word(UC + UC_SIGMASK));
+        Some(pc)
     }
 
     /// Drops the instruction cache if executable memory changed since it was filled.
@@ -547,6 +653,16 @@ impl Machine {
             Op::Sraw => wr!(((rs1 as i32) >> (rs2 & 31)) as i64 as u64),
             Op::Fence => {}
             Op::FenceI => self.check_code_epoch(),
+            Op::Ecall if self.x[17] == RT_SIGRETURN => match self.sigreturn() {
+                Some(to) => next = to,
+                None => {
+                    return (
+                        Flow::Fault(FaultKind::LoadAccess(self.x[2])),
+                        Control::Continue,
+                        pc,
+                    )
+                }
+            },
             Op::Ecall => {
                 let outcome = self
                     .kernel
