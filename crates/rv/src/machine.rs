@@ -1228,6 +1228,69 @@ mod tests {
         assert_eq!(m.x[10], 0, "a0 = zero + zero after FP writes aimed at x0");
     }
 
+    /// `ecall` rt_sigaction(SIGILL, {handler 0x1008}) from 0x1000, an illegal word at
+    /// 0x1004, `ebreak` at 0x1008 (the handler).
+    fn sigill_machine() -> Machine {
+        let mut m = machine(&[0x0000_0073, 0x0000_0000, 0x0010_0073]);
+        m.max_insns = 10;
+        m.mem.poke_bytes(0x2000, &0x1008u64.to_le_bytes()).unwrap();
+        m.x[17] = 134;
+        m.x[10] = 4;
+        m.x[11] = 0x2000;
+        m.x[12] = 0;
+        m
+    }
+
+    #[test]
+    fn sigill_enters_the_handler_with_a_linux_frame() {
+        let mut m = sigill_machine();
+        m.x[9] = 0x5eed;
+        match m.run(&mut ()) {
+            Outcome::Fault(f) => {
+                assert_eq!(
+                    (f.pc, f.kind),
+                    (0x1008, FaultKind::Breakpoint),
+                    "in the handler"
+                )
+            }
+            o => panic!("{o:?}"),
+        }
+        let sp = m.x[2];
+        assert_eq!(sp % 16, 0);
+        assert_eq!((m.x[10], m.x[11], m.x[12]), (4, sp, sp + 128));
+        assert_eq!(m.x[1], crate::elf::SIGRETURN_TRAMPOLINE);
+        let word = |m: &mut Machine, a: u64| m.mem.load_u64(a).unwrap();
+        assert_eq!(word(&mut m, sp) as u32, 4, "si_signo");
+        assert_eq!(word(&mut m, sp + 16), 0x1004, "si_addr");
+        assert_eq!(word(&mut m, sp + 128 + 176), 0x1004, "saved pc");
+        assert_eq!(word(&mut m, sp + 128 + 176 + 8 * 9), 0x5eed, "saved s1");
+        assert_eq!(
+            m.kernel.sigmask() & (1 << 3),
+            1 << 3,
+            "SIGILL blocked in the handler"
+        );
+    }
+
+    #[test]
+    fn a_frame_that_cannot_be_written_or_read_is_a_fault_not_a_panic() {
+        let mut m = sigill_machine();
+        m.x[2] = 0x10; // no stack below
+        match m.run(&mut ()) {
+            Outcome::Fault(f) => {
+                assert_eq!((f.pc, f.kind), (0x1004, FaultKind::IllegalInstruction))
+            }
+            o => panic!("{o:?}"),
+        }
+        // rt_sigreturn with sp pointing nowhere
+        let mut m = machine(&[0x0000_0073]);
+        m.x[17] = RT_SIGRETURN;
+        m.x[2] = 0;
+        match m.run(&mut ()) {
+            Outcome::Fault(f) => assert_eq!(f.kind, FaultKind::LoadAccess(0)),
+            o => panic!("{o:?}"),
+        }
+    }
+
     #[test]
     fn misaligned_atomics_fault() {
         let mut m = machine(&[0x00b6232f]); // amoadd.w t1,a1,(a2)
