@@ -9,6 +9,14 @@
 #                        1 if some binary is stale, missing or extra,
 #                        2 if this machine's toolchain differs from bin/TOOLCHAIN
 #                        (binaries are then still compared and listed).
+#   ./build.sh --instrumented DIR [INTERVAL]
+#                        builds every instrumented variant of every program into DIR:
+#                        DIR/<name>.<sites>.<sampling> for sites entries|edges and sampling
+#                        full, counter, brr, counter-dup, brr-dup (Full-Duplication), the
+#                        sampled ones at 1/INTERVAL (default 1024), each from the same
+#                        `gcc -O2 -S` assembly rewritten by `outcrop instrument` and linked with
+#                        runtime/outcrop_rt.c; DIR/<name>.s is that assembly. Needs the outcrop
+#                        binary: $OUTCROP, else ../target/release/outcrop.
 #
 # The build is reproducible: the same toolchain gives byte-identical binaries
 # regardless of the checkout's location (relative source paths, no debug info,
@@ -95,8 +103,38 @@ case "${1:-}" in
     fi
     exit $status
     ;;
+--instrumented)
+    out=${2:?usage: $0 --instrumented DIR [INTERVAL]}
+    interval=${3:-1024}
+    outcrop=${OUTCROP:-$here/../target/release/outcrop}
+    if [ ! -x "$outcrop" ]; then
+        echo "build.sh: no outcrop binary at $outcrop (cargo build --release, or set OUTCROP)" >&2
+        exit 2
+    fi
+    mkdir -p "$out"
+    for src in src/*.c; do
+        name=$(basename "$src" .c)
+        "$CC" $CFLAGS -S -o "$out/$name.s" "$src"
+        for sites in entries edges; do
+            for sampling in full counter brr counter-dup brr-dup; do
+                case $sampling in
+                *-dup) flags="--sampling ${sampling%-dup} --full-duplication" ;;
+                *) flags="--sampling $sampling" ;;
+                esac
+                v="$out/$name.$sites.$sampling"
+                "$outcrop" instrument "$out/$name.s" -o "$v.s" --sites $sites $flags \
+                    --interval "$interval" --unit "$name" 2>/dev/null
+                "$CC" $CFLAGS -o "$v" "$v.s" runtime/outcrop_rt.c -lm
+                "$STRIP" --strip-debug "$v"
+                rm -f "$v.s"
+            done
+        done
+    done
+    toolchain > "$out/TOOLCHAIN"
+    echo "$(ls src/*.c | wc -l) programs x 10 variants in $out (interval $interval)"
+    ;;
 *)
-    echo "usage: $0 [--check]" >&2
+    echo "usage: $0 [--check | --instrumented DIR [INTERVAL]]" >&2
     exit 2
     ;;
 esac

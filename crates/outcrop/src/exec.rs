@@ -64,10 +64,25 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N")]
     brr_seed: Option<u64>,
 
+    /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
+    /// under --deterministic). Repeatable.
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub env: Vec<std::ffi::OsString>,
+
     /// The program (a static riscv64 Linux ELF executable) and its arguments (`outcrop run`
     /// without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// `--env` value: `KEY=VALUE` with a non-empty key.
+fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
+    match s.split_once('=') {
+        Some((k, _)) if !k.is_empty() => Ok(s.into()),
+        _ => Err(format!(
+            "`{s}`: expected KEY=VALUE (e.g. OUTCROP_PROFILE=sites.txt)"
+        )),
+    }
 }
 
 /// `--timing` value: a preset name or a TOML file.
@@ -119,6 +134,7 @@ impl GuestArgs {
                 ..BrrConfig::default()
             },
             brr_seeded: self.brr_seed.is_some(),
+            env: self.env.clone(),
         }
     }
 }

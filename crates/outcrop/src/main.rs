@@ -9,6 +9,7 @@ mod brr;
 mod exec;
 mod files;
 mod input;
+mod instrument;
 mod paths;
 mod rap;
 mod run;
@@ -112,6 +113,10 @@ enum Command {
     /// that runs a program (docs/machine.md "Branch-on-random").
     #[command(subcommand)]
     Brr(brr::BrrCommand),
+    /// Rewrite GCC RISC-V assembly (`gcc -O2 -S`) to count function entries or branch edges:
+    /// fully, with a software counter, or with branch-on-random; No- or Full-Duplication
+    /// (the branch-on-random paper's §4.1 and §5.3 method).
+    Instrument(instrument::InstrumentArgs),
 }
 
 fn main() -> ExitCode {
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
         Command::Wpp(cmd) => wpp::run(cmd),
         Command::Paths(cmd) => paths::run(cmd),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
+        Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -13,6 +13,7 @@ fn crates_dir() -> PathBuf {
 const LAYERS: &[(&str, u8)] = &[
     ("events", 0),
     ("sampling", 1),
+    ("instrument", 1),
     ("rv", 2),
     ("timing", 2),
     ("rap", 3),

@@ -47,6 +47,9 @@ pub struct ProgramSpec {
     pub brr: BrrConfig,
     /// Whether `brr.seed` was chosen by the user (`--brr-seed`).
     pub brr_seeded: bool,
+    /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
+    /// of the empty one under `deterministic`), replacing a variable of the same name.
+    pub env: Vec<OsString>,
 }
 
 impl ProgramSpec {
@@ -63,6 +66,7 @@ impl ProgramSpec {
             argv0: None,
             brr: BrrConfig::default(),
             brr_seeded: false,
+            env: Vec::new(),
         }
     }
 
@@ -157,7 +161,7 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
         on_warning,
         stdio_mode: None,
     };
-    let env = if spec.deterministic {
+    let mut env: Vec<OsString> = if spec.deterministic {
         Vec::new()
     } else {
         std::env::vars_os()
@@ -169,6 +173,11 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
             })
             .collect()
     };
+    for kv in &spec.env {
+        let key = env_key(kv);
+        env.retain(|e| env_key(e) != key);
+        env.push(kv.clone());
+    }
     let mut args = spec.command.clone();
     if let (Some(a0), Some(first)) = (&spec.argv0, args.first_mut()) {
         *first = a0.clone();
@@ -292,4 +301,10 @@ impl CodeImage {
         }
         dis
     }
+}
+
+/// The name part of a `KEY=VALUE` environment entry.
+fn env_key(kv: &OsString) -> &[u8] {
+    let b = kv.as_encoded_bytes();
+    b.split(|&c| c == b'=').next().unwrap_or(b)
 }
