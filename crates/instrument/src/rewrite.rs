@@ -9,6 +9,16 @@ use std::fmt::Write as _;
 /// Scratch candidates, in order of preference: t6, t5, t4, t3, t0 (x31, x30, x29, x28, x5).
 /// t1 and t2 are left alone: `tail` expands through t1 (or t2), and t2 is GCC's static chain.
 const SCRATCH: [(u8, &str); 5] = [(31, "t6"), (30, "t5"), (29, "t4"), (28, "t3"), (5, "t0")];
+/// Then argument registers that are never results (a2–a7), in functions that make no tail
+/// call (which could pass an unnamed argument register on to its callee).
+const SCRATCH_ARGS: [(u8, &str); 6] = [
+    (17, "a7"),
+    (16, "a6"),
+    (15, "a5"),
+    (14, "a4"),
+    (13, "a3"),
+    (12, "a2"),
+];
 
 /// Conditional branches with one register operand, then with two.
 const COND2: [&str; 8] = [
@@ -221,6 +231,7 @@ struct Facts<'a> {
 fn facts<'a>(lines: &[Line<'a>], f: &Func<'a>, types: &HashSet<&str>) -> Facts<'a> {
     let mut used = [false; 32];
     let mut opaque = false;
+    let mut tail_calls = false;
     let mut local = HashSet::new();
     let mut referenced = HashSet::new();
     let mut defs: HashMap<&str, Pos> = HashMap::new();
@@ -257,8 +268,14 @@ fn facts<'a>(lines: &[Line<'a>], f: &Func<'a>, types: &HashSet<&str>) -> Facts<'
                         "tail" => {
                             used[6] = true;
                             used[7] = true;
+                            tail_calls = true;
                         }
                         "call" => used[1] = true,
+                        "jr" | "c.jr" | "jalr"
+                            if ops.first().and_then(|r| int_reg(r)) != Some(1) =>
+                        {
+                            tail_calls = true; // an indirect jump: maybe a sibling call
+                        }
                         _ => {}
                     }
                     for op in ops {
@@ -279,8 +296,21 @@ fn facts<'a>(lines: &[Line<'a>], f: &Func<'a>, types: &HashSet<&str>) -> Facts<'
             }
         }
     }
+    // a direct jump out of the function is a tail call too
+    let jumps_out = lines
+        .iter()
+        .take(f.end + 1)
+        .skip(f.start.0)
+        .flat_map(|l| &l.stmts)
+        .any(|s| match s {
+            Stmt::Insn { mnemonic, ops } => branch_target(mnemonic, ops)
+                .is_some_and(|t| !defs.contains_key(t) && !numeric_ref(t)),
+            _ => false,
+        });
+    let args_ok = !tail_calls && !jumps_out;
     let free: Vec<&'static str> = SCRATCH
         .iter()
+        .chain(SCRATCH_ARGS.iter().filter(|_| args_ok))
         .filter(|(r, _)| !used[*r as usize])
         .map(|(_, n)| *n)
         .collect();
@@ -1142,19 +1172,26 @@ mod tests {
 
     #[test]
     fn a_function_naming_every_scratch_register_spills() {
-        let src = LOOP.replace(
-            "\tli\ta5,0\n",
-            "\tli\ta5,0\n\tmv\tt0,t3\n\tmv\tt4,t5\n\tmv\tt6,zero\n",
-        );
+        let busy = "\tli\ta5,0\n\tmv\tt0,t3\n\tmv\tt4,t5\n\tmv\tt6,zero\n";
+        // with every t register named, two unnamed argument registers a2-a7 serve
+        let src = LOOP.replace("\tli\ta5,0\n", busy);
+        let out = instrument(&src, &cfg(Sites::Entries, Sampling::Full, false)).unwrap();
+        assert!(out.spilled.is_empty());
+        assert!(out
+            .text
+            .contains("sum:\n\tlla\ta7,.Loutcrop_counts+0\n\tld\ta6,0(a7)"));
+        // but not in a function that makes a tail call (it could pass them on)
+        let src = LOOP.replace("\tli\ta5,0\n", &format!("{busy}\ttail\tg\n"));
         let out = instrument(&src, &cfg(Sites::Entries, Sampling::Counter, false)).unwrap();
         assert_eq!(out.spilled, vec!["sum"]);
         assert!(out
             .text
             .contains("sum:\n\taddi\tsp,sp,-16\n\tsd\tt6,0(sp)\n\tsd\tt5,8(sp)\n"));
-        // one free register is not enough; inline assembly makes registers unknowable
-        let src = LOOP.replace("\tli\ta5,0\n", "\tli\ta5,0\n\tmv\tt0,t3\n\tmv\tt4,t5\n");
+        // nor with an indirect jump (a sibling call through a pointer)
+        let src = LOOP.replace("\tli\ta5,0\n", &format!("{busy}\tjr\ta0\n"));
         let out = instrument(&src, &cfg(Sites::Entries, Sampling::Full, false)).unwrap();
         assert_eq!(out.spilled, vec!["sum"]);
+        // inline assembly makes registers unknowable
         let src = LOOP.replace("\tli\ta5,0\n", "#APP\n\tnop\n#NO_APP\n\tli\ta5,0\n");
         let out = instrument(&src, &cfg(Sites::Entries, Sampling::Full, false)).unwrap();
         assert_eq!(out.spilled, vec!["sum"]);

@@ -133,10 +133,12 @@ pub fn run(a: InstrumentArgs) -> Result<()> {
             if out.spilled.is_empty() {
                 String::new()
             } else {
+                let shown: Vec<&str> = out.spilled.iter().take(4).map(|s| s.as_str()).collect();
                 format!(
-                    "; {} functions spill two registers (no free scratch): {}",
+                    "; {} spill two registers around each site (no two free scratch registers): {}{}",
                     out.spilled.len(),
-                    out.spilled.join(", ")
+                    shown.join(", "),
+                    if out.spilled.len() > shown.len() { ", ... (--json lists all)" } else { "" }
                 )
             },
             if out.skipped_branches > 0 {
