@@ -25,6 +25,7 @@ fuzz_target!(|data: &[u8]| {
         },
         interval: 1 << (1 + (mode >> 4) % 15),
         full_duplication: mode & 0x80 != 0 && (mode >> 1) % 3 != 0,
+        count: true,
         unit: "fuzz".into(),
     };
     if let Ok(a) = instrument(src, &cfg) {

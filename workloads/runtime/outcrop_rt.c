@@ -17,7 +17,7 @@
  *    an illegal instruction there, and a SIGILL handler decides it with the same 20-bit LFSR,
  *    taps and bit selection as Outcrop's machine (docs/machine.md "Branch-on-random"), kept in
  *    thread-local storage and seeded from $OUTCROP_BRR_SEED (default 0x5a5a5, the machine's
- *    default), then moves the pc to the target or past the instruction. Any other illegal
+ *    default; $OUTCROP_BRR_LEAP steps per decision like --brr-leap, default 1), then moves the pc to the target or past the instruction. Any other illegal
  *    instruction gets the default action (the process dies of SIGILL, as without us).
  *
  * Written for this project; freestanding apart from libc's sigaction, getenv, atexit and
@@ -81,6 +81,7 @@ static void outcrop_dump(void) {
  * taken when the first k+1 of these bits are all set. */
 static _Thread_local uint32_t outcrop_lfsr;
 static uint32_t outcrop_seed = 0x5a5a5;
+static unsigned outcrop_leap = 1; /* LFSR steps per decision ($OUTCROP_BRR_LEAP, as --brr-leap) */
 static const unsigned char outcrop_bits[16] = {0, 2, 5, 9, 14, 1, 7, 12, 18, 4, 11, 17, 3, 10, 16, 6};
 
 static void outcrop_sigill(int sig, siginfo_t *si, void *ctx) {
@@ -103,7 +104,8 @@ static void outcrop_sigill(int sig, siginfo_t *si, void *ctx) {
     uint32_t m = 0;
     for (unsigned i = 0; i <= level; i++) m |= 1u << outcrop_bits[i];
     int taken = (outcrop_lfsr & m) == m;
-    outcrop_lfsr = (outcrop_lfsr >> 1) | (((outcrop_lfsr ^ (outcrop_lfsr >> 3)) & 1) << 19);
+    for (unsigned i = 0; i < outcrop_leap; i++)
+        outcrop_lfsr = (outcrop_lfsr >> 1) | (((outcrop_lfsr ^ (outcrop_lfsr >> 3)) & 1) << 19);
     uc->uc_mcontext.__gregs[0] = taken ? pc + off : pc + 4;
 }
 
@@ -112,6 +114,11 @@ __attribute__((constructor)) static void outcrop_init(void) {
     if (seed && *seed) {
         uint32_t s = (uint32_t)strtoul(seed, 0, 0) & 0xfffff;
         outcrop_seed = s ? s : 0x5a5a5;
+    }
+    const char *leap = getenv("OUTCROP_BRR_LEAP");
+    if (leap && *leap) {
+        unsigned long l = strtoul(leap, 0, 0);
+        outcrop_leap = l >= 1 && l <= 64 ? (unsigned)l : 1;
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -15,6 +15,7 @@ mod bench_profile;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
+mod study_brr;
 mod study_paths;
 mod study_rap;
 
@@ -50,6 +51,7 @@ fn main() -> Result<()> {
         Some("bench-timing") => bench_timing::run(&args[1..]),
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
         Some("study-paths") => study_paths::run(&args[1..]),
+        Some("study-brr") => study_brr::run(&args[1..]),
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
         Some("bench-layers") => bench_layers::run(&args[1..]),
         Some("bench-compose") => bench_compose::run(&args[1..]),
@@ -61,6 +63,7 @@ fn main() -> Result<()> {
                  | study-rap [--workloads a,b] [--jobs N] | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
                  | study-paths [--workloads a,b] [--svg FILE] \
+                 | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
                  | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...]"
             );

@@ -108,6 +108,10 @@ pub struct Config {
     pub interval: u64,
     /// Arnold–Ryder Full-Duplication instead of a check at every site.
     pub full_duplication: bool,
+    /// Whether a sample increments its site's counter; `false` leaves the sample path empty
+    /// (the check and the jump back only), to measure the sampling framework's own cost
+    /// (the paper's Figure 13, solid lines).
+    pub count: bool,
     /// Qualifies the names of file-local (`static`) functions, `name@unit`, so that two
     /// files' local functions of one name stay apart; usually the source file's stem.
     pub unit: String,
@@ -120,6 +124,7 @@ impl Default for Config {
             sampling: Sampling::Full,
             interval: 1024,
             full_duplication: false,
+            count: true,
             unit: String::new(),
         }
     }
@@ -132,6 +137,13 @@ impl Config {
             return Err(Error::Config(
                 "--full-duplication needs a sampled framework (--sampling counter or brr): \
                  with full instrumentation both copies would count every execution"
+                    .into(),
+            ));
+        }
+        if !self.count && self.sampling == Sampling::Full {
+            return Err(Error::Config(
+                "--framework-only needs a sampled framework (--sampling counter or brr): full \
+                 instrumentation without counting inserts nothing"
                     .into(),
             ));
         }

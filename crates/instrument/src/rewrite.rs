@@ -386,6 +386,7 @@ struct Code<'f> {
     a: &'f str,
     b: &'f str,
     spill: bool,
+    count: bool,
 }
 
 impl Code<'_> {
@@ -407,6 +408,9 @@ impl Code<'_> {
 
     /// counts[site] += 1 (registers must be free or spilled).
     fn incr(&self, site: usize, v: &mut Vec<String>) {
+        if !self.count {
+            return;
+        }
         let (a, b) = (self.a, self.b);
         v.push(format!("\tlla\t{a},.Loutcrop_counts+{}", site * 8));
         v.push(format!("\tld\t{b},0({a})"));
@@ -417,6 +421,9 @@ impl Code<'_> {
     /// Full instrumentation of `site`, inline.
     fn full(&self, site: usize) -> Vec<String> {
         let mut v = Vec::new();
+        if !self.count {
+            return v;
+        }
         self.spill(&mut v);
         self.incr(site, &mut v);
         self.unspill(&mut v);
@@ -704,6 +711,7 @@ fn function<'a>(
         a: facts.a,
         b: facts.b,
         spill: facts.spill,
+        count: em.cfg.count,
     };
     let dup = em.cfg.full_duplication;
     let edges = em.cfg.sites == Sites::Edges;
@@ -1082,6 +1090,7 @@ mod tests {
             sampling,
             interval: 64,
             full_duplication: dup,
+            count: true,
             unit: "u".into(),
         }
     }
@@ -1195,6 +1204,22 @@ mod tests {
         let src = LOOP.replace("\tli\ta5,0\n", "#APP\n\tnop\n#NO_APP\n\tli\ta5,0\n");
         let out = instrument(&src, &cfg(Sites::Entries, Sampling::Full, false)).unwrap();
         assert_eq!(out.spilled, vec!["sum"]);
+    }
+
+    #[test]
+    fn framework_only_leaves_the_sample_path_empty() {
+        let c = Config {
+            count: false,
+            ..cfg(Sites::Edges, Sampling::Brr, false)
+        };
+        let out = instrument(LOOP, &c).unwrap();
+        assert!(!out.text.contains("lla\tt6,.Loutcrop_counts"));
+        assert_eq!(out.text.matches(".insn j 0x0b").count(), 4);
+        let c = Config {
+            count: false,
+            ..cfg(Sites::Edges, Sampling::Full, false)
+        };
+        assert!(matches!(instrument(LOOP, &c), Err(Error::Config(_))));
     }
 
     #[test]

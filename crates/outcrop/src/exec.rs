@@ -64,6 +64,11 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N")]
     brr_seed: Option<u64>,
 
+    /// LFSR steps per brr decision, 1 to 64 (default 1, the paper's register; 20 leaps over
+    /// the whole register, removing the correlation between consecutive decisions).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub brr_leap: u8,
+
     /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
     /// under --deterministic). Repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
@@ -131,6 +136,7 @@ impl GuestArgs {
             brr: BrrConfig {
                 mode: self.brr,
                 seed: self.brr_seed.unwrap_or(BrrConfig::default().seed),
+                leap: self.brr_leap,
                 ..BrrConfig::default()
             },
             brr_seeded: self.brr_seed.is_some(),

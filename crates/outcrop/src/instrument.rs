@@ -62,6 +62,10 @@ pub struct InstrumentArgs {
     /// one check at the entry and at each loop head instead of one per site.
     #[arg(long)]
     full_duplication: bool,
+    /// Insert the checks with an empty sample path (no counting): measures the sampling
+    /// framework's own cost.
+    #[arg(long)]
+    framework_only: bool,
     /// Suffix for the names of file-local functions (`name@UNIT`; default: the input's
     /// file stem).
     #[arg(long, value_name = "UNIT")]
@@ -85,6 +89,7 @@ pub fn run(a: InstrumentArgs) -> Result<()> {
         },
         interval: a.interval,
         full_duplication: a.full_duplication,
+        count: !a.framework_only,
         unit: a.unit.clone().unwrap_or_else(|| {
             a.input
                 .file_stem()

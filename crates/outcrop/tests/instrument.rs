@@ -248,6 +248,16 @@ fn entries(name: &str, qemu: bool) {
     assert_sampled(name, "entries brr lfsr", checks, total(&lfsr), false);
     if qemu && checks < 500_000 {
         assert_eq!(s.run(name, s.qemu(name), "entries brr, qemu"), lfsr);
+        // a leap-forward register, here and in the runtime's emulation
+        let leap = s.run(
+            name,
+            s.machine(name, "lfsr", &["exec", "--brr-leap", "20"]),
+            "entries brr leap 20",
+        );
+        assert_sampled(name, "entries brr leap 20", checks, total(&leap), false);
+        let mut q = s.qemu(name);
+        q.env("OUTCROP_BRR_LEAP", "20");
+        assert_eq!(s.run(name, q, "entries brr leap 20, qemu"), leap);
     }
     // Full-Duplication runs the same program
     s.build(

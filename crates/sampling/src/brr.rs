@@ -99,6 +99,11 @@ pub struct BrrConfig {
     pub bits: Vec<u8>,
     /// Initial LFSR state (non-zero in the low `width` bits).
     pub seed: u64,
+    /// LFSR steps per decision, 1 to 64: 1 is the paper's register, shifted once per `brr`;
+    /// a leap-forward register (`width` steps at once, still one clock in hardware: each new
+    /// bit is an XOR of old ones) makes consecutive decisions read disjoint bits, removing
+    /// the correlation that one-step shifting leaves between them (docs/studies/brr.md).
+    pub leap: u8,
 }
 
 impl Default for BrrConfig {
@@ -110,6 +115,7 @@ impl Default for BrrConfig {
             taps: vec![20, 17],
             bits: SPACED_BITS.to_vec(),
             seed: 0x5_a5a5,
+            leap: 1,
         }
     }
 }
@@ -144,6 +150,7 @@ impl Default for BrrUnit {
             // 20 bits, taps 20 and 17 (bits 0 and 3), the default seed
             lfsr: Lfsr::from_parts(20, 1 | 1 << 3, 0x5_a5a5),
             masks,
+            leap: 1,
             executed: 0,
             taken: 0,
         }
@@ -157,6 +164,8 @@ pub struct BrrUnit {
     lfsr: Lfsr,
     /// Per level, the LFSR bits that must all be 1.
     masks: [u64; LEVELS],
+    /// LFSR steps per decision.
+    leap: u8,
     /// `brr` executions (counter mode's counter).
     executed: u64,
     taken: u64,
@@ -169,6 +178,12 @@ impl BrrUnit {
             return Err(Error::Config(format!(
                 "a brr LFSR needs at least 16 bits (level 15 ANDs 16 of them), not {}",
                 cfg.width
+            )));
+        }
+        if !(1..=64).contains(&cfg.leap) {
+            return Err(Error::Config(format!(
+                "brr LFSR steps per decision (leap) must be 1 to 64, not {}",
+                cfg.leap
             )));
         }
         let lfsr = Lfsr::new(cfg.width, &cfg.taps, cfg.seed)?;
@@ -194,6 +209,7 @@ impl BrrUnit {
             mode: cfg.mode,
             lfsr,
             masks,
+            leap: cfg.leap,
             executed: 0,
             taken: 0,
         })
@@ -214,7 +230,9 @@ impl BrrUnit {
                 let m = self.masks[level];
                 let t = self.lfsr.state() & m == m;
                 // clocked only when a brr executes
-                self.lfsr.step();
+                for _ in 0..self.leap {
+                    self.lfsr.step();
+                }
                 t
             }
             BrrMode::Counter => (self.executed + 1) % interval(freq) == 0,
@@ -330,6 +348,36 @@ mod tests {
         assert_eq!(u.lfsr_state(), s0);
         u.decide(3);
         assert_ne!(u.lfsr_state(), s0);
+    }
+
+    #[test]
+    fn a_leap_forward_register_decorrelates_consecutive_decisions() {
+        // level 9 (1/1024): with one step per decision, a take makes a take 5 decisions
+        // later 32 times likelier (the spaced bits overlap under a shift of 5); leaping 20
+        // steps reads disjoint bits each time
+        let after_take = |leap: u8| {
+            let mut u = BrrUnit::new(&BrrConfig {
+                leap,
+                ..BrrConfig::default()
+            })
+            .unwrap();
+            let t: Vec<bool> = (0..1 << 21).map(|_| u.decide(9) == Some(true)).collect();
+            let taken = t.iter().filter(|&&x| x).count() as f64;
+            let both = (0..t.len() - 5).filter(|&i| t[i] && t[i + 5]).count() as f64;
+            (taken / t.len() as f64, both / taken)
+        };
+        let (p1, c1) = after_take(1);
+        let (p20, c20) = after_take(20);
+        for p in [p1, p20] {
+            assert!((p * 1024.0 - 1.0).abs() < 0.1, "{p}");
+        }
+        assert!(c1 > 16.0 / 1024.0, "{c1}");
+        assert!(c20 < 3.0 / 1024.0, "{c20}");
+        let bad = BrrUnit::new(&BrrConfig {
+            leap: 0,
+            ..BrrConfig::default()
+        });
+        assert!(bad.is_err());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! * [`Lfsr`]: linear feedback shift registers, the branch-on-random paper's random bits, and
 //!   [`BrrUnit`], branch-on-random's decision unit built on one.
 //! * [`PeriodSampler`], [`GeometricSampler`]: when to take a sample.
+//! * [`sampler::Sampler`] and [`sample!`]: per-site sampling decisions for native code
+//!   (counter, geometric skip count, software LFSR, bursts).
 //! * [`LbrUnit`]: the branch-record unit that samples the last N branches (path-profiling
 //!   paper §3.1), [`BranchRecorder`] to attach units to a retire stream, and [`Samples`], their
 //!   aggregated output and its file format (docs/formats.md).
@@ -45,6 +47,7 @@ pub mod observe;
 pub mod overlap;
 pub mod period;
 pub mod rng;
+pub mod sampler;
 pub mod samples;
 
 pub use brr::{BrrConfig, BrrMode, BrrUnit};

@@ -1,0 +1,1176 @@
+//! `study-brr`: the branch-on-random paper's studies on our workloads (docs/studies/brr.md).
+//!
+//! Every program (the bundled workloads, `workloads/study/resonance.c` and the paper's
+//! microbenchmark `workloads/study/charstat.c`) is compiled once with `gcc -O2 -S`; every
+//! variant is that assembly rewritten by `outcrop_instrument` and linked with
+//! `workloads/runtime/outcrop_rt.c`, so variants differ only in their sampling framework (the
+//! paper's §5.3 method). Programs run on Outcrop's machine, deterministically; the site
+//! profile comes from the runtime (`$OUTCROP_PROFILE`), cycles from the timing model (default
+//! preset).
+//!
+//! * Accuracy (Figures 9, 10): overlap of each sampled profile with the full one, for entry
+//!   and edge sites at 1/1024 and 1/8192: brr (LFSR, 5 seeds: median, min–max), the software
+//!   counter, and brr under the machine's hardware-counter mode.
+//! * Sensitivity: the same brr binaries under the paper's four 32-bit tap sets and under
+//!   contiguous bits (3 seeds each); the LFSR's correlation of consecutive outcomes.
+//! * Overhead (Figure 12): cycles of the framework alone (`count: false`) at 1/1024, counter
+//!   and brr, No- and Full-Duplication, over the uninstrumented build.
+//! * Microbenchmark (Figures 13, 14): `charstat` with edge sites over intervals 2…65,536:
+//!   overhead and cycles per site, framework alone and with counting, and full
+//!   instrumentation's cost per site.
+
+use anyhow::{bail, Context, Result};
+use outcrop_instrument::{instrument, Config as ICfg, Sampling, Sites};
+use outcrop_sampling::sampler::{
+    BurstSampler, CounterSampler, GeometricSampler, LfsrSampler, Sampler,
+};
+use outcrop_sampling::{overlap, BrrConfig, BrrMode, BrrUnit, SiteProfile};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+const INTERVALS: [u64; 2] = [1024, 8192];
+const SEEDS: [u64; 5] = [0x5_a5a5, 0x1_2345, 0xb_eef1, 0x3_c3c3, 0x7_0f0f];
+const SENS_SEEDS: usize = 3;
+const PAPER_TAPS: [&[u8]; 4] = [
+    &[32, 31, 30, 10],
+    &[32, 19, 18, 13],
+    &[32, 31, 30, 29, 28, 22],
+    &[32, 22, 16, 15, 12, 11],
+];
+
+/// One program of the study.
+#[derive(Clone)]
+struct Prog {
+    name: String,
+    src: PathBuf,
+    args: Vec<String>,
+}
+
+/// One build variant: `None` sampling is the uninstrumented build.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Variant {
+    sites: Sites,
+    sampling: Option<Sampling>,
+    interval: u64,
+    dup: bool,
+    count: bool,
+}
+
+impl Variant {
+    fn base() -> Variant {
+        Variant {
+            sites: Sites::Entries,
+            sampling: None,
+            interval: 1,
+            dup: false,
+            count: true,
+        }
+    }
+
+    fn of(sites: Sites, sampling: Sampling, interval: u64, dup: bool, count: bool) -> Variant {
+        Variant {
+            sites,
+            sampling: Some(sampling),
+            interval,
+            dup,
+            count,
+        }
+    }
+
+    fn file(&self) -> String {
+        match self.sampling {
+            None => "base".into(),
+            Some(s) => format!(
+                "{}.{}{}{}.{}",
+                self.sites.name(),
+                s.name(),
+                if self.dup { "-dup" } else { "" },
+                if self.count { "" } else { "-fw" },
+                self.interval
+            ),
+        }
+    }
+}
+
+struct Env {
+    root: PathBuf,
+    work: PathBuf,
+    cc: String,
+}
+
+impl Env {
+    fn gcc(&self, args: &[&std::ffi::OsStr]) -> Result<()> {
+        let out = Command::new(&self.cc)
+            .args(args)
+            .output()
+            .with_context(|| format!("{} (apt-get install gcc-riscv64-linux-gnu)", self.cc))?;
+        if !out.status.success() {
+            bail!(
+                "{} failed: {}",
+                self.cc,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    /// The program's `-O2 -S` assembly (cached).
+    fn asm(&self, p: &Prog) -> Result<String> {
+        let s = self.work.join(format!("{}.s", p.name));
+        if !s.exists() {
+            self.gcc(&[
+                "-O2".as_ref(),
+                "-march=rv64gc".as_ref(),
+                "-mabi=lp64d".as_ref(),
+                "-S".as_ref(),
+                "-o".as_ref(),
+                s.as_os_str(),
+                p.src.as_os_str(),
+            ])?;
+        }
+        Ok(std::fs::read_to_string(&s)?)
+    }
+
+    /// The variant's binary (cached: built once per study directory).
+    fn build(&self, p: &Prog, v: Variant) -> Result<PathBuf> {
+        let bin = self.work.join(format!("{}.{}", p.name, v.file()));
+        if bin.exists() {
+            return Ok(bin);
+        }
+        let asm = self.asm(p)?;
+        let text = match v.sampling {
+            None => asm,
+            Some(sampling) => {
+                let cfg = ICfg {
+                    sites: v.sites,
+                    sampling,
+                    interval: v.interval,
+                    full_duplication: v.dup,
+                    count: v.count,
+                    unit: p.name.clone(),
+                };
+                instrument(&asm, &cfg)
+                    .with_context(|| format!("{} {v:?}", p.name))?
+                    .text
+            }
+        };
+        let s = self.work.join(format!("{}.{}.s", p.name, v.file()));
+        std::fs::write(&s, text)?;
+        let rt = self.root.join("workloads/runtime/outcrop_rt.c");
+        self.gcc(&[
+            "-O2".as_ref(),
+            "-static".as_ref(),
+            "-march=rv64gc".as_ref(),
+            "-mabi=lp64d".as_ref(),
+            "-o".as_ref(),
+            bin.as_os_str(),
+            s.as_os_str(),
+            rt.as_os_str(),
+            "-lm".as_ref(),
+        ])?;
+        std::fs::remove_file(&s)?;
+        Ok(bin)
+    }
+}
+
+/// What one run gave.
+struct RunResult {
+    sites: SiteProfile,
+    cycles: u64,
+    instructions: u64,
+    mispredicts: u64,
+    status: i32,
+}
+
+fn exec(env: &Env, p: &Prog, bin: &Path, brr: BrrConfig, timed: bool) -> Result<RunResult> {
+    let prof = env.work.join(format!(
+        "{}.{}.sites",
+        bin.file_name().unwrap_or_default().to_string_lossy(),
+        std::thread::current().name().unwrap_or("t")
+    ));
+    let _ = std::fs::remove_file(&prof);
+    let mut command = vec![bin.as_os_str().to_owned()];
+    command.extend(p.args.iter().map(Into::into));
+    let spec = outcrop_run::ProgramSpec {
+        allow: vec![env.root.join("workloads/src")],
+        allow_rw: vec![env.work.clone()],
+        env: vec![format!("OUTCROP_PROFILE={}", prof.display()).into()],
+        brr,
+        brr_seeded: true,
+        argv0: Some(format!("bin/{}", p.name).into()),
+        ..outcrop_run::ProgramSpec::observed(bin, "")
+    };
+    let spec = outcrop_run::ProgramSpec { command, ..spec };
+    let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
+    let (outcome, cycles, mispredicts) = if timed {
+        let mut t = outcrop_timing::Timed::new(&outcrop_timing::Config::default(), ());
+        let o = m.run(&mut t);
+        t.finish();
+        let tot = t.totals();
+        (o, tot.cycles, tot.mispredicts)
+    } else {
+        (m.run(&mut ()), 0, 0)
+    };
+    let status = match outcome {
+        outcrop_rv::Outcome::Exited(s) => s,
+        o => bail!("{}: {o:?}", bin.display()),
+    };
+    let instructions = m.instret;
+    let sites = match std::fs::read_to_string(&prof) {
+        Ok(t) => SiteProfile::parse(&t)?,
+        Err(_) => SiteProfile::default(),
+    };
+    let _ = std::fs::remove_file(&prof);
+    Ok(RunResult {
+        sites,
+        cycles,
+        instructions,
+        mispredicts,
+        status,
+    })
+}
+
+fn lfsr(seed: u64) -> BrrConfig {
+    BrrConfig {
+        seed,
+        ..BrrConfig::default()
+    }
+}
+
+/// Accuracy of one framework: median, min, max over seeds (one value for deterministic ones).
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    med: f64,
+    min: f64,
+    max: f64,
+}
+
+fn acc_of(mut v: Vec<f64>) -> Acc {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return Acc::default();
+    }
+    Acc {
+        med: v[v.len() / 2],
+        min: v[0],
+        max: v[v.len() - 1],
+    }
+}
+
+#[derive(Default)]
+struct ProgResult {
+    name: String,
+    /// per sites kind: number of sites, checks (full total)
+    sites: BTreeMap<&'static str, (usize, u64)>,
+    /// (sites, interval, framework) -> accuracy
+    acc: BTreeMap<(&'static str, u64, &'static str), Acc>,
+    /// sensitivity: config name -> accuracy (edges, 1024)
+    sens: BTreeMap<String, Acc>,
+    /// overhead: (sites, framework) -> (cycles ratio - 1)
+    overhead: BTreeMap<(&'static str, &'static str), f64>,
+    base_cycles: u64,
+    base_instructions: u64,
+}
+
+const FRAMEWORKS: [(&str, Sampling, bool); 4] = [
+    ("counter", Sampling::Counter, false),
+    ("brr", Sampling::Brr, false),
+    ("counter-dup", Sampling::Counter, true),
+    ("brr-dup", Sampling::Brr, true),
+];
+
+fn study(env: &Env, p: &Prog, overhead: bool) -> Result<ProgResult> {
+    let mut r = ProgResult {
+        name: p.name.clone(),
+        ..ProgResult::default()
+    };
+    let base = exec(
+        env,
+        p,
+        &env.build(p, Variant::base())?,
+        lfsr(SEEDS[0]),
+        overhead,
+    )?;
+    r.base_cycles = base.cycles;
+    r.base_instructions = base.instructions;
+    for sites in [Sites::Entries, Sites::Edges] {
+        let sn = sites.name();
+        let full_bin = env.build(p, Variant::of(sites, Sampling::Full, 1, false, true))?;
+        let full = exec(env, p, &full_bin, lfsr(SEEDS[0]), false)?;
+        if full.status != base.status {
+            bail!(
+                "{}: {sn} full exits {} not {}",
+                p.name,
+                full.status,
+                base.status
+            );
+        }
+        r.sites
+            .insert(sn, (full.sites.sites.len(), full.sites.total()));
+        for interval in INTERVALS {
+            let ctr = env.build(
+                p,
+                Variant::of(sites, Sampling::Counter, interval, false, true),
+            )?;
+            let c = exec(env, p, &ctr, lfsr(SEEDS[0]), false)?;
+            r.acc.insert(
+                (sn, interval, "counter"),
+                acc_of(vec![overlap(&full.sites, &c.sites).accuracy]),
+            );
+            let brr = env.build(p, Variant::of(sites, Sampling::Brr, interval, false, true))?;
+            let hw = BrrConfig {
+                mode: BrrMode::Counter,
+                ..lfsr(SEEDS[0])
+            };
+            let h = exec(env, p, &brr, hw, false)?;
+            r.acc.insert(
+                (sn, interval, "hw-counter"),
+                acc_of(vec![overlap(&full.sites, &h.sites).accuracy]),
+            );
+            let mut v = Vec::new();
+            for seed in SEEDS {
+                let b = exec(env, p, &brr, lfsr(seed), false)?;
+                v.push(overlap(&full.sites, &b.sites).accuracy);
+            }
+            r.acc.insert((sn, interval, "brr"), acc_of(v));
+            if sites == Sites::Edges && interval == 1024 {
+                let mut configs: Vec<(String, BrrConfig)> = Vec::new();
+                for taps in PAPER_TAPS {
+                    configs.push((
+                        format!("32-bit taps {taps:?}"),
+                        BrrConfig {
+                            width: 32,
+                            taps: taps.to_vec(),
+                            ..BrrConfig::default()
+                        },
+                    ));
+                }
+                configs.push((
+                    "20-bit, leap 20".into(),
+                    BrrConfig {
+                        leap: 20,
+                        ..BrrConfig::default()
+                    },
+                ));
+                configs.push((
+                    "20-bit, contiguous bits".into(),
+                    BrrConfig {
+                        bits: outcrop_sampling::brr::CONTIGUOUS_BITS.to_vec(),
+                        ..BrrConfig::default()
+                    },
+                ));
+                for (name, cfg) in configs {
+                    let mut v = Vec::new();
+                    for seed in SEEDS.iter().take(SENS_SEEDS) {
+                        let b = exec(
+                            env,
+                            p,
+                            &brr,
+                            BrrConfig {
+                                seed: *seed,
+                                ..cfg.clone()
+                            },
+                            false,
+                        )?;
+                        v.push(overlap(&full.sites, &b.sites).accuracy);
+                    }
+                    r.sens.insert(name, acc_of(v));
+                }
+            }
+        }
+        if overhead {
+            for (fname, sampling, dup) in FRAMEWORKS {
+                let b = env.build(p, Variant::of(sites, sampling, 1024, dup, false))?;
+                let t = exec(env, p, &b, lfsr(SEEDS[0]), true)?;
+                r.overhead.insert(
+                    (sn, fname),
+                    t.cycles as f64 / base.cycles.max(1) as f64 - 1.0,
+                );
+            }
+        }
+    }
+    eprintln!("study-brr: {} done", p.name);
+    Ok(r)
+}
+
+/// Every sampler on the same site executions of one run of the uninstrumented program: call
+/// targets (function entries reached by calls) and both edges of conditional branches, each
+/// sampler deciding at every execution, scored against the exact counts.
+struct SameRun {
+    kinds: [Vec<Box<dyn Sampler + Send>>; 2],
+    counts: [Vec<rustc_hash::FxHashMap<u64, u64>>; 2],
+    exact: [rustc_hash::FxHashMap<u64, u64>; 2],
+}
+
+/// The samplers compared, by name; seeds vary the random ones.
+fn same_run_samplers(seed: u64) -> Vec<(&'static str, Box<dyn Sampler + Send>)> {
+    let b = |c: BrrConfig| -> Box<dyn Sampler + Send> {
+        Box::new(LfsrSampler::new(1024, &c).unwrap_or_else(|_| unreachable!()))
+    };
+    vec![
+        (
+            "counter",
+            Box::new(CounterSampler::new(1024).unwrap_or_else(|_| unreachable!())),
+        ),
+        (
+            "geometric",
+            Box::new(GeometricSampler::new(1024, seed).unwrap_or_else(|_| unreachable!())),
+        ),
+        ("lfsr", b(lfsr(SEEDS[(seed as usize) % SEEDS.len()]))),
+        (
+            "lfsr-leap20",
+            b(BrrConfig {
+                leap: 20,
+                ..lfsr(SEEDS[(seed as usize) % SEEDS.len()])
+            }),
+        ),
+        (
+            "burst",
+            Box::new(BurstSampler::new(16 * 1024, 16).unwrap_or_else(|_| unreachable!())),
+        ),
+    ]
+}
+
+impl outcrop_events::record::Observer for SameRun {
+    #[inline]
+    fn retire(
+        &mut self,
+        r: &outcrop_events::record::Retire,
+        _: Option<&outcrop_events::record::Stamp>,
+    ) -> outcrop_events::record::Control {
+        use outcrop_events::record::{BranchKind, Class};
+        let site = if r.transfer == Some(BranchKind::Call) {
+            Some((0, r.target))
+        } else if r.class == Some(Class::Branch) {
+            Some((1, r.pc << 1 | u64::from(r.taken)))
+        } else {
+            None
+        };
+        if let Some((k, key)) = site {
+            *self.exact[k].entry(key).or_default() += 1;
+            for (s, c) in self.kinds[k].iter_mut().zip(self.counts[k].iter_mut()) {
+                if s.sample() {
+                    *c.entry(key).or_default() += 1;
+                }
+            }
+        }
+        outcrop_events::record::Control::Continue
+    }
+}
+
+fn profile_of(m: &rustc_hash::FxHashMap<u64, u64>) -> SiteProfile {
+    let mut sites: Vec<(String, u64)> = m.iter().map(|(k, v)| (format!("{k:x}"), *v)).collect();
+    sites.sort();
+    SiteProfile { sites }
+}
+
+/// (kind, sampler) -> accuracy over seeds, and the site executions per kind.
+type SameRunResult = (BTreeMap<(usize, &'static str), Acc>, [u64; 2]);
+
+fn same_run(env: &Env, p: &Prog) -> Result<SameRunResult> {
+    let bin = env.build(p, Variant::base())?;
+    let mut per: BTreeMap<(usize, &'static str), Vec<f64>> = BTreeMap::new();
+    let mut execs = [0u64; 2];
+    for seed in 0..SEEDS.len() as u64 {
+        let mk = || {
+            same_run_samplers(seed)
+                .into_iter()
+                .map(|(_, s)| s)
+                .collect::<Vec<_>>()
+        };
+        let names: Vec<&'static str> = same_run_samplers(seed)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let mut obs = SameRun {
+            kinds: [mk(), mk()],
+            counts: [
+                vec![Default::default(); names.len()],
+                vec![Default::default(); names.len()],
+            ],
+            exact: Default::default(),
+        };
+        let mut command = vec![bin.as_os_str().to_owned()];
+        command.extend(p.args.iter().map(Into::into));
+        let spec = outcrop_run::ProgramSpec {
+            command,
+            allow: vec![env.root.join("workloads/src")],
+            allow_rw: vec![env.work.clone()],
+            argv0: Some(format!("bin/{}", p.name).into()),
+            ..outcrop_run::ProgramSpec::observed(&bin, "")
+        };
+        let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
+        m.run(&mut obs);
+        for (k, e) in execs.iter_mut().enumerate() {
+            let exact = profile_of(&obs.exact[k]);
+            *e = exact.total();
+            for (i, n) in names.iter().enumerate() {
+                let a = overlap(&exact, &profile_of(&obs.counts[k][i])).accuracy;
+                per.entry((k, n)).or_default().push(a);
+            }
+        }
+    }
+    Ok((
+        per.into_iter().map(|(k, v)| (k, acc_of(v))).collect(),
+        execs,
+    ))
+}
+
+fn same_run_table(rs: &[(String, SameRunResult)]) -> String {
+    let mut o = String::new();
+    let names: Vec<&str> = same_run_samplers(0).into_iter().map(|(n, _)| n).collect();
+    for (k, kind) in ["call targets", "branch edges"].iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "\n#### Every sampler on the same run, {kind}, 1/1024 (accuracy %, median and min–max of 5 seeds)\n\n| program | executions | {} |\n|---|---:|{}",
+            names.join(" | "),
+            "---:|".repeat(names.len())
+        );
+        for (name, (acc, execs)) in rs {
+            let mut row = format!("| {name} | {} |", execs[k]);
+            for n in &names {
+                let _ = write!(row, " {} |", acc_cell(acc.get(&(k, *n))));
+            }
+            let _ = writeln!(o, "{row}");
+        }
+    }
+    o
+}
+
+/// The microbenchmark sweep: per (framework, counting) and interval, cycles over the base.
+struct Micro {
+    checks: u64,
+    base: u64,
+    full: u64,
+    /// (framework, counting, interval) -> (cycles, mispredicts)
+    runs: BTreeMap<(&'static str, bool, u64), (u64, u64)>,
+    base_mispredicts: u64,
+}
+
+fn micro(env: &Env, p: &Prog, runs: usize) -> Result<Micro> {
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let timed = |bin: &Path| -> Result<(u64, u64)> {
+        // the machine and the model are deterministic: one run is the measurement; runs > 1
+        // only re-checks that
+        let mut c = Vec::new();
+        let mut m = 0;
+        for _ in 0..runs {
+            let r = exec(env, p, bin, lfsr(SEEDS[0]), true)?;
+            c.push(r.cycles);
+            m = r.mispredicts;
+        }
+        Ok((median(c), m))
+    };
+    let (base, base_mispredicts) = timed(&env.build(p, Variant::base())?)?;
+    let full_bin = env.build(p, Variant::of(Sites::Edges, Sampling::Full, 1, false, true))?;
+    let checks = exec(env, p, &full_bin, lfsr(SEEDS[0]), false)?
+        .sites
+        .total();
+    let (full, _) = timed(&full_bin)?;
+    let mut out = BTreeMap::new();
+    for (fname, sampling, dup) in FRAMEWORKS {
+        for count in [false, true] {
+            for k in 1..=16 {
+                let interval = 1u64 << k;
+                let b = env.build(p, Variant::of(Sites::Edges, sampling, interval, dup, count))?;
+                out.insert((fname, count, interval), timed(&b)?);
+            }
+        }
+        eprintln!("study-brr: micro {fname} done");
+    }
+    Ok(Micro {
+        checks,
+        base,
+        full,
+        runs: out,
+        base_mispredicts,
+    })
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}", 100.0 * x)
+}
+
+fn acc_cell(a: Option<&Acc>) -> String {
+    match a {
+        None => "–".into(),
+        Some(a) if (a.max - a.min) < 0.0005 => pct(a.med),
+        Some(a) => format!("{} ({}–{})", pct(a.med), pct(a.min), pct(a.max)),
+    }
+}
+
+fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
+    let mut o = String::new();
+    for sites in ["entries", "edges"] {
+        for interval in INTERVALS {
+            let _ = writeln!(
+                o,
+                "\n#### Accuracy, {sites} sites, 1/{interval} (overlap with the full profile, %)\n"
+            );
+            let _ = writeln!(
+                o,
+                "| program | sites | checks | brr (LFSR, 5 seeds) | software counter | hardware counter |"
+            );
+            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|");
+            for r in rs {
+                let (n, checks) = r.sites.get(sites).copied().unwrap_or_default();
+                let _ = writeln!(
+                    o,
+                    "| {} | {n} | {checks} | {} | {} | {} |",
+                    r.name,
+                    acc_cell(r.acc.get(&(sites, interval, "brr"))),
+                    acc_cell(r.acc.get(&(sites, interval, "counter"))),
+                    acc_cell(r.acc.get(&(sites, interval, "hw-counter"))),
+                );
+            }
+        }
+    }
+    let names: Vec<String> = rs
+        .first()
+        .map(|r| r.sens.keys().cloned().collect())
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "\n#### Sensitivity, edge sites, 1/1024 (median of 3 seeds, %)\n\n| program | default (20-bit, taps 20 17, spaced bits) | {} |",
+        names.join(" | ")
+    );
+    let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(names.len()));
+    for r in rs {
+        let mut row = format!(
+            "| {} | {} |",
+            r.name,
+            acc_cell(r.acc.get(&("edges", 1024, "brr")))
+        );
+        for n in &names {
+            let _ = write!(row, " {} |", acc_cell(r.sens.get(n)));
+        }
+        let _ = writeln!(o, "{row}");
+    }
+    if rs.iter().any(|r| !r.overhead.is_empty()) {
+        for sites in ["entries", "edges"] {
+            let _ = writeln!(
+                o,
+                "\n#### Framework overhead at 1/1024, {sites} sites (cycles over the uninstrumented build, %)\n"
+            );
+            let _ = writeln!(
+                o,
+                "| program | checks | base cycles | counter | brr | counter, Full-Dup | brr, Full-Dup | counter / brr |"
+            );
+            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|");
+            for r in rs {
+                let g = |f: &str| r.overhead.get(&(sites, f)).copied().unwrap_or(f64::NAN);
+                let ratio = if g("brr") > 0.0 {
+                    format!("{:.1}×", g("counter") / g("brr"))
+                } else {
+                    "–".into()
+                };
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {ratio} |",
+                    r.name,
+                    r.sites.get(sites).map_or(0, |s| s.1),
+                    r.base_cycles,
+                    100.0 * g("counter"),
+                    100.0 * g("brr"),
+                    100.0 * g("counter-dup"),
+                    100.0 * g("brr-dup"),
+                );
+            }
+        }
+    }
+    if let Some(m) = m {
+        let _ = writeln!(
+            o,
+            "\n#### Microbenchmark (charstat, edge sites): {} checks, {} base cycles ({} mispredictions); full instrumentation {:.2} cycles per site\n",
+            m.checks,
+            m.base,
+            m.base_mispredicts,
+            (m.full as f64 - m.base as f64) / m.checks as f64
+        );
+        let _ = writeln!(
+            o,
+            "Overhead % / cycles per site (framework alone | with counting):\n"
+        );
+        let _ = writeln!(
+            o,
+            "| interval | counter | brr | counter, Full-Dup | brr, Full-Dup | counter/brr per site (Full-Dup, framework) |"
+        );
+        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|");
+        for k in 1..=16 {
+            let i = 1u64 << k;
+            let cell = |f: &'static str, count: bool| {
+                let (c, _) = m.runs[&(f, count, i)];
+                let d = c as f64 - m.base as f64;
+                (100.0 * d / m.base as f64, d / m.checks as f64)
+            };
+            let mut row = format!("| {i} |");
+            for (f, _, _) in FRAMEWORKS {
+                let (a, b) = (cell(f, false), cell(f, true));
+                let _ = write!(
+                    row,
+                    " {:.1}% / {:.2} \\| {:.1}% / {:.2} |",
+                    a.0, a.1, b.0, b.1
+                );
+            }
+            let (c, b) = (cell("counter-dup", false).1, cell("brr-dup", false).1);
+            let _ = write!(
+                row,
+                " {} |",
+                if b > 0.0 {
+                    format!("{:.1}×", c / b)
+                } else {
+                    "–".into()
+                }
+            );
+            let _ = writeln!(o, "{row}");
+        }
+    }
+    o
+}
+
+/// Correlation of a level's outcomes: P(taken at t+d | taken at t) over lags d = 1..=24, as a
+/// multiple of the independent probability, for each bit selection.
+fn correlation() -> String {
+    let mut o = String::from(
+        "\n#### LFSR correlation: P(taken at t+d | taken at t) / P(taken), 2·10^6 consecutive decisions of one level\n\n\
+         | level (probability) | spaced bits: d = 1 | spaced: worst d ≤ 24 | contiguous bits: d = 1 | contiguous: worst d ≤ 24 | spaced, leap 20: d = 1 | spaced, leap 20: worst d ≤ 24 |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    const LAGS: usize = 24;
+    for level in 0..16u8 {
+        let p = 0.5f64.powi(i32::from(level) + 1);
+        let mut row = format!("| {level} (1/{}) |", 2u64 << level);
+        for (bits, leap) in [
+            (outcrop_sampling::brr::SPACED_BITS.to_vec(), 1),
+            (outcrop_sampling::brr::CONTIGUOUS_BITS.to_vec(), 1),
+            (outcrop_sampling::brr::SPACED_BITS.to_vec(), 20),
+        ] {
+            let Ok(mut u) = BrrUnit::new(&BrrConfig {
+                bits,
+                leap,
+                ..BrrConfig::default()
+            }) else {
+                continue;
+            };
+            let n = 2_000_000usize;
+            let t: Vec<bool> = (0..n).map(|_| u.decide(level) == Some(true)).collect();
+            let taken = t.iter().filter(|&&x| x).count().max(1) as f64;
+            let ratio = |d: usize| {
+                let both = (0..n - d).filter(|&i| t[i] && t[i + d]).count() as f64;
+                both / taken / p
+            };
+            let (mut worst, mut at) = (0.0, 0);
+            for d in 1..=LAGS {
+                let r = ratio(d);
+                if r > worst {
+                    worst = r;
+                    at = d;
+                }
+            }
+            let _ = write!(row, " {:.2}× | {:.2}× (d = {at}) |", ratio(1), worst);
+        }
+        let _ = writeln!(o, "{row}");
+    }
+    o
+}
+
+fn plot_accuracy(path: &Path, rs: &[ProgResult], sites: &'static str) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
+    let root = SVGBackend::new(path, (1300, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let panels = root.split_evenly((2, 1));
+    for (panel, interval) in panels.iter().zip(INTERVALS) {
+        let n = rs.len() as f64;
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!("{sites} sites, 1/{interval}: overlap with the full profile"),
+                ("sans-serif", 16),
+            )
+            .margin(8)
+            .x_label_area_size(60)
+            .y_label_area_size(50)
+            .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..100f64)
+            .map_err(|e| err(&e))?;
+        let labels: Vec<String> = rs.iter().map(|r| r.name.clone()).collect();
+        chart
+            .configure_mesh()
+            .x_labels(rs.len())
+            .x_label_formatter(&|x| {
+                let i = x.round() as i64;
+                if (x - i as f64).abs() < 0.01 && i >= 0 && (i as usize) < labels.len() {
+                    labels[i as usize].chars().take(10).collect()
+                } else {
+                    String::new()
+                }
+            })
+            .x_label_style(("sans-serif", 10))
+            .y_desc("accuracy (%)")
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (k, (fw, color)) in [("brr", RED), ("counter", BLUE), ("hw-counter", GREEN)]
+            .into_iter()
+            .enumerate()
+        {
+            let off = (k as f64 - 1.0) * 0.25;
+            let mut bars = Vec::new();
+            for (i, r) in rs.iter().enumerate() {
+                if let Some(a) = r.acc.get(&(sites, interval, fw)) {
+                    let x = i as f64 + off;
+                    bars.push(Rectangle::new(
+                        [(x - 0.11, 0.0), (x + 0.11, 100.0 * a.med)],
+                        color.filled(),
+                    ));
+                }
+            }
+            chart
+                .draw_series(bars)
+                .map_err(|e| err(&e))?
+                .label(match fw {
+                    "brr" => "brr (LFSR, median of 5 seeds)",
+                    "counter" => "software counter",
+                    _ => "hardware counter",
+                })
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.9))
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+fn plot_micro(path: &Path, m: &Micro, per_site: bool) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
+    let root = SVGBackend::new(path, (820, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let value = |c: u64| {
+        let d = c as f64 - m.base as f64;
+        if per_site {
+            d / m.checks as f64
+        } else {
+            100.0 * d / m.base as f64
+        }
+    };
+    let ymax = m
+        .runs
+        .values()
+        .map(|(c, _)| value(*c))
+        .fold(0.0f64, f64::max)
+        .max(value(m.full))
+        * 1.05;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            if per_site {
+                "charstat: cycles per sampling site (solid: framework alone; dashed: with counting)"
+            } else {
+                "charstat: overhead over the uninstrumented build (solid: framework; dashed: with counting)"
+            },
+            ("sans-serif", 15),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(1f64..16f64, 0f64..ymax)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("sampling interval (log2)")
+        .y_desc(if per_site {
+            "cycles per site"
+        } else {
+            "overhead (%)"
+        })
+        .draw()
+        .map_err(|e| err(&e))?;
+    let colors = [BLUE, RED, CYAN, MAGENTA];
+    let frameworks: Vec<_> = if per_site {
+        FRAMEWORKS.iter().filter(|f| f.2).collect()
+    } else {
+        FRAMEWORKS.iter().collect()
+    };
+    for (i, (f, _, _)) in frameworks.into_iter().enumerate() {
+        let c = colors[i % colors.len()];
+        for count in [false, true] {
+            let pts: Vec<(f64, f64)> = (1..=16)
+                .map(|k| (k as f64, value(m.runs[&(*f, count, 1u64 << k)].0)))
+                .collect();
+            let style = c.stroke_width(if count { 1 } else { 2 });
+            if count {
+                // dashed: every other segment
+                let segs: Vec<Vec<(f64, f64)>> = pts
+                    .windows(2)
+                    .step_by(1)
+                    .map(|w| {
+                        let (a, b) = (w[0], w[1]);
+                        vec![a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0)]
+                    })
+                    .collect();
+                for s in segs {
+                    chart
+                        .draw_series(LineSeries::new(s, style))
+                        .map_err(|e| err(&e))?;
+                }
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts, style))
+                    .map_err(|e| err(&e))?
+                    .label(*f)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+            }
+        }
+    }
+    if per_site {
+        let y = value(m.full);
+        chart
+            .draw_series(LineSeries::new(
+                vec![(1.0, y), (16.0, y)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?
+            .label("full instrumentation")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+fn plot_overhead(path: &Path, rs: &[ProgResult]) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
+    let root = SVGBackend::new(path, (1300, 440)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let n = rs.len() as f64;
+    let ymax = rs
+        .iter()
+        .flat_map(|r| {
+            r.overhead
+                .iter()
+                .filter(|(k, _)| k.0 == "edges")
+                .map(|(_, v)| *v)
+        })
+        .fold(0.0f64, f64::max)
+        * 105.0;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Framework overhead at 1/1024, edge sites (cycles over the uninstrumented build)",
+            ("sans-serif", 15),
+        )
+        .margin(8)
+        .x_label_area_size(60)
+        .y_label_area_size(50)
+        .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..ymax.max(1.0))
+        .map_err(|e| err(&e))?;
+    let labels: Vec<String> = rs.iter().map(|r| r.name.clone()).collect();
+    chart
+        .configure_mesh()
+        .x_labels(rs.len())
+        .x_label_formatter(&|x| {
+            let i = x.round() as i64;
+            if (x - i as f64).abs() < 0.01 && i >= 0 && (i as usize) < labels.len() {
+                labels[i as usize].chars().take(10).collect()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_style(("sans-serif", 10))
+        .y_desc("overhead (%)")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let colors = [BLUE, RED, CYAN, MAGENTA];
+    for (k, (f, _, _)) in FRAMEWORKS.iter().enumerate() {
+        let c = colors[k];
+        let off = (k as f64 - 1.5) * 0.2;
+        let bars: Vec<_> = rs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let v = *r.overhead.get(&("edges", f))?;
+                let x = i as f64 + off;
+                Some(Rectangle::new(
+                    [(x - 0.09, 0.0), (x + 0.09, (100.0 * v).max(0.0))],
+                    c.filled(),
+                ))
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(|e| err(&e))?
+            .label(*f)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// `study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR]
+/// [--work DIR]`: prints the tables (markdown) and writes the plots.
+pub fn run(args: &[String]) -> Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root.canonicalize()?;
+    let mut only: Option<Vec<String>> = None;
+    let (mut overhead, mut do_micro, mut jobs) = (true, true, 2usize);
+    if args.iter().any(|a| a == "--correlation-only") {
+        print!("{}", correlation());
+        return Ok(());
+    }
+    let same_run_only = args.iter().any(|a| a == "--same-run-only");
+    let mut svg = root.join("docs/studies");
+    let mut work = root.join("target/study-brr");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--workloads" => {
+                only = it.next().map(|s| s.split(',').map(str::to_owned).collect());
+            }
+            "--no-overhead" => overhead = false,
+            "--no-micro" => do_micro = false,
+            "--jobs" => jobs = it.next().context("--jobs N")?.parse()?,
+            "--svg-dir" => svg = PathBuf::from(it.next().context("--svg-dir DIR")?),
+            "--work" => work = PathBuf::from(it.next().context("--work DIR")?),
+            "--same-run-only" | "--correlation-only" => {}
+            other => bail!("unknown option {other}"),
+        }
+    }
+    std::fs::create_dir_all(&work)?;
+    let work = work.canonicalize()?;
+    // fileio creates its scratch file in the working directory
+    std::env::set_current_dir(&work)?;
+    let env = Env {
+        root: root.clone(),
+        work,
+        cc: std::env::var("CROSS").unwrap_or_else(|_| "riscv64-linux-gnu-".into()) + "gcc",
+    };
+    let mut progs = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(root.join("workloads/src"))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".c")?.to_owned()))
+        .collect();
+    names.sort();
+    for n in names {
+        let args = if n == "fileio" {
+            vec![root.join("workloads/src/fileio.c").display().to_string()]
+        } else {
+            Vec::new()
+        };
+        progs.push(Prog {
+            src: root.join("workloads/src").join(format!("{n}.c")),
+            name: n,
+            args,
+        });
+    }
+    progs.push(Prog {
+        name: "resonance".into(),
+        src: root.join("workloads/study/resonance.c"),
+        args: Vec::new(),
+    });
+    if let Some(o) = &only {
+        progs.retain(|p| o.contains(&p.name));
+    }
+    if same_run_only {
+        let queue = Mutex::new(progs.clone());
+        let results = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..jobs.max(1) {
+                let (queue, results, env) = (&queue, &results, &env);
+                s.spawn(move || loop {
+                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
+                    let Some(p) = next else { break };
+                    let r = same_run(env, &p).map(|r| (p.name.clone(), r));
+                    eprintln!("study-brr: same run {} done", p.name);
+                    if let Ok(mut v) = results.lock() {
+                        v.push(r);
+                    }
+                });
+            }
+        });
+        let mut rs = Vec::new();
+        for r in results
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("poisoned"))?
+        {
+            rs.push(r?);
+        }
+        rs.sort_by_key(|(n, _)| progs.iter().position(|p| &p.name == n));
+        print!("{}", same_run_table(&rs));
+        return Ok(());
+    }
+    let queue = Mutex::new(progs.clone());
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for j in 0..jobs.max(1) {
+            let (queue, results, env) = (&queue, &results, &env);
+            std::thread::Builder::new()
+                .name(format!("w{j}"))
+                .spawn_scoped(s, move || loop {
+                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
+                    let Some(p) = next else { break };
+                    let r = study(env, &p, overhead);
+                    if let Ok(mut v) = results.lock() {
+                        v.push(r);
+                    }
+                })
+                .map(|_| ())
+                .unwrap_or(());
+        }
+    });
+    let mut rs = Vec::new();
+    for r in results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+    {
+        rs.push(r?);
+    }
+    rs.sort_by(|a, b| {
+        let order = |n: &str| progs.iter().position(|p| p.name == n);
+        order(&a.name).cmp(&order(&b.name))
+    });
+    let m = if do_micro {
+        let p = Prog {
+            name: "charstat".into(),
+            src: root.join("workloads/study/charstat.c"),
+            args: Vec::new(),
+        };
+        Some(micro(&env, &p, 1)?)
+    } else {
+        None
+    };
+    print!("{}", tables(&rs, m.as_ref()));
+    print!("{}", correlation());
+    std::fs::create_dir_all(&svg)?;
+    plot_accuracy(&svg.join("brr-accuracy-entries.svg"), &rs, "entries")?;
+    plot_accuracy(&svg.join("brr-accuracy-edges.svg"), &rs, "edges")?;
+    if overhead {
+        plot_overhead(&svg.join("brr-overhead.svg"), &rs)?;
+    }
+    if let Some(m) = &m {
+        plot_micro(&svg.join("brr-micro-overhead.svg"), m, false)?;
+        plot_micro(&svg.join("brr-micro-cycles-per-site.svg"), m, true)?;
+    }
+    Ok(())
+}
