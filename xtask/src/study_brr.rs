@@ -435,6 +435,8 @@ fn same_run_samplers(seed: u64) -> Vec<(&'static str, Box<dyn Sampler + Send>)> 
 }
 
 impl outcrop_events::record::Observer for SameRun {
+    const RETIRE: bool = true;
+
     #[inline]
     fn retire(
         &mut self,
@@ -734,45 +736,83 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
     o
 }
 
-/// Correlation of a level's outcomes: P(taken at t+d | taken at t) over lags d = 1..=24, as a
-/// multiple of the independent probability, for each bit selection.
+/// Correlation of a level's outcomes: P(taken at t+d | taken at t) as a multiple of the
+/// independent probability, at d = 1 and its range over d = 1..=24, per LFSR design.
 fn correlation() -> String {
-    let mut o = String::from(
-        "\n#### LFSR correlation: P(taken at t+d | taken at t) / P(taken), 2·10^6 consecutive decisions of one level\n\n\
-         | level (probability) | spaced bits: d = 1 | spaced: worst d ≤ 24 | contiguous bits: d = 1 | contiguous: worst d ≤ 24 | spaced, leap 20: d = 1 | spaced, leap 20: worst d ≤ 24 |\n|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
     const LAGS: usize = 24;
+    let spaced32: Vec<u8> = vec![0, 3, 7, 12, 18, 25, 31, 5, 10, 16, 23, 29, 1, 8, 14, 21];
+    let designs: Vec<(&str, BrrConfig)> = vec![
+        ("20-bit, spaced bits (default)", BrrConfig::default()),
+        (
+            "20-bit, contiguous bits",
+            BrrConfig {
+                bits: outcrop_sampling::brr::CONTIGUOUS_BITS.to_vec(),
+                ..BrrConfig::default()
+            },
+        ),
+        (
+            "20-bit, spaced, leap 20",
+            BrrConfig {
+                leap: 20,
+                ..BrrConfig::default()
+            },
+        ),
+        (
+            "32-bit (taps 32 31 30 10), spaced",
+            BrrConfig {
+                width: 32,
+                taps: vec![32, 31, 30, 10],
+                bits: spaced32.clone(),
+                ..BrrConfig::default()
+            },
+        ),
+        (
+            "64-bit (taps 64 63 61 60), spaced, leap 32",
+            BrrConfig {
+                width: 64,
+                taps: vec![64, 63, 61, 60],
+                bits: spaced32,
+                leap: 32,
+                ..BrrConfig::default()
+            },
+        ),
+    ];
+    let mut o = String::from(
+        "\n#### LFSR correlation: P(taken at t+d | taken at t) / P(taken) at d = 1, and its range over d = 1…24 (4·10^6 consecutive decisions of one level, a whole number of periods of the 20-bit registers, so their ratios are exact; the wider registers' are estimates, – where too few pairs; 1.00× is independence, 0× means a take excludes a take d later)\n\n| level (probability) |",
+    );
+    for (n, _) in &designs {
+        let _ = write!(o, " {n} |");
+    }
+    let _ = writeln!(o, "\n|---:|{}", "---:|".repeat(designs.len()));
     for level in 0..16u8 {
         let p = 0.5f64.powi(i32::from(level) + 1);
         let mut row = format!("| {level} (1/{}) |", 2u64 << level);
-        for (bits, leap) in [
-            (outcrop_sampling::brr::SPACED_BITS.to_vec(), 1),
-            (outcrop_sampling::brr::CONTIGUOUS_BITS.to_vec(), 1),
-            (outcrop_sampling::brr::SPACED_BITS.to_vec(), 20),
-        ] {
-            let Ok(mut u) = BrrUnit::new(&BrrConfig {
-                bits,
-                leap,
-                ..BrrConfig::default()
-            }) else {
+        for (_, cfg) in &designs {
+            let Ok(mut u) = BrrUnit::new(cfg) else {
+                let _ = write!(row, " bad config |");
                 continue;
             };
-            let n = 2_000_000usize;
+            let n = 4_000_000usize;
             let t: Vec<bool> = (0..n).map(|_| u.decide(level) == Some(true)).collect();
             let taken = t.iter().filter(|&&x| x).count().max(1) as f64;
             let ratio = |d: usize| {
                 let both = (0..n - d).filter(|&i| t[i] && t[i + d]).count() as f64;
                 both / taken / p
             };
-            let (mut worst, mut at) = (0.0, 0);
+            let (mut lo, mut hi) = (f64::MAX, 0.0f64);
             for d in 1..=LAGS {
                 let r = ratio(d);
-                if r > worst {
-                    worst = r;
-                    at = d;
-                }
+                lo = lo.min(r);
+                hi = hi.max(r);
             }
-            let _ = write!(row, " {:.2}× | {:.2}× (d = {at}) |", ratio(1), worst);
+            // a 20-bit register repeats every 2^20 - 1 decisions: 4·10^6 cover its whole
+            // period, so its ratios are exact; a wider one's are estimates, shown only where
+            // independence would give at least 30 pairs per lag
+            if cfg.width > 22 && taken * p < 30.0 {
+                let _ = write!(row, " – |");
+            } else {
+                let _ = write!(row, " {:.2}× ({:.2}–{:.1}×) |", ratio(1), lo, hi);
+            }
         }
         let _ = writeln!(o, "{row}");
     }
@@ -1059,6 +1099,8 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     std::fs::create_dir_all(&work)?;
     let work = work.canonicalize()?;
+    std::fs::create_dir_all(&svg)?;
+    let svg = svg.canonicalize()?;
     // fileio creates its scratch file in the working directory
     std::env::set_current_dir(&work)?;
     let env = Env {

@@ -73,5 +73,45 @@ fn samplers(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, samplers);
+/// The site alone in the loop (only the loop counter besides): its throughput cost.
+fn bare<S: Sampler>(s: &mut S) -> u64 {
+    let mut hits = 0u64;
+    for i in 0..N {
+        sample!(*s, {
+            hits = hits.wrapping_add(i);
+        });
+    }
+    black_box(hits)
+}
+
+fn sites_alone(c: &mut Criterion) {
+    let mut g = c.benchmark_group("site alone");
+    g.throughput(Throughput::Elements(N));
+    g.bench_function("inline counter (hand-written)", |b| {
+        b.iter(|| {
+            let (mut hits, mut count) = (0u64, black_box(0u64));
+            for i in 0..N {
+                count += 1;
+                if count == INTERVAL {
+                    count = 0;
+                    hits = hits.wrapping_add(i);
+                }
+            }
+            black_box(hits)
+        })
+    });
+    let mut counter = CounterSampler::new(INTERVAL).unwrap();
+    g.bench_function("CounterSampler", |b| b.iter(|| bare(&mut counter)));
+    let mut geo = GeometricSampler::new(INTERVAL, 1).unwrap();
+    g.bench_function("GeometricSampler", |b| b.iter(|| bare(&mut geo)));
+    let mut lfsr = LfsrSampler::new(INTERVAL, &BrrConfig::default()).unwrap();
+    g.bench_function("LfsrSampler", |b| b.iter(|| bare(&mut lfsr)));
+    let mut burst = BurstSampler::new(INTERVAL * 16, 16).unwrap();
+    g.bench_function("BurstSampler (16 in 16384)", |b| {
+        b.iter(|| bare(&mut burst))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, samplers, sites_alone);
 criterion_main!(benches);

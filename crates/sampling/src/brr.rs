@@ -100,9 +100,10 @@ pub struct BrrConfig {
     /// Initial LFSR state (non-zero in the low `width` bits).
     pub seed: u64,
     /// LFSR steps per decision, 1 to 64: 1 is the paper's register, shifted once per `brr`;
-    /// a leap-forward register (`width` steps at once, still one clock in hardware: each new
-    /// bit is an XOR of old ones) makes consecutive decisions read disjoint bits, removing
-    /// the correlation that one-step shifting leaves between them (docs/studies/brr.md).
+    /// more is a leap-forward register (still one clock in hardware: each new bit is an XOR
+    /// of old ones). It changes which consecutive decisions are correlated, not whether: on
+    /// 20 bits a leap of 20 turns clustered takes into excluded ones; a wider register is
+    /// what approaches independence (docs/studies/brr.md, "The LFSR's correlation").
     pub leap: u8,
 }
 
@@ -351,10 +352,10 @@ mod tests {
     }
 
     #[test]
-    fn a_leap_forward_register_decorrelates_consecutive_decisions() {
+    fn a_leap_changes_how_consecutive_decisions_are_correlated() {
         // level 9 (1/1024): with one step per decision, a take makes a take 5 decisions
         // later 32 times likelier (the spaced bits overlap under a shift of 5); leaping 20
-        // steps reads disjoint bits each time
+        // steps maps the register linearly onto new bits: no clustering at that lag
         let after_take = |leap: u8| {
             let mut u = BrrUnit::new(&BrrConfig {
                 leap,

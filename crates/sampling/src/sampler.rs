@@ -159,33 +159,82 @@ impl Sampler for GeometricSampler {
     }
 }
 
-/// Branch-on-random's decision in software: the [`BrrUnit`] of `cfg` at one level.
+/// Branch-on-random's decision in software: the decisions the [`BrrUnit`] of `cfg` makes at
+/// one level (same register, taps, bits, seed and leap: the same sequence, tested), computed
+/// with the feedback as an XOR of at most four shifted bits instead of a population count.
 #[derive(Clone, Debug)]
 pub struct LfsrSampler {
-    unit: BrrUnit,
+    state: u64,
+    mask: u64,
+    /// Shift of each tap bit down to bit 0 (up to 4 taps; more use `taps_mask`).
+    shifts: [u32; 4],
+    ntaps: usize,
+    taps_mask: u64,
+    top: u32,
+    leap: u8,
     level: u8,
 }
 
 impl LfsrSampler {
-    /// A sampler of interval `interval` (a power of two, 2 to 65,536) deciding with the
-    /// branch-on-random unit `cfg` (its LFSR mode).
+    /// A sampler of interval `interval` (a power of two, 2 to 65,536) deciding as the
+    /// branch-on-random unit `cfg` (its LFSR mode) would.
     pub fn new(interval: u64, cfg: &BrrConfig) -> Result<LfsrSampler> {
         let level = crate::brr::level_of_interval(interval).ok_or_else(|| {
             Error::Config(format!(
                 "an LFSR sampler's interval is a power of two from 2 to 65536, not {interval}"
             ))
         })?;
+        BrrUnit::new(cfg)?; // validates width, taps, bits, seed and leap
+        let lfsr = crate::lfsr::Lfsr::new(cfg.width, &cfg.taps, cfg.seed)?;
+        let mask = cfg.bits[..=usize::from(level)]
+            .iter()
+            .fold(0u64, |m, &b| m | 1 << b);
+        let mut shifts = [0u32; 4];
+        let mut ntaps = 0;
+        for &k in &cfg.taps {
+            if ntaps < 4 {
+                shifts[ntaps] = u32::from(cfg.width - k);
+            }
+            ntaps += 1;
+        }
+        let taps_mask = cfg.taps.iter().fold(0u64, |m, &k| m | 1 << (cfg.width - k));
         Ok(LfsrSampler {
-            unit: BrrUnit::new(cfg)?,
+            state: lfsr.state(),
+            mask,
+            shifts,
+            ntaps,
+            taps_mask,
+            top: u32::from(cfg.width) - 1,
+            leap: cfg.leap,
             level,
         })
+    }
+
+    #[inline(always)]
+    fn step(&mut self) {
+        let s = self.state;
+        let fb = match self.ntaps {
+            2 => (s >> self.shifts[0]) ^ (s >> self.shifts[1]),
+            4 => {
+                (s >> self.shifts[0])
+                    ^ (s >> self.shifts[1])
+                    ^ (s >> self.shifts[2])
+                    ^ (s >> self.shifts[3])
+            }
+            _ => u64::from((s & self.taps_mask).count_ones()),
+        } & 1;
+        self.state = (s >> 1) | (fb << self.top);
     }
 }
 
 impl Sampler for LfsrSampler {
-    #[inline]
+    #[inline(always)]
     fn sample(&mut self) -> bool {
-        self.unit.decide(self.level) == Some(true)
+        let t = self.state & self.mask == self.mask;
+        for _ in 0..self.leap {
+            self.step();
+        }
+        t
     }
 
     fn rate(&self) -> f64 {
@@ -325,6 +374,36 @@ mod tests {
         assert!(LfsrSampler::new(1000, &BrrConfig::default()).is_err());
         assert!(BurstSampler::new(4, 5).is_err());
         assert!(BurstSampler::new(4, 0).is_err());
+    }
+
+    #[test]
+    fn the_lfsr_sampler_decides_as_the_brr_unit_does() {
+        for cfg in [
+            BrrConfig::default(),
+            BrrConfig {
+                leap: 7,
+                seed: 99,
+                ..BrrConfig::default()
+            },
+            BrrConfig {
+                width: 32,
+                taps: vec![32, 31, 30, 10],
+                ..BrrConfig::default()
+            },
+            BrrConfig {
+                width: 32,
+                taps: vec![32, 22, 16, 15, 12, 11],
+                ..BrrConfig::default()
+            },
+        ] {
+            for level in [0u8, 3, 9] {
+                let mut unit = BrrUnit::new(&cfg).unwrap();
+                let mut s = LfsrSampler::new(2 << level, &cfg).unwrap();
+                for i in 0..50_000 {
+                    assert_eq!(unit.decide(level), Some(s.sample()), "{cfg:?} {level} {i}");
+                }
+            }
+        }
     }
 
     #[test]
