@@ -356,3 +356,73 @@ fn brr_overlap_scores_a_sampled_profile_and_names_bad_lines() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.txt: site profile, line 3"), "{err}");
 }
+
+#[test]
+fn instrument_rewrites_and_its_errors_name_the_line_or_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("f.s");
+    std::fs::write(
+        &good,
+        "\t.text\n\t.globl\tf\n\t.type\tf, @function\nf:\n\tbeq\ta0,zero,.L2\n\tli\ta0,1\n.L2:\n\tret\n\t.size\tf, .-f\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.s");
+    let (g, o) = (good.to_str().unwrap(), out.to_str().unwrap());
+    let r = outcrop(&[
+        "instrument",
+        g,
+        "-o",
+        o,
+        "--sites",
+        "edges",
+        "--sampling",
+        "brr",
+        "--json",
+    ]);
+    assert!(r.status.success(), "{:?}", text(&r));
+    let j = json(&r);
+    assert_eq!(j["sites"], 2);
+    assert_eq!(j["functions"], 1);
+    let s = std::fs::read_to_string(&out).unwrap();
+    assert!(s.contains(".insn j 0x0b, x9, "));
+    // the same input and options, the same bytes
+    let again = dir.path().join("again.s");
+    outcrop(&[
+        "instrument",
+        g,
+        "-o",
+        again.to_str().unwrap(),
+        "--sites",
+        "edges",
+        "--sampling",
+        "brr",
+    ]);
+    assert_eq!(std::fs::read(&again).unwrap(), s.as_bytes());
+    // a function without .size: the line of its label
+    let bad = dir.path().join("bad.s");
+    std::fs::write(&bad, "\t.text\n\t.type\tf, @function\nf:\n\tret\n").unwrap();
+    let r = outcrop(&["instrument", bad.to_str().unwrap(), "-o", o]);
+    assert!(!r.status.success());
+    let (_, err) = text(&r);
+    assert!(err.contains("line 3") && err.contains("bad.s"), "{err}");
+    // an interval brr cannot encode names the option; so does a bad combination
+    let r = outcrop(&[
+        "instrument",
+        g,
+        "-o",
+        o,
+        "--sampling",
+        "brr",
+        "--interval",
+        "1000",
+    ]);
+    assert!(!r.status.success());
+    assert!(text(&r).1.contains("--interval 1000"), "{}", text(&r).1);
+    let r = outcrop(&["instrument", g, "-o", o, "--full-duplication"]);
+    assert!(!r.status.success());
+    assert!(text(&r).1.contains("--full-duplication"), "{}", text(&r).1);
+    // a missing input is an error naming it
+    let r = outcrop(&["instrument", "/nonexistent/x.s", "-o", o]);
+    assert!(!r.status.success());
+    assert!(text(&r).1.contains("/nonexistent/x.s"), "{}", text(&r).1);
+}
