@@ -11,6 +11,7 @@ mod files;
 mod input;
 mod instrument;
 mod paths;
+mod query;
 mod rap;
 mod run;
 mod trace;
@@ -117,6 +118,10 @@ enum Command {
     /// fully, with a software counter, or with branch-on-random; No- or Full-Duplication
     /// (the branch-on-random paper's §4.1 and §5.3 method).
     Instrument(instrument::InstrumentArgs),
+    /// Relational profiling queries (the RPA paper's assembly language): check a query file,
+    /// or assemble it into the profile control table and 64-bit query instructions.
+    #[command(subcommand)]
+    Query(query::QueryCommand),
 }
 
 fn main() -> ExitCode {
@@ -142,6 +147,7 @@ fn main() -> ExitCode {
         Command::Paths(cmd) => paths::run(cmd),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Query(cmd) => query::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -426,3 +426,46 @@ fn instrument_rewrites_and_its_errors_name_the_line_or_the_option() {
     assert!(!r.status.success());
     assert!(text(&r).1.contains("/nonexistent/x.s"), "{}", text(&r).1);
 }
+
+#[test]
+fn query_check_and_asm_report_as_a_compiler_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("fig2a.rpa");
+    std::fs::write(
+        &good,
+        "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n",
+    )
+    .unwrap();
+    let g = good.to_str().unwrap();
+    let r = outcrop(&["query", "asm", g]);
+    assert!(r.status.success(), "{:?}", text(&r));
+    let (out, _) = text(&r);
+    assert!(out.contains("every 256, collect pc misc"), "{out}");
+    assert!(out.contains("q0  0x0004044800000000  send 1 stop"), "{out}");
+    let j = json(&outcrop(&["query", "check", "--json", g]));
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["instructions"][0], "0x0004044800000000");
+    // a problem: file:line:column, the caret's label and the hint, exit status 1
+    let bad = dir.path().join("bad.rpa");
+    std::fs::write(
+        &bad,
+        "for opBRANCH * every 256\n  collect pc mics;\nsend 1 stop;\n",
+    )
+    .unwrap();
+    let r = outcrop(&["query", "check", bad.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(1));
+    let (_, err) = text(&r);
+    assert!(
+        err.contains("bad.rpa:2:14: unknown record item `mics`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `misc`?"), "{err}");
+    let r = outcrop(&["query", "check", "--json", bad.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(
+        (j["line"].as_u64(), j["column"].as_u64()),
+        (Some(2), Some(14))
+    );
+    assert_eq!(j["ok"], false);
+}

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("strata", 3),
     ("paths", 3),
     ("profile", 3),
+    ("rpa", 3),
     ("run", 4),
     ("report", 4),
     ("outcrop", 5),

@@ -1,0 +1,27 @@
+//! `outcrop-rpa`: the Relational Profiling Architecture (the paper in
+//! `../shared/papers/003_*`): a query language that selects and filters per-instruction
+//! records, an assembler to the profile control table and 64-bit query instructions, and the
+//! query engine that executes them.
+//!
+//! * [`lang`]: the assembly language of §3.1 (Figure 2 parses verbatim), with diagnostics that
+//!   name line and column, show a caret and suggest a fix.
+//! * [`names`]: instruction classes (Table 1), events and record items (Table 2).
+//! * [`isa`]: the profile control table and the 64-bit query instruction format (§3.4).
+//! * [`asm`]: the assembler from queries to PCT entries and query instructions.
+//! * [`engine`]: the query engine executing encoded instructions on records.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod asm;
+pub mod engine;
+pub mod isa;
+pub mod lang;
+pub mod names;
+
+pub use asm::{assemble, listing, Assembled};
+pub use engine::Engine;
+pub use lang::{parse, render, Diagnostic, Program};
