@@ -9,6 +9,8 @@
 //! * [`isa`]: the profile control table and the 64-bit query instruction format (§3.4).
 //! * [`asm`]: the assembler from queries to PCT entries and query instructions.
 //! * [`engine`]: the query engine executing encoded instructions on records.
+//! * [`queue`]: message queues in shared memory with the paper's ready-word and read-status
+//!   protocol (lock-free, one producer and one consumer).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -21,6 +23,7 @@ pub mod engine;
 pub mod isa;
 pub mod lang;
 pub mod names;
+pub mod queue;
 
 pub use asm::{assemble, listing, Assembled};
 pub use engine::Engine;
