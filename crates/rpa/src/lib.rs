@@ -11,6 +11,7 @@
 //! * [`engine`]: the query engine executing encoded instructions on records.
 //! * [`queue`]: message queues in shared memory with the paper's ready-word and read-status
 //!   protocol (lock-free, one producer and one consumer).
+//! * [`record`]: classes and record words from the retire stream and its timing stamps.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -24,6 +25,7 @@ pub mod isa;
 pub mod lang;
 pub mod names;
 pub mod queue;
+pub mod record;
 
 pub use asm::{assemble, listing, Assembled};
 pub use engine::Engine;
