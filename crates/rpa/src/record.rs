@@ -84,13 +84,7 @@ pub fn word(item: u8, r: &Retire, s: Option<&Stamp>) -> u32 {
         "op3" => lo(op3),
         "res1" => lo(r.result.unwrap_or(0)),
         "res1u" => hi(r.result.unwrap_or(0)),
-        "res2" => {
-            if r.mem_size > 0 {
-                lo(r.mem_addr)
-            } else {
-                0
-            }
-        }
+        "res2" if r.mem_size > 0 => lo(r.mem_addr),
         "misc" => {
             let mispredicted = s.is_some_and(|s| s.events.contains(TimingEvents::MISPREDICT));
             u32::from(r.taken) | u32::from(mispredicted) << 1
