@@ -44,6 +44,31 @@ __asm__(".macro brr level, target\n"
     outcrop_done_:                                                                  \
         outcrop_t_;                                                                 \
     })
+
+/* Profile tags (the RPA paper, §3.1): two bits per instruction that split its class, so a
+ * query can ask for "stores with tag 1" only. Outcrop keeps them beside the code: each tagged
+ * instruction's address and tag go into the non-allocated section `outcrop_tags` (pairs of
+ * 64-bit words), which `outcrop run --query` reads; other machines ignore the section, so a
+ * tagged binary runs unchanged under qemu or on hardware.
+ *
+ * OUTCROP_TAG_HERE(tag) is an assembly string that tags the instruction written right after
+ * it, for use inside __asm__. OUTCROP_TAG_NEXT(tag) tags whatever instruction the compiler
+ * emits next (it decides what that is: check with objdump, or prefer OUTCROP_STORE_REF).
+ * OUTCROP_STORE_REF(slot, value, tag) stores the pointer-sized `value` at `slot` with one
+ * `sd` that carries the tag: exact, as a VM's reference stores would be (Figure 2c). */
+#define OUTCROP_TAG_HERE(tag)                                                       \
+    "1:\n"                                                                           \
+    ".pushsection outcrop_tags,\"\",@progbits\n"                                       \
+    ".balign 8\n"                                                                    \
+    ".quad 1b\n"                                                                     \
+    ".quad " #tag "\n"                                                               \
+    ".popsection\n"
+
+#define OUTCROP_TAG_NEXT(tag) __asm__ volatile(OUTCROP_TAG_HERE(tag))
+
+#define OUTCROP_STORE_REF(slot, value, tag)                                         \
+    __asm__ volatile(OUTCROP_TAG_HERE(tag) "sd %1, 0(%0)"                           \
+                     : : "r"(slot), "r"(value) : "memory")
 #endif
 
 #endif /* OUTCROP_H */

@@ -96,7 +96,7 @@ enum Command {
     ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz
     ///   outcrop run --report suite-report            # the whole bundled suite
     #[command(verbatim_doc_comment)]
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Create, convert and inspect event trace files (`.otr`).
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -140,7 +140,7 @@ fn main() -> ExitCode {
     files::remove_partials_on_signals();
     let result = match cli.command {
         Command::Exec(args) => exec::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Rap(args) => rap::run(args).map(|()| ExitCode::SUCCESS),
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Wpp(cmd) => wpp::run(cmd),

@@ -99,3 +99,405 @@ pub fn run(cmd: QueryCommand) -> Result<ExitCode> {
         }
     }
 }
+
+/// `outcrop run` options of the Relational Profiling Architecture.
+#[derive(Args, Debug, Clone)]
+pub struct RpaArgs {
+    /// Run the RPA queries in FILE during the run (docs/rpa.md): each selected record goes
+    /// through the query engine into message queues read by service threads; the report
+    /// accounts for every record and checks each service against an exact reference.
+    #[arg(long, value_name = "FILE")]
+    pub query: Option<PathBuf>,
+
+    /// The service reading queue Q: edges (Figure 2a), cpi (2d), gc (2c) or log (2b, and
+    /// anything else). Without Q, every queue. Default: what the query's items suggest
+    /// (pc misc → edges, pc rrate → cpi, op1 op2 op3 → gc, else log). Repeatable.
+    #[arg(long, value_name = "[Q=]KIND", requires = "query")]
+    pub service: Vec<String>,
+
+    /// Give profile tag T (1-3) to the instructions of function SYMBOL, of the address range
+    /// LO-HI (hex, HI exclusive) or at ADDR. Repeatable. Tags the program recorded with
+    /// outcrop.h's OUTCROP_TAG_* macros are read from it as well.
+    #[arg(long, value_name = "WHERE=T", requires = "query")]
+    pub tag: Vec<String>,
+
+    /// The guest's heap, for a collector on the gc service: the arena's and the root array's
+    /// symbols, the object size in bytes, and how many barrier stores between collections
+    /// (default 20000), e.g. gc_arena:gc_roots:64 for workloads/study/gc.c.
+    #[arg(
+        long = "gc-heap",
+        value_name = "ARENA:ROOTS:SIZE[:PERIOD]",
+        requires = "query"
+    )]
+    pub gc_heap: Option<String>,
+
+    /// Seed of the query engine's LFSR (every N, filter N).
+    #[arg(long, value_name = "N", default_value_t = 0x5eed)]
+    pub query_seed: u64,
+
+    /// Messages per queue, 1 to 128 (§3.4.2).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub queue_capacity: usize,
+
+    /// Write the edges service's estimated profile to FILE in LLVM BOLT's .fdata format.
+    #[arg(long, value_name = "FILE", requires = "query")]
+    pub fdata: Option<PathBuf>,
+}
+
+/// Reads, parses and assembles a query file; a problem is an error rendered as a compiler
+/// would (file:line:column, caret, hint).
+pub fn load_program(path: &std::path::Path) -> Result<outcrop_rpa::Assembled> {
+    let src = read_text_bounded(path, "query file", MAX_CONFIG_BYTES)?;
+    let name = path.display().to_string();
+    outcrop_rpa::parse(&src)
+        .and_then(|p| outcrop_rpa::assemble(&p))
+        .map_err(|d| anyhow::anyhow!("{}", outcrop_rpa::render(&d, &name, &src).trim_end()))
+}
+
+fn parse_num(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// The run-time configuration of `args` for the program `elf`.
+pub fn spec(
+    args: &RpaArgs,
+    elf: &[u8],
+    symbols: Option<&outcrop_rv::symbols::Symbols>,
+    deterministic: bool,
+) -> Result<Option<outcrop_run::rpa::RpaSpec>> {
+    use anyhow::Context as _;
+    use outcrop_rpa::services::{HeapLayout, Kind};
+    let Some(path) = &args.query else {
+        return Ok(None);
+    };
+    let program = load_program(path)?;
+    let mut spec = outcrop_run::rpa::RpaSpec::new(program);
+    spec.seed = args.query_seed;
+    spec.capacity = args.queue_capacity;
+    spec.lossless = deterministic;
+    let kinds = || {
+        Kind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for s in &args.service {
+        let (q, k) = match s.split_once('=') {
+            Some((q, k)) => (Some(q), k),
+            None => (None, s.as_str()),
+        };
+        let kind = Kind::parse(k).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--service {s}: unknown service `{k}` (services: {})",
+                kinds()
+            )
+        })?;
+        match q {
+            Some(q) => {
+                let q: u8 = q
+                    .parse()
+                    .ok()
+                    .filter(|&q: &u8| usize::from(q) < outcrop_run::rpa::QUEUES)
+                    .ok_or_else(|| anyhow::anyhow!("--service {s}: queue `{q}` must be 0 to 15"))?;
+                spec.services.insert(q, kind);
+            }
+            None => {
+                for qs in &spec.program.insns {
+                    if let outcrop_rpa::isa::Act::Send(q) = qs.act {
+                        spec.services.insert(q, kind);
+                    }
+                }
+            }
+        }
+    }
+    // tags: the program's own, then the command line's
+    let own =
+        outcrop_rv::sections::profile_tags(elf).context("reading the program's profile tags")?;
+    let mut ranges = Vec::new();
+    for t in &args.tag {
+        let (place, tag) = t
+            .rsplit_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--tag {t}: expected WHERE=T, e.g. --tag main=1"))?;
+        let tag = parse_num(tag)
+            .filter(|&t| (1..=3).contains(&t))
+            .ok_or_else(|| anyhow::anyhow!("--tag {t}: the tag must be 1, 2 or 3"))?;
+        let range = if let Some((lo, hi)) = place.split_once('-') {
+            match (parse_num(lo), parse_num(hi)) {
+                (Some(lo), Some(hi)) => (lo, hi),
+                _ => anyhow::bail!("--tag {t}: `{place}` is not a range LO-HI"),
+            }
+        } else if let Some(a) = parse_num(place) {
+            (a, a + 2)
+        } else {
+            let f = symbols.and_then(|s| s.named(place)).ok_or_else(|| {
+                anyhow::anyhow!("--tag {t}: the program has no function `{place}`")
+            })?;
+            (f.start, f.end())
+        };
+        ranges.push((range.0, range.1, tag));
+    }
+    spec.tags = outcrop_rpa::tags::Tags::new(own, ranges).context("--tag")?;
+    if let Some(h) = &args.gc_heap {
+        let parts: Vec<&str> = h.split(':').collect();
+        if !(3..=4).contains(&parts.len()) {
+            anyhow::bail!(
+                "--gc-heap {h}: expected ARENA:ROOTS:SIZE[:PERIOD], e.g. gc_arena:gc_roots:64"
+            );
+        }
+        let sym = |name: &str| -> Result<(u32, u32)> {
+            let (a, n) = outcrop_rv::sections::symbol(elf, name)?.ok_or_else(|| {
+                anyhow::anyhow!("--gc-heap {h}: the program has no symbol `{name}`")
+            })?;
+            let end = a
+                .checked_add(n)
+                .filter(|&e| e <= u64::from(u32::MAX) && n > 0);
+            match end {
+                Some(_) => Ok((a as u32, n as u32)),
+                None => anyhow::bail!(
+                    "--gc-heap {h}: `{name}` ({a:#x}, {n} bytes) must be non-empty and below 4 GiB: records carry 32-bit addresses"
+                ),
+            }
+        };
+        let (arena, arena_len) = sym(parts[0])?;
+        let (roots, roots_len) = sym(parts[1])?;
+        let object_size = parse_num(parts[2])
+            .and_then(|s| u32::try_from(s).ok())
+            .filter(|&s| s >= 16 && s % 8 == 0)
+            .ok_or_else(|| {
+                anyhow::anyhow!("--gc-heap {h}: SIZE must be a multiple of 8, at least 16")
+            })?;
+        let period = match parts.get(3) {
+            Some(p) => parse_num(p).filter(|&p| p > 0).ok_or_else(|| {
+                anyhow::anyhow!("--gc-heap {h}: PERIOD must be a positive number")
+            })?,
+            None => 20_000,
+        };
+        spec.heap = Some(HeapLayout {
+            arena,
+            arena_len,
+            object_size,
+            roots,
+            roots_len,
+            period,
+        });
+    }
+    Ok(Some(spec))
+}
+
+/// The header of query `q` as the language writes it (`opBRANCH *` for all four tags).
+fn header(p: &outcrop_rpa::Assembled, q: &outcrop_rpa::asm::AssembledQuery) -> String {
+    use outcrop_rpa::names::{Class, ITEMS, OP_CLASSES};
+    let mut classes = Vec::new();
+    let mut i = 0;
+    while i < q.classes.len() {
+        let c = q.classes[i];
+        if c < 32 && c % 4 == 0 && (0..4).all(|t| q.classes.get(i + t) == Some(&(c + t))) {
+            classes.push(format!("{} *", OP_CLASSES[c / 4]));
+            i += 4;
+        } else {
+            classes.push(Class::from_pct_index(c).map_or_else(|| "?".into(), |c| c.to_string()));
+            i += 1;
+        }
+    }
+    let rate = q.classes.first().map_or(0, |&c| p.pct[c].rate_log2);
+    let items: Vec<&str> = q.items.iter().map(|&i| ITEMS[usize::from(i)]).collect();
+    format!(
+        "for {} {} collect {}",
+        classes.join(" "),
+        if rate == 0 {
+            "always".to_string()
+        } else {
+            format!("every {}", 1u64 << rate)
+        },
+        items.join(" ")
+    )
+}
+
+/// The report of the RPA's results, and the BOLT `.fdata` text of an edges service.
+pub fn report(
+    r: &outcrop_run::rpa::RpaResult,
+    program: &str,
+    instructions: u64,
+    lossless: bool,
+    symbols: Option<&outcrop_rv::symbols::Symbols>,
+    code: Option<&mut outcrop_run::CodeImage>,
+) -> (outcrop_report::rpa::RpaReport, Option<String>) {
+    use outcrop_report::rpa::{
+        FdataBranch, GcReport, QueryReport, QueueReport, RpaReport, ServiceDetail,
+    };
+    use outcrop_rpa::services::{self, Service};
+    let label = |pc: u64| match symbols.and_then(|s| s.lookup(pc)) {
+        Some(f) => f.to_string(),
+        None => format!("{pc:#x}"),
+    };
+    let rate_of = |qi: usize| {
+        let q = &r.program.queries[qi];
+        q.classes
+            .first()
+            .map_or(1, |&c| 1u64 << r.program.pct[c].rate_log2)
+    };
+    let queries = r
+        .program
+        .queries
+        .iter()
+        .zip(&r.queries)
+        .enumerate()
+        .map(|(i, (q, s))| QueryReport {
+            header: header(&r.program, q),
+            rate: rate_of(i),
+            stats: s.clone(),
+        })
+        .collect();
+    let mut fdata = None;
+    let mut code = code;
+    let mut queues = Vec::new();
+    for (plan, received, service) in &r.queues {
+        let exact = r.exact.get(plan.query).and_then(|e| e.as_ref());
+        // one message stands for `every N` records, and for the ones a full queue dropped
+        let st = &r.queries[plan.query];
+        let rate = rate_of(plan.query) as f64 * st.selected as f64 / st.sent.max(1) as f64;
+        let detail = match service {
+            Service::Edges(e) => {
+                let accuracy = exact.map(|x| services::edge_accuracy(&e.branches, rate, &x.edges));
+                let labels = accuracy
+                    .as_ref()
+                    .map(|a| a.hot.iter().map(|h| label(h.pc)).collect())
+                    .unwrap_or_default();
+                if let Some(code) = code.as_deref_mut() {
+                    // full pcs: from the exact reference when there is one, else the
+                    // samples' low 32 bits (static programs live below 4 GiB)
+                    let full: std::collections::HashMap<u32, u64> = exact
+                        .map(|x| x.edges.keys().map(|&k| (k as u32, k)).collect())
+                        .unwrap_or_default();
+                    let mut pcs: Vec<(u64, services::BranchCounts)> = e
+                        .branches
+                        .iter()
+                        .map(|(&pc, c)| (full.get(&pc).copied().unwrap_or(u64::from(pc)), *c))
+                        .collect();
+                    pcs.sort_by_key(|p| p.0);
+                    let place = |a: u64| match symbols.and_then(|s| s.lookup(a)) {
+                        Some(f) => format!("1 {} {:x}", f.name, a - f.start),
+                        None => format!("0 [unknown] {a:x}"),
+                    };
+                    let branches: Vec<FdataBranch> = pcs
+                        .into_iter()
+                        .filter_map(|(pc, c)| {
+                            let (to, fall) = code.branch_targets(pc)?;
+                            Some(FdataBranch {
+                                from: place(pc),
+                                taken_to: place(to),
+                                fall_to: place(fall),
+                                counts: [c.taken, c.not_taken]
+                                    .map(|n| (n as f64 * rate).round() as u64),
+                                mispredicted: c
+                                    .mispredicted
+                                    .map(|n| (n as f64 * rate).round() as u64),
+                            })
+                        })
+                        .collect();
+                    fdata = Some(outcrop_report::rpa::fdata(&branches));
+                }
+                ServiceDetail::Edges { accuracy, labels }
+            }
+            Service::Cpi(c) => {
+                let group = |pc: u64| symbols.and_then(|s| s.lookup(pc)).map(|f| f.start);
+                let accuracy = exact.map(|x| services::cpi_accuracy(&c.pcs, rate, &x.cpi, group));
+                let (labels, group_labels) = accuracy
+                    .as_ref()
+                    .map(|a| {
+                        (
+                            a.hot.iter().map(|h| label(h.addr)).collect(),
+                            a.groups
+                                .iter()
+                                .map(|g| {
+                                    symbols.and_then(|s| s.lookup(g.addr)).map_or_else(
+                                        || format!("{:#x}", g.addr),
+                                        |f| f.name.to_string(),
+                                    )
+                                })
+                                .collect(),
+                        )
+                    })
+                    .unwrap_or_default();
+                ServiceDetail::Cpi {
+                    accuracy,
+                    labels,
+                    group_labels,
+                }
+            }
+            Service::Gc(g) => {
+                let mut rep = GcReport {
+                    stores: g.stores,
+                    nulls: g.nulls,
+                    checksum: format!("{:016x}", g.checksum),
+                    exact_stores: exact.map(|x| x.stores),
+                    exact_checksum: exact.map(|x| format!("{:016x}", x.checksum)),
+                    ..GcReport::default()
+                };
+                match (&g.collector, exact) {
+                    (Some(c), Some(x)) if !x.store_log_truncated => {
+                        rep.collector = Some(services::check_collections(
+                            c.layout(),
+                            &x.store_log,
+                            &c.collections,
+                        ));
+                    }
+                    (Some(_), Some(_)) => {
+                        rep.collector_note = Some(format!(
+                            "not checked: more than {} reference stores in the exact log",
+                            outcrop_run::rpa::MAX_STORE_LOG
+                        ));
+                    }
+                    (None, _) => {
+                        rep.collector_note =
+                            Some("none (give the heap with --gc-heap to run one)".into());
+                    }
+                    _ => {}
+                }
+                ServiceDetail::Gc(rep)
+            }
+            Service::Log(l) => ServiceDetail::Log {
+                first: l
+                    .records
+                    .iter()
+                    .take(64)
+                    .map(|m| m.map(|w| format!("{w:08x}")))
+                    .collect(),
+                exact_records: exact.map(|x| x.records),
+                addresses: {
+                    let mut v: Vec<(&u32, &services::PcAddresses)> = l.by_pc.iter().collect();
+                    v.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
+                    v.into_iter()
+                        .take(64)
+                        .map(|(pc, a)| outcrop_report::rpa::PcStride {
+                            pc: label(u64::from(*pc)),
+                            records: a.count,
+                            stride: a.dominant(),
+                        })
+                        .collect()
+                },
+            },
+        };
+        queues.push(QueueReport {
+            queue: plan.queue,
+            kind: plan.kind,
+            query: plan.query + 1,
+            received: *received,
+            detail,
+        });
+    }
+    (
+        RpaReport {
+            program: program.to_string(),
+            instructions,
+            lossless,
+            queries,
+            queues,
+        },
+        fdata,
+    )
+}

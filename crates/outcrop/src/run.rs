@@ -118,6 +118,12 @@ pub struct RunArgs {
     #[command(flatten, next_help_heading = "Whole-program capture (with --wpp)")]
     capture: CaptureArgs,
 
+    #[command(
+        flatten,
+        next_help_heading = "Relational profiling (with --query; docs/rpa.md)"
+    )]
+    rpa: crate::query::RpaArgs,
+
     #[command(flatten)]
     guest: GuestArgs,
 }
@@ -323,11 +329,16 @@ fn profile(
         Console::File(f) => Some(f.clone()),
         _ => None,
     };
-    for p in [&console_file, &out.wpp, &samples_path]
+    for p in [&console_file, &out.wpp, &samples_path, &args.rpa.fdata]
         .into_iter()
         .flatten()
     {
         check_output(p)?;
+    }
+    if let Some(dir) = &out.report {
+        if args.rpa.query.is_some() {
+            check_output(&dir.join("rpa.json"))?;
+        }
     }
 
     let command_args: Vec<std::ffi::OsString> = command.iter().skip(1).cloned().collect();
@@ -350,6 +361,7 @@ fn profile(
         }
     };
 
+    let rpa_spec = crate::query::spec(&args.rpa, &elf, symbols.as_ref(), args.guest.deterministic)?;
     let interrupt = crate::files::interrupt_flag();
     let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -385,6 +397,9 @@ fn profile(
     }
     if let Some(c) = lbr {
         run = run.paths(vec![c]);
+    }
+    if let Some(spec) = rpa_spec {
+        run = run.rpa(spec);
     }
     if let (Some(file), Some(options)) = (&out.wpp, wpp_options) {
         let f = crate::files::create_output(file)?;
@@ -441,7 +456,7 @@ fn profile(
     let mut console = Vec::new();
     if let Some(r) = &profile_report {
         if args.json {
-            if result.rap.is_none() {
+            if result.rap.is_none() && result.rpa.is_none() {
                 console.extend_from_slice(r.to_json().as_bytes());
             }
         } else {
@@ -506,6 +521,49 @@ fn profile(
         rap_bytes = json;
         rap_report = Some(report);
     }
+    // ---- relational profiling
+    let mut rpa_json = None;
+    if let Some(r) = result.rpa.take() {
+        let mut code = match &args.rpa.fdata {
+            Some(_) => Some(outcrop_run::CodeImage::load(&path, &elf)?),
+            None => None,
+        };
+        let (report, fdata) = crate::query::report(
+            &r,
+            &program,
+            result.instructions,
+            args.guest.deterministic,
+            symbols.as_ref(),
+            code.as_mut(),
+        );
+        let json = report.to_json();
+        if args.json {
+            if result.rap.is_none() {
+                console.extend_from_slice(json.as_bytes());
+            }
+        } else {
+            console.push(b'\n');
+            console.extend_from_slice(report.to_text().as_bytes());
+        }
+        if let Some(file) = &args.rpa.fdata {
+            match fdata {
+                Some(text) => {
+                    save(file, text.as_bytes())?;
+                    eprintln!("outcrop: query: BOLT profile → {}", file.display());
+                }
+                None => anyhow::bail!(
+                    "--fdata {}: no queue is read by the edges service",
+                    file.display()
+                ),
+            }
+        }
+        let lost: u64 = r.queries.iter().map(|q| q.lost).sum();
+        if lost > 0 {
+            eprintln!("outcrop: query: {lost} messages were lost because a service thread stopped");
+        }
+        rpa_json = Some(json);
+    }
+
     match &out.console {
         Console::Stderr => {
             let stderr = std::io::stderr();
@@ -582,6 +640,10 @@ fn profile(
         if let Some(j) = &paths_json {
             mechanisms.push("paths");
             save(&dir.join("paths.json"), j)?;
+        }
+        if let Some(j) = &rpa_json {
+            mechanisms.push("rpa");
+            save(&dir.join("rpa.json"), j.as_bytes())?;
         }
         if let (Some(p), Some(r)) = (&exact, &profile_report) {
             mechanisms.push("profile");

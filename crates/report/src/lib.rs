@@ -14,6 +14,7 @@ pub mod paths;
 pub mod profile;
 pub mod rap_run;
 pub mod rap_tree;
+pub mod rpa;
 pub mod run_dir;
 pub mod wpp;
 

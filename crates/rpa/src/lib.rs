@@ -12,6 +12,10 @@
 //! * [`queue`]: message queues in shared memory with the paper's ready-word and read-status
 //!   protocol (lock-free, one producer and one consumer).
 //! * [`record`]: classes and record words from the retire stream and its timing stamps.
+//! * [`services`]: the paper's service threads (edges, CPI, the GC store barrier and a
+//!   collector, a log) and the exact references each is checked against.
+//! * [`stats`]: every record accounted for (selected, filtered, sent, dropped).
+//! * [`tags`]: profile tags per instruction.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -26,6 +30,9 @@ pub mod lang;
 pub mod names;
 pub mod queue;
 pub mod record;
+pub mod services;
+pub mod stats;
+pub mod tags;
 
 pub use asm::{assemble, listing, Assembled};
 pub use engine::Engine;

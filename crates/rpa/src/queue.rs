@@ -11,7 +11,7 @@
 //! publishes the cleared slots back to the producer. One producer and one consumer per queue
 //! (the paper assigns one service thread per queue).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Words of a record (the seven a message carries).
@@ -27,6 +27,10 @@ pub struct Queue {
     capacity: usize,
     /// Messages read so far, stored by the consumer (the buffer read status word).
     read_status: AtomicU64,
+    /// Set when the producer is done: the consumer drains what is left and stops.
+    closed: AtomicBool,
+    /// Set when the consumer has gone: a producer waiting for space gives up.
+    abandoned: AtomicBool,
 }
 
 impl Queue {
@@ -39,6 +43,8 @@ impl Queue {
             words: (0..capacity * 8).map(|_| AtomicU32::new(0)).collect(),
             capacity,
             read_status: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
         }))
     }
 
@@ -108,9 +114,42 @@ impl Producer {
         true
     }
 
+    /// Writes `record`, waiting while the queue is full (back-pressure: an `always` query
+    /// loses nothing). Returns how many times it found the queue full, or `None` if the
+    /// consumer has gone (the record is lost and the caller must say so).
+    pub fn send_waiting(&mut self, record: &[u32; RECORD_WORDS]) -> Option<u64> {
+        let mut waits = 0u64;
+        while !self.try_send(record) {
+            if self.q.abandoned.load(Ordering::Acquire) {
+                return None;
+            }
+            waits += 1;
+            if waits % 64 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        Some(waits)
+    }
+
     /// Messages written so far.
     pub fn written(&self) -> u64 {
         self.written
+    }
+}
+
+impl Drop for Producer {
+    /// The producer is done: the consumer reads what is left and stops.
+    fn drop(&mut self) {
+        self.q.closed.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Consumer {
+    /// The consumer has gone: a producer waiting for space stops waiting.
+    fn drop(&mut self) {
+        self.q.abandoned.store(true, Ordering::Release);
     }
 }
 
@@ -148,6 +187,42 @@ impl Consumer {
     /// Messages read so far.
     pub fn read(&self) -> u64 {
         self.read
+    }
+
+    /// Reads every message until the producer is done and the queue is empty, calling `f`
+    /// on each: a service thread's loop (it spins briefly, then yields, while the queue is
+    /// empty).
+    pub fn drain(&mut self, mut f: impl FnMut(&[u32; RECORD_WORDS])) {
+        let mut idle = 0u32;
+        loop {
+            match self.try_recv() {
+                Some(m) => {
+                    idle = 0;
+                    f(&m);
+                }
+                None => {
+                    // `closed` is stored after the producer's last ready word: seeing it
+                    // (acquire), one more look finds anything written before it
+                    if self.q.closed.load(Ordering::Acquire) {
+                        while let Some(m) = self.try_recv() {
+                            f(&m);
+                        }
+                        self.publish();
+                        return;
+                    }
+                    // spin, then yield, then nap: an idle service thread (a sampled query
+                    // sends rarely) must not take a core from the guest's machine
+                    idle = idle.saturating_add(1);
+                    if idle < 64 {
+                        std::hint::spin_loop();
+                    } else if idle < 80 {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 //! * [`pipeline`]: bounded SPSC rings carrying batches from the machine thread to service
 //!   threads, all inside one thread scope ([`capture`] is the first user).
 //! * [`rap`]: the event streams RAP trees summarize, and the observer that feeds them.
+//! * [`rpa`]: the Relational Profiling Architecture during a run: PCT, query engine,
+//!   message queues, and one service thread per queue.
 //!
 //! # Design constraints
 //! The only crate that composes: it depends on the sources, the mechanisms and the summaries,
@@ -52,6 +54,7 @@ pub mod files;
 pub mod pipeline;
 pub mod program;
 pub mod rap;
+pub mod rpa;
 
 pub use capture::{CaptureOptions, Captured};
 
@@ -110,6 +113,7 @@ pub struct Run<'a, 's> {
     wpp: Option<WppSpec<'s>>,
     paths: Vec<LbrConfig>,
     profile: Option<Symbols>,
+    rpa: Option<rpa::RpaSpec>,
     progress: Option<&'a mut dyn FnMut(Progress)>,
     interrupt: Option<&'a AtomicBool>,
 }
@@ -138,6 +142,8 @@ pub struct RunResult<'a> {
     pub paths: Option<BranchRecorder>,
     /// The exact profile by function, instruction and call chain.
     pub profile: Option<Profile>,
+    /// The RPA: accounting, services, exact references.
+    pub rpa: Option<rpa::RpaResult>,
 }
 
 impl RunResult<'_> {
@@ -167,6 +173,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp: None,
             paths: Vec::new(),
             profile: None,
+            rpa: None,
             progress: None,
             interrupt: None,
         }
@@ -210,6 +217,13 @@ impl<'a, 's> Run<'a, 's> {
         self
     }
 
+    /// The Relational Profiling Architecture: queries on the retire stream, a service
+    /// thread per queue ([`rpa`]).
+    pub fn rpa(mut self, spec: rpa::RpaSpec) -> Self {
+        self.rpa = Some(spec);
+        self
+    }
+
     /// Calls `f` every [`SLICE_INSNS`] instructions.
     pub fn progress(mut self, f: &'a mut dyn FnMut(Progress)) -> Self {
         self.progress = Some(f);
@@ -248,6 +262,9 @@ impl<'a, 's> Run<'a, 's> {
         if let Some(w) = &self.wpp {
             w.options.config.validate()?;
         }
+        if let Some(r) = &self.rpa {
+            r.plan(self.timing.is_some()).map_err(Error::Config)?;
+        }
         Ok(())
     }
 
@@ -263,6 +280,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths,
             profile,
+            rpa,
             progress,
             interrupt,
         } = self;
@@ -278,6 +296,14 @@ impl<'a, 's> Run<'a, 's> {
             Some(BranchRecorder::new(units))
         };
         let mut counter = (classes || timing.is_some()).then(ClassCounter::default);
+        let (rpa_obs, rpa_ends) = match &rpa {
+            Some(spec) => {
+                let (o, ends) =
+                    rpa::RpaObserver::new(spec, timing.is_some()).map_err(Error::Config)?;
+                (Some(o), ends)
+            }
+            None => (None, Vec::new()),
+        };
         let mut driver = Driver {
             machine,
             timing,
@@ -287,7 +313,19 @@ impl<'a, 's> Run<'a, 's> {
             interrupted: false,
             totals: None,
         };
-        let (outcome, wpp) = std::thread::scope(|scope| -> Result<_> {
+        let (outcome, wpp, rpa_out) = std::thread::scope(|scope| -> Result<_> {
+            // owned here: if the machine panics, unwinding drops the queues' producers, so
+            // the service threads stop and the scope can join them
+            let mut rpa_obs = rpa_obs;
+            let services: Vec<_> = rpa_ends
+                .into_iter()
+                .map(|end| {
+                    std::thread::Builder::new()
+                        .name(format!("rpa-queue-{}", end.plan.queue))
+                        .spawn_scoped(scope, move || end.run())
+                })
+                .collect::<std::io::Result<_>>()
+                .map_err(|e| Error::Config(format!("cannot start an RPA service thread: {e}")))?;
             let mut stage = match wpp {
                 Some(w) => Some(capture::start(
                     scope,
@@ -299,12 +337,42 @@ impl<'a, 's> Run<'a, 's> {
                 None => None,
             };
             let front = stage.as_mut().map(|s| &mut s.front);
-            let outcome = dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()]);
+            let outcome = match rpa_obs.as_mut() {
+                None => {
+                    dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()])
+                }
+                // with the RPA, the other mechanisms ride along as options (a branch per
+                // event) rather than doubling the monomorphized loops again
+                Some(q) => {
+                    let rest = Some((rap.as_mut(), front, recorder.as_mut()));
+                    dispatch!(driver.drive; [Some(q), counter.as_mut(), rest, profiler.as_mut()])
+                }
+            };
+            let rpa_out =
+                match (rpa_obs.take(), rpa) {
+                    (Some(o), Some(spec)) => {
+                        let (queries, exact, counters) = o.close();
+                        let mut queues = Vec::new();
+                        for h in services {
+                            queues.push(h.join().map_err(|_| {
+                                Error::Config("an RPA service thread panicked".into())
+                            })?);
+                        }
+                        Some(rpa::RpaResult {
+                            program: spec.program,
+                            queries,
+                            queues,
+                            exact,
+                            counters,
+                        })
+                    }
+                    _ => None,
+                };
             let captured = match stage {
                 Some(s) => Some(s.finish(&outcome)?),
                 None => None,
             };
-            Ok((outcome, captured))
+            Ok((outcome, captured, rpa_out))
         })?;
         let wall = driver.start.elapsed();
         let _ = driver.machine.kernel.flush();
@@ -322,6 +390,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths: recorder,
             profile: profiler.map(Profiler::finish_profile),
+            rpa: rpa_out,
         })
     }
 }

@@ -266,6 +266,31 @@ impl CodeImage {
             .and_then(|s| s.lookup(addr).map(|f| f.to_string()))
     }
 
+    /// The taken target and the fall-through address of the conditional branch at `pc`
+    /// (`None` if it is not one, or not mapped).
+    pub fn branch_targets(&mut self, pc: u64) -> Option<(u64, u64)> {
+        let mut b = [0u8; 4];
+        self.machine.mem.read_bytes(pc, &mut b[..2]).ok()?;
+        let hi = self
+            .machine
+            .mem
+            .read_bytes(pc.wrapping_add(2), &mut b[2..])
+            .is_ok();
+        let lo16 = u16::from_le_bytes([b[0], b[1]]);
+        let hi16 = if hi {
+            u16::from_le_bytes([b[2], b[3]])
+        } else {
+            0
+        };
+        let inst = outcrop_rv::inst::decode(lo16, hi16);
+        (inst.class() == outcrop_rv::inst::Class::Branch).then(|| {
+            (
+                pc.wrapping_add(inst.imm as i64 as u64),
+                pc.wrapping_add(u64::from(inst.len)),
+            )
+        })
+    }
+
     /// `insns` instructions from `addr` (at most 64) as `pc: assembly` lines; an unmapped
     /// address ends the list with `<not mapped>`.
     pub fn disassemble(&mut self, addr: u64, insns: u32) -> Vec<String> {

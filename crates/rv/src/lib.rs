@@ -35,6 +35,7 @@ pub mod kernel;
 mod machine;
 pub mod memory;
 pub mod sandbox;
+pub mod sections;
 pub mod symbols;
 
 pub use error::Error;

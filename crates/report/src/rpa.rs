@@ -1,0 +1,433 @@
+//! The RPA's report: per query, every record accounted for; per queue, what its service
+//! found, beside the exact reference of the same run.
+
+use crate::Report;
+use outcrop_rpa::services::{CollectorCheck, CpiAccuracy, EdgeAccuracy, Kind};
+use outcrop_rpa::stats::QueryStats;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One query.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueryReport {
+    /// Its header, as the disassembler writes it.
+    pub header: String,
+    /// One record in `rate` is selected (1: `always`).
+    pub rate: u64,
+    /// Its accounting.
+    pub stats: QueryStats,
+}
+
+/// The GC service's barrier and collector against the exact store log.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GcReport {
+    /// Non-null reference stores the service saw.
+    pub stores: u64,
+    /// Null stores it saw (0 when the query filters them, as Figure 2c).
+    pub nulls: u64,
+    /// Its checksum of them.
+    pub checksum: String,
+    /// Non-null reference stores that retired (exact).
+    pub exact_stores: Option<u64>,
+    /// Their checksum.
+    pub exact_checksum: Option<String>,
+    /// The collector's collections, and the check of each against the exact heap.
+    pub collector: Option<CollectorCheck>,
+    /// Why the collector was not checked, if it was not.
+    pub collector_note: Option<String>,
+}
+
+/// What one service found.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "lowercase", tag = "service")]
+pub enum ServiceDetail {
+    /// Edge profiling vs exact counts; `labels` names each hot branch.
+    Edges {
+        /// The accuracy (None without an exact reference).
+        accuracy: Option<EdgeAccuracy>,
+        /// Function+offset of each hot branch, in `accuracy.hot` order.
+        labels: Vec<String>,
+    },
+    /// CPI vs exact attribution.
+    Cpi {
+        /// The accuracy (None without an exact reference).
+        accuracy: Option<CpiAccuracy>,
+        /// Names of the hot instructions, then of the hot groups (functions).
+        labels: Vec<String>,
+        /// Names of the groups.
+        group_labels: Vec<String>,
+    },
+    /// The store barrier.
+    Gc(GcReport),
+    /// The log: the first records (hex words) and the exact count of records.
+    Log {
+        /// The first records.
+        first: Vec<[String; 7]>,
+        /// Records of the query's classes that occurred (exact).
+        exact_records: Option<u64>,
+        /// With pc and res2: the pcs with the most records, hottest first.
+        addresses: Vec<PcStride>,
+    },
+}
+
+/// A pc of an address log: what a prefetcher would learn from it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PcStride {
+    /// The pc (low 32 bits), named.
+    pub pc: String,
+    /// Its records.
+    pub records: u64,
+    /// Its most frequent stride in bytes, and that stride's share of its strides.
+    pub stride: Option<(i32, f64)>,
+}
+
+/// One queue and its service.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueReport {
+    /// Queue number.
+    pub queue: u8,
+    /// Its service.
+    pub kind: Kind,
+    /// The query feeding it (1-based).
+    pub query: usize,
+    /// Messages the service read.
+    pub received: u64,
+    /// What it found.
+    pub detail: ServiceDetail,
+}
+
+/// The RPA report of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RpaReport {
+    /// The program.
+    pub program: String,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Whether sampled queries also waited (a lossless, deterministic run).
+    pub lossless: bool,
+    /// The queries.
+    pub queries: Vec<QueryReport>,
+    /// The queues.
+    pub queues: Vec<QueueReport>,
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What each accounting column means.
+pub const STATS_LEGEND: &str = "records: of the query's classes, retired; selected: by its sampling (every N); filtered: selected but sent nowhere by its clauses; sent: messages written; dropped: a sampled query's messages refused by a full queue; waited: sends that found the queue full and waited (always queries: back-pressure, nothing lost)";
+
+impl Report for RpaReport {
+    fn write_text(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "relational profiling: {} quer{}, {} queue{}{}",
+            self.queries.len(),
+            if self.queries.len() == 1 { "y" } else { "ies" },
+            self.queues.len(),
+            if self.queues.len() == 1 { "" } else { "s" },
+            if self.lossless {
+                " (lossless: sampled queries wait too)"
+            } else {
+                ""
+            }
+        );
+        for (i, q) in self.queries.iter().enumerate() {
+            let s = &q.stats;
+            let _ = writeln!(out, "  query {}: {}", i + 1, q.header);
+            let _ = writeln!(
+                out,
+                "    records {}  selected {}  filtered {}  sent {}  dropped {}  waited {}{}",
+                thousands(s.records),
+                thousands(s.selected),
+                thousands(s.filtered),
+                thousands(s.sent),
+                thousands(s.dropped),
+                thousands(s.waited),
+                if s.lost > 0 {
+                    format!("  LOST {} (a service thread stopped)", thousands(s.lost))
+                } else {
+                    String::new()
+                }
+            );
+            if s.dropped > 0 {
+                let _ = writeln!(
+                    out,
+                    "    note: {:.1}% of the selected records were dropped by a full queue; estimates are scaled by selected / sent, but drops come in bursts, so hot spots may be off: --deterministic makes sampled queries wait instead",
+                    100.0 * s.dropped as f64 / s.selected.max(1) as f64
+                );
+            }
+        }
+        for q in &self.queues {
+            let _ = writeln!(
+                out,
+                "  queue {} → {} service (query {}): {} messages",
+                q.queue,
+                q.kind.name(),
+                q.query,
+                thousands(q.received)
+            );
+            write_detail(out, &q.detail);
+        }
+        let _ = writeln!(out, "  {STATS_LEGEND}");
+    }
+}
+
+fn write_detail(out: &mut String, d: &ServiceDetail) {
+    match d {
+        ServiceDetail::Edges { accuracy, labels } => {
+            let Some(a) = accuracy else {
+                let _ = writeln!(out, "    (no exact reference)");
+                return;
+            };
+            let _ = writeln!(
+                out,
+                "    edge profile vs exact counts: overlap {:.2}%; {} of {} branches sampled; {} samples for {} executions; hot branches (≥ 1% of executions) mean error {:.2}%",
+                a.overlap_pct,
+                a.sampled,
+                a.branches,
+                thousands(a.samples),
+                thousands(a.executions),
+                a.hot_mean_error_pct
+            );
+            if !a.hot.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    {:<32} {:>13} {:>13} {:>13} {:>13} {:>7}",
+                    "branch", "taken", "est. taken", "not taken", "est. not", "error"
+                );
+            }
+            for (h, l) in a.hot.iter().zip(labels).take(20) {
+                let _ = writeln!(
+                    out,
+                    "    {:<32} {:>13} {:>13} {:>13} {:>13} {:>6.2}%",
+                    l,
+                    thousands(h.exact[0]),
+                    thousands(h.estimate[0]),
+                    thousands(h.exact[1]),
+                    thousands(h.estimate[1]),
+                    h.error_pct
+                );
+            }
+        }
+        ServiceDetail::Cpi {
+            accuracy,
+            labels,
+            group_labels,
+        } => {
+            let Some(a) = accuracy else {
+                let _ = writeln!(out, "    (no exact reference)");
+                return;
+            };
+            let err = if a.exact_cycles > 0.0 {
+                100.0 * (a.estimated_cycles - a.exact_cycles).abs() / a.exact_cycles
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                out,
+                "    cycles: estimated {:.0}, exact {:.0} (Σ c + 1/n), error {:.2}%",
+                a.estimated_cycles, a.exact_cycles, err
+            );
+            for (title, rows, names) in [
+                ("function", &a.groups, group_labels),
+                ("instruction", &a.hot, labels),
+            ] {
+                if rows.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "    {:<32} {:>14} {:>14} {:>9} {:>9} {:>8}",
+                    format!("{title} (≥ 1% of cycles)"),
+                    "cycles",
+                    "est. cycles",
+                    "CPI",
+                    "est. CPI",
+                    "samples"
+                );
+                for (r, l) in rows.iter().zip(names).take(15) {
+                    let _ = writeln!(
+                        out,
+                        "    {:<32} {:>14.0} {:>14.0} {:>9.3} {:>9.3} {:>8}",
+                        l,
+                        r.exact_cycles,
+                        r.estimated_cycles,
+                        r.exact_cpi,
+                        r.estimated_cpi,
+                        r.samples
+                    );
+                }
+            }
+        }
+        ServiceDetail::Gc(g) => {
+            let verdict = match (g.exact_stores, &g.exact_checksum) {
+                (Some(n), Some(c)) if n == g.stores && *c == g.checksum => {
+                    "every one, exactly once (count and checksum match)".to_string()
+                }
+                (Some(n), Some(c)) => format!("MISMATCH: {} retired, checksum {c}", thousands(n)),
+                _ => "no exact reference".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "    store barrier: {} non-null reference stores, checksum {}: {verdict}{}",
+                thousands(g.stores),
+                g.checksum,
+                if g.nulls > 0 {
+                    format!(" (and {} null stores)", thousands(g.nulls))
+                } else {
+                    String::new()
+                }
+            );
+            if let Some(c) = &g.collector {
+                let _ = writeln!(
+                    out,
+                    "    collector: {} collections freed {} objects; freed while reachable in the exact heap: {}",
+                    c.collections,
+                    thousands(c.freed),
+                    c.unsafe_frees
+                );
+            }
+            if let Some(n) = &g.collector_note {
+                let _ = writeln!(out, "    collector: {n}");
+            }
+        }
+        ServiceDetail::Log {
+            first,
+            exact_records,
+            addresses,
+        } => {
+            if let Some(n) = exact_records {
+                let _ = writeln!(out, "    records of the query's classes: {}", thousands(*n));
+            }
+            if !addresses.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    {:<32} {:>12} {:>12} {:>8}",
+                    "pc (most records)", "records", "stride", "share"
+                );
+                for a in addresses.iter().take(10) {
+                    let (stride, share) = match a.stride {
+                        Some((s, f)) => (s.to_string(), format!("{:.1}%", 100.0 * f)),
+                        None => ("-".into(), "-".into()),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "    {:<32} {:>12} {:>12} {:>8}",
+                        a.pc,
+                        thousands(a.records),
+                        stride,
+                        share
+                    );
+                }
+            } else {
+                for r in first.iter().take(10) {
+                    let _ = writeln!(out, "    {}", r.join(" "));
+                }
+            }
+        }
+    }
+}
+
+/// One branch of an edge profile, for [`fdata`].
+#[derive(Clone, Debug)]
+pub struct FdataBranch {
+    /// BOLT's place of the branch (`1 name offset`, or `0 [unknown] address`).
+    pub from: String,
+    /// Place of its taken target.
+    pub taken_to: String,
+    /// Place of its fall-through.
+    pub fall_to: String,
+    /// Estimated counts: taken, not taken.
+    pub counts: [u64; 2],
+    /// Estimated mispredictions: taken, not taken.
+    pub mispredicted: [u64; 2],
+}
+
+/// The edge profile in LLVM BOLT's `.fdata` text format (as `outcrop paths fdata`: one line
+/// per edge `<from> <to> <mispredictions> <count>`, places `1 name hex-offset`); edges with
+/// no estimated executions are left out.
+pub fn fdata(branches: &[FdataBranch]) -> String {
+    let mut s = String::new();
+    for b in branches {
+        for (to, i) in [(&b.taken_to, 0), (&b.fall_to, 1)] {
+            if b.counts[i] > 0 {
+                let _ = writeln!(s, "{} {} {} {}", b.from, to, b.mispredicted[i], b.counts[i]);
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_accounts_for_every_record_and_names_the_gc_verdict() {
+        let r = RpaReport {
+            program: "gc".into(),
+            instructions: 10,
+            lossless: false,
+            queries: vec![QueryReport {
+                header: "for opSTORE 1 always collect op1 op2 op3".into(),
+                rate: 1,
+                stats: QueryStats {
+                    records: 1500,
+                    selected: 1500,
+                    filtered: 500,
+                    sent: 1000,
+                    waited: 3,
+                    ..QueryStats::default()
+                },
+            }],
+            queues: vec![QueueReport {
+                queue: 3,
+                kind: Kind::Gc,
+                query: 1,
+                received: 1000,
+                detail: ServiceDetail::Gc(GcReport {
+                    stores: 1000,
+                    checksum: "00ff".into(),
+                    exact_stores: Some(1000),
+                    exact_checksum: Some("00ff".into()),
+                    ..GcReport::default()
+                }),
+            }],
+        };
+        let t = r.to_text();
+        assert!(
+            t.contains(
+                "records 1,500  selected 1,500  filtered 500  sent 1,000  dropped 0  waited 3"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("queue 3 → gc service (query 1): 1,000 messages"),
+            "{t}"
+        );
+        assert!(t.contains("every one, exactly once"), "{t}");
+        assert!(r.to_json().contains("\"service\": \"gc\""));
+    }
+
+    #[test]
+    fn fdata_writes_both_edges_of_a_branch_and_skips_empty_ones() {
+        let b = FdataBranch {
+            from: "1 main 10".into(),
+            taken_to: "1 main 4".into(),
+            fall_to: "1 main 14".into(),
+            counts: [512, 0],
+            mispredicted: [256, 0],
+        };
+        assert_eq!(fdata(&[b]), "1 main 10 1 main 4 256 512\n");
+    }
+}
