@@ -1,4 +1,6 @@
-//! Fuzz target: `Symbols::from_elf` on arbitrary bytes.
+//! Fuzz target: `Symbols::from_elf` on arbitrary bytes, and the other readers of a
+//! program's sections: the profile tags (`outcrop_tags`, into an RPA tag table) and data
+//! symbols by name.
 //!
 //! Reading must return (an error is fine) without panicking. Symbols it accepts must keep
 //! their invariants: starts strictly increase, every function has bytes and is found at its
@@ -11,6 +13,15 @@ use libfuzzer_sys::fuzz_target;
 use outcrop_rv::symbols::Symbols;
 
 fuzz_target!(|data: &[u8]| {
+    if let Ok(tags) = outcrop_rv::sections::profile_tags(data) {
+        assert!(tags.len() <= outcrop_rv::sections::MAX_TAGS);
+        if let Ok(t) = outcrop_rpa::tags::Tags::new(tags.iter().copied(), []) {
+            for &(pc, tag) in tags.iter().take(64) {
+                assert!(t.get(pc) < 4 && tag < 4);
+            }
+        }
+    }
+    let _ = outcrop_rv::sections::symbol(data, "gc_arena");
     let Ok(symbols) = Symbols::from_elf(data) else {
         return;
     };

@@ -12,6 +12,7 @@ mod bench_compose;
 mod bench_hostile;
 mod bench_layers;
 mod bench_profile;
+mod bench_rpa;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -56,6 +57,7 @@ fn main() -> Result<()> {
         Some("bench-layers") => bench_layers::run(&args[1..]),
         Some("bench-compose") => bench_compose::run(&args[1..]),
         Some("bench-profile") => bench_profile::run(&args[1..]),
+        Some("bench-rpa") => bench_rpa::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
@@ -65,7 +67,8 @@ fn main() -> Result<()> {
                  | study-paths [--workloads a,b] [--svg FILE] \
                  | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
-                 | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...]"
+                 | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...] \
+                 | bench-rpa [--runs R] [--workloads a,b]"
             );
             bail!("unknown or missing task")
         }

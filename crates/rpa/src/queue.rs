@@ -253,6 +253,34 @@ mod tests {
     }
 
     #[test]
+    fn drain_reads_everything_written_before_the_producer_closed() {
+        let (mut p, mut c) = channel(8, 4).unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            c.drain(|m| got.push(m[0]));
+            got
+        });
+        for i in 0..1000 {
+            assert!(p.send_waiting(&rec(i)).is_some());
+        }
+        drop(p);
+        let got = reader.join().unwrap();
+        assert_eq!(got, (0..1000).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_waiting_producer_gives_up_when_the_consumer_has_gone() {
+        let (mut p, c) = channel(2, 1).unwrap();
+        assert!(p.try_send(&rec(0)) && p.try_send(&rec(1)));
+        drop(c);
+        assert_eq!(
+            p.send_waiting(&rec(2)),
+            None,
+            "the message is lost, not waited for forever"
+        );
+    }
+
+    #[test]
     fn across_threads_every_message_arrives_once_in_order() {
         let (mut p, mut c) = channel(128, 32).unwrap();
         let n = 200_000u32;

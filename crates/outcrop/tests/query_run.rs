@@ -1,0 +1,239 @@
+//! `outcrop run --query` end to end: the report, its JSON, BOLT's `.fdata`, byte-identical
+//! deterministic runs, profile tags from the command line, and clear errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn outcrop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .current_dir(root().join("workloads"))
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn query(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn the_edge_query_reports_accuracy_writes_fdata_and_repeats_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = query(
+        dir.path(),
+        "edges.rpa",
+        "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n",
+    );
+    let fdata = dir.path().join("p.fdata");
+    let json = dir.path().join("r.json");
+    let run = |out: &Path| {
+        outcrop(&[
+            "run",
+            "--no-profile",
+            "--deterministic",
+            "--query",
+            &q,
+            "--fdata",
+            fdata.to_str().unwrap(),
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "bin/strsearch",
+        ])
+    };
+    let o = run(&json);
+    assert!(o.status.success(), "{}", err(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["lossless"], true);
+    let s = &j["queries"][0]["stats"];
+    assert_eq!(s["dropped"], 0);
+    assert_eq!(s["sent"], j["queues"][0]["received"]);
+    let acc = &j["queues"][0]["detail"]["accuracy"];
+    assert!(acc["overlap_pct"].as_f64().unwrap() > 90.0, "{acc}");
+    // BOLT's format: `1 func off 1 func off mispreds count`, every count positive
+    let text = std::fs::read_to_string(&fdata).unwrap();
+    assert!(text.lines().count() > 10, "{text}");
+    for l in text.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!(f.len(), 8, "{l}");
+        assert!(f[0] == "1" || f[0] == "0", "{l}");
+        assert!(f[7].parse::<u64>().unwrap() > 0, "{l}");
+    }
+    // --deterministic: the same report, byte for byte
+    let again = dir.path().join("r2.json");
+    assert!(run(&again).status.success());
+    assert_eq!(
+        std::fs::read(&json).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn the_text_report_and_the_report_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = query(dir.path(), "cpi.rpa", "for opJMP * opBRANCH * opLOAD * opSTORE * opALU * opMULT * opFLOAT * opSYS *\nevery 1024 collect pc rrate;\nsend 4 stop;\n");
+    let rep = dir.path().join("rep");
+    let o = outcrop(&[
+        "run",
+        "--timing",
+        "--no-profile",
+        "--query",
+        &q,
+        "--report",
+        rep.to_str().unwrap(),
+        "--",
+        "bin/recursion",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.contains("queue 4 → cpi service (query 1)"), "{e}");
+    assert!(e.contains("cycles: estimated"), "{e}");
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rep.join("rpa.json")).unwrap()).unwrap();
+    assert_eq!(j["queues"][0]["detail"]["service"], "cpi");
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rep.join("run.json")).unwrap()).unwrap();
+    assert!(run.to_string().contains("\"rpa\""), "{run}");
+}
+
+#[test]
+fn tags_by_function_select_only_its_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = query(
+        dir.path(),
+        "t.rpa",
+        "for opBRANCH 2 always collect pc misc ;\nsend 1 stop;\n",
+    );
+    let json = dir.path().join("r.json");
+    let o = outcrop(&[
+        "run",
+        "--no-profile",
+        "--deterministic",
+        "--query",
+        &q,
+        "--tag",
+        "quick_sort=2",
+        "--json",
+        "-o",
+        json.to_str().unwrap(),
+        "--",
+        "bin/qsort_ints",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let labels = j["queues"][0]["detail"]["labels"].as_array().unwrap();
+    assert!(!labels.is_empty());
+    assert!(
+        labels
+            .iter()
+            .all(|l| l.as_str().unwrap().starts_with("quick_sort")),
+        "{labels:?}"
+    );
+}
+
+#[test]
+fn mistakes_are_named_and_exit_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = query(
+        dir.path(),
+        "edges.rpa",
+        "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n",
+    );
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--query".into(),
+                query(
+                    dir.path(),
+                    "bad.rpa",
+                    "for opBRANCH * every 256 collect pc mics ;\nsend 1 stop;\n",
+                ),
+            ],
+            "bad.rpa:1:37",
+        ),
+        (
+            vec![
+                "--query".into(),
+                query(
+                    dir.path(),
+                    "ev.rpa",
+                    "for evL2DMISS * always collect pc res2 ;\nsend 2 stop;\n",
+                ),
+            ],
+            "--timing",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--service".into(),
+                "1=cpi".into(),
+            ],
+            "needs `rrate`",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--service".into(),
+                "bogus".into(),
+            ],
+            "unknown service `bogus`",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--tag".into(),
+                "no_such_function=1".into(),
+            ],
+            "no function `no_such_function`",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--tag".into(),
+                "main=4".into(),
+            ],
+            "1, 2 or 3",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--gc-heap".into(),
+                "nope:gc_roots:64".into(),
+            ],
+            "no symbol `nope`",
+        ),
+        (
+            vec![
+                "--query".into(),
+                edges.clone(),
+                "--queue-capacity".into(),
+                "129".into(),
+            ],
+            "1 to 128",
+        ),
+    ];
+    for (flags, want) in cases {
+        let mut args = vec!["run", "--no-profile"];
+        args.extend(flags.iter().map(String::as_str));
+        args.extend(["--", "bin/hello"]);
+        let o = outcrop(&args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(err(&o).contains(want), "{args:?}: {}", err(&o));
+    }
+}

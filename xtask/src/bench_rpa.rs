@@ -1,0 +1,204 @@
+//! `cargo run --release -p xtask -- bench-rpa [--runs R] [--workloads a,b]`: the Relational
+//! Profiling Architecture on every workload, as a user runs it.
+//!
+//! * Cost: `outcrop run --no-profile` with and without the paper's edge query (Figure 2a,
+//!   1/256 of the conditional branches, the edges service on its own thread), alternating,
+//!   R runs each; medians with min–max of the process wall time, and the ratio.
+//! * Accuracy, on a lossless run (`--deterministic`: sampled queries wait instead of
+//!   dropping, so the numbers do not depend on the host's scheduling): the edge profile's
+//!   overlap with the exact counts of the same run and the mean error of the hot branches;
+//!   the CPI query (Figure 2d, 1/1024 of every instruction, with the timing model): total
+//!   cycles estimated against exact, and the largest error among functions with ≥ 1% of
+//!   the cycles.
+//! * The GC guest (`workloads/study/gc.c`, built when the cross compiler is present): the
+//!   Figure 2c query, always: cost against the bare run, and whether the barrier saw every
+//!   non-null reference store exactly once.
+//!
+//! Results: docs/BENCHMARKS.md, "Relational profiling".
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const EDGES: &str = "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n";
+const CPI: &str = "for opJMP * opBRANCH * opLOAD *\nopSTORE * opALU * opMULT *\nopFLOAT * opSYS *\nevery 1024 collect pc rrate;\nsend 4 stop;\n";
+const GC: &str =
+    "for opSTORE 1 always collect op1 op2 op3;\nif op1 <> 0 then send 3 stop else stop;\n";
+
+fn outcrop() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/outcrop")
+}
+
+fn command(wl: &Path, prog: &Path, extra_args: &[&str], flags: &[&str]) -> Command {
+    let mut cmd = Command::new(outcrop());
+    cmd.current_dir(wl)
+        .args(["run", "--no-profile", "--no-progress", "--allow-rw", "."])
+        .args(flags)
+        .arg("--")
+        .arg(prog)
+        .args(extra_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+/// Whether `st` is how the guest ends (the `exitcode` workload exits with 3 on purpose).
+fn ok(prog: &Path, st: std::process::ExitStatus) -> bool {
+    st.success() || (prog.ends_with("bin/exitcode") && st.code() == Some(3))
+}
+
+fn seconds(wl: &Path, prog: &Path, extra: &[&str], flags: &[&str]) -> Result<f64> {
+    let t = Instant::now();
+    let st = command(wl, prog, extra, flags).status()?;
+    anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
+    Ok(t.elapsed().as_secs_f64())
+}
+
+fn report(wl: &Path, prog: &Path, extra: &[&str], flags: &[&str]) -> Result<serde_json::Value> {
+    let out = std::env::temp_dir().join(format!("outcrop-bench-rpa-{}.json", std::process::id()));
+    let o = out.to_string_lossy().into_owned();
+    let mut f: Vec<&str> = flags.to_vec();
+    f.extend(["--deterministic", "--json", "-o", &o]);
+    let st = command(wl, prog, extra, &f).status()?;
+    anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
+    Ok(serde_json::from_slice(&std::fs::read(&out)?)?)
+}
+
+fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn cell(v: &[f64]) -> String {
+    let (m, lo, hi) = summary(v.to_vec());
+    format!("{m:.2} ({lo:.2}–{hi:.2})")
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runs = crate::runs_flag(args)?;
+    let wl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads");
+    let wl = std::path::absolute(&wl)?;
+    anyhow::ensure!(
+        outcrop().exists(),
+        "build the release binary first: cargo build --release -p outcrop"
+    );
+    let tmp = tempfile::tempdir()?;
+    let q = |name: &str, text: &str| -> Result<String> {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text)?;
+        Ok(p.to_string_lossy().into_owned())
+    };
+    let (edges, cpi, gc) = (q("edges.rpa", EDGES)?, q("cpi.rpa", CPI)?, q("gc.rpa", GC)?);
+    let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
+        .collect();
+    names.sort();
+    if let Some(w) = args
+        .iter()
+        .position(|a| a == "--workloads")
+        .and_then(|i| args.get(i + 1))
+    {
+        let want: Vec<&str> = w.split(',').collect();
+        names.retain(|n| want.contains(&n.as_str()));
+    }
+    println!("runs per cell: {runs}; wall seconds, median (min–max)\n");
+    println!("| workload | bare run | + edge query 1/256 | ratio | edge overlap | hot-branch error | CPI total error | worst hot-function CPI error |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut ratios = Vec::new();
+    for name in &names {
+        let prog = PathBuf::from(format!("bin/{name}"));
+        let extra: Vec<&str> = if name == "fileio" {
+            vec!["src/fileio.c"]
+        } else {
+            vec![]
+        };
+        let (mut bare, mut with) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            bare.push(seconds(&wl, &prog, &extra, &[])?);
+            with.push(seconds(&wl, &prog, &extra, &["--query", &edges])?);
+        }
+        let ratio = summary(with.clone()).0 / summary(bare.clone()).0;
+        ratios.push(ratio);
+        let e = report(&wl, &prog, &extra, &["--query", &edges])
+            .with_context(|| format!("{name}: edges"))?;
+        let acc = &e["queues"][0]["detail"]["accuracy"];
+        let c = report(&wl, &prog, &extra, &["--timing", "--query", &cpi])
+            .with_context(|| format!("{name}: cpi"))?;
+        let ca = &c["queues"][0]["detail"]["accuracy"];
+        let exact = ca["exact_cycles"].as_f64().unwrap_or(0.0);
+        let est = ca["estimated_cycles"].as_f64().unwrap_or(0.0);
+        let worst = ca["groups"]
+            .as_array()
+            .map(|g| {
+                g.iter()
+                    .map(|f| {
+                        let x = f["exact_cpi"].as_f64().unwrap_or(0.0);
+                        let y = f["estimated_cpi"].as_f64().unwrap_or(0.0);
+                        if x > 0.0 {
+                            100.0 * (y - x).abs() / x
+                        } else {
+                            0.0
+                        }
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .unwrap_or(0.0);
+        println!(
+            "| {name} | {} | {} | {ratio:.2}× | {:.2}% | {:.2}% | {:.2}% | {worst:.2}% |",
+            cell(&bare),
+            cell(&with),
+            acc["overlap_pct"].as_f64().unwrap_or(0.0),
+            acc["hot_mean_error_pct"].as_f64().unwrap_or(0.0),
+            if exact > 0.0 {
+                100.0 * (est - exact).abs() / exact
+            } else {
+                0.0
+            },
+        );
+    }
+    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64).exp();
+    println!("\ngeometric mean ratio (edge query / bare run): {geo:.2}×");
+
+    // the GC guest
+    let cc = Command::new("riscv64-linux-gnu-gcc")
+        .arg("--version")
+        .output();
+    if !matches!(cc, Ok(ref o) if o.status.success()) {
+        println!("\nGC guest: skipped (no riscv64-linux-gnu-gcc)");
+        return Ok(());
+    }
+    let gc_bin = tmp.path().join("gc");
+    let st = Command::new("riscv64-linux-gnu-gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&gc_bin)
+        .arg(wl.join("study/gc.c"))
+        .status()?;
+    anyhow::ensure!(st.success(), "building the GC guest");
+    let (mut bare, mut with) = (Vec::new(), Vec::new());
+    let heap = ["--query", gc.as_str(), "--gc-heap", "gc_arena:gc_roots:64"];
+    for _ in 0..runs {
+        bare.push(seconds(&wl, &gc_bin, &[], &[])?);
+        with.push(seconds(&wl, &gc_bin, &[], &heap)?);
+    }
+    let g = report(&wl, &gc_bin, &[], &heap)?;
+    let d = &g["queues"][0]["detail"];
+    let s = &g["queries"][0]["stats"];
+    println!("\n| GC guest (400,000 operations) | bare run | + GC query, always | ratio | records | sent | barrier = exact | collector: collections, freed, unsafe |");
+    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| gc | {} | {} | {:.2}× | {} | {} | {} | {}, {}, {} |",
+        cell(&bare),
+        cell(&with),
+        summary(with.clone()).0 / summary(bare.clone()).0,
+        s["records"],
+        s["sent"],
+        d["stores"] == d["exact_stores"] && d["checksum"] == d["exact_checksum"],
+        d["collector"]["collections"],
+        d["collector"]["freed"],
+        d["collector"]["unsafe_frees"],
+    );
+    Ok(())
+}
