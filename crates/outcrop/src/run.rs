@@ -523,6 +523,7 @@ fn profile(
     }
     // ---- relational profiling
     let mut rpa_json = None;
+    let mut rpa_report = None;
     if let Some(r) = result.rpa.take() {
         let mut code = match &args.rpa.fdata {
             Some(_) => Some(outcrop_run::CodeImage::load(&path, &elf)?),
@@ -562,6 +563,7 @@ fn profile(
             eprintln!("outcrop: query: {lost} messages were lost because a service thread stopped");
         }
         rpa_json = Some(json);
+        rpa_report = Some(report);
     }
 
     match &out.console {
@@ -703,6 +705,12 @@ fn profile(
         if wpp_json.is_some() {
             files.push(("wpp.json", "whole-program capture summary"));
         }
+        if rpa_json.is_some() {
+            files.push((
+                "rpa.json",
+                "relational profiling: queries, services, exact checks",
+            ));
+        }
         let page = RunPage {
             program: &program,
             args: &args_list,
@@ -732,6 +740,7 @@ fn profile(
                     v
                 }),
             strata: wpp.as_ref().map(|c| &c.stats),
+            rpa: rpa_report.as_ref(),
             files,
         };
         save(

@@ -105,6 +105,11 @@ fn the_text_report_and_the_report_directory() {
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rep.join("run.json")).unwrap()).unwrap();
     assert!(run.to_string().contains("\"rpa\""), "{run}");
+    let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h2 id=\"rpa\">") && html.contains("cpi service"),
+        "no RPA section"
+    );
 }
 
 #[test]

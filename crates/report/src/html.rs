@@ -51,6 +51,8 @@ pub struct RunPage<'a> {
     pub paths: Option<serde_json::Value>,
     /// Whole-program paths and strata: sizes per layer.
     pub strata: Option<&'a outcrop_strata::FileStats>,
+    /// Relational profiling: queries, services, exact checks.
+    pub rpa: Option<&'a crate::rpa::RpaReport>,
     /// The other files of the directory, for links.
     pub files: Vec<(&'static str, &'static str)>,
 }
@@ -161,6 +163,14 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     }
     if let Some(s) = page.strata {
         strata_section(&mut o, s);
+    }
+    if let Some(r) = page.rpa {
+        use crate::Report as _;
+        let _ = writeln!(
+            o,
+            "<h2 id=\"rpa\">Relational profiling</h2><p>Every record of each query accounted for, and each service beside the exact reference of the same run (docs/rpa.md).</p><pre>{}</pre>",
+            escape(&r.to_text())
+        );
     }
     if !page.files.is_empty() {
         let _ = writeln!(o, "<h2 id=\"files\">Files</h2><ul>");
