@@ -242,3 +242,48 @@ fn mistakes_are_named_and_exit_non_zero() {
         assert!(err(&o).contains(want), "{args:?}: {}", err(&o));
     }
 }
+
+#[test]
+fn queries_compose_with_the_other_mechanisms_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = query(
+        dir.path(),
+        "edges.rpa",
+        "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n",
+    );
+    let rep = dir.path().join("rep");
+    let o = outcrop(&[
+        "run",
+        "--deterministic",
+        "--query",
+        &q,
+        "--rap",
+        "block",
+        "--paths",
+        "16:100000",
+        "--report",
+        rep.to_str().unwrap(),
+        "--",
+        "bin/recursion",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    for f in [
+        "rpa.json",
+        "rap.json",
+        "paths.json",
+        "profile.json",
+        "run.json",
+    ] {
+        assert!(rep.join(f).exists(), "{f} missing");
+    }
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rep.join("rpa.json")).unwrap()).unwrap();
+    let s = &j["queries"][0]["stats"];
+    assert_eq!(s["sent"], j["queues"][0]["received"]);
+    assert!(
+        j["queues"][0]["detail"]["accuracy"]["overlap_pct"]
+            .as_f64()
+            .unwrap()
+            > 90.0
+    );
+}
