@@ -297,6 +297,10 @@ fn timing_section(o: &mut String, t: &Totals) {
     if t.brr > 0 {
         parts.insert(2, ("brr", s.brr, "#d9a21b"));
     }
+    if t.dispatch_holds > 0 {
+        let at = parts.len() - 1;
+        parts.insert(at, ("hold", s.hold, "#b03a48"));
+    }
     let total: u64 = parts.iter().map(|p| p.1).sum::<u64>().max(1);
     let _ = writeln!(
         o,

@@ -95,9 +95,14 @@ pub fn timing_summary(t: &Totals) -> String {
     } else {
         String::new()
     };
+    let hold = if t.dispatch_holds > 0 {
+        format!("  hold {:.1}%", pct(s.hold))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%{brr}  icache {:.1}%  dcache {:.1}%  other {:.1}%",
+        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%{brr}  icache {:.1}%  dcache {:.1}%{hold}  other {:.1}%",
         pct(s.base),
         pct(s.branch),
         pct(s.icache),

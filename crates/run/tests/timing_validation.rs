@@ -69,7 +69,7 @@ fn run(name: &str) -> (PerPc, Totals) {
     assert_eq!(totals.instructions, m.instret);
     let s = totals.cpi_stack;
     assert_eq!(
-        s.base + s.branch + s.icache + s.dcache + s.other,
+        s.base + s.branch + s.icache + s.dcache + s.hold + s.other,
         totals.cycles
     );
     (timed.inner, totals)

@@ -57,6 +57,18 @@ impl Cache {
         addr >> self.line_shift
     }
 
+    /// Puts the line holding `addr` in the cache (most recently used) without counting an
+    /// access: a fill that a prefetch asked for.
+    #[inline]
+    pub fn fill(&mut self, addr: u64) {
+        self.touch(self.line_of(addr));
+    }
+
+    /// log2 of the line size.
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
+    }
+
     /// Accesses the line holding `addr`: true on a hit. Counts the access and a miss.
     #[inline]
     pub fn access(&mut self, addr: u64) -> bool {

@@ -8,6 +8,7 @@
 //!   (cache/TLB misses, mispredictions) and retire-rate fields ([`Stamp`]); run [`Totals`] with
 //!   a CPI stack.
 //! * [`Timed`]: the model as a machine observer, feeding stamps to an inner observer.
+//! * [`feedback`]: mechanisms that hold instructions at dispatch or ask for cache fills.
 //!
 //! docs/timing.md describes the model, its sources and its known errors.
 #![forbid(unsafe_code)]
@@ -19,11 +20,13 @@
 
 pub mod cache;
 pub mod config;
+pub mod feedback;
 mod model;
 pub mod predictor;
 mod timed;
 
 pub use config::{Config, ConfigError};
+pub use feedback::{Feedback, Fills, NoFeedback};
 pub use model::{CpiStack, Events, Model, Stamp, Totals};
 pub use outcrop_events::record::Observer;
 pub use timed::Timed;

@@ -21,13 +21,14 @@
 
 use crate::cache::Cache;
 use crate::config::Config;
+use crate::feedback::{Feedback, Fills, NoFeedback};
 use crate::predictor::{Btb, DirectionPredictor, Ras};
 use outcrop_events::record::{BranchKind, Class, Retire, Unit};
 pub use outcrop_events::record::{Stamp, TimingEvents as Events};
 use serde::Serialize;
 
-/// Where stall cycles went (a CPI stack; `base + branch + brr + icache + dcache + other =
-/// cycles`).
+/// Where stall cycles went (a CPI stack; `base + branch + brr + icache + dcache + hold +
+/// other = cycles`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CpiStack {
     /// Cycles in which at least one instruction retired.
@@ -41,6 +42,9 @@ pub struct CpiStack {
     pub icache: u64,
     /// Cycles lost to data-cache and DTLB misses.
     pub dcache: u64,
+    /// Cycles lost holding instructions at dispatch for a profiling mechanism (the RPA's
+    /// profile networks and buffers: [`Feedback`]).
+    pub hold: u64,
     /// Everything else: dependences, long-latency operations, a full reorder buffer.
     pub other: u64,
 }
@@ -96,6 +100,18 @@ pub struct Totals {
     pub brr: u64,
     /// How many of them were taken (each a decode-resolved fetch redirect).
     pub brr_taken: u64,
+    /// Instructions a feedback mechanism held at dispatch.
+    pub dispatch_holds: u64,
+    /// Cycles of dispatch holds, summed over the held instructions.
+    pub dispatch_hold_cycles: u64,
+    /// Cache fills a feedback mechanism asked for, dropped (too many in flight), and filled.
+    pub fills_requested: u64,
+    /// See `fills_requested`.
+    pub fills_dropped: u64,
+    /// See `fills_requested`.
+    pub fills_filled: u64,
+    /// Demand misses that found their line's fill in flight (waited for it only).
+    pub fills_late: u64,
     /// Where the cycles went.
     pub cpi_stack: CpiStack,
 }
@@ -172,6 +188,7 @@ pub struct Model {
     totals: Totals,
     l2_inst_misses: u64,
     l2_data_misses: u64,
+    fills: Fills,
 }
 
 impl Model {
@@ -221,6 +238,7 @@ impl Model {
             },
             l2_inst_misses: 0,
             l2_data_misses: 0,
+            fills: Fills::new(Cache::from_config(&cfg.l2).line_shift()),
             cfg: cfg.clone(),
         }
     }
@@ -235,6 +253,13 @@ impl Model {
     /// [`crate::Timed`]).
     #[inline]
     pub fn step(&mut self, r: &Retire) -> Stamp {
+        self.step_with(r, &mut NoFeedback)
+    }
+
+    /// [`Model::step`] with a mechanism that may hold the instruction at dispatch and ask for
+    /// cache fills ([`Feedback`]).
+    #[inline]
+    pub fn step_with<F: Feedback>(&mut self, r: &Retire, fb: &mut F) -> Stamp {
         let core = self.cfg.core;
         let mut events = Events::default();
 
@@ -292,6 +317,16 @@ impl Model {
         if d == self.dispatch_cycle && self.dispatch_in_cycle >= core.width {
             d += 1;
         }
+        let mut hold = 0;
+        if F::ACTIVE {
+            let e = fb.dispatch(r, d);
+            if e > d {
+                hold = e - d;
+                self.totals.dispatch_holds += 1;
+                self.totals.dispatch_hold_cycles += hold;
+                d = e;
+            }
+        }
         if d != self.dispatch_cycle {
             self.dispatch_in_cycle = 0;
             self.dispatch_cycle = d;
@@ -314,6 +349,15 @@ impl Model {
         let mut mem_extra = 0u64;
         if r.mem_size > 0 {
             let mut extra = 0u32;
+            if F::ACTIVE && !self.fills.is_empty() {
+                let (l1d, l2) = (&mut self.l1d, &mut self.l2);
+                self.fills.arrived(i, |addr, l1| {
+                    l2.fill(addr);
+                    if l1 {
+                        l1d.fill(addr);
+                    }
+                });
+            }
             self.totals.l1d_accesses += 1;
             if !self.dtlb.access(r.mem_addr) {
                 events.insert(Events::DTLB_MISS);
@@ -326,7 +370,16 @@ impl Model {
                 if !self.l2.access_range(r.mem_addr, u64::from(r.mem_size)) {
                     events.insert(Events::L2D_MISS);
                     self.l2_data_misses += 1;
-                    extra += self.cfg.memory.latency;
+                    let mut mem = self.cfg.memory.latency;
+                    if F::ACTIVE {
+                        // a fill in flight for this line: wait for it, not for memory
+                        if let Some(at) = self.fills.arriving(r.mem_addr) {
+                            self.fills.late += 1;
+                            let wait = at.saturating_sub(i);
+                            mem = mem.min(u32::try_from(wait).unwrap_or(u32::MAX));
+                        }
+                    }
+                    extra += mem;
                 }
             }
             // stores retire into the store buffer: their misses do not delay completion
@@ -417,6 +470,9 @@ impl Model {
             let dc = rest.min(mem_extra);
             cpi.dcache += dc;
             rest -= dc;
+            let hc = rest.min(hold);
+            cpi.hold += hc;
+            rest -= hc;
             let fc = rest.min(fetch_delay);
             match fetch_cause {
                 FetchCause::Branch => cpi.branch += fc,
@@ -437,7 +493,7 @@ impl Model {
         }
         self.totals.instructions += 1;
 
-        Stamp {
+        let stamp = Stamp {
             fetch: f,
             dispatch: d,
             issue: i,
@@ -446,7 +502,11 @@ impl Model {
             events,
             retire_group: 0,
             retire_stall: u32::try_from(stall).unwrap_or(u32::MAX),
+        };
+        if F::ACTIVE {
+            fb.stamped(r, &stamp, &mut self.fills);
         }
+        stamp
     }
 
     /// A taken direct branch or jump predicted correctly in direction: the BTB supplies the
@@ -505,6 +565,10 @@ impl Model {
         t.l2_data_misses = self.l2_data_misses;
         t.itlb_misses = self.itlb.misses;
         t.dtlb_misses = self.dtlb.misses;
+        t.fills_requested = self.fills.requested;
+        t.fills_dropped = self.fills.dropped;
+        t.fills_filled = self.fills.filled;
+        t.fills_late = self.fills.late;
         t
     }
 }

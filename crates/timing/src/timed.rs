@@ -9,6 +9,7 @@
 //! the same order as without timing: retire, branch, block. [`Observer::finish`] delivers the
 //! last cycle.
 
+use crate::feedback::{Feedback, NoFeedback};
 use crate::model::{Model, Stamp, Totals};
 use crate::Config;
 use outcrop_events::record::{BranchKind, Control, Observer, Retire};
@@ -21,11 +22,14 @@ enum Pending {
     Block(u64, u32),
 }
 
-/// The timing model as an observer, wrapping an inner [`Observer`] that receives stamps.
-pub struct Timed<O> {
+/// The timing model as an observer, wrapping an inner [`Observer`] that receives stamps, and
+/// optionally a [`Feedback`] mechanism acting on the core.
+pub struct Timed<O, F = NoFeedback> {
     model: Model,
     /// The inner observer.
     pub inner: O,
+    /// The mechanism acting on the core.
+    pub feedback: F,
     pending: Vec<Pending>,
     /// Retire records in `pending`.
     group: u8,
@@ -37,9 +41,17 @@ pub struct Timed<O> {
 impl<O: Observer> Timed<O> {
     /// A cold model with `cfg` around `inner`.
     pub fn new(cfg: &Config, inner: O) -> Timed<O> {
+        Timed::with_feedback(cfg, inner, NoFeedback)
+    }
+}
+
+impl<O: Observer, F: Feedback> Timed<O, F> {
+    /// A cold model with `cfg` around `inner`, with `feedback` acting on the core.
+    pub fn with_feedback(cfg: &Config, inner: O, feedback: F) -> Timed<O, F> {
         Timed {
             model: Model::new(cfg),
             inner,
+            feedback,
             pending: Vec::with_capacity(3 * cfg.core.width as usize),
             group: 0,
             cycle: 0,
@@ -98,14 +110,14 @@ impl<O: Observer> Timed<O> {
     }
 }
 
-impl<O: Observer> Observer for Timed<O> {
+impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     const RETIRE: bool = true;
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
 
     #[inline]
     fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
-        let t = self.model.step(r);
+        let t = self.model.step_with(r, &mut self.feedback);
         if self.group > 0 && self.cycle != t.retire {
             self.flush();
         }
