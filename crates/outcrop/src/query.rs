@@ -497,6 +497,15 @@ pub fn report(
             lossless,
             queries,
             queues,
+            counters: r
+                .program
+                .insns
+                .iter()
+                .zip(&r.counters)
+                .enumerate()
+                .filter(|(_, (i, _))| i.act == outcrop_rpa::isa::Act::Count)
+                .map(|(k, (_, &n))| (k, n))
+                .collect(),
         },
         fdata,
     )

@@ -118,7 +118,7 @@ fn tags_by_function_select_only_its_instructions() {
     let q = query(
         dir.path(),
         "t.rpa",
-        "for opBRANCH 2 always collect pc misc ;\nsend 1 stop;\n",
+        "for opBRANCH 2 always collect pc misc ;\ncount;\nsend 1 stop;\n",
     );
     let json = dir.path().join("r.json");
     let o = outcrop(&[
@@ -137,6 +137,8 @@ fn tags_by_function_select_only_its_instructions() {
     ]);
     assert!(o.status.success(), "{}", err(&o));
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // the count action saw every record the query sent
+    assert_eq!(j["counters"][0][1], j["queries"][0]["stats"]["sent"]);
     let labels = j["queues"][0]["detail"]["labels"].as_array().unwrap();
     assert!(!labels.is_empty());
     assert!(

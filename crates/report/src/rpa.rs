@@ -109,6 +109,8 @@ pub struct RpaReport {
     pub queries: Vec<QueryReport>,
     /// The queues.
     pub queues: Vec<QueueReport>,
+    /// The `count` actions' counters: (query instruction, count).
+    pub counters: Vec<(usize, u64)>,
 }
 
 fn thousands(n: u64) -> String {
@@ -166,6 +168,13 @@ impl Report for RpaReport {
                     100.0 * s.dropped as f64 / s.selected.max(1) as f64
                 );
             }
+        }
+        for (i, n) in &self.counters {
+            let _ = writeln!(
+                out,
+                "  count action at query instruction {i}: {}",
+                thousands(*n)
+            );
         }
         for q in &self.queues {
             let _ = writeln!(
@@ -403,6 +412,7 @@ mod tests {
                     ..GcReport::default()
                 }),
             }],
+            counters: vec![(2, 1234)],
         };
         let t = r.to_text();
         assert!(
@@ -416,6 +426,10 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("every one, exactly once"), "{t}");
+        assert!(
+            t.contains("count action at query instruction 2: 1,234"),
+            "{t}"
+        );
         assert!(r.to_json().contains("\"service\": \"gc\""));
     }
 
