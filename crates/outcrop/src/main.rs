@@ -94,6 +94,7 @@ enum Command {
     ///   outcrop run --rap block --wpp q.wpp --paths 16 --timing --report q -- workloads/bin/qsort_ints
     ///   outcrop run --rap pc,block --exact -- workloads/bin/qsort_ints
     ///   outcrop run --rap zero-load-addr --json -o zero.json -- workloads/bin/lz
+    ///   outcrop run --query edges.rpa --fdata q.fdata -- workloads/bin/qsort_ints
     ///   outcrop run --report suite-report            # the whole bundled suite
     #[command(verbatim_doc_comment)]
     Run(Box<run::RunArgs>),
@@ -119,7 +120,8 @@ enum Command {
     /// (the branch-on-random paper's §4.1 and §5.3 method).
     Instrument(instrument::InstrumentArgs),
     /// Relational profiling queries (the RPA paper's assembly language): check a query file,
-    /// or assemble it into the profile control table and 64-bit query instructions.
+    /// or assemble it into the profile control table and 64-bit query instructions. Run one
+    /// on a program with `outcrop run --query FILE -- PROG` (docs/rpa.md).
     #[command(subcommand)]
     Query(query::QueryCommand),
 }
