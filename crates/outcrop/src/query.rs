@@ -142,6 +142,29 @@ pub struct RpaArgs {
     /// Write the edges service's estimated profile to FILE in LLVM BOLT's .fdata format.
     #[arg(long, value_name = "FILE", requires = "query")]
     pub fdata: Option<PathBuf>,
+
+    /// Model the RPA's hardware in the timing model (needs --timing): selected instructions
+    /// take a profile network and a profile buffer at dispatch and stall dispatch when none
+    /// is free; a 4-slot, 4-stage query engine; queues consumed by modelled service
+    /// threads. SPEC: paper (4 networks, 8 buffers), unrestricted (32:32) or
+    /// NETWORKS:BUFFERS. The report shows the stalls, the CPI stack their cost.
+    #[arg(long = "rpa-hw", value_name = "SPEC", requires = "query")]
+    pub rpa_hw: Option<String>,
+
+    /// With --rpa-hw: records of only retire-time items take no network (§6.3's cheap
+    /// profiles; the paper's Figures 7 and 8 assume every record is expensive).
+    #[arg(long = "rpa-cheap", requires = "rpa_hw")]
+    pub rpa_cheap: bool,
+
+    /// With --rpa-hw: cycles a modelled service thread spends per message; a queue whose
+    /// service falls 128 messages behind makes always-queries wait and sampled ones drop.
+    #[arg(
+        long = "rpa-service-cycles",
+        value_name = "N",
+        default_value_t = 50,
+        requires = "rpa_hw"
+    )]
+    pub rpa_service_cycles: u32,
 }
 
 /// Reads, parses and assembles a query file; a problem is an error rendered as a compiler
@@ -178,6 +201,15 @@ pub fn spec(
     spec.seed = args.query_seed;
     spec.capacity = args.queue_capacity;
     spec.lossless = deterministic;
+    if let Some(h) = &args.rpa_hw {
+        let mut c = outcrop_rpa::hw::HwConfig::parse(h)
+            .map_err(|e| anyhow::anyhow!("--rpa-hw {h}: {e}"))?;
+        c.cheap = args.rpa_cheap;
+        c.service_cycles = args.rpa_service_cycles;
+        c.validate()
+            .map_err(|e| anyhow::anyhow!("--rpa-service-cycles: {e}"))?;
+        spec.hardware = Some(c);
+    }
     let kinds = || {
         Kind::ALL
             .iter()
@@ -506,6 +538,11 @@ pub fn report(
                 .filter(|(_, (i, _))| i.act == outcrop_rpa::isa::Act::Count)
                 .map(|(k, (_, &n))| (k, n))
                 .collect(),
+            hardware: r.hardware.as_ref().map(|h| outcrop_report::rpa::HwSection {
+                config: h.config,
+                stats: h.stats.clone(),
+                occupancy: h.occupancy.clone(),
+            }),
         },
         fdata,
     )

@@ -289,3 +289,69 @@ fn queries_compose_with_the_other_mechanisms_in_one_run() {
             > 90.0
     );
 }
+
+#[test]
+fn the_hardware_model_reports_its_stalls_and_needs_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = query(
+        dir.path(),
+        "edges.rpa",
+        "for opBRANCH * every 16 collect pc misc ;\nsend 1 stop;\n",
+    );
+    let json = dir.path().join("r.json");
+    let go = |extra: &[&str], out: &Path| {
+        let mut a = vec!["run", "--no-profile", "--query", &q, "--rpa-hw", "1:1"];
+        a.extend_from_slice(extra);
+        a.extend(["--json", "-o", out.to_str().unwrap(), "--", "bin/strsearch"]);
+        outcrop(&a)
+    };
+    let o = go(&["--timing=rpa2000"], &json);
+    assert!(o.status.success(), "{}", err(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let h = &j["hardware"];
+    assert_eq!(h["config"]["networks"], 1);
+    assert_eq!(h["config"]["buffers"], 1);
+    let held = |k: &str| h["stats"][k].as_u64().unwrap();
+    assert!(held("held_network") + held("held_buffer") > 0, "{h}");
+    assert_eq!(h["stats"]["profiled"], j["queries"][0]["stats"]["selected"]);
+    assert!(h["occupancy"]["cycles"].as_u64().unwrap() > 0);
+    let text = outcrop(&[
+        "run",
+        "--no-profile",
+        "--timing=rpa2000",
+        "--query",
+        &q,
+        "--rpa-hw",
+        "1:1",
+        "--",
+        "bin/strsearch",
+    ]);
+    assert!(text.status.success(), "{}", err(&text));
+    let t = String::from_utf8_lossy(&text.stdout).into_owned() + &err(&text);
+    assert!(
+        t.contains("hardware: 1 profile networks, 1 profile buffers"),
+        "{t}"
+    );
+    assert!(t.contains("dispatch stalled"), "{t}");
+    // without a timing model there is no dispatch to hold
+    let o = go(&[], &json);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("--timing"), "{}", err(&o));
+    // a bad size names the flag and the expected form
+    let o = outcrop(&[
+        "run",
+        "--timing",
+        "--query",
+        &q,
+        "--rpa-hw",
+        "four",
+        "--",
+        "bin/hello",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("--rpa-hw four") && err(&o).contains("NETWORKS:BUFFERS"),
+        "{}",
+        err(&o)
+    );
+}

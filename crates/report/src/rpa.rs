@@ -2,6 +2,7 @@
 //! found, beside the exact reference of the same run.
 
 use crate::Report;
+use outcrop_rpa::hw::{HwConfig, HwStats, Occupancy};
 use outcrop_rpa::services::{CollectorCheck, CpiAccuracy, EdgeAccuracy, Kind};
 use outcrop_rpa::stats::QueryStats;
 use serde::Serialize;
@@ -111,6 +112,89 @@ pub struct RpaReport {
     pub queues: Vec<QueueReport>,
     /// The `count` actions' counters: (query instruction, count).
     pub counters: Vec<(usize, u64)>,
+    /// The hardware model's account (`--rpa-hw`).
+    pub hardware: Option<HwSection>,
+}
+
+/// What the RPA's hardware did (docs/rpa.md "The hardware in the timing model").
+#[derive(Clone, Debug, Serialize)]
+pub struct HwSection {
+    /// Its sizes.
+    pub config: HwConfig,
+    /// Holds, queries, messages, drops.
+    pub stats: HwStats,
+    /// Cycles with at least x buffers / profiled instructions in flight.
+    pub occupancy: Occupancy,
+}
+
+impl HwSection {
+    /// Share of the run's cycles (0–1) in which dispatch was held for a network or a buffer
+    /// (holds are disjoint: dispatch is in order).
+    pub fn stalled(&self) -> f64 {
+        let c = self.stats.held_network_cycles + self.stats.held_buffer_cycles;
+        c as f64 / self.occupancy.cycles.max(1) as f64
+    }
+
+    fn write_text(&self, out: &mut String) {
+        let c = &self.config;
+        let s = &self.stats;
+        let _ = writeln!(
+            out,
+            "  hardware: {} profile networks, {} profile buffers, {}-slot {}-stage query engine, service threads {} cycles/message, {} profiles",
+            c.networks,
+            c.buffers,
+            c.slots,
+            c.stages,
+            c.service_cycles,
+            if c.cheap { "cheap (retire-time records take no network)" } else { "expensive" }
+        );
+        let _ = writeln!(
+            out,
+            "    dispatch stalled {:.3}% of {} cycles: {} holds for a network ({} cycles), {} for a buffer ({} cycles); {} instructions profiled, {} with a network",
+            100.0 * self.stalled(),
+            thousands(self.occupancy.cycles),
+            thousands(s.held_network),
+            thousands(s.held_network_cycles),
+            thousands(s.held_buffer),
+            thousands(s.held_buffer_cycles),
+            thousands(s.profiled),
+            thousands(s.with_network)
+        );
+        let _ = writeln!(
+            out,
+            "    engine: {} queries, {:.2} query instructions each, {} cycles waiting for a slot; {} messages, {} queue-full waits ({} cycles), {} dropped",
+            thousands(s.queries),
+            s.steps as f64 / s.queries.max(1) as f64,
+            thousands(s.slot_wait_cycles),
+            thousands(s.messages),
+            thousands(s.queue_waits),
+            thousands(s.queue_wait_cycles),
+            thousands(s.dropped)
+        );
+        let row = |v: &[u64]| {
+            (1..v.len())
+                .filter(|&x| v[x] > 0 || x <= 8)
+                .take(12)
+                .map(|x| {
+                    format!(
+                        "≥{x}: {:.2}%",
+                        100.0 * v[x] as f64 / self.occupancy.cycles.max(1) as f64
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        let _ = writeln!(
+            out,
+            "    cycles with buffers in use   {}",
+            row(&self.occupancy.buffers)
+        );
+        let _ = writeln!(
+            out,
+            "    cycles with profiled in flight {}",
+            row(&self.occupancy.networks)
+        );
+    }
 }
 
 fn thousands(n: u64) -> String {
@@ -186,6 +270,9 @@ impl Report for RpaReport {
                 thousands(q.received)
             );
             write_detail(out, &q.detail);
+        }
+        if let Some(h) = &self.hardware {
+            h.write_text(out);
         }
         let _ = writeln!(out, "  {STATS_LEGEND}");
     }
@@ -413,6 +500,7 @@ mod tests {
                 }),
             }],
             counters: vec![(2, 1234)],
+            hardware: None,
         };
         let t = r.to_text();
         assert!(

@@ -9,6 +9,8 @@
 //! * [`isa`]: the profile control table and the 64-bit query instruction format (§3.4).
 //! * [`asm`]: the assembler from queries to PCT entries and query instructions.
 //! * [`engine`]: the query engine executing encoded instructions on records.
+//! * [`hw`]: the hardware's resources in time: profile networks and buffers, the barrel
+//!   engine's slots, the queues' modelled service threads (§4, §6).
 //! * [`queue`]: message queues in shared memory with the paper's ready-word and read-status
 //!   protocol (lock-free, one producer and one consumer).
 //! * [`record`]: classes and record words from the retire stream and its timing stamps.
@@ -25,6 +27,7 @@
 
 pub mod asm;
 pub mod engine;
+pub mod hw;
 pub mod isa;
 pub mod lang;
 pub mod names;

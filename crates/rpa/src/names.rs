@@ -40,6 +40,11 @@ pub const ITEM_HELP: [&str; 19] = [
     "retire rate: n (instructions retired in its cycle, low 16 bits) and c (stall cycles before it when it was the head, high 16 bits)",
 ];
 
+/// Items only the pipeline knows before retirement (fetch, dispatch and issue times, rates
+/// and latencies): a record collecting any of them is an *expensive* profile (§6.3) that
+/// holds a profile network for its instruction's whole flight.
+pub const PIPELINE_ITEMS: [&str; 6] = ["ftime", "frate", "drate", "irate", "wlat", "elat"];
+
 /// Items that exist only with a timing model (implementation information).
 pub const TIMING_ITEMS: [&str; 8] = [
     "ftime", "frate", "drate", "irate", "wlat", "elat", "rtime", "rrate",

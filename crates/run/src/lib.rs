@@ -341,6 +341,13 @@ impl<'a, 's> Run<'a, 's> {
                 None => {
                     dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()])
                 }
+                // the RPA's hardware acts on the core: the observer is the timing model's
+                // feedback, and the other mechanisms ride as options
+                Some(q) if q.hardware() => {
+                    let rest = Some((rap.as_mut(), front, recorder.as_mut()));
+                    let obs = (counter.as_mut(), rest, profiler.as_mut());
+                    driver.drive_hw(q, obs)
+                }
                 // with the RPA, the other mechanisms ride along as options (a branch per
                 // event) rather than doubling the monomorphized loops again
                 Some(q) => {
@@ -350,7 +357,9 @@ impl<'a, 's> Run<'a, 's> {
             };
             let rpa_out =
                 match (rpa_obs.take(), rpa) {
-                    (Some(o), Some(spec)) => {
+                    (Some(mut o), Some(spec)) => {
+                        let cycles = driver.totals.as_ref().map_or(0, |t| t.cycles);
+                        let hardware = o.hardware_report(cycles);
                         let (queries, exact, counters) = o.close();
                         let mut queues = Vec::new();
                         for h in services {
@@ -364,6 +373,7 @@ impl<'a, 's> Run<'a, 's> {
                             queues,
                             exact,
                             counters,
+                            hardware,
                         })
                     }
                     _ => None,
@@ -442,6 +452,22 @@ impl Driver<'_, '_> {
                 outcome
             }
         }
+    }
+
+    /// [`Driver::drive`] with the RPA's hardware model acting on the core (timing is on:
+    /// [`rpa::RpaSpec::plan`] checked it).
+    fn drive_hw<O: Observer>(&mut self, rpa: &mut rpa::RpaObserver, obs: O) -> Outcome {
+        let Some(cfg) = self.timing.take() else {
+            let mut obs = obs;
+            let outcome = self.sliced(&mut obs);
+            obs.finish();
+            return outcome;
+        };
+        let mut timed = Timed::with_feedback(&cfg, obs, rpa);
+        let outcome = self.sliced(&mut timed);
+        timed.finish();
+        self.totals = Some(timed.totals());
+        outcome
     }
 
     /// Runs to the end in slices of [`SLICE_INSNS`], reporting progress and checking the

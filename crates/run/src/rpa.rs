@@ -15,6 +15,7 @@
 //! null ones (GC), the event count (log).
 
 use outcrop_events::record::{Control, Observer, Retire, Stamp, TimingEvents};
+use outcrop_rpa::hw::{Acquire, Delivery, Hardware, HwConfig, HwStats, Occupancy};
 use outcrop_rpa::isa::{Act, PctEntry};
 use outcrop_rpa::queue::{channel, Consumer, Producer, MAX_MESSAGES};
 use outcrop_rpa::record::{build, check_items, op_class};
@@ -22,6 +23,7 @@ use outcrop_rpa::services::{store_hash, ExactCpi, HeapLayout, Kind, Service};
 use outcrop_rpa::stats::QueryStats;
 use outcrop_rpa::tags::Tags;
 use outcrop_rpa::{Assembled, Engine};
+use outcrop_timing::feedback::{Feedback, Fills};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -54,6 +56,10 @@ pub struct RpaSpec {
     pub lossless: bool,
     /// Compute each service's exact reference on the same run.
     pub exact: bool,
+    /// Model the RPA's hardware in the timing model ([`outcrop_rpa::hw`]): selected
+    /// instructions take profile networks and buffers at dispatch and hold it when they run
+    /// out; queues are consumed by modelled service threads. Needs timing.
+    pub hardware: Option<HwConfig>,
 }
 
 impl RpaSpec {
@@ -70,6 +76,7 @@ impl RpaSpec {
             batch: 32,
             lossless: false,
             exact: true,
+            hardware: None,
         }
     }
 
@@ -108,6 +115,15 @@ impl RpaSpec {
         }
         for (i, q) in self.program.queries.iter().enumerate() {
             check_items(&q.items, timing).map_err(|e| format!("query {}: {e}", i + 1))?;
+        }
+        if let Some(h) = &self.hardware {
+            if !timing {
+                return Err(
+                    "the RPA hardware model holds instructions at dispatch: run with a timing model (--timing)"
+                        .into(),
+                );
+            }
+            h.validate()?;
         }
         if !timing {
             if let Some(i) = (32..35).find(|&i| self.program.pct.get(i).is_some_and(|e| e.enabled))
@@ -216,6 +232,53 @@ pub struct RpaResult {
     pub exact: Vec<Option<Exact>>,
     /// The `count` actions' counters, per query instruction.
     pub counters: Vec<u64>,
+    /// The hardware model's account, when it ran.
+    pub hardware: Option<HwReport>,
+}
+
+/// What the RPA's hardware did during a run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct HwReport {
+    /// Its sizes.
+    pub config: HwConfig,
+    /// Holds, queries, messages, drops.
+    pub stats: HwStats,
+    /// Cycles with at least x buffers / networks in use.
+    pub occupancy: Occupancy,
+}
+
+/// Where the modelled message queues live (their lines pass through the L2): queue `q`'s
+/// message `i` is at `QUEUE_BASE + q * 4096 + (i mod capacity) * 32`.
+pub const QUEUE_BASE: u64 = 0x7e00_0000_0000;
+
+/// A record of the open retire group, waiting for the group's size (`rrate`'s n).
+#[derive(Clone, Copy, Debug)]
+struct Pend {
+    r: Retire,
+    s: Stamp,
+    /// PCT entry.
+    idx: usize,
+    selected: bool,
+    /// It holds a profile buffer (class records selected at dispatch; not events).
+    buffer: bool,
+}
+
+/// The hardware model's state inside the observer.
+struct HwState {
+    hw: Hardware,
+    /// Per PCT entry: whether its records need a network.
+    network: Vec<bool>,
+    /// The current instruction's PCT entry and selection, decided at dispatch.
+    current: Option<(usize, bool)>,
+    /// Records of the open retire group, in program order.
+    pending: Vec<Pend>,
+    group_retire: u64,
+    group_n: u32,
+    /// Message writes to put through the L2 at the next chance: (address, cycle).
+    writes: Vec<(u64, u64)>,
+    sends: Vec<(u8, bool)>,
+    deliveries: Vec<Delivery>,
+    capacity: u64,
 }
 
 /// The RPA hardware as an observer: PCT, engine, queues' producer ends.
@@ -234,6 +297,7 @@ pub struct RpaObserver {
     exact_kind: Vec<Option<Kind>>,
     exact: Vec<ExactAcc>,
     events: bool,
+    hw: Option<HwState>,
 }
 
 /// The service end of a queue, to run on its own thread.
@@ -302,6 +366,25 @@ impl RpaObserver {
             })
             .collect();
         let events = p.pct.iter().skip(32).any(|e| e.enabled);
+        let hw = spec.hardware.map(|cfg| {
+            let hw = Hardware::new(cfg, spec.capacity);
+            HwState {
+                network: p
+                    .pct
+                    .iter()
+                    .map(|e| hw.needs_network(&e.record_items()))
+                    .collect(),
+                hw,
+                current: None,
+                pending: Vec::new(),
+                group_retire: u64::MAX,
+                group_n: 0,
+                writes: Vec::new(),
+                sends: Vec::new(),
+                deliveries: Vec::new(),
+                capacity: spec.capacity as u64,
+            }
+        });
         Ok((
             RpaObserver {
                 pct: p.pct.clone(),
@@ -316,9 +399,28 @@ impl RpaObserver {
                 exact: (0..p.queries.len()).map(|_| ExactAcc::default()).collect(),
                 exact_kind,
                 events,
+                hw,
             },
             ends,
         ))
+    }
+
+    /// Whether the hardware model runs: then the observer is the timing model's
+    /// [`Feedback`], not an observer of the retire stream.
+    pub fn hardware(&self) -> bool {
+        self.hw.is_some()
+    }
+
+    /// The hardware model's account at the end of a run of `cycles` (after the timing model
+    /// finished).
+    pub fn hardware_report(&mut self, cycles: u64) -> Option<HwReport> {
+        let h = self.hw.as_mut()?;
+        let occupancy = h.hw.finish(cycles);
+        Some(HwReport {
+            config: *h.hw.config(),
+            stats: h.hw.stats().clone(),
+            occupancy,
+        })
     }
 
     /// Closes every queue (the service threads drain and stop) and returns the accounting,
@@ -341,12 +443,11 @@ impl RpaObserver {
         (self.stats, exact, self.engine.counters().to_vec())
     }
 
+    /// Counts a record of PCT entry `idx` and feeds the exact references; its query, if any.
     #[inline]
-    fn fire(&mut self, idx: usize, r: &Retire, t: Option<&Stamp>) {
+    fn account(&mut self, idx: usize, r: &Retire, t: Option<&Stamp>) -> Option<usize> {
         let qi = self.query_of[idx];
-        let Some(st) = self.stats.get_mut(qi) else {
-            return;
-        };
+        let st = self.stats.get_mut(qi)?;
         st.records += 1;
         if let Some(kind) = self.exact_kind[qi] {
             let acc = &mut self.exact[qi];
@@ -377,6 +478,14 @@ impl RpaObserver {
                 Kind::Log => acc.ex.records += 1,
             }
         }
+        Some(qi)
+    }
+
+    #[inline]
+    fn fire(&mut self, idx: usize, r: &Retire, t: Option<&Stamp>) {
+        let Some(qi) = self.account(idx, r, t) else {
+            return;
+        };
         let e = self.pct[idx];
         if !self.engine.select(idx, &e) {
             return;
@@ -419,6 +528,179 @@ impl RpaObserver {
         st.dropped += dropped;
         st.lost += lost;
         st.waited += waited;
+    }
+
+    /// A record of the open retire group, now that the group's size is known: accounted,
+    /// and when selected at dispatch, run through the engine and scheduled in the hardware,
+    /// which decides what each send becomes.
+    fn fire_timed(&mut self, p: &Pend, t: &Stamp) {
+        let Some(qi) = self.account(p.idx, &p.r, Some(t)) else {
+            return;
+        };
+        if !p.selected {
+            return;
+        }
+        let Some(h) = self.hw.as_mut() else {
+            return;
+        };
+        let e = self.pct[p.idx];
+        let st = &mut self.stats[qi];
+        st.selected += 1;
+        let record = build(&self.items[p.idx], &p.r, Some(t));
+        let always = self.always[qi];
+        h.sends.clear();
+        let sends = &mut h.sends;
+        let (steps, interrupts) = self
+            .engine
+            .run_with(e.qpc, &record, |q| sends.push((q, always)));
+        st.steps += u64::from(steps);
+        st.interrupts += interrupts.len() as u64;
+        h.hw.schedule(t.retire, steps, &h.sends, p.buffer, &mut h.deliveries);
+        if h.sends.is_empty() {
+            st.filtered += 1;
+        }
+        for (&(q, _), d) in h.sends.iter().zip(&h.deliveries) {
+            match *d {
+                Delivery::Dropped => st.dropped += 1,
+                Delivery::Written { at, index, .. } => {
+                    let addr = QUEUE_BASE + u64::from(q) * 4096 + (index % h.capacity) * 32;
+                    h.writes.push((addr, at));
+                    // the model decided there was room: the host queue waits rather than
+                    // drop, so results do not depend on the host's scheduling
+                    match self
+                        .producers
+                        .get_mut(usize::from(q))
+                        .and_then(|p| p.as_mut())
+                        .and_then(|p| p.send_waiting(&record))
+                    {
+                        Some(_) => st.sent += 1,
+                        None => st.lost += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the open retire group's records, now that its size is final.
+    fn close_group(&mut self) {
+        let Some(h) = self.hw.as_mut() else {
+            return;
+        };
+        let n = u8::try_from(h.group_n).unwrap_or(u8::MAX);
+        h.group_n = 0;
+        let pending = std::mem::take(&mut h.pending);
+        for p in &pending {
+            let t = Stamp {
+                retire_group: n,
+                ..p.s
+            };
+            self.fire_timed(p, &t);
+        }
+        if let Some(h) = self.hw.as_mut() {
+            h.pending = pending;
+            h.pending.clear();
+        }
+    }
+}
+
+impl Feedback for RpaObserver {
+    fn dispatch(&mut self, r: &Retire, d: u64) -> u64 {
+        let Some(op) = op_class(r) else {
+            return d;
+        };
+        let tag = if self.tags.is_empty() {
+            0
+        } else {
+            self.tags.get(r.pc)
+        };
+        let idx = usize::from(op) * 4 + usize::from(tag);
+        let e = self.pct[idx];
+        if !e.enabled {
+            return d;
+        }
+        // selection happens here, at dispatch, in program order: the same decisions the
+        // functional path makes at retire
+        let selected = self.engine.select(idx, &e);
+        let Some(h) = self.hw.as_mut() else {
+            return d;
+        };
+        h.current = Some((idx, selected));
+        if !selected {
+            return d;
+        }
+        let network = h.network[idx];
+        loop {
+            let Some(h) = self.hw.as_mut() else {
+                return d;
+            };
+            match h.hw.acquire(d, network) {
+                Acquire::At(e) => return e,
+                Acquire::CloseGroup => self.close_group(),
+            }
+        }
+    }
+
+    fn stamped(&mut self, r: &Retire, s: &Stamp, fills: &mut Fills) {
+        let Some(h) = self.hw.as_mut() else {
+            return;
+        };
+        if s.retire != h.group_retire {
+            if !h.pending.is_empty() || h.group_n > 0 {
+                self.close_group();
+            }
+            let Some(h) = self.hw.as_mut() else {
+                return;
+            };
+            h.group_retire = s.retire;
+            h.group_n = 0;
+        }
+        let Some(h) = self.hw.as_mut() else {
+            return;
+        };
+        h.group_n += 1;
+        h.hw.retired(s.retire);
+        if let Some((idx, selected)) = h.current.take() {
+            h.pending.push(Pend {
+                r: *r,
+                s: *s,
+                idx,
+                selected,
+                buffer: selected,
+            });
+        }
+        if self.events {
+            for (i, ev) in [
+                TimingEvents::L2D_MISS,
+                TimingEvents::DTLB_MISS,
+                TimingEvents::ITLB_MISS,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let e = self.pct[32 + i];
+                if e.enabled && s.events.contains(ev) {
+                    let selected = self.engine.select(32 + i, &e);
+                    if let Some(h) = self.hw.as_mut() {
+                        h.pending.push(Pend {
+                            r: *r,
+                            s: *s,
+                            idx: 32 + i,
+                            selected,
+                            buffer: false,
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(h) = self.hw.as_mut() {
+            for (addr, at) in h.writes.drain(..) {
+                fills.push(addr, at, false);
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.close_group();
     }
 }
 

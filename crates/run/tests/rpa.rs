@@ -321,3 +321,118 @@ fn a_sampled_store_barrier_loses_stores_and_the_check_catches_unsafe_frees() {
     let check = check_collections(&layout, &ex.store_log, &c.collections);
     assert!(check.unsafe_frees > 0, "{check:?}");
 }
+
+/// A run with the timing model `preset`: the RPA's result and the model's totals.
+fn run_timed(
+    bin: &Path,
+    args: &[&str],
+    spec: RpaSpec,
+    preset: &str,
+) -> (RpaResult, outcrop_timing::Totals) {
+    let mut command = vec![bin.as_os_str().to_owned()];
+    command.extend(args.iter().map(|a| a.into()));
+    let mut p = ProgramSpec::new(command);
+    p.stdio = Stdio::Quiet;
+    p.deterministic = true;
+    let mut guest = load(&p, Box::new(|_| {})).unwrap();
+    let r = Run::new(&mut guest.machine)
+        .timing(Some(outcrop_timing::Config::preset(preset).unwrap()))
+        .rpa(spec)
+        .execute()
+        .unwrap();
+    (r.rpa.unwrap(), r.timing.unwrap())
+}
+
+#[test]
+fn with_ample_hardware_the_queries_select_and_send_exactly_what_they_do_without_it() {
+    let bin = workloads().join("bin/qsort_ints");
+    let src = "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;";
+    let edges = |hw: Option<outcrop_rpa::hw::HwConfig>| {
+        let mut spec = RpaSpec::new(program(src));
+        spec.lossless = true;
+        spec.hardware = hw;
+        let (r, t) = run_timed(&bin, &[], spec, "rpa2000");
+        let Service::Edges(e) = &r.queues[0].2 else {
+            panic!("not edges")
+        };
+        (r.queries[0].clone(), e.branches.clone(), t, r.hardware)
+    };
+    let (s0, e0, t0, h0) = edges(None);
+    let (s1, e1, t1, h1) = edges(Some(outcrop_rpa::hw::HwConfig::unrestricted()));
+    assert!(h0.is_none());
+    let h1 = h1.unwrap();
+    // selection moved from retire to dispatch, in the same order: the same records
+    assert_eq!(s0, s1);
+    assert_eq!(e0, e1);
+    assert_eq!(h1.stats.profiled, s1.selected);
+    assert_eq!(h1.stats.messages, s1.sent);
+    // nothing ran out, so nothing was held; the message writes pass through the L2 only
+    assert_eq!(t1.dispatch_holds, 0);
+    assert_eq!(t1.cpi_stack.hold, 0);
+    assert_eq!(t0.instructions, t1.instructions);
+    let drift = t1.cycles.abs_diff(t0.cycles) as f64 / t0.cycles as f64;
+    assert!(drift < 0.001, "{} vs {}", t1.cycles, t0.cycles);
+    assert_eq!(h1.occupancy.cycles, t1.cycles);
+}
+
+#[test]
+fn scarce_hardware_stalls_dispatch_and_always_queries_still_lose_nothing() {
+    let Some((_dir, bin)) = build_gc() else {
+        return;
+    };
+    let elf = std::fs::read(&bin).unwrap();
+    let tags = outcrop_rv::sections::profile_tags(&elf).unwrap();
+    // edges sampled 1/16 into queue 1, the Figure 2c barrier (always) into queue 3
+    let src = "for opBRANCH * every 16 collect pc misc ;\nsend 1 stop;\n\
+               for opSTORE 1 always collect op1 op2 op3;\nif op1 <> 0 then send 3 stop else stop;";
+    let go = |hw: Option<outcrop_rpa::hw::HwConfig>| {
+        let mut spec = RpaSpec::new(program(src));
+        spec.tags = outcrop_rpa::tags::Tags::new(tags.clone(), []).unwrap();
+        spec.capacity = 4;
+        spec.hardware = hw;
+        run_timed(&bin, &["20000"], spec, "rpa2000")
+    };
+    let (free, t_free) = go(Some(outcrop_rpa::hw::HwConfig::unrestricted()));
+    let scarce = outcrop_rpa::hw::HwConfig {
+        networks: 1,
+        buffers: 2,
+        service_cycles: 300,
+        ..outcrop_rpa::hw::HwConfig::paper()
+    };
+    let (r, t) = go(Some(scarce));
+    let h = r.hardware.as_ref().unwrap();
+    // the resources ran out: dispatch was held, and the hold is in the CPI stack
+    assert!(
+        h.stats.held_network + h.stats.held_buffer > 0,
+        "{:?}",
+        h.stats
+    );
+    assert_eq!(
+        t.dispatch_hold_cycles,
+        h.stats.held_network_cycles + h.stats.held_buffer_cycles
+    );
+    assert!(t.cpi_stack.hold > 0, "{:?}", t.cpi_stack);
+    assert!(t.cycles > t_free.cycles);
+    assert_eq!(h.occupancy.networks.get(2).copied().unwrap_or(0), 0);
+    assert_eq!(h.occupancy.buffers.get(3).copied().unwrap_or(0), 0);
+    // the always query waited for its slow service and lost nothing: every non-null store
+    // reached the barrier, exactly
+    assert!(h.stats.queue_waits > 0, "{:?}", h.stats);
+    let gc = &r.queries[1];
+    assert!(gc.lossless(), "{gc:?}");
+    let ex = r.exact[1].as_ref().unwrap();
+    let Service::Gc(g) = &r.queues[1].2 else {
+        panic!("not gc")
+    };
+    assert_eq!((g.stores, g.checksum), (ex.stores, ex.checksum));
+    assert_eq!(free.queries[1].sent, gc.sent);
+    // the sampled query dropped what found its queue full, and counted it
+    let e = &r.queries[0];
+    assert!(e.dropped > 0, "{e:?}");
+    assert_eq!(e.selected, e.sent + e.dropped + e.filtered);
+    assert_eq!(h.stats.dropped, e.dropped);
+    assert_eq!(
+        r.queues[0].1, e.sent,
+        "the service read every message written"
+    );
+}

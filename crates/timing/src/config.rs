@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const PRESETS: &[(&str, &str)] = &[
     ("default", include_str!("../presets/default.toml")),
     ("inorder", include_str!("../presets/inorder.toml")),
+    ("rpa2000", include_str!("../presets/rpa2000.toml")),
 ];
 
 /// A configuration problem: which key or file, and why.

@@ -23,6 +23,9 @@ pub trait Feedback {
     /// `r` has its final cycles `s` (resources held until retire free at `s.retire`); fills
     /// asked for now enter the caches at their cycle.
     fn stamped(&mut self, r: &Retire, s: &Stamp, fills: &mut Fills);
+
+    /// The run is over: finish what waits for a later instruction.
+    fn finish(&mut self) {}
 }
 
 /// No feedback: the model as it always was.
@@ -52,6 +55,11 @@ impl<F: Feedback> Feedback for &mut F {
     #[inline]
     fn stamped(&mut self, r: &Retire, s: &Stamp, fills: &mut Fills) {
         (**self).stamped(r, s, fills)
+    }
+
+    #[inline]
+    fn finish(&mut self) {
+        (**self).finish()
     }
 }
 

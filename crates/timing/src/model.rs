@@ -189,6 +189,8 @@ pub struct Model {
     l2_inst_misses: u64,
     l2_data_misses: u64,
     fills: Fills,
+    /// The last dispatch cycle a feedback hold set (or carried on to).
+    hold_cycle: u64,
 }
 
 impl Model {
@@ -239,6 +241,7 @@ impl Model {
             l2_inst_misses: 0,
             l2_data_misses: 0,
             fills: Fills::new(Cache::from_config(&cfg.l2).line_shift()),
+            hold_cycle: 0,
             cfg: cfg.clone(),
         }
     }
@@ -312,19 +315,26 @@ impl Model {
         self.fetch_cycle = f;
 
         // ---- dispatch
-        let mut d = (f + u64::from(core.frontend_depth)).max(self.dispatch_cycle);
-        d = d.max(self.rob[self.rob_pos] + 1);
+        let natural = (f + u64::from(core.frontend_depth)).max(self.rob[self.rob_pos] + 1);
+        let mut d = natural.max(self.dispatch_cycle);
         if d == self.dispatch_cycle && self.dispatch_in_cycle >= core.width {
             d += 1;
         }
+        // cycles this instruction's dispatch lost to holds: its own, and (dispatch being in
+        // order) those of an older instruction that pushed the dispatch cycle past its own
         let mut hold = 0;
         if F::ACTIVE {
+            if self.hold_cycle >= d.saturating_sub(1) && d > natural && self.hold_cycle > 0 {
+                hold = d - natural;
+                self.hold_cycle = d;
+            }
             let e = fb.dispatch(r, d);
             if e > d {
-                hold = e - d;
+                hold += e - d;
                 self.totals.dispatch_holds += 1;
-                self.totals.dispatch_hold_cycles += hold;
+                self.totals.dispatch_hold_cycles += e - d;
                 d = e;
+                self.hold_cycle = e;
             }
         }
         if d != self.dispatch_cycle {

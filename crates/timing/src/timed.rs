@@ -140,6 +140,9 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     }
 
     fn finish(&mut self) -> Control {
+        if F::ACTIVE {
+            self.feedback.finish();
+        }
         self.flush();
         let c = self.inner.finish();
         self.verdict().and(c)
