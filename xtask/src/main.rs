@@ -19,6 +19,7 @@ mod cachegrind;
 mod study_brr;
 mod study_paths;
 mod study_rap;
+mod study_rpa;
 
 use anyhow::{bail, Result};
 use outcrop_events::synth::{self, StreamKind};
@@ -58,6 +59,7 @@ fn main() -> Result<()> {
         Some("bench-compose") => bench_compose::run(&args[1..]),
         Some("bench-profile") => bench_profile::run(&args[1..]),
         Some("bench-rpa") => bench_rpa::run(&args[1..]),
+        Some("study-rpa") => study_rpa::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \

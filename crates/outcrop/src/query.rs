@@ -165,6 +165,44 @@ pub struct RpaArgs {
         requires = "rpa_hw"
     )]
     pub rpa_service_cycles: u32,
+
+    /// With --rpa-hw: close Figure 2b's loop. A log queue fed L2-miss records (`for
+    /// evL2DMISS always collect pc res2; send 1 stop;`) drives a prefetching service (stride
+    /// per pc, else a correlation table of each pc's miss sequence, 4 lines per miss) whose
+    /// lines enter the L2 LATENCY cycles after the modelled service thread reads the record,
+    /// plus the memory latency. Use a preset with a real memory (default), not rpa2000's
+    /// perfect L2.
+    #[arg(
+        long = "rpa-prefetch",
+        value_name = "LATENCY",
+        num_args = 0..=1,
+        default_missing_value = "100",
+        requires = "rpa_hw"
+    )]
+    pub rpa_prefetch: Option<u32>,
+
+    /// With --rpa-prefetch: lines prefetched per miss (1 to 16).
+    #[arg(
+        long = "rpa-prefetch-degree",
+        value_name = "N",
+        default_value_t = 4,
+        requires = "rpa_prefetch"
+    )]
+    pub rpa_prefetch_degree: u32,
+
+    /// With --rpa-hw: the RPA watches itself. Every 10,000 cycles, when dispatch was held by
+    /// the RPA more than PERCENT of them (default 0.5), sampled queries keep half as many
+    /// of the records they select (down to 1 in 256); under a quarter of it, twice as many
+    /// again. `always` queries are never throttled. Estimates are scaled by the records
+    /// kept, and the report shows the time spent at each level.
+    #[arg(
+        long = "rpa-adaptive",
+        value_name = "PERCENT",
+        num_args = 0..=1,
+        default_missing_value = "0.5",
+        requires = "rpa_hw"
+    )]
+    pub rpa_adaptive: Option<f64>,
 }
 
 /// Reads, parses and assembles a query file; a problem is an error rendered as a compiler
@@ -209,6 +247,25 @@ pub fn spec(
         c.validate()
             .map_err(|e| anyhow::anyhow!("--rpa-service-cycles: {e}"))?;
         spec.hardware = Some(c);
+    }
+    if let Some(latency) = args.rpa_prefetch {
+        let p = outcrop_rpa::prefetch::PrefetchConfig {
+            latency,
+            degree: args.rpa_prefetch_degree,
+            ..Default::default()
+        };
+        p.validate()
+            .map_err(|e| anyhow::anyhow!("--rpa-prefetch: {e}"))?;
+        spec.prefetch = Some(p);
+    }
+    if let Some(pct) = args.rpa_adaptive {
+        let a = outcrop_rpa::hw::AdaptiveConfig {
+            budget: pct / 100.0,
+            ..Default::default()
+        };
+        a.validate()
+            .map_err(|e| anyhow::anyhow!("--rpa-adaptive {pct}: {e}"))?;
+        spec.adaptive = Some(a);
     }
     let kinds = || {
         Kind::ALL
@@ -357,6 +414,7 @@ pub fn report(
     lossless: bool,
     symbols: Option<&outcrop_rv::symbols::Symbols>,
     code: Option<&mut outcrop_run::CodeImage>,
+    late_fills: u64,
 ) -> (outcrop_report::rpa::RpaReport, Option<String>) {
     use outcrop_report::rpa::{
         FdataBranch, GcReport, QueryReport, QueueReport, RpaReport, ServiceDetail,
@@ -389,9 +447,11 @@ pub fn report(
     let mut queues = Vec::new();
     for (plan, received, service) in &r.queues {
         let exact = r.exact.get(plan.query).and_then(|e| e.as_ref());
-        // one message stands for `every N` records, and for the ones a full queue dropped
+        // one message stands for `every N` records, for the ones a full queue dropped and
+        // for the ones the adaptive rate threw away
         let st = &r.queries[plan.query];
-        let rate = rate_of(plan.query) as f64 * st.selected as f64 / st.sent.max(1) as f64;
+        let rate = rate_of(plan.query) as f64 * (st.selected + st.throttled) as f64
+            / st.sent.max(1) as f64;
         let detail = match service {
             Service::Edges(e) => {
                 let accuracy = exact.map(|x| services::edge_accuracy(&e.branches, rate, &x.edges));
@@ -542,6 +602,8 @@ pub fn report(
                 config: h.config,
                 stats: h.stats.clone(),
                 occupancy: h.occupancy.clone(),
+                prefetch: h.prefetch.clone().map(|p| (p, late_fills)),
+                adaptive: h.adaptive.clone(),
             }),
         },
         fdata,

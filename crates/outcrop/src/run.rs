@@ -536,6 +536,7 @@ fn profile(
             args.guest.deterministic,
             symbols.as_ref(),
             code.as_mut(),
+            result.timing.as_ref().map_or(0, |t| t.fills_late),
         );
         let json = report.to_json();
         if args.json {

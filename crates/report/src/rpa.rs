@@ -2,7 +2,8 @@
 //! found, beside the exact reference of the same run.
 
 use crate::Report;
-use outcrop_rpa::hw::{HwConfig, HwStats, Occupancy};
+use outcrop_rpa::hw::{AdaptiveReport, HwConfig, HwStats, Occupancy};
+use outcrop_rpa::prefetch::PrefetchReport;
 use outcrop_rpa::services::{CollectorCheck, CpiAccuracy, EdgeAccuracy, Kind};
 use outcrop_rpa::stats::QueryStats;
 use serde::Serialize;
@@ -125,6 +126,11 @@ pub struct HwSection {
     pub stats: HwStats,
     /// Cycles with at least x buffers / profiled instructions in flight.
     pub occupancy: Occupancy,
+    /// The closed prefetch loop (`--rpa-prefetch`), and the demand misses that found their
+    /// prefetched line still on the way (a late prefetch: the miss waits only for it).
+    pub prefetch: Option<(PrefetchReport, u64)>,
+    /// The adaptive rate (`--rpa-adaptive`).
+    pub adaptive: Option<AdaptiveReport>,
 }
 
 impl HwSection {
@@ -194,6 +200,46 @@ impl HwSection {
             "    cycles with profiled in flight {}",
             row(&self.occupancy.networks)
         );
+        if let Some((p, late)) = &self.prefetch {
+            let _ = writeln!(
+                out,
+                "    prefetch (Figure 2b, closed loop): {} L2-miss records read, {} predicted by stride, {} by correlation; {} lines asked for, each arriving {} + {} cycles after the service read its record; {} demand misses found theirs still on the way",
+                thousands(p.stats.misses),
+                thousands(p.stats.stride_hits),
+                thousands(p.stats.correlation_hits),
+                thousands(p.stats.issued),
+                p.config.latency,
+                p.memory_latency,
+                thousands(*late)
+            );
+        }
+        if let Some(a) = &self.adaptive {
+            let total: u64 = a.level_cycles.iter().sum();
+            let levels = a
+                .level_cycles
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(k, c)| {
+                    format!(
+                        "1/{}: {:.1}%",
+                        1u64 << k,
+                        100.0 * *c as f64 / total.max(1) as f64
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("  ");
+            let _ = writeln!(
+                out,
+                "    adaptive rate (budget {:.2}% of cycles per {} cycles): {} of {} windows over budget, highest throttle 1/{}; sampled records kept: {}",
+                100.0 * a.config.budget,
+                thousands(a.config.window),
+                thousands(a.over_budget),
+                thousands(a.windows),
+                1u64 << a.max_level_reached,
+                levels
+            );
+        }
     }
 }
 

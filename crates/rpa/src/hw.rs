@@ -19,6 +19,9 @@
 //!   all waiting); a sampled one drops the message and counts it.
 //! * **When the query completes** its buffer frees.
 //!
+//! Beyond the paper, [`Adaptive`] lets the RPA watch itself (§6.2 suggests it): a controller
+//! that throttles sampled queries while dispatch stalls exceed a budget.
+//!
 //! The record's words are built when its retire group is known (the RPA's `rrate` holds the
 //! number of instructions retiring in the same cycle), so the owner tells the model when a
 //! retire group closes. The one case that needs care: a buffer whose query is not scheduled
@@ -27,9 +30,14 @@
 //! [`Hardware::acquire`] then answers [`Acquire::CloseGroup`] and the owner schedules the
 //! group's queries before asking again.
 //!
-//! Event records (`evL2DMISS` …) are known only after execute: they take no network and no
-//! buffer here (docs/rpa.md says why) but do take an engine slot and queue space.
+//! Event records (`evL2DMISS` …) are known only once the instruction has executed: they take
+//! no network, but take a buffer at the instruction's retire ([`Hardware::acquire_event`]).
+//! With none free, the record waits for one, and dispatch stalls from that cycle until it
+//! gets one (the owner holds every instruction that would dispatch in between), so an
+//! `always` event query whose service falls behind slows the program instead of queueing
+//! without bound.
 
+use outcrop_sampling::rng::SplitMix64;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -493,6 +501,33 @@ impl Hardware {
         t
     }
 
+    /// An event record of the instruction retiring at `retire` (after its
+    /// [`Hardware::retired`]) takes a buffer: the cycle it gets one (from then the record
+    /// is open in the retire group of `retire`), or [`Acquire::CloseGroup`] as for
+    /// [`Hardware::acquire`]. A cycle later than `retire` means dispatch is stalled from
+    /// `retire` to it; the owner holds the instructions dispatching in between and counts
+    /// the hold with [`Hardware::count_event_hold`].
+    pub fn acquire_event(&mut self, retire: u64) -> Acquire {
+        // acquire() counts a wait as a buffer hold of the instruction; an event's wait is
+        // counted when it holds one
+        let before = (self.stats.held_buffer, self.stats.held_buffer_cycles);
+        let a = self.acquire(retire, false);
+        (self.stats.held_buffer, self.stats.held_buffer_cycles) = before;
+        if let Acquire::At(_) = a {
+            // the record belongs to its instruction's retire group
+            self.retired(retire);
+        }
+        a
+    }
+
+    /// Counts a dispatch held `cycles` by an event record waiting for a buffer.
+    pub fn count_event_hold(&mut self, cycles: u64) {
+        if cycles > 0 {
+            self.stats.held_buffer += 1;
+            self.stats.held_buffer_cycles += cycles;
+        }
+    }
+
     /// Ends the run at cycle `cycles` (schedule every query first): the occupancy histograms.
     pub fn finish(&mut self, cycles: u64) -> Occupancy {
         let end = cycles.max(self.clock);
@@ -516,6 +551,150 @@ impl Hardware {
             buffers: cumulative(&self.hist_buffers),
             networks: cumulative(&self.hist_networks),
         }
+    }
+}
+
+/// The adaptive rate: every `window` cycles the controller compares the share of cycles
+/// dispatch was held by the RPA with `budget`; above it, every sampled query keeps only
+/// half as many of the records it selects as before (a throttle level up, at most
+/// `max_level`: 1 in 2^level kept); below a quarter of it, a level down.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct AdaptiveConfig {
+    /// Share of cycles (0–1) dispatch may be held.
+    pub budget: f64,
+    /// Cycles per decision.
+    pub window: u64,
+    /// Highest throttle level.
+    pub max_level: u32,
+}
+
+impl Default for AdaptiveConfig {
+    /// A 0.5% budget (the paper's slowdown target), decided every 10,000 cycles, up to 1/256.
+    fn default() -> Self {
+        AdaptiveConfig {
+            budget: 0.005,
+            window: 10_000,
+            max_level: 8,
+        }
+    }
+}
+
+impl AdaptiveConfig {
+    /// Checks the budget (0 to 1), window (100 to 10^9) and level (1 to 16).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.budget) {
+            return Err(format!(
+                "adaptive budget must be a share from 0 to 1 (0.005 = 0.5%), not {}",
+                self.budget
+            ));
+        }
+        if !(100..=1_000_000_000).contains(&self.window) {
+            return Err(format!(
+                "adaptive window must be 100 to 10^9 cycles, not {}",
+                self.window
+            ));
+        }
+        if !(1..=16).contains(&self.max_level) {
+            return Err(format!(
+                "adaptive max level must be 1 to 16, not {}",
+                self.max_level
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the adaptive rate did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AdaptiveReport {
+    /// Its settings.
+    pub config: AdaptiveConfig,
+    /// Decisions taken (windows ended).
+    pub windows: u64,
+    /// Windows that ended over budget (the level went up, or stayed at the top).
+    pub over_budget: u64,
+    /// The level at the end and the highest reached.
+    pub level: u32,
+    /// See `level`.
+    pub max_level_reached: u32,
+    /// `level_cycles[k]`: cycles spent at throttle level k.
+    pub level_cycles: Vec<u64>,
+}
+
+/// The adaptive rate's controller (see [`AdaptiveConfig`]): driven at each dispatch of a
+/// selected-class instruction with the hold cycles so far.
+#[derive(Clone, Debug)]
+pub struct Adaptive {
+    cfg: AdaptiveConfig,
+    level: u32,
+    window_start: u64,
+    held_at_start: u64,
+    rng: SplitMix64,
+    report: AdaptiveReport,
+}
+
+impl Adaptive {
+    /// A controller at level 0, its throttle decisions drawn from `seed`.
+    pub fn new(cfg: AdaptiveConfig, seed: u64) -> Adaptive {
+        Adaptive {
+            cfg,
+            level: 0,
+            window_start: 0,
+            held_at_start: 0,
+            rng: SplitMix64::new(seed),
+            report: AdaptiveReport {
+                config: cfg,
+                windows: 0,
+                over_budget: 0,
+                level: 0,
+                max_level_reached: 0,
+                level_cycles: vec![0; cfg.max_level as usize + 1],
+            },
+        }
+    }
+
+    /// The current throttle level (1 in 2^level selected records kept).
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+
+    /// Ends the run at `cycles` with `held` hold cycles: the last, partial window counted.
+    pub fn finish(&mut self, cycles: u64, held: u64) -> AdaptiveReport {
+        let span = cycles.saturating_sub(self.window_start);
+        if let Some(c) = self.report.level_cycles.get_mut(self.level as usize) {
+            *c += span;
+        }
+        self.window_start = cycles.max(self.window_start);
+        self.held_at_start = held;
+        self.report.level = self.level;
+        self.report.clone()
+    }
+
+    /// At dispatch cycle `d` with `held` stall cycles so far: end the window if it is over.
+    pub fn tick(&mut self, d: u64, held: u64) {
+        let span = d.saturating_sub(self.window_start);
+        if span < self.cfg.window {
+            return;
+        }
+        let share = held.saturating_sub(self.held_at_start) as f64 / span as f64;
+        if let Some(c) = self.report.level_cycles.get_mut(self.level as usize) {
+            *c += span;
+        }
+        self.report.windows += 1;
+        if share > self.cfg.budget {
+            self.report.over_budget += 1;
+            self.level = (self.level + 1).min(self.cfg.max_level);
+        } else if share < self.cfg.budget / 4.0 && self.level > 0 {
+            self.level -= 1;
+        }
+        self.report.max_level_reached = self.report.max_level_reached.max(self.level);
+        self.window_start = d;
+        self.held_at_start = held;
+    }
+
+    /// Whether a record a sampled query selected is kept: 1 in 2^level.
+    pub fn keep(&mut self) -> bool {
+        self.level == 0 || self.rng.next_u64() >> (64 - self.level) == 0
     }
 }
 
@@ -613,6 +792,41 @@ mod tests {
         assert_eq!(hw.stats().slot_wait_cycles, 8);
     }
 
+    #[test]
+    fn the_adaptive_rate_climbs_over_budget_and_comes_back_under_a_quarter_of_it() {
+        let cfg = AdaptiveConfig {
+            budget: 0.01,
+            window: 1000,
+            max_level: 3,
+        };
+        let mut a = Adaptive::new(cfg, 7);
+        // 20 held cycles in the first window (2%): up
+        a.tick(1000, 20);
+        assert_eq!(a.level(), 1);
+        // 5 more in the next (0.5%): between a quarter and the budget, stays
+        a.tick(2000, 25);
+        assert_eq!(a.level(), 1);
+        // a window not yet over decides nothing
+        a.tick(2500, 1000);
+        assert_eq!(a.level(), 1);
+        a.tick(3000, 1000);
+        a.tick(4000, 2000);
+        a.tick(5000, 3000);
+        assert_eq!(a.level(), 3, "capped at max_level");
+        // quiet windows: down one level each
+        a.tick(6000, 3000);
+        assert_eq!(a.level(), 2);
+        // at level 2, one in four selected records is kept
+        let kept = (0..40_000).filter(|_| a.keep()).count();
+        assert!((9_000..11_000).contains(&kept), "{kept}");
+        let r = a.finish(6500, 3000);
+        assert_eq!(r.windows, 6);
+        assert_eq!(r.over_budget, 4);
+        assert_eq!(r.max_level_reached, 3);
+        assert_eq!(r.level_cycles.iter().sum::<u64>(), 6500);
+        assert_eq!(r.level_cycles, vec![1000, 2000, 1500, 2000]);
+    }
+
     use proptest::prelude::*;
 
     /// Cycles with at least x intervals open, for x = 0..=max, over [0, end).
@@ -639,13 +853,17 @@ mod tests {
     }
 
     proptest! {
-        /// A core in miniature drives the model by the owner's protocol; whatever the
-        /// instruction mix, no more networks or buffers are ever in use than exist,
-        /// nobody dispatches early, always-queries never drop, and the occupancy
+        /// A core in miniature drives the model by the owner's protocol, class records
+        /// taken at dispatch and event records at retire (an event's wait holding later
+        /// dispatches); whatever the mix, no more networks or buffers are ever in use than
+        /// exist, nobody dispatches early, always-queries never drop, and the occupancy
         /// histograms equal the ones computed from every interval.
         #[test]
         fn resources_are_never_over_allocated(
-            insns in prop::collection::vec((0u64..3, any::<bool>(), 1u64..40, 1u32..5, 0u8..3), 1..400),
+            insns in prop::collection::vec(
+                (0u64..3, any::<bool>(), 1u64..40, 1u32..5, 0u8..3, prop::bool::weighted(0.2)),
+                1..400,
+            ),
             networks in 1u32..5,
             buffers in 1u32..9,
             service in 0u32..200,
@@ -655,39 +873,41 @@ mod tests {
             let mut hw = Hardware::new(c, cap);
             let mut out = Vec::new();
             let (mut natural, mut dprev, mut rprev) = (0u64, 0u64, 0u64);
-            let mut group: Vec<(usize, u64)> = Vec::new();
+            // the open group: (insn, buffer interval, ready cycle)
+            let mut group: Vec<(usize, usize, u64)> = Vec::new();
             let mut group_r = None;
             let mut nets = Vec::new();
             let mut bufs: Vec<(u64, u64)> = Vec::new();
-            let mut buf_of = Vec::new();
-            let mut spec = Vec::new();
             let mut drops = 0;
-            let mut run = |hw: &mut Hardware, i: usize, r: u64, spec: &[(u32, u8)], bufs: &mut Vec<(u64, u64)>, buf_of: &[usize], drops: &mut u64| {
-                let (steps, send) = spec[i];
-                // send 1: an always query; 2: a sampled one
-                let sends: &[(u8, bool)] = match send { 1 => &[(1, true)], 2 => &[(2, false)], _ => &[] };
-                let end = hw.schedule(r, steps, sends, true, &mut out);
-                *drops += out.iter().filter(|d| **d == Delivery::Dropped).count() as u64;
-                if send == 1 {
-                    assert!(out.iter().all(|d| *d != Delivery::Dropped));
+            let mut floor: Option<(u64, u64)> = None;
+            let mut run_group = |hw: &mut Hardware, group: &mut Vec<(usize, usize, u64)>, bufs: &mut Vec<(u64, u64)>, drops: &mut u64| {
+                for (i, b, ready) in group.drain(..) {
+                    let (_, _, _, steps, send, _) = insns[i];
+                    // send 1: an always query; 2: a sampled one
+                    let sends: &[(u8, bool)] = match send { 1 => &[(1, true)], 2 => &[(2, false)], _ => &[] };
+                    let end = hw.schedule(ready, steps, sends, true, &mut out);
+                    *drops += out.iter().filter(|d| **d == Delivery::Dropped).count() as u64;
+                    if send == 1 {
+                        assert!(out.iter().all(|d| *d != Delivery::Dropped));
+                    }
+                    bufs[b].1 = end;
                 }
-                bufs[buf_of[i]].1 = end;
             };
-            for (i, &(gap, selected, lat, steps, send)) in insns.iter().enumerate() {
-                spec.push((steps, send));
-                buf_of.push(bufs.len());
+            for (i, &(gap, selected, lat, _, _, event)) in insns.iter().enumerate() {
                 natural += gap;
-                let d = natural.max(dprev);
+                let mut d = natural.max(dprev);
+                if let Some((from, until)) = floor {
+                    if d >= from && d < until {
+                        hw.count_event_hold(until - d);
+                        d = until;
+                    }
+                    floor = None;
+                }
                 let e = if selected {
                     loop {
                         match hw.acquire(d, true) {
                             Acquire::At(e) => break e,
-                            Acquire::CloseGroup => {
-                                let r = group_r.unwrap_or(0);
-                                for (j, _) in group.drain(..) {
-                                    run(&mut hw, j, r, &spec, &mut bufs, &buf_of, &mut drops);
-                                }
-                            }
+                            Acquire::CloseGroup => run_group(&mut hw, &mut group, &mut bufs, &mut drops),
                         }
                     }
                 } else {
@@ -698,23 +918,31 @@ mod tests {
                 let r = (e + lat).max(rprev);
                 rprev = r;
                 if group_r != Some(r) {
-                    let gr = group_r.unwrap_or(0);
-                    for (j, _) in group.drain(..) {
-                        run(&mut hw, j, gr, &spec, &mut bufs, &buf_of, &mut drops);
-                    }
+                    run_group(&mut hw, &mut group, &mut bufs, &mut drops);
                     group_r = Some(r);
                 }
+                hw.retired(r);
                 if selected {
-                    hw.retired(r);
-                    group.push((i, r));
+                    group.push((i, bufs.len(), r));
                     nets.push((e, r));
                     bufs.push((e, u64::MAX));
                 }
+                if event {
+                    let got = loop {
+                        match hw.acquire_event(r) {
+                            Acquire::At(x) => break x,
+                            Acquire::CloseGroup => run_group(&mut hw, &mut group, &mut bufs, &mut drops),
+                        }
+                    };
+                    prop_assert!(got >= r);
+                    if got > r {
+                        floor = Some((r, got));
+                    }
+                    group.push((i, bufs.len(), got));
+                    bufs.push((got, u64::MAX));
+                }
             }
-            let gr = group_r.unwrap_or(0);
-            for (j, _) in group.drain(..) {
-                run(&mut hw, j, gr, &spec, &mut bufs, &buf_of, &mut drops);
-            }
+            run_group(&mut hw, &mut group, &mut bufs, &mut drops);
             let end = bufs.iter().map(|b| b.1).chain([rprev]).max().unwrap_or(0);
             let occ = hw.finish(end);
             let b = at_least(&bufs, end, buffers as usize + 1);

@@ -11,6 +11,8 @@
 //! * [`engine`]: the query engine executing encoded instructions on records.
 //! * [`hw`]: the hardware's resources in time: profile networks and buffers, the barrel
 //!   engine's slots, the queues' modelled service threads (§4, §6).
+//! * [`prefetch`]: Figure 2b's prefetching service closed into the caches: stride and
+//!   correlation predictors over L2-miss records.
 //! * [`queue`]: message queues in shared memory with the paper's ready-word and read-status
 //!   protocol (lock-free, one producer and one consumer).
 //! * [`record`]: classes and record words from the retire stream and its timing stamps.
@@ -31,6 +33,7 @@ pub mod hw;
 pub mod isa;
 pub mod lang;
 pub mod names;
+pub mod prefetch;
 pub mod queue;
 pub mod record;
 pub mod services;

@@ -10,6 +10,9 @@ pub struct QueryStats {
     pub records: u64,
     /// Records its `every N` sampling selected (all of them with `always`).
     pub selected: u64,
+    /// Records its sampling selected that the adaptive rate then threw away (not counted in
+    /// `selected`; zero unless the hardware model throttles).
+    pub throttled: u64,
     /// Selected records its clauses sent nowhere.
     pub filtered: u64,
     /// Messages written into a queue.

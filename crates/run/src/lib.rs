@@ -299,7 +299,7 @@ impl<'a, 's> Run<'a, 's> {
         let (rpa_obs, rpa_ends) = match &rpa {
             Some(spec) => {
                 let (o, ends) =
-                    rpa::RpaObserver::new(spec, timing.is_some()).map_err(Error::Config)?;
+                    rpa::RpaObserver::new(spec, timing.as_ref()).map_err(Error::Config)?;
                 (Some(o), ends)
             }
             None => (None, Vec::new()),

@@ -15,11 +15,15 @@
 //! null ones (GC), the event count (log).
 
 use outcrop_events::record::{Control, Observer, Retire, Stamp, TimingEvents};
-use outcrop_rpa::hw::{Acquire, Delivery, Hardware, HwConfig, HwStats, Occupancy};
+use outcrop_rpa::hw::{
+    Acquire, Adaptive, AdaptiveConfig, AdaptiveReport, Delivery, Hardware, HwConfig, HwStats,
+    Occupancy,
+};
 use outcrop_rpa::isa::{Act, PctEntry};
+use outcrop_rpa::prefetch::{PrefetchConfig, PrefetchReport, Prefetcher};
 use outcrop_rpa::queue::{channel, Consumer, Producer, MAX_MESSAGES};
 use outcrop_rpa::record::{build, check_items, op_class};
-use outcrop_rpa::services::{store_hash, ExactCpi, HeapLayout, Kind, Service};
+use outcrop_rpa::services::{store_hash, word_of, ExactCpi, HeapLayout, Kind, Service};
 use outcrop_rpa::stats::QueryStats;
 use outcrop_rpa::tags::Tags;
 use outcrop_rpa::{Assembled, Engine};
@@ -60,6 +64,14 @@ pub struct RpaSpec {
     /// instructions take profile networks and buffers at dispatch and hold it when they run
     /// out; queues are consumed by modelled service threads. Needs timing.
     pub hardware: Option<HwConfig>,
+    /// With the hardware model: close Figure 2b's loop. Every message a modelled service
+    /// thread reads from a `log` queue whose records carry `pc` and `res2` (an L2-miss
+    /// query) goes to a prefetcher ([`outcrop_rpa::prefetch`]) whose requests enter the L2
+    /// `latency` + memory-latency cycles after the thread read it.
+    pub prefetch: Option<PrefetchConfig>,
+    /// With the hardware model: throttle sampled queries when dispatch stalls exceed a
+    /// budget (the RPA watching itself, §6.2); `always` queries are never throttled.
+    pub adaptive: Option<AdaptiveConfig>,
 }
 
 impl RpaSpec {
@@ -77,6 +89,8 @@ impl RpaSpec {
             lossless: false,
             exact: true,
             hardware: None,
+            prefetch: None,
+            adaptive: None,
         }
     }
 
@@ -124,6 +138,18 @@ impl RpaSpec {
                 );
             }
             h.validate()?;
+        }
+        if self.hardware.is_none() && (self.prefetch.is_some() || self.adaptive.is_some()) {
+            return Err(
+                "prefetching into the caches and the adaptive rate act through the RPA's hardware model: give it (--rpa-hw)"
+                    .into(),
+            );
+        }
+        if let Some(p) = &self.prefetch {
+            p.validate()?;
+        }
+        if let Some(a) = &self.adaptive {
+            a.validate()?;
         }
         if !timing {
             if let Some(i) = (32..35).find(|&i| self.program.pct.get(i).is_some_and(|e| e.enabled))
@@ -245,6 +271,10 @@ pub struct HwReport {
     pub stats: HwStats,
     /// Cycles with at least x buffers / networks in use.
     pub occupancy: Occupancy,
+    /// The closed prefetch loop, when it ran.
+    pub prefetch: Option<PrefetchReport>,
+    /// The adaptive rate, when it ran.
+    pub adaptive: Option<AdaptiveReport>,
 }
 
 /// Where the modelled message queues live (their lines pass through the L2): queue `q`'s
@@ -259,8 +289,11 @@ struct Pend {
     /// PCT entry.
     idx: usize,
     selected: bool,
-    /// It holds a profile buffer (class records selected at dispatch; not events).
+    /// It holds a profile buffer (class records selected at dispatch, selected events).
     buffer: bool,
+    /// The cycle its record is complete: its retire, or for an event record that waited
+    /// for a buffer, the cycle it got one.
+    ready: u64,
 }
 
 /// The hardware model's state inside the observer.
@@ -279,6 +312,21 @@ struct HwState {
     sends: Vec<(u8, bool)>,
     deliveries: Vec<Delivery>,
     capacity: u64,
+    /// An event record waited for a buffer: dispatch is stalled over [from, until).
+    floor: Option<(u64, u64)>,
+    /// The closed prefetch loop: the predictor, the memory latency, and per queue the
+    /// record words of `pc` and `res2` when that queue feeds it.
+    prefetch: Option<PrefetchLoop>,
+    adaptive: Option<Adaptive>,
+}
+
+struct PrefetchLoop {
+    prefetcher: Prefetcher,
+    memory_latency: u32,
+    words: [Option<(usize, usize)>; QUEUES],
+    lines: Vec<u64>,
+    /// Fills to put into the L2 at the next chance: (address, cycle).
+    fills: Vec<(u64, u64)>,
 }
 
 /// The RPA hardware as an observer: PCT, engine, queues' producer ends.
@@ -320,8 +368,11 @@ impl ServiceEnd {
 
 impl RpaObserver {
     /// The observer and one service end per queue (give each a thread).
-    pub fn new(spec: &RpaSpec, timing: bool) -> Result<(RpaObserver, Vec<ServiceEnd>), String> {
-        let plans = spec.plan(timing)?;
+    pub fn new(
+        spec: &RpaSpec,
+        timing: Option<&outcrop_timing::Config>,
+    ) -> Result<(RpaObserver, Vec<ServiceEnd>), String> {
+        let plans = spec.plan(timing.is_some())?;
         let p = &spec.program;
         let mut query_of = vec![usize::MAX; p.pct.len()];
         for (qi, q) in p.queries.iter().enumerate() {
@@ -366,9 +417,37 @@ impl RpaObserver {
             })
             .collect();
         let events = p.pct.iter().skip(32).any(|e| e.enabled);
+        let prefetch = match (spec.prefetch, timing) {
+            (Some(pc), Some(t)) => {
+                let mut words = [None; QUEUES];
+                for plan in plans.iter().filter(|p| p.kind == Kind::Log) {
+                    let items = &p.queries[plan.query].items;
+                    words[usize::from(plan.queue) % QUEUES] =
+                        word_of(items, "pc").zip(word_of(items, "res2"));
+                }
+                if words.iter().all(Option::is_none) {
+                    return Err("prefetching needs a query sending L2-miss records (collect pc res2) to a log queue, as Figure 2b does".into());
+                }
+                Some(PrefetchLoop {
+                    prefetcher: Prefetcher::new(pc, t.l2.line.trailing_zeros()),
+                    memory_latency: t.memory.latency,
+                    words,
+                    lines: Vec::new(),
+                    fills: Vec::new(),
+                })
+            }
+            _ => None,
+        };
+        let mut prefetch = prefetch;
+        let adaptive = spec
+            .adaptive
+            .map(|cfg| Adaptive::new(cfg, spec.seed ^ 0xada9_71fe));
+        let mut adaptive = adaptive;
         let hw = spec.hardware.map(|cfg| {
             let hw = Hardware::new(cfg, spec.capacity);
             HwState {
+                prefetch: prefetch.take(),
+                adaptive: adaptive.take(),
                 network: p
                     .pct
                     .iter()
@@ -383,6 +462,7 @@ impl RpaObserver {
                 sends: Vec::new(),
                 deliveries: Vec::new(),
                 capacity: spec.capacity as u64,
+                floor: None,
             }
         });
         Ok((
@@ -416,10 +496,17 @@ impl RpaObserver {
     pub fn hardware_report(&mut self, cycles: u64) -> Option<HwReport> {
         let h = self.hw.as_mut()?;
         let occupancy = h.hw.finish(cycles);
+        let held = h.hw.stats().held_network_cycles + h.hw.stats().held_buffer_cycles;
         Some(HwReport {
             config: *h.hw.config(),
             stats: h.hw.stats().clone(),
             occupancy,
+            prefetch: h.prefetch.as_ref().map(|p| PrefetchReport {
+                config: *p.prefetcher.config(),
+                memory_latency: p.memory_latency,
+                stats: p.prefetcher.stats().clone(),
+            }),
+            adaptive: h.adaptive.as_mut().map(|a| a.finish(cycles, held)),
         })
     }
 
@@ -535,6 +622,10 @@ impl RpaObserver {
     /// which decides what each send becomes.
     fn fire_timed(&mut self, p: &Pend, t: &Stamp) {
         let Some(qi) = self.account(p.idx, &p.r, Some(t)) else {
+            // no query (cannot happen for an enabled entry): still free its buffer
+            if let Some(h) = self.hw.as_mut().filter(|_| p.buffer) {
+                h.hw.schedule(p.ready, 1, &[], true, &mut h.deliveries);
+            }
             return;
         };
         if !p.selected {
@@ -555,16 +646,38 @@ impl RpaObserver {
             .run_with(e.qpc, &record, |q| sends.push((q, always)));
         st.steps += u64::from(steps);
         st.interrupts += interrupts.len() as u64;
-        h.hw.schedule(t.retire, steps, &h.sends, p.buffer, &mut h.deliveries);
+        h.hw.schedule(p.ready, steps, &h.sends, p.buffer, &mut h.deliveries);
         if h.sends.is_empty() {
             st.filtered += 1;
         }
         for (&(q, _), d) in h.sends.iter().zip(&h.deliveries) {
             match *d {
                 Delivery::Dropped => st.dropped += 1,
-                Delivery::Written { at, index, .. } => {
+                Delivery::Written {
+                    at,
+                    index,
+                    consumed,
+                } => {
                     let addr = QUEUE_BASE + u64::from(q) * 4096 + (index % h.capacity) * 32;
                     h.writes.push((addr, at));
+                    if let Some(pl) = h.prefetch.as_mut() {
+                        if let Some((pw, aw)) = pl.words[usize::from(q) % QUEUES] {
+                            // the record's words are the low halves; the upper ones are the
+                            // instruction's own (a 64-bit machine's record would carry them)
+                            let word = |w: usize, full: u64| {
+                                (full & !0xffff_ffff)
+                                    | u64::from(record.get(w).copied().unwrap_or(0))
+                            };
+                            let (pc, miss) = (word(pw, p.r.pc), word(aw, p.r.mem_addr));
+                            pl.prefetcher.miss(pc, miss, &mut pl.lines);
+                            let arrive = consumed
+                                + u64::from(pl.prefetcher.config().latency)
+                                + u64::from(pl.memory_latency);
+                            for &line in &pl.lines {
+                                pl.fills.push((line, arrive));
+                            }
+                        }
+                    }
                     // the model decided there was room: the host queue waits rather than
                     // drop, so results do not depend on the host's scheduling
                     match self
@@ -577,6 +690,28 @@ impl RpaObserver {
                         None => st.lost += 1,
                     }
                 }
+            }
+        }
+    }
+
+    /// A selected event record of the instruction retiring at `retire` takes a buffer: the
+    /// cycle it has one; a wait stalls dispatch until then.
+    fn event_buffer(&mut self, retire: u64) -> u64 {
+        loop {
+            let Some(h) = self.hw.as_mut() else {
+                return retire;
+            };
+            match h.hw.acquire_event(retire) {
+                Acquire::At(e) => {
+                    if e > retire {
+                        let from = h.floor.map_or(retire, |f| f.0.min(retire));
+                        h.floor = Some((from, e));
+                    }
+                    return e;
+                }
+                // the group is closed early: its records are scheduled with the retire
+                // count so far (rrate's n may be low for it; only events wait like this)
+                Acquire::CloseGroup => self.close_group(),
             }
         }
     }
@@ -605,6 +740,19 @@ impl RpaObserver {
 
 impl Feedback for RpaObserver {
     fn dispatch(&mut self, r: &Retire, d: u64) -> u64 {
+        // an event record waiting for a buffer stalls every dispatch over its wait
+        let mut d = d;
+        if let Some(h) = self.hw.as_mut() {
+            if let Some((from, until)) = h.floor {
+                if d >= until {
+                    h.floor = None;
+                } else if d >= from {
+                    h.hw.count_event_hold(until - d);
+                    h.floor = None;
+                    d = until;
+                }
+            }
+        }
         let Some(op) = op_class(r) else {
             return d;
         };
@@ -620,10 +768,20 @@ impl Feedback for RpaObserver {
         }
         // selection happens here, at dispatch, in program order: the same decisions the
         // functional path makes at retire
-        let selected = self.engine.select(idx, &e);
+        let mut selected = self.engine.select(idx, &e);
         let Some(h) = self.hw.as_mut() else {
             return d;
         };
+        if let Some(a) = h.adaptive.as_mut() {
+            let held = h.hw.stats().held_network_cycles + h.hw.stats().held_buffer_cycles;
+            a.tick(d, held);
+            if selected && e.rate_log2 > 0 && !a.keep() {
+                selected = false;
+                if let Some(st) = self.query_of.get(idx).and_then(|&q| self.stats.get_mut(q)) {
+                    st.throttled += 1;
+                }
+            }
+        }
         h.current = Some((idx, selected));
         if !selected {
             return d;
@@ -666,6 +824,7 @@ impl Feedback for RpaObserver {
                 idx,
                 selected,
                 buffer: selected,
+                ready: s.retire,
             });
         }
         if self.events {
@@ -680,13 +839,19 @@ impl Feedback for RpaObserver {
                 let e = self.pct[32 + i];
                 if e.enabled && s.events.contains(ev) {
                     let selected = self.engine.select(32 + i, &e);
+                    let ready = if selected {
+                        self.event_buffer(s.retire)
+                    } else {
+                        s.retire
+                    };
                     if let Some(h) = self.hw.as_mut() {
                         h.pending.push(Pend {
                             r: *r,
                             s: *s,
                             idx: 32 + i,
                             selected,
-                            buffer: false,
+                            buffer: selected,
+                            ready,
                         });
                     }
                 }
@@ -695,6 +860,11 @@ impl Feedback for RpaObserver {
         if let Some(h) = self.hw.as_mut() {
             for (addr, at) in h.writes.drain(..) {
                 fills.push(addr, at, false);
+            }
+            if let Some(pl) = h.prefetch.as_mut() {
+                for (addr, at) in pl.fills.drain(..) {
+                    fills.push(addr, at, false);
+                }
             }
         }
     }

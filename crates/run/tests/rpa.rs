@@ -436,3 +436,180 @@ fn scarce_hardware_stalls_dispatch_and_always_queries_still_lose_nothing() {
         "the service read every message written"
     );
 }
+
+/// ptrchase on the default machine (a 140-cycle memory) with Figure 2b's L2-miss query,
+/// its service only logging (the open loop) or prefetching (the closed loop).
+fn ptrchase_l2(
+    prefetch: Option<outcrop_rpa::prefetch::PrefetchConfig>,
+) -> (RpaResult, outcrop_timing::Totals) {
+    let bin = workloads().join("bin/ptrchase");
+    let mut spec = RpaSpec::new(program(
+        "for evL2DMISS always collect pc res2 ;\nsend 1 stop;",
+    ));
+    // a prefetching service is short: at the default 50 cycles a message it cannot keep up
+    // with one miss every ~44 cycles
+    spec.hardware = Some(outcrop_rpa::hw::HwConfig {
+        service_cycles: 20,
+        ..outcrop_rpa::hw::HwConfig::paper()
+    });
+    spec.prefetch = prefetch;
+    run_timed(&bin, &[], spec, "default")
+}
+
+#[test]
+fn the_prefetch_service_closes_the_loop_and_removes_l2_misses() {
+    let (open, t_open) = ptrchase_l2(None);
+    let (closed, t_closed) = ptrchase_l2(Some(Default::default()));
+    // the open loop only logs: nothing but the messages' own lines enters the caches
+    let h_open = open.hardware.as_ref().unwrap();
+    assert!(h_open.prefetch.is_none());
+    assert_eq!(t_open.fills_requested, h_open.stats.messages);
+    assert_eq!(t_open.fills_late, 0);
+    let h = closed.hardware.as_ref().unwrap();
+    let p = h.prefetch.clone().unwrap();
+    // the service read every miss record the query sent, and asked for lines
+    assert_eq!(p.stats.misses, closed.queries[0].sent);
+    assert!(p.stats.issued > 0, "{p:?}");
+    assert_eq!(t_closed.fills_requested, h.stats.messages + p.stats.issued);
+    // ptrchase walks the same cycle several times: the correlation table predicts the
+    // later walks, so fewer loads miss the L2 and the run is faster
+    assert!(p.stats.correlation_hits > 0, "{p:?}");
+    assert_eq!(t_open.instructions, t_closed.instructions);
+    assert!(
+        t_closed.l2_data_misses < t_open.l2_data_misses * 97 / 100,
+        "{} vs {}",
+        t_closed.l2_data_misses,
+        t_open.l2_data_misses
+    );
+    assert!(t_closed.fills_late > 0);
+    assert!(
+        t_closed.cycles < t_open.cycles * 95 / 100,
+        "{} vs {}",
+        t_closed.cycles,
+        t_open.cycles
+    );
+}
+
+#[test]
+fn an_always_event_query_whose_service_falls_behind_stalls_dispatch_and_loses_nothing() {
+    // Figure 2b's query on ptrchase (a miss every ~44 cycles) with a service thread taking
+    // 200 cycles a message: the records wait for buffers, dispatch stalls, nothing is lost
+    let bin = workloads().join("bin/ptrchase");
+    let go = |service_cycles| {
+        let mut spec = RpaSpec::new(program(
+            "for evL2DMISS always collect pc res2 ;
+send 1 stop;",
+        ));
+        spec.hardware = Some(outcrop_rpa::hw::HwConfig {
+            service_cycles,
+            ..outcrop_rpa::hw::HwConfig::paper()
+        });
+        run_timed(&bin, &[], spec, "default")
+    };
+    let (fast, t_fast) = go(0);
+    let (slow, t_slow) = go(200);
+    let h = slow.hardware.as_ref().unwrap();
+    assert!(h.stats.held_buffer > 0, "{:?}", h.stats);
+    assert_eq!(
+        t_slow.dispatch_hold_cycles,
+        h.stats.held_network_cycles + h.stats.held_buffer_cycles
+    );
+    // the service reads one message every 200 cycles: the run cannot be shorter than that
+    let q = &slow.queries[0];
+    assert!(
+        t_slow.cycles >= q.sent * 200,
+        "{} cycles, {} sent",
+        t_slow.cycles,
+        q.sent
+    );
+    assert!(t_slow.cycles > t_fast.cycles);
+    assert!(q.lossless() && q.sent == q.records, "{q:?}");
+    assert_eq!(slow.queues[0].1, q.sent);
+    // buffers hold the waiting records: never more in use than exist
+    assert_eq!(h.occupancy.buffers.get(9).copied().unwrap_or(0), 0);
+    // with no service cost nothing waits
+    assert_eq!(fast.hardware.as_ref().unwrap().stats.queue_waits, 0);
+}
+
+#[test]
+fn prefetching_and_the_adaptive_rate_need_the_hardware_model() {
+    let mut spec = RpaSpec::new(program(
+        "for evL2DMISS always collect pc res2 ;\nsend 1 stop;",
+    ));
+    spec.prefetch = Some(Default::default());
+    assert!(spec.plan(true).unwrap_err().contains("--rpa-hw"));
+    spec.prefetch = None;
+    spec.adaptive = Some(outcrop_rpa::hw::AdaptiveConfig {
+        budget: 2.0,
+        ..Default::default()
+    });
+    spec.hardware = Some(outcrop_rpa::hw::HwConfig::paper());
+    assert!(spec.plan(true).unwrap_err().contains("budget"));
+    // a prefetch needs miss records in a log queue
+    let mut spec = RpaSpec::new(program(
+        "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;",
+    ));
+    spec.hardware = Some(outcrop_rpa::hw::HwConfig::paper());
+    spec.prefetch = Some(Default::default());
+    let bin = workloads().join("bin/hello");
+    let mut p = ProgramSpec::new(vec![bin.into_os_string()]);
+    p.stdio = Stdio::Quiet;
+    let mut guest = load(&p, Box::new(|_| {})).unwrap();
+    let e = Run::new(&mut guest.machine)
+        .timing(Some(outcrop_timing::Config::default()))
+        .rpa(spec)
+        .execute()
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("collect pc res2"), "{e}");
+}
+
+#[test]
+fn the_adaptive_rate_throttles_sampled_queries_and_never_always_ones() {
+    let Some((_dir, bin)) = build_gc() else {
+        return;
+    };
+    let elf = std::fs::read(&bin).unwrap();
+    let tags = outcrop_rv::sections::profile_tags(&elf).unwrap();
+    // edges at 1/4 through one network: far over a 0.5% stall budget
+    let src = "for opBRANCH * every 4 collect pc misc ;\nsend 1 stop;\n\
+               for opSTORE 1 always collect op1 op2 op3;\nif op1 <> 0 then send 3 stop else stop;";
+    let go = |adaptive: Option<outcrop_rpa::hw::AdaptiveConfig>| {
+        let mut spec = RpaSpec::new(program(src));
+        spec.tags = outcrop_rpa::tags::Tags::new(tags.clone(), []).unwrap();
+        spec.lossless = true;
+        spec.hardware = Some(outcrop_rpa::hw::HwConfig {
+            networks: 1,
+            ..outcrop_rpa::hw::HwConfig::paper()
+        });
+        spec.adaptive = adaptive;
+        run_timed(&bin, &["20000"], spec, "rpa2000")
+    };
+    let (fixed, t_fixed) = go(None);
+    let (adapt, t_adapt) = go(Some(Default::default()));
+    let a = adapt.hardware.as_ref().unwrap().adaptive.clone().unwrap();
+    assert!(a.over_budget > 0 && a.max_level_reached > 0, "{a:?}");
+    assert_eq!(a.level_cycles.iter().sum::<u64>(), t_adapt.cycles);
+    // the sampled query was throttled; what it kept plus what it threw away is what it
+    // would have selected at its own rate
+    let (e0, e1) = (&fixed.queries[0], &adapt.queries[0]);
+    assert_eq!(e0.throttled, 0);
+    assert!(e1.throttled > 0, "{e1:?}");
+    assert_eq!(e0.records, e1.records);
+    let want = e1.records as f64 / 4.0;
+    let got = (e1.selected + e1.throttled) as f64;
+    assert!((got - want).abs() < 0.05 * want, "{got} vs {want}");
+    // fewer stalls, a faster run
+    assert!(t_adapt.dispatch_hold_cycles < t_fixed.dispatch_hold_cycles);
+    assert!(t_adapt.cycles < t_fixed.cycles);
+    // the always query: untouched, every non-null store exactly once
+    let gc = &adapt.queries[1];
+    assert_eq!(gc.throttled, 0);
+    assert_eq!(gc.selected, gc.records);
+    assert!(gc.lossless(), "{gc:?}");
+    let ex = adapt.exact[1].as_ref().unwrap();
+    let Service::Gc(g) = &adapt.queues[1].2 else {
+        panic!("not gc")
+    };
+    assert_eq!((g.stores, g.checksum), (ex.stores, ex.checksum));
+}
