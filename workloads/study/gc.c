@@ -13,7 +13,10 @@
  *
  * Heap layout (what `outcrop run --gc-heap gc_arena:gc_roots:64` tells the collector):
  * `gc_arena`, 4096 objects of 64 bytes (a header word, then 7 reference slots), and
- * `gc_roots`, 32 root slots. Usage: gc [OPS] (default 400000 mutator operations).
+ * `gc_roots`, 32 root slots. Usage: gc [OPS [zero]] (default 400000 mutator operations).
+ * With `zero`, a new object's fields are cleared by plain stores, as a JVM's allocator
+ * zeroes memory, instead of by null reference stores through the tagged barrier (the
+ * collector needs neither: a cleared field holds no reference).
  * Study program of docs/rpa.md; runs unchanged under qemu (the tags are a non-allocated
  * section). */
 #include <stdint.h>
@@ -37,6 +40,7 @@ Obj *gc_roots[ROOTS];
 static Obj *free_list;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned long allocated, collections, freed_total, ref_stores;
+static int plain_zeroing;
 
 static uint64_t next(void) {
     rng ^= rng << 13;
@@ -99,7 +103,12 @@ static Obj *alloc(void) {
     Obj *o = free_list;
     free_list = o->f[0];
     o->header = 2 | (allocated << 2);
-    for (int i = 0; i < FIELDS; i++) store_ref(&o->f[i], 0);
+    if (plain_zeroing) {
+        /* untagged: the compiler must not merge this into a tagged store */
+        for (int i = 0; i < FIELDS; i++) ((volatile uintptr_t *)o->f)[i] = 0;
+    } else {
+        for (int i = 0; i < FIELDS; i++) store_ref(&o->f[i], 0);
+    }
     allocated++;
     return o;
 }
@@ -117,6 +126,7 @@ static Obj *walk(int r) {
 
 int main(int argc, char **argv) {
     long ops = argc > 1 ? atol(argv[1]) : 400000;
+    plain_zeroing = argc > 2 && argv[2][0] == 'z';
     for (int i = OBJECTS - 1; i >= 0; i--) {
         gc_arena[i].f[0] = free_list;
         free_list = &gc_arena[i];

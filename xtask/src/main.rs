@@ -70,7 +70,8 @@ fn main() -> Result<()> {
                  | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
                  | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...] \
-                 | bench-rpa [--runs R] [--workloads a,b]"
+                 | bench-rpa [--runs R] [--workloads a,b] \
+                 | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N]"
             );
             bail!("unknown or missing task")
         }

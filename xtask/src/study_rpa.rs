@@ -18,6 +18,11 @@
 //!
 //! Writes docs/studies/rpa-fig7.svg and docs/studies/rpa-fig8.svg and prints the tables of
 //! docs/studies/rpa.md.
+//!
+//! `study-rpa prefetch`: Figure 2b's service with its loop open (logging) and closed
+//! (prefetching into the L2), on the default machine, every workload, and a sweep of the
+//! service's latency on the memory-bound ones. `study-rpa adaptive`: the adaptive rate on
+//! and off at edges 1/32 and 1/256, 1 and 4 networks: slowdown and edge-profile accuracy.
 
 use anyhow::{Context, Result};
 use outcrop_rpa::hw::HwConfig;
@@ -153,11 +158,21 @@ fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempD
     if matches!(st, Ok(s) if s.success()) {
         let elf = std::fs::read(&gc_bin)?;
         let own = outcrop_rv::sections::profile_tags(&elf)?;
+        let tags = outcrop_rpa::tags::Tags::new(own, []).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let bin = gc_bin.to_string_lossy().into_owned();
         workloads.push(Workload {
             name: "gc".into(),
-            command: vec![gc_bin.to_string_lossy().into_owned()],
+            command: vec![bin.clone()],
             allow_rw: None,
-            tags: outcrop_rpa::tags::Tags::new(own, []).map_err(|e| anyhow::anyhow!("{e}"))?,
+            tags: tags.clone(),
+        });
+        // the same mutator with new objects zeroed by plain stores, as a JVM's allocator
+        // does, instead of null reference stores through the barrier
+        workloads.push(Workload {
+            name: "gc-zero".into(),
+            command: vec![bin, "400000".into(), "zero".into()],
+            allow_rw: None,
+            tags,
         });
     } else {
         eprintln!("study-rpa: no riscv64-linux-gnu-gcc: the GC guest is left out");
@@ -563,16 +578,16 @@ fn assembled(src: &str) -> Result<outcrop_rpa::Assembled> {
 }
 
 /// A prefetch study cell: no RPA, the open loop (the L2-miss query logged), or the closed
-/// loop at a service latency.
+/// loop at a service latency, with Figure 2b's query verbatim or collecting `rtime` too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum PCell {
     Bare,
     Open,
-    Closed(u32),
+    Closed(u32, bool),
 }
 
 const LATENCIES: [u32; 4] = [0, 100, 1000, 10000];
-const MEMORY_BOUND: [&str; 3] = ["ptrchase", "graph_bfs", "hashtable"];
+const MEMORY_BOUND: [&str; 4] = ["ptrchase", "graph_bfs", "hashtable", "micro_stride_miss"];
 
 /// `study-rpa prefetch`: Figure 2b's service with and without its loop closed, on the
 /// default machine (140-cycle memory), every workload; the latency sweep on the
@@ -580,23 +595,31 @@ const MEMORY_BOUND: [&str; 3] = ["ptrchase", "graph_bfs", "hashtable"];
 fn prefetch(root: &Path, args: &[String]) -> Result<()> {
     let jobs = jobs_arg(args)?;
     let (workloads, _tmp) = suite(root, args)?;
-    let mut cells = vec![PCell::Bare, PCell::Open];
-    cells.extend(LATENCIES.map(PCell::Closed));
+    let mut cells = vec![PCell::Bare, PCell::Open, PCell::Closed(100, false)];
+    cells.extend(LATENCIES.map(|l| PCell::Closed(l, true)));
     let results = run_all(&workloads, &cells, jobs, |w, c| {
         let sweep = MEMORY_BOUND.contains(&w.name.as_str());
-        if matches!(c, PCell::Closed(l) if l != 100 && !sweep) {
+        if matches!(c, PCell::Closed(l, _) if l != 100 && !sweep) {
             return Ok(None);
         }
         let spec = match c {
             PCell::Bare => None,
-            PCell::Open | PCell::Closed(_) => {
-                let mut s = RpaSpec::new(assembled(
-                    "for evL2DMISS always collect pc res2 ;\nsend 1 stop;\n",
-                )?);
+            PCell::Open | PCell::Closed(..) => {
+                let rtime = matches!(c, PCell::Closed(_, true));
+                let mut s = RpaSpec::new(assembled(if rtime {
+                    "for evL2DMISS * always collect pc res2 rtime ;\nsend 1 stop;\n"
+                } else {
+                    "for evL2DMISS * always collect pc res2 ;\nsend 1 stop;\n"
+                })?);
                 s.lossless = true;
                 s.exact = false;
-                s.hardware = Some(HwConfig::paper());
-                if let PCell::Closed(latency) = c {
+                // a prefetching service is short (a table lookup and a few prefetches);
+                // at the default 50 cycles a message it falls behind ptrchase's misses
+                s.hardware = Some(HwConfig {
+                    service_cycles: 20,
+                    ..HwConfig::paper()
+                });
+                if let PCell::Closed(latency, _) = c {
                     s.prefetch = Some(outcrop_rpa::prefetch::PrefetchConfig {
                         latency,
                         ..Default::default()
@@ -618,31 +641,39 @@ fn prefetch(root: &Path, args: &[String]) -> Result<()> {
             .and_then(|o| o.as_ref())
             .context("missing run")
     };
-    println!("machine: default preset (4-wide, 1 MB L2, 140-cycle memory); query: for evL2DMISS always collect pc res2; send 1 stop; hardware 4:8; service 50 cycles/message\n");
+    println!("machine: default preset (4-wide, 1 MB L2, 140-cycle memory); query: for evL2DMISS * always collect pc res2 [rtime]; send 1 stop; hardware 4:8; service 20 cycles/message; prefetcher: degree 4, distance 2, 2^22-entry correlation table\n");
     println!("### Closed loop at a 100-cycle service latency, every workload\n");
-    println!("| workload | L2 data misses, no RPA | open loop | closed loop | misses removed | cycles, open loop vs no RPA | closed vs open | lines asked for | stride / correlation predictions | late fills |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| workload | L2 data misses, no RPA | open loop | closed, Figure 2b's query | closed, + rtime | cycles: open loop vs no RPA | closed vs open | closed + rtime vs open | closed + rtime vs no RPA | lines asked for (+ rtime) | stride / correlation predictions | late fills |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, w) in workloads.iter().enumerate() {
         let (bare, _) = get(i, PCell::Bare)?;
         let (open, _) = get(i, PCell::Open)?;
-        let (closed, p) = get(i, PCell::Closed(100))?;
+        let (closed, _) = get(i, PCell::Closed(100, false))?;
+        let (timed, p) = get(i, PCell::Closed(100, true))?;
         let p = p.clone().unwrap_or_default();
+        let removed = |t: &outcrop_timing::Totals| {
+            pct(1.0 - t.l2_data_misses as f64 / open.l2_data_misses.max(1) as f64)
+        };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+            "| {} | {} | {} | {} ({}%) | {} ({}%) | {} | {} | {} | {} | {} | {} / {} | {} |",
             w.name,
             bare.l2_data_misses,
             open.l2_data_misses,
             closed.l2_data_misses,
-            pct(1.0 - closed.l2_data_misses as f64 / open.l2_data_misses.max(1) as f64),
+            removed(closed),
+            timed.l2_data_misses,
+            removed(timed),
             signed(open.cycles as f64 / bare.cycles as f64 - 1.0),
             signed(closed.cycles as f64 / open.cycles as f64 - 1.0),
+            signed(timed.cycles as f64 / open.cycles as f64 - 1.0),
+            signed(timed.cycles as f64 / bare.cycles as f64 - 1.0),
             p.issued,
             p.stride_hits,
             p.correlation_hits,
-            closed.fills_late
+            timed.fills_late
         );
     }
-    println!("\n### Service latency sweep (memory-bound workloads): L2 data misses and cycles against the open loop\n");
+    println!("\n### Service latency sweep (memory-bound workloads, query with rtime): L2 data misses and cycles against the open loop\n");
     println!("| workload | open loop: misses | cycles | latency 0 | 100 | 1,000 | 10,000 |");
     println!("|---|---|---|---|---|---|---|");
     for (i, w) in workloads.iter().enumerate() {
@@ -652,7 +683,7 @@ fn prefetch(root: &Path, args: &[String]) -> Result<()> {
         let (open, _) = get(i, PCell::Open)?;
         let mut row = Vec::new();
         for l in LATENCIES {
-            let (t, _) = get(i, PCell::Closed(l))?;
+            let (t, _) = get(i, PCell::Closed(l, true))?;
             row.push(format!(
                 "misses {}, cycles {}",
                 signed(t.l2_data_misses as f64 / open.l2_data_misses.max(1) as f64 - 1.0),

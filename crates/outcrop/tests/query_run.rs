@@ -355,3 +355,100 @@ fn the_hardware_model_reports_its_stalls_and_needs_timing() {
         err(&o)
     );
 }
+
+#[test]
+fn prefetch_and_the_adaptive_rate_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let l2 = query(
+        dir.path(),
+        "l2.rpa",
+        "for evL2DMISS * always collect pc res2 ;\nsend 1 stop;\n",
+    );
+    let json = dir.path().join("p.json");
+    let o = outcrop(&[
+        "run",
+        "--no-profile",
+        "--timing",
+        "--query",
+        &l2,
+        "--rpa-hw",
+        "paper",
+        "--rpa-service-cycles",
+        "20",
+        "--rpa-prefetch",
+        "--json",
+        "-o",
+        json.to_str().unwrap(),
+        "--",
+        "bin/micro_stride_miss",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let p = &j["hardware"]["prefetch"];
+    assert_eq!(p[0]["config"]["latency"], 100);
+    assert_eq!(p[0]["stats"]["misses"], j["queries"][0]["stats"]["sent"]);
+    // a strided miss stream: the stride table predicts it
+    assert!(p[0]["stats"]["stride_hits"].as_u64().unwrap() > 0, "{p}");
+    assert!(j["hardware"]["adaptive"].is_null());
+
+    let edges = query(
+        dir.path(),
+        "edges.rpa",
+        "for opBRANCH * every 2 collect pc misc ;\nsend 1 stop;\n",
+    );
+    let o = outcrop(&[
+        "run",
+        "--no-profile",
+        "--timing=rpa2000",
+        "--query",
+        &edges,
+        "--rpa-hw",
+        "1:2",
+        "--rpa-adaptive",
+        "--",
+        "bin/strsearch",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let t = String::from_utf8_lossy(&o.stdout).into_owned() + &err(&o);
+    assert!(t.contains("adaptive rate (budget 0.50%"), "{t}");
+    // option errors name the option
+    for (args, want) in [
+        (
+            vec!["--rpa-hw", "paper", "--rpa-adaptive", "150"],
+            "--rpa-adaptive 150",
+        ),
+        (
+            vec![
+                "--rpa-hw",
+                "paper",
+                "--rpa-prefetch",
+                "5",
+                "--rpa-prefetch-degree",
+                "0",
+            ],
+            "degree",
+        ),
+        (vec!["--rpa-prefetch"], "--rpa-hw"),
+    ] {
+        let mut a = vec!["run", "--timing", "--query", &edges];
+        a.extend(args);
+        a.extend(["--", "bin/hello"]);
+        let o = outcrop(&a);
+        assert!(!o.status.success());
+        assert!(err(&o).contains(want), "{want}: {}", err(&o));
+    }
+    // prefetching needs miss records in a log queue
+    let o = outcrop(&[
+        "run",
+        "--timing",
+        "--query",
+        &edges,
+        "--rpa-hw",
+        "paper",
+        "--rpa-prefetch",
+        "--",
+        "bin/hello",
+    ]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("collect pc res2"), "{}", err(&o));
+}

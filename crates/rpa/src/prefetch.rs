@@ -104,6 +104,9 @@ struct StrideEntry {
     last_granule: u64,
     stride: i64,
     confirmed: bool,
+    /// Cycle of the last miss, and the running mean of the cycles between misses.
+    last_cycle: u64,
+    interval: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -126,6 +129,9 @@ pub struct Prefetcher {
     correlation: Vec<CorrelationEntry>,
     stats: PrefetchStats,
 }
+
+/// Most strides (or correlation successors) ahead a prefetch starts.
+pub const MAX_AHEAD: u64 = 1024;
 
 fn hash(x: u64, bits: u32) -> usize {
     (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
@@ -158,10 +164,15 @@ impl Prefetcher {
         &self.stats
     }
 
-    /// One miss record: `pc` missed the L2 on `addr`. Pushes the byte addresses (line
-    /// aligned) to prefetch onto `out` (cleared first), at most `degree`, none twice and never
-    /// the missing line itself.
-    pub fn miss(&mut self, pc: u64, addr: u64, out: &mut Vec<u64>) {
+    /// One miss record: `pc` missed the L2 on `addr` at `cycle`, and what is asked for now
+    /// arrives `lead` cycles after that miss (0: unknown). Pushes the byte addresses (line
+    /// aligned) to prefetch onto `out` (cleared first), at most `degree`, none twice and
+    /// never the missing line itself.
+    ///
+    /// Timeliness: a pc whose misses come every T cycles (a running mean) makes ⌈lead / T⌉
+    /// more before a prefetch lands, so a stride starts at least that many strides ahead and
+    /// a correlation chain skips that many successors but one (at most [`MAX_AHEAD`]).
+    pub fn miss(&mut self, pc: u64, addr: u64, cycle: u64, lead: u64, out: &mut Vec<u64>) {
         out.clear();
         self.stats.misses += 1;
         let bits = self.cfg.table_log2;
@@ -173,12 +184,19 @@ impl Prefetcher {
         let entry = if e.tag == pc.wrapping_add(1) {
             prev = Some(e.last_granule);
             let stride = line.wrapping_sub(e.last) as i64;
+            let gap = cycle.saturating_sub(e.last_cycle);
             StrideEntry {
                 tag: e.tag,
                 last: line,
                 last_granule: granule,
                 stride,
                 confirmed: stride != 0 && stride == e.stride,
+                last_cycle: cycle,
+                interval: if e.interval == 0 {
+                    gap
+                } else {
+                    (3 * e.interval + gap) / 4
+                },
             }
         } else {
             StrideEntry {
@@ -187,7 +205,15 @@ impl Prefetcher {
                 last_granule: granule,
                 stride: 0,
                 confirmed: false,
+                last_cycle: cycle,
+                interval: 0,
             }
+        };
+        // misses this pc makes before a prefetch asked for now arrives
+        let ahead = if lead > 0 && entry.interval > 0 {
+            lead.div_ceil(entry.interval).min(MAX_AHEAD)
+        } else {
+            0
         };
         // learn: this pc's previous miss is followed by this one
         if let Some(p) = prev.filter(|&p| p != granule) {
@@ -203,8 +229,9 @@ impl Prefetcher {
         };
         if entry.confirmed {
             self.stats.stride_hits += 1;
+            let first = u64::from(self.cfg.distance).max(ahead);
             for k in 0..u64::from(self.cfg.degree) {
-                let ahead = (u64::from(self.cfg.distance) + k) as i64;
+                let ahead = (first + k) as i64;
                 push(
                     out,
                     line.wrapping_add(entry.stride.wrapping_mul(ahead) as u64),
@@ -212,12 +239,15 @@ impl Prefetcher {
             }
         } else {
             let mut at = granule;
-            for _ in 0..self.cfg.degree {
+            let skip = ahead.saturating_sub(1);
+            for k in 0..skip + u64::from(self.cfg.degree) {
                 let c = self.correlation[hash(at, bits)];
                 if c.tag != at.wrapping_add(1) {
                     break;
                 }
-                push(out, c.next >> (self.line_shift - GRANULE_SHIFT));
+                if k >= skip {
+                    push(out, c.next >> (self.line_shift - GRANULE_SHIFT));
+                }
                 at = c.next;
             }
             if !out.is_empty() {
@@ -232,6 +262,9 @@ impl Prefetcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines arrive 100 cycles after the miss.
+    const LEAD: u64 = 100;
 
     fn pf(degree: u32, distance: u32) -> Prefetcher {
         Prefetcher::new(
@@ -249,17 +282,17 @@ mod tests {
         let mut p = pf(2, 2);
         let mut out = Vec::new();
         // lines 10, 13, 16: stride 3 seen twice at the third miss
-        p.miss(0x400, 10 << 6, &mut out);
+        p.miss(0x400, 10 << 6, 0, LEAD, &mut out);
         assert!(out.is_empty());
-        p.miss(0x400, 13 << 6, &mut out);
+        p.miss(0x400, 13 << 6, 0, LEAD, &mut out);
         assert!(out.is_empty());
-        p.miss(0x400, 16 << 6, &mut out);
+        p.miss(0x400, 16 << 6, 0, LEAD, &mut out);
         assert_eq!(out, vec![22 << 6, 25 << 6]);
         assert_eq!(p.stats().stride_hits, 1);
         // a negative stride works the same way
         let mut q = pf(1, 1);
         for l in [100u64, 98, 96] {
-            q.miss(8, l << 6, &mut out);
+            q.miss(8, l << 6, 0, LEAD, &mut out);
         }
         assert_eq!(out, vec![94 << 6]);
     }
@@ -270,15 +303,47 @@ mod tests {
         let mut out = Vec::new();
         let walk = [7u64, 900, 31, 4242, 77, 5];
         for &l in &walk {
-            p.miss(0x10, l << 6, &mut out);
+            p.miss(0x10, l << 6, 0, LEAD, &mut out);
         }
         assert_eq!(p.stats().issued, 0, "the first walk has nothing to go on");
         // the second walk: each miss predicts the next three of the first walk
-        p.miss(0x10, 7 << 6, &mut out);
+        p.miss(0x10, 7 << 6, 0, LEAD, &mut out);
         assert_eq!(out, vec![900 << 6, 31 << 6, 4242 << 6]);
-        p.miss(0x10, 31 << 6, &mut out);
+        p.miss(0x10, 31 << 6, 0, LEAD, &mut out);
         assert_eq!(out, vec![4242 << 6, 77 << 6, 5 << 6]);
         assert_eq!(p.stats().correlation_hits, 2);
+    }
+
+    #[test]
+    fn prefetches_start_far_enough_ahead_to_arrive_in_time() {
+        // misses every 10 cycles, lines arriving 100 cycles after a miss: 10 misses' worth
+        let mut p = Prefetcher::new(
+            PrefetchConfig {
+                degree: 2,
+                distance: 2,
+                ..PrefetchConfig::default()
+            },
+            6,
+        );
+        let mut out = Vec::new();
+        for k in 0..4u64 {
+            p.miss(0x400, (100 + k) << 6, 10 * k, LEAD, &mut out);
+        }
+        assert_eq!(out, vec![(103 + 10) << 6, (103 + 11) << 6]);
+        // a repeated chase: the chain skips the 9 successors that would arrive late
+        let mut c = Prefetcher::new(
+            PrefetchConfig {
+                degree: 2,
+                ..PrefetchConfig::default()
+            },
+            6,
+        );
+        let walk: Vec<u64> = (0..30).map(|i| (i * 7919) % 1000 + 5000).collect();
+        for (k, &l) in walk.iter().enumerate() {
+            c.miss(0x10, l << 6, 10 * k as u64, LEAD, &mut out);
+        }
+        c.miss(0x10, walk[0] << 6, 300, LEAD, &mut out);
+        assert_eq!(out, vec![walk[10] << 6, walk[11] << 6]);
     }
 
     #[test]
@@ -286,7 +351,7 @@ mod tests {
         let mut p = pf(1, 1);
         let mut out = Vec::new();
         for (pc, l) in [(1u64, 10u64), (2, 500), (1, 12), (2, 400), (1, 14)] {
-            p.miss(pc, l << 6, &mut out);
+            p.miss(pc, l << 6, 0, LEAD, &mut out);
         }
         assert_eq!(out, vec![16 << 6]);
         assert!(PrefetchConfig {
@@ -313,9 +378,9 @@ mod tests {
             let mut p = Prefetcher::new(PrefetchConfig { degree, distance, table_log2: 4, latency: 0 }, 6);
             let mut out = Vec::new();
             let mut issued = 0u64;
-            for (pc, a) in misses {
+            for (k, (pc, a)) in misses.into_iter().enumerate() {
                 let a = u64::from(a);
-                p.miss(pc, a, &mut out);
+                p.miss(pc, a, 7 * k as u64, LEAD, &mut out);
                 prop_assert!(out.len() <= degree as usize);
                 prop_assert!(out.iter().all(|&x| x & 63 == 0 && x >> 6 != a >> 6));
                 let mut d = out.clone();

@@ -323,7 +323,11 @@ struct HwState {
 struct PrefetchLoop {
     prefetcher: Prefetcher,
     memory_latency: u32,
-    words: [Option<(usize, usize)>; QUEUES],
+    /// Per queue feeding it: the record words of `pc`, `res2` and, if collected, `rtime`.
+    words: [Option<(usize, usize, Option<usize>)>; QUEUES],
+    /// Cycles from a miss to its prefetches' arrival when the record has no `rtime`: the
+    /// queue's write and service time, the service's latency, the memory's.
+    lead: u64,
     lines: Vec<u64>,
     /// Fills to put into the L2 at the next chance: (address, cycle).
     fills: Vec<(u64, u64)>,
@@ -422,14 +426,20 @@ impl RpaObserver {
                 let mut words = [None; QUEUES];
                 for plan in plans.iter().filter(|p| p.kind == Kind::Log) {
                     let items = &p.queries[plan.query].items;
-                    words[usize::from(plan.queue) % QUEUES] =
-                        word_of(items, "pc").zip(word_of(items, "res2"));
+                    words[usize::from(plan.queue) % QUEUES] = word_of(items, "pc")
+                        .zip(word_of(items, "res2"))
+                        .map(|(p, a)| (p, a, word_of(items, "rtime")));
                 }
                 if words.iter().all(Option::is_none) {
                     return Err("prefetching needs a query sending L2-miss records (collect pc res2) to a log queue, as Figure 2b does".into());
                 }
+                let lead = spec.hardware.map_or(0, |h| {
+                    u64::from(h.stages + h.write_cycles + h.service_cycles)
+                }) + u64::from(pc.latency)
+                    + u64::from(t.memory.latency);
                 Some(PrefetchLoop {
                     prefetcher: Prefetcher::new(pc, t.l2.line.trailing_zeros()),
+                    lead,
                     memory_latency: t.memory.latency,
                     words,
                     lines: Vec::new(),
@@ -661,7 +671,7 @@ impl RpaObserver {
                     let addr = QUEUE_BASE + u64::from(q) * 4096 + (index % h.capacity) * 32;
                     h.writes.push((addr, at));
                     if let Some(pl) = h.prefetch.as_mut() {
-                        if let Some((pw, aw)) = pl.words[usize::from(q) % QUEUES] {
+                        if let Some((pw, aw, tw)) = pl.words[usize::from(q) % QUEUES] {
                             // the record's words are the low halves; the upper ones are the
                             // instruction's own (a 64-bit machine's record would carry them)
                             let word = |w: usize, full: u64| {
@@ -669,10 +679,23 @@ impl RpaObserver {
                                     | u64::from(record.get(w).copied().unwrap_or(0))
                             };
                             let (pc, miss) = (word(pw, p.r.pc), word(aw, p.r.mem_addr));
-                            pl.prefetcher.miss(pc, miss, &mut pl.lines);
                             let arrive = consumed
                                 + u64::from(pl.prefetcher.config().latency)
                                 + u64::from(pl.memory_latency);
+                            // when the miss happened: its rtime if the record has it (the
+                            // low word; the upper from the service's clock), else the
+                            // service's clock and the lead of an empty queue
+                            let (at, lead) = match tw.and_then(|w| record.get(w)) {
+                                Some(&low) => {
+                                    let mut t = (consumed & !0xffff_ffff) | u64::from(low);
+                                    if t > consumed {
+                                        t = t.saturating_sub(1 << 32);
+                                    }
+                                    (t, arrive - t)
+                                }
+                                None => (consumed, pl.lead),
+                            };
+                            pl.prefetcher.miss(pc, miss, at, lead, &mut pl.lines);
                             for &line in &pl.lines {
                                 pl.fills.push((line, arrive));
                             }
