@@ -90,12 +90,7 @@ pub fn run(args: &[String]) -> Result<()> {
         Ok(p.to_string_lossy().into_owned())
     };
     let (edges, cpi, gc) = (q("edges.rpa", EDGES)?, q("cpi.rpa", CPI)?, q("gc.rpa", GC)?);
-    let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
-        .collect();
-    names.sort();
+    let mut names = crate::workload_names(&wl)?;
     if let Some(w) = args
         .iter()
         .position(|a| a == "--workloads")

@@ -78,6 +78,17 @@ fn main() -> Result<()> {
     }
 }
 
+/// The bundled workloads' names (the binaries in `workloads/bin`), sorted.
+fn workload_names(wl: &std::path::Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// `--runs R` (default 3, at least 1).
 fn runs_flag(args: &[String]) -> Result<usize> {
     Ok(args

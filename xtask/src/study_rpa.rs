@@ -66,7 +66,11 @@ struct Workload {
     tags: outcrop_rpa::tags::Tags,
 }
 
+/// fileio's runs share a working directory and scratch file: one at a time.
+static FILEIO: Mutex<()> = Mutex::new(());
+
 fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
+    let _one_at_a_time = (w.name == "fileio").then(|| FILEIO.lock());
     let mut p = ProgramSpec::new(w.command.iter().map(Into::into).collect());
     p.stdio = Stdio::Quiet;
     p.deterministic = true;
@@ -91,6 +95,10 @@ fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
         run = run.rpa(spec);
     }
     let r = run.execute()?;
+    let (code, how) = r.status();
+    // exitcode ends with 3 on purpose
+    let want = if w.name == "exitcode" { 3 } else { 0 };
+    anyhow::ensure!(code == want, "the guest ended with status {code} ({how})");
     let t = r.timing.context("no timing totals")?;
     let lossless = r
         .rpa
@@ -125,25 +133,26 @@ fn pct(a: f64) -> String {
 /// filtered by `--workloads a,b`; the temporary directory holding the GC guest.
 fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempDir)> {
     let wl = root.join("workloads");
-    let mut names: Vec<String> = std::fs::read_dir(wl.join("bin"))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
-        .collect();
-    names.sort();
+    let names = crate::workload_names(&wl)?;
     let tmp = tempfile::tempdir()?;
+    // fileio reads its input and writes a scratch file in the working directory: give it
+    // a copy of its input in a directory of its own
+    let fileio_dir = tmp.path().join("fileio");
+    std::fs::create_dir_all(&fileio_dir)?;
+    std::fs::copy(wl.join("src/fileio.c"), fileio_dir.join("fileio.c"))?;
+    std::env::set_current_dir(&fileio_dir)?;
     let mut workloads: Vec<Workload> = names
         .iter()
         .map(|n| {
             let bin = wl.join("bin").join(n).to_string_lossy().into_owned();
             let mut command = vec![bin];
             if n == "fileio" {
-                command.push(wl.join("src/fileio.c").to_string_lossy().into_owned());
+                command.push("fileio.c".into());
             }
             Workload {
                 name: n.clone(),
                 command,
-                allow_rw: (n == "fileio").then(|| wl.clone()),
+                allow_rw: (n == "fileio").then(|| fileio_dir.clone()),
                 tags: outcrop_rpa::tags::Tags::default(),
             }
         })
@@ -443,22 +452,48 @@ fn plot_fig7(path: &Path, fig7: &[(String, HwReport)]) -> Result<()> {
                     (x as f64, 100.0 * v)
                 })
                 .collect();
-            let c = colors[k % colors.len()];
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c));
+            line(&mut chart, pts, name, colors[k % colors.len()])?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .draw()
-            .map_err(|e| err(&e))?;
+        legend(&mut chart)?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::backend::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// One labelled line of a chart.
+fn line(
+    chart: &mut Chart,
+    pts: Vec<(f64, f64)>,
+    name: &str,
+    c: plotters::style::RGBColor,
+) -> Result<()> {
+    use plotters::prelude::*;
+    chart
+        .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c));
+    Ok(())
+}
+
+/// The chart's legend.
+fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<()> {
+    use plotters::prelude::*;
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))
 }
 
 type Fig8Row = (String, Vec<f64>, Vec<f64>, Vec<f64>);
@@ -533,19 +568,9 @@ fn plot_fig8(path: &Path, fig8: &[Fig8Row]) -> Result<()> {
                 .enumerate()
                 .map(|(x, v)| (x as f64, 100.0 * v))
                 .collect();
-            let c = colors[k % colors.len()];
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(fig8[i].0.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c));
+            line(&mut chart, pts, &fig8[i].0, colors[k % colors.len()])?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .draw()
-            .map_err(|e| err(&e))?;
+        legend(&mut chart)?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
@@ -557,6 +582,7 @@ fn run_spec(
     preset: &str,
     spec: Option<RpaSpec>,
 ) -> Result<(outcrop_timing::Totals, Option<outcrop_run::rpa::RpaResult>)> {
+    let _one_at_a_time = (w.name == "fileio").then(|| FILEIO.lock());
     let mut p = ProgramSpec::new(w.command.iter().map(Into::into).collect());
     p.stdio = Stdio::Quiet;
     p.deterministic = true;
@@ -568,6 +594,10 @@ fn run_spec(
         run = run.rpa(s);
     }
     let r = run.execute()?;
+    let (code, how) = r.status();
+    // exitcode ends with 3 on purpose
+    let want = if w.name == "exitcode" { 3 } else { 0 };
+    anyhow::ensure!(code == want, "the guest ended with status {code} ({how})");
     Ok((r.timing.context("no timing totals")?, r.rpa))
 }
 
@@ -757,9 +787,15 @@ fn adaptive(root: &Path, args: &[String]) -> Result<()> {
         let stalled = (h.stats.held_network_cycles + h.stats.held_buffer_cycles) as f64
             / t.cycles.max(1) as f64;
         let st = &r.queries[0];
-        let eff = f64::from(rate) * (st.selected + st.throttled) as f64 / st.sent.max(1) as f64;
         let overlap = match (&r.queues.first(), r.exact.first().and_then(|e| e.as_ref())) {
             (Some((_, _, Service::Edges(e))), Some(x)) => {
+                // weighted samples already stand for the throttled ones
+                let t = if r.queues[0].2.weighted() {
+                    0
+                } else {
+                    st.throttled
+                };
+                let eff = f64::from(rate) * (st.selected + t) as f64 / st.sent.max(1) as f64;
                 edge_accuracy(&e.branches, eff, &x.edges).overlap_pct
             }
             _ => f64::NAN,

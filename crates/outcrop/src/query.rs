@@ -190,11 +190,12 @@ pub struct RpaArgs {
     )]
     pub rpa_prefetch_degree: u32,
 
-    /// With --rpa-hw: the RPA watches itself. Every 10,000 cycles, when dispatch was held by
-    /// the RPA more than PERCENT of them (default 0.5), sampled queries keep half as many
-    /// of the records they select (down to 1 in 256); under a quarter of it, twice as many
-    /// again. `always` queries are never throttled. Estimates are scaled by the records
-    /// kept, and the report shows the time spent at each level.
+    /// With --rpa-hw: the RPA watches itself. Every 10,000 cycles, when sampled queries'
+    /// instructions held dispatch more than PERCENT of them (default 0.5), they keep half as
+    /// many of the records they select (down to 1 in 256 of them); under a quarter of it,
+    /// twice as many again. `always` queries are never throttled. Each record carries its
+    /// level, so the edge and CPI estimates stay unbiased; the report shows the time spent
+    /// at each level.
     #[arg(
         long = "rpa-adaptive",
         value_name = "PERCENT",
@@ -450,8 +451,10 @@ pub fn report(
         // one message stands for `every N` records, for the ones a full queue dropped and
         // for the ones the adaptive rate threw away
         let st = &r.queries[plan.query];
-        let rate = rate_of(plan.query) as f64 * (st.selected + st.throttled) as f64
-            / st.sent.max(1) as f64;
+        // (a weighted service counts each sample as the throttled ones it stands for)
+        let throttled = if service.weighted() { 0 } else { st.throttled };
+        let rate =
+            rate_of(plan.query) as f64 * (st.selected + throttled) as f64 / st.sent.max(1) as f64;
         let detail = match service {
             Service::Edges(e) => {
                 let accuracy = exact.map(|x| services::edge_accuracy(&e.branches, rate, &x.edges));

@@ -555,7 +555,8 @@ impl Hardware {
 }
 
 /// The adaptive rate: every `window` cycles the controller compares the share of cycles
-/// dispatch was held by the RPA with `budget`; above it, every sampled query keeps only
+/// dispatch was held by the RPA for sampled queries' instructions (what throttling can
+/// remove; its owner measures them) with `budget`; above it, every sampled query keeps only
 /// half as many of the records it selects as before (a throttle level up, at most
 /// `max_level`: 1 in 2^level kept); below a quarter of it, a level down.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

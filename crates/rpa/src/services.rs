@@ -120,11 +120,24 @@ impl BranchCounts {
     }
 }
 
+/// The record word that carries a sample's throttle level when the adaptive rate is on and
+/// the record has a word to spare (docs/rpa.md "The RPA watching itself"): the sample
+/// stands for 2^level of its query's samples.
+pub const WEIGHT_WORD: usize = RECORD_WORDS - 1;
+
+/// A sample's weight: 2^level from `word` of `m`, or 1.
+fn weight(m: &Message, word: Option<usize>) -> u64 {
+    word.and_then(|w| m.get(w))
+        .map_or(1, |&level| 1u64 << level.min(32))
+}
+
 /// Edge profiling (Figure 2a).
 #[derive(Clone, Debug, Default)]
 pub struct Edges {
     pc: usize,
     misc: usize,
+    /// The word holding each sample's throttle level, when samples are weighted.
+    weight: Option<usize>,
     /// Sampled counts per branch pc (low 32 bits).
     pub branches: HashMap<u32, BranchCounts>,
 }
@@ -132,13 +145,14 @@ pub struct Edges {
 impl Edges {
     fn message(&mut self, m: &Message) {
         let misc = m[self.misc];
+        let w = weight(m, self.weight);
         let b = self.branches.entry(m[self.pc]).or_default();
         if misc & 1 != 0 {
-            b.taken += 1;
+            b.taken += w;
         } else {
-            b.not_taken += 1;
+            b.not_taken += w;
         }
-        b.mispredicted[usize::from(misc & 1 == 0)] += u64::from(misc >> 1 & 1);
+        b.mispredicted[usize::from(misc & 1 == 0)] += w * u64::from(misc >> 1 & 1);
     }
 }
 
@@ -156,6 +170,8 @@ pub struct CpiSum {
 pub struct Cpi {
     pc: usize,
     rrate: usize,
+    /// The word holding each sample's throttle level, when samples are weighted.
+    weight: Option<usize>,
     /// Samples per pc (low 32 bits).
     pub pcs: HashMap<u32, CpiSum>,
 }
@@ -165,9 +181,10 @@ impl Cpi {
         let rrate = m[self.rrate];
         let n = (rrate & 0xffff).max(1);
         let c = rrate >> 16;
+        let w = weight(m, self.weight);
         let s = self.pcs.entry(m[self.pc]).or_default();
-        s.samples += 1;
-        s.cycles += f64::from(c) + 1.0 / f64::from(n);
+        s.samples += w;
+        s.cycles += w as f64 * (f64::from(c) + 1.0 / f64::from(n));
     }
 }
 
@@ -516,6 +533,27 @@ impl Service {
         })
     }
 
+    /// Weighs each sample by 2^(the level in record word `word`) from now on: the adaptive
+    /// rate's throttle, carried in a word the query does not collect (edges and CPI; the
+    /// others count every record and ignore it). Counts then estimate what the query would
+    /// have sampled unthrottled.
+    pub fn weigh(&mut self, word: usize) {
+        match self {
+            Service::Edges(e) => e.weight = Some(word),
+            Service::Cpi(c) => c.weight = Some(word),
+            Service::Gc(_) | Service::Log(_) => {}
+        }
+    }
+
+    /// Whether samples are weighted ([`Service::weigh`]).
+    pub fn weighted(&self) -> bool {
+        match self {
+            Service::Edges(e) => e.weight.is_some(),
+            Service::Cpi(c) => c.weight.is_some(),
+            Service::Gc(_) | Service::Log(_) => false,
+        }
+    }
+
     /// Its kind.
     pub fn kind(&self) -> Kind {
         match self {
@@ -845,6 +883,24 @@ mod tests {
         let check = check_collections(&layout(), &exact, &[seen]);
         assert_eq!(check.unsafe_frees, 1);
         assert_eq!(check.examples, vec![(0, b)]);
+    }
+
+    #[test]
+    fn weighted_samples_count_as_many_as_their_throttle_level_says() {
+        let mut s = Service::new(Kind::Edges, &items(&["pc", "misc"]), None).unwrap();
+        s.weigh(WEIGHT_WORD);
+        assert!(s.weighted());
+        let mut m = [0u32; RECORD_WORDS];
+        m[0] = 0x40;
+        m[1] = 1; // taken
+        s.message(&m);
+        m[WEIGHT_WORD] = 3; // kept 1 in 8: stands for 8
+        s.message(&m);
+        m[1] = 0b10; // not taken, mispredicted
+        s.message(&m);
+        let Service::Edges(e) = &s else { panic!() };
+        let b = e.branches[&0x40];
+        assert_eq!((b.taken, b.not_taken, b.mispredicted), (9, 8, [0, 8]));
     }
 
     #[test]

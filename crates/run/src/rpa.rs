@@ -23,7 +23,9 @@ use outcrop_rpa::isa::{Act, PctEntry};
 use outcrop_rpa::prefetch::{PrefetchConfig, PrefetchReport, Prefetcher};
 use outcrop_rpa::queue::{channel, Consumer, Producer, MAX_MESSAGES};
 use outcrop_rpa::record::{build, check_items, op_class};
-use outcrop_rpa::services::{store_hash, word_of, ExactCpi, HeapLayout, Kind, Service};
+use outcrop_rpa::services::{
+    store_hash, word_of, ExactCpi, HeapLayout, Kind, Service, WEIGHT_WORD,
+};
 use outcrop_rpa::stats::QueryStats;
 use outcrop_rpa::tags::Tags;
 use outcrop_rpa::{Assembled, Engine};
@@ -294,6 +296,8 @@ struct Pend {
     /// The cycle its record is complete: its retire, or for an event record that waited
     /// for a buffer, the cycle it got one.
     ready: u64,
+    /// The adaptive rate's throttle level when it was selected.
+    level: u8,
 }
 
 /// The hardware model's state inside the observer.
@@ -301,8 +305,9 @@ struct HwState {
     hw: Hardware,
     /// Per PCT entry: whether its records need a network.
     network: Vec<bool>,
-    /// The current instruction's PCT entry and selection, decided at dispatch.
-    current: Option<(usize, bool)>,
+    /// The current instruction's PCT entry, selection and throttle level, decided at
+    /// dispatch.
+    current: Option<(usize, bool, u8)>,
     /// Records of the open retire group, in program order.
     pending: Vec<Pend>,
     group_retire: u64,
@@ -314,6 +319,9 @@ struct HwState {
     capacity: u64,
     /// An event record waited for a buffer: dispatch is stalled over [from, until).
     floor: Option<(u64, u64)>,
+    /// Cycles sampled queries' instructions were held at dispatch (the adaptive rate's
+    /// measure).
+    sampled_held: u64,
     /// The closed prefetch loop: the predictor, the memory latency, and per queue the
     /// record words of `pc` and `res2` when that queue feeds it.
     prefetch: Option<PrefetchLoop>,
@@ -350,6 +358,9 @@ pub struct RpaObserver {
     exact: Vec<ExactAcc>,
     events: bool,
     hw: Option<HwState>,
+    /// Per query: its records carry the adaptive rate's throttle level in
+    /// [`WEIGHT_WORD`] (a sampled query with a word to spare, under `adaptive`).
+    weighted: Vec<bool>,
 }
 
 /// The service end of a queue, to run on its own thread.
@@ -386,6 +397,22 @@ impl RpaObserver {
                 }
             }
         }
+        let sampled = |q: &outcrop_rpa::asm::AssembledQuery| {
+            q.classes
+                .first()
+                .and_then(|&c| p.pct.get(c))
+                .is_some_and(|e| e.rate_log2 > 0)
+        };
+        let weighted: Vec<bool> = p
+            .queries
+            .iter()
+            .map(|q| {
+                spec.adaptive.is_some()
+                    && spec.hardware.is_some()
+                    && sampled(q)
+                    && q.items.len() < outcrop_rpa::queue::RECORD_WORDS
+            })
+            .collect();
         let mut producers: Vec<Option<Producer>> = (0..QUEUES).map(|_| None).collect();
         let mut ends = Vec::new();
         let mut exact_kind = vec![None; p.queries.len()];
@@ -398,7 +425,10 @@ impl RpaObserver {
             } else {
                 None
             };
-            let service = Service::new(plan.kind, &p.queries[plan.query].items, heap)?;
+            let mut service = Service::new(plan.kind, &p.queries[plan.query].items, heap)?;
+            if weighted.get(plan.query).copied().unwrap_or(false) {
+                service.weigh(WEIGHT_WORD);
+            }
             if spec.exact {
                 exact_kind[plan.query].get_or_insert(plan.kind);
             }
@@ -473,6 +503,7 @@ impl RpaObserver {
                 deliveries: Vec::new(),
                 capacity: spec.capacity as u64,
                 floor: None,
+                sampled_held: 0,
             }
         });
         Ok((
@@ -490,6 +521,7 @@ impl RpaObserver {
                 exact_kind,
                 events,
                 hw,
+                weighted,
             },
             ends,
         ))
@@ -506,7 +538,7 @@ impl RpaObserver {
     pub fn hardware_report(&mut self, cycles: u64) -> Option<HwReport> {
         let h = self.hw.as_mut()?;
         let occupancy = h.hw.finish(cycles);
-        let held = h.hw.stats().held_network_cycles + h.hw.stats().held_buffer_cycles;
+        let held = h.sampled_held;
         Some(HwReport {
             config: *h.hw.config(),
             stats: h.hw.stats().clone(),
@@ -647,7 +679,10 @@ impl RpaObserver {
         let e = self.pct[p.idx];
         let st = &mut self.stats[qi];
         st.selected += 1;
-        let record = build(&self.items[p.idx], &p.r, Some(t));
+        let mut record = build(&self.items[p.idx], &p.r, Some(t));
+        if self.weighted[qi] {
+            record[WEIGHT_WORD] = u32::from(p.level);
+        }
         let always = self.always[qi];
         h.sends.clear();
         let sends = &mut h.sends;
@@ -796,8 +831,9 @@ impl Feedback for RpaObserver {
             return d;
         };
         if let Some(a) = h.adaptive.as_mut() {
-            let held = h.hw.stats().held_network_cycles + h.hw.stats().held_buffer_cycles;
-            a.tick(d, held);
+            // the controller weighs only the holds of sampled queries' instructions: what
+            // throttling can remove (an always query's stalls are the price of losing nothing)
+            a.tick(d, h.sampled_held);
             if selected && e.rate_log2 > 0 && !a.keep() {
                 selected = false;
                 if let Some(st) = self.query_of.get(idx).and_then(|&q| self.stats.get_mut(q)) {
@@ -805,17 +841,24 @@ impl Feedback for RpaObserver {
                 }
             }
         }
-        h.current = Some((idx, selected));
+        let level = h.adaptive.as_ref().map_or(0, |a| a.level() as u8);
+        h.current = Some((idx, selected, level));
         if !selected {
             return d;
         }
         let network = h.network[idx];
+        let sampled = e.rate_log2 > 0;
         loop {
             let Some(h) = self.hw.as_mut() else {
                 return d;
             };
             match h.hw.acquire(d, network) {
-                Acquire::At(e) => return e,
+                Acquire::At(e) => {
+                    if sampled {
+                        h.sampled_held += e - d;
+                    }
+                    return e;
+                }
                 Acquire::CloseGroup => self.close_group(),
             }
         }
@@ -840,7 +883,7 @@ impl Feedback for RpaObserver {
         };
         h.group_n += 1;
         h.hw.retired(s.retire);
-        if let Some((idx, selected)) = h.current.take() {
+        if let Some((idx, selected, level)) = h.current.take() {
             h.pending.push(Pend {
                 r: *r,
                 s: *s,
@@ -848,6 +891,7 @@ impl Feedback for RpaObserver {
                 selected,
                 buffer: selected,
                 ready: s.retire,
+                level,
             });
         }
         if self.events {
@@ -875,6 +919,7 @@ impl Feedback for RpaObserver {
                             selected,
                             buffer: selected,
                             ready,
+                            level: 0,
                         });
                     }
                 }

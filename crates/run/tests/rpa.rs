@@ -599,6 +599,18 @@ fn the_adaptive_rate_throttles_sampled_queries_and_never_always_ones() {
     let want = e1.records as f64 / 4.0;
     let got = (e1.selected + e1.throttled) as f64;
     assert!((got - want).abs() < 0.05 * want, "{got} vs {want}");
+    // each sample carries its throttle level, so the edge profile stays unbiased: the
+    // weighted samples estimate the exact counts as well as the unthrottled run's do
+    let overlap = |r: &RpaResult| {
+        let Service::Edges(e) = &r.queues[0].2 else {
+            panic!("not edges")
+        };
+        let exact = &r.exact[0].as_ref().unwrap().edges;
+        edge_accuracy(&e.branches, 4.0, exact).overlap_pct
+    };
+    assert!(adapt.queues[0].2.weighted() && !fixed.queues[0].2.weighted());
+    let (o0, o1) = (overlap(&fixed), overlap(&adapt));
+    assert!(o1 > 95.0 && o1 > o0 - 3.0, "{o0} → {o1}");
     // fewer stalls, a faster run
     assert!(t_adapt.dispatch_hold_cycles < t_fixed.dispatch_hold_cycles);
     assert!(t_adapt.cycles < t_fixed.cycles);

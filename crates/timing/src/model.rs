@@ -188,7 +188,7 @@ pub struct Model {
     totals: Totals,
     l2_inst_misses: u64,
     l2_data_misses: u64,
-    fills: Fills,
+    fills: Box<Fills>,
     /// The last dispatch cycle a feedback hold set (or carried on to).
     hold_cycle: u64,
 }
@@ -240,7 +240,7 @@ impl Model {
             },
             l2_inst_misses: 0,
             l2_data_misses: 0,
-            fills: Fills::new(Cache::from_config(&cfg.l2).line_shift()),
+            fills: Box::new(Fills::new(Cache::from_config(&cfg.l2).line_shift())),
             hold_cycle: 0,
             cfg: cfg.clone(),
         }
@@ -322,7 +322,7 @@ impl Model {
         }
         // cycles this instruction's dispatch lost to holds: its own, and (dispatch being in
         // order) those of an older instruction that pushed the dispatch cycle past its own
-        let mut hold = 0;
+        let mut hold = 0u64;
         if F::ACTIVE {
             if self.hold_cycle >= d.saturating_sub(1) && d > natural && self.hold_cycle > 0 {
                 hold = d - natural;
@@ -480,9 +480,11 @@ impl Model {
             let dc = rest.min(mem_extra);
             cpi.dcache += dc;
             rest -= dc;
-            let hc = rest.min(hold);
-            cpi.hold += hc;
-            rest -= hc;
+            if F::ACTIVE {
+                let hc = rest.min(hold);
+                cpi.hold += hc;
+                rest -= hc;
+            }
             let fc = rest.min(fetch_delay);
             match fetch_cause {
                 FetchCause::Branch => cpi.branch += fc,
