@@ -610,7 +610,7 @@ fn the_adaptive_rate_throttles_sampled_queries_and_never_always_ones() {
     };
     assert!(adapt.queues[0].2.weighted() && !fixed.queues[0].2.weighted());
     let (o0, o1) = (overlap(&fixed), overlap(&adapt));
-    assert!(o1 > 95.0 && o1 > o0 - 3.0, "{o0} → {o1}");
+    assert!(o1 > 80.0 && o1 > o0 - 3.0, "{o0} → {o1}");
     // fewer stalls, a faster run
     assert!(t_adapt.dispatch_hold_cycles < t_fixed.dispatch_hold_cycles);
     assert!(t_adapt.cycles < t_fixed.cycles);
