@@ -70,44 +70,30 @@ struct Workload {
 static FILEIO: Mutex<()> = Mutex::new(());
 
 fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
-    let _one_at_a_time = (w.name == "fileio").then(|| FILEIO.lock());
-    let mut p = ProgramSpec::new(w.command.iter().map(Into::into).collect());
-    p.stdio = Stdio::Quiet;
-    p.deterministic = true;
-    p.allow_rw.extend(w.allow_rw.clone());
-    let mut guest = load(&p, Box::new(|_| {}))?;
-    let cfg = outcrop_timing::Config::preset("rpa2000")?;
-    let mut run = Run::new(&mut guest.machine).timing(Some(cfg));
-    if let Cell::Hw(networks, buffers, cheap, rate) = cell {
-        let program = outcrop_rpa::parse(&queries(rate))
-            .and_then(|p| outcrop_rpa::assemble(&p))
-            .map_err(|d| anyhow::anyhow!("{}", d.message))?;
-        let mut spec = RpaSpec::new(program);
-        spec.tags = w.tags.clone();
-        spec.lossless = true;
-        spec.exact = false;
-        spec.hardware = Some(HwConfig {
-            networks,
-            buffers,
-            cheap,
-            ..HwConfig::paper()
-        });
-        run = run.rpa(spec);
-    }
-    let r = run.execute()?;
-    let (code, how) = r.status();
-    // exitcode ends with 3 on purpose
-    let want = if w.name == "exitcode" { 3 } else { 0 };
-    anyhow::ensure!(code == want, "the guest ended with status {code} ({how})");
-    let t = r.timing.context("no timing totals")?;
-    let lossless = r
-        .rpa
+    let spec = match cell {
+        Cell::Bare => None,
+        Cell::Hw(networks, buffers, cheap, rate) => {
+            let mut spec = RpaSpec::new(assembled(&queries(rate))?);
+            spec.tags = w.tags.clone();
+            spec.lossless = true;
+            spec.exact = false;
+            spec.hardware = Some(HwConfig {
+                networks,
+                buffers,
+                cheap,
+                ..HwConfig::paper()
+            });
+            Some(spec)
+        }
+    };
+    let (t, rpa) = run_spec(w, "rpa2000", spec)?;
+    let lossless = rpa
         .as_ref()
         .is_none_or(|x| x.queries.iter().all(|q| q.lost == 0) && x.queries[1].dropped == 0);
     Ok(Outcome {
         cycles: t.cycles,
         instructions: t.instructions,
-        hw: r.rpa.and_then(|x| x.hardware),
+        hw: rpa.and_then(|x| x.hardware),
         lossless,
     })
 }
