@@ -69,22 +69,31 @@ struct Workload {
 /// fileio's runs share a working directory and scratch file: one at a time.
 static FILEIO: Mutex<()> = Mutex::new(());
 
+/// The paper's query pair (edges 1/`rate` + the GC barrier) on `w`'s tags with hardware
+/// `hw`, lossless; with `exact`, each service's exact reference too.
+fn paper_queries(w: &Workload, rate: u32, hw: HwConfig, exact: bool) -> Result<RpaSpec> {
+    let mut spec = RpaSpec::new(assembled(&queries(rate))?);
+    spec.tags = w.tags.clone();
+    spec.lossless = true;
+    spec.exact = exact;
+    spec.hardware = Some(hw);
+    Ok(spec)
+}
+
 fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
     let spec = match cell {
         Cell::Bare => None,
-        Cell::Hw(networks, buffers, cheap, rate) => {
-            let mut spec = RpaSpec::new(assembled(&queries(rate))?);
-            spec.tags = w.tags.clone();
-            spec.lossless = true;
-            spec.exact = false;
-            spec.hardware = Some(HwConfig {
+        Cell::Hw(networks, buffers, cheap, rate) => Some(paper_queries(
+            w,
+            rate,
+            HwConfig {
                 networks,
                 buffers,
                 cheap,
                 ..HwConfig::paper()
-            });
-            Some(spec)
-        }
+            },
+            false,
+        )?),
     };
     let (t, rpa) = run_spec(w, "rpa2000", spec)?;
     let lossless = rpa
@@ -748,15 +757,12 @@ fn adaptive(root: &Path, args: &[String]) -> Result<()> {
         let spec = match c {
             ACell::Bare => None,
             ACell::Edge(rate, networks, on) => {
-                let mut s = RpaSpec::new(assembled(&queries(rate))?);
-                s.tags = w.tags.clone();
-                s.lossless = true;
-                s.exact = true;
-                s.hardware = Some(HwConfig {
+                let hw = HwConfig {
                     networks,
                     buffers: 8,
                     ..HwConfig::paper()
-                });
+                };
+                let mut s = paper_queries(w, rate, hw, true)?;
                 s.adaptive = on.then(outcrop_rpa::hw::AdaptiveConfig::default);
                 Some(s)
             }
