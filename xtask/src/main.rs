@@ -12,6 +12,7 @@ mod bench_compose;
 mod bench_hostile;
 mod bench_layers;
 mod bench_profile;
+mod bench_rap;
 mod bench_rpa;
 mod bench_timing;
 mod bench_wpp;
@@ -22,32 +23,21 @@ mod study_rap;
 mod study_rpa;
 
 use anyhow::{bail, Result};
-use outcrop_events::synth::{self, StreamKind};
-use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
-use std::collections::HashMap;
-use std::hint::black_box;
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
+
+/// Counts every allocation, so benchmarks can measure the bytes a structure holds (bench-rap).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+use outcrop_rap::{Config, ExactRanges, RapTree};
 use std::time::Instant;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("bench-rap") => {
-            let mut events = 10_000_000usize;
-            let mut runs = 5usize;
-            let mut it = args[1..].iter();
-            while let Some(a) = it.next() {
-                match a.as_str() {
-                    "--events" => {
-                        events = it.next().map(|s| s.parse()).transpose()?.unwrap_or(events)
-                    }
-                    "--runs" => runs = it.next().map(|s| s.parse()).transpose()?.unwrap_or(runs),
-                    other => bail!("unknown option {other}"),
-                }
-            }
-            bench_rap(events, runs.max(1))
-        }
+        Some("bench-rap") => bench_rap::run(&args[1..]),
         Some("bounds") => bounds(),
-        Some("bench-exec") => bench_exec(runs_flag(&args)?),
+        Some("bench-exec") => bench_exec(runs_flag(&args)?.max(5)),
         Some("cachegrind") => cachegrind::run(&args[1..]),
         Some("study-rap") => study_rap::run(&args[1..]),
         Some("bench-timing") => bench_timing::run(&args[1..]),
@@ -254,9 +244,13 @@ fn bench_exec(runs: usize) -> Result<()> {
         anyhow::ensure!(st.code().is_some(), "killed by a signal");
         Ok(secs)
     };
-    println!("median of {runs} runs; MIPS = retired instructions / wall time\n");
+    println!("{runs} runs each, alternating outcrop, outcrop with the class counter and qemu; median (min–max); MIPS = retired instructions / wall time\n");
     println!("| workload | instructions | outcrop s | MIPS | class counter s | MIPS | counter overhead | qemu s | outcrop / qemu |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mm = |v: &[f64]| {
+        let (m, lo, hi) = bench_rap::spread(v);
+        format!("{m:.3} ({lo:.3}–{hi:.3})")
+    };
     let (mut g_mips, mut g_over, mut g_ratio, mut k) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let mut startup = Vec::new();
     for name in names {
@@ -298,13 +292,25 @@ fn bench_exec(runs: usize) -> Result<()> {
                 Command::new("qemu-riscv64-static").arg(&bin).args(&args),
             )?);
         }
-        let (p, c, q) = (median(plain), median(counted), median(qemu));
+        let ratio = |a: &[f64], b: &[f64]| {
+            let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+            let (m, lo, hi) = bench_rap::spread(&r);
+            format!("{m:.2}x ({lo:.2}–{hi:.2})")
+        };
+        let (p, c, q) = (
+            bench_rap::spread(&plain).0,
+            bench_rap::spread(&counted).0,
+            bench_rap::spread(&qemu).0,
+        );
         let mips = insns as f64 / p / 1e6;
         println!(
-            "| {name} | {insns} | {p:.3} | {mips:.0} | {c:.3} | {:.0} | {:.2}x | {q:.3} | {:.1}x |",
+            "| {name} | {insns} | {} | {mips:.0} | {} | {:.0} | {} | {} | {} |",
+            mm(&plain),
+            mm(&counted),
             insns as f64 / c / 1e6,
-            c / p,
-            p / q
+            ratio(&counted, &plain),
+            mm(&qemu),
+            ratio(&plain, &qemu)
         );
         if insns < 1_000_000 {
             // startup-only programs (hello, exitcode) measure process start, not the loop
@@ -339,105 +345,3 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median seconds of `runs` (≥ 1) runs of `f`, and the last run's result.
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut times = Vec::with_capacity(runs);
-    let t = Instant::now();
-    let mut last = black_box(f());
-    times.push(t.elapsed().as_secs_f64());
-    for _ in 1..runs {
-        let t = Instant::now();
-        last = black_box(f());
-        times.push(t.elapsed().as_secs_f64());
-    }
-    (median(times), last)
-}
-
-fn bench_rap(events: usize, runs: usize) -> Result<()> {
-    println!("events per stream: {events}, runs: {runs} (median reported), ε = 1%, b = 4, 64-bit universe\n");
-    println!("| stream | distinct | RAP combined M ev/s | RAP unit M ev/s | HashMap M ev/s | combined / HashMap | RAP peak nodes | RAP peak bytes | HashMap bytes | RAP / HashMap memory | lazy split: M ev/s | lazy: peak bytes | lazy / HashMap memory |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let config = Config::default();
-    let mut accuracy_rows = Vec::new();
-    for kind in [
-        StreamKind::CodeLike,
-        StreamKind::ValueLike,
-        StreamKind::Uniform,
-    ] {
-        let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
-        let (t_comb, tree) = time(runs, || {
-            let mut t = RapTree::new(config);
-            for c in values.chunks(1 << 16) {
-                let _ = t.add_batch(c);
-            }
-            t
-        });
-        let (t_unit, unit_tree) = time(runs, || {
-            let mut t = RapTree::new(config);
-            for &v in &values {
-                let _ = t.add(v);
-            }
-            t
-        });
-        let (t_hash, map) = time(runs, || {
-            let mut m: HashMap<u64, u64> = HashMap::new();
-            for &v in &values {
-                *m.entry(v).or_insert(0) += 1;
-            }
-            m
-        });
-        let lazy = Config::builder().split_policy(SplitPolicy::Lazy).build()?;
-        let (t_lazy, lazy_tree) = time(runs, || {
-            let mut t = RapTree::new(lazy);
-            for c in values.chunks(1 << 16) {
-                let _ = t.add_batch(c);
-            }
-            t
-        });
-        let lazy_bytes = lazy_tree.peak_nodes() * RapTree::node_size();
-        let map_bytes = (map.capacity() * (16 + 1)) as u64;
-        let peak_bytes = tree.peak_nodes().max(unit_tree.peak_nodes()) * RapTree::node_size();
-        let mevs = |t: f64| events as f64 / t / 1e6;
-        println!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {} | {} | {} | {:.3}% | {:.1} | {} | {:.3}% |",
-            kind.name(),
-            map.len(),
-            mevs(t_comb),
-            mevs(t_unit),
-            mevs(t_hash),
-            t_hash / t_comb,
-            tree.peak_nodes().max(unit_tree.peak_nodes()),
-            peak_bytes,
-            map_bytes,
-            100.0 * peak_bytes as f64 / map_bytes as f64,
-            mevs(t_lazy),
-            lazy_bytes,
-            100.0 * lazy_bytes as f64 / map_bytes as f64
-        );
-        let mut exact = ExactCounts::new();
-        values.iter().for_each(|&v| exact.add(v));
-        let exact = exact.finish();
-        for eps in [0.10, 0.01] {
-            accuracy_rows.push(accuracy_row(kind.name(), eps, &values, &exact)?);
-        }
-    }
-    // A phased stream: six hot loops, one per phase, 30% background noise over 4 MiB of code.
-    // Stationary streams are nearly exact (see docs/rap.md); phase changes are what RAP's
-    // merges have to follow, so this is where percent errors show.
-    let phased = phased_stream(events);
-    let mut exact = ExactCounts::new();
-    phased.iter().for_each(|&v| exact.add(v));
-    let exact = exact.finish();
-    for eps in [0.10, 0.01] {
-        accuracy_rows.push(accuracy_row("phased", eps, &phased, &exact)?);
-    }
-    println!(
-        "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
-    );
-    println!("| stream | ε | peak nodes | mean nodes at merges | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in accuracy_rows {
-        println!("{r}");
-    }
-    Ok(())
-}

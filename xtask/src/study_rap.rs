@@ -6,14 +6,19 @@
 //! * Figure 8: maximum and mean percent error of the hot ranges against exact counts;
 //! * Figure 5: the hot load-value ranges of one workload;
 //! * Figure 9: coverage of loads, L1D misses and L2 misses by hot ranges of width ≤ 2^k;
-//! * Figure 10: the zero-load memory ranges of one workload.
+//! * Figure 10: the zero-load memory ranges of one workload;
+//! * Figure 6: the code tree's size over the run, every workload (SVG with `--svg FILE`);
+//! * §4 narrow operands: hot ranges of the pcs of instructions whose sources fit in 16 bits.
+//!
+//! Reports are cached in `target/study-rap/`, keyed on a hash of the `outcrop` binary, the
+//! workload binary and the command line, so a rebuilt tool or workload is re-run.
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const STREAMS: &str = "block,load-value,l1d-miss-value,l2-miss-value,zero-load-addr";
+const STREAMS: &str = "block,load-value,l1d-miss-value,l2-miss-value,zero-load-addr,narrow-pc";
 const EPS: [f64; 2] = [0.1, 0.01];
 
 struct Run {
@@ -28,6 +33,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut names = crate::compute_workloads(&root)?;
     let mut jobs = 2usize;
     let mut fresh = false;
+    let mut svg: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -37,6 +43,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             "--jobs" => jobs = it.next().context("--jobs needs N")?.parse()?,
             "--fresh" => fresh = true,
+            "--svg" => svg = Some(it.next().context("--svg needs a file")?.into()),
             other => bail!("unknown option {other}"),
         }
     }
@@ -78,7 +85,8 @@ pub fn run(args: &[String]) -> Result<()> {
                     let Some(&(w, e)) = tasks.get(k) else {
                         return Ok(());
                     };
-                    let out = cache.join(format!("{}-{}.json", names[w], e));
+                    let key = cache_key(&outcrop, &bin.join(&names[w]), EPS[e])?;
+                    let out = cache.join(format!("{}-{}-{key:016x}.json", names[w], e));
                     if !out.exists() {
                         run_one(&outcrop, &scratch_for(k)?, &names[w], EPS[e], &out)?;
                     }
@@ -108,6 +116,64 @@ pub fn run(args: &[String]) -> Result<()> {
         .collect();
     let _ = std::fs::remove_dir_all(&scratch);
     print_tables(&runs);
+    if let Some(svg) = svg {
+        plot_fig6(&svg, &runs)?;
+    }
+    Ok(())
+}
+
+/// Cache key of one report: the tool, the guest and everything on the command line.
+fn cache_key(outcrop: &Path, guest: &Path, eps: f64) -> Result<u64> {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    for f in [outcrop, guest] {
+        h.write(&std::fs::read(f).with_context(|| format!("reading {}", f.display()))?);
+    }
+    h.write(STREAMS.as_bytes());
+    h.write_u64(eps.to_bits());
+    Ok(h.finish())
+}
+
+/// Figure 6 on every workload: the code tree's size (nodes) against events, ε = 10%, one
+/// panel per workload; every point the run recorded (samples every 65,536 events and both
+/// sides of each merge batch, so merges show as drops).
+fn plot_fig6(path: &Path, runs: &[Run]) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
+    let cols = 3usize;
+    let rows = runs.len().div_ceil(cols).max(1);
+    let root = SVGBackend::new(path, (960, 220 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    for (r, area) in runs.iter().zip(root.split_evenly((rows, cols))) {
+        let s = stream(&r.reports[0], "block");
+        let pts: Vec<(f64, f64)> = s["sizes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| (u(&p[0]) as f64 / 1e6, u(&p[1]) as f64))
+            .collect();
+        let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
+        let ymax = pts.iter().map(|p| p.1).fold(10.0, f64::max) * 1.05;
+        let mut chart = ChartBuilder::on(&area)
+            .caption(format!("{} (block, ε = 10%)", r.name), ("sans-serif", 14))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(48)
+            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("M events")
+            .y_desc("nodes")
+            .x_labels(4)
+            .y_labels(4)
+            .draw()
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(LineSeries::new(pts, BLUE.stroke_width(1)))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 
@@ -178,19 +244,19 @@ fn max_after_warmup(s: &Value, eps: f64) -> u64 {
 
 fn print_tables(runs: &[Run]) {
     println!("### Memory and error (Figures 7 and 8)\n");
-    println!("Tree size in nodes (max: largest size during the run; max after warm-up: once τ ≥ 1; mean: sampled every 65,536 events) and percent error of the hot ranges (≥ 10%) against exact counts.\n");
+    println!("Tree size in nodes (max: largest size during the run; max after warm-up: once τ ≥ 1; mean: over the whole stream, weighted by events through every sample and both sides of every merge batch; at merges: mean of the sizes before and after each merge batch) and percent error of the hot ranges (≥ 10%) against exact counts.\n");
     for (sname, title) in [
         ("block", "hot code regions (`block`)"),
         ("load-value", "load values (`load-value`)"),
     ] {
         println!("**{title}**\n");
-        println!("| workload | events | ε | hot ranges | max nodes | max after warm-up | mean nodes | max error % | mean error % |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| workload | events | ε | hot ranges | max nodes | max after warm-up | mean nodes | mean at merges | max error % | mean error % |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for r in runs {
             for (e, rep) in r.reports.iter().enumerate() {
                 let s = stream(rep, sname);
                 println!(
-                    "| {} | {} | {}% | {} | {} | {} | {:.0} | {:.3} | {:.3} |",
+                    "| {} | {} | {}% | {} | {} | {} | {:.0} | {:.0} | {:.3} | {:.3} |",
                     r.name,
                     u(&s["n"]),
                     EPS[e] * 100.0,
@@ -198,6 +264,7 @@ fn print_tables(runs: &[Run]) {
                     u(&s["max_nodes"]),
                     max_after_warmup(s, EPS[e]),
                     f(&s["mean_nodes"]),
+                    f(&s["mean_nodes_at_merges"]),
                     f(&s["max_error_pct"]),
                     f(&s["mean_error_pct"])
                 );
@@ -217,7 +284,7 @@ fn print_tables(runs: &[Run]) {
                 .map(|r| max_after_warmup(stream(&r.reports[e], sname), *eps) as f64)
                 .collect();
             println!(
-                "| **all** | | {}% | | | {:.0} (largest) | | {:.3} (largest) | {:.3} (mean) |",
+                "| **all** | | {}% | | | {:.0} (largest) | | | {:.3} (largest) | {:.3} (mean) |",
                 eps * 100.0,
                 nodes.iter().cloned().fold(0.0, f64::max),
                 maxes.iter().cloned().fold(0.0, f64::max),
@@ -328,6 +395,42 @@ fn print_tables(runs: &[Run]) {
         }
         println!();
     }
+
+    // §4 narrow operands: where the narrow-width operations are (ε = 1%)
+    println!("### Narrow-width operands (§4)\n");
+    println!("RAP over the pcs of instructions whose source operands all fit in 16 bits (`narrow-pc`), ε = 1%: the share of all instructions that are narrow, the hottest function-sized range, and the narrowest hot range with its share. The paper found gcc's narrow operations concentrated in one file (38.7%), one procedure (31%) and one block (6.4%).\n");
+    println!("| workload | narrow ops | % of instructions | hot ranges | widest hot range below the root: functions | share | narrowest hot range | width | share |");
+    println!("|---|---:|---:|---:|---|---:|---|---:|---:|");
+    for r in runs {
+        let rep = &r.reports[1];
+        let s = stream(rep, "narrow-pc");
+        let hot: Vec<&Value> = s["hot"].as_array().into_iter().flatten().collect();
+        let width = |h: &Value| 64u64.saturating_sub(2 * u(&h["depth"]));
+        // hot ranges narrower than the whole text (2^24 bytes) and at least a function
+        let named = hot
+            .iter()
+            .filter(|h| width(h) <= 24)
+            .max_by_key(|h| (width(h), (f(&h["share"]) * 1e9) as u64));
+        let narrowest = hot.iter().min_by_key(|h| (width(h), u64::MAX - (f(&h["share"]) * 1e9) as u64));
+        let code = |h: Option<&&Value>| {
+            h.and_then(|h| h["code"].as_str())
+                .map(|c| c.chars().take(60).collect::<String>())
+                .unwrap_or_else(|| "–".into())
+        };
+        println!(
+            "| {} | {} | {:.1}% | {} | {} | {:.1}% | {} | 2^{} | {:.1}% |",
+            r.name,
+            u(&s["n"]),
+            100.0 * u(&s["n"]) as f64 / u(&rep["instructions"]).max(1) as f64,
+            hot.len(),
+            code(named),
+            named.map_or(0.0, |h| 100.0 * f(&h["share"])),
+            code(narrowest),
+            narrowest.map_or(0, |h| width(h)),
+            narrowest.map_or(0.0, |h| 100.0 * f(&h["share"])),
+        );
+    }
+    println!();
 
     // per-workload stream sizes, for context
     println!("### Stream lengths (ε = 1% run)\n");

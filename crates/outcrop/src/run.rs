@@ -491,6 +491,7 @@ fn profile(
                 nodes: p.tree.node_count(),
                 max_nodes: p.max_nodes(),
                 mean_nodes: p.mean_nodes(),
+                mean_nodes_at_merges: p.mean_nodes_at_merges(),
                 merge_batches: p.tree.stats().merge_batches,
                 split_threshold: p.tree.split_threshold(),
                 hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),

@@ -40,8 +40,11 @@ pub struct StreamReport {
     pub nodes: u64,
     /// Largest tree (RAP Figure 7 "maximum").
     pub max_nodes: u64,
-    /// Mean tree size sampled every 65,536 events (Figure 7 "average").
+    /// Mean tree size over the stream, weighted by events (Figure 7 "average"; every sample
+    /// and both sides of every merge batch, trapezoid rule).
     pub mean_nodes: f64,
+    /// Mean of the sizes just before and just after each merge batch, over every batch.
+    pub mean_nodes_at_merges: f64,
     /// Merge batches run.
     pub merge_batches: u64,
     /// The split threshold at the end.

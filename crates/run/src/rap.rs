@@ -255,20 +255,42 @@ impl StreamProfile {
         self.tree.peak_nodes()
     }
 
-    /// Mean tree size over the run, sampled every 65,536 events — Figure 7's "average".
+    /// Mean tree size over the stream (Figure 7's "average"), weighted by events: the
+    /// trapezoid integral of the size over `n` through every recorded point (the samples
+    /// taken every 65,536 events and both sides of every merge batch), divided by `n`. A merge
+    /// batch happens at one `n`, so its drop takes no width; nothing is filtered out.
     pub fn mean_nodes(&self) -> f64 {
-        let periodic: Vec<u64> = self
-            .sizes
-            .iter()
-            .filter(|(n, _)| n % SAMPLE_EVERY == 0)
-            .map(|&(_, s)| s)
-            .collect();
-        if periodic.is_empty() {
-            self.tree.node_count() as f64
-        } else {
-            periodic.iter().sum::<u64>() as f64 / periodic.len() as f64
-        }
+        event_weighted_mean(&self.sizes, self.tree.n(), self.tree.node_count())
     }
+
+    /// Mean of the tree size just before and just after each merge batch, over every batch
+    /// (the figure `xtask bench-rap` gives); the current size if no batch ran.
+    pub fn mean_nodes_at_merges(&self) -> f64 {
+        let log = self.tree.merge_log();
+        if log.is_empty() {
+            return self.tree.node_count() as f64;
+        }
+        log.iter()
+            .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
+            .sum::<f64>()
+            / log.len() as f64
+    }
+}
+
+/// Event-weighted mean of a piecewise-linear size curve through `points` (`(n, size)`, `n`
+/// non-decreasing), starting at `(0, 0)` and ending at `(end, last)`.
+fn event_weighted_mean(points: &[(u64, u64)], end: u64, last: u64) -> f64 {
+    if end == 0 {
+        return last as f64;
+    }
+    let mut area = 0.0f64;
+    let mut prev = (0u64, 0u64);
+    for &p in points.iter().chain(std::iter::once(&(end, last))) {
+        let w = p.0.saturating_sub(prev.0) as f64;
+        area += w * (prev.1 + p.1) as f64 / 2.0;
+        prev = p;
+    }
+    area / end as f64
 }
 
 /// Feeds every requested stream of a run into its own RAP tree. Use it directly as the
@@ -377,6 +399,17 @@ mod tests {
             src1: addr,
             ..Retire::default()
         }
+    }
+
+    #[test]
+    fn event_weighted_mean_uses_every_point() {
+        // 0..100: grows 0 → 10; merge at 100 drops to 4; 100..200: stays 4.
+        let pts = [(100, 10), (100, 4), (200, 4)];
+        assert_eq!(event_weighted_mean(&pts, 200, 4), (100.0 * 5.0 + 100.0 * 4.0) / 200.0);
+        // points not on any sampling grid count just the same
+        let pts = [(3, 6), (7, 6)];
+        assert_eq!(event_weighted_mean(&pts, 7, 6), (3.0 * 3.0 + 4.0 * 6.0) / 7.0);
+        assert_eq!(event_weighted_mean(&[], 0, 5), 5.0);
     }
 
     #[test]

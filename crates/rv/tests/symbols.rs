@@ -1,6 +1,7 @@
 //! `outcrop_rv::symbols` on the committed workload binaries (static glibc programs with their
 //! symbol tables): facts that hold for any build of them, and, when binutils'
-//! `riscv64-linux-gnu-nm` is on PATH, a cross-check of every function symbol against it.
+//! `riscv64-linux-gnu-nm` is on PATH, a cross-check of every function symbol against it (its
+//! absence fails the test when `OUTCROP_REQUIRE_CROSS=1`, as in CI).
 
 use outcrop_rv::symbols::{Sym, Symbols};
 use std::collections::{BTreeMap, BTreeSet};
@@ -217,6 +218,10 @@ fn nm(name: &str) -> Option<Vec<NmRow>> {
 fn function_symbols_match_nm_when_installed() {
     for workload in ["hello", "fft"] {
         let Some(rows) = nm(workload) else {
+            assert!(
+                std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
+                "riscv64-linux-gnu-nm missing but OUTCROP_REQUIRE_CROSS is set"
+            );
             eprintln!("riscv64-linux-gnu-nm not on PATH; skipping the cross-check");
             return;
         };

@@ -1,0 +1,272 @@
+//! `cargo run --release -p xtask -- bench-rap [--events N] [--runs R]`: RAP against exact
+//! counters on the same pre-generated streams, in the same process, and `outcrop rap` end to
+//! end on files of the same streams (docs/BENCHMARKS.md, "RAP").
+//!
+//! Two exact peers: `std::collections::HashMap` as a user reaches for it first (SipHash, grown
+//! on demand), and a fair one: `rustc_hash::FxHashMap` presized from the stream's distinct
+//! count (which a real exact profiler cannot know in advance, so this flatters the peer).
+//! Memory of all three is counted the same way: bytes the structure holds at the end of the
+//! stream, by the counting global allocator (`stats_alloc`) — neither RAP's arena nor a hash
+//! table shrinks during a run, so this is each one's high-water mark of live allocation.
+//! Times are medians with min–max over `--runs` runs (default 5).
+
+use crate::GLOBAL;
+use anyhow::{Context, Result};
+use outcrop_events::synth::{self, StreamKind};
+use outcrop_rap::{Config, ExactCounts, RapTree, SplitPolicy};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Median, minimum and maximum of `v` (non-empty).
+pub fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    (s[s.len() / 2], s[0], s[s.len() - 1])
+}
+
+/// Rates (events / second) of `runs` runs of `f`, and the last run's result with the bytes the
+/// allocator says it holds.
+fn rates<T>(events: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, T, i64) {
+    let mut v = Vec::with_capacity(runs);
+    let mut last = None;
+    let mut held = 0;
+    for _ in 0..runs {
+        drop(last.take());
+        let region = stats_alloc::Region::new(GLOBAL);
+        let t = Instant::now();
+        let out = black_box(f());
+        v.push(events as f64 / t.elapsed().as_secs_f64());
+        let c = region.change();
+        held = c.bytes_allocated as i64 - c.bytes_deallocated as i64 + c.bytes_reallocated as i64;
+        last = Some(out);
+    }
+    (v, last.expect("runs ≥ 1"), held)
+}
+
+/// Events per second of `runs` runs of `outcrop rap FILE` (wall time, output discarded).
+fn command_rates(
+    outcrop: &std::path::Path,
+    file: &std::path::Path,
+    events: usize,
+    runs: usize,
+) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let st = Command::new(outcrop)
+            .arg("rap")
+            .arg(file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        v.push(events as f64 / t.elapsed().as_secs_f64());
+        anyhow::ensure!(st.success(), "outcrop rap {} failed", file.display());
+    }
+    Ok(v)
+}
+
+fn mevs(v: &[f64]) -> String {
+    let (m, lo, hi) = spread(v);
+    format!("{:.1} ({:.1}–{:.1})", m / 1e6, lo / 1e6, hi / 1e6)
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut events = 10_000_000usize;
+    let mut runs = 5usize;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--events" => events = it.next().context("--events needs N")?.parse()?,
+            "--runs" => runs = it.next().context("--runs needs R")?.parse::<usize>()?.max(1),
+            other => anyhow::bail!("unknown option {other}"),
+        }
+    }
+    let (_, outcrop) = crate::release_outcrop()?;
+    let tmp = tempfile::tempdir()?;
+    println!(
+        "events per stream: {events}; {runs} runs, median (min–max); ε = 1%, b = 4, 64-bit universe\n"
+    );
+    let config = Config::default();
+    let lazy = Config::builder().split_policy(SplitPolicy::Lazy).build()?;
+    let mut speed = Vec::new();
+    let mut memory = Vec::new();
+    let mut e2e = Vec::new();
+    let mut accuracy = Vec::new();
+    for kind in [
+        StreamKind::CodeLike,
+        StreamKind::ValueLike,
+        StreamKind::Uniform,
+    ] {
+        let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
+        let combined = |c: Config| {
+            let values = &values;
+            move || {
+                let mut t = RapTree::new(c);
+                for c in values.chunks(1 << 16) {
+                    let _ = t.add_batch(c);
+                }
+                t
+            }
+        };
+        let (r_comb, tree, b_tree) = rates(events, runs, combined(config));
+        let (r_unit, _, _) = rates(events, runs, || {
+            let mut t = RapTree::new(config);
+            for &v in &values {
+                let _ = t.add(v);
+            }
+            t
+        });
+        let (r_lazy, _, b_lazy) = rates(events, runs, combined(lazy));
+        let (r_std, map, b_std) = rates(events, runs, || {
+            let mut m: HashMap<u64, u64> = HashMap::new();
+            for &v in &values {
+                *m.entry(v).or_insert(0) += 1;
+            }
+            m
+        });
+        let distinct = map.len();
+        drop(map);
+        let (r_fx, _, b_fx) = rates(events, runs, || {
+            let mut m: rustc_hash::FxHashMap<u64, u64> =
+                HashMap::with_capacity_and_hasher(distinct, Default::default());
+            for &v in &values {
+                *m.entry(v).or_insert(0) += 1;
+            }
+            m
+        });
+        let med = |v: &[f64]| spread(v).0;
+        speed.push(format!(
+            "| {} | {distinct} | {} | {} | {} | {} | {} | {:.2}x | {:.2}x |",
+            kind.name(),
+            mevs(&r_comb),
+            mevs(&r_unit),
+            mevs(&r_lazy),
+            mevs(&r_std),
+            mevs(&r_fx),
+            med(&r_comb) / med(&r_std),
+            med(&r_comb) / med(&r_fx),
+        ));
+        memory.push(format!(
+            "| {} | {} | {b_tree} | {b_lazy} | {b_std} | {b_fx} | {:.2}% | {:.2}% | {:.2}% |",
+            kind.name(),
+            tree.peak_nodes(),
+            100.0 * b_tree as f64 / b_std as f64,
+            100.0 * b_tree as f64 / b_fx as f64,
+            100.0 * b_lazy as f64 / b_fx as f64,
+        ));
+        // End to end: the same stream as a raw u64le file and as a trace file, through the
+        // command a user runs (reading, batching, the tree, the report), wall time.
+        let raw = tmp.path().join(format!("{}.u64", kind.name()));
+        let otr = tmp.path().join(format!("{}.otr", kind.name()));
+        std::fs::write(
+            &raw,
+            values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+        )?;
+        let st = Command::new(&outcrop)
+            .args(["trace", "convert", "--from", "u64le", "-o"])
+            .arg(&otr)
+            .arg(&raw)
+            .status()?;
+        anyhow::ensure!(st.success(), "outcrop trace convert failed");
+        let cmd_rates = [
+            command_rates(&outcrop, &raw, events, runs)?,
+            command_rates(&outcrop, &otr, events, runs)?,
+        ];
+        e2e.push(format!(
+            "| {} | {} | {} | {} | {:.2}x | {:.2}x | {} |",
+            kind.name(),
+            mevs(&r_comb),
+            mevs(&cmd_rates[0]),
+            mevs(&cmd_rates[1]),
+            med(&cmd_rates[0]) / med(&r_comb),
+            med(&cmd_rates[1]) / med(&r_comb),
+            std::fs::metadata(&otr)?.len(),
+        ));
+        let mut exact = ExactCounts::new();
+        values.iter().for_each(|&v| exact.add(v));
+        let exact = exact.finish();
+        for eps in [0.10, 0.01] {
+            accuracy.push(crate::accuracy_row(kind.name(), eps, &values, &exact)?);
+        }
+    }
+    // A real code stream: the block start addresses of the `lz` workload (written by
+    // `outcrop wpp replay --format u64le`), end to end only (it is not in memory beforehand).
+    {
+        let (root, _) = crate::release_outcrop()?;
+        let wpp = tmp.path().join("lz.wpp");
+        let raw = tmp.path().join("lz.u64");
+        let otr = tmp.path().join("lz.otr");
+        let st = Command::new(&outcrop)
+            .args(["wpp", "record", "-o"])
+            .arg(&wpp)
+            .arg("--")
+            .arg(root.join("workloads/bin/lz"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        anyhow::ensure!(st.success(), "outcrop wpp record failed");
+        let st = Command::new(&outcrop)
+            .args(["wpp", "replay", "--format", "u64le", "-o"])
+            .arg(&raw)
+            .arg(&wpp)
+            .status()?;
+        anyhow::ensure!(st.success(), "outcrop wpp replay failed");
+        let st = Command::new(&outcrop)
+            .args(["trace", "convert", "--from", "u64le", "-o"])
+            .arg(&otr)
+            .arg(&raw)
+            .status()?;
+        anyhow::ensure!(st.success(), "outcrop trace convert failed");
+        let n = std::fs::metadata(&raw)?.len() as usize / 8;
+        let values: Vec<u64> = std::fs::read(&raw)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
+        let (r_mem, _, _) = rates(n, runs, || {
+            let mut t = RapTree::new(config);
+            for c in values.chunks(1 << 16) {
+                let _ = t.add_batch(c);
+            }
+            t
+        });
+        let r_raw = command_rates(&outcrop, &raw, n, runs)?;
+        let r_otr = command_rates(&outcrop, &otr, n, runs)?;
+        e2e.push(format!(
+            "| lz blocks ({n} events) | {} | {} | {} | {:.2}x | {:.2}x | {} |",
+            mevs(&r_mem),
+            mevs(&r_raw),
+            mevs(&r_otr),
+            spread(&r_raw).0 / spread(&r_mem).0,
+            spread(&r_otr).0 / spread(&r_mem).0,
+            std::fs::metadata(&otr)?.len(),
+        ));
+    }
+    println!("Throughput, M events/s:\n");
+    println!("| stream | distinct | RAP combined | RAP unit | RAP lazy split | std HashMap | FxHashMap presized | combined / std | combined / Fx |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    speed.iter().for_each(|r| println!("{r}"));
+    println!("\nMemory held at the end of the stream, bytes, by the counting allocator:\n");
+    println!("| stream | RAP peak nodes | RAP | RAP lazy split | std HashMap | FxHashMap presized | RAP / std | RAP / Fx | lazy / Fx |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    memory.iter().for_each(|r| println!("{r}"));
+    println!("\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n");
+    println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | .otr bytes |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    e2e.iter().for_each(|r| println!("{r}"));
+    let phased = crate::phased_stream(events);
+    let mut exact = ExactCounts::new();
+    phased.iter().for_each(|&v| exact.add(v));
+    let exact = exact.finish();
+    for eps in [0.10, 0.01] {
+        accuracy.push(crate::accuracy_row("phased", eps, &phased, &exact)?);
+    }
+    println!(
+        "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
+    );
+    println!("| stream | ε | peak nodes | mean nodes over merge batches | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    accuracy.iter().for_each(|r| println!("{r}"));
+    Ok(())
+}
