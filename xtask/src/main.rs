@@ -21,6 +21,7 @@ mod study_brr;
 mod study_paths;
 mod study_rap;
 mod study_rpa;
+mod study_strata;
 
 use anyhow::{bail, Result};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -50,6 +51,7 @@ fn main() -> Result<()> {
         Some("bench-profile") => bench_profile::run(&args[1..]),
         Some("bench-rpa") => bench_rpa::run(&args[1..]),
         Some("study-rpa") => study_rpa::run(&args[1..]),
+        Some("study-strata") => study_strata::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
@@ -61,7 +63,9 @@ fn main() -> Result<()> {
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
                  | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...] \
                  | bench-rpa [--runs R] [--workloads a,b] \
-                 | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N]"
+                 | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N] \
+                 | study-strata [--runs R] [--workloads a,b] [--svg-dir DIR] \
+                 | study-rap [--workloads a,b] [--jobs N] [--fresh] [--svg FILE]"
             );
             bail!("unknown or missing task")
         }

@@ -97,8 +97,11 @@ pub struct RecordArgs {
     /// Probability that a record's target is lost.
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     drop_target: f64,
-    /// Modelled cost of one sample (interrupt, reading the buffer), in cycles.
-    #[arg(long, value_name = "C", default_value_t = 10_000)]
+    /// Modelled cost of one sample (interrupt, reading the buffer), in cycles, or a preset:
+    /// `perf-lbr` (7500, modern Linux perf on LBR; the default) or `itanium2-perfmon` (24600,
+    /// the paper's machine, fitted to its Figure 4; its fixed 0.75% is not included here).
+    /// Sources in docs/paths.md
+    #[arg(long, value_name = "C|PRESET", default_value = "perf-lbr", value_parser = parse_cost)]
     handler_cycles: u64,
     /// Run the timing model and count the period in cycles: a preset or a TOML file.
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, require_equals = true,
@@ -395,4 +398,14 @@ fn report(args: ReportArgs) -> Result<()> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// `--handler-cycles`: a number of cycles or a cost preset's name.
+fn parse_cost(s: &str) -> Result<u64, String> {
+    if let Some(m) = outcrop_sampling::CostModel::preset(s) {
+        return Ok(m.cycles_per_sample);
+    }
+    s.parse().map_err(|_| {
+        format!("expected cycles per sample or a preset (perf-lbr, itanium2-perfmon), not {s:?}")
+    })
 }

@@ -90,7 +90,7 @@ impl Default for LbrConfig {
             skew: 0.0,
             skew_bytes: 8,
             drop_target: 0.0,
-            handler_cycles: 10_000,
+            handler_cycles: crate::CostModel::PERF_LBR.cycles_per_sample,
         }
     }
 }

@@ -40,6 +40,7 @@
 )]
 
 pub mod brr;
+pub mod cost;
 mod error;
 pub mod lbr;
 pub mod lfsr;
@@ -51,6 +52,7 @@ pub mod sampler;
 pub mod samples;
 
 pub use brr::{BrrConfig, BrrMode, BrrUnit};
+pub use cost::CostModel;
 pub use error::{Error, Result};
 pub use lbr::{Filter, LbrConfig, LbrUnit, PeriodUnit, Record};
 pub use lfsr::Lfsr;

@@ -15,7 +15,7 @@
 //! seed 1
 //! skew 0 8
 //! drop-target 0
-//! handler-cycles 10000
+//! handler-cycles 7500
 //! instructions 123456789
 //! cycles 0
 //! samples 123
