@@ -593,7 +593,7 @@ fn print_tables(ws: &[Workload]) {
         );
     }
     println!(
-        "\n### Samples by function boundaries spanned (Table 3), 4 entries, {OPERATING} cycles\n"
+        "\n### Samples by function boundaries spanned (Table 3), 4 entries, {OPERATING} cycles, seed 1\n"
     );
     println!("| workload | 0 | 1 | 2 | 3 | 4+ | same with 16 entries: 0 | 1 | 2 | 3 | 4+ |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -634,7 +634,7 @@ fn print_tables(ws: &[Workload]) {
         println!();
     }
     println!(
-        "\n### Matching ratio of the five hottest regions (§4.6), 4 entries, {OPERATING} cycles\n"
+        "\n### Matching ratio of the five hottest regions (§4.6), 4 entries, {OPERATING} cycles, seed 1\n"
     );
     println!("| workload | mean over all fragments | hottest regions: (share of flow, ratio) |");
     println!("|---|---:|---|");
