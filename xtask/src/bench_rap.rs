@@ -79,7 +79,13 @@ pub fn run(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--events" => events = it.next().context("--events needs N")?.parse()?,
-            "--runs" => runs = it.next().context("--runs needs R")?.parse::<usize>()?.max(1),
+            "--runs" => {
+                runs = it
+                    .next()
+                    .context("--runs needs R")?
+                    .parse::<usize>()?
+                    .max(1)
+            }
             other => anyhow::bail!("unknown option {other}"),
         }
     }
@@ -162,7 +168,10 @@ pub fn run(args: &[String]) -> Result<()> {
         let otr = tmp.path().join(format!("{}.otr", kind.name()));
         std::fs::write(
             &raw,
-            values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+            values
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>(),
         )?;
         let st = Command::new(&outcrop)
             .args(["trace", "convert", "--from", "u64le", "-o"])
@@ -251,7 +260,9 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("| stream | RAP peak nodes | RAP | RAP lazy split | std HashMap | FxHashMap presized | RAP / std | RAP / Fx | lazy / Fx |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     memory.iter().for_each(|r| println!("{r}"));
-    println!("\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n");
+    println!(
+        "\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n"
+    );
     println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | .otr bytes |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     e2e.iter().for_each(|r| println!("{r}"));

@@ -1,13 +1,14 @@
 //! `cargo run --release -p xtask -- bench-timing [--runs R]`: speed of the timing model. For
 //! every compute workload, side by side in one run: `outcrop exec` with the class counter (no
 //! timing), `--timing` (default preset) and `--timing=inorder`; MIPS from the guest's own
-//! `--stats-json` wall time, median of R runs, geometric means at the end.
+//! `--stats-json` wall time; the three modes alternate, R runs each (at least 5); medians with
+//! min–max, geometric means of the medians at the end.
 
 use anyhow::Result;
 use std::process::{Command, Stdio};
 
 pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?;
+    let runs = crate::runs_flag(args)?.max(5);
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
     let names = crate::compute_workloads(&root)?;
@@ -17,7 +18,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ("default", Some("--timing=default")),
         ("inorder", Some("--timing=inorder")),
     ];
-    println!("median of {runs} runs; MIPS = retired instructions / guest wall time\n");
+    println!("{runs} runs per mode, alternating; median (min–max); MIPS = retired instructions / guest wall time\n");
     println!("| workload | instructions | MIPS, no timing | MIPS, default | slowdown | MIPS, inorder | slowdown | IPC default | IPC inorder |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut logs = [0.0f64; 3];
@@ -31,9 +32,9 @@ pub fn run(args: &[String]) -> Result<()> {
         let mut mips = [0.0f64; 3];
         let mut ipc = [0.0f64; 3];
         let mut insns = 0;
-        for (m, (_, flag)) in modes.iter().enumerate() {
-            let mut samples = Vec::new();
-            for _ in 0..runs {
+        let mut samples: [Vec<f64>; 3] = Default::default();
+        for _ in 0..runs {
+            for (m, (_, flag)) in modes.iter().enumerate() {
                 let mut cmd = Command::new(&outcrop);
                 cmd.current_dir(&wl)
                     .args(["exec", "--deterministic", "--allow-rw", ".", "--stats-json"])
@@ -50,19 +51,27 @@ pub fn run(args: &[String]) -> Result<()> {
                     .status()?;
                 anyhow::ensure!(st.success(), "{name}: {st}");
                 let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
-                samples.push(v["mips"].as_f64().unwrap_or(0.0));
+                samples[m].push(v["mips"].as_f64().unwrap_or(0.0));
                 insns = v["instructions"].as_u64().unwrap_or(0);
                 ipc[m] = v["timing"]["ipc"].as_f64().unwrap_or(0.0);
             }
-            samples.sort_by(f64::total_cmp);
-            mips[m] = samples[samples.len() / 2];
+        }
+        let mut shown: [String; 3] = Default::default();
+        for m in 0..3 {
+            let (med, lo, hi) = crate::bench_rap::spread(&samples[m]);
+            mips[m] = med;
+            shown[m] = if m == 0 {
+                format!("{med:.0} ({lo:.0}–{hi:.0})")
+            } else {
+                format!("{med:.1} ({lo:.1}–{hi:.1})")
+            };
         }
         println!(
-            "| {name} | {insns} | {:.0} | {:.1} | {:.1}x | {:.1} | {:.1}x | {:.2} | {:.2} |",
-            mips[0],
-            mips[1],
+            "| {name} | {insns} | {} | {} | {:.1}x | {} | {:.1}x | {:.2} | {:.2} |",
+            shown[0],
+            shown[1],
             mips[0] / mips[1].max(1e-9),
-            mips[2],
+            shown[2],
             mips[0] / mips[2].max(1e-9),
             ipc[1],
             ipc[2]

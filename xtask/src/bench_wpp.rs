@@ -5,7 +5,8 @@
 //!   (zstd columns only: what the model buys) and with zlib (the paper's compressor), against the raw 8-byte-per-block trace (written by `wpp replay --format
 //!   u64le`) compressed by `zstd -3 --long=27`, `zstd -19 --long=27` and `xz -9`;
 //! * capture time (threaded and inline) against a bare `outcrop exec` of the same program,
-//!   medians of R runs, each a whole process from start to exit;
+//!   R runs each (at least 5), alternating, each a whole process from start to exit; medians
+//!   with min–max;
 //! * replay speed: blocks per second of `wpp replay --format u64le` to /dev/null.
 
 use anyhow::{ensure, Context, Result};
@@ -21,10 +22,10 @@ struct Row {
     zstd_only: u64,
     peers: Option<[u64; 3]>,
     peer_secs: [f64; 3],
-    bare: f64,
-    threaded: f64,
-    inline: f64,
-    replay: f64,
+    bare: Vec<f64>,
+    threaded: Vec<f64>,
+    inline: Vec<f64>,
+    replay: Vec<f64>,
 }
 
 fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
@@ -39,16 +40,25 @@ fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
     Ok(secs)
 }
 
-fn median_of(runs: usize, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
-    let mut v = Vec::new();
-    for _ in 0..runs {
-        v.push(f()?);
-    }
-    Ok(crate::median(v))
+fn median(v: &[f64]) -> f64 {
+    crate::bench_rap::spread(v).0
+}
+
+/// `median (min–max)` of seconds.
+fn mm(v: &[f64]) -> String {
+    let (m, lo, hi) = crate::bench_rap::spread(v);
+    format!("{m:.3} ({lo:.3}–{hi:.3})")
+}
+
+/// Median and range of the per-run ratios a[i] / b[i].
+fn ratio(a: &[f64], b: &[f64]) -> String {
+    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    let (m, lo, hi) = crate::bench_rap::spread(&r);
+    format!("{m:.2}x ({lo:.2}–{hi:.2})")
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?;
+    let runs = crate::runs_flag(args)?.max(5);
     let peers = !args.iter().any(|a| a == "--no-peers");
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
@@ -83,16 +93,18 @@ pub fn run(args: &[String]) -> Result<()> {
             c
         };
         eprintln!("{name}: bare and capture runs");
-        let bare = median_of(runs, || {
-            timed(
+        // the three captures alternate, run i of each paired with run i of the others
+        let (mut bare, mut threaded, mut inline) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            bare.push(timed(
                 Command::new(&outcrop)
                     .args(["exec", "--deterministic", "--allow-rw", ".", "--"])
                     .args(&guest),
                 &tmp,
-            )
-        })?;
-        let threaded = median_of(runs, || timed(&mut record(&[], &wpp), &tmp))?;
-        let inline = median_of(runs, || timed(&mut record(&["--inline"], &wpp), &tmp))?;
+            )?);
+            threaded.push(timed(&mut record(&[], &wpp), &tmp)?);
+            inline.push(timed(&mut record(&["--inline"], &wpp), &tmp)?);
+        }
         let mut sizes = Vec::new();
         for layers in 0..=3 {
             let f = tmp.join(format!("{name}.l{layers}.wpp"));
@@ -114,14 +126,15 @@ pub fn run(args: &[String]) -> Result<()> {
         )
         .context("wpp report --json")?;
         let blocks = report["stats"]["build"]["blocks"].as_u64().unwrap_or(0);
-        let replay = median_of(runs, || {
-            timed(
+        let mut replay = Vec::new();
+        for _ in 0..runs {
+            replay.push(timed(
                 Command::new(&outcrop)
                     .args(["wpp", "replay", "--format", "u64le"])
                     .arg(&wpp),
                 &tmp,
-            )
-        })?;
+            )?);
+        }
         let (peer_sizes, peer_secs) = if peers {
             eprintln!("{name}: raw trace and peer compressors");
             let raw = tmp.join(format!("{name}.u64"));
@@ -258,30 +271,30 @@ fn print_tables(rows: &[Row], runs: usize) {
             t.join(", ")
         );
     }
-    println!("\n### Capture and replay speed (median of {runs} runs; whole processes)\n");
+    println!("\n### Capture and replay speed ({runs} runs each, alternating; whole processes; median (min–max), ratios are medians of per-run ratios)\n");
     println!("| workload | bare exec s | record s (threaded) | slowdown | record s (inline) | slowdown | threads speedup | replay s | replay M blocks/s |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         println!(
-            "| {} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x | {:.2}x | {:.3} | {:.0} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} |",
             r.name,
-            r.bare,
-            r.threaded,
-            r.threaded / r.bare,
-            r.inline,
-            r.inline / r.bare,
-            r.inline / r.threaded,
-            r.replay,
-            r.blocks as f64 / r.replay / 1e6
+            mm(&r.bare),
+            mm(&r.threaded),
+            ratio(&r.threaded, &r.bare),
+            mm(&r.inline),
+            ratio(&r.inline, &r.bare),
+            ratio(&r.inline, &r.threaded),
+            mm(&r.replay),
+            r.blocks as f64 / median(&r.replay) / 1e6
         );
     }
     println!(
         "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s (slowest {:.0})",
-        geo(rows.iter().map(|r| r.threaded / r.bare)),
-        geo(rows.iter().map(|r| r.inline / r.bare)),
-        geo(rows.iter().map(|r| r.blocks as f64 / r.replay / 1e6)),
+        geo(rows.iter().map(|r| median(&r.threaded) / median(&r.bare))),
+        geo(rows.iter().map(|r| median(&r.inline) / median(&r.bare))),
+        geo(rows.iter().map(|r| r.blocks as f64 / median(&r.replay) / 1e6)),
         rows.iter()
-            .map(|r| r.blocks as f64 / r.replay / 1e6)
+            .map(|r| r.blocks as f64 / median(&r.replay) / 1e6)
             .fold(f64::INFINITY, f64::min)
     );
 }

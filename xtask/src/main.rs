@@ -343,9 +343,3 @@ fn bench_exec(runs: usize) -> Result<()> {
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-

@@ -53,7 +53,6 @@ enum Kind {
     AllBranches(u64),
 }
 
-
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Mode {
     Paper,
@@ -179,7 +178,11 @@ fn units(instructions: u64) -> Vec<(Kind, LbrConfig)> {
 /// alone at the operating points of 4 and 16 entries.
 fn modes_for(kind: Kind, c: &LbrConfig) -> &'static [Mode] {
     match kind {
-        Kind::Sweep(_) if [OURS, OPERATING, PAPERS].contains(&c.period) && [4, 16].contains(&c.entries) => &MODES,
+        Kind::Sweep(_)
+            if [OURS, OPERATING, PAPERS].contains(&c.period) && [4, 16].contains(&c.entries) =>
+        {
+            &MODES
+        }
         Kind::Sweep(_) | Kind::Count(_) => &[Mode::Paper, Mode::Both],
         _ => &[Mode::Paper],
     }
@@ -347,22 +350,42 @@ fn per_seed(f: impl Fn(u64) -> Option<f64>) -> Vec<f64> {
 /// Wall accuracy of one workload's `kind(seed)` unit with `e` entries (and period `p`) under
 /// `mode`, one value per seed.
 fn wall(w: &Workload, kind: fn(u64) -> Kind, e: usize, p: Option<u64>, mode: Mode) -> Vec<f64> {
-    per_seed(|s| unit(w, kind(s), e, p).and_then(|u| u.acc.get(&mode)).map(|a| a.wall))
+    per_seed(|s| {
+        unit(w, kind(s), e, p)
+            .and_then(|u| u.acc.get(&mode))
+            .map(|a| a.wall)
+    })
 }
 
 /// The mean over workloads of the same, one value per seed.
-fn wall_mean(ws: &[Workload], kind: fn(u64) -> Kind, e: usize, p: Option<u64>, mode: Mode) -> Vec<f64> {
+fn wall_mean(
+    ws: &[Workload],
+    kind: fn(u64) -> Kind,
+    e: usize,
+    p: Option<u64>,
+    mode: Mode,
+) -> Vec<f64> {
     per_seed(|s| {
         let v: Vec<f64> = ws
             .iter()
-            .filter_map(|w| unit(w, kind(s), e, p).and_then(|u| u.acc.get(&mode)).map(|a| a.wall))
+            .filter_map(|w| {
+                unit(w, kind(s), e, p)
+                    .and_then(|u| u.acc.get(&mode))
+                    .map(|a| a.wall)
+            })
             .collect();
         (v.len() == ws.len()).then(|| mean(v))
     })
 }
 
 /// The minimum over workloads of each workload's median.
-fn wall_min(ws: &[Workload], kind: fn(u64) -> Kind, e: usize, p: Option<u64>, mode: Mode) -> (f64, String) {
+fn wall_min(
+    ws: &[Workload],
+    kind: fn(u64) -> Kind,
+    e: usize,
+    p: Option<u64>,
+    mode: Mode,
+) -> (f64, String) {
     ws.iter()
         .map(|w| (median(&wall(w, kind, e, p, mode)), w.name.clone()))
         .min_by(|a, b| a.0.total_cmp(&b.0))
@@ -370,7 +393,9 @@ fn wall_min(ws: &[Workload], kind: fn(u64) -> Kind, e: usize, p: Option<u64>, mo
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize()?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()?;
     let mut names: Vec<String> = crate::compute_workloads(&root)?;
     let mut svg = None;
     let mut it = args.iter();
@@ -384,7 +409,11 @@ pub fn run(args: &[String]) -> Result<()> {
                     .map(str::to_string)
                     .collect()
             }
-            "--svg" => svg = Some(std::path::absolute(it.next().context("--svg needs a file")?)?),
+            "--svg" => {
+                svg = Some(std::path::absolute(
+                    it.next().context("--svg needs a file")?,
+                )?)
+            }
             other => bail!("unknown option {other}"),
         }
     }
@@ -449,7 +478,9 @@ fn print_tables(ws: &[Workload]) {
         );
     }
     println!("\n### Accuracy vs sampling period (Figure 6), paper method, mean over workloads\n");
-    print!("| period (cycles) | samples (mean) | overhead, perf-lbr | overhead, itanium2-perfmon |");
+    print!(
+        "| period (cycles) | samples (mean) | overhead, perf-lbr | overhead, itanium2-perfmon |"
+    );
     for e in ENTRIES {
         print!(" Wall, {e} entries |");
     }
@@ -468,7 +499,10 @@ fn print_tables(ws: &[Workload]) {
             pct(mean(u4.iter().map(|u| u.overhead[1])))
         );
         for e in ENTRIES {
-            print!(" {} |", spread(&wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper)));
+            print!(
+                " {} |",
+                spread(&wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper))
+            );
         }
         let (lo, who) = wall_min(ws, Kind::Sweep, 16, Some(p), Mode::Both);
         println!(
@@ -505,7 +539,13 @@ fn print_tables(ws: &[Workload]) {
         }
         println!(
             " {}% |",
-            pct(median(&per_seed(|s| unit(w, Kind::Sweep(s), 4, Some(OURS)).map(|u| u.overhead[0]))))
+            pct(median(&per_seed(|s| unit(
+                w,
+                Kind::Sweep(s),
+                4,
+                Some(OURS)
+            )
+            .map(|u| u.overhead[0]))))
         );
     }
     print!("| **mean** |");

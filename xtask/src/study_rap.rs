@@ -135,8 +135,9 @@ fn cache_key(outcrop: &Path, guest: &Path, eps: f64) -> Result<u64> {
 }
 
 /// Figure 6 on every workload: the code tree's size (nodes) against events, ε = 10%, one
-/// panel per workload; every point the run recorded (samples every 65,536 events and both
-/// sides of each merge batch, so merges show as drops).
+/// panel per workload, events on a log scale (merge batches are exponentially spaced); every
+/// point the run recorded (samples every 65,536 events and both sides of each merge batch,
+/// so merges show as drops).
 fn plot_fig6(path: &Path, runs: &[Run]) -> Result<()> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
@@ -150,20 +151,21 @@ fn plot_fig6(path: &Path, runs: &[Run]) -> Result<()> {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|p| (u(&p[0]) as f64 / 1e6, u(&p[1]) as f64))
+            .filter(|p| u(&p[0]) >= 100)
+            .map(|p| (u(&p[0]) as f64, u(&p[1]) as f64))
             .collect();
-        let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
+        let xmax = pts.iter().map(|p| p.0).fold(1e3, f64::max);
         let ymax = pts.iter().map(|p| p.1).fold(10.0, f64::max) * 1.05;
         let mut chart = ChartBuilder::on(&area)
             .caption(format!("{} (block, ε = 10%)", r.name), ("sans-serif", 14))
             .margin(8)
             .x_label_area_size(28)
             .y_label_area_size(48)
-            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .build_cartesian_2d((100f64..xmax * 1.2).log_scale(), 0f64..ymax)
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_desc("M events")
+            .x_desc("events (log scale)")
             .y_desc("nodes")
             .x_labels(4)
             .y_labels(4)
@@ -411,7 +413,9 @@ fn print_tables(runs: &[Run]) {
             .iter()
             .filter(|h| h["code"].as_str().is_some_and(|c| !c.contains(" .. ")))
             .max_by_key(|h| (width(h), (f(&h["share"]) * 1e9) as u64));
-        let narrowest = hot.iter().min_by_key(|h| (width(h), u64::MAX - (f(&h["share"]) * 1e9) as u64));
+        let narrowest = hot
+            .iter()
+            .min_by_key(|h| (width(h), u64::MAX - (f(&h["share"]) * 1e9) as u64));
         let code = |h: Option<&&Value>| {
             h.and_then(|h| h["code"].as_str())
                 .map(|c| c.chars().take(60).collect::<String>())

@@ -124,7 +124,7 @@ fn pct(a: f64) -> String {
     format!("{:.2}", 100.0 * a)
 }
 
-/// The workloads (every bundled one, and the GC guest when the cross compiler is here),
+/// The workloads (every bundled one, and the GC guest, built with the cross compiler),
 /// filtered by `--workloads a,b`; the temporary directory holding the GC guest.
 fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempDir)> {
     let wl = root.join("workloads");
@@ -158,8 +158,13 @@ fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempD
         .args(["-O2", "-static", "-o"])
         .arg(&gc_bin)
         .arg(wl.join("study/gc.c"))
-        .status();
-    if matches!(st, Ok(s) if s.success()) {
+        .status()
+        .context("study-rpa needs riscv64-linux-gnu-gcc on PATH to build its GC guest (Debian: apt-get install gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)")?;
+    anyhow::ensure!(
+        st.success(),
+        "riscv64-linux-gnu-gcc failed on workloads/study/gc.c"
+    );
+    {
         let elf = std::fs::read(&gc_bin)?;
         let own = outcrop_rv::sections::profile_tags(&elf)?;
         let tags = outcrop_rpa::tags::Tags::new(own, []).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -178,8 +183,6 @@ fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempD
             allow_rw: None,
             tags,
         });
-    } else {
-        eprintln!("study-rpa: no riscv64-linux-gnu-gcc: the GC guest is left out");
     }
     if let Some(w) = args
         .iter()

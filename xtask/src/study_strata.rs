@@ -44,7 +44,10 @@ fn require(tool: &str, probe: &str) -> Result<()> {
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
-    ensure!(ok, "study-strata needs `{tool}` on PATH (Debian: apt-get install {tool})");
+    ensure!(
+        ok,
+        "study-strata needs `{tool}` on PATH (Debian: apt-get install {tool})"
+    );
     Ok(())
 }
 
@@ -180,7 +183,9 @@ pub fn run(args: &[String]) -> Result<()> {
         std::fs::remove_file(&raw)?;
         rows.push(Row {
             name: name.clone(),
-            instructions: report["stats"]["build"]["instructions"].as_u64().unwrap_or(0),
+            instructions: report["stats"]["build"]["instructions"]
+                .as_u64()
+                .unwrap_or(0),
             blocks,
             file_bytes: std::fs::metadata(&wpp)?.len(),
             zstd_bytes: z.stdout.len() as u64,
@@ -226,7 +231,10 @@ fn print_tables(rows: &[Row], runs: usize) {
         let l = &r.report["layers"][0];
         let lengths = l["lengths"].as_array().cloned().unwrap_or_default();
         let (sum, cnt) = lengths.iter().fold((0u64, 0u64), |(s, c), x| {
-            (s + u(&x["length"]) * u(&x["executions"]), c + u(&x["executions"]))
+            (
+                s + u(&x["length"]) * u(&x["executions"]),
+                c + u(&x["executions"]),
+            )
         });
         println!(
             "| {} | {} | {} | {} | {} | {} |",
@@ -327,7 +335,10 @@ fn panels(
             .margin(8)
             .x_label_area_size(30)
             .y_label_area_size(50)
-            .build_cartesian_2d((1f64..xm.max(2.0) * 1.5).log_scale(), (1f64..ym.max(2.0) * 1.5).log_scale())
+            .build_cartesian_2d(
+                (1f64..xm.max(2.0) * 1.5).log_scale(),
+                (1f64..ym.max(2.0) * 1.5).log_scale(),
+            )
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
@@ -383,7 +394,12 @@ fn plot_fig3(path: &Path, rows: &[Row]) -> Result<()> {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|l| (u(&l["length"]).max(1) as f64, u(&l["executions"]).max(1) as f64))
+            .map(|l| {
+                (
+                    u(&l["length"]).max(1) as f64,
+                    u(&l["executions"]).max(1) as f64,
+                )
+            })
             .collect()
     };
     panels(

@@ -183,4 +183,40 @@ fn bad_input_is_an_error_with_a_place() {
         &["paths", "record", "-o", bad, "--skew", "2", "--", &hello],
         "probability",
     );
+    fails_with(
+        &[
+            "paths",
+            "record",
+            "-o",
+            bad,
+            "--handler-cycles",
+            "pentium",
+            "--",
+            &hello,
+        ],
+        "preset (perf-lbr, itanium2-perfmon)",
+    );
+}
+
+#[test]
+fn cost_presets_set_the_modelled_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    for (arg, cycles) in [
+        (None, 7_500u64),
+        (Some("perf-lbr"), 7_500),
+        (Some("itanium2-perfmon"), 24_600),
+        (Some("1234"), 1_234),
+    ] {
+        let mut extra = vec!["--period", "500000"];
+        if let Some(a) = arg {
+            extra.extend(["--handler-cycles", a]);
+        }
+        let s = record(dir.path(), "c.samples", &extra);
+        let text = std::fs::read_to_string(&s).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l == format!("handler-cycles {cycles}")),
+            "{arg:?}: {text:.300}"
+        );
+    }
 }

@@ -405,10 +405,16 @@ mod tests {
     fn event_weighted_mean_uses_every_point() {
         // 0..100: grows 0 → 10; merge at 100 drops to 4; 100..200: stays 4.
         let pts = [(100, 10), (100, 4), (200, 4)];
-        assert_eq!(event_weighted_mean(&pts, 200, 4), (100.0 * 5.0 + 100.0 * 4.0) / 200.0);
+        assert_eq!(
+            event_weighted_mean(&pts, 200, 4),
+            (100.0 * 5.0 + 100.0 * 4.0) / 200.0
+        );
         // points not on any sampling grid count just the same
         let pts = [(3, 6), (7, 6)];
-        assert_eq!(event_weighted_mean(&pts, 7, 6), (3.0 * 3.0 + 4.0 * 6.0) / 7.0);
+        assert_eq!(
+            event_weighted_mean(&pts, 7, 6),
+            (3.0 * 3.0 + 4.0 * 6.0) / 7.0
+        );
         assert_eq!(event_weighted_mean(&[], 0, 5), 5.0);
     }
 

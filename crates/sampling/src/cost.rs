@@ -98,10 +98,7 @@ mod tests {
         assert_eq!(m.overhead(5, 0), 0.0);
         assert_eq!(CostModel::preset("perf-lbr"), Some(m));
         assert_eq!(CostModel::preset("nope"), None);
-        let f = CostModel {
-            fixed: 0.02,
-            ..m
-        };
+        let f = CostModel { fixed: 0.02, ..m };
         assert_eq!(f.period_for(0.01), None);
     }
 }
