@@ -90,8 +90,9 @@ fn sampled_paths_match_the_exact_profile_on_workloads() {
         assert_eq!(p.discarded, 0, "{name}");
         assert_eq!(p.unmatched, 0, "{name}");
         assert!(p.wall >= 0.9, "{name}: Wall accuracy {}", p.wall);
+        // untimed: samples × 7,500 cycles (perf-lbr) ÷ instructions, one sample per ~1M
         assert!(
-            (p.overhead - 0.01).abs() < 0.002,
+            (p.overhead - 0.0075).abs() < 0.0015,
             "{name}: overhead {}",
             p.overhead
         );

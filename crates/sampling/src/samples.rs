@@ -408,7 +408,7 @@ mod tests {
         let s = sample();
         let t = s.to_text();
         assert_eq!(Samples::parse(&t).unwrap(), s);
-        assert!((s.overhead() - 4.0 * 10_000.0 / 1000.0).abs() < 1e-9);
+        assert!((s.overhead() - 4.0 * 7_500.0 / 1000.0).abs() < 1e-9);
     }
 
     #[test]
