@@ -45,6 +45,13 @@ fn rates<T>(events: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, 
     (v, last.expect("runs ≥ 1"), held)
 }
 
+/// Runs `cmd` and fails, naming it, unless it exits successfully.
+fn succeed(cmd: &mut Command) -> Result<()> {
+    let st = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    anyhow::ensure!(st.success(), "{cmd:?} failed: {st}");
+    Ok(())
+}
+
 /// Events per second of `runs` runs of `outcrop rap FILE` (wall time, output discarded).
 fn command_rates(
     outcrop: &std::path::Path,
@@ -173,12 +180,12 @@ pub fn run(args: &[String]) -> Result<()> {
                 .flat_map(|v| v.to_le_bytes())
                 .collect::<Vec<u8>>(),
         )?;
-        let st = Command::new(&outcrop)
-            .args(["trace", "convert", "--from", "u64le", "-o"])
-            .arg(&otr)
-            .arg(&raw)
-            .status()?;
-        anyhow::ensure!(st.success(), "outcrop trace convert failed");
+        succeed(
+            Command::new(&outcrop)
+                .args(["trace", "convert", "--from", "u64le", "-o"])
+                .arg(&otr)
+                .arg(&raw),
+        )?;
         let cmd_rates = [
             command_rates(&outcrop, &raw, events, runs)?,
             command_rates(&outcrop, &otr, events, runs)?,
@@ -207,27 +214,27 @@ pub fn run(args: &[String]) -> Result<()> {
         let wpp = tmp.path().join("lz.wpp");
         let raw = tmp.path().join("lz.u64");
         let otr = tmp.path().join("lz.otr");
-        let st = Command::new(&outcrop)
-            .args(["wpp", "record", "-o"])
-            .arg(&wpp)
-            .arg("--")
-            .arg(root.join("workloads/bin/lz"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()?;
-        anyhow::ensure!(st.success(), "outcrop wpp record failed");
-        let st = Command::new(&outcrop)
-            .args(["wpp", "replay", "--format", "u64le", "-o"])
-            .arg(&raw)
-            .arg(&wpp)
-            .status()?;
-        anyhow::ensure!(st.success(), "outcrop wpp replay failed");
-        let st = Command::new(&outcrop)
-            .args(["trace", "convert", "--from", "u64le", "-o"])
-            .arg(&otr)
-            .arg(&raw)
-            .status()?;
-        anyhow::ensure!(st.success(), "outcrop trace convert failed");
+        succeed(
+            Command::new(&outcrop)
+                .args(["wpp", "record", "-o"])
+                .arg(&wpp)
+                .arg("--")
+                .arg(root.join("workloads/bin/lz"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )?;
+        succeed(
+            Command::new(&outcrop)
+                .args(["wpp", "replay", "--format", "u64le", "-o"])
+                .arg(&raw)
+                .arg(&wpp),
+        )?;
+        succeed(
+            Command::new(&outcrop)
+                .args(["trace", "convert", "--from", "u64le", "-o"])
+                .arg(&otr)
+                .arg(&raw),
+        )?;
         let n = std::fs::metadata(&raw)?.len() as usize / 8;
         let values: Vec<u64> = std::fs::read(&raw)?
             .chunks_exact(8)

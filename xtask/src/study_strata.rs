@@ -319,8 +319,8 @@ fn panels(
     rows: &[Row],
     x_desc: &str,
     y_desc: &str,
-    draw: impl Fn(&Row, &mut Chart) -> Result<()>,
-    extent: impl Fn(&Row) -> (f64, f64),
+    pts: impl Fn(&Row) -> Vec<(f64, f64)>,
+    draw: impl Fn(Vec<(f64, f64)>, &mut Chart) -> Result<()>,
 ) -> Result<()> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
@@ -329,7 +329,9 @@ fn panels(
     let root = SVGBackend::new(path, (960, 240 * nrows as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     for (r, area) in rows.iter().zip(root.split_evenly((nrows, cols))) {
-        let (xm, ym) = extent(r);
+        let p = pts(r);
+        let xm = p.iter().map(|x| x.0).fold(2.0, f64::max);
+        let ym = p.iter().map(|x| x.1).fold(2.0, f64::max);
         let mut chart = ChartBuilder::on(&area)
             .caption(&r.name, ("sans-serif", 14))
             .margin(8)
@@ -348,7 +350,7 @@ fn panels(
             .y_labels(4)
             .draw()
             .map_err(|e| err(&e))?;
-        draw(r, &mut chart)?;
+        draw(p, &mut chart)?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
@@ -370,18 +372,12 @@ fn plot_fig2(path: &Path, rows: &[Row]) -> Result<()> {
         rows,
         "path length (blocks)",
         "trip count",
-        |r, chart| {
+        pts,
+        |p, chart| {
             chart
-                .draw_series(pts(r).into_iter().map(|p| Circle::new(p, 2, BLUE.filled())))
+                .draw_series(p.into_iter().map(|p| Circle::new(p, 2, BLUE.filled())))
                 .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
             Ok(())
-        },
-        |r| {
-            let p = pts(r);
-            (
-                p.iter().map(|x| x.0).fold(2.0, f64::max),
-                p.iter().map(|x| x.1).fold(2.0, f64::max),
-            )
         },
     )
 }
@@ -407,18 +403,12 @@ fn plot_fig3(path: &Path, rows: &[Row]) -> Result<()> {
         rows,
         "stratum length (paths)",
         "executions",
-        |r, chart| {
+        pts,
+        |p, chart| {
             chart
-                .draw_series(LineSeries::new(pts(r), RED.stroke_width(1)))
+                .draw_series(LineSeries::new(p, RED.stroke_width(1)))
                 .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
             Ok(())
-        },
-        |r| {
-            let p = pts(r);
-            (
-                p.iter().map(|x| x.0).fold(2.0, f64::max),
-                p.iter().map(|x| x.1).fold(2.0, f64::max),
-            )
         },
     )
 }
