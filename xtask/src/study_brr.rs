@@ -405,6 +405,32 @@ struct SameRun {
     exact: [rustc_hash::FxHashMap<u64, u64>; 2],
 }
 
+/// Hash of this executable, every C source the study compiles and the cross compiler's version.
+fn cache_key(root: &Path) -> Result<u64> {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(&std::fs::read(std::env::current_exe()?)?);
+    for dir in ["workloads/src", "workloads/study", "workloads/runtime"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .with_context(|| format!("reading {dir}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            h.write(f.to_string_lossy().as_bytes());
+            h.write(&std::fs::read(&f)?);
+        }
+    }
+    let cc = std::env::var("CROSS").unwrap_or_else(|_| "riscv64-linux-gnu-".into()) + "gcc";
+    let v = Command::new(&cc)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("{cc} (apt-get install gcc-riscv64-linux-gnu)"))?;
+    h.write(&v.stdout);
+    Ok(h.finish())
+}
+
 /// The samplers compared, by name; seeds vary the random ones.
 fn same_run_samplers(seed: u64) -> Vec<(&'static str, Box<dyn Sampler + Send>)> {
     let b = |c: BrrConfig| -> Box<dyn Sampler + Send> {
@@ -1081,7 +1107,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let same_run_only = args.iter().any(|a| a == "--same-run-only");
     let mut svg = root.join("docs/studies");
-    let mut work = root.join("target/study-brr");
+    let mut work: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -1092,11 +1118,20 @@ pub fn run(args: &[String]) -> Result<()> {
             "--no-micro" => do_micro = false,
             "--jobs" => jobs = it.next().context("--jobs N")?.parse()?,
             "--svg-dir" => svg = PathBuf::from(it.next().context("--svg-dir DIR")?),
-            "--work" => work = PathBuf::from(it.next().context("--work DIR")?),
+            "--work" => work = Some(PathBuf::from(it.next().context("--work DIR")?)),
             "--same-run-only" | "--correlation-only" => {}
             other => bail!("unknown option {other}"),
         }
     }
+    // Assembly and binaries are cached in a directory keyed on what makes them: this program
+    // (the instrumentation pass is linked into it), the C sources and the compiler. A rebuilt
+    // xtask, an edited workload or another compiler gets a fresh directory.
+    let work = match work {
+        Some(w) => w,
+        None => root
+            .join("target/study-brr")
+            .join(format!("{:016x}", cache_key(&root)?)),
+    };
     std::fs::create_dir_all(&work)?;
     let work = work.canonicalize()?;
     std::fs::create_dir_all(&svg)?;
