@@ -123,9 +123,11 @@ pub enum WeightArg {
 /// Options of `outcrop paths report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// The samples file.
-    #[arg(value_name = "SAMPLES")]
-    samples: PathBuf,
+    /// The samples file; several files of runs of the same program are merged first (the
+    /// paper's §4.4 aggregation: each run keeps its own overhead, the profile gets all their
+    /// samples). They must share the program and the buffer depth.
+    #[arg(value_name = "SAMPLES", required = true, num_args = 1..)]
+    samples: Vec<PathBuf>,
     /// The program (default: the path recorded in the samples file, if it exists).
     #[arg(long, value_name = "PROG")]
     binary: Option<PathBuf>,
@@ -263,9 +265,44 @@ fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>, Option<String>)> {
     Ok((out, None, None))
 }
 
+/// Reads every samples file and merges them into the first (§4.4, aggregating runs); files of
+/// another program or buffer depth are an error naming the file.
+fn read_samples(files: &[PathBuf], ignore_program_id: bool) -> Result<Samples> {
+    let mut merged: Option<Samples> = None;
+    for f in files {
+        let text = read_text_bounded(f, "samples file", MAX_PROFILE_BYTES)?;
+        let s = Samples::parse(&text).with_context(|| format!("{}", f.display()))?;
+        match merged.as_mut() {
+            None => merged = Some(s),
+            Some(m) => {
+                if !ignore_program_id && s.meta.program_id != m.meta.program_id {
+                    bail!(
+                        "{} was recorded from another program ({}) than {} ({}); pass --ignore-program-id to merge anyway",
+                        f.display(),
+                        s.meta.program_id,
+                        files[0].display(),
+                        m.meta.program_id
+                    );
+                }
+                if s.meta.config.entries != m.meta.config.entries {
+                    bail!(
+                        "{} has {}-entry records, {} has {}: merge samples of one buffer depth",
+                        f.display(),
+                        s.meta.config.entries,
+                        files[0].display(),
+                        m.meta.config.entries
+                    );
+                }
+                m.merge(&s);
+            }
+        }
+    }
+    merged.context("no samples file given")
+}
+
 fn report(args: ReportArgs) -> Result<()> {
-    let text = read_text_bounded(&args.samples, "samples file", MAX_PROFILE_BYTES)?;
-    let samples = Samples::parse(&text).with_context(|| format!("{}", args.samples.display()))?;
+    let samples = read_samples(&args.samples, args.ignore_program_id)?;
+    let first = &args.samples[0];
     let binary = match &args.binary {
         Some(b) => b.clone(),
         None => {
@@ -274,7 +311,7 @@ fn report(args: ReportArgs) -> Result<()> {
                 bail!(
                     "the program {} recorded in {} does not exist; name it with --binary",
                     samples.meta.program,
-                    args.samples.display()
+                    first.display()
                 );
             }
             p
@@ -285,7 +322,7 @@ fn report(args: ReportArgs) -> Result<()> {
     }
     let elf = read_bounded(&binary, "program", MAX_PROGRAM_BYTES)?;
     check_program(
-        &args.samples,
+        first,
         &samples.meta.program_id,
         &binary,
         &elf,

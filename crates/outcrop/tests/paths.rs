@@ -220,3 +220,53 @@ fn cost_presets_set_the_modelled_cost() {
         );
     }
 }
+
+#[test]
+fn several_runs_merge_into_one_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = record(
+        dir.path(),
+        "a.samples",
+        &["--period", "300000", "--random-period", "--seed", "1"],
+    );
+    let b = record(
+        dir.path(),
+        "b.samples",
+        &["--period", "300000", "--random-period", "--seed", "2"],
+    );
+    let json = |files: &[&Path]| -> serde_json::Value {
+        let mut args = vec!["paths", "report", "--binary"];
+        let m = bin("matmul");
+        args.push(&m);
+        args.push("--json");
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        args.extend(names.iter().map(String::as_str));
+        let o = outcrop(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let (ja, jb, jab) = (json(&[&a]), json(&[&b]), json(&[&a, &b]));
+    let n = |v: &serde_json::Value| v["samples"].as_u64().unwrap();
+    assert_eq!(n(&jab), n(&ja) + n(&jb));
+    assert!(n(&ja) > 0 && n(&jb) > 0);
+    // the merged overhead is the runs' (same period): samples and cycles both add up
+    let o = |v: &serde_json::Value| v["overhead"].as_f64().unwrap();
+    assert!((o(&jab) - (o(&ja) + o(&jb)) / 2.0).abs() < 0.002);
+    // another buffer depth is an error naming the file
+    let c = record(
+        dir.path(),
+        "c.samples",
+        &["--period", "300000", "--entries", "16"],
+    );
+    fails_with(
+        &[
+            "paths",
+            "report",
+            a.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--binary",
+            &bin("matmul"),
+        ],
+        "c.samples has 16-entry records",
+    );
+}
