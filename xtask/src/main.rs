@@ -1,12 +1,11 @@
-//! Project automation. `cargo run --release -p xtask -- bench-rap` measures RAP against an exact
-//! `HashMap<u64, u64>` counter on the same pre-generated streams, in the same process, and
-//! prints the Markdown tables recorded in docs/BENCHMARKS.md (medians of repeated runs).
-//! `bench-exec` times the machine against qemu on the bundled workloads; `cachegrind` compares
-//! the timing model's data-cache misses with valgrind's cachegrind (see `cachegrind.rs`);
-//! `bench-timing` measures the timing model's speed; `study-rap` runs the RAP paper's §4 studies on the workloads (see `study_rap.rs`);
-//! `bench-wpp` measures whole-program profiles against zstd and xz (see `bench_wpp.rs`);
-//! `study-paths` runs the path paper's §4 studies (see `study_paths.rs`); `bench-hostile` times
-//! hostile guests and files against a baseline build (see `bench_hostile.rs`).
+//! Project automation: the commands that make the tables of docs/BENCHMARKS.md and
+//! docs/studies. Each module's doc says what it measures and against which peer:
+//! `bench-rap` (RAP against exact hash maps, and `outcrop rap` end to end; `bench_rap.rs`),
+//! `bench-exec` (the machine against qemu), `cachegrind` (the timing model's misses against
+//! valgrind), `bench-timing`, `bench-wpp` (whole-program profiles against zstd and xz),
+//! `bench-hostile`, `bench-layers`, `bench-compose`, `bench-profile`, `bench-rpa`, and the
+//! papers' studies `study-rap`, `study-paths`, `study-strata`, `study-brr`, `study-rpa`.
+//! Run without arguments for the usage line.
 
 mod bench_compose;
 mod bench_hostile;
