@@ -45,6 +45,36 @@ fn rates<T>(events: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, 
     (v, last.expect("runs ≥ 1"), held)
 }
 
+/// One row of the end-to-end table: `outcrop rap` on `raw` (u64le) and on the trace file it
+/// converts `raw` into, beside the tree's in-memory rates `mem`.
+fn end_to_end(
+    outcrop: &std::path::Path,
+    label: &str,
+    raw: &std::path::Path,
+    events: usize,
+    runs: usize,
+    mem: &[f64],
+) -> Result<String> {
+    let otr = raw.with_extension("otr");
+    succeed(
+        Command::new(outcrop)
+            .args(["trace", "convert", "--from", "u64le", "-o"])
+            .arg(&otr)
+            .arg(raw),
+    )?;
+    let r_raw = command_rates(outcrop, raw, events, runs)?;
+    let r_otr = command_rates(outcrop, &otr, events, runs)?;
+    Ok(format!(
+        "| {label} | {} | {} | {} | {:.2}x | {:.2}x | {} |",
+        mevs(mem),
+        mevs(&r_raw),
+        mevs(&r_otr),
+        spread(&r_raw).0 / spread(mem).0,
+        spread(&r_otr).0 / spread(mem).0,
+        std::fs::metadata(&otr)?.len(),
+    ))
+}
+
 /// Runs `cmd` and fails, naming it, unless it exits successfully.
 fn succeed(cmd: &mut Command) -> Result<()> {
     let st = cmd.status().with_context(|| format!("running {cmd:?}"))?;
@@ -172,7 +202,6 @@ pub fn run(args: &[String]) -> Result<()> {
         // End to end: the same stream as a raw u64le file and as a trace file, through the
         // command a user runs (reading, batching, the tree, the report), wall time.
         let raw = tmp.path().join(format!("{}.u64", kind.name()));
-        let otr = tmp.path().join(format!("{}.otr", kind.name()));
         std::fs::write(
             &raw,
             values
@@ -180,26 +209,14 @@ pub fn run(args: &[String]) -> Result<()> {
                 .flat_map(|v| v.to_le_bytes())
                 .collect::<Vec<u8>>(),
         )?;
-        succeed(
-            Command::new(&outcrop)
-                .args(["trace", "convert", "--from", "u64le", "-o"])
-                .arg(&otr)
-                .arg(&raw),
-        )?;
-        let cmd_rates = [
-            command_rates(&outcrop, &raw, events, runs)?,
-            command_rates(&outcrop, &otr, events, runs)?,
-        ];
-        e2e.push(format!(
-            "| {} | {} | {} | {} | {:.2}x | {:.2}x | {} |",
+        e2e.push(end_to_end(
+            &outcrop,
             kind.name(),
-            mevs(&r_comb),
-            mevs(&cmd_rates[0]),
-            mevs(&cmd_rates[1]),
-            med(&cmd_rates[0]) / med(&r_comb),
-            med(&cmd_rates[1]) / med(&r_comb),
-            std::fs::metadata(&otr)?.len(),
-        ));
+            &raw,
+            events,
+            runs,
+            &r_comb,
+        )?);
         let mut exact = ExactCounts::new();
         values.iter().for_each(|&v| exact.add(v));
         let exact = exact.finish();
@@ -213,7 +230,6 @@ pub fn run(args: &[String]) -> Result<()> {
         let (root, _) = crate::release_outcrop()?;
         let wpp = tmp.path().join("lz.wpp");
         let raw = tmp.path().join("lz.u64");
-        let otr = tmp.path().join("lz.otr");
         succeed(
             Command::new(&outcrop)
                 .args(["wpp", "record", "-o"])
@@ -229,12 +245,6 @@ pub fn run(args: &[String]) -> Result<()> {
                 .arg(&raw)
                 .arg(&wpp),
         )?;
-        succeed(
-            Command::new(&outcrop)
-                .args(["trace", "convert", "--from", "u64le", "-o"])
-                .arg(&otr)
-                .arg(&raw),
-        )?;
         let n = std::fs::metadata(&raw)?.len() as usize / 8;
         let values: Vec<u64> = std::fs::read(&raw)?
             .chunks_exact(8)
@@ -247,17 +257,14 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             t
         });
-        let r_raw = command_rates(&outcrop, &raw, n, runs)?;
-        let r_otr = command_rates(&outcrop, &otr, n, runs)?;
-        e2e.push(format!(
-            "| lz blocks ({n} events) | {} | {} | {} | {:.2}x | {:.2}x | {} |",
-            mevs(&r_mem),
-            mevs(&r_raw),
-            mevs(&r_otr),
-            spread(&r_raw).0 / spread(&r_mem).0,
-            spread(&r_otr).0 / spread(&r_mem).0,
-            std::fs::metadata(&otr)?.len(),
-        ));
+        e2e.push(end_to_end(
+            &outcrop,
+            &format!("lz blocks ({n} events)"),
+            &raw,
+            n,
+            runs,
+            &r_mem,
+        )?);
     }
     println!("Throughput, M events/s:\n");
     println!("| stream | distinct | RAP combined | RAP unit | RAP lazy split | std HashMap | FxHashMap presized | combined / std | combined / Fx |");
