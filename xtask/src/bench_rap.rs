@@ -239,12 +239,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null()),
         )?;
-        succeed(
-            Command::new(&outcrop)
-                .args(["wpp", "replay", "--format", "u64le", "-o"])
-                .arg(&raw)
-                .arg(&wpp),
-        )?;
+        crate::bench_wpp::replay_raw(&outcrop, &wpp, &raw)?;
         let n = std::fs::metadata(&raw)?.len() as usize / 8;
         let values: Vec<u64> = std::fs::read(&raw)?
             .chunks_exact(8)

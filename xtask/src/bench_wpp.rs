@@ -40,6 +40,19 @@ fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
     Ok(secs)
 }
 
+/// Writes the raw trace of `wpp` (8-byte block start addresses, `wpp replay --format u64le`)
+/// to `raw`; returns its block count.
+pub fn replay_raw(outcrop: &Path, wpp: &Path, raw: &Path) -> Result<u64> {
+    let st = Command::new(outcrop)
+        .args(["wpp", "replay", "--format", "u64le", "-o"])
+        .arg(raw)
+        .arg(wpp)
+        .status()
+        .context("running outcrop wpp replay")?;
+    ensure!(st.success(), "outcrop wpp replay {}: {st}", wpp.display());
+    Ok(std::fs::metadata(raw)?.len() / 8)
+}
+
 fn median(v: &[f64]) -> f64 {
     crate::bench_rap::spread(v).0
 }
@@ -138,14 +151,8 @@ pub fn run(args: &[String]) -> Result<()> {
         let (peer_sizes, peer_secs) = if peers {
             eprintln!("{name}: raw trace and peer compressors");
             let raw = tmp.join(format!("{name}.u64"));
-            let st = Command::new(&outcrop)
-                .args(["wpp", "replay", "--format", "u64le", "-o"])
-                .arg(&raw)
-                .arg(&wpp)
-                .status()?;
-            ensure!(st.success(), "replay {name}");
             ensure!(
-                std::fs::metadata(&raw)?.len() == blocks * 8,
+                replay_raw(&outcrop, &wpp, &raw)? == blocks,
                 "{name}: replay length"
             );
             let mut sizes = [0u64; 3];

@@ -168,18 +168,12 @@ pub fn run(args: &[String]) -> Result<()> {
         ensure!(out.status.success(), "wpp report {name}");
         let report: Value = serde_json::from_slice(&out.stdout).context("wpp report --json")?;
         let raw = dir.join(format!("{name}.u64"));
-        let st = Command::new(&outcrop)
-            .args(["wpp", "replay", "--format", "u64le", "-o"])
-            .arg(&raw)
-            .arg(&wpp)
-            .status()?;
-        ensure!(st.success(), "wpp replay {name}");
+        let blocks = crate::bench_wpp::replay_raw(&outcrop, &wpp, &raw)?;
         let z = Command::new("zstd")
             .args(["-3", "--long=27", "-T1", "-q", "-c"])
             .arg(&raw)
             .output()?;
         ensure!(z.status.success(), "zstd on {name}'s trace");
-        let blocks = std::fs::metadata(&raw)?.len() / 8;
         std::fs::remove_file(&raw)?;
         rows.push(Row {
             name: name.clone(),

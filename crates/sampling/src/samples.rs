@@ -91,15 +91,18 @@ impl Samples {
         v
     }
 
-    /// Adds another run's samples (paper §4.4, aggregating runs).
+    /// Adds another run's samples (paper §4.4, aggregating runs). Counts come from files, so
+    /// they saturate rather than wrap.
     pub fn merge(&mut self, other: &Samples) {
         for (t, c) in &other.traces {
-            *self.traces.entry(t.clone()).or_default() += c;
+            let n = self.traces.entry(t.clone()).or_default();
+            *n = n.saturating_add(*c);
         }
-        self.meta.samples += other.meta.samples;
-        self.meta.recorded += other.meta.recorded;
-        self.meta.instructions += other.meta.instructions;
-        self.meta.cycles += other.meta.cycles;
+        let (m, o) = (&mut self.meta, &other.meta);
+        m.samples = m.samples.saturating_add(o.samples);
+        m.recorded = m.recorded.saturating_add(o.recorded);
+        m.instructions = m.instructions.saturating_add(o.instructions);
+        m.cycles = m.cycles.saturating_add(o.cycles);
     }
 
     /// The file's text.
@@ -401,6 +404,27 @@ mod tests {
             },
             traces,
         }
+    }
+
+    #[test]
+    fn merging_adds_counts_and_saturates() {
+        let mut a = sample();
+        let b = sample();
+        a.merge(&b);
+        assert_eq!(a.meta.samples, 2 * b.meta.samples);
+        for (t, c) in &b.traces {
+            assert_eq!(a.traces[t], 2 * c);
+        }
+        // counts near the top (a hostile file) saturate instead of wrapping
+        let mut h = sample();
+        h.meta.cycles = u64::MAX - 1;
+        a.meta.cycles = 5;
+        for c in h.traces.values_mut() {
+            *c = u64::MAX;
+        }
+        a.merge(&h);
+        assert_eq!(a.meta.cycles, u64::MAX);
+        assert!(a.traces.values().all(|&c| c == u64::MAX));
     }
 
     #[test]
