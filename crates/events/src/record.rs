@@ -277,6 +277,8 @@ pub trait Observer {
     /// The observer needs timing stamps: a run without a timing model is a configuration
     /// error (the run builder checks this before starting).
     const STAMPS: bool = false;
+    /// Call [`Observer::classes`] with retired instructions per class.
+    const CLASSES: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -292,6 +294,13 @@ pub trait Observer {
     /// A taken branch or jump from `from` to `to`.
     #[inline]
     fn taken_branch(&mut self, _from: u64, _to: u64, _kind: BranchKind) -> Control {
+        Control::Continue
+    }
+    /// Instructions retired since the last call, per class (indexed like [`Class::ALL`]). A
+    /// source calls it once per block it runs, or once per instruction; the sums are exact
+    /// either way.
+    #[inline]
+    fn classes(&mut self, _counts: &[u32; 8]) -> Control {
         Control::Continue
     }
     /// The stream ended (normally, by a stop, or by a limit); called once, after the last
@@ -310,9 +319,14 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
     const STAMPS: bool = O::STAMPS;
+    const CLASSES: bool = O::CLASSES;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
+    }
+    #[inline]
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        (**self).classes(counts)
     }
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
@@ -337,6 +351,13 @@ macro_rules! tuple_observer {
             const BLOCKS: bool = false $(|| $name::BLOCKS)+;
             const BRANCHES: bool = false $(|| $name::BRANCHES)+;
             const STAMPS: bool = false $(|| $name::STAMPS)+;
+            const CLASSES: bool = false $(|| $name::CLASSES)+;
+            #[inline]
+            fn classes(&mut self, counts: &[u32; 8]) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::CLASSES { c = c.and(self.$idx.classes(counts)); })+
+                c
+            }
             #[inline]
             fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
                 let mut c = Control::Continue;
@@ -378,9 +399,15 @@ impl<O: Observer> Observer for Option<O> {
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
     const STAMPS: bool = O::STAMPS;
+    const CLASSES: bool = O::CLASSES;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.classes(counts))
     }
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
@@ -406,12 +433,14 @@ pub struct ClassCounter {
     pub counts: [u64; 8],
 }
 
+/// Counts from the class stream, which the machine delivers once per block (no retire
+/// records needed).
 impl Observer for ClassCounter {
-    const RETIRE: bool = true;
+    const CLASSES: bool = true;
     #[inline]
-    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
-        if let Some(c) = r.class {
-            self.counts[c as usize] += 1;
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        for (total, &n) in self.counts.iter_mut().zip(counts) {
+            *total += u64::from(n);
         }
         Control::Continue
     }
@@ -448,13 +477,12 @@ mod tests {
     #[test]
     fn tuples_forward_each_stream_to_the_members_that_want_it() {
         type Pair = (ClassCounter, Blocks);
-        const { assert!(Pair::RETIRE && Pair::BLOCKS && !Pair::BRANCHES && !Pair::STAMPS) };
+        const { assert!(Pair::CLASSES && Pair::BLOCKS && !Pair::BRANCHES && !Pair::STAMPS) };
+        const { assert!(!Pair::RETIRE) };
         let mut pair: Pair = (ClassCounter::default(), Blocks::default());
-        let r = Retire {
-            class: Some(Class::Load),
-            ..Retire::default()
-        };
-        assert_eq!(pair.retire(&r, None), Control::Continue);
+        let mut counts = [0; 8];
+        counts[Class::Load as usize] = 1;
+        assert_eq!(pair.classes(&counts), Control::Continue);
         assert_eq!(pair.block(0, 1), Control::Continue);
         assert_eq!(pair.0.counts[Class::Load as usize], 1);
         assert_eq!(pair.1.n, 1);

@@ -27,6 +27,7 @@
 )]
 
 pub mod compressed;
+pub mod differential;
 pub mod elf;
 mod error;
 pub mod fpu;
@@ -39,7 +40,7 @@ pub mod sections;
 pub mod symbols;
 
 pub use error::Error;
-pub use machine::{Fault, FaultKind, Machine, Outcome};
+pub use machine::{Engine, Fault, FaultKind, Machine, Outcome};
 /// The retire-record vocabulary the machine emits (from `outcrop-events`).
 pub use outcrop_events::record::{
     BranchKind, ClassCounter, Control, Observer, RegUse, Retire, Stamp, Unit,

@@ -16,6 +16,8 @@ use outcrop_sampling::BrrUnit;
 use std::collections::HashMap;
 use std::fmt;
 
+mod blocks;
+
 const SLOTS: usize = (PAGE_SIZE / 2) as usize;
 /// Recently executed pages remembered without a hash lookup.
 const RECENT: usize = 64;
@@ -135,6 +137,17 @@ pub fn decoded_pages_cap(limit_bytes: u64) -> usize {
     (limit_bytes / DECODED_PAGE_BYTES).max(512) as usize
 }
 
+/// Which interpreter runs the guest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// Pre-decoded basic blocks for observers that read no retire records; the single-step
+    /// interpreter for those that do, and for every instruction a block cannot run.
+    #[default]
+    Blocks,
+    /// The single-step interpreter only: the oracle the block engine is tested against.
+    Step,
+}
+
 /// A RISC-V hart with its memory and its Linux kernel emulation.
 pub struct Machine {
     /// Integer registers (x0 always reads 0).
@@ -157,8 +170,11 @@ pub struct Machine {
     pub max_insns: u64,
     /// Branch-on-random's decision unit (`brr`; docs/machine.md "Branch-on-random").
     pub brr: BrrUnit,
+    /// The interpreter that runs the guest (the block engine unless set otherwise).
+    pub engine: Engine,
     reservation: Option<u64>,
     icache: ICache,
+    blocks: blocks::BlockCache,
     block_start: u64,
     block_len: u32,
 }
@@ -209,7 +225,9 @@ impl Machine {
             instret: 0,
             max_insns: u64::MAX,
             brr: BrrUnit::default(),
+            engine: Engine::default(),
             reservation: None,
+            blocks: blocks::BlockCache::new(max_pages as u64 * DECODED_PAGE_BYTES),
             icache: ICache {
                 pages: HashMap::new(),
                 slots: Vec::new(),
@@ -229,19 +247,47 @@ impl Machine {
     /// ([`Memory::host_bytes`]) and the decoded instructions. Bounded by the memory limit (see
     /// docs/machine.md, "Security model").
     pub fn host_bytes(&self) -> u64 {
-        self.mem.host_bytes() + (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
+        self.mem.host_bytes()
+            + (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
+            + self.blocks.host_bytes()
     }
 
     /// Runs until exit, fault, the instruction limit, or the observer stops it.
+    ///
+    /// Observers that read retire records run on the single-step interpreter; the others on
+    /// the block engine, which hands every instruction it cannot run to the single-step one.
+    /// Both deliver the same streams (docs/machine.md, "The block engine").
     pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
         // Validate the instruction cache against the memory once; afterwards only instructions
         // that can change code (stores, AMOs, system calls) re-check it.
         self.check_code_epoch();
+        if O::RETIRE || self.engine == Engine::Step {
+            return self
+                .run_steps(obs, u64::MAX)
+                .unwrap_or(Outcome::InstructionLimit);
+        }
+        loop {
+            if let Some(outcome) = self.run_blocks(obs) {
+                return outcome;
+            }
+            if let Some(outcome) = self.run_steps(obs, 1) {
+                return outcome;
+            }
+        }
+    }
+
+    /// The single-step interpreter: runs at most `steps` instructions; `None` when it ran
+    /// them all and the run goes on.
+    fn run_steps<O: Observer>(&mut self, obs: &mut O, mut steps: u64) -> Option<Outcome> {
         loop {
             if self.instret >= self.max_insns {
-                return Outcome::InstructionLimit;
+                return Some(Outcome::InstructionLimit);
             }
-            let budget = (self.max_insns - self.instret).min(1 << 20);
+            if steps == 0 {
+                return None;
+            }
+            let budget = (self.max_insns - self.instret).min(1 << 20).min(steps);
+            steps -= budget;
             // `pc` lives in a register for the whole chunk; `self.pc` is written back whenever
             // control leaves the loop or calls out.
             let mut pc = self.pc;
@@ -252,7 +298,7 @@ impl Machine {
                 if vpn != self.icache.cur_vpn {
                     self.pc = pc;
                     if let Err(fault) = self.switch_page(vpn) {
-                        return Outcome::Fault(fault);
+                        return Some(Outcome::Fault(fault));
                     }
                 }
                 let slot = ((pc & (PAGE_SIZE - 1)) >> 1) as usize;
@@ -261,7 +307,7 @@ impl Machine {
                     self.pc = pc;
                     match self.decode_slot(slot) {
                         Ok(i) => inst = i,
-                        Err(fault) => return Outcome::Fault(fault),
+                        Err(fault) => return Some(Outcome::Fault(fault)),
                     }
                 }
                 let (flow, control, next) = self.step(inst, pc, obs);
@@ -269,11 +315,11 @@ impl Machine {
                     (Flow::Next, Control::Continue) => pc = next,
                     (Flow::Next, Control::Stop) => {
                         self.pc = next;
-                        return Outcome::Stopped;
+                        return Some(Outcome::Stopped);
                     }
                     (Flow::Exit(code), _) => {
                         self.pc = next;
-                        return Outcome::Exited(code);
+                        return Some(Outcome::Exited(code));
                     }
                     (Flow::Fault(FaultKind::IllegalInstruction), _) if self.deliver_sigill(pc) => {
                         // the guest's SIGILL handler runs next (emulating brr, say): the
@@ -285,7 +331,7 @@ impl Machine {
                             {
                                 self.block_start = pc;
                                 self.block_len = 0;
-                                return Outcome::Stopped;
+                                return Some(Outcome::Stopped);
                             }
                             self.block_start = pc;
                             self.block_len = 0;
@@ -296,7 +342,7 @@ impl Machine {
                         // re-read rather than keep `inst` alive across `step` (which would force
                         // a stack copy of every instruction)
                         let inst = self.icache.page[slot];
-                        return Outcome::Fault(Fault { pc, inst, kind });
+                        return Some(Outcome::Fault(Fault { pc, inst, kind }));
                     }
                 }
             }
@@ -394,6 +440,7 @@ impl Machine {
 
     #[cold]
     fn flush_icache(&mut self) {
+        self.blocks.flush();
         self.icache.pages.clear();
         self.icache.slots.clear();
         *self.icache.page = [NOT_DECODED; SLOTS];
@@ -889,6 +936,13 @@ impl Machine {
                 thread: 0,
             };
             if obs.retire(&r, None) == Control::Stop {
+                control = Control::Stop;
+            }
+        }
+        if O::CLASSES {
+            let mut counts = [0; 8];
+            counts[inst.class as usize] = 1;
+            if obs.classes(&counts) == Control::Stop {
                 control = Control::Stop;
             }
         }

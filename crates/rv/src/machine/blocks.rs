@@ -1,0 +1,971 @@
+//! The block engine: pre-decoded basic blocks of specialised micro-ops, run one block per
+//! dispatch, for observers that read no retire records (docs/machine.md, "The block engine").
+//!
+//! A block starts at any pc the guest jumps to and runs straight on until a branch, a jump, a
+//! system call, a `brr`, the end of its page or [`MAX_UOPS`] micro-ops. Each instruction is
+//! translated once into a [`Uop`]: common forms get their own handler (`li` for `lui`, `auipc`
+//! and `addi rd, x0, imm`; `mv` for `addi rd, rs, 0` and `add` with an `x0` source; a no-op
+//! for ALU writes to `x0`; `beqz`/`bnez`), common pairs are fused into one (`lui`+`addi[w]`
+//! and `auipc`+`addi` into `li` of the constant; `auipc`+`jalr` into a jump with the target
+//! folded), and everything else (FP, multiply-divide, atomics, CSRs, system calls) runs the
+//! single-step interpreter's own `step` on the decoded instruction. Blocks chain to their last
+//! two successors, so the common dispatch is one compare.
+//!
+//! The single-step interpreter ([`super::Machine::run_steps`]) is the oracle: whenever a block
+//! meets anything unusual (a memory fault, an illegal instruction, a SIGILL to deliver, the
+//! instruction limit inside the block), the engine puts the pc and the retired count exactly at
+//! that instruction and lets the oracle run it. Faulting instructions change nothing before
+//! they fault, so running them again there is exact. Observers see the same basic blocks,
+//! taken branches and class counts as under the oracle (checked by the differential tests).
+
+use super::{Flow, Machine, SLOTS};
+use crate::inst::{decode, Class, Inst, Op};
+use crate::memory::{perm, PAGE_SIZE};
+use outcrop_events::record::{BranchKind, Control, Observer};
+use std::collections::HashMap;
+
+/// Most micro-ops in one block.
+const MAX_UOPS: usize = 64;
+/// Pages whose block tables are found without a hash lookup.
+const RECENT: usize = 64;
+/// Block-table entry: no block built here yet.
+const NONE: u32 = 0;
+/// Block-table entry: no block can start here (its first instruction crosses the page or
+/// cannot be fetched); the oracle runs it.
+const ORACLE: u32 = u32::MAX;
+
+/// Micro-op kinds. Those after [`K::Generic`] end their block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum K {
+    Nop,
+    Li,
+    Mv,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Addiw,
+    Slliw,
+    Srliw,
+    Sraiw,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Mul,
+    Mulw,
+    Lb,
+    Lh,
+    Lw,
+    Ld,
+    Lbu,
+    Lhu,
+    Lwu,
+    Sb,
+    Sh,
+    Sw,
+    Sd,
+    Flw,
+    Fld,
+    Fsw,
+    Fsd,
+    /// An F/D instruction other than loads and stores (`aux` indexes `generic`).
+    Float,
+    /// Any other instruction, through the oracle's `step` (`aux` indexes `generic`).
+    Generic,
+    // terminators: always the last micro-op of a block
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    Beqz,
+    Bnez,
+    /// `brr` (branch-on-random): `rd` holds the frequency field.
+    Brr,
+    Jal,
+    Jalr,
+    /// `auipc rd, hi` + `jalr rs2, lo(rd)`: `imm` = the auipc value, `aux` = lo.
+    AuipcJalr,
+    /// A system call (through `step`; `aux` indexes `generic`).
+    Ecall,
+}
+
+/// One pre-decoded micro-op: 16 bytes, everything the hot loop reads.
+#[derive(Clone, Copy, Debug)]
+struct Uop {
+    k: K,
+    rd: u8,
+    rs1: u8,
+    rs2: u8,
+    aux: i32,
+    /// Immediate, constant or absolute branch target.
+    imm: u64,
+}
+
+/// What the slow paths need to know about a micro-op.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    /// Offset of its (first) instruction from the block start.
+    off: u16,
+    /// Offset of the instruction after it.
+    next_off: u16,
+    /// Instructions of the block before it.
+    n: u16,
+    /// Class of its (last) instruction.
+    class: Class,
+    /// Two instructions fused (the first is always an ALU `lui`/`auipc`).
+    fused: bool,
+}
+
+/// A pre-decoded block.
+#[derive(Clone, Debug)]
+struct Block {
+    start: u64,
+    /// The pc after its last instruction (the fall-through of a final branch).
+    end: u64,
+    /// Its micro-ops: `uops[first..first + count]`.
+    first: u32,
+    count: u32,
+    /// Instructions it retires when it runs to its end.
+    insns: u32,
+    /// The pc of its last instruction (the `from` of a taken branch).
+    last_pc: u64,
+    /// Its last instruction ends a basic block (branch, jump, system call): observers' blocks
+    /// end with it. Otherwise the next block continues the observers' block.
+    ends_basic_block: bool,
+    /// Instructions per class when it runs to its end.
+    classes: [u32; 8],
+    /// The last two successors: (pc, block id).
+    links: [(u64, u32); 2],
+}
+
+/// The decoded-block cache, dropped with the instruction cache whenever executable memory
+/// changes (the memory's code epoch).
+pub(super) struct BlockCache {
+    /// Page number → index of its block table.
+    pages: HashMap<u64, u32>,
+    /// Per page, per 2-byte slot: block id + 1, [`NONE`] or [`ORACLE`].
+    tables: Vec<Box<[u32; SLOTS]>>,
+    recent: [(u64, u32); RECENT],
+    blocks: Vec<Block>,
+    uops: Vec<Uop>,
+    meta: Vec<Meta>,
+    /// Instructions the generic micro-ops run: the decoded instruction, its pc and its index
+    /// in the block.
+    generic: Vec<(Inst, u64, u16)>,
+    /// Bumped by every flush: ids and links from before are void.
+    generation: u64,
+    /// The block running now ([`NOT_RUNNING`] outside the block engine).
+    running: u32,
+    /// What the observer hooks need of the block that was running when the cache was last
+    /// flushed (by one of its own instructions).
+    saved: Option<Box<SavedBlock>>,
+    /// Most host bytes the cache may hold before it starts over.
+    max_bytes: u64,
+}
+
+/// Host bytes of one page's block table.
+const TABLE_BYTES: u64 = (SLOTS * 4) as u64;
+/// Host bytes per block, micro-op and generic entry (the vectors' element sizes).
+const BLOCK_BYTES: u64 = std::mem::size_of::<Block>() as u64;
+const UOP_BYTES: u64 = (std::mem::size_of::<Uop>() + std::mem::size_of::<Meta>()) as u64;
+const GENERIC_BYTES: u64 = std::mem::size_of::<(Inst, u64, u16)>() as u64;
+
+impl BlockCache {
+    /// An empty cache that holds at most `max_bytes` of host memory.
+    pub(super) fn new(max_bytes: u64) -> Self {
+        BlockCache {
+            pages: HashMap::new(),
+            tables: Vec::new(),
+            recent: [(u64::MAX, 0); RECENT],
+            blocks: Vec::new(),
+            uops: Vec::new(),
+            meta: Vec::new(),
+            generic: Vec::new(),
+            generation: 0,
+            running: NOT_RUNNING,
+            saved: None,
+            max_bytes,
+        }
+    }
+
+    /// Host bytes held for decoded blocks.
+    pub(super) fn host_bytes(&self) -> u64 {
+        self.tables.len() as u64 * TABLE_BYTES
+            + self.blocks.len() as u64 * BLOCK_BYTES
+            + self.uops.len() as u64 * UOP_BYTES
+            + self.generic.len() as u64 * GENERIC_BYTES
+    }
+
+    /// Forgets every block (keeping a copy of the running one's hook data).
+    pub(super) fn flush(&mut self) {
+        self.saved = self.blocks.get(self.running as usize).map(|b| {
+            let (first, count) = (b.first as usize, b.count as usize);
+            Box::new(SavedBlock {
+                classes: b.classes,
+                insns: b.insns,
+                ends_basic_block: b.ends_basic_block,
+                meta: self
+                    .meta
+                    .get(first..first + count)
+                    .unwrap_or_default()
+                    .to_vec(),
+            })
+        });
+        self.running = NOT_RUNNING;
+        self.pages.clear();
+        self.tables.clear();
+        self.recent = [(u64::MAX, 0); RECENT];
+        self.blocks.clear();
+        self.uops.clear();
+        self.meta.clear();
+        self.generic.clear();
+        self.generation += 1;
+    }
+}
+
+/// [`BlockCache::running`] outside the block engine.
+const NOT_RUNNING: u32 = u32::MAX;
+
+/// What the observer hooks need of a block whose record a flush dropped while it ran.
+#[derive(Debug)]
+struct SavedBlock {
+    classes: [u32; 8],
+    insns: u32,
+    ends_basic_block: bool,
+    meta: Vec<Meta>,
+}
+
+/// How running one block ended.
+enum BlockExit {
+    /// It ran to its end: the next pc, and the kind of the taken branch that ended it.
+    Done(u64, Option<BranchKind>),
+    /// A system call ended the guest with this status; the block ran to its end.
+    Exited(i32, u64),
+    /// Its first `retired` micro-ops retired, then code changed (the cache was flushed):
+    /// `self.pc` and `self.instret` are at the next instruction, which a new block runs.
+    Resume(usize),
+    /// Its first `retired` micro-ops retired; `self.pc` and `self.instret` are at an
+    /// instruction the oracle must run (it faults, or traps to the guest).
+    Oracle(usize),
+}
+
+/// The register a compressed or full instruction names, as an index.
+#[inline(always)]
+fn r(v: u8) -> usize {
+    v as usize & 31
+}
+
+impl Machine {
+    /// Runs blocks until something needs the oracle (`None`: `self.pc` is the instruction to
+    /// single-step) or the run ends.
+    pub(super) fn run_blocks<O: Observer>(&mut self, obs: &mut O) -> Option<super::Outcome> {
+        use super::Outcome;
+        let mut pc = self.pc;
+        let mut id = self.block_at(pc)?;
+        loop {
+            let insns = u64::from(self.blocks.blocks[id as usize].insns);
+            if self.max_insns.saturating_sub(self.instret) < insns {
+                self.pc = pc;
+                return None;
+            }
+            let base = self.instret;
+            let generation = self.blocks.generation;
+            self.blocks.running = id;
+            let exit = self.exec_block(id, base);
+            self.blocks.running = NOT_RUNNING;
+            let flushed = self.blocks.generation != generation;
+            match exit {
+                BlockExit::Done(next, kind) if !flushed => {
+                    self.instret = base + insns;
+                    if self.block_hooks(id, next, kind, obs) == Control::Stop {
+                        self.pc = next;
+                        return Some(Outcome::Stopped);
+                    }
+                    pc = next;
+                    id = match self.follow_link(id, next) {
+                        Some(n) => n,
+                        None => {
+                            self.pc = pc;
+                            return None;
+                        }
+                    };
+                }
+                BlockExit::Done(next, _) => {
+                    // its last instruction (a system call) changed code: the block is gone
+                    self.instret = base + insns;
+                    self.pc = next;
+                    if self.cold_hooks(id, flushed, None, obs) == Control::Stop {
+                        return Some(Outcome::Stopped);
+                    }
+                    pc = next;
+                    id = self.block_at(pc)?;
+                }
+                BlockExit::Exited(code, next) => {
+                    // the system call is the block's last instruction: observers see the
+                    // block end, as under the oracle, before the run ends
+                    self.instret = base + insns;
+                    self.pc = next;
+                    self.cold_hooks(id, flushed, None, obs);
+                    return Some(Outcome::Exited(code));
+                }
+                BlockExit::Resume(retired) => {
+                    if self.cold_hooks(id, flushed, Some(retired), obs) == Control::Stop {
+                        return Some(Outcome::Stopped);
+                    }
+                    pc = self.pc;
+                    id = self.block_at(pc)?;
+                }
+                BlockExit::Oracle(retired) => {
+                    if self.cold_hooks(id, flushed, Some(retired), obs) == Control::Stop {
+                        return Some(Outcome::Stopped);
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The observer hooks for block `id`, run to its end, then going to `next`.
+    #[inline(always)]
+    fn block_hooks<O: Observer>(
+        &mut self,
+        id: u32,
+        next: u64,
+        kind: Option<BranchKind>,
+        obs: &mut O,
+    ) -> Control {
+        let mut control = Control::Continue;
+        if !(O::CLASSES || O::BRANCHES || O::BLOCKS) {
+            return control;
+        }
+        let b = &self.blocks.blocks[id as usize];
+        if O::CLASSES {
+            control = control.and(obs.classes(&b.classes));
+        }
+        if O::BRANCHES {
+            if let Some(kind) = kind {
+                control = control.and(obs.taken_branch(b.last_pc, next, kind));
+            }
+        }
+        if O::BLOCKS {
+            self.block_len += b.insns;
+            if b.ends_basic_block {
+                control = control.and(obs.block(self.block_start, self.block_len));
+                self.block_start = next;
+                self.block_len = 0;
+            }
+        }
+        control
+    }
+
+    /// The hooks of block `id` when it stopped early (after its first `retired` micro-ops:
+    /// no branch was taken) or when it ran to its end (`None`) but a flush dropped it (from
+    /// the copy the flush kept). `self.pc` is where the run goes on.
+    #[cold]
+    fn cold_hooks<O: Observer>(
+        &mut self,
+        id: u32,
+        flushed: bool,
+        retired: Option<usize>,
+        obs: &mut O,
+    ) -> Control {
+        if !(O::CLASSES || O::BLOCKS) {
+            return Control::Continue;
+        }
+        let saved = if flushed {
+            self.blocks.saved.take()
+        } else {
+            self.blocks.blocks.get(id as usize).map(|b| {
+                let (first, count) = (b.first as usize, b.count as usize);
+                Box::new(SavedBlock {
+                    classes: b.classes,
+                    insns: b.insns,
+                    ends_basic_block: b.ends_basic_block,
+                    meta: self.blocks.meta[first..first + count].to_vec(),
+                })
+            })
+        };
+        let Some(saved) = saved else {
+            return Control::Continue;
+        };
+        let (classes, insns, ends) = match retired {
+            None => (saved.classes, saved.insns, saved.ends_basic_block),
+            Some(retired) => {
+                let mut classes = [0u32; 8];
+                for m in &saved.meta[..retired.min(saved.meta.len())] {
+                    classes[m.class as usize] += 1;
+                    if m.fused {
+                        classes[Class::Alu as usize] += 1;
+                    }
+                }
+                (classes, classes.iter().sum(), false)
+            }
+        };
+        let mut control = Control::Continue;
+        if O::CLASSES {
+            control = control.and(obs.classes(&classes));
+        }
+        if O::BLOCKS {
+            self.block_len += insns;
+            if ends {
+                control = control.and(obs.block(self.block_start, self.block_len));
+                self.block_start = self.pc;
+                self.block_len = 0;
+            }
+        }
+        control
+    }
+
+    /// The block that runs at `next` after block `id`: from its links, else looked up (and
+    /// linked).
+    #[inline(always)]
+    fn follow_link(&mut self, id: u32, next: u64) -> Option<u32> {
+        let links = self.blocks.blocks[id as usize].links;
+        if links[0].0 == next {
+            return Some(links[0].1);
+        }
+        if links[1].0 == next {
+            return Some(links[1].1);
+        }
+        let to = self.block_at(next)?;
+        if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
+            b.links = [(next, to), b.links[0]];
+        }
+        Some(to)
+    }
+
+    /// The block starting at `pc`, built if new; `None` if the oracle must run `pc`.
+    #[inline(never)]
+    fn block_at(&mut self, pc: u64) -> Option<u32> {
+        if pc & 1 != 0 {
+            return None;
+        }
+        let vpn = pc >> 12;
+        let recent = (vpn as usize) & (RECENT - 1);
+        let table = match self.blocks.recent[recent] {
+            (v, t) if v == vpn => t,
+            _ => match self.blocks.pages.get(&vpn) {
+                Some(&t) => t,
+                None => {
+                    if self.mem.perm_at(pc) & perm::X == 0 {
+                        return None;
+                    }
+                    self.make_room();
+                    let t = self.blocks.tables.len() as u32;
+                    self.blocks.tables.push(Box::new([NONE; SLOTS]));
+                    self.blocks.pages.insert(vpn, t);
+                    t
+                }
+            },
+        };
+        self.blocks.recent[recent] = (vpn, table);
+        let slot = ((pc & (PAGE_SIZE - 1)) >> 1) as usize;
+        match self.blocks.tables[table as usize][slot] {
+            ORACLE => None,
+            NONE => {
+                let built = self.build_block(pc);
+                let entry = built.map_or(ORACLE, |id| id + 1);
+                if let Some(t) = self.blocks.tables.get_mut(table as usize) {
+                    t[slot] = entry;
+                }
+                built
+            }
+            e => Some(e - 1),
+        }
+    }
+
+    /// Starts the cache over when it holds its budget's worth (a block is at most
+    /// [`MAX_UOPS`] micro-ops, so one more stays within a block's bytes of it).
+    fn make_room(&mut self) {
+        let block_max = TABLE_BYTES + BLOCK_BYTES + MAX_UOPS as u64 * (UOP_BYTES + GENERIC_BYTES);
+        if self.blocks.host_bytes() + block_max > self.blocks.max_bytes {
+            self.flush_icache();
+        }
+    }
+
+    /// Decodes the instruction at `pc` if it lies wholly in the page ending at `page_end` and
+    /// can be fetched.
+    fn fetch_in_page(&mut self, pc: u64, page_end: u64) -> Option<Inst> {
+        let lo = self.mem.fetch_u16(pc).ok()?;
+        let hi = if lo & 3 == 3 {
+            if pc + 4 > page_end {
+                return None;
+            }
+            self.mem.fetch_u16(pc + 2).ok()?
+        } else {
+            0
+        };
+        Some(decode(lo, hi))
+    }
+
+    /// Translates the instructions from `pc` into a new block; `None` if not even the first
+    /// can be (the oracle runs it).
+    fn build_block(&mut self, pc: u64) -> Option<u32> {
+        self.make_room();
+        let page_end = (pc | (PAGE_SIZE - 1)) + 1;
+        let first = self.blocks.uops.len();
+        let mut at = pc;
+        let mut insns: u16 = 0;
+        let mut classes = [0u32; 8];
+        let mut ends_basic_block = false;
+        let mut last_pc = pc;
+        let mut pending = self.fetch_in_page(at, page_end);
+        while let Some(inst) = pending.take() {
+            if self.blocks.uops.len() - first >= MAX_UOPS
+                || matches!(inst.op, Op::Illegal | Op::Ebreak)
+            {
+                // what always traps ends the block before it: the oracle runs it
+                break;
+            }
+            let len = u64::from(inst.len);
+            let after = at + len;
+            let next = if after < page_end {
+                self.fetch_in_page(after, page_end)
+            } else {
+                None
+            };
+            let fused = next.and_then(|n| fuse(&inst, &n, at));
+            let (uop, count, last) = match fused {
+                Some(u) => (u, 2u16, next.unwrap_or(inst)),
+                None => (self.translate(&inst, at, insns), 1u16, inst),
+            };
+            let end = match fused {
+                Some(_) => after + u64::from(last.len),
+                None => after,
+            };
+            self.blocks.uops.push(uop);
+            self.blocks.meta.push(Meta {
+                off: (at - pc) as u16,
+                next_off: (end - pc) as u16,
+                n: insns,
+                class: last.class,
+                fused: count == 2,
+            });
+            classes[inst.class as usize] += 1;
+            if count == 2 {
+                classes[last.class as usize] += 1;
+            }
+            insns += count;
+            last_pc = end - u64::from(last.len);
+            at = end;
+            if uop.k as u8 > K::Generic as u8 {
+                ends_basic_block = true;
+                break;
+            }
+            if at >= page_end {
+                break;
+            }
+            pending = match fused {
+                Some(_) => self.fetch_in_page(at, page_end),
+                None => next,
+            };
+        }
+        let count = self.blocks.uops.len() - first;
+        if count == 0 {
+            return None;
+        }
+        let id = self.blocks.blocks.len() as u32;
+        self.blocks.blocks.push(Block {
+            start: pc,
+            end: at,
+            first: first as u32,
+            count: count as u32,
+            insns: u32::from(insns),
+            last_pc,
+            ends_basic_block,
+            classes,
+            links: [(u64::MAX, 0); 2],
+        });
+        Some(id)
+    }
+
+    /// The micro-op for one instruction at `pc`, the `n`-th of its block.
+    fn translate(&mut self, i: &Inst, pc: u64, n: u16) -> Uop {
+        let imm = i.imm as i64 as u64;
+        let (rd, rs1, rs2) = (i.rd & 31, i.rs1 & 31, i.rs2 & 31);
+        let u = |k: K, imm: u64| Uop {
+            k,
+            rd,
+            rs1,
+            rs2,
+            aux: i.imm,
+            imm,
+        };
+        let alu = |k: K| if rd == 0 { u(K::Nop, 0) } else { u(k, imm) };
+        let li = |v: u64| if rd == 0 { u(K::Nop, 0) } else { u(K::Li, v) };
+        let load = |k: K| if rd == 0 { None } else { Some(u(k, imm)) };
+        let uop = match i.op {
+            Op::Lui => li(imm),
+            Op::Auipc => li(pc.wrapping_add(imm)),
+            Op::Addi if rs1 == 0 => li(imm),
+            Op::Addi if imm == 0 => alu(K::Mv),
+            Op::Add if rs1 == 0 => Uop {
+                rs1: rs2,
+                ..alu(K::Mv)
+            },
+            Op::Add if rs2 == 0 => alu(K::Mv),
+            Op::Addi => alu(K::Addi),
+            Op::Slti => alu(K::Slti),
+            Op::Sltiu => alu(K::Sltiu),
+            Op::Xori => alu(K::Xori),
+            Op::Ori => alu(K::Ori),
+            Op::Andi => alu(K::Andi),
+            Op::Slli => alu(K::Slli),
+            Op::Srli => alu(K::Srli),
+            Op::Srai => alu(K::Srai),
+            Op::Addiw => alu(K::Addiw),
+            Op::Slliw if imm & 32 == 0 => alu(K::Slliw),
+            Op::Srliw => alu(K::Srliw),
+            Op::Sraiw => alu(K::Sraiw),
+            Op::Add => alu(K::Add),
+            Op::Sub => alu(K::Sub),
+            Op::Sll => alu(K::Sll),
+            Op::Slt => alu(K::Slt),
+            Op::Sltu => alu(K::Sltu),
+            Op::Xor => alu(K::Xor),
+            Op::Srl => alu(K::Srl),
+            Op::Sra => alu(K::Sra),
+            Op::Or => alu(K::Or),
+            Op::And => alu(K::And),
+            Op::Addw => alu(K::Addw),
+            Op::Subw => alu(K::Subw),
+            Op::Sllw => alu(K::Sllw),
+            Op::Srlw => alu(K::Srlw),
+            Op::Sraw => alu(K::Sraw),
+            Op::Mul => alu(K::Mul),
+            Op::Mulw => alu(K::Mulw),
+            Op::Lb => return load(K::Lb).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Lh => return load(K::Lh).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Lw => return load(K::Lw).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Ld => return load(K::Ld).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Lbu => return load(K::Lbu).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Lhu => return load(K::Lhu).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Lwu => return load(K::Lwu).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
+            Op::Sb => u(K::Sb, imm),
+            Op::Sh => u(K::Sh, imm),
+            Op::Sw => u(K::Sw, imm),
+            Op::Sd => u(K::Sd, imm),
+            Op::Flw => u(K::Flw, imm),
+            Op::Fld => u(K::Fld, imm),
+            Op::Fsw => u(K::Fsw, imm),
+            Op::Fsd => u(K::Fsd, imm),
+            _ if i.class == Class::Float => return self.generic(i, pc, n, K::Float),
+            Op::Beq if rs2 == 0 => u(K::Beqz, pc.wrapping_add(imm)),
+            Op::Bne if rs2 == 0 => u(K::Bnez, pc.wrapping_add(imm)),
+            Op::Beq => u(K::Beq, pc.wrapping_add(imm)),
+            Op::Bne => u(K::Bne, pc.wrapping_add(imm)),
+            Op::Blt => u(K::Blt, pc.wrapping_add(imm)),
+            Op::Bge => u(K::Bge, pc.wrapping_add(imm)),
+            Op::Bltu => u(K::Bltu, pc.wrapping_add(imm)),
+            Op::Bgeu => u(K::Bgeu, pc.wrapping_add(imm)),
+            Op::Brr => u(K::Brr, pc.wrapping_add(imm)),
+            Op::Jal => u(K::Jal, pc.wrapping_add(imm)),
+            Op::Jalr => u(K::Jalr, imm),
+            Op::Ecall => return self.generic(i, pc, n, K::Ecall),
+            _ => return self.generic(i, pc, n, K::Generic),
+        };
+        // `brr` keeps its frequency field in `rd`
+        if i.op == Op::Brr {
+            return Uop { rd: i.rd, ..uop };
+        }
+        uop
+    }
+
+    /// A micro-op that runs `i` through the oracle's `step`.
+    fn generic(&mut self, i: &Inst, pc: u64, n: u16, k: K) -> Uop {
+        let at = self.blocks.generic.len() as i32;
+        self.blocks.generic.push((*i, pc, n));
+        Uop {
+            k,
+            rd: i.rd & 31,
+            rs1: i.rs1 & 31,
+            rs2: i.rs2 & 31,
+            aux: at,
+            imm: 0,
+        }
+    }
+
+    /// Runs block `id` with `base` instructions retired before it.
+    #[inline(always)]
+    fn exec_block(&mut self, id: u32, base: u64) -> BlockExit {
+        let b = &self.blocks.blocks[id as usize];
+        let (first, count, end) = (b.first as usize, b.count as usize, b.end);
+        let mut i = first;
+        let last = first + count;
+        macro_rules! fault {
+            () => {{
+                return self.stop_before(i, base, BlockExit::Oracle(i - first));
+            }};
+        }
+        macro_rules! load {
+            ($method:ident, $u:expr, $rs1:expr, $conv:expr) => {{
+                match self.mem.$method($rs1.wrapping_add($u.imm)) {
+                    Ok(v) => self.x[r($u.rd)] = $conv(v),
+                    Err(_) => fault!(),
+                }
+            }};
+        }
+        macro_rules! store {
+            ($method:ident, $u:expr, $rs1:expr, $v:expr) => {{
+                let a = $rs1.wrapping_add($u.imm);
+                if self.mem.$method(a, $v).is_err() {
+                    fault!();
+                }
+                if self.reservation == Some(a & !7) {
+                    self.reservation = None;
+                }
+                if self.mem.code_epoch() != self.icache.epoch {
+                    // the store changed code, perhaps this very block's
+                    return self.code_changed(i, base, first);
+                }
+            }};
+        }
+        macro_rules! cond {
+            ($c:expr, $u:expr) => {{
+                return if $c {
+                    BlockExit::Done($u.imm, Some(BranchKind::Cond))
+                } else {
+                    BlockExit::Done(end, None)
+                };
+            }};
+        }
+        while i < last {
+            let u = self.blocks.uops[i];
+            let rs1 = self.x[r(u.rs1)];
+            let rs2 = self.x[r(u.rs2)];
+            let rd = r(u.rd);
+            match u.k {
+                K::Nop => {}
+                K::Li => self.x[rd] = u.imm,
+                K::Mv => self.x[rd] = rs1,
+                K::Addi => self.x[rd] = rs1.wrapping_add(u.imm),
+                K::Slti => self.x[rd] = u64::from((rs1 as i64) < (u.imm as i64)),
+                K::Sltiu => self.x[rd] = u64::from(rs1 < u.imm),
+                K::Xori => self.x[rd] = rs1 ^ u.imm,
+                K::Ori => self.x[rd] = rs1 | u.imm,
+                K::Andi => self.x[rd] = rs1 & u.imm,
+                K::Slli => self.x[rd] = rs1 << (u.imm & 63),
+                K::Srli => self.x[rd] = rs1 >> (u.imm & 63),
+                K::Srai => self.x[rd] = ((rs1 as i64) >> (u.imm & 63)) as u64,
+                K::Addiw => self.x[rd] = sext32(rs1.wrapping_add(u.imm)),
+                K::Slliw => self.x[rd] = sext32(((rs1 as u32) << (u.imm & 31)) as u64),
+                K::Srliw => self.x[rd] = sext32(((rs1 as u32) >> (u.imm & 31)) as u64),
+                K::Sraiw => self.x[rd] = ((rs1 as i32) >> (u.imm & 31)) as i64 as u64,
+                K::Add => self.x[rd] = rs1.wrapping_add(rs2),
+                K::Sub => self.x[rd] = rs1.wrapping_sub(rs2),
+                K::Sll => self.x[rd] = rs1 << (rs2 & 63),
+                K::Slt => self.x[rd] = u64::from((rs1 as i64) < (rs2 as i64)),
+                K::Sltu => self.x[rd] = u64::from(rs1 < rs2),
+                K::Xor => self.x[rd] = rs1 ^ rs2,
+                K::Srl => self.x[rd] = rs1 >> (rs2 & 63),
+                K::Sra => self.x[rd] = ((rs1 as i64) >> (rs2 & 63)) as u64,
+                K::Or => self.x[rd] = rs1 | rs2,
+                K::And => self.x[rd] = rs1 & rs2,
+                K::Addw => self.x[rd] = sext32(rs1.wrapping_add(rs2)),
+                K::Subw => self.x[rd] = sext32(rs1.wrapping_sub(rs2)),
+                K::Sllw => self.x[rd] = sext32(((rs1 as u32) << (rs2 & 31)) as u64),
+                K::Srlw => self.x[rd] = sext32(((rs1 as u32) >> (rs2 & 31)) as u64),
+                K::Sraw => self.x[rd] = ((rs1 as i32) >> (rs2 & 31)) as i64 as u64,
+                K::Mul => self.x[rd] = rs1.wrapping_mul(rs2),
+                K::Mulw => self.x[rd] = sext32(rs1.wrapping_mul(rs2)),
+                K::Lb => load!(load_u8, u, rs1, |v: u8| v as i8 as i64 as u64),
+                K::Lh => load!(load_u16, u, rs1, |v: u16| v as i16 as i64 as u64),
+                K::Lw => load!(load_u32, u, rs1, |v: u32| v as i32 as i64 as u64),
+                K::Ld => load!(load_u64, u, rs1, |v: u64| v),
+                K::Lbu => load!(load_u8, u, rs1, u64::from),
+                K::Lhu => load!(load_u16, u, rs1, u64::from),
+                K::Lwu => load!(load_u32, u, rs1, u64::from),
+                K::Sb => store!(store_u8, u, rs1, rs2 as u8),
+                K::Sh => store!(store_u16, u, rs1, rs2 as u16),
+                K::Sw => store!(store_u32, u, rs1, rs2 as u32),
+                K::Sd => store!(store_u64, u, rs1, rs2),
+                K::Flw => match self.mem.load_u32(rs1.wrapping_add(u.imm)) {
+                    Ok(v) => self.f[rd] = 0xffff_ffff_0000_0000 | u64::from(v),
+                    Err(_) => fault!(),
+                },
+                K::Fld => match self.mem.load_u64(rs1.wrapping_add(u.imm)) {
+                    Ok(v) => self.f[rd] = v,
+                    Err(_) => fault!(),
+                },
+                K::Fsw => store!(store_u32, u, rs1, self.f[r(u.rs2)] as u32),
+                K::Fsd => store!(store_u64, u, rs1, self.f[r(u.rs2)]),
+                K::Float => {
+                    let Some(&(inst, _, _)) = self.blocks.generic.get(u.aux as usize) else {
+                        fault!()
+                    };
+                    let (op, rd, rs1f, rs2f, rs3, rm) =
+                        (inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm);
+                    if self.float(op, rd, rs1f, rs2f, rs3, rm, rs1).is_none() {
+                        fault!();
+                    }
+                    // comparisons and conversions write x registers, x0 included
+                    self.x[0] = 0;
+                }
+                K::Generic | K::Ecall => {
+                    if let Some(exit) = self.exec_generic(u.aux, first, i, base) {
+                        return exit;
+                    }
+                }
+                K::Beq => cond!(rs1 == rs2, u),
+                K::Bne => cond!(rs1 != rs2, u),
+                K::Blt => cond!((rs1 as i64) < (rs2 as i64), u),
+                K::Bge => cond!((rs1 as i64) >= (rs2 as i64), u),
+                K::Bltu => cond!(rs1 < rs2, u),
+                K::Bgeu => cond!(rs1 >= rs2, u),
+                K::Beqz => cond!(rs1 == 0, u),
+                K::Bnez => cond!(rs1 != 0, u),
+                K::Brr => match self.brr.decide(u.rd) {
+                    Some(taken) => cond!(taken, u),
+                    // --brr trap: the oracle raises SIGILL
+                    None => fault!(),
+                },
+                K::Jal => {
+                    self.x[rd] = end;
+                    self.x[0] = 0;
+                    let kind = if rd == 1 || rd == 5 {
+                        BranchKind::Call
+                    } else {
+                        BranchKind::Jump
+                    };
+                    return BlockExit::Done(u.imm, Some(kind));
+                }
+                K::Jalr => {
+                    let target = rs1.wrapping_add(u.imm) & !1;
+                    self.x[rd] = end;
+                    self.x[0] = 0;
+                    let from_link = u.rs1 == 1 || u.rs1 == 5;
+                    let kind = if rd == 1 || rd == 5 {
+                        BranchKind::Call
+                    } else if from_link && rd == 0 && u.aux == 0 {
+                        BranchKind::Return
+                    } else {
+                        BranchKind::Indirect
+                    };
+                    return BlockExit::Done(target, Some(kind));
+                }
+                K::AuipcJalr => {
+                    // auipc rd, hi; jalr rs2, lo(rd)
+                    let target = u.imm.wrapping_add(u.aux as i64 as u64) & !1;
+                    self.x[rd] = u.imm;
+                    let link = r(u.rs2);
+                    self.x[link] = end;
+                    self.x[0] = 0;
+                    let from_link = rd == 1 || rd == 5;
+                    let kind = if link == 1 || link == 5 {
+                        BranchKind::Call
+                    } else if from_link && link == 0 && u.aux == 0 {
+                        BranchKind::Return
+                    } else {
+                        BranchKind::Indirect
+                    };
+                    return BlockExit::Done(target, Some(kind));
+                }
+            }
+            i += 1;
+        }
+        BlockExit::Done(end, None)
+    }
+
+    /// Runs generic micro-op `i` (entry `at` of the generic table) through `step`; `None` to
+    /// go on with the block.
+    #[inline(never)]
+    fn exec_generic(&mut self, at: i32, first: usize, i: usize, base: u64) -> Option<BlockExit> {
+        let (inst, pc, n) = *self.blocks.generic.get(at as usize)?;
+        self.instret = base + u64::from(n);
+        let generation = self.blocks.generation;
+        let last = inst.op == Op::Ecall;
+        let (flow, _, next) = self.step(inst, pc, &mut ());
+        match flow {
+            Flow::Next if last => Some(BlockExit::Done(next, None)),
+            Flow::Next if self.blocks.generation != generation => {
+                // it changed code (fence.i, an atomic or FP store to a code page)
+                self.pc = next;
+                Some(BlockExit::Resume(i + 1 - first))
+            }
+            Flow::Next => None,
+            Flow::Exit(code) => Some(BlockExit::Exited(code, next)),
+            Flow::Fault(_) => {
+                self.pc = pc;
+                Some(BlockExit::Oracle(i - first))
+            }
+        }
+    }
+
+    /// Puts pc and instret at micro-op `i` of the running block, for the oracle.
+    #[cold]
+    fn stop_before(&mut self, i: usize, base: u64, exit: BlockExit) -> BlockExit {
+        let start = self.blocks.blocks[self.blocks.running as usize].start;
+        let m = self.blocks.meta[i];
+        self.pc = start + u64::from(m.off);
+        self.instret = base + u64::from(m.n);
+        exit
+    }
+
+    /// A store by micro-op `i` of the running block changed code: flush, and resume after it.
+    #[cold]
+    fn code_changed(&mut self, i: usize, base: u64, first: usize) -> BlockExit {
+        let start = self.blocks.blocks[self.blocks.running as usize].start;
+        let m = self.blocks.meta[i];
+        self.pc = start + u64::from(m.next_off);
+        self.instret = base + u64::from(m.n) + 1;
+        self.flush_icache();
+        BlockExit::Resume(i + 1 - first)
+    }
+}
+
+/// Two instructions at `pc` fused into one micro-op, if they are a pair we fuse.
+fn fuse(a: &Inst, b: &Inst, pc: u64) -> Option<Uop> {
+    let rd = a.rd & 31;
+    if rd == 0 || b.rs1 & 31 != rd {
+        return None;
+    }
+    let hi = a.imm as i64 as u64;
+    let lo = b.imm as i64 as u64;
+    let li = |v: u64| Uop {
+        k: K::Li,
+        rd,
+        rs1: 0,
+        rs2: 0,
+        aux: 0,
+        imm: v,
+    };
+    match (a.op, b.op) {
+        (Op::Lui, Op::Addi) if b.rd & 31 == rd => Some(li(hi.wrapping_add(lo))),
+        (Op::Lui, Op::Addiw) if b.rd & 31 == rd => Some(li(sext32(hi.wrapping_add(lo)))),
+        (Op::Auipc, Op::Addi) if b.rd & 31 == rd => Some(li(pc.wrapping_add(hi).wrapping_add(lo))),
+        (Op::Auipc, Op::Jalr) => Some(Uop {
+            k: K::AuipcJalr,
+            rd,
+            rs1: rd,
+            rs2: b.rd & 31,
+            aux: b.imm,
+            imm: pc.wrapping_add(hi),
+        }),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn sext32(v: u64) -> u64 {
+    v as i32 as i64 as u64
+}

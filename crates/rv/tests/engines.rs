@@ -1,0 +1,393 @@
+//! The block engine against its oracle, the single-step interpreter: same final state, same
+//! basic blocks, taken branches and class counts, on every bundled workload and on random
+//! instruction sequences (self-modifying code, faults, system calls and observer stops
+//! included). `outcrop_rv::differential` does the comparing.
+
+mod common;
+
+use outcrop_rv::differential::{bare_machine, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES};
+use outcrop_rv::Outcome;
+use proptest::prelude::*;
+use std::path::Path;
+
+#[test]
+fn every_workload_runs_the_same_under_both_engines() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "TOOLCHAIN")
+        .collect();
+    names.sort();
+    assert!(names.len() >= 12, "workloads missing in {}", dir.display());
+    for name in &names {
+        // to the end (the largest stop at 400M instructions)
+        let state = compare_engines(&|| common::workload(name, 400_000_000), None, &[])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            matches!(
+                state.outcome,
+                Outcome::Exited(_) | Outcome::InstructionLimit
+            ),
+            "{name}: {:?}",
+            state.outcome
+        );
+        assert_eq!(
+            state.streams.classes.iter().sum::<u64>(),
+            state.instret,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_observer_stops_both_engines_at_the_same_instruction() {
+    for stop in [1, 2, 7, 1000, 123_457] {
+        let state = compare_engines(&|| common::workload("lz", 50_000_000), Some(stop), &[])
+            .unwrap_or_else(|e| panic!("stop at block {stop}: {e}"));
+        assert_eq!(state.outcome, Outcome::Stopped);
+        assert_eq!(state.streams.blocks, stop);
+    }
+}
+
+#[test]
+fn the_instruction_limit_falls_inside_blocks_exactly() {
+    for limit in [1, 2, 3, 10, 99, 1001, 65_537, 1_000_003] {
+        let state = compare_engines(&|| common::workload("qsort_ints", limit), None, &[])
+            .unwrap_or_else(|e| panic!("limit {limit}: {e}"));
+        assert_eq!(state.outcome, Outcome::InstructionLimit);
+        assert_eq!(state.instret, limit);
+    }
+}
+
+/// One instruction (or a few) from a template number and random bits. Registers 2, 8 and 9
+/// (sp, s0, s1) stay pointers into the data (no template but compressed parcels writes them),
+/// so most memory accesses succeed and programs run on to their limit.
+fn instruction(t: u8, a: u32, b: u32, out: &mut Vec<u32>) {
+    let keep = |r: u32| if matches!(r, 2 | 8 | 9) { r ^ 16 } else { r };
+    let rd = keep((a >> 7) & 31);
+    let rs1 = (a >> 15) & 31;
+    let rs2 = (a >> 20) & 31;
+    let base = [2, 8, 9][(a >> 25) as usize % 3];
+    let small = (b % 128) as i32 - 64;
+    let link = [0, 1, 5][(b >> 8) as usize % 3];
+    let i_imm = |imm: i32| ((imm as u32) & 0xfff) << 20;
+    let s_imm = |imm: i32| {
+        let v = imm as u32 & 0xfff;
+        ((v >> 5) << 25) | ((v & 31) << 7)
+    };
+    let b_imm = |off: i32| {
+        let v = off as u32;
+        (((v >> 12) & 1) << 31)
+            | (((v >> 5) & 0x3f) << 25)
+            | (((v >> 1) & 0xf) << 8)
+            | (((v >> 11) & 1) << 7)
+    };
+    let j_imm = |off: i32| {
+        let v = off as u32;
+        (((v >> 20) & 1) << 31)
+            | (((v >> 1) & 0x3ff) << 21)
+            | (((v >> 11) & 1) << 20)
+            | (((v >> 12) & 0xff) << 12)
+    };
+    let branch_off = ((b % 24) as i32 - 8) * 4;
+    match t {
+        // R-type integer ALU and M: a funct7/funct3 pair from a list
+        0..=3 => {
+            const R: [(u32, u32, u32); 18] = [
+                (0, 0, 0x33),
+                (0x20, 0, 0x33),
+                (0, 1, 0x33),
+                (0, 2, 0x33),
+                (0, 3, 0x33),
+                (0, 4, 0x33),
+                (0, 5, 0x33),
+                (0x20, 5, 0x33),
+                (0, 6, 0x33),
+                (0, 7, 0x33),
+                (0, 0, 0x3b),
+                (0x20, 0, 0x3b),
+                (0, 1, 0x3b),
+                (0, 5, 0x3b),
+                (1, 0, 0x33),
+                (1, 4, 0x33),
+                (1, 0, 0x3b),
+                (1, 6, 0x3b),
+            ];
+            let (f7, f3, op) = R[(b % 18) as usize];
+            out.push((f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op);
+        }
+        // I-type ALU (shifts get a legal or illegal shamt by chance)
+        4..=7 => {
+            let op = if b & 8 != 0 { 0x1b } else { 0x13 };
+            let f3 = if op == 0x1b {
+                [0, 1, 5][(b & 7) as usize % 3]
+            } else {
+                b & 7
+            };
+            let imm = if f3 == 1 || f3 == 5 {
+                (b >> 4) & 0x3f | ((b >> 10) & 1) << 10
+            } else {
+                (small as u32) & 0xfff
+            };
+            out.push((imm << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op);
+        }
+        // x0 sources and zero immediates: li, mv, writes to x0
+        8 => out.push(i_imm(small) | (rd << 7) | 0x13),
+        9 => out.push((rs1 << 15) | (rd << 7) | 0x13),
+        10 => out.push((rs2 << 20) | (rs1 << 15) | 0x33),
+        // loads and stores near the pointer registers
+        11..=13 => out.push(i_imm(small) | (base << 15) | ((b >> 8) % 7) << 12 | (rd << 7) | 0x03),
+        14 | 15 => {
+            out.push(s_imm(small) | (rs2 << 20) | (base << 15) | ((b >> 8) & 3) << 12 | 0x23)
+        }
+        // conditional branches and jumps with short offsets (loops included)
+        16..=18 => {
+            let f3 = [0, 1, 4, 5, 6, 7][(b >> 8) as usize % 6];
+            out.push(b_imm(branch_off) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | 0x63)
+        }
+        19 => out.push(j_imm(branch_off) | (link << 7) | 0x6f),
+        // fused pairs: lui+addi[w], auipc+addi, auipc+jalr
+        20 => {
+            // the upper immediate at the 32-bit overflow edge half the time
+            let hi = if b & 2 != 0 { 0x8000_0000 } else { b & 0xfffff000 };
+            out.push(hi | (rd << 7) | 0x37);
+            let op = if b & 1 != 0 { 0x1b } else { 0x13 };
+            out.push(i_imm(-small.abs() * 31) | (rd << 15) | (rd << 7) | op);
+        }
+        21 => {
+            out.push((rd << 7) | 0x17);
+            if b & 1 != 0 {
+                out.push(i_imm(small) | (rd << 15) | (rd << 7) | 0x13);
+            } else {
+                out.push(i_imm(branch_off) | (rd << 15) | (link << 7) | 0x67);
+            }
+        }
+        // the same jump, not fused (an instruction between), and a return through ra
+        22 => {
+            out.push((rd << 7) | 0x17);
+            out.push(0x13);
+            out.push(i_imm(branch_off + 4) | (rd << 15) | (link << 7) | 0x67);
+        }
+        23 => out.push((1 << 15) | 0x67),
+        // FP: loads, stores, arithmetic with any rounding mode, moves and compares
+        24 => {
+            let f3 = if b & 1 != 0 { 3 } else { 2 };
+            if b & 2 != 0 {
+                out.push(i_imm(small) | (base << 15) | (f3 << 12) | (rd << 7) | 0x07)
+            } else {
+                out.push(s_imm(small) | (rs2 << 20) | (base << 15) | (f3 << 12) | 0x27)
+            }
+        }
+        25 | 26 => {
+            const F: [u32; 14] = [0, 1, 4, 5, 8, 9, 12, 13, 0x50, 0x51, 0x78, 0x79, 0x70, 0x71];
+            let f7 = F[(b % 14) as usize];
+            let rm = (b >> 8) & 7;
+            let (rs2, rm) = match f7 {
+                0x50 | 0x51 => (rs2, rm % 3),
+                0x70..=0x79 => (0, 0),
+                _ => (rs2, rm),
+            };
+            out.push((f7 << 25) | (rs2 << 20) | (rs1 << 15) | (rm << 12) | (rd << 7) | 0x53);
+        }
+        // system calls with a chosen number: write, brk, getpid, exit (rarely)
+        27 => {
+            let nr = [64, 214, 172, 64, 214, 172, 93][(b % 7) as usize];
+            out.push(i_imm(nr) | (17 << 7) | 0x13);
+            out.push(0x73);
+        }
+        // fence.i, fence, csr reads/writes of fflags/frm/fcsr
+        28 => out.push(if b & 1 != 0 { 0x100f } else { 0x0ff0000f }),
+        29 => {
+            let csr = 1 + b % 3;
+            let f3 = 1 + (b >> 4) % 3;
+            out.push((csr << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | 0x73)
+        }
+        // a store into the code itself (self-modifying code), at a word of the program
+        30 => {
+            out.push((rd << 7) | 0x17);
+            let off = ((b % 32) as i32 - 8) * 4;
+            out.push(s_imm(off) | (rs2 << 20) | (rd << 15) | (2 << 12) | 0x23);
+        }
+        // compressed parcels (two per word), and rarely anything at all
+        31 => {
+            let parcel = |v: u32| if v & 3 == 3 { v & !1 } else { v } & 0xffff;
+            out.push(parcel(a) | (parcel(b) << 16));
+        }
+        _ => out.push(a ^ b),
+    }
+}
+
+/// The instructions, then a jump back to the first: programs loop until their limit unless
+/// they exit or fault.
+fn program(ops: &[(u8, u32, u32)]) -> Vec<u8> {
+    let mut words = Vec::new();
+    for &(t, a, b) in ops {
+        instruction(t, a, b, &mut words);
+    }
+    let back = -4 * words.len() as i32;
+    let v = back as u32;
+    words.push(
+        (((v >> 20) & 1) << 31)
+            | (((v >> 1) & 0x3ff) << 21)
+            | (((v >> 11) & 1) << 20)
+            | (((v >> 12) & 0xff) << 12)
+            | 0x6f,
+    );
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+proptest! {
+    // each case takes tens of microseconds
+    #![proptest_config(ProptestConfig::with_cases(5000))]
+
+    #[test]
+    fn random_instruction_sequences_run_the_same(
+        ops in proptest::collection::vec((0u8..33, any::<u32>(), any::<u32>()), 1..80),
+        values in proptest::collection::vec(
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), Just(1 << 63), 0u64..80, any::<u64>()],
+            32,
+        ),
+        limit in 1u64..3000,
+        stop in proptest::option::of(1u64..40),
+    ) {
+        let code = program(&ops);
+        let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
+        // registers other than the pointers (sp, s0, s1) start with edge values
+        let make = || {
+            let mut m = bare_machine(&code, limit);
+            for (r, &v) in values.iter().enumerate().skip(1) {
+                if !matches!(r, 2 | 8 | 9) {
+                    m.x[r] = v;
+                }
+            }
+            m
+        };
+        if let Err(e) = compare_engines(&make, stop, &snapshot) {
+            prop_assert!(false, "{e}\nops: {ops:?}");
+        }
+    }
+}
+
+#[test]
+fn code_rewritten_inside_a_running_block_takes_effect_at_the_next_instruction() {
+    let code: [u32; 8] = [
+        0x0000_0297, // auipc t0, 0
+        0x0075_0337, // lui t1, 0x750
+        0x5133_0313, // addi t1, t1, 0x513   (t1 = the encoding of `addi a0, a0, 7`)
+        0x0062_a823, // sw t1, 16(t0)        (rewrites the next instruction)
+        0x0015_0513, // addi a0, a0, 1       (runs as addi a0, a0, 7)
+        0x0015_0513, // addi a0, a0, 1
+        0x0015_0513, // addi a0, a0, 1
+        0x0010_0073, // ebreak
+    ];
+    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let make = || {
+        let mut m = bare_machine(&bytes, 100);
+        m.x[10] = 0;
+        m
+    };
+    let state = compare_engines(&make, None, &[]).unwrap();
+    assert_eq!(state.x[10], 7 + 1 + 1);
+    assert!(matches!(state.outcome, Outcome::Fault(_)));
+}
+
+/// Register and immediate values where integer operations have their corner cases.
+const EDGES: [u64; 14] = [
+    0,
+    1,
+    2,
+    31,
+    32,
+    63,
+    64,
+    0x7fff_ffff,
+    0x8000_0000,
+    0xffff_ffff,
+    i64::MAX as u64,
+    i64::MIN as u64,
+    u64::MAX,
+    u64::MAX - 1,
+];
+
+#[test]
+fn every_integer_form_agrees_on_edge_values() {
+    // every R-type ALU/M form, then every I-type form with immediates at their edges
+    let mut forms: Vec<u32> = Vec::new();
+    for (f7, f3, op) in [
+        (0, 0, 0x33),
+        (0x20, 0, 0x33),
+        (0, 1, 0x33),
+        (0, 2, 0x33),
+        (0, 3, 0x33),
+        (0, 4, 0x33),
+        (0, 5, 0x33),
+        (0x20, 5, 0x33),
+        (0, 6, 0x33),
+        (0, 7, 0x33),
+        (0, 0, 0x3b),
+        (0x20, 0, 0x3b),
+        (0, 1, 0x3b),
+        (0, 5, 0x3b),
+        (0x20, 5, 0x3b),
+    ]
+    .into_iter()
+    .chain((0..8).map(|f3| (1, f3, 0x33)))
+    .chain([0, 4, 5, 6, 7].into_iter().map(|f3| (1, f3, 0x3b)))
+    {
+        // rd = a0, rs1 = a1, rs2 = a2; rd = x0 too
+        forms.push((f7 << 25) | (12 << 20) | (11 << 15) | (f3 << 12) | (10 << 7) | op);
+        forms.push((f7 << 25) | (12 << 20) | (11 << 15) | (f3 << 12) | op);
+    }
+    for imm in [0i32, 1, -1, 2, 31, 32, 63, -2048, 2047, 0x7ff, -64] {
+        let i = ((imm as u32) & 0xfff) << 20;
+        for (f3, op) in [
+            (0, 0x13),
+            (2, 0x13),
+            (3, 0x13),
+            (4, 0x13),
+            (6, 0x13),
+            (7, 0x13),
+            (0, 0x1b),
+        ] {
+            forms.push(i | (11 << 15) | (f3 << 12) | (10 << 7) | op);
+            forms.push(i | (f3 << 12) | (10 << 7) | op); // rs1 = x0
+        }
+        let sh = ((imm as u32) & 63) << 20;
+        for (hi, f3, op) in [(0, 1, 0x13), (0, 5, 0x13), (0x400, 5, 0x13)] {
+            forms.push((hi << 20) | sh | (11 << 15) | (f3 << 12) | (10 << 7) | op);
+        }
+        let shw = ((imm as u32) & 31) << 20;
+        for (hi, f3) in [(0, 1), (0, 5), (0x400, 5)] {
+            forms.push((hi << 20) | shw | (11 << 15) | (f3 << 12) | (10 << 7) | 0x1b);
+        }
+        // conditional branches over the same values: taken or not shows in a3
+        for f3 in [0, 1, 4, 5, 6, 7] {
+            // bxx a1, a2, +8
+            forms.push((8 << 7) | (12 << 20) | (11 << 15) | (f3 << 12) | 0x63);
+        }
+    }
+    forms.sort_unstable();
+    forms.dedup();
+    for &form in &forms {
+        // the form, a marker (addi a3, x0, 1) that a taken branch jumps over, then ebreak
+        let code: Vec<u8> = [form, 0x0010_0693, 0x0010_0073]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        for &a in &EDGES {
+            for &b in &EDGES {
+                let make = || {
+                    let mut m = bare_machine(&code, 10);
+                    m.x[10] = 0x5a5a;
+                    m.x[11] = a;
+                    m.x[12] = b;
+                    m
+                };
+                if let Err(e) = compare_engines(&make, None, &[]) {
+                    panic!("{form:#010x} with a1 = {a:#x}, a2 = {b:#x}: {e}");
+                }
+            }
+        }
+    }
+}
