@@ -41,7 +41,7 @@ pub struct Streams {
 impl Streams {
     fn mix(&mut self, v: u64) {
         // FxHash's step: order-sensitive and cheap
-        self.digest = (self.digest.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.digest = (self.digest.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 

@@ -247,9 +247,12 @@ impl Machine {
     /// ([`Memory::host_bytes`]) and the decoded instructions. Bounded by the memory limit (see
     /// docs/machine.md, "Security model").
     pub fn host_bytes(&self) -> u64 {
-        self.mem.host_bytes()
-            + (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
-            + self.blocks.host_bytes()
+        self.mem.host_bytes() + self.icache_bytes() + self.blocks.host_bytes()
+    }
+
+    /// Host bytes of the single-step interpreter's decoded pages.
+    fn icache_bytes(&self) -> u64 {
+        (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
     }
 
     /// Runs until exit, fault, the instruction limit, or the observer stops it.
@@ -459,7 +462,10 @@ impl Machine {
             _ => match self.icache.pages.get(&vpn) {
                 Some(&i) => i,
                 None => {
-                    if self.icache.slots.len() >= self.icache.max_pages {
+                    // one budget for decoded pages and decoded blocks together
+                    let held = (self.icache.slots.len() as u64 + 2) * DECODED_PAGE_BYTES
+                        + self.blocks.host_bytes();
+                    if held > self.icache.max_pages as u64 * DECODED_PAGE_BYTES {
                         // Decoded code is 8× the guest bytes it decodes; the cap keeps it
                         // within the memory limit. Start over, as a code change would.
                         self.flush_icache();

@@ -150,7 +150,11 @@ fn instruction(t: u8, a: u32, b: u32, out: &mut Vec<u32>) {
         // fused pairs: lui+addi[w], auipc+addi, auipc+jalr
         20 => {
             // the upper immediate at the 32-bit overflow edge half the time
-            let hi = if b & 2 != 0 { 0x8000_0000 } else { b & 0xfffff000 };
+            let hi = if b & 2 != 0 {
+                0x8000_0000
+            } else {
+                b & 0xfffff000
+            };
             out.push(hi | (rd << 7) | 0x37);
             let op = if b & 1 != 0 { 0x1b } else { 0x13 };
             out.push(i_imm(-small.abs() * 31) | (rd << 15) | (rd << 7) | op);

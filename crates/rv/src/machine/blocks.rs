@@ -279,9 +279,22 @@ impl Machine {
     /// Runs blocks until something needs the oracle (`None`: `self.pc` is the instruction to
     /// single-step) or the run ends.
     pub(super) fn run_blocks<O: Observer>(&mut self, obs: &mut O) -> Option<super::Outcome> {
+        // The micro-ops live in a local for the whole call, so the hot loop reads them through
+        // a slice in registers; a flush meanwhile (seen by its generation) clears them too.
+        let mut uops = std::mem::take(&mut self.blocks.uops);
+        let outcome = self.run_blocks_with(&mut uops, obs);
+        self.blocks.uops = uops;
+        outcome
+    }
+
+    fn run_blocks_with<O: Observer>(
+        &mut self,
+        uops: &mut Vec<Uop>,
+        obs: &mut O,
+    ) -> Option<super::Outcome> {
         use super::Outcome;
         let mut pc = self.pc;
-        let mut id = self.block_at(pc)?;
+        let mut id = self.block_at(pc, uops)?;
         loop {
             let insns = u64::from(self.blocks.blocks[id as usize].insns);
             if self.max_insns.saturating_sub(self.instret) < insns {
@@ -291,9 +304,11 @@ impl Machine {
             let base = self.instret;
             let generation = self.blocks.generation;
             self.blocks.running = id;
-            let exit = self.exec_block(id, base);
-            self.blocks.running = NOT_RUNNING;
+            let exit = self.exec_block(uops, id, base);
             let flushed = self.blocks.generation != generation;
+            if flushed {
+                uops.clear();
+            }
             match exit {
                 BlockExit::Done(next, kind) if !flushed => {
                     self.instret = base + insns;
@@ -302,7 +317,7 @@ impl Machine {
                         return Some(Outcome::Stopped);
                     }
                     pc = next;
-                    id = match self.follow_link(id, next) {
+                    id = match self.follow_link(id, next, uops) {
                         Some(n) => n,
                         None => {
                             self.pc = pc;
@@ -318,7 +333,7 @@ impl Machine {
                         return Some(Outcome::Stopped);
                     }
                     pc = next;
-                    id = self.block_at(pc)?;
+                    id = self.block_at(pc, uops)?;
                 }
                 BlockExit::Exited(code, next) => {
                     // the system call is the block's last instruction: observers see the
@@ -333,7 +348,7 @@ impl Machine {
                         return Some(Outcome::Stopped);
                     }
                     pc = self.pc;
-                    id = self.block_at(pc)?;
+                    id = self.block_at(pc, uops)?;
                 }
                 BlockExit::Oracle(retired) => {
                     if self.cold_hooks(id, flushed, Some(retired), obs) == Control::Stop {
@@ -439,7 +454,7 @@ impl Machine {
     /// The block that runs at `next` after block `id`: from its links, else looked up (and
     /// linked).
     #[inline(always)]
-    fn follow_link(&mut self, id: u32, next: u64) -> Option<u32> {
+    fn follow_link(&mut self, id: u32, next: u64, uops: &mut Vec<Uop>) -> Option<u32> {
         let links = self.blocks.blocks[id as usize].links;
         if links[0].0 == next {
             return Some(links[0].1);
@@ -447,7 +462,7 @@ impl Machine {
         if links[1].0 == next {
             return Some(links[1].1);
         }
-        let to = self.block_at(next)?;
+        let to = self.block_at(next, uops)?;
         if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
             b.links = [(next, to), b.links[0]];
         }
@@ -456,7 +471,7 @@ impl Machine {
 
     /// The block starting at `pc`, built if new; `None` if the oracle must run `pc`.
     #[inline(never)]
-    fn block_at(&mut self, pc: u64) -> Option<u32> {
+    fn block_at(&mut self, pc: u64, uops: &mut Vec<Uop>) -> Option<u32> {
         if pc & 1 != 0 {
             return None;
         }
@@ -470,7 +485,7 @@ impl Machine {
                     if self.mem.perm_at(pc) & perm::X == 0 {
                         return None;
                     }
-                    self.make_room();
+                    self.make_room(uops);
                     let t = self.blocks.tables.len() as u32;
                     self.blocks.tables.push(Box::new([NONE; SLOTS]));
                     self.blocks.pages.insert(vpn, t);
@@ -483,7 +498,7 @@ impl Machine {
         match self.blocks.tables[table as usize][slot] {
             ORACLE => None,
             NONE => {
-                let built = self.build_block(pc);
+                let built = self.build_block(pc, uops);
                 let entry = built.map_or(ORACLE, |id| id + 1);
                 if let Some(t) = self.blocks.tables.get_mut(table as usize) {
                     t[slot] = entry;
@@ -496,10 +511,14 @@ impl Machine {
 
     /// Starts the cache over when it holds its budget's worth (a block is at most
     /// [`MAX_UOPS`] micro-ops, so one more stays within a block's bytes of it).
-    fn make_room(&mut self) {
+    /// `uops` are the micro-ops (out of the cache while blocks run).
+    fn make_room(&mut self, uops: &mut Vec<Uop>) {
         let block_max = TABLE_BYTES + BLOCK_BYTES + MAX_UOPS as u64 * (UOP_BYTES + GENERIC_BYTES);
-        if self.blocks.host_bytes() + block_max > self.blocks.max_bytes {
+        // one budget for decoded blocks and the single-step interpreter's decoded pages
+        let held = self.blocks.host_bytes() + uops.len() as u64 * UOP_BYTES + self.icache_bytes();
+        if held + block_max > self.blocks.max_bytes {
             self.flush_icache();
+            uops.clear();
         }
     }
 
@@ -520,10 +539,10 @@ impl Machine {
 
     /// Translates the instructions from `pc` into a new block; `None` if not even the first
     /// can be (the oracle runs it).
-    fn build_block(&mut self, pc: u64) -> Option<u32> {
-        self.make_room();
+    fn build_block(&mut self, pc: u64, uops: &mut Vec<Uop>) -> Option<u32> {
+        self.make_room(uops);
         let page_end = (pc | (PAGE_SIZE - 1)) + 1;
-        let first = self.blocks.uops.len();
+        let first = uops.len();
         let mut at = pc;
         let mut insns: u16 = 0;
         let mut classes = [0u32; 8];
@@ -531,9 +550,7 @@ impl Machine {
         let mut last_pc = pc;
         let mut pending = self.fetch_in_page(at, page_end);
         while let Some(inst) = pending.take() {
-            if self.blocks.uops.len() - first >= MAX_UOPS
-                || matches!(inst.op, Op::Illegal | Op::Ebreak)
-            {
+            if uops.len() - first >= MAX_UOPS || matches!(inst.op, Op::Illegal | Op::Ebreak) {
                 // what always traps ends the block before it: the oracle runs it
                 break;
             }
@@ -553,7 +570,7 @@ impl Machine {
                 Some(_) => after + u64::from(last.len),
                 None => after,
             };
-            self.blocks.uops.push(uop);
+            uops.push(uop);
             self.blocks.meta.push(Meta {
                 off: (at - pc) as u16,
                 next_off: (end - pc) as u16,
@@ -580,7 +597,7 @@ impl Machine {
                 None => next,
             };
         }
-        let count = self.blocks.uops.len() - first;
+        let count = uops.len() - first;
         if count == 0 {
             return None;
         }
@@ -707,11 +724,13 @@ impl Machine {
 
     /// Runs block `id` with `base` instructions retired before it.
     #[inline(always)]
-    fn exec_block(&mut self, id: u32, base: u64) -> BlockExit {
+    fn exec_block(&mut self, uops: &[Uop], id: u32, base: u64) -> BlockExit {
         let b = &self.blocks.blocks[id as usize];
         let (first, count, end) = (b.first as usize, b.count as usize, b.end);
+        let Some(block) = uops.get(first..first + count) else {
+            return BlockExit::Oracle(0);
+        };
         let mut i = first;
-        let last = first + count;
         macro_rules! fault {
             () => {{
                 return self.stop_before(i, base, BlockExit::Oracle(i - first));
@@ -749,8 +768,7 @@ impl Machine {
                 };
             }};
         }
-        while i < last {
-            let u = self.blocks.uops[i];
+        for &u in block {
             let rs1 = self.x[r(u.rs1)];
             let rs2 = self.x[r(u.rs2)];
             let rd = r(u.rd);
