@@ -211,6 +211,27 @@ fn self_modifying_code_runs_the_new_instructions() {
 }
 
 #[test]
+fn class_counts_are_the_same_with_and_without_timing() {
+    // untimed, the block engine counts classes per block; timed, the single-step
+    // interpreter counts them per instruction through the timing model
+    let dir = tempfile::tempdir().unwrap();
+    let counts = |timing: &[&str], name: &str| {
+        let stats = dir.path().join(name);
+        let mut opts = timing.to_vec();
+        opts.extend(["--stats-json", stats.to_str().unwrap()]);
+        assert!(exec(&opts, &["fflags"]).status.success());
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        (v["classes"].clone(), v["instructions"].as_u64().unwrap())
+    };
+    let (plain, n) = counts(&[], "plain.json");
+    let (timed, m) = counts(&["--timing=default"], "timed.json");
+    assert_eq!(n, m);
+    assert_eq!(plain, timed);
+    let total: u64 = plain.as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(total, n);
+}
+
+#[test]
 fn stats_json_has_the_documented_fields() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("s.json");

@@ -114,6 +114,7 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     const RETIRE: bool = true;
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
+    const CLASSES: bool = O::CLASSES;
 
     #[inline]
     fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
@@ -123,7 +124,19 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
         }
         self.cycle = t.retire;
         self.group = self.group.saturating_add(1);
-        self.pending.push(Pending::Retire(*r, t));
+        // an inner observer without retire records costs no copy of each record
+        if O::RETIRE {
+            self.pending.push(Pending::Retire(*r, t));
+        }
+        self.verdict()
+    }
+
+    /// Class counts need no stamps: delivered at once.
+    #[inline]
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        if self.inner.classes(counts) == Control::Stop {
+            self.stopped = true;
+        }
         self.verdict()
     }
 
