@@ -227,7 +227,12 @@ fn class_counts_are_the_same_with_and_without_timing() {
     let (timed, m) = counts(&["--timing=default"], "timed.json");
     assert_eq!(n, m);
     assert_eq!(plain, timed);
-    let total: u64 = plain.as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum();
+    let total: u64 = plain
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
     assert_eq!(total, n);
 }
 

@@ -183,12 +183,24 @@ fn instruction(t: u8, a: u32, b: u32, out: &mut Vec<u32>) {
                 out.push(s_imm(small) | (rs2 << 20) | (base << 15) | (f3 << 12) | 0x27)
             }
         }
-        25 | 26 => {
-            const F: [u32; 14] = [0, 1, 4, 5, 8, 9, 12, 13, 0x50, 0x51, 0x78, 0x79, 0x70, 0x71];
-            let f7 = F[(b % 14) as usize];
+        25 => {
+            // fused multiply-adds, single or double (fmt in bits 26:25)
+            let op = [0x43, 0x47, 0x4b, 0x4f][(b % 4) as usize];
+            let fmt = (b >> 2) & 1;
+            let rm = (b >> 8) & 7;
+            let rs3 = (b >> 16) & 31;
+            out.push(
+                (rs3 << 27) | (fmt << 25) | (rs2 << 20) | (rs1 << 15) | (rm << 12) | (rd << 7) | op,
+            );
+        }
+        26 => {
+            const F: [u32; 16] = [
+                0, 1, 4, 5, 8, 9, 12, 13, 0x10, 0x11, 0x50, 0x51, 0x78, 0x79, 0x70, 0x71,
+            ];
+            let f7 = F[(b % 16) as usize];
             let rm = (b >> 8) & 7;
             let (rs2, rm) = match f7 {
-                0x50 | 0x51 => (rs2, rm % 3),
+                0x10 | 0x11 | 0x50 | 0x51 => (rs2, rm % 3),
                 0x70..=0x79 => (0, 0),
                 _ => (rs2, rm),
             };
@@ -252,12 +264,25 @@ proptest! {
             prop_oneof![Just(0u64), Just(1), Just(u64::MAX), Just(1 << 63), 0u64..80, any::<u64>()],
             32,
         ),
+        fvalues in proptest::collection::vec(
+            prop_oneof![
+                Just(1.5f64.to_bits()),
+                Just((-2.0f64).to_bits()),
+                Just(0.1f64.to_bits()),
+                Just(f64::INFINITY.to_bits()),
+                Just(f64::NAN.to_bits()),
+                Just(f64::MIN_POSITIVE.to_bits() >> 3),
+                Just(0xffff_ffff_3fc0_0000), // the single 1.5, NaN-boxed
+                any::<u64>(),
+            ],
+            32,
+        ),
         limit in 1u64..3000,
         stop in proptest::option::of(1u64..40),
     ) {
         let code = program(&ops);
         let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
-        // registers other than the pointers (sp, s0, s1) start with edge values
+        // registers other than the pointers (sp, s0, s1) start with edge values, FP ones too
         let make = || {
             let mut m = bare_machine(&code, limit);
             for (r, &v) in values.iter().enumerate().skip(1) {
@@ -265,6 +290,7 @@ proptest! {
                     m.x[r] = v;
                 }
             }
+            m.f.copy_from_slice(&fvalues);
             m
         };
         if let Err(e) = compare_engines(&make, stop, &snapshot) {

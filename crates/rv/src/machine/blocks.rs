@@ -19,6 +19,7 @@
 //! taken branches and class counts as under the oracle (checked by the differential tests).
 
 use super::{Flow, Machine, SLOTS};
+use crate::fpu;
 use crate::inst::{decode, Class, Inst, Op};
 use crate::memory::{perm, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer};
@@ -86,7 +87,24 @@ enum K {
     Fld,
     Fsw,
     Fsd,
-    /// An F/D instruction other than loads and stores (`aux` indexes `generic`).
+    // double-precision arithmetic: `aux` = rs3 | rounding-mode field << 8
+    FaddD,
+    FsubD,
+    FmulD,
+    FdivD,
+    FmaddD,
+    FmsubD,
+    FnmsubD,
+    FnmaddD,
+    FsgnjD,
+    FsgnjnD,
+    FsgnjxD,
+    FmvXD,
+    FmvDX,
+    FeqD,
+    FltD,
+    FleD,
+    /// Any other F/D instruction but loads and stores (`aux` indexes `generic`).
     Float,
     /// Any other instruction, through the oracle's `step` (`aux` indexes `generic`).
     Generic,
@@ -631,6 +649,10 @@ impl Machine {
         let alu = |k: K| if rd == 0 { u(K::Nop, 0) } else { u(k, imm) };
         let li = |v: u64| if rd == 0 { u(K::Nop, 0) } else { u(K::Li, v) };
         let load = |k: K| if rd == 0 { None } else { Some(u(k, imm)) };
+        let fp = |k: K| Uop {
+            aux: i32::from(i.rs3 & 31) | i32::from(i.rm) << 8,
+            ..u(k, 0)
+        };
         let uop = match i.op {
             Op::Lui => li(imm),
             Op::Auipc => li(pc.wrapping_add(imm)),
@@ -686,6 +708,22 @@ impl Machine {
             Op::Fld => u(K::Fld, imm),
             Op::Fsw => u(K::Fsw, imm),
             Op::Fsd => u(K::Fsd, imm),
+            Op::FaddD => fp(K::FaddD),
+            Op::FsubD => fp(K::FsubD),
+            Op::FmulD => fp(K::FmulD),
+            Op::FdivD => fp(K::FdivD),
+            Op::FmaddD => fp(K::FmaddD),
+            Op::FmsubD => fp(K::FmsubD),
+            Op::FnmsubD => fp(K::FnmsubD),
+            Op::FnmaddD => fp(K::FnmaddD),
+            Op::FsgnjD => fp(K::FsgnjD),
+            Op::FsgnjnD => fp(K::FsgnjnD),
+            Op::FsgnjxD => fp(K::FsgnjxD),
+            Op::FmvXD => fp(K::FmvXD),
+            Op::FmvDX => fp(K::FmvDX),
+            Op::FeqD => fp(K::FeqD),
+            Op::FltD => fp(K::FltD),
+            Op::FleD => fp(K::FleD),
             _ if i.class == Class::Float => return self.generic(i, pc, n, K::Float),
             Op::Beq if rs2 == 0 => u(K::Beqz, pc.wrapping_add(imm)),
             Op::Bne if rs2 == 0 => u(K::Bnez, pc.wrapping_add(imm)),
@@ -759,6 +797,42 @@ impl Machine {
                 }
             }};
         }
+        // double-precision arithmetic with its rounding mode (an invalid one: the oracle
+        // raises the illegal instruction) and exception flags
+        macro_rules! fp2 {
+            ($f:ident, $u:expr) => {{
+                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
+                    fault!()
+                };
+                let mut fl = 0;
+                self.f[r($u.rd)] = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], rm, &mut fl);
+                self.fflags |= fl;
+            }};
+        }
+        macro_rules! fp3 {
+            ($f:ident, $u:expr) => {{
+                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
+                    fault!()
+                };
+                let mut fl = 0;
+                let (a, b, c) = (
+                    self.f[r($u.rs1)],
+                    self.f[r($u.rs2)],
+                    self.f[r($u.aux as u8)],
+                );
+                self.f[r($u.rd)] = fpu::$f(a, b, c, rm, &mut fl);
+                self.fflags |= fl;
+            }};
+        }
+        macro_rules! fcmp {
+            ($f:ident, $u:expr) => {{
+                let mut fl = 0;
+                let v = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], &mut fl);
+                self.x[r($u.rd)] = u64::from(v);
+                self.x[0] = 0;
+                self.fflags |= fl;
+            }};
+        }
         macro_rules! cond {
             ($c:expr, $u:expr) => {{
                 return if $c {
@@ -827,6 +901,34 @@ impl Machine {
                 },
                 K::Fsw => store!(store_u32, u, rs1, self.f[r(u.rs2)] as u32),
                 K::Fsd => store!(store_u64, u, rs1, self.f[r(u.rs2)]),
+                K::FaddD => fp2!(f64_add, u),
+                K::FsubD => fp2!(f64_sub, u),
+                K::FmulD => fp2!(f64_mul, u),
+                K::FdivD => fp2!(f64_div, u),
+                K::FmaddD => fp3!(f64_madd, u),
+                K::FmsubD => fp3!(f64_msub, u),
+                K::FnmsubD => fp3!(f64_nmsub, u),
+                K::FnmaddD => fp3!(f64_nmadd, u),
+                K::FsgnjD => {
+                    let (a, b) = (self.f[r(u.rs1)], self.f[r(u.rs2)]);
+                    self.f[rd] = (a & !(1 << 63)) | (b & (1 << 63));
+                }
+                K::FsgnjnD => {
+                    let (a, b) = (self.f[r(u.rs1)], self.f[r(u.rs2)]);
+                    self.f[rd] = (a & !(1 << 63)) | (!b & (1 << 63));
+                }
+                K::FsgnjxD => {
+                    let (a, b) = (self.f[r(u.rs1)], self.f[r(u.rs2)]);
+                    self.f[rd] = a ^ (b & (1 << 63));
+                }
+                K::FmvXD => {
+                    self.x[rd] = self.f[r(u.rs1)];
+                    self.x[0] = 0;
+                }
+                K::FmvDX => self.f[rd] = rs1,
+                K::FeqD => fcmp!(f64_eq, u),
+                K::FltD => fcmp!(f64_lt, u),
+                K::FleD => fcmp!(f64_le, u),
                 K::Float => {
                     let Some(&(inst, _, _)) = self.blocks.generic.get(u.aux as usize) else {
                         fault!()
