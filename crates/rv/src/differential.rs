@@ -103,13 +103,34 @@ pub fn run_with(
     stop_after_blocks: Option<u64>,
     snapshot: &[(u64, u64)],
 ) -> RunState {
-    let mut m = make();
-    m.engine = engine;
     let mut streams = Streams {
         stop_after_blocks,
         ..Streams::default()
     };
-    let outcome = m.run(&mut streams);
+    let mut state = run_observed(make, engine, &mut streams, snapshot);
+    state.streams = streams;
+    state
+}
+
+/// [`run_with`] with no observer at all (the block engine then runs extended blocks, which go
+/// on through not-taken branches); the state's streams are empty.
+pub fn run_unobserved(
+    make: &dyn Fn() -> Machine,
+    engine: Engine,
+    snapshot: &[(u64, u64)],
+) -> RunState {
+    run_observed(make, engine, &mut (), snapshot)
+}
+
+fn run_observed<O: Observer>(
+    make: &dyn Fn() -> Machine,
+    engine: Engine,
+    obs: &mut O,
+    snapshot: &[(u64, u64)],
+) -> RunState {
+    let mut m = make();
+    m.engine = engine;
+    let outcome = m.run(obs);
     let mut memory = Vec::new();
     for &(addr, len) in snapshot {
         let mut bytes = vec![0xee; len.min(1 << 20) as usize];
@@ -129,12 +150,13 @@ pub fn run_with(
         pc: m.pc,
         instret: m.instret,
         fcsr: (m.fflags, m.frm),
-        streams,
+        streams: Streams::default(),
         memory,
     }
 }
 
-/// Runs `make()`'s machine under both engines; `Err` describes the first difference.
+/// Runs `make()`'s machine under both engines (and, without a stop, once more with no observer,
+/// whose extended blocks differ in shape); `Err` describes the first difference.
 pub fn compare_engines(
     make: &dyn Fn() -> Machine,
     stop_after_blocks: Option<u64>,
@@ -143,8 +165,29 @@ pub fn compare_engines(
     let oracle = run_with(make, Engine::Step, stop_after_blocks, snapshot);
     let blocks = run_with(make, Engine::Blocks, stop_after_blocks, snapshot);
     if oracle == blocks {
-        return Ok(oracle);
+        if stop_after_blocks.is_some() {
+            return Ok(oracle);
+        }
+        // and with no observer (extended blocks): the same state, no streams
+        let bare = run_unobserved(make, Engine::Blocks, snapshot);
+        let without_streams = RunState {
+            streams: Streams::default(),
+            ..oracle.clone()
+        };
+        if bare == without_streams {
+            return Ok(oracle);
+        }
+        return Err(describe(
+            "single-step vs unobserved blocks",
+            &without_streams,
+            &bare,
+        ));
     }
+    Err(describe("single-step vs blocks", &oracle, &blocks))
+}
+
+/// The differences between two final states, for an error message.
+fn describe(what: &str, oracle: &RunState, blocks: &RunState) -> String {
     let mut diff = Vec::new();
     if oracle.outcome != blocks.outcome {
         diff.push(format!(
@@ -180,7 +223,7 @@ pub fn compare_engines(
     {
         diff.push(format!("memory differs at snapshot byte {at}"));
     }
-    Err(format!("single-step vs blocks: {}", diff.join("; ")))
+    format!("{what}: {}", diff.join("; "))
 }
 
 /// A machine with `code` at [`CODE_BASE`] (read-write-execute pages), [`DATA_BYTES`] of data

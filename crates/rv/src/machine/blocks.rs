@@ -192,6 +192,9 @@ pub(super) struct BlockCache {
     generic: Vec<(Inst, u64, u16)>,
     /// Bumped by every flush: ids and links from before are void.
     generation: u64,
+    /// Blocks run on through not-taken conditional branches (built so for observers that read
+    /// no block-level stream; see [`Machine::run_blocks`]).
+    extended: bool,
     /// The block running now ([`NOT_RUNNING`] outside the block engine).
     running: u32,
     /// What the observer hooks need of the block that was running when the cache was last
@@ -220,6 +223,7 @@ impl BlockCache {
             meta: Vec::new(),
             generic: Vec::new(),
             generation: 0,
+            extended: false,
             running: NOT_RUNNING,
             saved: None,
             max_bytes,
@@ -279,6 +283,8 @@ enum BlockExit {
     Done(u64, Option<BranchKind>),
     /// A system call ended the guest with this status; the block ran to its end.
     Exited(i32, u64),
+    /// A conditional branch was taken to the pc, after this many instructions of the block.
+    Taken(u64, u32),
     /// Its first `retired` micro-ops retired, then code changed (the cache was flushed):
     /// `self.pc` and `self.instret` are at the next instruction, which a new block runs.
     Resume(usize),
@@ -297,6 +303,14 @@ impl Machine {
     /// Runs blocks until something needs the oracle (`None`: `self.pc` is the instruction to
     /// single-step) or the run ends.
     pub(super) fn run_blocks<O: Observer>(&mut self, obs: &mut O) -> Option<super::Outcome> {
+        // An observer that reads no block-level stream gets extended blocks, which run on
+        // through not-taken conditional branches (fewer, longer blocks); the others get basic
+        // blocks. The shapes differ, so a change of observer starts the cache over.
+        let extended = !(O::BLOCKS || O::BRANCHES || O::CLASSES);
+        if self.blocks.extended != extended {
+            self.flush_icache();
+            self.blocks.extended = extended;
+        }
         // The micro-ops live in a local for the whole call, so the hot loop reads them through
         // a slice in registers; a flush meanwhile (seen by its generation) clears them too.
         let mut uops = std::mem::take(&mut self.blocks.uops);
@@ -330,6 +344,23 @@ impl Machine {
             match exit {
                 BlockExit::Done(next, kind) if !flushed => {
                     self.instret = base + insns;
+                    if self.block_hooks(id, next, kind, obs) == Control::Stop {
+                        self.pc = next;
+                        return Some(Outcome::Stopped);
+                    }
+                    pc = next;
+                    id = match self.follow_link(id, next, uops) {
+                        Some(n) => n,
+                        None => {
+                            self.pc = pc;
+                            return None;
+                        }
+                    };
+                }
+                BlockExit::Taken(next, retired) => {
+                    // (branches flush nothing: after a flush the block would have resumed)
+                    self.instret = base + u64::from(retired);
+                    let kind = Some(BranchKind::Cond);
                     if self.block_hooks(id, next, kind, obs) == Control::Stop {
                         self.pc = next;
                         return Some(Outcome::Stopped);
@@ -605,6 +636,19 @@ impl Machine {
             at = end;
             if uop.k as u8 > K::Generic as u8 {
                 ends_basic_block = true;
+                if uop.k as u8 <= K::Brr as u8 {
+                    // a conditional branch: a taken exit retires this many
+                    if let Some(u) = uops.last_mut() {
+                        u.aux = i32::from(insns);
+                    }
+                    if self.blocks.extended && uop.k != K::Brr {
+                        ends_basic_block = false;
+                        if at < page_end {
+                            pending = self.fetch_in_page(at, page_end);
+                            continue;
+                        }
+                    }
+                }
                 break;
             }
             if at >= page_end {
@@ -833,13 +877,13 @@ impl Machine {
                 self.fflags |= fl;
             }};
         }
+        // a conditional branch: taken, the block ends (`aux` = its instructions so far);
+        // not taken, the block goes on (or ends, if the branch is its last micro-op)
         macro_rules! cond {
             ($c:expr, $u:expr) => {{
-                return if $c {
-                    BlockExit::Done($u.imm, Some(BranchKind::Cond))
-                } else {
-                    BlockExit::Done(end, None)
-                };
+                if $c {
+                    return BlockExit::Taken($u.imm, $u.aux as u32);
+                }
             }};
         }
         for &u in block {
