@@ -886,6 +886,8 @@ impl Machine {
                 }
             }};
         }
+        // `i` is counted by hand: the fault macros above name it
+        #[allow(clippy::explicit_counter_loop)]
         for &u in block {
             let rs1 = self.x[r(u.rs1)];
             let rs2 = self.x[r(u.rs2)];
