@@ -69,7 +69,7 @@ use outcrop_events::record::{ClassCounter, Observer};
 use outcrop_profile::{Profile, Profiler};
 use outcrop_rv::symbols::Symbols;
 use outcrop_rv::{Machine, Outcome};
-use outcrop_sampling::{BranchRecorder, LbrConfig, LbrUnit, PeriodUnit};
+use outcrop_sampling::{BranchFeed, BranchRecorder, LbrConfig, LbrUnit, PeriodUnit};
 use outcrop_strata::RunInfo;
 use outcrop_timing::{Config as TimingConfig, Timed, Totals};
 use rap::{RapProfiler, RapSpec};
@@ -337,7 +337,17 @@ impl<'a, 's> Run<'a, 's> {
                 None => None,
             };
             let front = stage.as_mut().map(|s| &mut s.front);
+            let only_recorder = counter.is_none()
+                && rap.is_none()
+                && front.is_none()
+                && profiler.is_none()
+                && driver.timing.is_none()
+                && recorder.as_ref().is_some_and(|r| !r.needs_retire());
             let outcome = match rpa_obs.as_mut() {
+                // branch-record units alone, untimed, taken branches, instruction periods:
+                // fed per block from the class and taken-branch streams, so the machine runs
+                // its block engine (no retire records)
+                None if only_recorder => driver.drive(recorder.as_mut().map(BranchFeed::new)),
                 None => {
                     dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()])
                 }

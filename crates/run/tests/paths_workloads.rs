@@ -101,3 +101,57 @@ fn sampled_paths_match_the_exact_profile_on_workloads() {
         assert!(i.wall >= 0.8, "{name}: imprecise Wall accuracy {}", i.wall);
     }
 }
+
+/// The branch-record units fed per block (the machine's block engine) take exactly the samples
+/// they take from the retire stream (the single-step interpreter), on every workload, with
+/// fixed and randomized periods shorter and longer than a basic block.
+#[test]
+fn the_block_feed_samples_exactly_as_the_retire_stream() {
+    let configs: Vec<LbrConfig> = [(3u64, false), (7, true), (997, true), (100_003, false)]
+        .into_iter()
+        .map(|(period, random)| LbrConfig {
+            entries: 8,
+            period,
+            random,
+            seed: period,
+            skew: 0.1,
+            drop_target: 0.05,
+            ..LbrConfig::default()
+        })
+        .collect();
+    let mut names: Vec<String> = std::fs::read_dir(workloads())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "TOOLCHAIN" && !n.contains('.'))
+        .collect();
+    names.sort();
+    for name in &names {
+        let bin = workloads().join(name);
+        let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+        let units = || -> Vec<LbrUnit> {
+            configs
+                .iter()
+                .map(|c| LbrUnit::new(c.clone()).unwrap())
+                .collect()
+        };
+        // the first 3M instructions of each
+        let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
+        m.max_insns = 3_000_000;
+        let mut retire = BranchRecorder::new(units());
+        m.run(&mut retire);
+        let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
+        m.max_insns = 3_000_000;
+        let mut fed = BranchRecorder::new(units());
+        assert!(!fed.needs_retire());
+        let mut feed = outcrop_sampling::BranchFeed::new(&mut fed);
+        m.run(&mut feed);
+        outcrop_events::record::Observer::finish(&mut feed);
+        assert_eq!(retire.instructions, fed.instructions, "{name}");
+        for (a, b) in retire.units.into_iter().zip(fed.units) {
+            assert_eq!(a.samples(), b.samples(), "{name}");
+            let (a, b) = (a.into_samples(name, 0, 0), b.into_samples(name, 0, 0));
+            assert_eq!(a.meta.recorded, b.meta.recorded, "{name}");
+            assert!(a.traces == b.traces, "{name}: traces differ");
+        }
+    }
+}

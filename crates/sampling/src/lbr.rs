@@ -178,9 +178,22 @@ impl LbrUnit {
             PeriodUnit::Instructions => insns,
             PeriodUnit::Cycles => cycles,
         };
-        if now >= self.next {
-            self.sample();
-            self.next = now + self.period();
+        match self.cfg.unit {
+            // a sample at every instruction count the period reaches, so that a caller may
+            // advance many instructions at once (the block-level feed) and get the samples it
+            // would have got one instruction at a time
+            PeriodUnit::Instructions => {
+                while now >= self.next {
+                    self.sample();
+                    self.next += self.period();
+                }
+            }
+            PeriodUnit::Cycles => {
+                if now >= self.next {
+                    self.sample();
+                    self.next = now + self.period();
+                }
+            }
         }
     }
 

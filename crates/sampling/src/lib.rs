@@ -56,7 +56,7 @@ pub use cost::CostModel;
 pub use error::{Error, Result};
 pub use lbr::{Filter, LbrConfig, LbrUnit, PeriodUnit, Record};
 pub use lfsr::Lfsr;
-pub use observe::BranchRecorder;
+pub use observe::{BranchFeed, BranchRecorder};
 pub use overlap::{overlap, Overlap, SiteProfile};
 pub use period::{GeometricSampler, PeriodSampler};
 pub use rng::SplitMix64;

@@ -1,11 +1,13 @@
-//! [`BranchRecorder`]: branch-record units attached to a retire stream.
+//! [`BranchRecorder`]: branch-record units attached to a retire stream, or ([`BranchFeed`]) to
+//! the class and taken-branch streams, which the machine delivers per block.
 //!
 //! Several units can watch one run: they only observe, so a sweep over periods and buffer
 //! depths needs one run, and every unit sees the very same execution. With timing stamps the
 //! cycle-period units count the model's cycles; without, cycles stay 0.
 
 use crate::lbr::LbrUnit;
-use outcrop_events::record::{Class, Control, Observer, Retire, Stamp};
+use crate::lbr::{Filter, PeriodUnit};
+use outcrop_events::record::{BranchKind, Class, Control, Observer, Retire, Stamp};
 
 /// Branch-record units on one run.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +49,86 @@ impl Observer for BranchRecorder {
             }
             u.tick(self.instructions, self.cycles);
         }
+        Control::Continue
+    }
+}
+
+impl BranchRecorder {
+    /// Whether some unit needs retire records: one that also records not-taken branches, or
+    /// counts its period in cycles (which come with retire records, from the timing model).
+    /// The others can be fed by a [`BranchFeed`].
+    pub fn needs_retire(&self) -> bool {
+        self.units
+            .iter()
+            .any(|u| u.config().filter == Filter::All || u.config().unit == PeriodUnit::Cycles)
+    }
+}
+
+/// Branch-record units fed from the class and taken-branch streams instead of retire
+/// records, for units that record taken branches and count instructions
+/// ([`BranchRecorder::needs_retire`] is false): the machine then runs its block engine. The
+/// units see the same branches and take the same samples as under [`BranchRecorder`]'s
+/// retire stream (checked against it on every workload in `outcrop-run`'s tests).
+///
+/// How: a taken branch is always the last instruction of the class counts delivered just
+/// before it, so the units advance to the instruction before it, record it, then advance
+/// past it; [`crate::LbrUnit::tick`] takes every sample the period reaches on the way.
+pub struct BranchFeed<'a> {
+    recorder: &'a mut BranchRecorder,
+    /// The last counted instruction has not been ticked yet.
+    pending: bool,
+}
+
+impl<'a> BranchFeed<'a> {
+    /// A feed into `recorder` (its units must not need retire records).
+    pub fn new(recorder: &'a mut BranchRecorder) -> BranchFeed<'a> {
+        BranchFeed {
+            recorder,
+            pending: false,
+        }
+    }
+
+    fn settle(&mut self) {
+        if self.pending {
+            let now = self.recorder.instructions;
+            for u in &mut self.recorder.units {
+                u.tick(now, 0);
+            }
+            self.pending = false;
+        }
+    }
+}
+
+impl Observer for BranchFeed<'_> {
+    const CLASSES: bool = true;
+    const BRANCHES: bool = true;
+
+    #[inline]
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        self.settle();
+        let n: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        if n > 0 {
+            self.recorder.instructions += n;
+            let before_last = self.recorder.instructions - 1;
+            for u in &mut self.recorder.units {
+                u.tick(before_last, 0);
+            }
+            self.pending = true;
+        }
+        Control::Continue
+    }
+
+    #[inline]
+    fn taken_branch(&mut self, from: u64, to: u64, _kind: BranchKind) -> Control {
+        for u in &mut self.recorder.units {
+            u.branch(from, to, true);
+        }
+        self.settle();
+        Control::Continue
+    }
+
+    fn finish(&mut self) -> Control {
+        self.settle();
         Control::Continue
     }
 }
