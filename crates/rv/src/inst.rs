@@ -468,52 +468,29 @@ impl Op {
     /// fields (see [`RegUse`] for the numbering).
     #[inline]
     pub fn reg_use(self, rd: u8, rs1: u8, rs2: u8, rs3: u8) -> RegUse {
-        // from a table of which field (and bank) each slot names: a few loads, no branches
-        let shape = SHAPES[self as usize];
-        let fields = [0, rd & 31, rs1 & 31, rs2 & 31, rs3 & 31];
-        let pick = |b: u8| fields[(b & 7) as usize % 5] + (b & FREG);
-        RegUse {
-            dst: pick(shape[0]),
-            src: [pick(shape[1]), pick(shape[2]), pick(shape[3])],
-        }
+        let x = |r: u8| r & 31;
+        let f = |r: u8| FREG + (r & 31);
+        let (dst, src) = match self.format() {
+            Format::R | Format::Amo => (x(rd), [x(rs1), x(rs2), 0]),
+            Format::I | Format::Load | Format::Shift | Format::Csr | Format::Lr => {
+                (x(rd), [x(rs1), 0, 0])
+            }
+            Format::Store | Format::B => (0, [x(rs1), x(rs2), 0]),
+            Format::Brr => (0, [0; 3]),
+            Format::U | Format::J | Format::CsrI => (x(rd), [0; 3]),
+            Format::None | Format::Fence => (0, [0; 3]),
+            Format::FR => (f(rd), [f(rs1), f(rs2), 0]),
+            Format::FR1 => (f(rd), [f(rs1), 0, 0]),
+            Format::FR4 => (f(rd), [f(rs1), f(rs2), f(rs3)]),
+            Format::FCmp => (x(rd), [f(rs1), f(rs2), 0]),
+            Format::FFromX => (f(rd), [x(rs1), 0, 0]),
+            Format::FToX => (x(rd), [f(rs1), 0, 0]),
+            Format::FLoad => (f(rd), [x(rs1), 0, 0]),
+            Format::FStore => (0, [x(rs1), f(rs2), 0]),
+        };
+        RegUse { dst, src }
     }
 }
-
-/// Register slots of a format, `[dst, src1, src2, src3]`: the field each names (0 none, 1 rd,
-/// 2 rs1, 3 rs2, 4 rs3) plus [`FREG`] for an f register.
-const fn shape(fmt: Format) -> [u8; 4] {
-    const RD: u8 = 1;
-    const RS1: u8 = 2;
-    const RS2: u8 = 3;
-    const RS3: u8 = 4;
-    const F: u8 = FREG;
-    match fmt {
-        Format::R | Format::Amo => [RD, RS1, RS2, 0],
-        Format::I | Format::Load | Format::Shift | Format::Csr | Format::Lr => [RD, RS1, 0, 0],
-        Format::Store | Format::B => [0, RS1, RS2, 0],
-        Format::Brr | Format::None | Format::Fence => [0; 4],
-        Format::U | Format::J | Format::CsrI => [RD, 0, 0, 0],
-        Format::FR => [F | RD, F | RS1, F | RS2, 0],
-        Format::FR1 => [F | RD, F | RS1, 0, 0],
-        Format::FR4 => [F | RD, F | RS1, F | RS2, F | RS3],
-        Format::FCmp => [RD, F | RS1, F | RS2, 0],
-        Format::FFromX => [F | RD, RS1, 0, 0],
-        Format::FToX => [RD, F | RS1, 0, 0],
-        Format::FLoad => [F | RD, RS1, 0, 0],
-        Format::FStore => [0, RS1, F | RS2, 0],
-    }
-}
-
-/// [`shape`] of every operation, `Op::Illegal` (no registers) last.
-const SHAPES: [[u8; 4]; TABLE.len() + 1] = {
-    let mut shapes = [[0u8; 4]; TABLE.len() + 1];
-    let mut i = 0;
-    while i < TABLE.len() {
-        shapes[i] = shape(TABLE[i].2);
-        i += 1;
-    }
-    shapes
-};
 
 /// [`Op::unit`] of every operation, `Op::Illegal` last.
 const UNITS: [Unit; TABLE.len() + 1] = {

@@ -945,12 +945,8 @@ impl Machine {
                 control = Control::Stop;
             }
         }
-        if O::CLASSES {
-            let mut counts = [0; 8];
-            counts[inst.class as usize] = 1;
-            if obs.classes(&counts) == Control::Stop {
-                control = Control::Stop;
-            }
+        if O::CLASSES && obs.class(inst.class) == Control::Stop {
+            control = Control::Stop;
         }
         if O::BRANCHES {
             if let Some(kind) = branch {

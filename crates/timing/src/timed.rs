@@ -139,6 +139,13 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
         }
         self.verdict()
     }
+    #[inline]
+    fn class(&mut self, class: outcrop_events::record::Class) -> Control {
+        if self.inner.class(class) == Control::Stop {
+            self.stopped = true;
+        }
+        self.verdict()
+    }
 
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
