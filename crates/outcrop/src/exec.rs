@@ -25,6 +25,13 @@ pub struct ExecArgs {
           default_missing_value = "default")]
     timing: Option<String>,
 
+    /// The interpreter: `blocks` (pre-decoded basic blocks, the default) or `step` (the
+    /// single-step interpreter the block engine is tested against; slower, for checking a
+    /// suspected engine bug: both must give the same output, counts and exit status).
+    /// Observers of retire records (--timing) use `step` whatever this says.
+    #[arg(long, value_name = "ENGINE", default_value = "blocks", value_parser = ["blocks", "step"])]
+    engine: String,
+
     #[command(flatten)]
     guest: GuestArgs,
 }
@@ -222,6 +229,9 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
         path: prog_path,
         ..
     } = load_guest(&args.guest)?;
+    if args.engine == "step" {
+        machine.engine = outcrop_rv::Engine::Step;
+    }
     let mut run = outcrop_run::Run::new(&mut machine).timing(timing);
     if args.stats_json.is_some() {
         run = run.classes();

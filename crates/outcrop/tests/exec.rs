@@ -211,6 +211,29 @@ fn self_modifying_code_runs_the_new_instructions() {
 }
 
 #[test]
+fn both_engines_give_the_same_output_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |engine: &str| {
+        let stats = dir.path().join(format!("{engine}.json"));
+        let o = exec(
+            &["--engine", engine, "--stats-json", stats.to_str().unwrap()],
+            &["fflags"],
+        );
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        (
+            o.status.code(),
+            o.stdout,
+            v["instructions"].clone(),
+            v["classes"].clone(),
+        )
+    };
+    assert_eq!(run("blocks"), run("step"));
+    let o = exec(&["--engine", "jit"], &["fflags"]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("blocks"), "{}", err(&o));
+}
+
+#[test]
 fn class_counts_are_the_same_with_and_without_timing() {
     // untimed, the block engine counts classes per block; timed, the single-step
     // interpreter counts them per instruction through the timing model
