@@ -603,129 +603,31 @@ mod tests {
     #[test]
     fn register_use_follows_each_format() {
         // x registers are 0..31, f registers 32..63; absent slots are 0
-        let u = |op: Op| op.reg_use(5, 6, 7, 8);
-        assert_eq!(
-            u(Op::Add),
-            RegUse {
-                dst: 5,
-                src: [6, 7, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Addi),
-            RegUse {
-                dst: 5,
-                src: [6, 0, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Sd),
-            RegUse {
-                dst: 0,
-                src: [6, 7, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Beq),
-            RegUse {
-                dst: 0,
-                src: [6, 7, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Lui),
-            RegUse {
-                dst: 5,
-                src: [0; 3]
-            }
-        );
-        assert_eq!(
-            u(Op::Jal),
-            RegUse {
-                dst: 5,
-                src: [0; 3]
-            }
-        );
-        assert_eq!(
-            u(Op::AmoaddD),
-            RegUse {
-                dst: 5,
-                src: [6, 7, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::FaddD),
-            RegUse {
-                dst: 37,
-                src: [38, 39, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::FsqrtD),
-            RegUse {
-                dst: 37,
-                src: [38, 0, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::FmaddD),
-            RegUse {
-                dst: 37,
-                src: [38, 39, 40]
-            }
-        );
-        assert_eq!(
-            u(Op::FeqD),
-            RegUse {
-                dst: 5,
-                src: [38, 39, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::FcvtDL),
-            RegUse {
-                dst: 37,
-                src: [6, 0, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::FmvXD),
-            RegUse {
-                dst: 5,
-                src: [38, 0, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Fld),
-            RegUse {
-                dst: 37,
-                src: [6, 0, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Fsd),
-            RegUse {
-                dst: 0,
-                src: [6, 39, 0]
-            }
-        );
-        assert_eq!(
-            u(Op::Fence),
-            RegUse {
-                dst: 0,
-                src: [0; 3]
-            }
-        );
-        assert_eq!(
-            u(Op::Illegal),
-            RegUse {
-                dst: 0,
-                src: [0; 3]
-            }
-        );
+        for (op, dst, src) in [
+            (Op::Add, 5, [6, 7, 0]),
+            (Op::Addi, 5, [6, 0, 0]),
+            (Op::Sd, 0, [6, 7, 0]),
+            (Op::Beq, 0, [6, 7, 0]),
+            (Op::Lui, 5, [0; 3]),
+            (Op::Jal, 5, [0; 3]),
+            (Op::AmoaddD, 5, [6, 7, 0]),
+            (Op::FaddD, 37, [38, 39, 0]),
+            (Op::FsqrtD, 37, [38, 0, 0]),
+            (Op::FmaddD, 37, [38, 39, 40]),
+            (Op::FeqD, 5, [38, 39, 0]),
+            (Op::FcvtDL, 37, [6, 0, 0]),
+            (Op::FmvXD, 5, [38, 0, 0]),
+            (Op::Fld, 37, [6, 0, 0]),
+            (Op::Fsd, 0, [6, 39, 0]),
+            (Op::Fence, 0, [0; 3]),
+            (Op::Illegal, 0, [0; 3]),
+        ] {
+            assert_eq!(op.reg_use(5, 6, 7, 8), RegUse { dst, src }, "{op:?}");
+        }
         // fields are masked to five bits
+        let masked = Op::Add.reg_use(0xff, 0xe1, 0x22, 0);
         assert_eq!(
-            Op::Add.reg_use(0xff, 0xe1, 0x22, 0),
+            masked,
             RegUse {
                 dst: 31,
                 src: [1, 2, 0]

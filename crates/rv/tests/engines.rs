@@ -60,6 +60,30 @@ fn the_instruction_limit_falls_inside_blocks_exactly() {
     }
 }
 
+/// Every R-type integer ALU form and the M forms the random programs use: (funct7, funct3,
+/// opcode).
+const R_FORMS: &[(u32, u32, u32)] = &[
+    (0, 0, 0x33),
+    (0x20, 0, 0x33),
+    (0, 1, 0x33),
+    (0, 2, 0x33),
+    (0, 3, 0x33),
+    (0, 4, 0x33),
+    (0, 5, 0x33),
+    (0x20, 5, 0x33),
+    (0, 6, 0x33),
+    (0, 7, 0x33),
+    (0, 0, 0x3b),
+    (0x20, 0, 0x3b),
+    (0, 1, 0x3b),
+    (0, 5, 0x3b),
+    (0x20, 5, 0x3b),
+    (1, 0, 0x33),
+    (1, 4, 0x33),
+    (1, 0, 0x3b),
+    (1, 6, 0x3b),
+];
+
 /// One instruction (or a few) from a template number and random bits. Registers 2, 8 and 9
 /// (sp, s0, s1) stay pointers into the data (no template but compressed parcels writes them),
 /// so most memory accesses succeed and programs run on to their limit.
@@ -94,27 +118,8 @@ fn instruction(t: u8, a: u32, b: u32, out: &mut Vec<u32>) {
     match t {
         // R-type integer ALU and M: a funct7/funct3 pair from a list
         0..=3 => {
-            const R: [(u32, u32, u32); 18] = [
-                (0, 0, 0x33),
-                (0x20, 0, 0x33),
-                (0, 1, 0x33),
-                (0, 2, 0x33),
-                (0, 3, 0x33),
-                (0, 4, 0x33),
-                (0, 5, 0x33),
-                (0x20, 5, 0x33),
-                (0, 6, 0x33),
-                (0, 7, 0x33),
-                (0, 0, 0x3b),
-                (0x20, 0, 0x3b),
-                (0, 1, 0x3b),
-                (0, 5, 0x3b),
-                (1, 0, 0x33),
-                (1, 4, 0x33),
-                (1, 0, 0x3b),
-                (1, 6, 0x3b),
-            ];
-            let (f7, f3, op) = R[(b % 18) as usize];
+            const R: &[(u32, u32, u32)] = R_FORMS;
+            let (f7, f3, op) = R[b as usize % R.len()];
             out.push((f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op);
         }
         // I-type ALU (shifts get a legal or illegal shamt by chance)
@@ -344,26 +349,11 @@ const EDGES: [u64; 14] = [
 fn every_integer_form_agrees_on_edge_values() {
     // every R-type ALU/M form, then every I-type form with immediates at their edges
     let mut forms: Vec<u32> = Vec::new();
-    for (f7, f3, op) in [
-        (0, 0, 0x33),
-        (0x20, 0, 0x33),
-        (0, 1, 0x33),
-        (0, 2, 0x33),
-        (0, 3, 0x33),
-        (0, 4, 0x33),
-        (0, 5, 0x33),
-        (0x20, 5, 0x33),
-        (0, 6, 0x33),
-        (0, 7, 0x33),
-        (0, 0, 0x3b),
-        (0x20, 0, 0x3b),
-        (0, 1, 0x3b),
-        (0, 5, 0x3b),
-        (0x20, 5, 0x3b),
-    ]
-    .into_iter()
-    .chain((0..8).map(|f3| (1, f3, 0x33)))
-    .chain([0, 4, 5, 6, 7].into_iter().map(|f3| (1, f3, 0x3b)))
+    for (f7, f3, op) in R_FORMS
+        .iter()
+        .copied()
+        .chain((0..8).map(|f3| (1, f3, 0x33)))
+        .chain([0, 4, 5, 6, 7].into_iter().map(|f3| (1, f3, 0x3b)))
     {
         // rd = a0, rs1 = a1, rs2 = a2; rd = x0 too
         forms.push((f7 << 25) | (12 << 20) | (11 << 15) | (f3 << 12) | (10 << 7) | op);

@@ -341,39 +341,34 @@ impl Machine {
             if flushed {
                 uops.clear();
             }
-            match exit {
-                BlockExit::Done(next, kind) if !flushed => {
-                    self.instret = base + insns;
-                    if self.block_hooks(id, next, kind, obs) == Control::Stop {
-                        self.pc = next;
-                        return Some(Outcome::Stopped);
-                    }
-                    pc = next;
-                    id = match self.follow_link(id, next, uops) {
-                        Some(n) => n,
-                        None => {
-                            self.pc = pc;
-                            return None;
-                        }
-                    };
-                }
+            // the common ends: ran to its end, or left by a taken branch
+            let ended = match exit {
+                BlockExit::Done(next, kind) if !flushed => Some((next, kind, insns)),
+                // (branches flush nothing: after a flush the block would have resumed)
                 BlockExit::Taken(next, retired) => {
-                    // (branches flush nothing: after a flush the block would have resumed)
-                    self.instret = base + u64::from(retired);
-                    let kind = Some(BranchKind::Cond);
-                    if self.block_hooks(id, next, kind, obs) == Control::Stop {
-                        self.pc = next;
-                        return Some(Outcome::Stopped);
-                    }
-                    pc = next;
-                    id = match self.follow_link(id, next, uops) {
-                        Some(n) => n,
-                        None => {
-                            self.pc = pc;
-                            return None;
-                        }
-                    };
+                    Some((next, Some(BranchKind::Cond), u64::from(retired)))
                 }
+                _ => None,
+            };
+            if let Some((next, kind, retired)) = ended {
+                self.instret = base + retired;
+                if self.block_hooks(id, next, kind, obs) == Control::Stop {
+                    self.pc = next;
+                    return Some(Outcome::Stopped);
+                }
+                pc = next;
+                id = match self.follow_link(id, next, uops) {
+                    Some(n) => n,
+                    None => {
+                        self.pc = pc;
+                        return None;
+                    }
+                };
+                continue;
+            }
+            match exit {
+                // handled above
+                BlockExit::Taken(_, _) => {}
                 BlockExit::Done(next, _) => {
                     // its last instruction (a system call) changed code: the block is gone
                     self.instret = base + insns;
