@@ -8,8 +8,10 @@
 //!   guest paths beneath granted directory handles.
 //! * [`symbols`]: function names for code addresses from the ELF symbol table (lookups, range
 //!   labels for reports, function boundaries).
-//! * [`Machine::run`] interprets with a pre-decoded instruction cache and reports to an
-//!   [`Observer`] (monomorphized: `()` costs nothing).
+//! * [`Machine::run`] interprets and reports to an [`Observer`] (monomorphized: `()` costs
+//!   nothing): pre-decoded basic blocks of specialised micro-ops for observers that read no
+//!   retire records, a single-step interpreter over pre-decoded pages for those that do and as
+//!   the blocks' oracle ([`Engine`]); [`differential`] runs both and compares them.
 //!
 //! # Design constraints
 //! * No `unsafe`. Guest faults and bad input are values ([`Outcome::Fault`], [`Error`]), never
