@@ -189,6 +189,20 @@ const UC: usize = 128;
 const UC_SIGMASK: usize = 40;
 const UC_MCONTEXT: usize = 176;
 
+/// The kind of a `jalr rd, imm(rs1)`: a call if it links `ra`/`t0`, a return if it jumps
+/// through one of them without linking or offset, else indirect (the RISC-V hint convention).
+#[inline(always)]
+fn jalr_kind(rd: usize, rs1: u8, imm: i32) -> BranchKind {
+    let links = |r: usize| r == 1 || r == 5;
+    if links(rd) {
+        BranchKind::Call
+    } else if links(usize::from(rs1 & 31)) && rd == 0 && imm == 0 {
+        BranchKind::Return
+    } else {
+        BranchKind::Indirect
+    }
+}
+
 #[inline]
 fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
@@ -628,15 +642,7 @@ impl Machine {
             Op::Jalr => {
                 target = rs1.wrapping_add(imm) & !1;
                 next = target;
-                let link = rd == 1 || rd == 5;
-                let from_link = inst.rs1 == 1 || inst.rs1 == 5;
-                branch = Some(if link {
-                    BranchKind::Call
-                } else if from_link && rd == 0 && inst.imm == 0 {
-                    BranchKind::Return
-                } else {
-                    BranchKind::Indirect
-                });
+                branch = Some(jalr_kind(rd, inst.rs1, inst.imm));
                 wr!(pc.wrapping_add(len));
             }
             Op::Brr => match self.brr.decide(inst.rd) {

@@ -18,7 +18,7 @@
 //! they fault, so running them again there is exact. Observers see the same basic blocks,
 //! taken branches and class counts as under the oracle (checked by the differential tests).
 
-use super::{Flow, Machine, SLOTS};
+use super::{jalr_kind, Flow, Machine, SLOTS};
 use crate::fpu;
 use crate::inst::{decode, Class, Inst, Op};
 use crate::memory::{perm, PAGE_SIZE};
@@ -1014,15 +1014,7 @@ impl Machine {
                     let target = rs1.wrapping_add(u.imm) & !1;
                     self.x[rd] = end;
                     self.x[0] = 0;
-                    let from_link = u.rs1 == 1 || u.rs1 == 5;
-                    let kind = if rd == 1 || rd == 5 {
-                        BranchKind::Call
-                    } else if from_link && rd == 0 && u.aux == 0 {
-                        BranchKind::Return
-                    } else {
-                        BranchKind::Indirect
-                    };
-                    return BlockExit::Done(target, Some(kind));
+                    return BlockExit::Done(target, Some(jalr_kind(rd, u.rs1, u.aux)));
                 }
                 K::AuipcJalr => {
                     // auipc rd, hi; jalr rs2, lo(rd)
@@ -1031,15 +1023,7 @@ impl Machine {
                     let link = r(u.rs2);
                     self.x[link] = end;
                     self.x[0] = 0;
-                    let from_link = rd == 1 || rd == 5;
-                    let kind = if link == 1 || link == 5 {
-                        BranchKind::Call
-                    } else if from_link && link == 0 && u.aux == 0 {
-                        BranchKind::Return
-                    } else {
-                        BranchKind::Indirect
-                    };
-                    return BlockExit::Done(target, Some(kind));
+                    return BlockExit::Done(target, Some(jalr_kind(link, u.rd, u.aux)));
                 }
             }
             i += 1;
