@@ -210,6 +210,10 @@ fn report_denial(path: &std::path::Path, write: bool) {
 pub fn outcome_status(outcome: Outcome, machine: &Machine) -> (i32, String) {
     match &outcome {
         Outcome::Fault(f) => eprintln!("outcrop: {f}"),
+        Outcome::InstructionLimit if machine.traps > 0 => eprintln!(
+            "outcrop: instruction limit reached after {} instructions and {} signals delivered (pc {:#x})",
+            machine.instret, machine.traps, machine.pc
+        ),
         Outcome::InstructionLimit => eprintln!(
             "outcrop: instruction limit reached after {} instructions (pc {:#x})",
             machine.instret, machine.pc

@@ -1,20 +1,26 @@
 //! The binary's files: inputs read with a bound, outputs written so that nothing is lost or
 //! clobbered, and partial outputs removed when a run is interrupted.
 //!
-//! **Inputs** are read with `outcrop_run::files::read_bounded` (re-exported here): regular
-//! files no larger than a cap named per kind, refused by name before anything is read.
+//! **Inputs** are read with `outcrop_run::files::read_bounded` (re-exported here): opened
+//! without blocking, refused by name unless a regular file no larger than a cap named per kind,
+//! before anything is read (docs/machine.md, "Security model").
 //!
-//! **Outputs** ([`write_output`]):
-//! * a new name or an existing regular file is written atomically: `NAME.partial` beside it,
-//!   then a rename, so a failed or interrupted run never leaves half a file in its place;
-//! * a symlink is followed and its target replaced that way (the link stays a link);
-//! * a device, FIFO or socket (`/dev/null`, `/dev/stdout`, a pipe) and `-` (stdout) are written
-//!   directly: renaming over them would replace the node itself.
+//! **Outputs** ([`write_output`], [`create_output`]):
+//! * `-`, `/dev/stdout` and `/dev/stderr` (also as `/dev/fd/1`, `/proc/self/fd/2`, …) are
+//!   written to the descriptor this process already holds, never re-opened or re-created: with
+//!   stdout redirected to a file, the guest's output before it stays;
+//! * a new name or an existing regular file is written atomically: a temporary file created
+//!   beside it with `O_CREAT|O_EXCL` under a random name (`.NAME.XXXXXX.partial`, which a
+//!   planted file or symlink cannot be: creation fails rather than follow it, and a new random
+//!   name is tried), then renamed onto the name, so a failed or interrupted run never leaves
+//!   half a file in its place;
+//! * a symlink at the name is followed and its target replaced that way (the link stays a link);
+//! * another device, FIFO or socket (`/dev/null`, a named pipe) is written directly: renaming
+//!   over it would replace the node itself.
 //!
 //! **Interrupts:** [`remove_partials_on_signals`] installs handlers for SIGINT, SIGTERM and
-//! SIGHUP that delete every `.partial` file being written and exit with 128 + the signal. A
-//! SIGKILL cannot be caught: its `.partial` stays, and the next run to the same output
-//! overwrites it (the name has no pid in it for that reason).
+//! SIGHUP that delete every temporary file being written and exit with 128 + the signal. A
+//! SIGKILL cannot be caught: its `.partial` file stays (a hidden name beside the output).
 
 use anyhow::{bail, Context, Result};
 use std::fs::File;
@@ -24,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 pub use outcrop_run::files::{
-    read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
+    open_regular, read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
 };
 
 /// `.partial` files being written now (removed by the signal handler).
@@ -59,24 +65,49 @@ pub fn remove_partials_on_signals() {
 
 /// Where an output goes.
 enum Target {
-    /// Write directly (stdout, a device, a FIFO, a socket).
+    /// Write directly (stdout, stderr, a device, a FIFO, a socket).
     Direct(File),
-    /// Write `NAME.partial`, then rename it to this path.
+    /// Write a temporary file beside this path, then rename it onto the path.
     Atomic(PathBuf),
+}
+
+/// The standard stream a path names, if it names one: `-` (stdout), `/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/1|2`, `/proc/self/fd/1|2`. Matched by name, before any lookup: the
+/// node behind these names is this process's own descriptor, which re-opening would replace
+/// (a regular file) or cannot create (a pipe).
+fn standard_stream(path: &Path) -> Option<u8> {
+    let s = path.as_os_str().to_str()?;
+    match s {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(1),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(2),
+        _ => None,
+    }
+}
+
+/// Another descriptor for stdout (1) or stderr (2), whatever it is (file, pipe, terminal).
+fn dup_standard(which: u8) -> Result<File> {
+    use std::os::fd::AsFd;
+    let fd = if which == 1 {
+        // what the guest wrote through our stdout goes first
+        std::io::stdout().flush().context("cannot write stdout")?;
+        std::io::stdout().as_fd().try_clone_to_owned()
+    } else {
+        std::io::stderr().as_fd().try_clone_to_owned()
+    };
+    let name = if which == 1 { "stdout" } else { "stderr" };
+    Ok(File::from(fd.with_context(|| format!("cannot use {name}"))?))
 }
 
 /// Follows symlinks at `path` (at most 40, as Linux does) to the node an output replaces.
 fn target(path: &Path) -> Result<Target> {
-    if path.as_os_str() == "-" {
-        use std::os::fd::AsFd;
-        let fd = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .context("cannot use stdout")?;
-        return Ok(Target::Direct(File::from(fd)));
+    if let Some(which) = standard_stream(path) {
+        return Ok(Target::Direct(dup_standard(which)?));
     }
     let mut p = path.to_path_buf();
     for _ in 0..40 {
+        if let Some(which) = standard_stream(&p) {
+            return Ok(Target::Direct(dup_standard(which)?));
+        }
         let meta = match std::fs::symlink_metadata(&p) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Atomic(p)),
@@ -97,27 +128,47 @@ fn target(path: &Path) -> Result<Target> {
         if meta.is_dir() {
             bail!("{} is a directory", p.display());
         }
+        // a FIFO with no reader must not hang the run: open without blocking (ENXIO then),
+        // then write in blocking mode
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .write(true)
+            .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
             .open(&p)
-            .with_context(|| format!("cannot open {} for writing", p.display()))?;
+            .with_context(|| {
+                format!(
+                    "cannot open {} for writing{}",
+                    p.display(),
+                    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+                        " (a FIFO nobody reads)"
+                    } else {
+                        ""
+                    }
+                )
+            })?;
+        set_blocking(&f).with_context(|| format!("cannot use {}", p.display()))?;
         return Ok(Target::Direct(f));
     }
     bail!("{}: too many levels of symbolic links", path.display())
 }
 
-/// An output being written: a handle to write through, and (for regular files) the
-/// `.partial` name that becomes the real one at [`OutputFile::commit`]. Dropped uncommitted,
-/// the `.partial` file is removed and the old output (if any) stays.
+/// Clears `O_NONBLOCK` on `f` (opened non-blocking so that opening could not hang).
+fn set_blocking(f: &File) -> std::io::Result<()> {
+    outcrop_run::files::set_blocking(f)
+}
+
+/// An output being written: a handle to write through, and (for regular files) the temporary
+/// file that becomes the real one at [`OutputFile::commit`]. Dropped uncommitted, the
+/// temporary file is removed and the old output (if any) stays.
 pub struct OutputFile {
     file: File,
-    /// `(NAME.partial, NAME)` for atomic outputs.
-    atomic: Option<(PathBuf, PathBuf)>,
+    /// The temporary file and the final name, for atomic outputs.
+    atomic: Option<(tempfile::TempPath, PathBuf)>,
     shown: PathBuf,
 }
 
 /// Opens an output at `path` (see the module docs: atomic for regular files and new names,
-/// through symlinks, direct for devices, FIFOs and `-`).
+/// through symlinks, direct for the standard streams, devices and FIFOs).
 pub fn create_output(path: &Path) -> Result<OutputFile> {
     let final_path = match target(path)? {
         Target::Direct(file) => {
@@ -132,20 +183,27 @@ pub fn create_output(path: &Path) -> Result<OutputFile> {
     let Some(file_name) = final_path.file_name() else {
         bail!("{} is not a file path", path.display());
     };
-    let mut tmp_name = file_name.to_os_string();
-    tmp_name.push(".partial");
-    let tmp = final_path.with_file_name(tmp_name);
-    partials().push(tmp.clone());
-    let file = match File::create(&tmp) {
-        Ok(f) => f,
-        Err(e) => {
-            partials().retain(|p| p != &tmp);
-            return Err(e).with_context(|| format!("cannot create {}", tmp.display()));
-        }
+    let dir = match final_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(file_name);
+    prefix.push(".");
+    // O_CREAT|O_EXCL under a random name (tempfile retries on a collision); the mode is the
+    // one a plain create would get (0666 less the umask), not tempfile's private 0600
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".partial")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file in {} for {}", dir.display(), path.display()))?;
+    let (file, tmp_path) = tmp.into_parts();
+    partials().push(tmp_path.to_path_buf());
     Ok(OutputFile {
         file,
-        atomic: Some((tmp, final_path)),
+        atomic: Some((tmp_path, final_path)),
         shown: path.to_path_buf(),
     })
 }
@@ -158,7 +216,7 @@ impl OutputFile {
             .with_context(|| format!("cannot use {}", self.shown.display()))
     }
 
-    /// Makes the output final: flushes it and renames `NAME.partial` to `NAME`.
+    /// Makes the output final: flushes it and renames the temporary file onto the name.
     pub fn commit(mut self) -> Result<()> {
         let shown = self.shown.clone();
         let Some((tmp, final_path)) = self.atomic.take() else {
@@ -167,18 +225,18 @@ impl OutputFile {
                 .flush()
                 .with_context(|| format!("cannot write {}", shown.display()));
         };
+        let tmp_name = tmp.to_path_buf();
         let result = self
             .file
             .sync_all()
             .with_context(|| format!("cannot write {}", tmp.display()))
             .and_then(|()| {
-                std::fs::rename(&tmp, &final_path)
+                // on failure the TempPath is dropped with the error, which removes the file
+                tmp.persist(&final_path)
+                    .map_err(|e| e.error)
                     .with_context(|| format!("cannot rename to {}", final_path.display()))
             });
-        partials().retain(|p| p != &tmp);
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        partials().retain(|p| p != &tmp_name);
         result
     }
 }
@@ -186,8 +244,8 @@ impl OutputFile {
 impl Drop for OutputFile {
     fn drop(&mut self) {
         if let Some((tmp, _)) = self.atomic.take() {
-            let _ = std::fs::remove_file(&tmp);
-            partials().retain(|p| p != &tmp);
+            partials().retain(|p| p != &*tmp);
+            drop(tmp); // removes the file
         }
     }
 }
@@ -215,7 +273,7 @@ pub fn interrupt_flag() -> &'static AtomicBool {
 /// existing device/FIFO, or a name in an existing directory where a file can be created (a
 /// scratch file is made and removed to be sure). A directory is refused.
 pub fn check_output(path: &Path) -> Result<()> {
-    if path.as_os_str() == "-" {
+    if standard_stream(path).is_some() {
         return Ok(());
     }
     if let Ok(meta) = std::fs::metadata(path) {
@@ -336,7 +394,7 @@ mod tests {
         let e = write_output(&real, |_| bail!("boom"));
         assert!(e.is_err());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
-        assert!(!dir.path().join("real.txt.partial").exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "a temporary file stayed");
         assert!(partials().is_empty());
         assert!(write_output(dir.path(), |_| Ok(())).is_err());
     }

@@ -9,7 +9,6 @@ use outcrop_events::synth::{self, StreamKind};
 use outcrop_events::text::TextReader;
 use outcrop_events::trace::TraceReader;
 use outcrop_events::ValueReader;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -75,8 +74,8 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
         )
     } else {
         let p = path.unwrap_or(Path::new("-"));
-        let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-        let size = f.metadata().ok().map(|m| m.len());
+        let (f, meta) = crate::files::open_regular(p, "input")?;
+        let size = Some(meta.len());
         (
             Box::new(BufReader::with_capacity(1 << 16, f)),
             p.display().to_string(),

@@ -9,7 +9,7 @@ use crate::files::{
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_paths::{
-    accuracy, analyze, exact_profile, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit,
+    accuracy, analyze, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit,
     Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
 use outcrop_report::paths::{HotPathReport, PathsReport};
@@ -135,6 +135,11 @@ pub struct ReportArgs {
     /// address per line, as `outcrop wpp replay` writes) of the same program and input.
     #[arg(long, value_name = "TRACE")]
     exact_from: Option<PathBuf>,
+    /// The most blocks --exact-from may replay: a .wpp is a grammar, and a small file can
+    /// claim a stream that would take hours to expand. Streamed, so memory does not grow
+    /// with it; this bounds the time.
+    #[arg(long, value_name = "N", default_value_t = crate::wpp::MAX_REPLAY_BLOCKS)]
+    max_blocks: u64,
     /// Regions have fewer than this many full paths (the paper's N).
     #[arg(long, value_name = "N", default_value_t = 256)]
     max_paths: u64,
@@ -242,28 +247,58 @@ pub fn samples_of(
 
 /// Reads block start addresses from a .wpp file (with the instructions its run retired and
 /// its program id) or a text trace.
-fn read_trace(path: &Path) -> Result<(Vec<u64>, Option<u64>, Option<String>)> {
+fn exact_from_trace(
+    path: &Path,
+    cfg: &Cfg,
+    regions: &Regions,
+    max_blocks: u64,
+) -> Result<(ExactProfile, Option<u64>, Option<String>)> {
     let bytes = read_bounded(path, "trace", MAX_PROFILE_BYTES)?;
+    let mut ex = outcrop_paths::exact::ExactCounter::new(cfg, regions);
     if bytes.starts_with(b"OUTCROPW") {
         let f = outcrop_strata::WppFile::parse(&bytes)
             .with_context(|| format!("{}", path.display()))?;
+        drop(bytes);
+        crate::wpp::check_replay_len(path, &f, max_blocks)?;
+        // streamed: the expansion is never held, whatever the grammar claims
+        outcrop_strata::Replay::new(&f).for_each_path(|p| p.iter().for_each(|&a| ex.push_block(a)));
         return Ok((
-            outcrop_strata::Replay::new(&f).collect(),
+            ex.finish_run(),
             Some(f.stats.build.instructions),
             Some(f.stats.run.program_id.clone()),
         ));
     }
-    // a text trace: one address per line, as `outcrop rap` reads (outcrop_events::text)
+    // a text trace: one address per line, as `outcrop rap` reads (outcrop_events::text),
+    // counted a chunk at a time
     use outcrop_events::ValueReader;
     let mut reader = outcrop_events::text::TextReader::new(&bytes[..]);
-    let mut out = Vec::new();
-    while reader
-        .read_values(&mut out, 1 << 16)
-        .with_context(|| format!("{}: neither a .wpp file nor a text trace", path.display()))?
-        > 0
-    {}
-    Ok((out, None, None))
+    let mut chunk = Vec::with_capacity(1 << 16);
+    let mut blocks = 0u64;
+    loop {
+        chunk.clear();
+        let n = reader
+            .read_values(&mut chunk, 1 << 16)
+            .with_context(|| format!("{}: neither a .wpp file nor a text trace", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        blocks = blocks.saturating_add(n as u64);
+        if blocks > max_blocks {
+            bail!(
+                "{}: more than {max_blocks} blocks (--max-blocks)",
+                path.display()
+            );
+        }
+        chunk.iter().for_each(|&a| ex.push_block(a));
+    }
+    Ok((ex.finish_run(), None, None))
 }
+
+/// An exact path profile and its counters.
+type ExactProfile = (
+    rustc_hash::FxHashMap<outcrop_paths::PathKey, u64>,
+    outcrop_paths::exact::ExactStats,
+);
 
 /// Reads every samples file and merges them into the first (§4.4, aggregating runs); files of
 /// another program or buffer depth are an error naming the file.
@@ -343,7 +378,7 @@ fn report(args: ReportArgs) -> Result<()> {
     let a = analyze(&cfg, &regions, &samples, opts, weights, &mut cache);
     let exact = match &args.exact_from {
         Some(p) => {
-            let (starts, insns, id) = read_trace(p)?;
+            let (profile, insns, id) = exact_from_trace(p, &cfg, &regions, args.max_blocks)?;
             if let Some(id) = id {
                 check_program(p, &id, &binary, &elf, args.ignore_program_id)?;
             }
@@ -354,7 +389,7 @@ fn report(args: ReportArgs) -> Result<()> {
                     samples.meta.instructions
                 );
             }
-            Some(exact_profile(&cfg, &regions, starts))
+            Some(profile)
         }
         None => None,
     };

@@ -87,8 +87,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             write_output(&mut input, a.to, &a.output)
         }
         TraceCommand::Info(a) => {
-            let f = std::fs::File::open(&a.file)
-                .with_context(|| format!("cannot open {}", a.file.display()))?;
+            let (f, _) = crate::files::open_regular(&a.file, "trace")?;
             let info = trace::read_info(std::io::BufReader::new(f))
                 .with_context(|| format!("{} is not a valid trace", a.file.display()))?;
             let mut out = std::io::stdout().lock();

@@ -203,6 +203,29 @@ pub struct ReplayArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
+
+    /// The most blocks to replay: a .wpp is a grammar, and a small file can claim a stream
+    /// of many terabytes once written out. A file claiming more is refused before anything
+    /// is written.
+    #[arg(long, value_name = "N", default_value_t = MAX_REPLAY_BLOCKS)]
+    max_blocks: u64,
+}
+
+/// The default bound on the blocks one command replays from a `.wpp` (`--max-blocks`):
+/// 2^34, about 17 billion (minutes of replay; a recording that long is hours of guest time).
+pub const MAX_REPLAY_BLOCKS: u64 = 1 << 34;
+
+/// Refuses to replay `file` (read from `path`) if its stream expands to more than
+/// `max_blocks` blocks.
+pub fn check_replay_len(path: &Path, file: &WppFile, max_blocks: u64) -> Result<()> {
+    if file.total_blocks > max_blocks {
+        bail!(
+            "{}: the stream expands to {} blocks, more than --max-blocks {max_blocks}; raise it to replay this file",
+            path.display(),
+            file.total_blocks
+        );
+    }
+    Ok(())
 }
 
 /// Options of `outcrop wpp report`.
@@ -332,6 +355,7 @@ fn read_profile(path: &Path) -> Result<WppFile> {
 
 fn replay(args: ReplayArgs) -> Result<()> {
     let file = read_profile(&args.file)?;
+    check_replay_len(&args.file, &file, args.max_blocks)?;
     let write = |w: &mut dyn Write| -> Result<()> {
         let mut w = BufWriter::with_capacity(1 << 20, w);
         let mut err = None;

@@ -518,12 +518,18 @@ fn an_interrupted_run_leaves_no_partial_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let partial = dir.path().join("spin.wpp.partial");
+    // the temporary file: `.spin.wpp.XXXXXX.partial`, a random name beside the output
+    let partial = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with(".spin.wpp.") && n.ends_with(".partial"))
+    };
     let t = Instant::now();
-    while !partial.exists() && t.elapsed() < Duration::from_secs(20) {
+    while partial().is_none() && t.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(partial.exists(), "the run never started writing");
+    assert!(partial().is_some(), "the run never started writing");
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -531,6 +537,344 @@ fn an_interrupted_run_leaves_no_partial_file() {
     assert!(killed.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + 15));
-    assert!(!partial.exists(), "the .partial file was left behind");
+    assert_eq!(partial(), None, "the temporary file was left behind");
     assert!(!out_path.exists());
+}
+
+// ------------------------------------------------------------------ round three (issue 29)
+
+/// Runs outcrop with `args`, stdin empty; kills it after `secs` and fails the test if it had
+/// not ended (a hang is the failure being tested for).
+fn run_or_kill(args: &[&str], secs: u64) -> Output {
+    let mut cmd = outcrop();
+    cmd.args(args);
+    wait_or_kill(cmd, secs)
+}
+
+fn wait_or_kill(mut cmd: Command, secs: u64) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // drain the pipes meanwhile, so a large output cannot stall the child
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    use std::io::Read;
+    let o = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let t = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if t.elapsed() > Duration::from_secs(secs) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("{cmd:?} hung (killed after {secs} s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let o = Output {
+        status,
+        stdout: o.join().unwrap(),
+        stderr: e.join().unwrap(),
+    };
+    assert!(
+        !matches!(o.status.code(), Some(101) | Some(134)) && !err(&o).contains("panicked"),
+        "{cmd:?} crashed: {:?} {}",
+        o.status,
+        err(&o)
+    );
+    o
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn a_planted_partial_name_cannot_redirect_an_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let out_json = dir.path().join("out.json");
+    // the fixed temporary names earlier builds used, and a report directory's
+    std::os::unix::fs::symlink(&victim, dir.path().join("out.json.partial")).unwrap();
+    let report = dir.path().join("report");
+    std::fs::create_dir(&report).unwrap();
+    for name in ["report.html.partial", "run.json.partial", "report.txt.partial"] {
+        std::os::unix::fs::symlink(&victim, report.join(name)).unwrap();
+    }
+    let o = run_within(
+        &[
+            "exec",
+            "--stats-json",
+            out_json.to_str().unwrap(),
+            "--",
+            p.to_str().unwrap(),
+            "stat",
+            "/",
+        ],
+        20,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(&out_json).unwrap();
+    assert!(meta.file_type().is_file(), "out.json is not a plain file");
+    assert!(std::fs::read_to_string(&out_json)
+        .unwrap()
+        .contains("\"instructions\""));
+    let o = run_within(
+        &[
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            p.to_str().unwrap(),
+            "stat",
+            "/",
+        ],
+        60,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(report.join("report.html"))
+        .unwrap()
+        .file_type()
+        .is_file());
+    // no temporary file stays behind
+    let left: Vec<_> = std::fs::read_dir(&report)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial") && !n.starts_with("report.") && !n.starts_with("run."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn dev_stdout_as_an_output_is_written_to_the_open_descriptor() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    // stdout redirected to a file: the guest's output stays, the stats follow it
+    let file = dir.path().join("stdout.txt");
+    let o = outcrop()
+        .args(["exec", "--stats-json", "/dev/stdout", "--"])
+        .arg(&p)
+        .args(["read", "/nonexistent"])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("err 13\n") && text.contains("\"instructions\""),
+        "{text}"
+    );
+    // through a pipe
+    let o = run_within(
+        &[
+            "exec",
+            "--stats-json",
+            "/dev/stdout",
+            "--",
+            p.to_str().unwrap(),
+            "stat",
+            "/",
+        ],
+        20,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("\"instructions\""), "{}", out(&o));
+    // and stderr by its other names
+    for name in ["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"] {
+        let o = run_within(
+            &[
+                "exec",
+                "--stats-json",
+                name,
+                "--",
+                p.to_str().unwrap(),
+                "stat",
+                "/",
+            ],
+            20,
+        );
+        assert!(o.status.success(), "{name}: {}", err(&o));
+        assert!(err(&o).contains("\"instructions\""), "{name}: {}", err(&o));
+    }
+}
+
+#[test]
+fn a_fifo_given_as_any_input_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let probe = p.to_str().unwrap();
+    let (samples, wpp) = record_profiles(dir.path(), probe);
+    let (s, w) = (samples.to_str().unwrap(), wpp.to_str().unwrap());
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let timing = format!("--timing={f}");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["wpp", "report", f],
+        vec!["wpp", "replay", f],
+        vec!["query", "check", f],
+        vec!["paths", "report", f],
+        vec!["paths", "report", s, "--exact-from", f],
+        vec!["wpp", "report", w, "--binary", f],
+        vec!["exec", &timing, "--", probe],
+        vec!["exec", "--", f],
+        vec!["instrument", f, "-o", "/dev/null"],
+        vec!["trace", "info", f],
+        vec!["rap", f],
+        vec!["run", "--query", f, "--", probe],
+    ];
+    for args in cases {
+        let o = run_or_kill(&args, 20);
+        assert_host_error(&o, "is not a regular file (a FIFO)");
+    }
+}
+
+#[test]
+fn a_guest_opening_a_fifo_in_a_granted_tree_gets_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let p = probe();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["read", "readnb", "write"] {
+        let o = run_or_kill(
+            &[
+                "exec",
+                "--allow-rw",
+                d,
+                "--",
+                p.to_str().unwrap(),
+                cmd,
+                fifo.to_str().unwrap(),
+            ],
+            20,
+        );
+        assert_eq!(out(&o), "err 13\n", "{cmd}: {}", err(&o));
+    }
+    // a granted device is refused the same way; a regular file still opens
+    let o = run_or_kill(
+        &["exec", "--allow", "/dev/zero", "--", p.to_str().unwrap(), "read", "/dev/zero"],
+        20,
+    );
+    assert_eq!(out(&o), "err 13\n", "{}", err(&o));
+    std::fs::write(dir.path().join("plain"), "abc").unwrap();
+    let plain = dir.path().join("plain");
+    let o = run_or_kill(
+        &["exec", "--allow", d, "--", p.to_str().unwrap(), "readnb", plain.to_str().unwrap()],
+        20,
+    );
+    assert_eq!(out(&o), "ok 3\n", "{}", err(&o));
+}
+
+/// A `.wpp` file of one two-block path whose stream repeats it `trips` times: a few hundred
+/// bytes that claim `2 × trips` blocks.
+fn claimed_wpp(trips: u64) -> Vec<u8> {
+    use outcrop_strata::{Config, FileStats, WppBuilder, WppWriter};
+    let mut b = WppBuilder::new(Config::default());
+    b.push_block(0x10000, 3);
+    b.push_block(0x1000c, 2);
+    let (mut items, dicts, mut build) = b.finish();
+    assert_eq!(items.len(), 1);
+    items[0].trip = trips;
+    build.blocks = 2 * trips;
+    build.instructions = 5 * trips;
+    let mut w = WppWriter::new(Vec::new(), Config::default().codec).unwrap();
+    w.write_items(&items).unwrap();
+    let stats = FileStats {
+        build,
+        ..FileStats::default()
+    };
+    w.finish(&dicts, stats).unwrap().0
+}
+
+#[test]
+fn a_small_wpp_claiming_a_huge_stream_neither_balloons_nor_runs_for_hours() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let probe = p.to_str().unwrap();
+    let (samples, _) = record_profiles(dir.path(), probe);
+    let s = samples.to_str().unwrap();
+    let huge = dir.path().join("huge.wpp");
+    let bytes = claimed_wpp(1 << 40);
+    assert!(bytes.len() < 4096, "{} bytes", bytes.len());
+    std::fs::write(&huge, &bytes).unwrap();
+    let h = huge.to_str().unwrap();
+    for args in [
+        vec!["paths", "report", s, "--binary", probe, "--exact-from", h, "--ignore-program-id"],
+        vec!["wpp", "replay", h],
+        vec!["wpp", "replay", h, "-o", "/dev/null"],
+    ] {
+        let o = run_or_kill(&args, 20);
+        assert_host_error(&o, "expands to 2199023255552 blocks, more than --max-blocks");
+    }
+    // within the bound, --exact-from streams: 100 million blocks (800 MB held as a list)
+    // replay under a 512 MiB data limit
+    let big = dir.path().join("big.wpp");
+    std::fs::write(&big, claimed_wpp(50_000_000)).unwrap();
+    let b = big.to_str().unwrap();
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--data={}", 512u64 << 20)).arg("--").arg(outcrop().get_program());
+    cmd.args(["paths", "report", s, "--binary", probe, "--exact-from", b, "--ignore-program-id"]);
+    let o = wait_or_kill(cmd, 120);
+    assert!(o.status.success(), "{}", err(&o));
+    let o = run_or_kill(&["wpp", "replay", b, "--max-blocks", "1000"], 20);
+    assert_host_error(&o, "expands to 100000000 blocks, more than --max-blocks 1000");
+}
+
+#[test]
+fn odd_program_counters_follow_one_rule_in_both_engines() {
+    // Linux enters a handler and returns from one through sepc, whose bit 0 is zero: a
+    // handler address or a resume pc with bit 0 set runs at the even address
+    let p = probe();
+    for engine in ["blocks", "step"] {
+        let o = run_or_kill(
+            &["exec", "--engine", engine, "--", p.to_str().unwrap(), "odd-handler"],
+            20,
+        );
+        assert_eq!((o.status.code(), out(&o).as_str()), (Some(7), "handler\n"), "{engine}: {}", err(&o));
+        let o = run_or_kill(
+            &["exec", "--engine", engine, "--", p.to_str().unwrap(), "odd-return"],
+            20,
+        );
+        assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "resumed\n"), "{engine}: {}", err(&o));
+    }
+}
+
+#[test]
+fn the_instruction_limit_counts_traps_that_retire_nothing() {
+    let p = probe();
+    for engine in ["blocks", "step"] {
+        // the handler is an illegal instruction with SA_NODEFER: it traps again at once,
+        // ~250,000 times before its stack runs out; the probe retires ~20,000 before
+        let o = run_or_kill(
+            &[
+                "exec", "--engine", engine, "--max-insns", "100000", "--",
+                p.to_str().unwrap(), "trap-loop",
+            ],
+            20,
+        );
+        assert_eq!(o.status.code(), Some(124), "{engine}: {}", err(&o));
+        assert!(err(&o).contains("signals delivered"), "{}", err(&o));
+    }
 }

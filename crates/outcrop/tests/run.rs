@@ -457,7 +457,12 @@ fn an_interrupt_stops_the_guest_and_keeps_every_profile() {
     let rap: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("rap.json")).unwrap()).unwrap();
     assert!(rap["streams"][0]["n"].as_u64().unwrap() > 0);
-    assert!(!dir.path().join("loop.wpp.partial").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! Bounded reads: every file Outcrop reads goes through [`read_bounded`], which refuses
-//! anything but a regular file of at most a cap named per kind, before reading a byte, and
-//! stops at the cap while reading (a file that grows meanwhile cannot exhaust memory).
+//! Bounded reads: every file Outcrop reads is opened by [`open_regular`], which opens without
+//! blocking (a FIFO with no writer cannot hang the open) and refuses anything but a regular
+//! file, by the type of the descriptor it opened (no race with a rename); [`read_bounded`] then
+//! refuses a file over a cap named per kind before reading a byte, and stops at the cap while
+//! reading (a file that grows meanwhile cannot exhaust memory).
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -14,6 +16,42 @@ pub const MAX_PROFILE_BYTES: u64 = 1 << 30;
 /// Largest configuration file (`--timing=FILE`): 1 MiB.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// Opens `path`, `what` it is (for messages), for reading: with `O_NONBLOCK`, so that a FIFO
+/// or a device cannot block the open, then checked with `fstat` on the opened descriptor: a
+/// FIFO, socket, device or directory is refused by name. The file is returned in blocking mode
+/// with its metadata.
+pub fn open_regular(path: &Path, what: &'static str) -> Result<(File, std::fs::Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = path.display();
+    let fail = |detail: String| Error::Read {
+        what,
+        path: path.to_path_buf(),
+        detail,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
+        .open(path)
+        .map_err(|e| fail(format!("cannot open {what} {p}: {e}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| fail(format!("cannot stat {what} {p}: {e}")))?;
+    if !meta.is_file() {
+        let kind = file_kind(&meta);
+        return Err(fail(format!("{what} {p} is not a regular file ({kind})")));
+    }
+    set_blocking(&f).map_err(|e| fail(format!("cannot use {what} {p}: {e}")))?;
+    Ok((f, meta))
+}
+
+/// Clears `O_NONBLOCK` on a file opened with it.
+pub fn set_blocking(f: &File) -> std::io::Result<()> {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let flags = fcntl_getfl(f)?;
+    fcntl_setfl(f, flags - OFlags::NONBLOCK)?;
+    Ok(())
+}
+
 /// Reads `path`, `what` it is (for messages), refusing anything but a regular file of at most
 /// `cap` bytes.
 pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>> {
@@ -23,14 +61,7 @@ pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>
         path: path.to_path_buf(),
         detail,
     };
-    let f = File::open(path).map_err(|e| fail(format!("cannot open {what} {p}: {e}")))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| fail(format!("cannot stat {what} {p}: {e}")))?;
-    if !meta.is_file() {
-        let kind = file_kind(&meta);
-        return Err(fail(format!("{what} {p} is not a regular file ({kind})")));
-    }
+    let (f, meta) = open_regular(path, what)?;
     if meta.len() > cap {
         return Err(fail(format!(
             "{what} {p} has {} bytes; the most Outcrop reads is {cap} bytes",

@@ -87,6 +87,8 @@ pub struct RunState {
     pub pc: u64,
     /// Instructions retired.
     pub instret: u64,
+    /// Signals delivered.
+    pub traps: u64,
     /// FP flags and rounding mode.
     pub fcsr: (u8, u8),
     /// The streams the observer saw.
@@ -149,6 +151,7 @@ fn run_observed<O: Observer>(
         f: m.f,
         pc: m.pc,
         instret: m.instret,
+        traps: m.traps,
         fcsr: (m.fflags, m.frm),
         streams: Streams::default(),
         memory,
@@ -195,10 +198,10 @@ fn describe(what: &str, oracle: &RunState, blocks: &RunState) -> String {
             oracle.outcome, blocks.outcome
         ));
     }
-    if (oracle.pc, oracle.instret) != (blocks.pc, blocks.instret) {
+    if (oracle.pc, oracle.instret, oracle.traps) != (blocks.pc, blocks.instret, blocks.traps) {
         diff.push(format!(
-            "pc {:#x} vs {:#x}, instret {} vs {}",
-            oracle.pc, blocks.pc, oracle.instret, blocks.instret
+            "pc {:#x} vs {:#x}, instret {} vs {}, traps {} vs {}",
+            oracle.pc, blocks.pc, oracle.instret, blocks.instret, oracle.traps, blocks.traps
         ));
     }
     for r in 0..32 {

@@ -429,6 +429,7 @@ impl Kernel {
         const O_APPEND: u64 = 0o2000;
         const O_DIRECTORY: u64 = 0o200000;
         const O_NOFOLLOW: u64 = 0o400000;
+        const O_NONBLOCK: u64 = 0o4000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
         let opened = self.resolve(&path, write).and_then(|r| {
@@ -440,6 +441,7 @@ impl Kernel {
                 create: flags & O_CREAT != 0,
                 exclusive: flags & O_EXCL != 0,
                 nofollow: flags & O_NOFOLLOW != 0,
+                nonblock: flags & O_NONBLOCK != 0,
                 mode: (mode & 0o7777) as u32,
             })
         });

@@ -154,8 +154,15 @@ pub struct Machine {
     pub x: [u64; 32],
     /// FP registers as raw bits (singles NaN-boxed).
     pub f: [u64; 32],
-    /// Program counter.
+    /// Program counter. Bit 0 is always clear when an instruction runs: [`Machine::run`]
+    /// clears it, as hardware does wherever a pc comes from software (`jalr` clears it; `sepc`,
+    /// through which Linux enters the program, a signal handler or a `rt_sigreturn` target, has
+    /// bit 0 hardwired to zero). Both engines therefore see the same, even, pc.
     pub pc: u64,
+    /// Signals delivered (each a trapping instruction that retired nothing). They count
+    /// against [`Machine::max_insns`] with the retired instructions, so a handler that traps
+    /// again at once cannot run forever under a limit.
+    pub traps: u64,
     /// Accrued FP exception flags (fcsr bits 4:0).
     pub fflags: u8,
     /// Dynamic rounding mode (fcsr bits 7:5).
@@ -232,6 +239,7 @@ impl Machine {
             x,
             f: [0; 32],
             pc,
+            traps: 0,
             fflags: 0,
             frm: 0,
             mem,
@@ -278,6 +286,7 @@ impl Machine {
         // Validate the instruction cache against the memory once; afterwards only instructions
         // that can change code (stores, AMOs, system calls) re-check it.
         self.check_code_epoch();
+        self.pc &= !1; // see the `pc` field
         if O::RETIRE || self.engine == Engine::Step {
             return self
                 .run_steps(obs, u64::MAX)
@@ -297,13 +306,14 @@ impl Machine {
     /// them all and the run goes on.
     fn run_steps<O: Observer>(&mut self, obs: &mut O, mut steps: u64) -> Option<Outcome> {
         loop {
-            if self.instret >= self.max_insns {
+            let done = self.instret.saturating_add(self.traps);
+            if done >= self.max_insns {
                 return Some(Outcome::InstructionLimit);
             }
             if steps == 0 {
                 return None;
             }
-            let budget = (self.max_insns - self.instret).min(1 << 20).min(steps);
+            let budget = (self.max_insns - done).min(1 << 20).min(steps);
             steps -= budget;
             // `pc` lives in a register for the whole chunk; `self.pc` is written back whenever
             // control leaves the loop or calls out.
@@ -342,6 +352,10 @@ impl Machine {
                         // the guest's SIGILL handler runs next (emulating brr, say): the
                         // block the fault interrupted ends before it
                         pc = self.pc;
+                        self.traps += 1;
+                        if self.instret.saturating_add(self.traps) >= self.max_insns {
+                            return Some(Outcome::InstructionLimit);
+                        }
                         if O::BLOCKS {
                             if self.block_len > 0
                                 && obs.block(self.block_start, self.block_len) == Control::Stop
@@ -420,7 +434,7 @@ impl Machine {
         self.x[12] = sp + UC as u64;
         self.x[2] = sp;
         self.x[1] = crate::elf::SIGRETURN_TRAMPOLINE;
-        self.pc = act.handler;
+        self.pc = act.handler & !1; // through sepc, whose bit 0 is zero (see `pc`)
         true
     }
 
@@ -444,7 +458,7 @@ impl Machine {
         self.fflags = (fcsr & 0x1f) as u8;
         self.frm = ((fcsr >> 5) & 7) as u8;
         self.kernel.set_sigmask(word(UC + UC_SIGMASK));
-        Some(pc)
+        Some(pc & !1) // through sepc, whose bit 0 is zero (see `pc`)
     }
 
     /// Drops the instruction cache if executable memory changed since it was filled.

@@ -67,6 +67,8 @@ pub(crate) struct OpenFlags {
     pub create: bool,
     pub exclusive: bool,
     pub nofollow: bool,
+    /// `O_NONBLOCK`: the host file stays non-blocking (it is opened so in any case).
+    pub nonblock: bool,
     pub mode: u32,
 }
 
@@ -169,6 +171,11 @@ impl Resolved<'_> {
             o.create(f.create);
         }
         cap_std::fs::OpenOptionsExt::mode(&mut o, f.mode);
+        // Never block the host: a FIFO with no writer would hang the open. What was opened is
+        // then checked by its descriptor (no race) and anything but a regular file or a
+        // directory refused (docs/machine.md, "Security model").
+        let nonblock = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut o, nonblock.bits() as i32);
         let nofollow = f.nofollow || matches!(self.access, RootAccess::File { .. });
         if nofollow {
             cap_fs_ext::OpenOptionsFollowExt::follow(&mut o, cap_fs_ext::FollowSymlinks::No);
@@ -177,7 +184,23 @@ impl Resolved<'_> {
             RootAccess::Tree(dir) => dir.open_with(self.rel(), &o),
             RootAccess::File { parent, name } => parent.open_with(name, &o),
         };
-        file.map(|f| f.into_std()).map_err(|e| errno(&e))
+        const ENXIO: i64 = 6;
+        let file = file.map(|f| f.into_std()).map_err(|e| match errno(&e) {
+            // a FIFO opened for writing without a reader (the host open does not block):
+            // refused as every FIFO is
+            ENXIO => EACCES,
+            n => n,
+        })?;
+        let meta = file.metadata().map_err(|e| errno(&e))?;
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(EACCES); // a FIFO, socket or device: dropping the file closes it
+        }
+        if !f.nonblock {
+            let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| i64::from(e.raw_os_error()))?;
+            rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
+                .map_err(|e| i64::from(e.raw_os_error()))?;
+        }
+        Ok(file)
     }
 
     /// The file's metadata (of a symlink itself with `nofollow`).

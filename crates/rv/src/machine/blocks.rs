@@ -329,7 +329,10 @@ impl Machine {
         let mut id = self.block_at(pc, uops)?;
         loop {
             let insns = u64::from(self.blocks.blocks[id as usize].insns);
-            if self.max_insns.saturating_sub(self.instret) < insns {
+            let left = self
+                .max_insns
+                .saturating_sub(self.instret.saturating_add(self.traps));
+            if left < insns {
                 self.pc = pc;
                 return None;
             }
