@@ -117,6 +117,41 @@ fn atomic_sequence(line: &Line) -> bool {
         .any(|s| matches!(s, Stmt::Insn { mnemonic, .. } if mnemonic.starts_with("lr.")))
 }
 
+/// Refuses a function whose instructions name an address relative to the location counter
+/// (`.+8`, `. - 4`) or a label plus an offset as a branch target (`.L3+4`): instrumenting
+/// inserts code, which would move what they point at (the program would jump into the
+/// inserted code). Labels — named or numeric (`1f`) — move with their code and are fine.
+fn position_independent(lines: &[Line], f: &Func) -> Result<()> {
+    for line in lines.iter().take(f.end + 1).skip(f.start.0) {
+        for st in &line.stmts {
+            let Stmt::Insn { mnemonic, ops } = st else {
+                continue;
+            };
+            for op in ops {
+                if asm::tokens(op).any(|(_, t)| t == ".") {
+                    return Err(err(
+                        line,
+                        format!(
+                            "`{op}` is relative to the location counter `.`: instrumenting inserts code, which would move its target; write a label (e.g. `1:` and `1f`) instead"
+                        ),
+                    ));
+                }
+            }
+            if let Some(t) = branch_target(mnemonic, ops) {
+                if t.contains(['+', '-']) {
+                    return Err(err(
+                        line,
+                        format!(
+                            "branch target `{t}` is an offset from a label: instrumenting inserts code, which would move it; branch to a label of its own instead"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Is `t` a numeric local label reference (`1f`, `2b`)?
 fn numeric_ref(t: &str) -> bool {
     t.len() >= 2 && t.ends_with(['f', 'b']) && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit())
@@ -679,6 +714,7 @@ pub fn rewrite(src: &str, cfg: &Config, level: u8) -> Result<Instrumented> {
             em.line(lines[li].text);
             li += 1;
         }
+        position_independent(&lines, f)?;
         let facts = facts(&lines, f, &types);
         if facts.spill {
             result.spilled.push(f.qual.clone());

@@ -326,3 +326,105 @@ fn every_workload_counts_its_function_entries_right_in_every_framework() {
 fn every_workload_counts_its_branch_edges_right_in_every_framework() {
     each(edges);
 }
+
+/// Hand-written assembly with every label form: a named local label loop (`.L2`), numeric
+/// labels backward (`1b`) and forward (`2f`). Prints 60.
+const LABEL_FORMS: &str = "\t.text
+\t.align\t1
+\t.globl\tmain
+\t.type\tmain, @function
+main:
+\taddi\tsp,sp,-16
+\tsd\tra,8(sp)
+\tli\ta0,0
+\tli\ta1,10
+.L2:
+\tadd\ta0,a0,a1
+\taddi\ta1,a1,-1
+\tbnez\ta1,.L2
+\tli\ta1,5
+1:
+\taddi\ta0,a0,1
+\taddi\ta1,a1,-1
+\tbnez\ta1,1b
+\tbeqz\ta1,2f
+\taddi\ta0,a0,100
+2:
+\tmv\ta1,a0
+\tlla\ta0,.LC0
+\tcall\tprintf
+\tli\ta0,0
+\tld\tra,8(sp)
+\taddi\tsp,sp,16
+\tjr\tra
+\t.size\tmain, .-main
+\t.section\t.rodata
+.LC0:
+\t.string\t\"%ld\\n\"
+";
+
+#[test]
+fn every_label_form_is_instrumented_right_or_refused_with_its_line() {
+    // position-dependent forms: each refused, naming the line
+    for (line, bad) in [
+        ("\tbeqz\ta1,.+8", "location counter"),
+        ("\tj\t.-4", "location counter"),
+        ("\tbnez\ta1,. + 6", "location counter"),
+        ("\tlla\ta2,.+12", "location counter"),
+        ("\tbnez\ta1,.L2+4", "offset from a label"),
+    ] {
+        let text = LABEL_FORMS.replace("\tli\ta1,5\n", &format!("\tli\ta1,5\n{line}\n"));
+        let no = text.lines().position(|l| l == line).unwrap() + 1;
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("forms.s");
+        std::fs::write(&s, &text).unwrap();
+        for sampling in ["full", "counter", "brr"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+                .arg("instrument")
+                .arg(&s)
+                .args(["-o", "/dev/null", "--sites", "edges", "--sampling", sampling])
+                .output()
+                .unwrap();
+            let e = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{line}: {e}");
+            assert!(e.contains(&format!("line {no}:")) && e.contains(bad), "{line}: {e}");
+        }
+    }
+    // the label forms: instrumented in every framework, built and run, same output
+    if !have("riscv64-linux-gnu-gcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("forms.s");
+    std::fs::write(&s, LABEL_FORMS).unwrap();
+    for sites in ["entries", "edges"] {
+        for sampling in ["full", "counter", "brr"] {
+            let v = dir.path().join(format!("{sites}-{sampling}.s"));
+            let out = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+                .arg("instrument")
+                .arg(&s)
+                .arg("-o")
+                .arg(&v)
+                .args(["--sites", sites, "--sampling", sampling, "--interval", "2"])
+                .output()
+                .unwrap();
+            check(&out, &format!("instrument {sites} {sampling}"));
+            let bin = dir.path().join(format!("{sites}-{sampling}"));
+            let out = Command::new("riscv64-linux-gnu-gcc")
+                .args(["-O2", "-static", "-march=rv64gc", "-mabi=lp64d", "-o"])
+                .arg(&bin)
+                .arg(&v)
+                .arg(workloads().join("runtime/outcrop_rt.c"))
+                .output()
+                .unwrap();
+            check(&out, &format!("link {sites} {sampling}"));
+            let out = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+                .args(["exec", "--deterministic", "--max-insns", "10000000", "--"])
+                .arg(&bin)
+                .output()
+                .unwrap();
+            check(&out, &format!("run {sites} {sampling}"));
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "60\n", "{sites} {sampling}");
+        }
+    }
+}

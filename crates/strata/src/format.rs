@@ -39,6 +39,18 @@ const HEADER_LEN: usize = 16;
 const SECTION_HEADER_LEN: usize = 24;
 /// Largest decompressed section this reader accepts (a guard against hostile lengths).
 pub const MAX_SECTION_BYTES: u64 = 1 << 34;
+/// Most memory the reader spends on one file, all sections together, counted before each
+/// section is decoded: a payload byte as 17 bytes (itself, and at most one 16-byte entry it
+/// parses into), a context-coded item as 16. 8 GiB, and never more than 64 MiB plus 4,096
+/// times the file's size ([`decode_budget`]). Recorded files stay far below (their sections
+/// decode to at most a few dozen times their stored size); a crafted file of a few kilobytes
+/// claiming gigabytes is refused before they are allocated.
+pub const MAX_DECODED_BYTES: u64 = 1 << 33;
+
+/// The decoding budget of a file of `file_len` bytes (see [`MAX_DECODED_BYTES`]).
+pub fn decode_budget(file_len: u64) -> u64 {
+    MAX_DECODED_BYTES.min((64 << 20) + file_len.saturating_mul(4096))
+}
 
 /// How a run was recorded: written by the capture tool, shown by reports.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -621,6 +633,8 @@ impl WppFile {
         let mut seen_stats = false;
         let mut end: Option<(u64, [u64; 4])> = None;
         let mut pos = HEADER_LEN;
+        let budget = decode_budget(bytes.len() as u64);
+        let mut decoded = 0u64;
         while pos < bytes.len() {
             let offset = pos as u64;
             if let Some((end_off, _)) = end {
@@ -665,6 +679,23 @@ impl WppFile {
             }
             pos = body_start + stored_len as usize;
             let file_bytes = SECTION_HEADER_LEN as u64 + stored_len;
+            // what this section will decode to, against the file's budget, before decoding
+            let claim = if &tag_bytes == b"STRC" {
+                raw_len.saturating_mul(16)
+            } else {
+                raw_len.saturating_mul(17)
+            };
+            decoded = decoded.saturating_add(claim);
+            if decoded > budget {
+                return Err(Error::Corrupt {
+                    tag,
+                    offset,
+                    detail: format!(
+                        "the sections so far decode to {decoded} bytes, more than this reader holds for a file of {} bytes ({budget})",
+                        bytes.len()
+                    ),
+                });
+            }
             let raw = if &tag_bytes == b"STRC" {
                 Vec::new()
             } else {

@@ -134,3 +134,36 @@ fn named_errors() {
         "data after the end section"
     );
 }
+
+/// A file whose sections are zstd frames of zeros, each claiming `raw` bytes: tiny on disk,
+/// large once decoded.
+fn zero_bomb(sections: usize, raw: usize) -> Vec<u8> {
+    let mut f = b"OUTCROPW".to_vec();
+    f.extend_from_slice(&2u16.to_le_bytes());
+    f.extend_from_slice(&[0; 6]);
+    let frame = zstd::bulk::compress(&vec![0u8; raw], 1).unwrap();
+    for _ in 0..sections {
+        f.extend_from_slice(b"STRM");
+        f.extend_from_slice(&(raw as u64).to_le_bytes());
+        f.extend_from_slice(&(frame.len() as u64).to_le_bytes());
+        f.extend_from_slice(&crc32fast::hash(&frame).to_le_bytes());
+        f.extend_from_slice(&frame);
+    }
+    f
+}
+
+#[test]
+fn sections_that_decode_past_the_files_budget_are_refused_before_decoding() {
+    // 64 MiB of zeros in each of 8 sections: a few kilobytes claiming half a gigabyte
+    let f = zero_bomb(8, 64 << 20);
+    assert!(f.len() < 64 << 10, "{} bytes", f.len());
+    let budget = outcrop_strata::decode_budget(f.len() as u64);
+    let e = WppFile::parse(&f).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("more than this reader holds for a file of {} bytes ({budget})", f.len())),
+        "{e}"
+    );
+    // the first section alone fits nowhere either: refused at the first header
+    assert!(e.contains("STRM") && e.contains("offset 16"), "{e}");
+    assert!(budget < 1 << 30);
+}
