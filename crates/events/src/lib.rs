@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod escape;
 pub mod raw;
 pub mod record;
 pub mod synth;

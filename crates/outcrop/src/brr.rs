@@ -57,7 +57,7 @@ pub fn run(cmd: BrrCommand) -> Result<()> {
             };
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            out.write_all(text.as_bytes())?;
+            out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
             out.flush()?;
             Ok(())
         }

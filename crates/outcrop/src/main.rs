@@ -155,7 +155,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("outcrop: error: {e:#}");
+            // error texts quote files and names strangers wrote
+            let text = format!("{e:#}");
+            eprintln!("outcrop: error: {}", outcrop_events::escape::text(&text));
             ExitCode::FAILURE
         }
     }

@@ -468,7 +468,9 @@ fn report(args: ReportArgs) -> Result<()> {
     } else {
         rep.to_text()
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    std::io::stdout()
+        .lock()
+        .write_all(outcrop_events::escape::text(&text).as_bytes())?;
     Ok(())
 }
 

@@ -66,7 +66,8 @@ pub fn run(cmd: QueryCommand) -> Result<ExitCode> {
                 });
                 writeln!(out, "{j:#}")?;
             } else {
-                eprint!("{}", outcrop_rpa::render(&d, &name, &src));
+                let text = outcrop_rpa::render(&d, &name, &src);
+                eprint!("{}", outcrop_events::escape::text(&text));
             }
             Ok(ExitCode::from(1))
         }
@@ -474,9 +475,9 @@ pub fn report(
                         .map(|(&pc, c)| (full.get(&pc).copied().unwrap_or(u64::from(pc)), *c))
                         .collect();
                     pcs.sort_by_key(|p| p.0);
-                    let place = |a: u64| match symbols.and_then(|s| s.lookup(a)) {
-                        Some(f) => format!("1 {} {:x}", f.name, a - f.start),
-                        None => format!("0 [unknown] {a:x}"),
+                    let place = |a: u64| {
+                        let func = symbols.and_then(|s| s.lookup(a));
+                        outcrop_paths::fdata::place(func.map(|f| (&*f.name, f.start)), a)
                     };
                     let branches: Vec<FdataBranch> = pcs
                         .into_iter()

@@ -179,7 +179,8 @@ pub fn run(args: RapArgs) -> Result<()> {
     if args.json {
         out.write_all(report.to_json().as_bytes())?;
     } else {
-        out.write_all(report.to_text(args.hardware).as_bytes())?;
+        let text = report.to_text(args.hardware);
+        out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
         if args.dump {
             writeln!(out, "\ntree:")?;
             out.write_all(tree.ascii_dump().as_bytes())?;

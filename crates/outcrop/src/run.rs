@@ -568,6 +568,11 @@ fn profile(
         rpa_report = Some(report);
     }
 
+    // names in the text come from the program's files: no control character reaches a
+    // terminal (JSON has none left unescaped)
+    let console = String::from_utf8_lossy(&console);
+    let console = outcrop_events::escape::text(&console);
+    let console = console.as_bytes();
     match &out.console {
         Console::Stderr => {
             let stderr = std::io::stderr();

@@ -513,7 +513,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    out.write_all(text.as_bytes())?;
+    out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
     out.flush()?;
     Ok(())
 }

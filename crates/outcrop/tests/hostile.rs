@@ -878,3 +878,46 @@ fn the_instruction_limit_counts_traps_that_retire_nothing() {
         assert!(err(&o).contains("signals delivered"), "{}", err(&o));
     }
 }
+
+/// The probe with its hottest function, `__tunables_init`, renamed in the symbol table to a
+/// name that tries to forge a folded-stack line and colour the terminal.
+fn probe_with_hostile_name(dir: &Path) -> PathBuf {
+    let mut elf = std::fs::read(probe()).unwrap();
+    let old = b"\0__tunables_init\0";
+    let evil = b"f 99999\n;\x1b[31m";
+    let at = elf.windows(old.len()).position(|w| w == old).unwrap() + 1;
+    let mut name = evil.to_vec();
+    name.resize(old.len() - 2, 0);
+    elf[at..at + name.len()].copy_from_slice(&name);
+    let p = dir.join("evil-probe");
+    std::fs::write(&p, elf).unwrap();
+    p
+}
+
+#[test]
+fn names_cannot_forge_export_lines_or_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = probe_with_hostile_name(dir.path());
+    let report = dir.path().join("r");
+    let o = run_within(
+        &[
+            "run", "--report", report.to_str().unwrap(), "--",
+            prog.to_str().unwrap(), "stat", "/",
+        ],
+        60,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    // the text report on stderr carries the name, escaped
+    assert!(!o.stderr.contains(&0x1b), "a raw escape reached the terminal");
+    assert!(err(&o).contains("f 99999\\x0a;\\x1b[31m"), "{}", err(&o));
+    let folded = std::fs::read_to_string(report.join("profile.folded")).unwrap();
+    for line in folded.lines() {
+        let (_, count) = line.rsplit_once(' ').unwrap();
+        assert!(count.parse::<u64>().is_ok(), "{line:?}");
+        assert!(!line.contains('\x1b') && !line.ends_with(" 99999"), "{line:?}");
+    }
+    // escaped where the name is read (so also in JSON and HTML), its `;` for the format
+    assert!(folded.contains(";f 99999\\x0a\\x3b\\x1b[31m "), "{folded}");
+    let json = std::fs::read_to_string(report.join("profile.json")).unwrap();
+    assert!(json.contains("f 99999\\\\x0a;\\\\x1b[31m"), "{json}");
+}

@@ -8,12 +8,24 @@ use crate::cfg::Cfg;
 use crate::partial::EdgeProfile;
 use std::fmt::Write as _;
 
-fn place(cfg: &Cfg, addr: u64) -> String {
-    match cfg.block_containing(addr) {
-        Some(b) => {
-            let f = &cfg.funcs[cfg.blocks[b as usize].func as usize];
-            format!("1 {} {:x}", f.name, addr - f.start)
-        }
+fn place_in(cfg: &Cfg, addr: u64) -> String {
+    let func = cfg
+        .block_containing(addr)
+        .map(|b| &cfg.funcs[cfg.blocks[b as usize].func as usize])
+        .map(|f| (f.name.as_str(), f.start));
+    place(func, addr)
+}
+
+/// An address as a `.fdata` place: `1 <name> <hex offset>` inside function `func` (its name
+/// and start), `0 [unknown] <hex address>` outside every function. The name is escaped
+/// ([`outcrop_events::escape::field`]) so that it stays one field of the line.
+pub fn place(func: Option<(&str, u64)>, addr: u64) -> String {
+    match func {
+        Some((name, start)) => format!(
+            "1 {} {:x}",
+            outcrop_events::escape::field(name),
+            addr.wrapping_sub(start)
+        ),
         None => format!("0 [unknown] {addr:x}"),
     }
 }
@@ -40,7 +52,7 @@ pub fn fdata(cfg: &Cfg, edges: &EdgeProfile) -> String {
         if to == 0 {
             continue;
         }
-        let _ = writeln!(s, "{} {} 0 {c}", place(cfg, from), place(cfg, to));
+        let _ = writeln!(s, "{} {} 0 {c}", place_in(cfg, from), place_in(cfg, to));
     }
     s
 }

@@ -124,7 +124,9 @@ impl LineTable {
             Some(&id) => id,
             None => {
                 let id = self.files.len() as u32;
-                self.files.push(file.to_string());
+                // shown to people and written to exports: control characters kept escaped
+                self.files
+                    .push(outcrop_events::escape::terminal(file).into_owned());
                 self.file_ids.insert(file.to_string(), id);
                 id
             }

@@ -4,6 +4,7 @@
 //! docs/formats.md "The exact profile" documents every output.
 
 use crate::Report;
+use outcrop_events::escape::folded_frame;
 use outcrop_profile::{Counts, LineProfile, Profile};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -269,7 +270,8 @@ fn weight(profile: &Profile, c: &Counts) -> u64 {
 }
 
 /// Folded stacks (`main;foo;bar 1234` per line, the input of flamegraph.pl and inferno),
-/// weighted by instructions (cycles when timed); stacks sorted.
+/// weighted by instructions (cycles when timed); stacks sorted. Frame names are escaped
+/// ([`outcrop_events::escape::folded_frame`]): a name cannot add a frame or a line.
 pub fn folded(profile: &Profile) -> String {
     let mut lines = Vec::new();
     for (i, n) in profile.nodes.iter().enumerate().skip(1) {
@@ -277,10 +279,10 @@ pub fn folded(profile: &Profile) -> String {
         if w == 0 {
             continue;
         }
-        let names: Vec<&str> = profile
+        let names: Vec<_> = profile
             .stack(i as u32)
             .iter()
-            .map(|&f| profile.functions[f as usize].name.as_str())
+            .map(|&f| folded_frame(&profile.functions[f as usize].name))
             .collect();
         lines.push(format!("{} {w}", names.join(";")));
     }

@@ -252,7 +252,9 @@ impl Symbols {
                 size,
                 section_end,
                 preference: Preference::new(kind, sym.st_bind(), name),
-                name: String::from_utf8_lossy(name).into(),
+                // a name is text for people and line-based formats: control characters
+                // (a newline, an escape sequence) are kept escaped, in every output
+                name: outcrop_events::escape::terminal(&String::from_utf8_lossy(name)).into(),
             };
             if is_function {
                 functions.push(candidate);
