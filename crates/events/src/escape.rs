@@ -79,7 +79,10 @@ mod tests {
             "evil;fake_frame\\x20999999999\\x0amain;injected\\x1b[31m\\u{9b}"
         );
         assert!(matches!(terminal("plain_name"), Cow::Borrowed(_)));
-        assert_eq!(text("a\tb\n\x1b]0;title\x07\r"), "a\tb\n\\x1b]0;title\\x07\\x0d");
+        assert_eq!(
+            text("a\tb\n\x1b]0;title\x07\r"),
+            "a\tb\n\\x1b]0;title\\x07\\x0d"
+        );
         assert!(matches!(folded_frame("ns::f<int> (x)"), Cow::Borrowed(_)));
         assert_eq!(field("\u{a0}"), "\\u{a0}"); // non-breaking space: whitespace
     }

@@ -122,7 +122,10 @@ pub fn timing_config(spec: &str) -> Result<TimingConfig> {
 
 /// The timing summary printed after a run (to stderr).
 pub fn print_timing(t: &outcrop_timing::Totals) {
-    eprint!("{}", outcrop_report::timing_summary(t));
+    eprint!(
+        "{}",
+        outcrop_events::escape::text(&outcrop_report::timing_summary(t))
+    );
 }
 
 pub use outcrop_run::Guest;

@@ -30,7 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 pub use outcrop_run::files::{
-    open_regular, read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
+    open_regular, read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES,
+    MAX_PROGRAM_BYTES,
 };
 
 /// `.partial` files being written now (removed by the signal handler).
@@ -95,7 +96,9 @@ fn dup_standard(which: u8) -> Result<File> {
         std::io::stderr().as_fd().try_clone_to_owned()
     };
     let name = if which == 1 { "stdout" } else { "stderr" };
-    Ok(File::from(fd.with_context(|| format!("cannot use {name}"))?))
+    Ok(File::from(
+        fd.with_context(|| format!("cannot use {name}"))?,
+    ))
 }
 
 /// Follows symlinks at `path` (at most 40, as Linux does) to the node an output replaces.
@@ -198,7 +201,13 @@ pub fn create_output(path: &Path) -> Result<OutputFile> {
         .suffix(".partial")
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in {} for {}", dir.display(), path.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot create a file in {} for {}",
+                dir.display(),
+                path.display()
+            )
+        })?;
     let (file, tmp_path) = tmp.into_parts();
     partials().push(tmp_path.to_path_buf());
     Ok(OutputFile {
@@ -394,7 +403,11 @@ mod tests {
         let e = write_output(&real, |_| bail!("boom"));
         assert!(e.is_err());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "a temporary file stayed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            4,
+            "a temporary file stayed"
+        );
         assert!(partials().is_empty());
         assert!(write_output(dir.path(), |_| Ok(())).is_err());
     }

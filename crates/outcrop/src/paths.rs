@@ -9,8 +9,8 @@ use crate::files::{
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_paths::{
-    accuracy, analyze, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit,
-    Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
+    accuracy, analyze, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit, Options, PathKey,
+    PeriodUnit, Regions, Samples, Weighting, HOT,
 };
 use outcrop_report::paths::{HotPathReport, PathsReport};
 use outcrop_report::Report as _;
@@ -310,23 +310,45 @@ fn read_samples(files: &[PathBuf], ignore_program_id: bool) -> Result<Samples> {
         match merged.as_mut() {
             None => merged = Some(s),
             Some(m) => {
-                if !ignore_program_id && s.meta.program_id != m.meta.program_id {
+                let (first, this) = (&m.meta, &s.meta);
+                let f0 = files[0].display();
+                let fi = f.display();
+                if !ignore_program_id && this.program_id != first.program_id {
+                    let id = |id: &str| {
+                        if id.is_empty() {
+                            "no program id (a version 1 file)".to_string()
+                        } else {
+                            id.to_string()
+                        }
+                    };
                     bail!(
-                        "{} was recorded from another program ({}) than {} ({}); pass --ignore-program-id to merge anyway",
-                        f.display(),
-                        s.meta.program_id,
-                        files[0].display(),
-                        m.meta.program_id
+                        "{fi} was recorded from another build than {f0}: {fi} has {}, {f0} has {}; pass --ignore-program-id to merge anyway",
+                        id(&this.program_id),
+                        id(&first.program_id)
                     );
                 }
-                if s.meta.config.entries != m.meta.config.entries {
-                    bail!(
-                        "{} has {}-entry records, {} has {}: merge samples of one buffer depth",
-                        f.display(),
-                        s.meta.config.entries,
-                        files[0].display(),
-                        m.meta.config.entries
-                    );
+                // samples merge as counts of one kind of trace: the same buffer, the same
+                // branches recorded, one sample per the same period
+                let (a, b) = (&this.config, &first.config);
+                let differ = |what: &str, x: String, y: String| -> Result<()> {
+                    bail!("{fi} has {what} {x}, {f0} has {y}: merge samples recorded alike")
+                };
+                if a.entries != b.entries {
+                    differ("buffer depth", a.entries.to_string(), b.entries.to_string())?;
+                }
+                if a.filter != b.filter {
+                    differ(
+                        "filter",
+                        format!("{:?}", a.filter),
+                        format!("{:?}", b.filter),
+                    )?;
+                }
+                if (a.period, a.unit) != (b.period, b.unit) {
+                    differ(
+                        "sampling period",
+                        format!("{} {:?}", a.period, a.unit),
+                        format!("{} {:?}", b.period, b.unit),
+                    )?;
                 }
                 m.merge(&s);
             }

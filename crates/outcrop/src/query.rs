@@ -46,8 +46,21 @@ pub fn run(cmd: QueryCommand) -> Result<ExitCode> {
         QueryCommand::Check(a) => (a, false),
         QueryCommand::Asm(a) => (a, true),
     };
-    let src = read_text_bounded(&a.file, "query file", MAX_CONFIG_BYTES)?;
     let name = a.file.display().to_string();
+    let src = match read_text_bounded(&a.file, "query file", MAX_CONFIG_BYTES) {
+        Ok(src) => src,
+        // --json: every answer is JSON, a file that cannot be read too
+        Err(e) if a.json => {
+            let j = serde_json::json!({
+                "ok": false,
+                "file": name,
+                "message": e.to_string(),
+            });
+            println!("{j:#}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let result = outcrop_rpa::parse(&src).and_then(|p| outcrop_rpa::assemble(&p).map(|x| (p, x)));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -261,6 +274,11 @@ pub fn spec(
         spec.prefetch = Some(p);
     }
     if let Some(pct) = args.rpa_adaptive {
+        if !(0.0..=100.0).contains(&pct) {
+            anyhow::bail!(
+                "--rpa-adaptive {pct}: a percentage of the window's cycles, from 0 to 100"
+            );
+        }
         let a = outcrop_rpa::hw::AdaptiveConfig {
             budget: pct / 100.0,
             ..Default::default()

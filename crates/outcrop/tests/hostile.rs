@@ -599,11 +599,7 @@ fn wait_or_kill(mut cmd: Command, secs: u64) -> Output {
 }
 
 fn mkfifo(path: &Path) {
-    assert!(Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap()
-        .success());
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
 }
 
 #[test]
@@ -617,7 +613,11 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     std::os::unix::fs::symlink(&victim, dir.path().join("out.json.partial")).unwrap();
     let report = dir.path().join("report");
     std::fs::create_dir(&report).unwrap();
-    for name in ["report.html.partial", "run.json.partial", "report.txt.partial"] {
+    for name in [
+        "report.html.partial",
+        "run.json.partial",
+        "report.txt.partial",
+    ] {
         std::os::unix::fs::symlink(&victim, report.join(name)).unwrap();
     }
     let o = run_within(
@@ -774,14 +774,30 @@ fn a_guest_opening_a_fifo_in_a_granted_tree_gets_an_error_not_a_hang() {
     }
     // a granted device is refused the same way; a regular file still opens
     let o = run_or_kill(
-        &["exec", "--allow", "/dev/zero", "--", p.to_str().unwrap(), "read", "/dev/zero"],
+        &[
+            "exec",
+            "--allow",
+            "/dev/zero",
+            "--",
+            p.to_str().unwrap(),
+            "read",
+            "/dev/zero",
+        ],
         20,
     );
     assert_eq!(out(&o), "err 13\n", "{}", err(&o));
     std::fs::write(dir.path().join("plain"), "abc").unwrap();
     let plain = dir.path().join("plain");
     let o = run_or_kill(
-        &["exec", "--allow", d, "--", p.to_str().unwrap(), "readnb", plain.to_str().unwrap()],
+        &[
+            "exec",
+            "--allow",
+            d,
+            "--",
+            p.to_str().unwrap(),
+            "readnb",
+            plain.to_str().unwrap(),
+        ],
         20,
     );
     assert_eq!(out(&o), "ok 3\n", "{}", err(&o));
@@ -821,12 +837,24 @@ fn a_small_wpp_claiming_a_huge_stream_neither_balloons_nor_runs_for_hours() {
     std::fs::write(&huge, &bytes).unwrap();
     let h = huge.to_str().unwrap();
     for args in [
-        vec!["paths", "report", s, "--binary", probe, "--exact-from", h, "--ignore-program-id"],
+        vec![
+            "paths",
+            "report",
+            s,
+            "--binary",
+            probe,
+            "--exact-from",
+            h,
+            "--ignore-program-id",
+        ],
         vec!["wpp", "replay", h],
         vec!["wpp", "replay", h, "-o", "/dev/null"],
     ] {
         let o = run_or_kill(&args, 20);
-        assert_host_error(&o, "expands to 2199023255552 blocks, more than --max-blocks");
+        assert_host_error(
+            &o,
+            "expands to 2199023255552 blocks, more than --max-blocks",
+        );
     }
     // within the bound, --exact-from streams: 100 million blocks (800 MB held as a list)
     // replay under a 512 MiB data limit
@@ -834,12 +862,26 @@ fn a_small_wpp_claiming_a_huge_stream_neither_balloons_nor_runs_for_hours() {
     std::fs::write(&big, claimed_wpp(50_000_000)).unwrap();
     let b = big.to_str().unwrap();
     let mut cmd = Command::new("prlimit");
-    cmd.arg(format!("--data={}", 512u64 << 20)).arg("--").arg(outcrop().get_program());
-    cmd.args(["paths", "report", s, "--binary", probe, "--exact-from", b, "--ignore-program-id"]);
+    cmd.arg(format!("--data={}", 512u64 << 20))
+        .arg("--")
+        .arg(outcrop().get_program());
+    cmd.args([
+        "paths",
+        "report",
+        s,
+        "--binary",
+        probe,
+        "--exact-from",
+        b,
+        "--ignore-program-id",
+    ]);
     let o = wait_or_kill(cmd, 120);
     assert!(o.status.success(), "{}", err(&o));
     let o = run_or_kill(&["wpp", "replay", b, "--max-blocks", "1000"], 20);
-    assert_host_error(&o, "expands to 100000000 blocks, more than --max-blocks 1000");
+    assert_host_error(
+        &o,
+        "expands to 100000000 blocks, more than --max-blocks 1000",
+    );
 }
 
 #[test]
@@ -849,15 +891,39 @@ fn odd_program_counters_follow_one_rule_in_both_engines() {
     let p = probe();
     for engine in ["blocks", "step"] {
         let o = run_or_kill(
-            &["exec", "--engine", engine, "--", p.to_str().unwrap(), "odd-handler"],
+            &[
+                "exec",
+                "--engine",
+                engine,
+                "--",
+                p.to_str().unwrap(),
+                "odd-handler",
+            ],
             20,
         );
-        assert_eq!((o.status.code(), out(&o).as_str()), (Some(7), "handler\n"), "{engine}: {}", err(&o));
+        assert_eq!(
+            (o.status.code(), out(&o).as_str()),
+            (Some(7), "handler\n"),
+            "{engine}: {}",
+            err(&o)
+        );
         let o = run_or_kill(
-            &["exec", "--engine", engine, "--", p.to_str().unwrap(), "odd-return"],
+            &[
+                "exec",
+                "--engine",
+                engine,
+                "--",
+                p.to_str().unwrap(),
+                "odd-return",
+            ],
             20,
         );
-        assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "resumed\n"), "{engine}: {}", err(&o));
+        assert_eq!(
+            (o.status.code(), out(&o).as_str()),
+            (Some(0), "resumed\n"),
+            "{engine}: {}",
+            err(&o)
+        );
     }
 }
 
@@ -869,8 +935,14 @@ fn the_instruction_limit_counts_traps_that_retire_nothing() {
         // ~250,000 times before its stack runs out; the probe retires ~20,000 before
         let o = run_or_kill(
             &[
-                "exec", "--engine", engine, "--max-insns", "100000", "--",
-                p.to_str().unwrap(), "trap-loop",
+                "exec",
+                "--engine",
+                engine,
+                "--max-insns",
+                "100000",
+                "--",
+                p.to_str().unwrap(),
+                "trap-loop",
             ],
             20,
         );
@@ -901,23 +973,203 @@ fn names_cannot_forge_export_lines_or_reach_the_terminal_raw() {
     let report = dir.path().join("r");
     let o = run_within(
         &[
-            "run", "--report", report.to_str().unwrap(), "--",
-            prog.to_str().unwrap(), "stat", "/",
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            prog.to_str().unwrap(),
+            "stat",
+            "/",
         ],
         60,
     );
     assert!(o.status.success(), "{}", err(&o));
     // the text report on stderr carries the name, escaped
-    assert!(!o.stderr.contains(&0x1b), "a raw escape reached the terminal");
+    assert!(
+        !o.stderr.contains(&0x1b),
+        "a raw escape reached the terminal"
+    );
     assert!(err(&o).contains("f 99999\\x0a;\\x1b[31m"), "{}", err(&o));
     let folded = std::fs::read_to_string(report.join("profile.folded")).unwrap();
     for line in folded.lines() {
         let (_, count) = line.rsplit_once(' ').unwrap();
         assert!(count.parse::<u64>().is_ok(), "{line:?}");
-        assert!(!line.contains('\x1b') && !line.ends_with(" 99999"), "{line:?}");
+        assert!(
+            !line.contains('\x1b') && !line.ends_with(" 99999"),
+            "{line:?}"
+        );
     }
     // escaped where the name is read (so also in JSON and HTML), its `;` for the format
     assert!(folded.contains(";f 99999\\x0a\\x3b\\x1b[31m "), "{folded}");
     let json = std::fs::read_to_string(report.join("profile.json")).unwrap();
     assert!(json.contains("f 99999\\\\x0a;\\\\x1b[31m"), "{json}");
+}
+
+#[test]
+fn site_counts_that_would_wrap_are_an_error_not_200_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.sites");
+    let sampled = dir.path().join("sampled.sites");
+    std::fs::write(&full, format!("{} a\n{} b\n", u64::MAX, 2)).unwrap();
+    std::fs::write(&sampled, "1 a\n1 b\n").unwrap();
+    let o = run_within(
+        &[
+            "brr",
+            "overlap",
+            full.to_str().unwrap(),
+            sampled.to_str().unwrap(),
+        ],
+        10,
+    );
+    assert_host_error(
+        &o,
+        "full.sites: site profile, line 2: the counts so far sum past",
+    );
+}
+
+/// `paths record -o OUT [opts] -- probe stat /`.
+fn record_with(out: &Path, opts: &[&str]) -> Output {
+    let p = probe();
+    let mut args = vec!["paths", "record", "-o", out.to_str().unwrap()];
+    args.extend_from_slice(opts);
+    args.extend_from_slice(&["--", p.to_str().unwrap(), "stat", "/"]);
+    run_within(&args, 30)
+}
+
+#[test]
+fn samples_merge_only_when_recorded_alike_and_say_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = probe();
+    let base = dir.path().join("base.samples");
+    assert!(record_with(&base, &["--period", "5000"]).status.success());
+    for (name, opts, says) in [
+        (
+            "cycles.samples",
+            vec!["--period", "5000", "--timing"],
+            "has sampling period 5000 Cycles",
+        ),
+        (
+            "period.samples",
+            vec!["--period", "7000"],
+            "has sampling period 7000 Instructions",
+        ),
+        (
+            "all.samples",
+            vec!["--period", "5000", "--filter", "all"],
+            "has filter All",
+        ),
+    ] {
+        let other = dir.path().join(name);
+        let o = record_with(&other, &opts);
+        assert!(o.status.success(), "{}", err(&o));
+        let o = run_within(
+            &[
+                "paths",
+                "report",
+                base.to_str().unwrap(),
+                other.to_str().unwrap(),
+                "--binary",
+                p.to_str().unwrap(),
+            ],
+            30,
+        );
+        assert_host_error(&o, &format!("{name} {says}"));
+    }
+    // a version 1 file (no program id) with a version 2 one
+    let v1 = dir.path().join("v1.samples");
+    let text = std::fs::read_to_string(&base).unwrap();
+    let text: String = text
+        .replacen("outcrop-branch-samples 2", "outcrop-branch-samples 1", 1)
+        .lines()
+        .filter(|l| !l.starts_with("program-id "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&v1, text).unwrap();
+    let o = run_within(
+        &[
+            "paths",
+            "report",
+            base.to_str().unwrap(),
+            v1.to_str().unwrap(),
+            "--binary",
+            p.to_str().unwrap(),
+        ],
+        30,
+    );
+    assert_host_error(&o, "v1.samples has no program id (a version 1 file)");
+}
+
+#[test]
+fn query_messages_point_where_they_say_and_json_stays_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    // a multi-byte character on an earlier line: the message and the frame agree
+    let p = q(
+        "col.rpa",
+        "for opLOAD 1 always collect op1; # café\nfor opLOAD 1 always collect op1; send 1 bogus;\n",
+    );
+    let o = run_within(&["query", "check", p.to_str().unwrap()], 10);
+    assert_host_error(&o, "col.rpa:2:41: expected `;`");
+    assert!(err(&o).contains("col.rpa:2:41 ]"), "{}", err(&o));
+    // `0x` is not a number, not out of range
+    let p = q("hex.rpa", "for opLOAD 0x always collect op1;\n");
+    let o = run_within(&["query", "check", p.to_str().unwrap()], 10);
+    assert_host_error(&o, "`0x` is not a number");
+    // a byte order mark is not part of the text
+    let p = q(
+        "bom.rpa",
+        "\u{feff}for opLOAD 1 always collect op1; send 1 stop;\n",
+    );
+    let o = run_within(&["query", "check", p.to_str().unwrap()], 10);
+    assert!(o.status.success(), "{}", err(&o));
+    // --json answers in JSON whatever went wrong
+    let missing = dir.path().join("missing.rpa");
+    let o = run_within(&["query", "check", "--json", missing.to_str().unwrap()], 10);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(v["message"].as_str().unwrap().contains("missing.rpa"));
+    // --rpa-adaptive takes a percentage
+    let pr = probe();
+    let o = run_within(
+        &[
+            "run",
+            "--timing",
+            "--rpa-hw",
+            "paper",
+            "--rpa-adaptive=101",
+            "--query",
+            p.to_str().unwrap(),
+            "--",
+            pr.to_str().unwrap(),
+            "stat",
+            "/",
+        ],
+        30,
+    );
+    assert_host_error(
+        &o,
+        "--rpa-adaptive 101: a percentage of the window's cycles, from 0 to 100",
+    );
+}
+
+#[test]
+fn a_load_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.elf");
+    std::fs::write(&bad, b"\x7fELF junk").unwrap();
+    for cmd in ["exec", "run"] {
+        let o = run_within(&[cmd, "--", bad.to_str().unwrap()], 10);
+        assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+        assert_eq!(
+            err(&o).matches("cannot load ELF program").count(),
+            1,
+            "{}",
+            err(&o)
+        );
+    }
 }

@@ -382,12 +382,22 @@ fn every_label_form_is_instrumented_right_or_refused_with_its_line() {
             let out = Command::new(env!("CARGO_BIN_EXE_outcrop"))
                 .arg("instrument")
                 .arg(&s)
-                .args(["-o", "/dev/null", "--sites", "edges", "--sampling", sampling])
+                .args([
+                    "-o",
+                    "/dev/null",
+                    "--sites",
+                    "edges",
+                    "--sampling",
+                    sampling,
+                ])
                 .output()
                 .unwrap();
             let e = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{line}: {e}");
-            assert!(e.contains(&format!("line {no}:")) && e.contains(bad), "{line}: {e}");
+            assert!(
+                e.contains(&format!("line {no}:")) && e.contains(bad),
+                "{line}: {e}"
+            );
         }
     }
     // the label forms: instrumented in every framework, built and run, same output
@@ -424,7 +434,11 @@ fn every_label_form_is_instrumented_right_or_refused_with_its_line() {
                 .output()
                 .unwrap();
             check(&out, &format!("run {sites} {sampling}"));
-            assert_eq!(String::from_utf8_lossy(&out.stdout), "60\n", "{sites} {sampling}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "60\n",
+                "{sites} {sampling}"
+            );
         }
     }
 }

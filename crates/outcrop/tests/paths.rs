@@ -267,6 +267,6 @@ fn several_runs_merge_into_one_profile() {
             "--binary",
             &bin("matmul"),
         ],
-        "c.samples has 16-entry records",
+        "c.samples has buffer depth 16, ",
     );
 }

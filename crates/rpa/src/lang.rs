@@ -96,7 +96,8 @@ impl RelOp {
 pub fn lex(src: &str) -> Vec<(Tok, Span)> {
     let b = src.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
+    // a UTF-8 byte order mark (editors on Windows write one) is not part of the text
+    let mut i = if src.starts_with('\u{feff}') { 3 } else { 0 };
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
@@ -337,7 +338,12 @@ pub fn render(d: &Diagnostic, file: &str, src: &str) -> String {
     let span =
         d.span.start.min(src.len())..d.span.end.min(src.len()).max(d.span.start.min(src.len()));
     let mut report = Report::build(ReportKind::Error, (file, span.clone()))
-        .with_config(Config::default().with_color(false))
+        // spans are byte offsets (ariadne counts characters unless told)
+        .with_config(
+            Config::default()
+                .with_color(false)
+                .with_index_type(ariadne::IndexType::Byte),
+        )
         .with_message(format!("{file}:{line}:{col}: {}", d.message))
         .with_label(Label::new((file, span)).with_message(&d.label));
     if let Some(h) = &d.hint {
@@ -407,8 +413,24 @@ impl Parser<'_> {
                 let v = *v;
                 let span = self.span();
                 self.pos += 1;
+                let text = self._src.get(span.clone()).unwrap_or("");
+                let (digits, radix) = match text.strip_prefix("0x").or(text.strip_prefix("0X")) {
+                    Some(hex) => (hex, 16),
+                    None => (text, 10),
+                };
+                let malformed = digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix));
                 match v {
                     Some(v) if v <= max => Ok((v, span)),
+                    None if malformed => Err(Diagnostic::new(
+                        format!("`{text}` is not a number"),
+                        span,
+                        if radix == 16 {
+                            "hex digits expected after `0x`"
+                        } else {
+                            "decimal digits, or `0x` and hex digits"
+                        }
+                        .to_string(),
+                    )),
                     _ => Err(Diagnostic::new(
                         format!("{what} out of range"),
                         span,

@@ -16,23 +16,24 @@ pub enum Error {
         /// The whole message, naming `what` and `path`.
         detail: String,
     },
-    /// A sandbox grant names a path that cannot be opened.
-    #[error("{flag} {}: {source}", path.display())]
+    /// A sandbox grant names a path that cannot be opened. (The reason is part of the
+    /// message, not a `source()`: a chain printer would print it twice.)
+    #[error("{flag} {}: {reason}", path.display())]
     Grant {
         /// `--allow` or `--allow-rw`.
         flag: &'static str,
         /// The path as given.
         path: PathBuf,
         /// Why it cannot be granted.
-        source: std::io::Error,
+        reason: std::io::Error,
     },
-    /// The program could not be loaded.
-    #[error("{}: {source}", path.display())]
+    /// The program could not be loaded (the reason is part of the message, as above).
+    #[error("{}: {reason}", path.display())]
     Program {
         /// The program's path.
         path: PathBuf,
         /// Why.
-        source: outcrop_rv::Error,
+        reason: outcrop_rv::Error,
     },
     /// An invalid run configuration (a profiler that needs timing without it, bad values).
     #[error("{0}")]

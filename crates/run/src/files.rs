@@ -81,8 +81,12 @@ pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>
 }
 
 /// As [`read_bounded`], as UTF-8 text; invalid UTF-8 is an error naming the line and byte.
+/// A leading byte order mark is dropped (it is not part of the text).
 pub fn read_text_bounded(path: &Path, what: &'static str, cap: u64) -> Result<String> {
-    let bytes = read_bounded(path, what, cap)?;
+    let mut bytes = read_bounded(path, what, cap)?;
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;

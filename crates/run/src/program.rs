@@ -124,17 +124,17 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
     let mut sandbox = Sandbox::new();
     for p in &spec.allow {
-        sandbox.allow_read(p).map_err(|source| Error::Grant {
+        sandbox.allow_read(p).map_err(|reason| Error::Grant {
             flag: "--allow",
             path: p.clone(),
-            source,
+            reason,
         })?;
     }
     for p in &spec.allow_rw {
-        sandbox.allow_write(p).map_err(|source| Error::Grant {
+        sandbox.allow_write(p).map_err(|reason| Error::Grant {
             flag: "--allow-rw",
             path: p.clone(),
-            source,
+            reason,
         })?;
     }
     let exe_path = std::fs::canonicalize(&prog_path).unwrap_or_else(|_| prog_path.clone());
@@ -188,9 +188,9 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
         env,
         memory_limit: spec.memory_limit,
     };
-    let mut machine = elf::load(program, kernel).map_err(|source| Error::Program {
+    let mut machine = elf::load(program, kernel).map_err(|reason| Error::Program {
         path: prog_path.clone(),
-        source,
+        reason,
     })?;
     if let Some(n) = spec.max_insns {
         machine.max_insns = n;
@@ -251,9 +251,9 @@ impl CodeImage {
             env: Vec::new(),
             memory_limit: 1 << 30,
         };
-        let machine = elf::load(program, kernel).map_err(|source| Error::Program {
+        let machine = elf::load(program, kernel).map_err(|reason| Error::Program {
             path: path.to_path_buf(),
-            source,
+            reason,
         })?;
         let symbols = outcrop_rv::symbols::Symbols::from_elf(elf).ok();
         Ok(CodeImage { machine, symbols })

@@ -19,9 +19,11 @@ pub struct SiteProfile {
 }
 
 impl SiteProfile {
-    /// Parses `COUNT NAME` lines; an error names the 1-based line.
+    /// Parses `COUNT NAME` lines; an error names the 1-based line. Counts that sum past
+    /// 2^64 − 1 are an error (no run counts that much; a file that says so is damaged).
     pub fn parse(text: &str) -> Result<SiteProfile> {
         let mut sites = Vec::new();
+        let mut total = 0u64;
         let mut seen = FxHashMap::default();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -38,6 +40,12 @@ impl SiteProfile {
             let count: u64 = count
                 .parse()
                 .map_err(|_| bad(format!("`{count}` is not a count")))?;
+            total = total.checked_add(count).ok_or_else(|| {
+                bad(format!(
+                    "the counts so far sum past {} (the most a profile holds)",
+                    u64::MAX
+                ))
+            })?;
             let name = name.trim().to_string();
             if seen.insert(name.clone(), i + 1).is_some() {
                 return Err(bad(format!("site `{name}` is listed twice")));
@@ -47,9 +55,14 @@ impl SiteProfile {
         Ok(SiteProfile { sites })
     }
 
-    /// The sum of all counts.
+    /// The sum of all counts (saturating at 2^64 − 1; [`SiteProfile::parse`] refuses more).
     pub fn total(&self) -> u64 {
-        self.sites.iter().map(|s| s.1).sum()
+        self.sites.iter().fold(0u64, |t, s| t.saturating_add(s.1))
+    }
+
+    /// The exact sum of all counts.
+    fn exact_total(&self) -> u128 {
+        self.sites.iter().map(|s| u128::from(s.1)).sum()
     }
 }
 
@@ -82,21 +95,23 @@ pub struct Overlap {
 /// The overlap of `sampled` with `full` (a site missing from one counts 0 there). Two empty
 /// profiles overlap fully; an empty one against a non-empty one not at all.
 pub fn overlap(full: &SiteProfile, sampled: &SiteProfile) -> Overlap {
-    let (ft, st) = (full.total(), sampled.total());
-    let mut by_name: FxHashMap<&str, (u64, u64)> = FxHashMap::default();
+    // exact totals and per-site sums (u128: no count from a file can wrap them), so every
+    // fraction is in 0..=1 and the accuracy too
+    let (ft, st) = (full.exact_total(), sampled.exact_total());
+    let mut by_name: FxHashMap<&str, (u128, u128)> = FxHashMap::default();
     let mut order: Vec<&str> = Vec::new();
     for (name, c) in &full.sites {
         order.push(name);
-        by_name.entry(name).or_default().0 += c;
+        by_name.entry(name).or_default().0 += u128::from(*c);
     }
     for (name, c) in &sampled.sites {
         let e = by_name.entry(name).or_insert_with(|| {
             order.push(name);
             (0, 0)
         });
-        e.1 += c;
+        e.1 += u128::from(*c);
     }
-    let frac = |c: u64, t: u64| if t == 0 { 0.0 } else { c as f64 / t as f64 };
+    let frac = |c: u128, t: u128| if t == 0 { 0.0 } else { c as f64 / t as f64 };
     let mut shares: Vec<SiteShare> = order
         .iter()
         .map(|n| {
@@ -111,7 +126,11 @@ pub fn overlap(full: &SiteProfile, sampled: &SiteProfile) -> Overlap {
     let accuracy = if ft == 0 && st == 0 {
         1.0
     } else {
-        shares.iter().map(|s| s.full.min(s.sampled)).sum()
+        shares
+            .iter()
+            .map(|s| s.full.min(s.sampled))
+            .sum::<f64>()
+            .min(1.0)
     };
     shares.sort_by(|a, b| {
         (b.full - b.sampled)
@@ -122,8 +141,8 @@ pub fn overlap(full: &SiteProfile, sampled: &SiteProfile) -> Overlap {
     Overlap {
         accuracy,
         sites: shares.len(),
-        full_total: ft,
-        sampled_total: st,
+        full_total: u64::try_from(ft).unwrap_or(u64::MAX),
+        sampled_total: u64::try_from(st).unwrap_or(u64::MAX),
         shares,
     }
 }
@@ -132,6 +151,30 @@ pub fn overlap(full: &SiteProfile, sampled: &SiteProfile) -> Overlap {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn counts_near_the_limit_neither_wrap_nor_pass_100_percent() {
+        let big = u64::MAX / 2 + 1;
+        // built by hand (parse refuses such a file): sums past 2^64 stay exact
+        let full = SiteProfile {
+            sites: vec![("a".into(), big), ("b".into(), big), ("c".into(), 2)],
+        };
+        let sampled = SiteProfile {
+            sites: vec![("a".into(), 1), ("b".into(), 1)],
+        };
+        let o = overlap(&full, &sampled);
+        assert!(
+            o.accuracy <= 1.0 && (o.accuracy - 1.0).abs() < 1e-9,
+            "{}",
+            o.accuracy
+        );
+        assert_eq!(o.full_total, u64::MAX);
+        let e = SiteProfile::parse(&format!("{} a\n{} b\n", u64::MAX, 1)).unwrap_err();
+        assert!(
+            e.to_string().contains("line 2") && e.to_string().contains("sum past"),
+            "{e}"
+        );
+    }
 
     fn p(sites: &[(&str, u64)]) -> SiteProfile {
         SiteProfile {

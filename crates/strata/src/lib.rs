@@ -46,7 +46,9 @@ pub mod report;
 
 pub use builder::{BlockTable, BuildStats, Dictionaries, Item, LayerStats, WppBuilder};
 pub use error::{Error, Result};
-pub use format::{decode_budget, FileStats, MAX_DECODED_BYTES, RunInfo, SectionBytes, WppFile, WppWriter};
+pub use format::{
+    decode_budget, FileStats, RunInfo, SectionBytes, WppFile, WppWriter, MAX_DECODED_BYTES,
+};
 pub use replay::Replay;
 
 /// How sections are compressed.

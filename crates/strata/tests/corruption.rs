@@ -160,7 +160,10 @@ fn sections_that_decode_past_the_files_budget_are_refused_before_decoding() {
     let budget = outcrop_strata::decode_budget(f.len() as u64);
     let e = WppFile::parse(&f).unwrap_err().to_string();
     assert!(
-        e.contains(&format!("more than this reader holds for a file of {} bytes ({budget})", f.len())),
+        e.contains(&format!(
+            "more than this reader holds for a file of {} bytes ({budget})",
+            f.len()
+        )),
         "{e}"
     );
     // the first section alone fits nowhere either: refused at the first header
