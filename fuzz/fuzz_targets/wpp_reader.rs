@@ -7,12 +7,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use outcrop_strata::{report, Replay, WppFile};
+use outcrop_strata::{decode_budget, report, Replay, WppFile};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(f) = WppFile::parse(data) else {
         return;
     };
+    // the stream's decoded size (the context-coded at 16 bytes an item) is within the budget
+    let stream: u64 = f
+        .chunks
+        .iter()
+        .map(|c| if c.context_coded { c.raw * 16 } else { c.raw * 17 })
+        .sum();
+    assert!(stream <= decode_budget(data.len() as u64));
     // accepted files can claim up to 2^64 blocks; replay only small ones in full
     if f.total_blocks <= 1 << 20 {
         assert_eq!(Replay::new(&f).count() as u64, f.total_blocks);

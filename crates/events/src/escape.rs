@@ -62,6 +62,22 @@ pub fn field(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn escaped_text_holds_nothing_its_destination_reads(s in "\\PC*|[\\x00-\\x{a0};\\\\ a-z]*") {
+            prop_assert!(!terminal(&s).chars().any(is_control));
+            prop_assert!(!text(&s).chars().any(|c| is_control(c) && c != '\n' && c != '\t'));
+            let f = folded_frame(&s);
+            prop_assert!(!f.chars().any(|c| c == ';' || is_control(c)));
+            prop_assert!(!field(&s).chars().any(|c| c.is_whitespace() || is_control(c)));
+            // nothing else changes: text without those characters is returned as it is
+            if !s.chars().any(|c| c == ';' || is_control(c)) {
+                prop_assert_eq!(f.as_ref(), s.as_str());
+            }
+        }
+    }
 
     #[test]
     fn each_destination_escapes_what_it_gives_meaning_to() {

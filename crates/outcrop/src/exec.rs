@@ -271,6 +271,8 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
                 },
             ),
             host_max_rss_bytes: max_rss_bytes(),
+            signals_delivered: machine.traps,
+            code_flushes: machine.code_flushes,
             timing: result.timing,
         };
         let json = serde_json::to_string_pretty(&stats)?;

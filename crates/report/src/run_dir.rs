@@ -106,6 +106,13 @@ pub struct ExecStats {
     pub syscalls_by_name: std::collections::BTreeMap<&'static str, u64>,
     /// Peak resident memory of the outcrop process (host bytes), when the host reports it.
     pub host_max_rss_bytes: Option<u64>,
+    /// Signals delivered to the guest's handlers (each a trapping instruction that retired
+    /// nothing; counted against `--max-insns` with the instructions).
+    pub signals_delivered: u64,
+    /// Times the machine dropped all its decoded code: code it held changed (a store to a
+    /// page it had run code from, `munmap`, `mprotect`), or the decoded-code budget was full.
+    /// High in self-modifying programs.
+    pub code_flushes: u64,
     /// Timing-model totals, with `--timing`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<outcrop_timing::Totals>,

@@ -163,6 +163,9 @@ pub struct Machine {
     /// against [`Machine::max_insns`] with the retired instructions, so a handler that traps
     /// again at once cannot run forever under a limit.
     pub traps: u64,
+    /// Times all decoded code was dropped: code the machine held changed (a store to a page
+    /// code was fetched from, unmapping, re-protecting) or the decoded-code budget was full.
+    pub code_flushes: u64,
     /// Accrued FP exception flags (fcsr bits 4:0).
     pub fflags: u8,
     /// Dynamic rounding mode (fcsr bits 7:5).
@@ -240,6 +243,7 @@ impl Machine {
             f: [0; 32],
             pc,
             traps: 0,
+            code_flushes: 0,
             fflags: 0,
             frm: 0,
             mem,
@@ -471,6 +475,9 @@ impl Machine {
 
     #[cold]
     fn flush_icache(&mut self) {
+        // nothing decoded is kept: stores stop bumping the epoch until code is fetched again
+        self.mem.forget_decoded();
+        self.code_flushes += 1;
         self.blocks.flush();
         self.icache.pages.clear();
         self.icache.slots.clear();

@@ -2,9 +2,10 @@
 //! permissions, a small software TLB for the common case, and a page budget (the memory limit).
 //!
 //! Accesses may be misaligned (Linux user mode emulates them, and so does qemu-user); an
-//! access that crosses a page boundary takes the byte-by-byte slow path. A write to a page that
-//! is also executable bumps [`Memory::code_epoch`], telling the instruction cache to drop
-//! pre-decoded code.
+//! access that crosses a page boundary takes the byte-by-byte slow path. A write to a page an
+//! instruction was fetched from (since the machine last dropped its decoded code) bumps
+//! [`Memory::code_epoch`], telling the instruction cache to drop pre-decoded code; a write to
+//! an executable page nothing ran from (data in a read-write-execute mapping) does not.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -208,6 +209,11 @@ pub mod perm {
     pub const W: u8 = 2;
     /// Executable.
     pub const X: u8 = 4;
+    /// Private to the memory: an instruction was fetched from the page since the machine
+    /// last dropped its decoded code, so a store to it changes code the machine holds.
+    pub(crate) const DECODED: u8 = 0x80;
+    /// The permission bits proper.
+    pub(crate) const RWX: u8 = R | W | X;
 }
 
 /// Why an access failed.
@@ -251,6 +257,8 @@ pub struct Memory {
     tlb: Box<[TlbEntry; TLB_SIZE]>,
     limit_pages: u64,
     code_epoch: u64,
+    /// Page frames marked [`perm::DECODED`].
+    decoded: Vec<u32>,
 }
 
 impl Memory {
@@ -265,6 +273,7 @@ impl Memory {
             tlb: Box::new([EMPTY; TLB_SIZE]),
             limit_pages: limit_bytes / PAGE_SIZE,
             code_epoch: 0,
+            decoded: Vec::new(),
         }
     }
 
@@ -287,10 +296,35 @@ impl Memory {
         frames + table
     }
 
-    /// Changes whenever executable memory may have changed (stores to executable pages,
-    /// unmapping or re-protecting pages).
+    /// Changes whenever code the machine may hold decoded changed: a store to a page an
+    /// instruction was fetched from since [`Memory::forget_decoded`] (a store to an
+    /// executable page nothing ran from changes nothing decoded), unmapping or re-protecting
+    /// pages.
     pub fn code_epoch(&self) -> u64 {
         self.code_epoch
+    }
+
+    /// The machine dropped all its decoded code: no page holds decoded instructions now, and
+    /// stores to them stop changing the epoch until an instruction is fetched there again.
+    pub fn forget_decoded(&mut self) {
+        for f in self.decoded.drain(..) {
+            if let Some(p) = self.perms.get_mut(f as usize) {
+                *p &= !perm::DECODED;
+            }
+        }
+        self.flush_tlb();
+    }
+
+    /// Marks the page of `addr` as holding decoded code (see [`perm::DECODED`]).
+    #[cold]
+    fn mark_decoded(&mut self, addr: u64) {
+        if let Some(f) = self.map.get(addr >> PAGE_SHIFT) {
+            if self.perms[f as usize] & perm::DECODED == 0 {
+                self.perms[f as usize] |= perm::DECODED;
+                self.decoded.push(f);
+                self.flush_tlb(); // cached permissions would miss the mark
+            }
+        }
     }
 
     fn flush_tlb(&mut self) {
@@ -423,7 +457,7 @@ impl Memory {
     pub fn perm_at(&self, addr: u64) -> u8 {
         self.map
             .get(addr >> PAGE_SHIFT)
-            .map_or(0, |i| self.perms[i as usize])
+            .map_or(0, |i| self.perms[i as usize] & perm::RWX)
     }
 
     /// Page index and permission for `vpn`, through the TLB.
@@ -473,7 +507,7 @@ impl Memory {
             if perm & perm::W == 0 {
                 return Err(AccessError::Denied(addr));
             }
-            if perm & perm::X != 0 {
+            if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
             self.pages[page as usize][off..off + N].copy_from_slice(&bytes);
@@ -518,6 +552,20 @@ impl Memory {
     /// Fetches a 16-bit instruction parcel (needs execute permission).
     #[inline(always)]
     pub fn fetch_u16(&mut self, addr: u64) -> Result<u16, AccessError> {
+        let (page, perm) = self
+            .lookup(addr >> PAGE_SHIFT)
+            .ok_or(AccessError::Unmapped(addr))?;
+        if perm & perm::DECODED == 0 {
+            // every decoder fetches here: the page now holds code the machine may keep
+            if perm & perm::X == 0 {
+                return Err(AccessError::Denied(addr));
+            }
+            self.mark_decoded(addr);
+            if addr & (PAGE_SIZE - 1) == PAGE_SIZE - 1 {
+                self.mark_decoded(addr.wrapping_add(1));
+            }
+        }
+        let _ = page;
         Ok(u16::from_le_bytes(self.read(addr, perm::X)?))
     }
     /// Stores a byte.
@@ -601,7 +649,7 @@ impl Memory {
             let (page, perm) = self
                 .lookup(a >> PAGE_SHIFT)
                 .ok_or(AccessError::Unmapped(a))?;
-            if perm & perm::X != 0 {
+            if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
             self.pages[page as usize][off..off + n].copy_from_slice(&data[done..done + n]);
@@ -689,12 +737,29 @@ mod tests {
     }
 
     #[test]
-    fn stores_to_code_bump_the_epoch() {
+    fn stores_to_fetched_code_bump_the_epoch() {
         let mut m = Memory::new(1 << 20);
-        m.map(0, 0x1000, perm::R | perm::W | perm::X).unwrap();
+        m.map(0, 0x3000, perm::R | perm::W | perm::X).unwrap();
+        // an executable page nothing was fetched from: data, as far as the machine knows
         let e = m.code_epoch();
         m.store_u32(0, 0x13).unwrap();
+        assert_eq!(m.code_epoch(), e);
+        // fetched from: a store there changes decoded code (also through the TLB's copy)
+        m.fetch_u16(0).unwrap();
+        m.store_u32(4, 0x13).unwrap();
         assert!(m.code_epoch() > e);
+        assert_eq!(m.perm_at(0), perm::R | perm::W | perm::X);
+        // a parcel fetched at a page's last byte marks the next page too
+        let _ = m.fetch_u16(0x1fff);
+        let e = m.code_epoch();
+        m.store_u8(0x2000, 1).unwrap();
+        assert!(m.code_epoch() > e);
+        // forgotten: stores are data again until the next fetch
+        m.forget_decoded();
+        let e = m.code_epoch();
+        m.store_u32(0, 0x13).unwrap();
+        m.write_bytes(0x1000, &[1, 2, 3]).unwrap();
+        assert_eq!(m.code_epoch(), e);
     }
 
     #[test]
