@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../../crates/outcrop/tests/common/crafted_elf.rs"]
 mod crafted;
+#[path = "../../crates/outcrop/tests/common/crafted_wpp.rs"]
+mod crafted_wpp;
 
 const RSS_CAP: u64 = 8 << 30;
 
@@ -140,6 +142,20 @@ pub fn run(args: &[String]) -> Result<()> {
         tmp.join("huge.toml"),
         "[l2]\nsize = 17179869184\nline = 4\nways = 4\n",
     )?;
+    // round three: a samples file of the probe, .wpp files claiming long streams, a FIFO
+    std::fs::write(tmp.join("huge.wpp"), crafted_wpp::claimed_wpp(1 << 40))?;
+    std::fs::write(tmp.join("big.wpp"), crafted_wpp::claimed_wpp(50_000_000))?;
+    let st = Command::new(&current)
+        .args(["paths", "record", "-o", "s.samples", "--"])
+        .arg(&probe)
+        .args(["stat", "/"])
+        .current_dir(&tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    anyhow::ensure!(st.success(), "paths record of the probe failed");
+    let st = Command::new("mkfifo").arg(tmp.join("fifo")).status()?;
+    anyhow::ensure!(st.success(), "mkfifo failed");
     let p = probe.display().to_string();
     let exec = |opts: &[&str], guest: &[&str]| -> Vec<String> {
         let mut v = vec!["exec".to_string()];
@@ -184,6 +200,56 @@ pub fn run(args: &[String]) -> Result<()> {
             "384 MiB of code, 512 MiB limit",
             exec(&["--memory-limit", "512"], &["code", "384"]),
         ),
+        (
+            "`.wpp` of 2 KB claiming 2^41 blocks, `paths report --exact-from`",
+            strings(&[
+                "paths",
+                "report",
+                "s.samples",
+                "--binary",
+                &p,
+                "--exact-from",
+                "huge.wpp",
+                "--ignore-program-id",
+            ]),
+        ),
+        (
+            "the same file, `wpp replay -o /dev/null`",
+            strings(&["wpp", "replay", "huge.wpp", "-o", "/dev/null"]),
+        ),
+        (
+            "`.wpp` of 10^8 blocks, `paths report --exact-from`",
+            strings(&[
+                "paths",
+                "report",
+                "s.samples",
+                "--binary",
+                &p,
+                "--exact-from",
+                "big.wpp",
+                "--ignore-program-id",
+            ]),
+        ),
+        (
+            "a FIFO as `wpp report`'s input",
+            strings(&["wpp", "report", "fifo"]),
+        ),
+        (
+            "the guest opens a FIFO in a granted tree",
+            exec(&["--allow-rw", "."], &["read", "fifo"]),
+        ),
+        (
+            "a SIGILL handler that traps again, `--max-insns 100000`",
+            exec(&["--max-insns", "100000"], &["trap-loop"]),
+        ),
+        (
+            "200,000 stores to an executable page nothing ran from",
+            exec(&[], &["smc-data", "200000"]),
+        ),
+        (
+            "200,000 stores beside running code (same page)",
+            exec(&[], &["smc-code", "200000"]),
+        ),
     ];
     let timeout = Duration::from_secs(timeout);
     println!("median wall time (min–max) of {runs} runs, peak RSS, how it ended\n");
@@ -213,10 +279,64 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         println!("{row}");
     }
+    qemu_smc(&probe, &current, &tmp, runs, timeout)?;
     if let Some(b) = &baseline {
         speed(b, &current, &root, &tmp, runs, timeout)?;
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The two store cases under qemu-riscv64-static and this build, alternating: what a store
+/// into an executable page costs each (skipped without qemu).
+fn qemu_smc(
+    probe: &Path,
+    current: &Path,
+    tmp: &Path,
+    runs: usize,
+    timeout: Duration,
+) -> Result<()> {
+    let qemu = Path::new("/usr/bin/qemu-riscv64-static");
+    if !qemu.exists() {
+        println!(
+            "
+(no qemu-riscv64-static: the stores against qemu are skipped)"
+        );
+        return Ok(());
+    }
+    println!("
+stores into executable pages against qemu: median wall seconds (min–max) of {runs} runs, alternating\n");
+    println!("| case | qemu-riscv64-static s | this build s | this / qemu |");
+    println!("|---|---:|---:|---:|");
+    for case in ["smc-data", "smc-code"] {
+        let guest = vec![
+            probe.display().to_string(),
+            case.to_string(),
+            "200000".to_string(),
+        ];
+        let mut ours = vec!["exec".to_string(), "--".to_string()];
+        ours.extend(guest.iter().cloned());
+        let (mut q, mut o) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            q.push(measure(qemu, &guest, tmp, timeout)?.secs);
+            o.push(measure(current, &ours, tmp, timeout)?.secs);
+        }
+        q.sort_by(f64::total_cmp);
+        o.sort_by(f64::total_cmp);
+        let (mq, mo) = (q[q.len() / 2], o[o.len() / 2]);
+        println!(
+            "| {case} 200000 | {mq:.3} ({:.3}–{:.3}) | {mo:.3} ({:.3}–{:.3}) | {:.2} |",
+            q[0],
+            q[q.len() - 1],
+            o[0],
+            o[o.len() - 1],
+            mo / mq
+        );
+    }
     Ok(())
 }
 

@@ -495,7 +495,7 @@ pub fn report(
                     pcs.sort_by_key(|p| p.0);
                     let place = |a: u64| {
                         let func = symbols.and_then(|s| s.lookup(a));
-                        outcrop_paths::fdata::place(func.map(|f| (&*f.name, f.start)), a)
+                        outcrop_paths::fdata::place(func.map(|f| (f.name, f.start)), a)
                     };
                     let branches: Vec<FdataBranch> = pcs
                         .into_iter()

@@ -577,16 +577,16 @@ fn profile(
         Console::Stderr => {
             let stderr = std::io::stderr();
             let mut e = stderr.lock();
-            e.write_all(&console)?;
+            e.write_all(console)?;
             e.flush()?;
         }
         Console::Stdout => {
             let stdout = std::io::stdout();
             let mut o = stdout.lock();
-            o.write_all(&console)?;
+            o.write_all(console)?;
             o.flush()?;
         }
-        Console::File(f) => save(f, &console)?,
+        Console::File(f) => save(f, console)?,
     }
 
     // ---- branch records

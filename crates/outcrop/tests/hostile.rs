@@ -7,8 +7,11 @@
 
 #[path = "common/crafted_elf.rs"]
 mod crafted;
+#[path = "common/crafted_wpp.rs"]
+mod crafted_wpp;
 
 use crafted::crafted_elf;
+use crafted_wpp::claimed_wpp;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -801,27 +804,6 @@ fn a_guest_opening_a_fifo_in_a_granted_tree_gets_an_error_not_a_hang() {
         20,
     );
     assert_eq!(out(&o), "ok 3\n", "{}", err(&o));
-}
-
-/// A `.wpp` file of one two-block path whose stream repeats it `trips` times: a few hundred
-/// bytes that claim `2 × trips` blocks.
-fn claimed_wpp(trips: u64) -> Vec<u8> {
-    use outcrop_strata::{Config, FileStats, WppBuilder, WppWriter};
-    let mut b = WppBuilder::new(Config::default());
-    b.push_block(0x10000, 3);
-    b.push_block(0x1000c, 2);
-    let (mut items, dicts, mut build) = b.finish();
-    assert_eq!(items.len(), 1);
-    items[0].trip = trips;
-    build.blocks = 2 * trips;
-    build.instructions = 5 * trips;
-    let mut w = WppWriter::new(Vec::new(), Config::default().codec).unwrap();
-    w.write_items(&items).unwrap();
-    let stats = FileStats {
-        build,
-        ..FileStats::default()
-    };
-    w.finish(&dicts, stats).unwrap().0
 }
 
 #[test]

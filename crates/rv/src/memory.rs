@@ -257,8 +257,8 @@ pub struct Memory {
     tlb: Box<[TlbEntry; TLB_SIZE]>,
     limit_pages: u64,
     code_epoch: u64,
-    /// Page frames marked [`perm::DECODED`].
-    decoded: Vec<u32>,
+    /// Pages marked [`perm::DECODED`]: (virtual page number, frame).
+    decoded: Vec<(u64, u32)>,
 }
 
 impl Memory {
@@ -307,22 +307,32 @@ impl Memory {
     /// The machine dropped all its decoded code: no page holds decoded instructions now, and
     /// stores to them stop changing the epoch until an instruction is fetched there again.
     pub fn forget_decoded(&mut self) {
-        for f in self.decoded.drain(..) {
+        for (vpn, f) in self.decoded.drain(..) {
             if let Some(p) = self.perms.get_mut(f as usize) {
                 *p &= !perm::DECODED;
             }
+            // the TLB's copy, in the one slot the page can occupy (remapping flushes the whole
+            // TLB; a stale copy elsewhere could only make a store bump the epoch needlessly)
+            let e = &mut self.tlb[(vpn as usize) & (TLB_SIZE - 1)];
+            if e.vpn == vpn && e.page == f {
+                e.perm &= !perm::DECODED;
+            }
         }
-        self.flush_tlb();
     }
 
     /// Marks the page of `addr` as holding decoded code (see [`perm::DECODED`]).
     #[cold]
     fn mark_decoded(&mut self, addr: u64) {
-        if let Some(f) = self.map.get(addr >> PAGE_SHIFT) {
+        let vpn = addr >> PAGE_SHIFT;
+        if let Some(f) = self.map.get(vpn) {
             if self.perms[f as usize] & perm::DECODED == 0 {
                 self.perms[f as usize] |= perm::DECODED;
-                self.decoded.push(f);
-                self.flush_tlb(); // cached permissions would miss the mark
+                self.decoded.push((vpn, f));
+                // the TLB's copy of the permissions must carry the mark too
+                let e = &mut self.tlb[(vpn as usize) & (TLB_SIZE - 1)];
+                if e.vpn == vpn {
+                    e.perm |= perm::DECODED;
+                }
             }
         }
     }
