@@ -201,7 +201,7 @@ pub fn run(args: &[String]) -> Result<()> {
             exec(&["--memory-limit", "512"], &["code", "384"]),
         ),
         (
-            "`.wpp` of 2 KB claiming 2^41 blocks, `paths report --exact-from`",
+            "`.wpp` of < 4 KB claiming 2^41 blocks, `paths report --exact-from`",
             strings(&[
                 "paths",
                 "report",

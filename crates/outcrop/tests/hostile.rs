@@ -511,8 +511,9 @@ fn an_interrupted_run_leaves_no_partial_file() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("spin.wpp");
     let p = probe();
+    // the limit ends the child by itself (in seconds) should an assertion below fail first
     let mut child = outcrop()
-        .args(["wpp", "record", "-o"])
+        .args(["wpp", "record", "--max-insns", "2000000000", "-o"])
         .arg(&out_path)
         .arg("--")
         .arg(&p)
