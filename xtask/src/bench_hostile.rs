@@ -287,6 +287,34 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Runs `a` and `b` (a program and its arguments) `runs` times each, alternating; returns the
+/// table cells `A (min–max) | B (min–max) | B/A` of their median wall seconds, and B/A.
+fn side_by_side(
+    a: (&Path, &[String]),
+    b: (&Path, &[String]),
+    tmp: &Path,
+    runs: usize,
+    timeout: Duration,
+) -> Result<(String, f64)> {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        x.push(measure(a.0, a.1, tmp, timeout)?.secs);
+        y.push(measure(b.0, b.1, tmp, timeout)?.secs);
+    }
+    x.sort_by(f64::total_cmp);
+    y.sort_by(f64::total_cmp);
+    let (mx, my) = (x[x.len() / 2], y[y.len() / 2]);
+    let cells = format!(
+        "{mx:.3} ({:.3}–{:.3}) | {my:.3} ({:.3}–{:.3}) | {:.3}",
+        x[0],
+        x[x.len() - 1],
+        y[0],
+        y[y.len() - 1],
+        my / mx
+    );
+    Ok((cells, my / mx))
+}
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -320,22 +348,8 @@ stores into executable pages against qemu: median wall seconds (min–max) of {r
         ];
         let mut ours = vec!["exec".to_string(), "--".to_string()];
         ours.extend(guest.iter().cloned());
-        let (mut q, mut o) = (Vec::new(), Vec::new());
-        for _ in 0..runs {
-            q.push(measure(qemu, &guest, tmp, timeout)?.secs);
-            o.push(measure(current, &ours, tmp, timeout)?.secs);
-        }
-        q.sort_by(f64::total_cmp);
-        o.sort_by(f64::total_cmp);
-        let (mq, mo) = (q[q.len() / 2], o[o.len() / 2]);
-        println!(
-            "| {case} 200000 | {mq:.3} ({:.3}–{:.3}) | {mo:.3} ({:.3}–{:.3}) | {:.2} |",
-            q[0],
-            q[q.len() - 1],
-            o[0],
-            o[o.len() - 1],
-            mo / mq
-        );
+        let (row, _) = side_by_side((qemu, &guest), (current, &ours), tmp, runs, timeout)?;
+        println!("| {case} 200000 | {row} |");
     }
     Ok(())
 }
@@ -367,23 +381,9 @@ fn speed(
         if name == "fileio" {
             args.push("src/fileio.c".into());
         }
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for _ in 0..runs {
-            a.push(measure(baseline, &args, tmp, timeout)?.secs);
-            b.push(measure(current, &args, tmp, timeout)?.secs);
-        }
-        a.sort_by(f64::total_cmp);
-        b.sort_by(f64::total_cmp);
-        let (ma, mb) = (a[a.len() / 2], b[b.len() / 2]);
-        println!(
-            "| {name} | {ma:.3} ({:.3}–{:.3}) | {mb:.3} ({:.3}–{:.3}) | {:.3} |",
-            a[0],
-            a[a.len() - 1],
-            b[0],
-            b[b.len() - 1],
-            mb / ma
-        );
-        g += (mb / ma).ln();
+        let (row, ratio) = side_by_side((baseline, &args), (current, &args), tmp, runs, timeout)?;
+        println!("| {name} | {row} |");
+        g += ratio.ln();
         k += 1.0;
     }
     if k > 0.0 {

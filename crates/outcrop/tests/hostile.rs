@@ -873,40 +873,21 @@ fn odd_program_counters_follow_one_rule_in_both_engines() {
     // handler address or a resume pc with bit 0 set runs at the even address
     let p = probe();
     for engine in ["blocks", "step"] {
-        let o = run_or_kill(
-            &[
-                "exec",
-                "--engine",
-                engine,
-                "--",
-                p.to_str().unwrap(),
-                "odd-handler",
-            ],
-            20,
-        );
-        assert_eq!(
-            (o.status.code(), out(&o).as_str()),
-            (Some(7), "handler\n"),
-            "{engine}: {}",
-            err(&o)
-        );
-        let o = run_or_kill(
-            &[
-                "exec",
-                "--engine",
-                engine,
-                "--",
-                p.to_str().unwrap(),
-                "odd-return",
-            ],
-            20,
-        );
-        assert_eq!(
-            (o.status.code(), out(&o).as_str()),
-            (Some(0), "resumed\n"),
-            "{engine}: {}",
-            err(&o)
-        );
+        for (case, status, printed) in [
+            ("odd-handler", 7, "handler\n"),
+            ("odd-return", 0, "resumed\n"),
+        ] {
+            let o = run_or_kill(
+                &["exec", "--engine", engine, "--", p.to_str().unwrap(), case],
+                20,
+            );
+            assert_eq!(
+                (o.status.code(), out(&o).as_str()),
+                (Some(status), printed),
+                "{engine} {case}: {}",
+                err(&o)
+            );
+        }
     }
 }
 
