@@ -149,15 +149,11 @@ fn target(path: &Path) -> Result<Target> {
                     }
                 )
             })?;
-        set_blocking(&f).with_context(|| format!("cannot use {}", p.display()))?;
+        outcrop_run::files::set_blocking(&f)
+            .with_context(|| format!("cannot use {}", p.display()))?;
         return Ok(Target::Direct(f));
     }
     bail!("{}: too many levels of symbolic links", path.display())
-}
-
-/// Clears `O_NONBLOCK` on `f` (opened non-blocking so that opening could not hang).
-fn set_blocking(f: &File) -> std::io::Result<()> {
-    outcrop_run::files::set_blocking(f)
 }
 
 /// An output being written: a handle to write through, and (for regular files) the temporary

@@ -562,7 +562,7 @@ impl Memory {
     /// Fetches a 16-bit instruction parcel (needs execute permission).
     #[inline(always)]
     pub fn fetch_u16(&mut self, addr: u64) -> Result<u16, AccessError> {
-        let (page, perm) = self
+        let (_, perm) = self
             .lookup(addr >> PAGE_SHIFT)
             .ok_or(AccessError::Unmapped(addr))?;
         if perm & perm::DECODED == 0 {
@@ -575,7 +575,6 @@ impl Memory {
                 self.mark_decoded(addr.wrapping_add(1));
             }
         }
-        let _ = page;
         Ok(u16::from_le_bytes(self.read(addr, perm::X)?))
     }
     /// Stores a byte.
