@@ -179,6 +179,13 @@ pub fn create_output(path: &Path) -> Result<OutputFile> {
         }
         Target::Atomic(p) => p,
     };
+    atomic_output(final_path, path)
+}
+
+/// A temporary file beside `final_path` that [`OutputFile::commit`] renames onto it (`shown`
+/// in messages).
+fn atomic_output(final_path: PathBuf, shown: &Path) -> Result<OutputFile> {
+    let path = shown;
     let Some(file_name) = final_path.file_name() else {
         bail!("{} is not a file path", path.display());
     };
@@ -253,6 +260,19 @@ impl Drop for OutputFile {
             drop(tmp); // removes the file
         }
     }
+}
+
+/// Writes a file of a report directory in one go: as [`write_output`], except that a symlink
+/// at `path` is replaced by the new file rather than followed (rename replaces the link
+/// itself): a report directory's names are Outcrop's, and the directory may be an untrusted
+/// checkout with links planted in it.
+pub fn write_report_file(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        bail!("{} is a directory", path.display());
+    }
+    let mut out = atomic_output(path.to_path_buf(), path)?;
+    write(&mut out.file)?;
+    out.commit()
 }
 
 /// Writes an output at `path` in one go (see [`create_output`]).

@@ -128,6 +128,13 @@ pub struct RunArgs {
     guest: GuestArgs,
 }
 
+/// Writes `bytes` to `path`, a file of a report directory Outcrop owns: atomically, and a
+/// symlink at the name is replaced, not followed (a directory may be an untrusted checkout).
+fn save_in_report(path: &Path, bytes: &[u8]) -> Result<()> {
+    crate::files::write_report_file(path, |f| Ok(f.write_all(bytes)?))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 /// Writes `bytes` to `path` (atomically; see files.rs).
 fn save(path: &Path, bytes: &[u8]) -> Result<()> {
     write_output(path, |f| Ok(f.write_all(bytes)?))
@@ -263,8 +270,8 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
     }
     let mut j = serde_json::to_vec_pretty(&index)?;
     j.push(b'\n');
-    save(&dir.join("suite.json"), &j)?;
-    save(
+    save_in_report(&dir.join("suite.json"), &j)?;
+    save_in_report(
         &dir.join("index.html"),
         outcrop_report::html::index_page(&rows).as_bytes(),
     )?;
@@ -640,32 +647,32 @@ fn profile(
         let mut mechanisms = Vec::new();
         if result.rap.is_some() {
             mechanisms.push("rap");
-            save(&dir.join("rap.json"), &rap_bytes)?;
+            save_in_report(&dir.join("rap.json"), &rap_bytes)?;
         }
         if let Some(j) = &wpp_json {
             mechanisms.push("wpp");
-            save(&dir.join("wpp.json"), j)?;
+            save_in_report(&dir.join("wpp.json"), j)?;
         }
         if let Some(j) = &paths_json {
             mechanisms.push("paths");
-            save(&dir.join("paths.json"), j)?;
+            save_in_report(&dir.join("paths.json"), j)?;
         }
         if let Some(j) = &rpa_json {
             mechanisms.push("rpa");
-            save(&dir.join("rpa.json"), j.as_bytes())?;
+            save_in_report(&dir.join("rpa.json"), j.as_bytes())?;
         }
         if let (Some(p), Some(r)) = (&exact, &profile_report) {
             mechanisms.push("profile");
-            save(&dir.join("profile.json"), r.to_json().as_bytes())?;
-            save(
+            save_in_report(&dir.join("profile.json"), r.to_json().as_bytes())?;
+            save_in_report(
                 &dir.join("profile.speedscope.json"),
                 speedscope(p, &program).as_bytes(),
             )?;
-            save(
+            save_in_report(
                 &dir.join("profile.firefox.json"),
                 firefox(p, &program).as_bytes(),
             )?;
-            save(&dir.join("profile.folded"), folded(p).as_bytes())?;
+            save_in_report(&dir.join("profile.folded"), folded(p).as_bytes())?;
         }
         // the guest's arguments after its program name
         let args_list: Vec<String> = command_args
@@ -750,11 +757,11 @@ fn profile(
             rpa: rpa_report.as_ref(),
             files,
         };
-        save(
+        save_in_report(
             &dir.join("report.json"),
             outcrop_report::json(&page).as_bytes(),
         )?;
-        save(
+        save_in_report(
             &dir.join("report.html"),
             run_page(&page, exact.as_ref()).as_bytes(),
         )?;
@@ -774,7 +781,7 @@ fn profile(
         };
         let mut j = serde_json::to_vec_pretty(&stats)?;
         j.push(b'\n');
-        save(&dir.join("run.json"), &j)?;
+        save_in_report(&dir.join("run.json"), &j)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
     let row = IndexRow {

@@ -617,10 +617,14 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     std::os::unix::fs::symlink(&victim, dir.path().join("out.json.partial")).unwrap();
     let report = dir.path().join("report");
     std::fs::create_dir(&report).unwrap();
+    // and links at the report's own names: Outcrop's files there replace them
     for name in [
         "report.html.partial",
         "run.json.partial",
         "report.txt.partial",
+        "report.html",
+        "run.json",
+        "profile.folded",
     ] {
         std::os::unix::fs::symlink(&victim, report.join(name)).unwrap();
     }
@@ -657,10 +661,15 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     );
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert!(std::fs::symlink_metadata(report.join("report.html"))
-        .unwrap()
-        .file_type()
-        .is_file());
+    for name in ["report.html", "run.json", "profile.folded"] {
+        assert!(
+            std::fs::symlink_metadata(report.join(name))
+                .unwrap()
+                .file_type()
+                .is_file(),
+            "{name} is still a link"
+        );
+    }
     // no temporary file stays behind
     let left: Vec<_> = std::fs::read_dir(&report)
         .unwrap()
