@@ -26,7 +26,7 @@
 
 use anyhow::{Context, Result};
 use outcrop_rpa::hw::HwConfig;
-use outcrop_run::rpa::{HwReport, RpaSpec};
+use outcrop_rpa::observe::{HwReport, RpaSpec};
 use outcrop_run::{load, ProgramSpec, Run, Stdio};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -579,7 +579,10 @@ fn run_spec(
     w: &Workload,
     preset: &str,
     spec: Option<RpaSpec>,
-) -> Result<(outcrop_timing::Totals, Option<outcrop_run::rpa::RpaResult>)> {
+) -> Result<(
+    outcrop_timing::Totals,
+    Option<outcrop_rpa::observe::RpaResult>,
+)> {
     let _one_at_a_time = (w.name == "fileio").then(|| FILEIO.lock());
     let mut p = ProgramSpec::new(w.command.iter().map(Into::into).collect());
     p.stdio = Stdio::Quiet;

@@ -243,14 +243,14 @@ pub fn spec(
     elf: &[u8],
     symbols: Option<&outcrop_rv::symbols::Symbols>,
     deterministic: bool,
-) -> Result<Option<outcrop_run::rpa::RpaSpec>> {
+) -> Result<Option<outcrop_rpa::observe::RpaSpec>> {
     use anyhow::Context as _;
     use outcrop_rpa::services::{HeapLayout, Kind};
     let Some(path) = &args.query else {
         return Ok(None);
     };
     let program = load_program(path)?;
-    let mut spec = outcrop_run::rpa::RpaSpec::new(program);
+    let mut spec = outcrop_rpa::observe::RpaSpec::new(program);
     spec.seed = args.query_seed;
     spec.capacity = args.queue_capacity;
     spec.lossless = deterministic;
@@ -310,7 +310,7 @@ pub fn spec(
                 let q: u8 = q
                     .parse()
                     .ok()
-                    .filter(|&q: &u8| usize::from(q) < outcrop_run::rpa::QUEUES)
+                    .filter(|&q: &u8| usize::from(q) < outcrop_rpa::observe::QUEUES)
                     .ok_or_else(|| anyhow::anyhow!("--service {s}: queue `{q}` must be 0 to 15"))?;
                 spec.services.insert(q, kind);
             }
@@ -428,7 +428,7 @@ fn header(p: &outcrop_rpa::Assembled, q: &outcrop_rpa::asm::AssembledQuery) -> S
 
 /// The report of the RPA's results, and the BOLT `.fdata` text of an edges service.
 pub fn report(
-    r: &outcrop_run::rpa::RpaResult,
+    r: &outcrop_rpa::observe::RpaResult,
     program: &str,
     instructions: u64,
     lossless: bool,
@@ -563,7 +563,7 @@ pub fn report(
                     (Some(_), Some(_)) => {
                         rep.collector_note = Some(format!(
                             "not checked: more than {} reference stores in the exact log",
-                            outcrop_run::rpa::MAX_STORE_LOG
+                            outcrop_rpa::observe::MAX_STORE_LOG
                         ));
                     }
                     (None, _) => {

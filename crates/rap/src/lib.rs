@@ -52,6 +52,7 @@ mod dump;
 mod error;
 mod exact;
 mod hardware;
+pub mod observe;
 mod query;
 mod serial;
 mod tree;

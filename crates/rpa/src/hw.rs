@@ -89,7 +89,11 @@ impl HwConfig {
     }
 
     /// Parses `paper`, `unrestricted` or `NETWORKS:BUFFERS` (on the paper's engine).
-    pub fn parse(s: &str) -> Result<HwConfig, String> {
+    pub fn parse(s: &str) -> Result<HwConfig, crate::Error> {
+        Self::parse_text(s).map_err(crate::Error::Hardware)
+    }
+
+    fn parse_text(s: &str) -> Result<HwConfig, String> {
         let c = match s {
             "paper" => HwConfig::paper(),
             "unrestricted" => HwConfig::unrestricted(),
@@ -109,12 +113,16 @@ impl HwConfig {
                 }
             }
         };
-        c.validate()?;
+        c.sizes()?;
         Ok(c)
     }
 
     /// Checks every size is in range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::Error> {
+        self.sizes().map_err(crate::Error::Hardware)
+    }
+
+    fn sizes(&self) -> Result<(), String> {
         for (name, v, lo) in [
             ("networks", self.networks, 1),
             ("buffers", self.buffers, 1),
@@ -582,7 +590,11 @@ impl Default for AdaptiveConfig {
 
 impl AdaptiveConfig {
     /// Checks the budget (0 to 1), window (100 to 10^9) and level (1 to 16).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::Error> {
+        self.bounds().map_err(crate::Error::Adaptive)
+    }
+
+    fn bounds(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.budget) {
             return Err(format!(
                 "adaptive budget must be a share from 0 to 1 (0.005 = 0.5%), not {}",
@@ -717,11 +729,18 @@ mod tests {
         assert_eq!(HwConfig::parse("unrestricted").unwrap().buffers, 32);
         let c = HwConfig::parse("2:6").unwrap();
         assert_eq!((c.networks, c.buffers), (2, 6));
-        assert!(HwConfig::parse("0:8").unwrap_err().contains("networks"));
+        assert!(HwConfig::parse("0:8")
+            .unwrap_err()
+            .to_string()
+            .contains("networks"));
         assert!(HwConfig::parse("4")
             .unwrap_err()
+            .to_string()
             .contains("NETWORKS:BUFFERS"));
-        assert!(HwConfig::parse("4:x").unwrap_err().contains("buffers"));
+        assert!(HwConfig::parse("4:x")
+            .unwrap_err()
+            .to_string()
+            .contains("buffers"));
     }
 
     #[test]

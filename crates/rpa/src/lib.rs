@@ -29,10 +29,12 @@
 
 pub mod asm;
 pub mod engine;
+mod error;
 pub mod hw;
 pub mod isa;
 pub mod lang;
 pub mod names;
+pub mod observe;
 pub mod prefetch;
 pub mod queue;
 pub mod record;
@@ -42,4 +44,5 @@ pub mod tags;
 
 pub use asm::{assemble, listing, Assembled};
 pub use engine::Engine;
+pub use error::Error;
 pub use lang::{parse, render, Diagnostic, Program};

@@ -54,7 +54,11 @@ impl Default for PrefetchConfig {
 
 impl PrefetchConfig {
     /// Checks the sizes: degree 1–16, distance 1–64, tables 2^4–2^24, latency ≤ 10^6.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::Error> {
+        self.bounds().map_err(crate::Error::Prefetch)
+    }
+
+    fn bounds(&self) -> Result<(), String> {
         let check = |name: &str, v: u32, lo: u32, hi: u32| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -360,6 +364,7 @@ mod tests {
         }
         .validate()
         .unwrap_err()
+        .to_string()
         .contains("degree"));
         assert!(PrefetchConfig::default().validate().is_ok());
     }

@@ -506,8 +506,12 @@ pub enum Service {
 
 impl Service {
     /// A `kind` service for records of `items`; an error names a missing item.
-    pub fn new(kind: Kind, items: &[u8], heap: Option<HeapLayout>) -> Result<Service, String> {
-        let w = words(kind, items)?;
+    pub fn new(
+        kind: Kind,
+        items: &[u8],
+        heap: Option<HeapLayout>,
+    ) -> Result<Service, crate::Error> {
+        let w = words(kind, items).map_err(crate::Error::Service)?;
         Ok(match kind {
             Kind::Edges => Service::Edges(Edges {
                 pc: w[0],
@@ -780,7 +784,9 @@ mod tests {
         assert_eq!(Kind::infer(&items(&["pc", "rrate"])), Kind::Cpi);
         assert_eq!(Kind::infer(&items(&["op1", "op2", "op3"])), Kind::Gc);
         assert_eq!(Kind::infer(&items(&["pc", "res2"])), Kind::Log);
-        let e = Service::new(Kind::Edges, &items(&["pc", "res2"]), None).unwrap_err();
+        let e = Service::new(Kind::Edges, &items(&["pc", "res2"]), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("needs `misc`") && e.contains("collects pc res2"),
             "{e}"

@@ -47,6 +47,9 @@ pub enum Error {
     /// The whole-program capture failed (its configuration, or writing the file).
     #[error("whole-program capture: {0}")]
     Wpp(#[from] outcrop_strata::Error),
+    /// The RPA's queries, services or hardware model cannot run as configured.
+    #[error("{0}")]
+    Rpa(#[from] outcrop_rpa::Error),
     /// A branch-record unit's configuration is invalid.
     #[error("branch records: {0}")]
     Sampling(#[from] outcrop_sampling::Error),

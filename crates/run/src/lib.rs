@@ -8,9 +8,11 @@
 //!   instructions, so they cost nothing per instruction.
 //! * [`pipeline`]: bounded SPSC rings carrying batches from the machine thread to service
 //!   threads, all inside one thread scope ([`capture`] is the first user).
-//! * [`rap`]: the event streams RAP trees summarize, and the observer that feeds them.
-//! * [`rpa`]: the Relational Profiling Architecture during a run: PCT, query engine,
-//!   message queues, and one service thread per queue.
+//!
+//! Each mechanism's observer lives in its own crate (`outcrop_rap::observe`,
+//! `outcrop_rpa::observe`, `outcrop_sampling::BranchRecorder`, `outcrop_profile::Profiler`);
+//! this crate only composes them, and starts the threads the RPA's services and the
+//! whole-program capture run on.
 //!
 //! # Design constraints
 //! The only crate that composes: it depends on the sources, the mechanisms and the summaries,
@@ -23,7 +25,7 @@
 //!
 //! ```no_run
 //! use outcrop_run::{load, ProgramSpec, Run, Stdio};
-//! use outcrop_run::rap::{RapSpec, Stream};
+//! use outcrop_rap::observe::{RapSpec, Stream};
 //!
 //! # fn main() -> Result<(), outcrop_run::Error> {
 //! let mut spec = ProgramSpec::new(vec!["workloads/bin/qsort_ints".into()]);
@@ -53,8 +55,6 @@ mod error;
 pub mod files;
 pub mod pipeline;
 pub mod program;
-pub mod rap;
-pub mod rpa;
 
 pub use capture::{CaptureOptions, Captured};
 
@@ -67,12 +67,13 @@ pub use program::{load, outcome_status, CodeImage, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
 use outcrop_profile::{Profile, Profiler};
+use outcrop_rap::observe::{RapProfiler, RapSpec};
+use outcrop_rpa::observe as rpa;
 use outcrop_rv::symbols::Symbols;
 use outcrop_rv::{Machine, Outcome};
 use outcrop_sampling::{BranchFeed, BranchRecorder, LbrConfig, LbrUnit, PeriodUnit};
 use outcrop_strata::RunInfo;
 use outcrop_timing::{Config as TimingConfig, Timed, Totals};
-use rap::{RapProfiler, RapSpec};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -263,7 +264,7 @@ impl<'a, 's> Run<'a, 's> {
             w.options.config.validate()?;
         }
         if let Some(r) = &self.rpa {
-            r.plan(self.timing.is_some()).map_err(Error::Config)?;
+            r.plan(self.timing.is_some())?;
         }
         Ok(())
     }
@@ -298,8 +299,7 @@ impl<'a, 's> Run<'a, 's> {
         let mut counter = (classes || timing.is_some()).then(ClassCounter::default);
         let (rpa_obs, rpa_ends) = match &rpa {
             Some(spec) => {
-                let (o, ends) =
-                    rpa::RpaObserver::new(spec, timing.as_ref()).map_err(Error::Config)?;
+                let (o, ends) = rpa::RpaObserver::new(spec, timing.as_ref())?;
                 (Some(o), ends)
             }
             None => (None, Vec::new()),

@@ -3,8 +3,8 @@
 //! nothing, lossless runs that repeat exactly, profile tags, and the paper's GC guest
 //! (built with the RISC-V cross tools; skipped without them unless `OUTCROP_REQUIRE_CROSS=1`).
 
+use outcrop_rpa::observe::{RpaResult, RpaSpec};
 use outcrop_rpa::services::{check_collections, edge_accuracy, HeapLayout, Kind, Service};
-use outcrop_run::rpa::{RpaResult, RpaSpec};
 use outcrop_run::{load, ProgramSpec, Run, Stdio};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -168,7 +168,10 @@ fn a_timing_item_or_an_event_without_timing_is_a_clear_error() {
         "for opLOAD * every 16 collect pc rrate;\nsend 1 stop;",
         "for evL2DMISS * always collect pc res2;\nsend 2 stop;",
     ] {
-        let e = RpaSpec::new(program(src)).plan(false).unwrap_err();
+        let e = RpaSpec::new(program(src))
+            .plan(false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--timing"), "{e}");
     }
     let e = RpaSpec::new(program(
@@ -176,7 +179,7 @@ fn a_timing_item_or_an_event_without_timing_is_a_clear_error() {
     ));
     let mut e = e;
     e.services.insert(1, Kind::Edges);
-    let msg = e.plan(false).unwrap_err();
+    let msg = e.plan(false).unwrap_err().to_string();
     assert!(msg.contains("needs `misc`"), "{msg}");
 }
 
@@ -537,14 +540,18 @@ fn prefetching_and_the_adaptive_rate_need_the_hardware_model() {
         "for evL2DMISS always collect pc res2 ;\nsend 1 stop;",
     ));
     spec.prefetch = Some(Default::default());
-    assert!(spec.plan(true).unwrap_err().contains("--rpa-hw"));
+    assert!(spec
+        .plan(true)
+        .unwrap_err()
+        .to_string()
+        .contains("--rpa-hw"));
     spec.prefetch = None;
     spec.adaptive = Some(outcrop_rpa::hw::AdaptiveConfig {
         budget: 2.0,
         ..Default::default()
     });
     spec.hardware = Some(outcrop_rpa::hw::HwConfig::paper());
-    assert!(spec.plan(true).unwrap_err().contains("budget"));
+    assert!(spec.plan(true).unwrap_err().to_string().contains("budget"));
     // a prefetch needs miss records in a log queue
     let mut spec = RpaSpec::new(program(
         "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;",

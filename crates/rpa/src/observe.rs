@@ -14,21 +14,19 @@
 //! outcomes (edges), per-instruction Σ (c + 1/n) (CPI), the full log of reference stores with
 //! null ones (GC), the event count (log).
 
-use outcrop_events::record::{Control, Observer, Retire, Stamp, TimingEvents};
-use outcrop_rpa::hw::{
+use crate::hw::{
     Acquire, Adaptive, AdaptiveConfig, AdaptiveReport, Delivery, Hardware, HwConfig, HwStats,
     Occupancy,
 };
-use outcrop_rpa::isa::{Act, PctEntry};
-use outcrop_rpa::prefetch::{PrefetchConfig, PrefetchReport, Prefetcher};
-use outcrop_rpa::queue::{channel, Consumer, Producer, MAX_MESSAGES};
-use outcrop_rpa::record::{build, check_items, op_class};
-use outcrop_rpa::services::{
-    store_hash, word_of, ExactCpi, HeapLayout, Kind, Service, WEIGHT_WORD,
-};
-use outcrop_rpa::stats::QueryStats;
-use outcrop_rpa::tags::Tags;
-use outcrop_rpa::{Assembled, Engine};
+use crate::isa::{Act, PctEntry};
+use crate::prefetch::{PrefetchConfig, PrefetchReport, Prefetcher};
+use crate::queue::{channel, Consumer, Producer, MAX_MESSAGES};
+use crate::record::{build, check_items, op_class};
+use crate::services::{store_hash, word_of, ExactCpi, HeapLayout, Kind, Service, WEIGHT_WORD};
+use crate::stats::QueryStats;
+use crate::tags::Tags;
+use crate::{Assembled, Engine, Error};
+use outcrop_events::record::{Control, Observer, Retire, Stamp, TimingEvents};
 use outcrop_timing::feedback::{Feedback, Fills};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -62,13 +60,13 @@ pub struct RpaSpec {
     pub lossless: bool,
     /// Compute each service's exact reference on the same run.
     pub exact: bool,
-    /// Model the RPA's hardware in the timing model ([`outcrop_rpa::hw`]): selected
+    /// Model the RPA's hardware in the timing model ([`crate::hw`]): selected
     /// instructions take profile networks and buffers at dispatch and hold it when they run
     /// out; queues are consumed by modelled service threads. Needs timing.
     pub hardware: Option<HwConfig>,
     /// With the hardware model: close Figure 2b's loop. Every message a modelled service
     /// thread reads from a `log` queue whose records carry `pc` and `res2` (an L2-miss
-    /// query) goes to a prefetcher ([`outcrop_rpa::prefetch`]) whose requests enter the L2
+    /// query) goes to a prefetcher ([`crate::prefetch`]) whose requests enter the L2
     /// `latency` + memory-latency cycles after the thread read it.
     pub prefetch: Option<PrefetchConfig>,
     /// With the hardware model: throttle sampled queries when dispatch stalls exceed a
@@ -122,30 +120,31 @@ impl RpaSpec {
     /// The service of every queue sent to, with the query feeding it; errors: items a
     /// service needs but its query does not collect, a queue fed by queries collecting
     /// different records, timing items without timing.
-    pub fn plan(&self, timing: bool) -> Result<Vec<QueuePlan>, String> {
+    pub fn plan(&self, timing: bool) -> Result<Vec<QueuePlan>, Error> {
         if !(1..=MAX_MESSAGES).contains(&self.capacity) {
-            return Err(format!(
+            return Err(Error::Plan(format!(
                 "a queue holds 1 to {MAX_MESSAGES} messages, not {}",
                 self.capacity
-            ));
+            )));
         }
         for (i, q) in self.program.queries.iter().enumerate() {
-            check_items(&q.items, timing).map_err(|e| format!("query {}: {e}", i + 1))?;
+            check_items(&q.items, timing)
+                .map_err(|e| Error::Plan(format!("query {}: {e}", i + 1)))?;
         }
         if let Some(h) = &self.hardware {
             if !timing {
-                return Err(
+                return Err(Error::Plan(
                     "the RPA hardware model holds instructions at dispatch: run with a timing model (--timing)"
                         .into(),
-                );
+                ));
             }
             h.validate()?;
         }
         if self.hardware.is_none() && (self.prefetch.is_some() || self.adaptive.is_some()) {
-            return Err(
+            return Err(Error::Plan(
                 "prefetching into the caches and the adaptive rate act through the RPA's hardware model: give it (--rpa-hw)"
                     .into(),
-            );
+            ));
         }
         if let Some(p) = &self.prefetch {
             p.validate()?;
@@ -156,10 +155,10 @@ impl RpaSpec {
         if !timing {
             if let Some(i) = (32..35).find(|&i| self.program.pct.get(i).is_some_and(|e| e.enabled))
             {
-                return Err(format!(
+                return Err(Error::Plan(format!(
                     "{}: event records come from the timing model's caches and TLBs: run with --timing",
-                    outcrop_rpa::names::EVENTS[i - 32]
-                ));
+                    crate::names::EVENTS[i - 32]
+                )));
             }
         }
         let sends = self.sends();
@@ -169,11 +168,11 @@ impl RpaSpec {
             for &q in qs {
                 if let Some(p) = plans.iter().find(|p| p.queue == q) {
                     if self.program.queries[p.query].items != *items {
-                        return Err(format!(
+                        return Err(Error::Plan(format!(
                             "queries {} and {} both send to queue {q} but collect different records: give each its own queue",
                             p.query + 1,
                             qi + 1
-                        ));
+                        )));
                     }
                     continue;
                 }
@@ -183,11 +182,11 @@ impl RpaSpec {
                     .copied()
                     .unwrap_or_else(|| Kind::infer(items));
                 Service::new(kind, items, None)
-                    .map_err(|e| format!("queue {q} (query {}): {e}", qi + 1))?;
+                    .map_err(|e| Error::Plan(format!("queue {q} (query {}): {e}", qi + 1)))?;
                 if kind == Kind::Cpi && !timing {
-                    return Err(format!(
+                    return Err(Error::Plan(format!(
                         "queue {q}: the cpi service needs rrate, which needs the timing model (--timing)"
-                    ));
+                    )));
                 }
                 plans.push(QueuePlan {
                     queue: q,
@@ -201,9 +200,9 @@ impl RpaSpec {
             .iter()
             .find(|(q, _)| !plans.iter().any(|p| p.queue == **q))
         {
-            return Err(format!(
+            return Err(Error::Plan(format!(
                 "a service is given for queue {q}, but no query sends to it"
-            ));
+            )));
         }
         plans.sort_by_key(|p| p.queue);
         Ok(plans)
@@ -386,7 +385,7 @@ impl RpaObserver {
     pub fn new(
         spec: &RpaSpec,
         timing: Option<&outcrop_timing::Config>,
-    ) -> Result<(RpaObserver, Vec<ServiceEnd>), String> {
+    ) -> Result<(RpaObserver, Vec<ServiceEnd>), Error> {
         let plans = spec.plan(timing.is_some())?;
         let p = &spec.program;
         let mut query_of = vec![usize::MAX; p.pct.len()];
@@ -397,7 +396,7 @@ impl RpaObserver {
                 }
             }
         }
-        let sampled = |q: &outcrop_rpa::asm::AssembledQuery| {
+        let sampled = |q: &crate::asm::AssembledQuery| {
             q.classes
                 .first()
                 .and_then(|&c| p.pct.get(c))
@@ -410,7 +409,7 @@ impl RpaObserver {
                 spec.adaptive.is_some()
                     && spec.hardware.is_some()
                     && sampled(q)
-                    && q.items.len() < outcrop_rpa::queue::RECORD_WORDS
+                    && q.items.len() < crate::queue::RECORD_WORDS
             })
             .collect();
         let mut producers: Vec<Option<Producer>> = (0..QUEUES).map(|_| None).collect();
@@ -418,7 +417,7 @@ impl RpaObserver {
         let mut exact_kind = vec![None; p.queries.len()];
         for plan in &plans {
             let (tx, rx) = channel(spec.capacity, spec.batch)
-                .ok_or_else(|| format!("queue capacity {}", spec.capacity))?;
+                .ok_or_else(|| Error::Plan(format!("queue capacity {}", spec.capacity)))?;
             producers[usize::from(plan.queue) % QUEUES] = Some(tx);
             let heap = if plan.kind == Kind::Gc {
                 spec.heap
@@ -438,8 +437,8 @@ impl RpaObserver {
                 service,
             });
         }
-        let engine =
-            Engine::new(&p.insns, &Engine::random_config(spec.seed)).map_err(|e| e.to_string())?;
+        let engine = Engine::new(&p.insns, &Engine::random_config(spec.seed))
+            .map_err(|e| Error::Plan(e.to_string()))?;
         let always = p
             .queries
             .iter()
@@ -461,7 +460,7 @@ impl RpaObserver {
                         .map(|(p, a)| (p, a, word_of(items, "rtime")));
                 }
                 if words.iter().all(Option::is_none) {
-                    return Err("prefetching needs a query sending L2-miss records (collect pc res2) to a log queue, as Figure 2b does".into());
+                    return Err(Error::Plan("prefetching needs a query sending L2-miss records (collect pc res2) to a log queue, as Figure 2b does".into()));
                 }
                 let lead = spec.hardware.map_or(0, |h| {
                     u64::from(h.stages + h.write_cycles + h.service_cycles)

@@ -3,7 +3,7 @@
 //! optionally, exact counts) per stream.
 //!
 //! ```no_run
-//! # use outcrop_run::rap::{RapProfiler, Stream};
+//! # use outcrop_rap::observe::{RapProfiler, Stream};
 //! # fn demo(machine: &mut outcrop_rv::Machine) -> Result<(), outcrop_rap::Error> {
 //! let config = outcrop_rap::Config::builder().eps(0.01).build()?;
 //! let mut prof = RapProfiler::new(&[Stream::Pc, Stream::LoadValue], &config, true);
@@ -15,8 +15,8 @@
 //! # Ok(()) }
 //! ```
 
+use crate::{Config, ExactCounts, RapTree};
 use outcrop_events::record::{Class, Control, Observer, Retire, Stamp, TimingEvents as Events};
-use outcrop_rap::{Config, ExactCounts, RapTree};
 use std::fmt;
 
 /// RAP trees to build during a run.
@@ -210,7 +210,7 @@ impl StreamProfile {
     }
 
     #[inline]
-    fn push(&mut self, v: u64) -> Result<(), outcrop_rap::Error> {
+    fn push(&mut self, v: u64) -> Result<(), crate::Error> {
         self.pending.push(v);
         if self.pending.len() == BATCH {
             self.drain()?;
@@ -218,7 +218,7 @@ impl StreamProfile {
         Ok(())
     }
 
-    fn drain(&mut self) -> Result<(), outcrop_rap::Error> {
+    fn drain(&mut self) -> Result<(), crate::Error> {
         if let Some(e) = self.exact.as_mut() {
             self.pending.iter().for_each(|&v| e.add(v));
         }
@@ -229,7 +229,7 @@ impl StreamProfile {
         Ok(())
     }
 
-    fn add_weighted(&mut self, v: u64, w: u64) -> Result<(), outcrop_rap::Error> {
+    fn add_weighted(&mut self, v: u64, w: u64) -> Result<(), crate::Error> {
         if let Some(e) = self.exact.as_mut() {
             e.add_weighted(v, w);
         }
@@ -303,7 +303,7 @@ pub struct RapProfiler {
     block: Option<usize>,
     /// Retire streams (all but block): (index in `profiles`, stream).
     retire: Vec<(usize, Stream)>,
-    error: Option<outcrop_rap::Error>,
+    error: Option<crate::Error>,
 }
 
 impl RapProfiler {
@@ -332,7 +332,7 @@ impl RapProfiler {
     }
 
     /// Adds what is still buffered; reports the first tree error of the run, if any.
-    pub fn finish_trees(&mut self) -> Result<(), outcrop_rap::Error> {
+    pub fn finish_trees(&mut self) -> Result<(), crate::Error> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
