@@ -4,8 +4,6 @@
 use crate::files::{max_rss_bytes, read_text_bounded, write_output, MAX_CONFIG_BYTES};
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rv::inst::Class;
-use outcrop_rv::{Machine, Outcome};
 use outcrop_timing::Config as TimingConfig;
 use std::io::Write;
 use std::path::PathBuf;
@@ -155,36 +153,47 @@ impl GuestArgs {
     }
 }
 
-/// Loads the guest `args` describe: sandbox, environment (empty with --deterministic), stdio
-/// passed through, instruction limit. Warnings and the first refusal of each host path go to
-/// stderr, the latter with the option that would grant it.
-pub fn load_guest(args: &GuestArgs) -> Result<Guest> {
-    load_guest_with(args, false)
-}
-
-/// As [`load_guest`]; with `quiet`, the guest's stdout and stderr are discarded and its stdin
-/// is empty (for a baseline run beside a profiled one).
+/// Loads the guest `args` describe (warnings and sandbox refusals to stderr); with `quiet`,
+/// the guest's stdout and stderr are discarded and its stdin is empty (for a baseline run
+/// beside a profiled one).
 pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
     let mut spec = args.spec();
     if quiet {
         spec.stdio = outcrop_run::Stdio::Quiet;
     }
-    load_spec(spec)
-}
-
-/// Loads the guest `spec` describes; warnings and (unless quiet) sandbox refusals go to
-/// stderr.
-pub fn load_spec(spec: outcrop_run::ProgramSpec) -> Result<Guest> {
     if spec.command.is_empty() {
-        anyhow::bail!(
-            "no program given: name it after `--` (e.g. `outcrop exec -- workloads/bin/hello`)"
-        );
+        anyhow::bail!(NO_PROGRAM);
     }
-    let mut guest = outcrop_run::load(&spec, Box::new(|m| eprintln!("outcrop: warning: {m}")))?;
-    if spec.stdio != outcrop_run::Stdio::Quiet {
-        guest.machine.kernel.on_denial(Box::new(report_denial));
+    let hooks = console_hooks(spec.stdio);
+    let warn = hooks.on_warning.unwrap_or_else(|| Box::new(|_| {}));
+    let mut guest = outcrop_run::load(&spec, warn)?;
+    if let Some(d) = hooks.on_denial {
+        guest.machine.kernel.on_denial(d);
     }
     Ok(guest)
+}
+
+/// The error when no program follows `--`.
+const NO_PROGRAM: &str =
+    "no program given: name it after `--` (e.g. `outcrop exec -- workloads/bin/hello`)";
+
+/// The console's hooks for a run: warnings to stderr, and (unless the guest is quiet) the
+/// first refusal of each host path with the option that would grant it.
+pub fn console_hooks<'a>(stdio: outcrop_run::Stdio) -> outcrop_run::Hooks<'a> {
+    outcrop_run::Hooks {
+        on_warning: Some(Box::new(|m| eprintln!("outcrop: warning: {m}"))),
+        on_denial: (stdio != outcrop_run::Stdio::Quiet)
+            .then(|| Box::new(report_denial) as outcrop_run::DenialHook),
+        ..Default::default()
+    }
+}
+
+/// Says on stderr how a run ended when it was unusual (a fault, the instruction limit, an
+/// interrupt).
+pub fn report_ending(s: &outcrop_run::RunSummaries) {
+    if let Some(m) = s.ending() {
+        eprintln!("outcrop: {m}");
+    }
 }
 
 /// The first refusal of a host path: say which option would grant it.
@@ -208,76 +217,38 @@ fn report_denial(path: &std::path::Path, write: bool) {
     );
 }
 
-/// The exit status and the outcome text of a finished run; reports faults and the
-/// instruction limit on stderr.
-pub fn outcome_status(outcome: Outcome, machine: &Machine) -> (i32, String) {
-    match &outcome {
-        Outcome::Fault(f) => eprintln!("outcrop: {f}"),
-        Outcome::InstructionLimit if machine.traps > 0 => eprintln!(
-            "outcrop: instruction limit reached after {} instructions and {} signals delivered (pc {:#x})",
-            machine.instret, machine.traps, machine.pc
-        ),
-        Outcome::InstructionLimit => eprintln!(
-            "outcrop: instruction limit reached after {} instructions (pc {:#x})",
-            machine.instret, machine.pc
-        ),
-        _ => {}
-    }
-    outcrop_run::outcome_status(&outcome)
-}
-
 pub fn run(args: ExecArgs) -> Result<ExitCode> {
-    let timing = args.timing.as_deref().map(timing_config).transpose()?;
     if let Some(path) = &args.stats_json {
         crate::files::check_output(path)?;
     }
-    let Guest {
-        mut machine,
-        path: prog_path,
-        ..
-    } = load_guest(&args.guest)?;
-    if args.engine == "step" {
-        machine.engine = outcrop_rv::Engine::Step;
+    let config = args.config()?;
+    if config.program.command.is_empty() {
+        anyhow::bail!(NO_PROGRAM);
     }
-    let mut run = outcrop_run::Run::new(&mut machine).timing(timing);
-    if args.stats_json.is_some() {
-        run = run.classes();
-    }
-    let result = run.execute()?;
-    let wall = result.wall.as_secs_f64();
-    let (code, outcome_text) = outcome_status(result.outcome, &machine);
-    if let Some(t) = &result.timing {
+    let image = outcrop_run::ProgramImage::read(&config.program.path())?;
+    let mut s = outcrop_run::execute(&config, &image, console_hooks(config.program.stdio))?;
+    s.host_max_rss_bytes = max_rss_bytes();
+    report_ending(&s);
+    if let Some(t) = &s.timing {
         print_timing(t);
     }
     if let Some(path) = &args.stats_json {
-        let counts = result.classes.unwrap_or_default();
-        let stats = outcrop_report::run_dir::ExecStats {
-            program: prog_path.display().to_string(),
-            instructions: machine.instret,
-            exit_code: code,
-            outcome: outcome_text,
-            wall_seconds: wall,
-            mips: machine.instret as f64 / wall.max(1e-9) / 1e6,
-            classes: Class::ALL
-                .iter()
-                .map(|c| (c.name(), counts[*c as usize]))
-                .collect(),
-            syscalls: machine.kernel.syscall_counts.clone(),
-            syscalls_by_name: machine.kernel.syscall_counts.iter().fold(
-                std::collections::BTreeMap::new(),
-                |mut m, (&nr, &n)| {
-                    *m.entry(outcrop_rv::kernel::syscall_name(nr)).or_default() += n;
-                    m
-                },
-            ),
-            host_max_rss_bytes: max_rss_bytes(),
-            signals_delivered: machine.traps,
-            code_flushes: machine.code_flushes,
-            timing: result.timing,
-        };
-        let json = serde_json::to_string_pretty(&stats)?;
+        let json = serde_json::to_string_pretty(&outcrop_report::run_report::exec_stats(&s))?;
         write_output(path, |f| Ok(f.write_all((json + "\n").as_bytes())?))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(ExitCode::from((code & 0xff) as u8))
+    Ok(ExitCode::from((s.status().0 & 0xff) as u8))
+}
+
+impl ExecArgs {
+    /// The one conversion of these options: the run they ask for.
+    fn config(&self) -> Result<outcrop_run::RunConfig> {
+        let mut config = outcrop_run::RunConfig::new(self.guest.spec());
+        config.timing = self.timing.as_deref().map(timing_config).transpose()?;
+        config.classes = self.stats_json.is_some();
+        if self.engine == "step" {
+            config.engine = outcrop_rv::Engine::Step;
+        }
+        Ok(config)
+    }
 }

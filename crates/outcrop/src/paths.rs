@@ -1,7 +1,7 @@
 //! `outcrop paths record|report`: path profiles from sampled branch records (Shye et al.),
 //! with accuracy against the exact path profile.
 
-use crate::exec::{load_guest, outcome_status, timing_config, GuestArgs};
+use crate::exec::{console_hooks, report_ending, timing_config, GuestArgs};
 use crate::files::{
     check_program, read_bounded, read_text_bounded, write_output, MAX_PROFILE_BYTES,
     MAX_PROGRAM_BYTES,
@@ -201,15 +201,16 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     };
     LbrUnit::new(config.clone()).context("paths record")?;
     crate::files::check_output(&args.output)?;
-    let timing = args.timing.as_deref().map(timing_config).transpose()?;
-    let mut guest = load_guest(&args.guest)?;
-    let program = guest.path.display().to_string();
-    let result = outcrop_run::Run::new(&mut guest.machine)
-        .timing(timing)
-        .paths(vec![config])
-        .execute()?;
-    let (code, status) = outcome_status(result.outcome, &guest.machine);
-    let samples = samples_of(result.paths, &program, &guest.elf)?;
+    let mut run = outcrop_run::RunConfig::new(args.guest.spec());
+    run.timing = args.timing.as_deref().map(timing_config).transpose()?;
+    run.paths = vec![config];
+    let image = outcrop_run::ProgramImage::read(&run.program.path())?;
+    let s = outcrop_run::execute(&run, &image, console_hooks(run.program.stdio))?;
+    report_ending(&s);
+    let (code, status) = s.status();
+    let Some(samples) = s.samples.first() else {
+        bail!("internal: the run had no branch-record unit");
+    };
     let (instructions, cycles) = (samples.meta.instructions, samples.meta.cycles);
     write_output(&args.output, |f| {
         f.write_all(samples.to_text().as_bytes())?;
@@ -226,23 +227,6 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         args.output.display()
     );
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
-}
-
-/// The samples file of a run's (single) branch-record unit, with the program's name and id.
-pub fn samples_of(
-    recorder: Option<outcrop_sampling::BranchRecorder>,
-    program: &str,
-    elf: &[u8],
-) -> Result<Samples> {
-    let Some(mut recorder) = recorder else {
-        bail!("internal: the run had no branch-record unit");
-    };
-    let Some(unit) = recorder.units.pop() else {
-        bail!("internal: the unit is gone");
-    };
-    let mut samples = unit.into_samples(program, recorder.instructions, recorder.cycles);
-    samples.meta.program_id = outcrop_rv::elf::program_id(elf)?;
-    Ok(samples)
 }
 
 /// Reads block start addresses from a .wpp file (with the instructions its run retired and

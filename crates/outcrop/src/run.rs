@@ -2,23 +2,18 @@
 //! guest with any set of mechanisms attached (RAP trees over its event streams, the
 //! whole-program capture, a branch-record unit), each result equal to its own command's.
 
-use crate::exec::{outcome_status, print_timing, timing_config, Guest, GuestArgs};
+use crate::exec::{print_timing, report_ending, timing_config, GuestArgs};
 use crate::files::{check_output, write_output};
 use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_rap::observe::{RapSpec, Stream};
 use outcrop_rap::Config;
-use outcrop_report::html::{run_page, IndexRow, RapSection, RunPage};
-use outcrop_report::profile::{firefox, folded, speedscope, ProfileReport};
-use outcrop_report::run_dir::{PathsSummary, RunSummary, SuiteEntry, WppSummary};
-use outcrop_report::Report as _;
-use outcrop_report::{RapRunReport, StreamReport};
-use outcrop_run::{Run, WppSpec};
-use outcrop_rv::inst::Class;
-use outcrop_rv::symbols::Symbols;
-use outcrop_sampling::{LbrConfig, PeriodUnit};
-use std::io::{IsTerminal, Write};
+use outcrop_report::html::IndexRow;
+use outcrop_report::run_dir::SuiteEntry;
+use outcrop_report::{FileNames, RunReport};
+use outcrop_run::{ProgramImage, RunConfig, RunSummaries};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -128,6 +123,43 @@ pub struct RunArgs {
     guest: GuestArgs,
 }
 
+impl RunArgs {
+    /// The one conversion of these options: the run they ask for, of `command`. A cache
+    /// stream turns the timing model on (`default`) when no `--timing` is given.
+    fn config(&self, command: Vec<std::ffi::OsString>, wpp: bool) -> Result<RunConfig> {
+        let mut program = self.guest.spec();
+        program.command = command;
+        let mut config = RunConfig::new(program);
+        let needs_timing = self.rap.iter().any(|s| s.needs_timing());
+        let timing = self
+            .timing
+            .clone()
+            .or_else(|| needs_timing.then(|| "default".to_string()));
+        config.timing = timing.as_deref().map(timing_config).transpose()?;
+        config.classes = true;
+        config.profile = !self.no_profile;
+        if !self.rap.is_empty() {
+            let tree = Config::builder()
+                .eps(self.eps)
+                .branching(self.branching)
+                .build()
+                .context("RAP configuration")?;
+            let mut spec = RapSpec::new(&self.rap, tree, self.exact);
+            spec.hot = self.hot;
+            config.rap = Some(spec);
+        }
+        if let Some((entries, period)) = self.paths {
+            config.paths = vec![config.lbr(entries, period)];
+        }
+        if wpp {
+            config.wpp = Some(self.capture.options()?);
+        }
+        config.rpa = self.rpa.config()?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
 /// Writes `bytes` to `path`, a file of a report directory Outcrop owns: atomically, and a
 /// symlink at the name is replaced, not followed (a directory may be an untrusted checkout).
 fn save_in_report(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -154,9 +186,63 @@ enum Console {
 /// Where one program's results go.
 struct Outputs {
     console: Console,
+    json: bool,
     wpp: Option<PathBuf>,
     samples: Option<PathBuf>,
     report: Option<PathBuf>,
+    fdata: Option<PathBuf>,
+    progress: bool,
+}
+
+impl Outputs {
+    /// Checks every output before the run starts.
+    fn check(&self, config: &RunConfig) -> Result<()> {
+        if let Some(dir) = &self.report {
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!("--report {}: cannot create the directory", dir.display())
+            })?;
+            check_output(&dir.join("run.json"))?;
+            check_output(&dir.join("report.html"))?;
+            if config.rpa.is_some() {
+                check_output(&dir.join("rpa.json"))?;
+            }
+        }
+        let console = match &self.console {
+            Console::File(f) => Some(f),
+            _ => None,
+        };
+        for p in [
+            console,
+            self.wpp.as_ref(),
+            self.samples.as_ref(),
+            self.fdata.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            check_output(p)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the console report where it goes.
+    fn console(&self, text: &str) -> Result<()> {
+        let bytes = text.as_bytes();
+        match &self.console {
+            Console::Stderr => {
+                let mut e = std::io::stderr().lock();
+                e.write_all(bytes)?;
+                e.flush()?;
+            }
+            Console::Stdout => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(bytes)?;
+                o.flush()?;
+            }
+            Console::File(f) => save(f, bytes)?,
+        }
+        Ok(())
+    }
 }
 
 pub fn run(mut args: RunArgs) -> Result<ExitCode> {
@@ -180,12 +266,15 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
     };
     let out = Outputs {
         console,
+        json: args.json,
         wpp: args.wpp.take(),
         samples,
         report: args.report.take(),
+        fdata: args.rpa.fdata.clone(),
+        progress: !args.no_progress,
     };
-    let command = args.guest.command.clone();
-    let (p, _) = profile(&args, command, &out, false)?;
+    let config = args.config(args.guest.command.clone(), out.wpp.is_some())?;
+    let (p, _) = profile(&config, &out)?;
     Ok(ExitCode::from((p.exit_code & 0xff) as u8))
 }
 
@@ -253,16 +342,21 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(&sub)?;
         let out = Outputs {
             console: Console::File(sub.join("report.txt")),
+            json: args.json,
             wpp: Some(sub.join(format!("{name}.wpp"))),
             samples: Some(sub.join("branch.samples")),
             report: Some(sub.clone()),
+            fdata: None,
+            progress: !args.no_progress,
         };
         let mut command = vec![format!("bin/{name}").into()];
         if name == "fileio" {
             command.push("src/fileio.c".into());
         }
         eprintln!("outcrop: suite: {name}");
-        let (mut p, mut row) = profile(&args, command, &out, true)?;
+        let mut config = args.config(command, true)?;
+        config.program.stdio = outcrop_run::Stdio::Quiet;
+        let (mut p, mut row) = profile(&config, &out)?;
         p.report = Some(sub.display().to_string());
         row.name = name.clone();
         index.push(p);
@@ -284,100 +378,58 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Profiles one program with every mechanism `args` asks for, writing to `out`. With `quiet`,
-/// the guest's output is discarded and its stdin is empty.
-fn profile(
-    args: &RunArgs,
-    command: Vec<std::ffi::OsString>,
-    out: &Outputs,
-    quiet: bool,
-) -> Result<(SuiteEntry, IndexRow)> {
-    let config = Config::builder()
-        .eps(args.eps)
-        .branching(args.branching)
-        .build()
-        .context("RAP configuration")?;
-    if !(args.hot > 0.0 && args.hot <= 1.0) {
-        anyhow::bail!("--hot {}: must be in (0, 1]", args.hot);
-    }
-    let needs_timing = args.rap.iter().any(|s| s.needs_timing());
-    let timing_spec = args
-        .timing
-        .clone()
-        .or_else(|| needs_timing.then(|| "default".to_string()));
-    let timing = timing_spec.as_deref().map(timing_config).transpose()?;
-    let wpp_options = out
-        .wpp
-        .as_ref()
-        .map(|_| args.capture.options())
-        .transpose()?;
-    let lbr = args.paths.map(|(entries, period)| LbrConfig {
-        entries,
-        period: period.unwrap_or(LbrConfig::default().period),
-        unit: if timing.is_some() {
-            PeriodUnit::Cycles
-        } else {
-            PeriodUnit::Instructions
-        },
-        ..LbrConfig::default()
-    });
-    if let Some(c) = &lbr {
-        c.validate().context("--paths")?;
-    }
-    let samples_path = out.samples.clone();
-    // every output is checked before the run starts
-    if let Some(dir) = &out.report {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
-        check_output(&dir.join("run.json"))?;
-        check_output(&dir.join("report.html"))?;
-    }
-    let console_file = match &out.console {
-        Console::File(f) => Some(f.clone()),
-        _ => None,
-    };
-    for p in [&console_file, &out.wpp, &samples_path, &args.rpa.fdata]
-        .into_iter()
-        .flatten()
-    {
-        check_output(p)?;
-    }
-    if let Some(dir) = &out.report {
-        if args.rpa.query.is_some() {
-            check_output(&dir.join("rpa.json"))?;
-        }
-    }
-
-    let command_args: Vec<std::ffi::OsString> = command.iter().skip(1).cloned().collect();
-    let mut spec = args.guest.spec();
-    spec.command = command;
-    if quiet {
-        spec.stdio = outcrop_run::Stdio::Quiet;
-    }
-    let Guest {
-        mut machine,
-        path,
-        elf,
-    } = crate::exec::load_spec(spec)?;
-    let program = path.display().to_string();
-    let symbols = match Symbols::from_elf(&elf) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("outcrop: warning: no function names (the profile puts everything in [unknown]): {e}");
-            None
-        }
-    };
-
-    let rpa_spec = crate::query::spec(&args.rpa, &elf, symbols.as_ref(), args.guest.deterministic)?;
-    let interrupt = crate::files::interrupt_flag();
-    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
+/// A spinner on stderr while the guest runs (only when stderr is a terminal).
+fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    (wanted && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         bar
-    });
+    })
+}
+
+/// Runs `config` once and writes what it made to `out`: the one way up (image → execute →
+/// summaries → reports → files).
+fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> {
+    out.check(config)?;
+    let image = ProgramImage::read(&config.program.path())?;
+    if let Err(e) = image.symbols() {
+        eprintln!(
+            "outcrop: warning: no function names (the profile puts everything in [unknown]): {e}"
+        );
+    }
+    let summaries = execute(config, &image, out)?;
+    report_ending(&summaries);
+    if let Some(t) = &summaries.timing {
+        print_timing(t);
+    }
+    let names = FileNames {
+        samples: out.samples.clone(),
+        wpp: out.wpp.clone(),
+        report_dir: out.report.clone(),
+    };
+    let report = RunReport::new(&summaries, &image, names)?;
+    for w in &report.warnings {
+        eprintln!("outcrop: warning: {w}");
+    }
+    out.console(&report.console(out.json))?;
+    write_mechanism_files(&summaries, &report, out)?;
+    if let Some(dir) = &out.report {
+        for (name, bytes) in report.directory_files() {
+            save_in_report(&dir.join(name), &bytes)?;
+        }
+        eprintln!("outcrop: report → {}", dir.display());
+    }
+    Ok((report.suite_entry(), report.index_row()))
+}
+
+/// Runs the machine with the progress bar, the interrupt flag, the console's warnings and
+/// the `.wpp` file (committed only when the capture finished).
+fn execute(config: &RunConfig, image: &ProgramImage, out: &Outputs) -> Result<RunSummaries> {
+    let bar = progress_bar(out.progress);
     let mut on_progress = |p: outcrop_run::Progress| {
         if let Some(bar) = &bar {
             let secs = p.elapsed.as_secs_f64().max(1e-9);
@@ -389,220 +441,52 @@ fn profile(
             bar.tick();
         }
     };
-
+    let mut hooks = crate::exec::console_hooks(config.program.stdio);
+    hooks.progress = Some(&mut on_progress);
+    hooks.interrupt = Some(crate::files::interrupt_flag());
     let mut wpp_file = None;
-    let mut run = Run::new(&mut machine)
-        .timing(timing)
-        .classes()
-        .progress(&mut on_progress)
-        .interrupt(interrupt);
-    if !args.no_profile {
-        run = run.profile(symbols.clone().unwrap_or_default());
-    }
-    if !args.rap.is_empty() {
-        run = run.rap(RapSpec::new(&args.rap, config, args.exact));
-    }
-    if let Some(c) = lbr {
-        run = run.paths(vec![c]);
-    }
-    if let Some(spec) = rpa_spec {
-        run = run.rpa(spec);
-    }
-    if let (Some(file), Some(options)) = (&out.wpp, wpp_options) {
+    if let (Some(file), Some(_)) = (&out.wpp, &config.wpp) {
         let f = crate::files::create_output(file)?;
-        let info =
-            crate::wpp::run_info(&command_args, args.guest.deterministic, &program, &elf, 0.0)?;
-        run = run.wpp(WppSpec {
-            sink: Box::new(std::io::BufWriter::with_capacity(1 << 20, f.file()?)),
-            options,
-            info,
-            deterministic: args.guest.deterministic,
-        });
+        hooks.wpp_sink = Some(Box::new(std::io::BufWriter::with_capacity(
+            1 << 20,
+            f.file()?,
+        )));
         wpp_file = Some(f);
     }
-    let result = run.execute();
+    let result = outcrop_run::execute(config, image, hooks);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let mut result = result?;
-    if let Some(c) = result.wpp.as_mut() {
-        c.writer.flush()?;
-    }
-    let wpp = result.wpp.take();
-    if let (Some(f), Some(_)) = (wpp_file.take(), &wpp) {
+    let mut summaries = result?;
+    summaries.host_max_rss_bytes = crate::files::max_rss_bytes();
+    if let (Some(f), Some(_)) = (wpp_file, &summaries.wpp) {
         f.commit()?;
     }
-    let (code, outcome_text) = if result.interrupted {
-        eprintln!(
-            "outcrop: interrupted after {} instructions; the profiles cover the run so far (truncated)",
-            result.instructions
-        );
-        result.status()
-    } else {
-        outcome_status(result.outcome, &machine)
-    };
-    if let Some(t) = &result.timing {
-        print_timing(t);
-    }
-    let wall = result.wall.as_secs_f64();
+    Ok(summaries)
+}
 
-    // ---- the exact profile
-    let exact = result.profile.take();
-    let lines = match (&exact, outcrop_profile::lines::LineTable::from_elf(&elf)) {
-        (Some(p), Ok(Some(mut table))) => Some(p.by_line(&mut table)),
-        (_, Err(e)) => {
-            eprintln!("outcrop: warning: no source lines: {e}");
-            None
-        }
-        _ => None,
-    };
-    let profile_report = exact
-        .as_ref()
-        .map(|p| ProfileReport::new(&program, p, lines.as_ref()));
-    // the console report: the profile, then RAP (text), or one JSON document
-    let mut console = Vec::new();
-    if let Some(r) = &profile_report {
-        if args.json {
-            if result.rap.is_none() && result.rpa.is_none() {
-                console.extend_from_slice(r.to_json().as_bytes());
+/// The mechanisms' own files beside the report: the samples file, BOLT's `.fdata`, and the
+/// one-line summaries of each on stderr.
+fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs) -> Result<()> {
+    if let Some(file) = &out.fdata {
+        match &report.fdata {
+            Some(text) => {
+                save(file, text.as_bytes())?;
+                eprintln!("outcrop: query: BOLT profile → {}", file.display());
             }
-        } else {
-            console.extend_from_slice(r.to_text().as_bytes());
-            if result.rap.is_some() {
-                console.push(b'\n');
-            }
+            None => anyhow::bail!(
+                "--fdata {}: no queue is read by the edges service",
+                file.display()
+            ),
         }
     }
-
-    // ---- RAP
-    let mut rap_bytes = Vec::new();
-    let mut rap_report = None;
-    if let Some(prof) = &result.rap {
-        let mut streams = Vec::new();
-        for p in &prof.profiles {
-            let hot = p.tree.hot_ranges(args.hot)?;
-            let accuracy = p
-                .exact
-                .as_ref()
-                .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
-            let labels: Option<Vec<String>> = match (&symbols, p.stream.is_code()) {
-                (Some(sym), true) => {
-                    Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect())
-                }
-                _ => None,
-            };
-            streams.push(StreamReport {
-                stream: p.stream.name().to_string(),
-                description: p.stream.description().to_string(),
-                n: p.tree.n(),
-                nodes: p.tree.node_count(),
-                max_nodes: p.max_nodes(),
-                mean_nodes: p.mean_nodes(),
-                mean_nodes_at_merges: p.mean_nodes_at_merges(),
-                merge_batches: p.tree.stats().merge_batches,
-                split_threshold: p.tree.split_threshold(),
-                hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),
-                max_error_pct: accuracy.as_ref().map(|a| a.max_error_pct),
-                mean_error_pct: accuracy.as_ref().map(|a| a.mean_error_pct),
-                sizes: p.sizes.clone(),
-                merges: p.tree.merge_log().to_vec(),
-            });
-        }
-        let report = RapRunReport {
-            program: program.clone(),
-            instructions: result.instructions,
-            exit_code: code,
-            outcome: outcome_text.clone(),
-            wall_seconds: wall,
-            eps: args.eps,
-            branching: args.branching,
-            hot_fraction: args.hot,
-            timing: result.timing.clone(),
-            streams,
-        };
-        let json = report.to_json().into_bytes();
-        if args.json {
-            console.extend_from_slice(&json);
-        } else {
-            console.extend_from_slice(report.to_text().as_bytes());
-        }
-        rap_bytes = json;
-        rap_report = Some(report);
-    }
-    // ---- relational profiling
-    let mut rpa_json = None;
-    let mut rpa_report = None;
-    if let Some(r) = result.rpa.take() {
-        let mut code = match &args.rpa.fdata {
-            Some(_) => Some(outcrop_run::CodeImage::load(&path, &elf)?),
-            None => None,
-        };
-        let (report, fdata) = crate::query::report(
-            &r,
-            &program,
-            result.instructions,
-            args.guest.deterministic,
-            symbols.as_ref(),
-            code.as_mut(),
-            result.timing.as_ref().map_or(0, |t| t.fills_late),
-        );
-        let json = report.to_json();
-        if args.json {
-            if result.rap.is_none() {
-                console.extend_from_slice(json.as_bytes());
-            }
-        } else {
-            console.push(b'\n');
-            console.extend_from_slice(report.to_text().as_bytes());
-        }
-        if let Some(file) = &args.rpa.fdata {
-            match fdata {
-                Some(text) => {
-                    save(file, text.as_bytes())?;
-                    eprintln!("outcrop: query: BOLT profile → {}", file.display());
-                }
-                None => anyhow::bail!(
-                    "--fdata {}: no queue is read by the edges service",
-                    file.display()
-                ),
-            }
-        }
+    if let Some(r) = &s.rpa {
         let lost: u64 = r.queries.iter().map(|q| q.lost).sum();
         if lost > 0 {
             eprintln!("outcrop: query: {lost} messages were lost because a service thread stopped");
         }
-        rpa_json = Some(json);
-        rpa_report = Some(report);
     }
-
-    // names in the text come from the program's files: no control character reaches a
-    // terminal (JSON has none left unescaped)
-    let console = String::from_utf8_lossy(&console);
-    let console = outcrop_events::escape::text(&console);
-    let console = console.as_bytes();
-    match &out.console {
-        Console::Stderr => {
-            let stderr = std::io::stderr();
-            let mut e = stderr.lock();
-            e.write_all(console)?;
-            e.flush()?;
-        }
-        Console::Stdout => {
-            let stdout = std::io::stdout();
-            let mut o = stdout.lock();
-            o.write_all(console)?;
-            o.flush()?;
-        }
-        Console::File(f) => save(f, console)?,
-    }
-
-    // ---- branch records
-    let mut paths_json = None;
-    if let Some(recorder) = result.paths.take() {
-        let samples = crate::paths::samples_of(Some(recorder), &program, &elf)?;
-        let Some(file) = &samples_path else {
-            anyhow::bail!("internal: no samples path");
-        };
+    if let (Some(samples), Some(file)) = (s.samples.first(), &out.samples) {
         save(file, samples.to_text().as_bytes())?;
         eprintln!(
             "outcrop: paths: {} samples ({} distinct traces), modelled overhead {:.2}% → {}",
@@ -611,207 +495,17 @@ fn profile(
             100.0 * samples.overhead(),
             file.display()
         );
-        let j = PathsSummary {
-            file: file.display().to_string(),
-            samples: samples.meta.samples,
-            distinct_traces: samples.traces.len(),
-            recorded_branches: samples.meta.recorded,
-            instructions: samples.meta.instructions,
-            cycles: samples.meta.cycles,
-            modelled_overhead: samples.overhead(),
-            config: &samples.meta.config,
-        };
-        paths_json = Some(serde_json::to_vec_pretty(&j)?);
     }
-
-    // ---- whole-program capture
-    let mut wpp_json = None;
-    if let (Some(c), Some(file)) = (&wpp, &out.wpp) {
+    if let (Some(c), Some(file)) = (&s.wpp, &out.wpp) {
         let b = &c.stats.build;
         eprintln!(
             "outcrop: wpp: {} blocks, {} paths executed ({} unique), {} bytes → {}",
             b.blocks,
             b.paths.executions,
             b.paths.unique,
-            c.bytes.total(),
+            c.bytes,
             file.display()
         );
-        wpp_json = Some(serde_json::to_vec_pretty(&WppSummary {
-            file: file.display().to_string(),
-            bytes: c.bytes.total(),
-            stats: &c.stats,
-        })?);
     }
-
-    if let Some(dir) = &out.report {
-        let mut mechanisms = Vec::new();
-        if result.rap.is_some() {
-            mechanisms.push("rap");
-            save_in_report(&dir.join("rap.json"), &rap_bytes)?;
-        }
-        if let Some(j) = &wpp_json {
-            mechanisms.push("wpp");
-            save_in_report(&dir.join("wpp.json"), j)?;
-        }
-        if let Some(j) = &paths_json {
-            mechanisms.push("paths");
-            save_in_report(&dir.join("paths.json"), j)?;
-        }
-        if let Some(j) = &rpa_json {
-            mechanisms.push("rpa");
-            save_in_report(&dir.join("rpa.json"), j.as_bytes())?;
-        }
-        if let (Some(p), Some(r)) = (&exact, &profile_report) {
-            mechanisms.push("profile");
-            save_in_report(&dir.join("profile.json"), r.to_json().as_bytes())?;
-            save_in_report(
-                &dir.join("profile.speedscope.json"),
-                speedscope(p, &program).as_bytes(),
-            )?;
-            save_in_report(
-                &dir.join("profile.firefox.json"),
-                firefox(p, &program).as_bytes(),
-            )?;
-            save_in_report(&dir.join("profile.folded"), folded(p).as_bytes())?;
-        }
-        // the guest's arguments after its program name
-        let args_list: Vec<String> = command_args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let classes = result.classes.map(|c| {
-            Class::ALL
-                .iter()
-                .map(|k| (k.name(), c[*k as usize]))
-                .collect::<Vec<_>>()
-        });
-        let rap_streams = rap_report.as_ref().map(|r| r.streams.as_slice());
-        let mut files = vec![
-            ("run.json", "the run's statistics, host time included"),
-            ("report.json", "the data this page is made from"),
-        ];
-        if exact.is_some() {
-            files.extend([
-                (
-                    "profile.json",
-                    "the exact profile: functions, lines, call tree",
-                ),
-                (
-                    "profile.speedscope.json",
-                    "open in https://www.speedscope.app",
-                ),
-                (
-                    "profile.firefox.json",
-                    "open in https://profiler.firefox.com",
-                ),
-                (
-                    "profile.folded",
-                    "folded stacks for flamegraph.pl or inferno",
-                ),
-            ]);
-        }
-        if result.rap.is_some() {
-            files.push(("rap.json", "RAP trees and hot ranges"));
-        }
-        if paths_json.is_some() {
-            files.push(("paths.json", "branch-record sampling summary"));
-        }
-        if wpp_json.is_some() {
-            files.push(("wpp.json", "whole-program capture summary"));
-        }
-        if rpa_json.is_some() {
-            files.push((
-                "rpa.json",
-                "relational profiling: queries, services, exact checks",
-            ));
-        }
-        let page = RunPage {
-            program: &program,
-            args: &args_list,
-            exit_code: code,
-            outcome: &outcome_text,
-            truncated: result.truncated(),
-            instructions: result.instructions,
-            classes: classes.clone(),
-            timing: result.timing.as_ref(),
-            profile: profile_report.as_ref(),
-            rap: rap_streams.map(|streams| RapSection {
-                eps: args.eps,
-                branching: args.branching,
-                hot_fraction: args.hot,
-                streams,
-            }),
-            // files inside the report directory are named relative to it, so that the
-            // page does not depend on where the directory is
-            paths: paths_json
-                .as_ref()
-                .and_then(|j| serde_json::from_slice::<serde_json::Value>(j).ok())
-                .map(|mut v| {
-                    if let Some(rel) = samples_path.as_ref().and_then(|f| f.strip_prefix(dir).ok())
-                    {
-                        v["file"] = rel.display().to_string().into();
-                    }
-                    v
-                }),
-            strata: wpp.as_ref().map(|c| &c.stats),
-            rpa: rpa_report.as_ref(),
-            files,
-        };
-        save_in_report(
-            &dir.join("report.json"),
-            outcrop_report::json(&page).as_bytes(),
-        )?;
-        save_in_report(
-            &dir.join("report.html"),
-            run_page(&page, exact.as_ref()).as_bytes(),
-        )?;
-        let stats = RunSummary {
-            program: &program,
-            args: args_list,
-            instructions: result.instructions,
-            exit_code: code,
-            outcome: &outcome_text,
-            truncated: result.truncated(),
-            wall_seconds: wall,
-            mips: result.instructions as f64 / wall.max(1e-9) / 1e6,
-            mechanisms,
-            classes,
-            timing: result.timing.as_ref(),
-            host_max_rss_bytes: crate::files::max_rss_bytes(),
-        };
-        let mut j = serde_json::to_vec_pretty(&stats)?;
-        j.push(b'\n');
-        save_in_report(&dir.join("run.json"), &j)?;
-        eprintln!("outcrop: report → {}", dir.display());
-    }
-    let row = IndexRow {
-        name: program.clone(),
-        exit_code: code,
-        outcome: outcome_text.clone(),
-        instructions: result.instructions,
-        cycles: result.timing.as_ref().map(|t| t.cycles),
-        hottest: profile_report.as_ref().and_then(|r| {
-            r.functions.first().map(|f| {
-                let share = match r.cycles {
-                    Some(c) => 100.0 * f.self_counts.cycles as f64 / c.max(1) as f64,
-                    None => {
-                        100.0 * f.self_counts.instructions as f64 / r.instructions.max(1) as f64
-                    }
-                };
-                (f.name.clone(), share)
-            })
-        }),
-    };
-    Ok((
-        SuiteEntry {
-            program,
-            exit_code: code,
-            outcome: outcome_text,
-            instructions: result.instructions,
-            wall_seconds: wall,
-            truncated: result.truncated(),
-            report: None,
-        },
-        row,
-    ))
+    Ok(())
 }

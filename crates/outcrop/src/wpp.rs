@@ -2,7 +2,7 @@
 //! Whole Program Profiling"): lossless capture on the machine, exact replay, the paper's
 //! tables and figures.
 
-use crate::exec::{load_guest, load_guest_with, outcome_status, GuestArgs};
+use crate::exec::{console_hooks, load_guest_with, report_ending, GuestArgs};
 use crate::files::{
     check_program, read_bounded, write_output, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
 };
@@ -12,10 +12,9 @@ use outcrop_report::wpp::{
     self as wpp_report, BlockText, HotJson, LayerJson, PathsJson, WppReport,
 };
 use outcrop_report::Report as _;
-use outcrop_run::CodeImage;
-use outcrop_run::{CaptureOptions, Run, WppSpec};
+use outcrop_run::CaptureOptions;
 use outcrop_strata::report::{self, Ratios};
-use outcrop_strata::{Codec, Config, Replay, RunInfo, WppFile};
+use outcrop_strata::{Codec, Config, Replay, WppFile};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -160,26 +159,6 @@ impl CaptureArgs {
     }
 }
 
-/// What `run --wpp` records about the program (the same as `wpp record`).
-pub fn run_info(
-    args: &[std::ffi::OsString],
-    deterministic: bool,
-    program: &str,
-    elf: &[u8],
-    baseline: f64,
-) -> Result<RunInfo> {
-    Ok(RunInfo {
-        program: program.to_string(),
-        args: args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        program_id: outcrop_rv::elf::program_id(elf)?,
-        baseline_seconds: if deterministic { 0.0 } else { baseline },
-        ..RunInfo::default()
-    })
-}
-
 /// Replay output formats.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum ReplayFormat {
@@ -279,41 +258,29 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         0.0
     };
 
-    let mut guest = load_guest(&args.guest)?;
-    let program = guest.path.display().to_string();
-    let info = run_info(
-        &args.guest.command[1..],
-        args.guest.deterministic,
-        &program,
-        &guest.elf,
-        baseline,
-    )?;
+    let mut config = outcrop_run::RunConfig::new(args.guest.spec());
+    config.wpp = Some(CaptureOptions {
+        baseline_seconds: baseline,
+        ..opts
+    });
     let deterministic = args.guest.deterministic;
-    let mut result = None;
-    write_output(&args.output, |f| {
-        let spec = WppSpec {
-            sink: Box::new(BufWriter::with_capacity(1 << 20, f)),
-            options: opts,
-            info,
-            deterministic,
-        };
-        let r = Run::new(&mut guest.machine).wpp(spec).execute()?;
-        let Some(mut c) = r.wpp else {
-            bail!("internal: the capture is missing");
-        };
-        c.writer.flush()?;
-        result = Some((r.outcome, c.stats, c.bytes));
-        Ok(())
-    })
-    .with_context(|| format!("writing {}", args.output.display()))?;
-    let Some((outcome, stats, bytes)) = result else {
+    let image = outcrop_run::ProgramImage::read(&config.program.path())?;
+    let out = crate::files::create_output(&args.output)?;
+    let mut hooks = console_hooks(config.program.stdio);
+    hooks.wpp_sink = Some(Box::new(BufWriter::with_capacity(1 << 20, out.file()?)));
+    let s = outcrop_run::execute(&config, &image, hooks)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    out.commit()?;
+    report_ending(&s);
+    let Some(w) = &s.wpp else {
         bail!("capture produced nothing");
     };
-    let (code, _) = outcome_status(outcome, &guest.machine);
+    let (stats, bytes) = (&w.stats, w.bytes);
+    let code = s.status().0;
     let b = &stats.build;
     let ratios = Ratios {
-        paper: b.instructions as f64 * report::PAPER_BYTES_PER_INSN / bytes.total().max(1) as f64,
-        raw_trace: b.blocks as f64 * 8.0 / bytes.total().max(1) as f64,
+        paper: b.instructions as f64 * report::PAPER_BYTES_PER_INSN / bytes.max(1) as f64,
+        raw_trace: b.blocks as f64 * 8.0 / bytes.max(1) as f64,
     };
     eprintln!(
         "outcrop: wpp: {} instructions, {} blocks, {} paths executed ({} unique), {} stratum layers, {} stream items",
@@ -326,7 +293,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     );
     eprintln!(
         "outcrop: wpp: {} bytes written to {}: {:.0}x the paper's way (instructions × 4.2 B), {:.0}x an 8-byte-per-block trace",
-        bytes.total(),
+        bytes,
         args.output.display(),
         ratios.paper,
         ratios.raw_trace
@@ -418,8 +385,8 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         }
         None => None,
     };
-    let mut code = match &program {
-        Some((p, elf)) => match CodeImage::load(p, elf) {
+    let code = match &program {
+        Some((p, elf)) => match outcrop_run::ProgramImage::from_bytes(p, elf.clone()) {
             Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("outcrop: warning: no disassembly: {e:#}");
@@ -432,7 +399,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
     let hot_json: Vec<HotJson> = hot
         .into_iter()
         .map(|h| {
-            let blocks_text = match &mut code {
+            let blocks_text = match &code {
                 Some(c) => h
                     .blocks
                     .iter()

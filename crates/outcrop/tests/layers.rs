@@ -22,8 +22,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("profile", 3),
     ("rpa", 3),
     ("run", 4),
-    ("report", 4),
-    ("outcrop", 5),
+    ("report", 5),
+    ("outcrop", 6),
 ];
 
 /// The `outcrop-*` crates a manifest's `[dependencies]` names (dev-dependencies may reach

@@ -28,6 +28,9 @@ pub struct RapSpec {
     pub config: Config,
     /// Also count every stream exactly (for percent errors).
     pub exact: bool,
+    /// The hot-range threshold its report uses, a fraction of each stream in (0, 1]
+    /// (RAP §4.1; 0.1 by default).
+    pub hot: f64,
 }
 
 impl RapSpec {
@@ -37,6 +40,7 @@ impl RapSpec {
             streams: streams.to_vec(),
             config,
             exact,
+            hot: 0.1,
         }
     }
 }

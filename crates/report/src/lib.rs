@@ -3,8 +3,10 @@
 //! come out as strings, so that callers decide where they go.
 //!
 //! # Design constraints
-//! No file or terminal I/O, no threads, no machine: renderers return `String`s. This crate
-//! does not depend on `outcrop-run` (a report can be made from files alone).
+//! No file or terminal I/O, no threads, no machine runs: renderers return `String`s. The
+//! report of a run ([`run_report::RunReport`]) is made from `outcrop-run`'s typed summaries
+//! and the program's image; every other model takes the mechanisms' own types, so a report
+//! can also be made from files alone.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -16,9 +18,11 @@ pub mod rap_run;
 pub mod rap_tree;
 pub mod rpa;
 pub mod run_dir;
+pub mod run_report;
 pub mod wpp;
 
 pub use rap_run::{HotEntry, RapRunReport, StreamReport};
+pub use run_report::{FileNames, RunReport};
 
 use outcrop_rap::{AccuracyReport, HotRange};
 use serde::Serialize;

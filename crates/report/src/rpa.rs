@@ -510,6 +510,240 @@ pub fn fdata(branches: &[FdataBranch]) -> String {
     s
 }
 
+/// The header of query `q` as the language writes it (`opBRANCH *` for all four tags).
+fn header(p: &outcrop_rpa::Assembled, q: &outcrop_rpa::asm::AssembledQuery) -> String {
+    use outcrop_rpa::names::{Class, ITEMS, OP_CLASSES};
+    let mut classes = Vec::new();
+    let mut i = 0;
+    while i < q.classes.len() {
+        let c = q.classes[i];
+        if c < 32 && c % 4 == 0 && (0..4).all(|t| q.classes.get(i + t) == Some(&(c + t))) {
+            classes.push(format!("{} *", OP_CLASSES[c / 4]));
+            i += 4;
+        } else {
+            classes.push(Class::from_pct_index(c).map_or_else(|| "?".into(), |c| c.to_string()));
+            i += 1;
+        }
+    }
+    let rate = q.classes.first().map_or(0, |&c| p.pct[c].rate_log2);
+    let items: Vec<&str> = q.items.iter().map(|&i| ITEMS[usize::from(i)]).collect();
+    format!(
+        "for {} {} collect {}",
+        classes.join(" "),
+        if rate == 0 {
+            "always".to_string()
+        } else {
+            format!("every {}", 1u64 << rate)
+        },
+        items.join(" ")
+    )
+}
+
+/// The report of the RPA's results, and the BOLT `.fdata` text of an edges service when
+/// `code` (the program's image, for branch targets) is given.
+pub fn report(
+    r: &outcrop_rpa::observe::RpaResult,
+    program: &str,
+    instructions: u64,
+    lossless: bool,
+    symbols: Option<&outcrop_rv::symbols::Symbols>,
+    code: Option<&outcrop_run::ProgramImage>,
+    late_fills: u64,
+) -> (RpaReport, Option<String>) {
+    use outcrop_rpa::observe::MAX_STORE_LOG;
+
+    use outcrop_rpa::services::{self, Service};
+    let label = |pc: u64| match symbols.and_then(|s| s.lookup(pc)) {
+        Some(f) => f.to_string(),
+        None => format!("{pc:#x}"),
+    };
+    let rate_of = |qi: usize| {
+        let q = &r.program.queries[qi];
+        q.classes
+            .first()
+            .map_or(1, |&c| 1u64 << r.program.pct[c].rate_log2)
+    };
+    let queries = r
+        .program
+        .queries
+        .iter()
+        .zip(&r.queries)
+        .enumerate()
+        .map(|(i, (q, s))| QueryReport {
+            header: header(&r.program, q),
+            rate: rate_of(i),
+            stats: s.clone(),
+        })
+        .collect();
+    let mut fdata_text = None;
+    let mut queues = Vec::new();
+    for (plan, received, service) in &r.queues {
+        let exact = r.exact.get(plan.query).and_then(|e| e.as_ref());
+        // one message stands for `every N` records, for the ones a full queue dropped and
+        // for the ones the adaptive rate threw away
+        let st = &r.queries[plan.query];
+        // (a weighted service counts each sample as the throttled ones it stands for)
+        let throttled = if service.weighted() { 0 } else { st.throttled };
+        let rate =
+            rate_of(plan.query) as f64 * (st.selected + throttled) as f64 / st.sent.max(1) as f64;
+        let detail = match service {
+            Service::Edges(e) => {
+                let accuracy = exact.map(|x| services::edge_accuracy(&e.branches, rate, &x.edges));
+                let labels = accuracy
+                    .as_ref()
+                    .map(|a| a.hot.iter().map(|h| label(h.pc)).collect())
+                    .unwrap_or_default();
+                if let Some(code) = code {
+                    // full pcs: from the exact reference when there is one, else the
+                    // samples' low 32 bits (static programs live below 4 GiB)
+                    let full: std::collections::HashMap<u32, u64> = exact
+                        .map(|x| x.edges.keys().map(|&k| (k as u32, k)).collect())
+                        .unwrap_or_default();
+                    let mut pcs: Vec<(u64, services::BranchCounts)> = e
+                        .branches
+                        .iter()
+                        .map(|(&pc, c)| (full.get(&pc).copied().unwrap_or(u64::from(pc)), *c))
+                        .collect();
+                    pcs.sort_by_key(|p| p.0);
+                    let place = |a: u64| {
+                        let func = symbols.and_then(|s| s.lookup(a));
+                        outcrop_paths::fdata::place(func.map(|f| (f.name, f.start)), a)
+                    };
+                    let branches: Vec<FdataBranch> = pcs
+                        .into_iter()
+                        .filter_map(|(pc, c)| {
+                            let (to, fall) = code.branch_targets(pc)?;
+                            Some(FdataBranch {
+                                from: place(pc),
+                                taken_to: place(to),
+                                fall_to: place(fall),
+                                counts: [c.taken, c.not_taken]
+                                    .map(|n| (n as f64 * rate).round() as u64),
+                                mispredicted: c
+                                    .mispredicted
+                                    .map(|n| (n as f64 * rate).round() as u64),
+                            })
+                        })
+                        .collect();
+                    fdata_text = Some(fdata(&branches));
+                }
+                ServiceDetail::Edges { accuracy, labels }
+            }
+            Service::Cpi(c) => {
+                let group = |pc: u64| symbols.and_then(|s| s.lookup(pc)).map(|f| f.start);
+                let accuracy = exact.map(|x| services::cpi_accuracy(&c.pcs, rate, &x.cpi, group));
+                let (labels, group_labels) = accuracy
+                    .as_ref()
+                    .map(|a| {
+                        (
+                            a.hot.iter().map(|h| label(h.addr)).collect(),
+                            a.groups
+                                .iter()
+                                .map(|g| {
+                                    symbols.and_then(|s| s.lookup(g.addr)).map_or_else(
+                                        || format!("{:#x}", g.addr),
+                                        |f| f.name.to_string(),
+                                    )
+                                })
+                                .collect(),
+                        )
+                    })
+                    .unwrap_or_default();
+                ServiceDetail::Cpi {
+                    accuracy,
+                    labels,
+                    group_labels,
+                }
+            }
+            Service::Gc(g) => {
+                let mut rep = GcReport {
+                    stores: g.stores,
+                    nulls: g.nulls,
+                    checksum: format!("{:016x}", g.checksum),
+                    exact_stores: exact.map(|x| x.stores),
+                    exact_checksum: exact.map(|x| format!("{:016x}", x.checksum)),
+                    ..GcReport::default()
+                };
+                match (&g.collector, exact) {
+                    (Some(c), Some(x)) if !x.store_log_truncated => {
+                        rep.collector = Some(services::check_collections(
+                            c.layout(),
+                            &x.store_log,
+                            &c.collections,
+                        ));
+                    }
+                    (Some(_), Some(_)) => {
+                        rep.collector_note = Some(format!(
+                            "not checked: more than {} reference stores in the exact log",
+                            MAX_STORE_LOG
+                        ));
+                    }
+                    (None, _) => {
+                        rep.collector_note =
+                            Some("none (give the heap with --gc-heap to run one)".into());
+                    }
+                    _ => {}
+                }
+                ServiceDetail::Gc(rep)
+            }
+            Service::Log(l) => ServiceDetail::Log {
+                first: l
+                    .records
+                    .iter()
+                    .take(64)
+                    .map(|m| m.map(|w| format!("{w:08x}")))
+                    .collect(),
+                exact_records: exact.map(|x| x.records),
+                addresses: {
+                    let mut v: Vec<(&u32, &services::PcAddresses)> = l.by_pc.iter().collect();
+                    v.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
+                    v.into_iter()
+                        .take(64)
+                        .map(|(pc, a)| PcStride {
+                            pc: label(u64::from(*pc)),
+                            records: a.count,
+                            stride: a.dominant(),
+                        })
+                        .collect()
+                },
+            },
+        };
+        queues.push(QueueReport {
+            queue: plan.queue,
+            kind: plan.kind,
+            query: plan.query + 1,
+            received: *received,
+            detail,
+        });
+    }
+    (
+        RpaReport {
+            program: program.to_string(),
+            instructions,
+            lossless,
+            queries,
+            queues,
+            counters: r
+                .program
+                .insns
+                .iter()
+                .zip(&r.counters)
+                .enumerate()
+                .filter(|(_, (i, _))| i.act == outcrop_rpa::isa::Act::Count)
+                .map(|(k, (_, &n))| (k, n))
+                .collect(),
+            hardware: r.hardware.as_ref().map(|h| HwSection {
+                config: h.config,
+                stats: h.stats.clone(),
+                occupancy: h.occupancy.clone(),
+                prefetch: h.prefetch.clone().map(|p| (p, late_fills)),
+                adaptive: h.adaptive.clone(),
+            }),
+        },
+        fdata_text,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,10 @@ pub struct CaptureOptions {
     pub batch_blocks: usize,
     /// Batches in flight between the machine and the builder.
     pub ring_batches: usize,
+    /// Seconds a bare run of the same program took (`wpp record --baseline`), recorded in
+    /// the file beside the capture's own time (0: not measured; always 0 when
+    /// deterministic).
+    pub baseline_seconds: f64,
 }
 
 impl Default for CaptureOptions {
@@ -44,6 +48,7 @@ impl Default for CaptureOptions {
             threaded: true,
             batch_blocks: 1 << 16,
             ring_batches: 8,
+            baseline_seconds: 0.0,
         }
     }
 }

@@ -51,8 +51,11 @@
 )]
 
 pub mod capture;
+pub mod config;
 mod error;
+mod execute;
 pub mod files;
+pub mod image;
 pub mod pipeline;
 pub mod program;
 
@@ -62,8 +65,13 @@ pub use capture::{CaptureOptions, Captured};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 mod readme {}
+pub use config::{GcHeap, RpaConfig, RunConfig, TagPlace};
 pub use error::{Error, Result};
-pub use program::{load, outcome_status, CodeImage, Guest, ProgramSpec, Stdio};
+pub use execute::{
+    execute, DenialHook, Hooks, MachineCounts, RunSummaries, WarningHook, WppResult,
+};
+pub use image::{ParseCounts, ProgramImage};
+pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
 use outcrop_profile::{Profile, Profiler};

@@ -3,7 +3,7 @@
 //! set its limits.
 
 use crate::error::{Error, Result};
-use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
+use crate::image::ProgramImage;
 use outcrop_rv::elf::{self, Program};
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
 use outcrop_rv::{Machine, Outcome};
@@ -120,8 +120,25 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     if spec.command.is_empty() {
         return Err(Error::Config("no program given".into()));
     }
-    let prog_path = spec.path();
-    let bytes = read_bounded(&prog_path, "program", MAX_PROGRAM_BYTES)?;
+    let image = ProgramImage::read(&spec.path())?;
+    let machine = load_image(spec, &image, on_warning)?;
+    Ok(Guest {
+        machine,
+        path: spec.path(),
+        elf: image.bytes().to_vec(),
+    })
+}
+
+/// A machine at the entry point of `image`, set up as `spec` says (sandbox, environment,
+/// stdio, limits, branch-on-random). `spec.command[0]` is the program's path as the guest
+/// sees it; `image` is its bytes, read once by the caller.
+pub fn load_image(
+    spec: &ProgramSpec,
+    image: &ProgramImage,
+    on_warning: Box<dyn FnMut(&str) + Send>,
+) -> Result<Machine> {
+    image.count_load();
+    let prog_path = image.path().to_path_buf();
     let mut sandbox = Sandbox::new();
     for p in &spec.allow {
         sandbox.allow_read(p).map_err(|reason| Error::Grant {
@@ -179,11 +196,14 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
         env.push(kv.clone());
     }
     let mut args = spec.command.clone();
+    if args.is_empty() {
+        args.push(prog_path.clone().into_os_string());
+    }
     if let (Some(a0), Some(first)) = (&spec.argv0, args.first_mut()) {
         *first = a0.clone();
     }
     let program = Program {
-        elf: &bytes,
+        elf: image.bytes(),
         args,
         env,
         memory_limit: spec.memory_limit,
@@ -201,11 +221,7 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     }
     machine.brr = BrrUnit::new(&brr)
         .map_err(|e| Error::Config(format!("branch-on-random (--brr, --brr-seed): {e}")))?;
-    Ok(Guest {
-        machine,
-        path: prog_path,
-        elf: bytes,
-    })
+    Ok(machine)
 }
 
 /// A non-zero LFSR seed of `width` bits from the host's clock (runs that are not
@@ -231,100 +247,6 @@ pub fn outcome_status(outcome: &Outcome) -> (i32, String) {
         Outcome::Fault(f) => (f.exit_status(), format!("fault: {f}")),
         Outcome::InstructionLimit => (EXIT_INSN_LIMIT, "instruction limit".to_string()),
         Outcome::Stopped => (0, "stopped".to_string()),
-    }
-}
-
-/// A program's loaded image, for reading its code (disassembling the blocks a profile names).
-/// Loaded as the machine would load it, but never run.
-pub struct CodeImage {
-    machine: Machine,
-    symbols: Option<outcrop_rv::symbols::Symbols>,
-}
-
-impl CodeImage {
-    /// The program at `path`, whose bytes are `elf`.
-    pub fn load(path: &std::path::Path, elf: &[u8]) -> Result<CodeImage> {
-        let kernel = KernelConfig::silent(path.to_path_buf());
-        let program = Program {
-            elf,
-            args: vec![path.as_os_str().to_owned()],
-            env: Vec::new(),
-            memory_limit: 1 << 30,
-        };
-        let machine = elf::load(program, kernel).map_err(|reason| Error::Program {
-            path: path.to_path_buf(),
-            reason,
-        })?;
-        let symbols = outcrop_rv::symbols::Symbols::from_elf(elf).ok();
-        Ok(CodeImage { machine, symbols })
-    }
-
-    /// The function containing `addr`, if the symbol table says.
-    pub fn function(&self, addr: u64) -> Option<String> {
-        self.symbols
-            .as_ref()
-            .and_then(|s| s.lookup(addr).map(|f| f.to_string()))
-    }
-
-    /// The taken target and the fall-through address of the conditional branch at `pc`
-    /// (`None` if it is not one, or not mapped).
-    pub fn branch_targets(&mut self, pc: u64) -> Option<(u64, u64)> {
-        let mut b = [0u8; 4];
-        self.machine.mem.read_bytes(pc, &mut b[..2]).ok()?;
-        let hi = self
-            .machine
-            .mem
-            .read_bytes(pc.wrapping_add(2), &mut b[2..])
-            .is_ok();
-        let lo16 = u16::from_le_bytes([b[0], b[1]]);
-        let hi16 = if hi {
-            u16::from_le_bytes([b[2], b[3]])
-        } else {
-            0
-        };
-        let inst = outcrop_rv::inst::decode(lo16, hi16);
-        (inst.class() == outcrop_rv::inst::Class::Branch).then(|| {
-            (
-                pc.wrapping_add(inst.imm as i64 as u64),
-                pc.wrapping_add(u64::from(inst.len)),
-            )
-        })
-    }
-
-    /// `insns` instructions from `addr` (at most 64) as `pc: assembly` lines; an unmapped
-    /// address ends the list with `<not mapped>`.
-    pub fn disassemble(&mut self, addr: u64, insns: u32) -> Vec<String> {
-        let mut dis = Vec::new();
-        let mut pc = addr;
-        for _ in 0..insns.min(64) {
-            let mut b = [0u8; 4];
-            if self.machine.mem.read_bytes(pc, &mut b[..2]).is_err() {
-                dis.push(format!("{pc:#x}: <not mapped>"));
-                break;
-            }
-            let hi = self
-                .machine
-                .mem
-                .read_bytes(pc.wrapping_add(2), &mut b[2..])
-                .is_ok();
-            let lo16 = u16::from_le_bytes([b[0], b[1]]);
-            let hi16 = if hi {
-                u16::from_le_bytes([b[2], b[3]])
-            } else {
-                0
-            };
-            let inst = outcrop_rv::inst::decode(lo16, hi16);
-            // name the target of a direct jump, call or branch
-            let direct = inst.op == outcrop_rv::inst::Op::Jal
-                || inst.class() == outcrop_rv::inst::Class::Branch;
-            let target = pc.wrapping_add(inst.imm as i64 as u64);
-            match self.function(target).filter(|_| direct) {
-                Some(f) => dis.push(format!("{pc:#x}: {inst}  <{f}>")),
-                None => dis.push(format!("{pc:#x}: {inst}")),
-            }
-            pc = pc.wrapping_add(u64::from(inst.len));
-        }
-        dis
     }
 }
 

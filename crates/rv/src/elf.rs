@@ -319,6 +319,51 @@ fn build_stack(
     Ok(sp)
 }
 
+/// A loadable segment's file-backed bytes, where the loader places them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileSegment {
+    /// The address its first byte is loaded at (the PIE base added for a PIE).
+    pub start: u64,
+    /// Where its bytes begin in the file.
+    pub file_offset: u64,
+    /// How many of its bytes come from the file (the rest is zero-filled).
+    pub file_size: u64,
+}
+
+/// The file-backed part of each `PT_LOAD` segment of `data`, placed as [`load`] places it
+/// (for reading a program's code without loading it). Errors name the header.
+pub fn file_segments(data: &[u8]) -> Result<Vec<FileSegment>, Error> {
+    let (header, endian) = parse_header(data)?;
+    let bias = match header.e_type(endian) {
+        elf::ET_DYN => PIE_BASE,
+        _ => 0,
+    };
+    let phdrs = header
+        .program_headers(endian, data)
+        .map_err(|e| elf_err(format!("program headers: {e}")))?;
+    let mut out = Vec::new();
+    for (i, p) in phdrs.iter().enumerate() {
+        if p.p_type(endian) != elf::PT_LOAD {
+            continue;
+        }
+        let (offset, size) = (p.p_offset(endian), p.p_filesz(endian));
+        let start = p.p_vaddr(endian).checked_add(bias);
+        match (start, offset.checked_add(size)) {
+            (Some(start), Some(end)) if end <= data.len() as u64 => out.push(FileSegment {
+                start,
+                file_offset: offset,
+                file_size: size,
+            }),
+            _ => {
+                return Err(elf_err(format!(
+                    "program header {i} (PT_LOAD): file range or address out of bounds"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// What identifies a program's code: `build-id:<hex>` from its GNU build-id note, or, for a
 /// program linked without one, `sha256:<hex>` of its loadable segments (addresses, sizes and
 /// file bytes). Profiles record it so that reading one against a different binary is caught.

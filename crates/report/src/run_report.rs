@@ -1,0 +1,401 @@
+//! [`RunReport`]: one run's summaries in, every report of it out — the console text or JSON,
+//! the report directory's files (docs/formats.md "The report directory"), the suite index's
+//! row. The way up mirrors the way down: `run::execute` gives [`RunSummaries`], this makes
+//! the report models from them and the program's image, and the binary writes the files.
+
+use crate::html::{run_page, IndexRow, RapSection, RunPage};
+use crate::profile::{firefox, folded, speedscope, ProfileReport};
+use crate::rpa::RpaReport;
+use crate::run_dir::{ExecStats, PathsSummary, RunSummary, SuiteEntry, WppSummary};
+use crate::{RapRunReport, Report, StreamReport};
+use outcrop_run::{ProgramImage, RunSummaries};
+use outcrop_rv::inst::Class;
+use std::path::{Path, PathBuf};
+
+/// Where the run's own files went, as its reports name them.
+#[derive(Clone, Debug, Default)]
+pub struct FileNames {
+    /// The samples file of the (first) branch-record unit.
+    pub samples: Option<PathBuf>,
+    /// The whole-program capture's `.wpp`.
+    pub wpp: Option<PathBuf>,
+    /// The report directory: files inside it are named relative to it on the page, so that
+    /// the page does not depend on where the directory is.
+    pub report_dir: Option<PathBuf>,
+}
+
+/// Every report of one run.
+pub struct RunReport<'a> {
+    summaries: &'a RunSummaries,
+    /// The exit status (130 interrupted, 124 at the instruction limit).
+    pub exit_code: i32,
+    /// How the run ended (`exited`, `fault: …`, `instruction limit`, `interrupted`).
+    pub outcome: String,
+    /// The exact profile's report (functions, lines, call tree).
+    pub profile: Option<ProfileReport>,
+    /// RAP's trees and hot ranges.
+    pub rap: Option<RapRunReport>,
+    /// The RPA's accounting and services.
+    pub rpa: Option<RpaReport>,
+    /// The edges service's profile as BOLT `.fdata` (when a queue has an edges service).
+    pub fdata: Option<String>,
+    /// The branch-record unit's summary (`paths.json`).
+    pub paths: Option<PathsSummary<'a>>,
+    /// The whole-program capture's summary (`wpp.json`).
+    pub wpp: Option<WppSummary<'a>>,
+    /// Things a person should know that did not stop the report (no source lines).
+    pub warnings: Vec<String>,
+    names: FileNames,
+}
+
+impl<'a> RunReport<'a> {
+    /// The reports of `s`, a run of `image`; `names` says where its own files went.
+    pub fn new(
+        s: &'a RunSummaries,
+        image: &ProgramImage,
+        names: FileNames,
+    ) -> Result<RunReport<'a>, outcrop_rap::Error> {
+        let (exit_code, outcome) = s.status();
+        let symbols = image.symbols().ok();
+        let mut warnings = Vec::new();
+        let profile = s.profile.as_ref().map(|p| {
+            let lines = match image.line_table() {
+                Ok(Some(mut table)) => Some(p.by_line(&mut table)),
+                Ok(None) => None,
+                Err(e) => {
+                    warnings.push(format!("no source lines: {e}"));
+                    None
+                }
+            };
+            ProfileReport::new(&s.program, p, lines.as_ref())
+        });
+        let rap = match &s.rap {
+            Some((spec, prof)) => {
+                let mut streams = Vec::new();
+                for p in &prof.profiles {
+                    let hot = p.tree.hot_ranges(spec.hot)?;
+                    let accuracy = p
+                        .exact
+                        .as_ref()
+                        .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
+                    let labels: Option<Vec<String>> = match (symbols, p.stream.is_code()) {
+                        (Some(sym), true) => {
+                            Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect())
+                        }
+                        _ => None,
+                    };
+                    streams.push(StreamReport {
+                        stream: p.stream.name().to_string(),
+                        description: p.stream.description().to_string(),
+                        n: p.tree.n(),
+                        nodes: p.tree.node_count(),
+                        max_nodes: p.max_nodes(),
+                        mean_nodes: p.mean_nodes(),
+                        mean_nodes_at_merges: p.mean_nodes_at_merges(),
+                        merge_batches: p.tree.stats().merge_batches,
+                        split_threshold: p.tree.split_threshold(),
+                        hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),
+                        max_error_pct: accuracy.as_ref().map(|a| a.max_error_pct),
+                        mean_error_pct: accuracy.as_ref().map(|a| a.mean_error_pct),
+                        sizes: p.sizes.clone(),
+                        merges: p.tree.merge_log().to_vec(),
+                    });
+                }
+                Some(RapRunReport {
+                    program: s.program.clone(),
+                    instructions: s.instructions,
+                    exit_code,
+                    outcome: outcome.clone(),
+                    wall_seconds: s.wall.as_secs_f64(),
+                    eps: spec.config.eps(),
+                    branching: spec.config.branching(),
+                    hot_fraction: spec.hot,
+                    timing: s.timing.clone(),
+                    streams,
+                })
+            }
+            None => None,
+        };
+        let (rpa, fdata) = match &s.rpa {
+            Some(r) => {
+                let (report, fdata) = crate::rpa::report(
+                    r,
+                    &s.program,
+                    s.instructions,
+                    s.deterministic,
+                    symbols,
+                    Some(image),
+                    s.timing.as_ref().map_or(0, |t| t.fills_late),
+                );
+                (Some(report), fdata)
+            }
+            None => (None, None),
+        };
+        let shown = |p: &Option<PathBuf>| p.as_ref().map(|f| f.display().to_string());
+        let paths = s.samples.first().map(|samples| PathsSummary {
+            file: shown(&names.samples).unwrap_or_default(),
+            samples: samples.meta.samples,
+            distinct_traces: samples.traces.len(),
+            recorded_branches: samples.meta.recorded,
+            instructions: samples.meta.instructions,
+            cycles: samples.meta.cycles,
+            modelled_overhead: samples.overhead(),
+            config: &samples.meta.config,
+        });
+        let wpp = s.wpp.as_ref().map(|w| WppSummary {
+            file: shown(&names.wpp).unwrap_or_default(),
+            bytes: w.bytes,
+            stats: &w.stats,
+        });
+        Ok(RunReport {
+            summaries: s,
+            exit_code,
+            outcome,
+            profile,
+            rap,
+            rpa,
+            fdata,
+            paths,
+            wpp,
+            warnings,
+            names,
+        })
+    }
+
+    /// The console report: the profile's text, then RAP's, then the RPA's; with `json`, one
+    /// JSON document (RAP's when there is one, else the RPA's, else the profile's). Names from
+    /// the program's files are escaped: no control character reaches a terminal.
+    pub fn console(&self, json: bool) -> String {
+        let mut c = String::new();
+        if let Some(r) = &self.profile {
+            if json {
+                if self.rap.is_none() && self.rpa.is_none() {
+                    c.push_str(&r.to_json());
+                }
+            } else {
+                c.push_str(&r.to_text());
+                if self.rap.is_some() {
+                    c.push('\n');
+                }
+            }
+        }
+        if let Some(r) = &self.rap {
+            c.push_str(&if json { r.to_json() } else { r.to_text() });
+        }
+        if let Some(r) = &self.rpa {
+            if !json {
+                c.push('\n');
+                c.push_str(&r.to_text());
+            } else if self.rap.is_none() {
+                c.push_str(&r.to_json());
+            }
+        }
+        outcrop_events::escape::text(&c).into_owned()
+    }
+
+    /// Retired instructions per class, by class name.
+    fn classes(&self) -> Option<Vec<(&'static str, u64)>> {
+        self.summaries.classes.map(|c| {
+            Class::ALL
+                .iter()
+                .map(|k| (k.name(), c[*k as usize]))
+                .collect()
+        })
+    }
+
+    /// The report directory's files, in the order they are written (`run.json` last, so
+    /// that its presence says the directory is complete).
+    pub fn directory_files(&self) -> Vec<(&'static str, Vec<u8>)> {
+        let s = self.summaries;
+        let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
+        let mut mechanisms = Vec::new();
+        let mut listed = vec![
+            ("run.json", "the run's statistics, host time included"),
+            ("report.json", "the data this page is made from"),
+        ];
+        if self.profile.is_some() {
+            listed.extend([
+                (
+                    "profile.json",
+                    "the exact profile: functions, lines, call tree",
+                ),
+                (
+                    "profile.speedscope.json",
+                    "open in https://www.speedscope.app",
+                ),
+                (
+                    "profile.firefox.json",
+                    "open in https://profiler.firefox.com",
+                ),
+                (
+                    "profile.folded",
+                    "folded stacks for flamegraph.pl or inferno",
+                ),
+            ]);
+        }
+        if let Some(r) = &self.rap {
+            mechanisms.push("rap");
+            out.push(("rap.json", r.to_json().into_bytes()));
+            listed.push(("rap.json", "RAP trees and hot ranges"));
+        }
+        if let Some(w) = &self.wpp {
+            mechanisms.push("wpp");
+            out.push(("wpp.json", pretty(w)));
+        }
+        if let Some(p) = &self.paths {
+            mechanisms.push("paths");
+            out.push(("paths.json", pretty(p)));
+            listed.push(("paths.json", "branch-record sampling summary"));
+        }
+        if self.wpp.is_some() {
+            listed.push(("wpp.json", "whole-program capture summary"));
+        }
+        if let Some(r) = &self.rpa {
+            mechanisms.push("rpa");
+            out.push(("rpa.json", r.to_json().into_bytes()));
+            listed.push((
+                "rpa.json",
+                "relational profiling: queries, services, exact checks",
+            ));
+        }
+        if let (Some(p), Some(r)) = (&s.profile, &self.profile) {
+            mechanisms.push("profile");
+            out.push(("profile.json", r.to_json().into_bytes()));
+            out.push((
+                "profile.speedscope.json",
+                speedscope(p, &s.program).into_bytes(),
+            ));
+            out.push(("profile.firefox.json", firefox(p, &s.program).into_bytes()));
+            out.push(("profile.folded", folded(p).into_bytes()));
+        }
+        let classes = self.classes();
+        let page = RunPage {
+            program: &s.program,
+            args: &s.args,
+            exit_code: self.exit_code,
+            outcome: &self.outcome,
+            truncated: s.truncated(),
+            instructions: s.instructions,
+            classes: classes.clone(),
+            timing: s.timing.as_ref(),
+            profile: self.profile.as_ref(),
+            rap: self.rap.as_ref().map(|r| RapSection {
+                eps: r.eps,
+                branching: r.branching,
+                hot_fraction: r.hot_fraction,
+                streams: &r.streams,
+            }),
+            paths: self.paths.as_ref().map(|p| {
+                let mut v = serde_json::to_value(p).unwrap_or_default();
+                if let Some(rel) = self.relative(self.names.samples.as_deref()) {
+                    v["file"] = rel.into();
+                }
+                v
+            }),
+            strata: s.wpp.as_ref().map(|w| &w.stats),
+            rpa: self.rpa.as_ref(),
+            files: listed,
+        };
+        out.push(("report.json", crate::json(&page).into_bytes()));
+        out.push((
+            "report.html",
+            run_page(&page, s.profile.as_ref()).into_bytes(),
+        ));
+        let stats = RunSummary {
+            program: &s.program,
+            args: s.args.clone(),
+            instructions: s.instructions,
+            exit_code: self.exit_code,
+            outcome: &self.outcome,
+            truncated: s.truncated(),
+            wall_seconds: s.wall.as_secs_f64(),
+            mips: s.mips(),
+            mechanisms,
+            classes,
+            timing: s.timing.as_ref(),
+            host_max_rss_bytes: s.host_max_rss_bytes,
+        };
+        let mut j = pretty(&stats);
+        j.push(b'\n');
+        out.push(("run.json", j));
+        out
+    }
+
+    /// `file` relative to the report directory, when inside it.
+    fn relative(&self, file: Option<&Path>) -> Option<String> {
+        let dir = self.names.report_dir.as_deref()?;
+        Some(file?.strip_prefix(dir).ok()?.display().to_string())
+    }
+
+    /// The run's row in the suite's index page.
+    pub fn index_row(&self) -> IndexRow {
+        let s = self.summaries;
+        IndexRow {
+            name: s.program.clone(),
+            exit_code: self.exit_code,
+            outcome: self.outcome.clone(),
+            instructions: s.instructions,
+            cycles: s.timing.as_ref().map(|t| t.cycles),
+            hottest: self.profile.as_ref().and_then(|r| {
+                r.functions.first().map(|f| {
+                    let share = match r.cycles {
+                        Some(c) => 100.0 * f.self_counts.cycles as f64 / c.max(1) as f64,
+                        None => {
+                            100.0 * f.self_counts.instructions as f64 / r.instructions.max(1) as f64
+                        }
+                    };
+                    (f.name.clone(), share)
+                })
+            }),
+        }
+    }
+
+    /// The run's entry in `suite.json`.
+    pub fn suite_entry(&self) -> SuiteEntry {
+        let s = self.summaries;
+        SuiteEntry {
+            program: s.program.clone(),
+            exit_code: self.exit_code,
+            outcome: self.outcome.clone(),
+            instructions: s.instructions,
+            wall_seconds: s.wall.as_secs_f64(),
+            truncated: s.truncated(),
+            report: None,
+        }
+    }
+}
+
+/// `outcrop exec --stats-json`: the run's statistics with the machine's own counts.
+pub fn exec_stats(s: &RunSummaries) -> ExecStats {
+    let (exit_code, outcome) = s.status();
+    let counts = s.classes.unwrap_or_default();
+    ExecStats {
+        program: s.program.clone(),
+        instructions: s.instructions,
+        exit_code,
+        outcome,
+        wall_seconds: s.wall.as_secs_f64(),
+        mips: s.mips(),
+        classes: Class::ALL
+            .iter()
+            .map(|c| (c.name(), counts[*c as usize]))
+            .collect(),
+        syscalls: s.machine.syscalls.clone(),
+        syscalls_by_name: s.machine.syscalls.iter().fold(
+            std::collections::BTreeMap::new(),
+            |mut m, (&nr, &n)| {
+                *m.entry(outcrop_rv::kernel::syscall_name(nr)).or_default() += n;
+                m
+            },
+        ),
+        host_max_rss_bytes: s.host_max_rss_bytes,
+        signals_delivered: s.machine.signals_delivered,
+        code_flushes: s.machine.code_flushes,
+        timing: s.timing.clone(),
+    }
+}
+
+/// Pretty JSON bytes (no trailing newline), as the report directory's summaries are written.
+fn pretty<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec_pretty(v).unwrap_or_default()
+}

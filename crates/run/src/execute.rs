@@ -1,0 +1,279 @@
+//! [`execute`]: one [`RunConfig`] and one [`ProgramImage`] in, one [`RunSummaries`] out — the
+//! way up every command and study takes. It loads the machine from the image, resolves the
+//! RPA's names against it, attaches what the configuration asks for through the [`Run`]
+//! builder, runs once, and hands back every mechanism's typed result (files are the caller's:
+//! the whole-program capture writes to a sink it is given).
+
+use crate::config::RunConfig;
+use crate::image::ProgramImage;
+use crate::program::{load_image, outcome_status, EXIT_INTERRUPTED};
+use crate::{Progress, Result, Run, WppSink, WppSpec};
+use outcrop_profile::Profile;
+use outcrop_rap::observe::{RapProfiler, RapSpec};
+use outcrop_rpa::observe::RpaResult;
+use outcrop_rv::Outcome;
+use outcrop_sampling::Samples;
+use outcrop_strata::{FileStats, RunInfo};
+use outcrop_timing::Totals;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// A warning of the machine.
+pub type WarningHook = Box<dyn FnMut(&str) + Send>;
+
+/// A refused host path: the path and whether a write was refused.
+pub type DenialHook = Box<dyn FnMut(&std::path::Path, bool) + Send>;
+
+/// What a run reports back while it runs, and the writers it is given.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Called every [`crate::SLICE_INSNS`] instructions.
+    pub progress: Option<&'a mut dyn FnMut(Progress)>,
+    /// Stops the guest once set; every mechanism keeps what it collected.
+    pub interrupt: Option<&'a AtomicBool>,
+    /// Warnings of the machine (an unknown system call).
+    pub on_warning: Option<WarningHook>,
+    /// The first refusal of each host path by the sandbox.
+    pub on_denial: Option<DenialHook>,
+    /// Where the whole-program capture writes its `.wpp` (needed with `config.wpp`).
+    pub wpp_sink: Option<WppSink<'a>>,
+}
+
+/// The machine's own counts at the end of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MachineCounts {
+    /// The pc the guest stopped at.
+    pub pc: u64,
+    /// Signals delivered to the guest's handlers.
+    pub signals_delivered: u64,
+    /// Code-cache flushes (`fence.i`, stores into code).
+    pub code_flushes: u64,
+    /// System calls by number.
+    pub syscalls: BTreeMap<u64, u64>,
+}
+
+/// The whole-program capture's result (its file went to the sink).
+#[derive(Clone, Debug)]
+pub struct WppResult {
+    /// The file's `STAT` section.
+    pub stats: FileStats,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Everything one run produced, typed, mechanism by mechanism.
+pub struct RunSummaries {
+    /// The program's path as given.
+    pub program: String,
+    /// What identifies its code.
+    pub program_id: String,
+    /// The guest's arguments after its program name.
+    pub args: Vec<String>,
+    /// Whether the run was deterministic (fixed clocks and seeds, lossless queues).
+    pub deterministic: bool,
+    /// How the guest ended ([`Outcome::Stopped`] when interrupted).
+    pub outcome: Outcome,
+    /// Whether the interrupt flag stopped it.
+    pub interrupted: bool,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Wall time of the run (machine and mechanisms, not loading).
+    pub wall: Duration,
+    /// Retired instructions per class, indexed like `Class::ALL`.
+    pub classes: Option<[u64; 8]>,
+    /// Timing-model totals.
+    pub timing: Option<Totals>,
+    /// The machine's counts.
+    pub machine: MachineCounts,
+    /// The host's peak resident set, when the caller measured it.
+    pub host_max_rss_bytes: Option<u64>,
+    /// The exact profile.
+    pub profile: Option<Profile>,
+    /// The RAP trees, finished, with the spec that made them.
+    pub rap: Option<(RapSpec, RapProfiler)>,
+    /// One samples file per branch-record unit (program name and id filled in).
+    pub samples: Vec<Samples>,
+    /// The whole-program capture.
+    pub wpp: Option<WppResult>,
+    /// The RPA's accounting, services and exact references.
+    pub rpa: Option<RpaResult>,
+}
+
+impl RunSummaries {
+    /// The exit status and outcome text (`exited`, `fault: …`; 130 and `interrupted` when
+    /// interrupted; 124 at the instruction limit).
+    pub fn status(&self) -> (i32, String) {
+        if self.interrupted {
+            (EXIT_INTERRUPTED, "interrupted".to_string())
+        } else {
+            outcome_status(&self.outcome)
+        }
+    }
+
+    /// Whether the profiles cover only part of the program's execution.
+    pub fn truncated(&self) -> bool {
+        self.interrupted || !matches!(self.outcome, Outcome::Exited(_))
+    }
+
+    /// Instructions per second of wall time, in millions.
+    pub fn mips(&self) -> f64 {
+        self.instructions as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// What a person should be told about how the run ended, if anything unusual: a fault,
+    /// the instruction limit (with signals delivered), an interrupt.
+    pub fn ending(&self) -> Option<String> {
+        let m = &self.machine;
+        match &self.outcome {
+            _ if self.interrupted => Some(format!(
+                "interrupted after {} instructions; the profiles cover the run so far (truncated)",
+                self.instructions
+            )),
+            Outcome::Fault(f) => Some(f.to_string()),
+            Outcome::InstructionLimit if m.signals_delivered > 0 => Some(format!(
+                "instruction limit reached after {} instructions and {} signals delivered (pc {:#x})",
+                self.instructions, m.signals_delivered, m.pc
+            )),
+            Outcome::InstructionLimit => Some(format!(
+                "instruction limit reached after {} instructions (pc {:#x})",
+                self.instructions, m.pc
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `image` as `config` says, once, with every mechanism it asks for attached.
+pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Result<RunSummaries> {
+    config.validate()?;
+    let Hooks {
+        progress,
+        interrupt,
+        on_warning,
+        on_denial,
+        wpp_sink,
+    } = hooks;
+    if config.wpp.is_some() && wpp_sink.is_none() {
+        return Err(crate::Error::Config(
+            "a whole-program capture needs somewhere to write its file".into(),
+        ));
+    }
+    let rpa = match &config.rpa {
+        Some(r) => Some(r.resolve(image, config.program.deterministic)?),
+        None => None,
+    };
+    let spec = &config.program;
+    let warn = on_warning.unwrap_or_else(|| Box::new(|_| {}));
+    let mut machine = load_image(spec, image, warn)?;
+    machine.engine = config.engine;
+    if let Some(d) = on_denial {
+        machine.kernel.on_denial(d);
+    }
+    let args: Vec<String> = spec
+        .command
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let program = image.name();
+    let mut run = Run::new(&mut machine).timing(config.timing.clone());
+    if config.classes {
+        run = run.classes();
+    }
+    if let Some(p) = progress {
+        run = run.progress(p);
+    }
+    if let Some(f) = interrupt {
+        run = run.interrupt(f);
+    }
+    if config.profile {
+        run = run.profile(image.symbols().cloned().unwrap_or_default());
+    }
+    if let Some(r) = &config.rap {
+        run = run.rap(r.clone());
+    }
+    if !config.paths.is_empty() {
+        run = run.paths(config.paths.clone());
+    }
+    if let Some(r) = rpa {
+        run = run.rpa(r);
+    }
+    if let (Some(options), Some(sink)) = (&config.wpp, wpp_sink) {
+        let info = RunInfo {
+            program: program.clone(),
+            args: args.clone(),
+            program_id: image.program_id().to_string(),
+            baseline_seconds: if spec.deterministic {
+                0.0
+            } else {
+                options.baseline_seconds
+            },
+            ..RunInfo::default()
+        };
+        run = run.wpp(WppSpec {
+            sink,
+            options: *options,
+            info,
+            deterministic: spec.deterministic,
+        });
+    }
+    let mut result = run.execute()?;
+    let wpp = match result.wpp.take() {
+        Some(mut c) => {
+            c.writer
+                .flush()
+                .map_err(|e| crate::Error::Wpp(outcrop_strata::Error::Io { source: e }))?;
+            Some(WppResult {
+                stats: c.stats,
+                bytes: c.bytes.total(),
+            })
+        }
+        None => None,
+    };
+    let samples = match result.paths.take() {
+        Some(rec) => rec
+            .units
+            .into_iter()
+            .map(|u| {
+                let mut s = u.into_samples(&program, rec.instructions, rec.cycles);
+                s.meta.program_id = image.program_id().to_string();
+                s
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let rap = match (result.rap.take(), &config.rap) {
+        (Some(p), Some(s)) => Some((s.clone(), p)),
+        _ => None,
+    };
+    let summaries = RunSummaries {
+        program,
+        program_id: image.program_id().to_string(),
+        args,
+        deterministic: spec.deterministic,
+        outcome: result.outcome,
+        interrupted: result.interrupted,
+        instructions: result.instructions,
+        wall: result.wall,
+        classes: result.classes,
+        timing: result.timing.take(),
+        machine: MachineCounts::default(),
+        host_max_rss_bytes: None,
+        profile: result.profile.take(),
+        rap,
+        samples,
+        wpp,
+        rpa: result.rpa.take(),
+    };
+    drop(result);
+    Ok(RunSummaries {
+        machine: MachineCounts {
+            pc: machine.pc,
+            signals_delivered: machine.traps,
+            code_flushes: machine.code_flushes,
+            syscalls: machine.kernel.syscall_counts.clone(),
+        },
+        ..summaries
+    })
+}
