@@ -21,6 +21,7 @@ mod study_paths;
 mod study_rap;
 mod study_rpa;
 mod study_strata;
+mod sweep;
 
 use anyhow::{bail, Result};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -32,14 +33,40 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 use outcrop_rap::{Config, ExactRanges, RapTree};
 use std::time::Instant;
 
+/// Project automation: the studies and benchmarks behind docs/BENCHMARKS.md and
+/// docs/studies (each task's module doc says what it measures and against which peer).
+#[derive(clap::Parser)]
+#[command(name = "xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Task,
+}
+
+#[derive(clap::Subcommand)]
+enum Task {
+    /// The RAP paper's §4 studies (Figures 5–10, narrow operands) on the compute workloads,
+    /// at ε = 10% and 1%; a job per workload and ε, locally on every core or as a Slurm
+    /// job array (--slurm).
+    StudyRap(study_rap::Args),
+    /// Tasks not yet on the shared study options (their own argument loops).
+    #[command(external_subcommand)]
+    Other(Vec<String>),
+}
+
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    use clap::Parser;
+    match Cli::parse().command {
+        Task::StudyRap(a) => study_rap::run(a),
+        Task::Other(args) => other(&args),
+    }
+}
+
+fn other(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("bench-rap") => bench_rap::run(&args[1..]),
         Some("bounds") => bounds(),
-        Some("bench-exec") => bench_exec(runs_flag(&args)?.max(5)),
+        Some("bench-exec") => bench_exec(runs_flag(args)?.max(5)),
         Some("cachegrind") => cachegrind::run(&args[1..]),
-        Some("study-rap") => study_rap::run(&args[1..]),
         Some("bench-timing") => bench_timing::run(&args[1..]),
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
         Some("study-paths") => study_paths::run(&args[1..]),
@@ -55,7 +82,7 @@ fn main() -> Result<()> {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
                  | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b] \
-                 | study-rap [--workloads a,b] [--jobs N] | bench-timing [--runs R] \
+                 | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
                  | study-paths [--workloads a,b] [--svg FILE] \
                  | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
@@ -64,7 +91,7 @@ fn main() -> Result<()> {
                  | bench-rpa [--runs R] [--workloads a,b] \
                  | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N] \
                  | study-strata [--runs R] [--workloads a,b] [--svg-dir DIR] \
-                 | study-rap [--workloads a,b] [--jobs N] [--fresh] [--svg FILE]"
+                 | study-rap --help"
             );
             bail!("unknown or missing task")
         }

@@ -148,6 +148,7 @@ impl GuestArgs {
                 ..BrrConfig::default()
             },
             brr_seeded: self.brr_seed.is_some(),
+            cwd: None,
             env: self.env.clone(),
         }
     }

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rpa", 3),
     ("run", 4),
     ("report", 5),
+    ("studies", 6),
     ("outcrop", 6),
 ];
 

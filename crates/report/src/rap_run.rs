@@ -4,11 +4,11 @@
 use crate::entries_table;
 use outcrop_rap::{AccuracyReport, HotRange, MergeRecord};
 use outcrop_timing::Totals;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// One hot range with what is known about it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HotEntry {
     /// The range.
     #[serde(flatten)]
@@ -28,7 +28,7 @@ pub struct HotEntry {
 }
 
 /// One stream's tree.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StreamReport {
     /// Stream name (`block`, `l1d-miss-value`, ...).
     pub stream: String,
@@ -88,7 +88,7 @@ impl StreamReport {
 }
 
 /// The whole report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RapRunReport {
     /// The program path as given.
     pub program: String,

@@ -47,6 +47,9 @@ pub struct ProgramSpec {
     pub brr: BrrConfig,
     /// Whether `brr.seed` was chosen by the user (`--brr-seed`).
     pub brr_seeded: bool,
+    /// The guest's working directory (default: the host process's). Relative guest paths
+    /// and relative grants resolve against it; it is not granted by being set.
+    pub cwd: Option<PathBuf>,
     /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
     /// of the empty one under `deterministic`), replacing a variable of the same name.
     pub env: Vec<OsString>,
@@ -66,6 +69,7 @@ impl ProgramSpec {
             argv0: None,
             brr: BrrConfig::default(),
             brr_seeded: false,
+            cwd: None,
             env: Vec::new(),
         }
     }
@@ -140,6 +144,13 @@ pub fn load_image(
     image.count_load();
     let prog_path = image.path().to_path_buf();
     let mut sandbox = Sandbox::new();
+    if let Some(dir) = &spec.cwd {
+        sandbox.set_cwd(dir).map_err(|reason| Error::Grant {
+            flag: "cwd",
+            path: dir.clone(),
+            reason,
+        })?;
+    }
     for p in &spec.allow {
         sandbox.allow_read(p).map_err(|reason| Error::Grant {
             flag: "--allow",

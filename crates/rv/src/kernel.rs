@@ -162,7 +162,8 @@ impl Kernel {
     ) -> Result<crate::sandbox::Resolved<'_>, i64> {
         let resolved = self.config.sandbox.resolve(path, write);
         if let (Some(hook), Err(crate::sandbox::EACCES)) = (self.denial_hook.as_mut(), &resolved) {
-            let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            let host = self.config.sandbox.host_path(path);
+            let abs = std::path::absolute(&host).unwrap_or(host);
             if self.denied.len() < 1024 && self.denied.insert(abs.clone()) {
                 hook(&abs, write);
             }

@@ -32,6 +32,9 @@ const EXDEV: i32 = 18;
 #[derive(Debug, Default)]
 pub struct Sandbox {
     roots: Vec<Root>,
+    /// The guest's working directory (absolute): relative guest paths resolve against it
+    /// rather than the host process's, so that runs in one process can each have their own.
+    cwd: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -78,6 +81,23 @@ impl Sandbox {
         Self::default()
     }
 
+    /// Sets the guest's working directory (made absolute against the host's now): relative
+    /// guest paths, and relative grants made after this, resolve against it. Granting it is
+    /// still up to the caller.
+    pub fn set_cwd(&mut self, dir: &Path) -> std::io::Result<()> {
+        self.cwd = Some(std::path::absolute(dir)?);
+        Ok(())
+    }
+
+    /// The guest path `path` as the host sees it: relative paths against the guest's working
+    /// directory.
+    pub fn host_path(&self, path: &Path) -> PathBuf {
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+
     /// Grants read-only access to `path` (a file or a directory tree).
     pub fn allow_read(&mut self, path: &Path) -> std::io::Result<()> {
         self.grant(path, false)
@@ -89,6 +109,7 @@ impl Sandbox {
     }
 
     fn grant(&mut self, path: &Path, write: bool) -> std::io::Result<()> {
+        let path = &self.host_path(path);
         let canonical = std::fs::canonicalize(path)?;
         let authority = cap_std::ambient_authority();
         let access = if canonical.is_dir() {
@@ -119,7 +140,7 @@ impl Sandbox {
     /// The root `path` lies under and the rest of the path, or `EACCES` when no grant covers
     /// it (for writing: no read-write grant). Purely lexical: the host is not consulted.
     pub(crate) fn resolve(&self, path: &Path, write: bool) -> Result<Resolved<'_>, i64> {
-        let abs = absolute(path).map_err(|_| EACCES)?;
+        let abs = absolute(&self.host_path(path)).map_err(|_| EACCES)?;
         let mut best: Option<(usize, &Root, PathBuf)> = None;
         for root in self.roots.iter().filter(|r| r.write || !write) {
             for name in &root.names {

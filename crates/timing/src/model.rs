@@ -25,11 +25,11 @@ use crate::feedback::{Feedback, Fills, NoFeedback};
 use crate::predictor::{Btb, DirectionPredictor, Ras};
 use outcrop_events::record::{BranchKind, Class, Retire, Unit};
 pub use outcrop_events::record::{Stamp, TimingEvents as Events};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where stall cycles went (a CPI stack; `base + branch + brr + icache + dcache + hold +
 /// other = cycles`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpiStack {
     /// Cycles in which at least one instruction retired.
     pub base: u64,
@@ -50,7 +50,7 @@ pub struct CpiStack {
 }
 
 /// Run totals.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     /// Configuration name.
     pub config: String,

@@ -1,0 +1,164 @@
+//! The options every study takes (`--workloads`, `--jobs`, `--results`, `--fresh`,
+//! `--retry-failed`, `--slurm`…) and the one call that runs a study through
+//! `outcrop_studies::executor::sweep`: locally on every core, as one Slurm array task, or as a
+//! Slurm job array.
+
+use anyhow::Result;
+use outcrop_studies::executor::{self, Done, Mode, Sweep};
+use outcrop_studies::slurm::SlurmConfig;
+use outcrop_studies::{Manifest, Record, ResultsDir, Study};
+use std::path::PathBuf;
+
+/// Options of every study.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StudyArgs {
+    /// Workloads to run (default: the compute workloads of workloads/manifest.toml).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub workloads: Vec<String>,
+    /// Jobs at once on this machine (default: every core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
+    /// Where the records go (one JSON file per job, in DIR/STUDY/); a later run resumes
+    /// with the jobs that have none, and directories from several machines merge by copying.
+    #[arg(long, value_name = "DIR", default_value = "target/studies")]
+    pub results: PathBuf,
+    /// Drop the study's records first and run every job.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Drop the failed records first, so that their jobs run again.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Run the missing jobs as a Slurm job array (one task per job, records to --results,
+    /// which every node must reach), wait for it, then make the tables.
+    #[arg(long)]
+    pub slurm: bool,
+    /// With --slurm: only write the sbatch script (DIR/slurm/STUDY.sbatch) for a real
+    /// cluster; run the study again afterwards to make the tables from the records.
+    #[arg(long, requires = "slurm")]
+    pub slurm_script: bool,
+    /// With --slurm: return once the array is queued.
+    #[arg(long, requires = "slurm")]
+    pub no_wait: bool,
+    /// With --slurm: the partition.
+    #[arg(long, value_name = "NAME", requires = "slurm")]
+    pub partition: Option<String>,
+    /// With --slurm: the time limit per task (e.g. 01:00:00).
+    #[arg(long, value_name = "TIME", requires = "slurm")]
+    pub time: Option<String>,
+    /// With --slurm: memory per task (e.g. 4G).
+    #[arg(long, value_name = "MEM", requires = "slurm")]
+    pub mem: Option<String>,
+    /// Run only job N (what each Slurm array task does).
+    #[arg(long, value_name = "N", hide = true)]
+    pub task: Option<usize>,
+}
+
+impl StudyArgs {
+    /// The one conversion: these options as a sweep. The Slurm command line is this
+    /// process's own, with the Slurm options replaced by `--task {task}`.
+    fn sweep(&self) -> Result<Sweep> {
+        let results = std::path::absolute(&self.results)?;
+        let mode = if let Some(t) = self.task {
+            Mode::Task(t)
+        } else if self.slurm {
+            let exe = std::env::current_exe()?.to_string_lossy().into_owned();
+            let mut command = vec![exe];
+            let mut args = std::env::args().skip(1).peekable();
+            while let Some(a) = args.next() {
+                match a.as_str() {
+                    "--slurm" | "--slurm-script" | "--no-wait" | "--fresh" | "--retry-failed" => {}
+                    "--partition" | "--time" | "--mem" | "--results" => {
+                        args.next();
+                    }
+                    _ if a.starts_with("--results=")
+                        || a.starts_with("--partition=")
+                        || a.starts_with("--time=")
+                        || a.starts_with("--mem=") => {}
+                    _ => command.push(a),
+                }
+            }
+            command.extend([
+                "--results".into(),
+                results.to_string_lossy().into_owned(),
+                "--task".into(),
+                "{task}".into(),
+            ]);
+            Mode::Slurm {
+                config: SlurmConfig {
+                    partition: self.partition.clone(),
+                    time: self.time.clone(),
+                    mem: self.mem.clone(),
+                    ..SlurmConfig::default()
+                },
+                command,
+                wait: !self.no_wait,
+                script_only: self.slurm_script,
+            }
+        } else {
+            Mode::Local { threads: self.jobs }
+        };
+        Ok(Sweep {
+            results,
+            fresh: self.fresh,
+            retry_failed: self.retry_failed,
+            mode,
+        })
+    }
+}
+
+/// A study's records, in job order.
+pub type Records<S> = Vec<Record<<S as Study>::Params, <S as Study>::Output>>;
+
+/// The repository's workload manifest.
+pub fn manifest() -> Result<Manifest> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads");
+    Ok(Manifest::load(&root)?)
+}
+
+/// Runs `study` as `args` say; its records in job order when every job has one (the caller
+/// makes its tables from them), `None` when there is nothing more to do here (a task ran, or
+/// an array was queued).
+pub fn run<S: Study>(
+    study: &S,
+    manifest: &Manifest,
+    args: &StudyArgs,
+) -> Result<Option<Records<S>>> {
+    let sweep = args.sweep()?;
+    let name = study.name().to_string();
+    let done = executor::sweep(study, manifest, &sweep, &mut |p| match p.error {
+        None => eprintln!(
+            "{name}: [{}/{}] {} ({:.1} s)",
+            p.done, p.total, p.job, p.seconds
+        ),
+        Some(e) => eprintln!("{name}: [{}/{}] {} FAILED: {e}", p.done, p.total, p.job),
+    })?;
+    match done {
+        Done::Task(o) => {
+            if let Some((job, e)) = o.failed.first() {
+                anyhow::bail!("{job}: {e}");
+            }
+            Ok(None)
+        }
+        Done::Queued { script, job } => {
+            match job {
+                Some(id) => eprintln!("{name}: Slurm job {id} queued ({})", script.display()),
+                None => eprintln!(
+                    "{name}: sbatch script written to {} (submit it with `sbatch {}`, then run this command again without --slurm to make the tables)",
+                    script.display(),
+                    script.display()
+                ),
+            }
+            Ok(None)
+        }
+        Done::Complete(o) => {
+            eprintln!(
+                "{name}: {} jobs run, {} resumed from {}",
+                o.ran,
+                o.resumed,
+                sweep.results.join(&name).display()
+            );
+            let dir = ResultsDir::new(&sweep.results, &name)?;
+            Ok(Some(dir.records_of(&study.jobs(manifest))?))
+        }
+    }
+}
