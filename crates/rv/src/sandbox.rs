@@ -274,3 +274,45 @@ pub(crate) fn errno(e: &std::io::Error) -> i64 {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_working_directory_resolves_relative_paths_beneath_it_only() {
+        let base = tempfile::tempdir().unwrap();
+        let scratch = base.path().join("scratch");
+        let other = base.path().join("other");
+        std::fs::create_dir_all(&scratch).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(scratch.join("in.txt"), "x").unwrap();
+        std::fs::write(other.join("secret"), "y").unwrap();
+        let mut s = Sandbox::new();
+        s.set_cwd(&scratch).unwrap();
+        // a relative grant is relative to the guest's directory, not the host process's
+        s.allow_write(Path::new(".")).unwrap();
+        assert!(s.resolve(Path::new("in.txt"), false).is_ok());
+        assert!(s.resolve(Path::new("new.txt"), true).is_ok());
+        assert!(s.resolve(&scratch.join("in.txt"), true).is_ok());
+        // `..` out of it, or another directory by name, is refused
+        let read = OpenFlags {
+            read: true,
+            ..OpenFlags::default()
+        };
+        let opened = s
+            .resolve(Path::new("../other/secret"), false)
+            .and_then(|r| r.open(read).map(drop));
+        assert_eq!(opened.err(), Some(EACCES));
+        assert!(s
+            .resolve(Path::new("in.txt"), false)
+            .and_then(|r| r.open(read).map(drop))
+            .is_ok());
+        assert_eq!(s.resolve(&other.join("secret"), false).err(), Some(EACCES));
+        assert_eq!(
+            s.host_path(Path::new("a/b")),
+            std::path::absolute(&scratch).unwrap().join("a/b")
+        );
+        assert_eq!(s.host_path(Path::new("/etc/x")), Path::new("/etc/x"));
+    }
+}
