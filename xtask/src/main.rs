@@ -48,6 +48,13 @@ enum Task {
     /// at ε = 10% and 1%; a job per workload and ε, locally on every core or as a Slurm
     /// job array (--slurm).
     StudyRap(study_rap::Args),
+    /// The path-profiling paper's §4 studies (accuracy against period and depth, overhead,
+    /// Tables 2–4, Figures 5–6) on the compute workloads: a job per workload, every
+    /// branch-record unit on one timed run beside the exact path counter.
+    StudyPaths(study_paths::Args),
+    /// The strata paper's §IV results (Tables 3–4, Figures 2–3, compression against zstd,
+    /// capture slowdown against native and the bare machine): a job per workload.
+    StudyStrata(study_strata::Args),
     /// Tasks not yet on the shared study options (their own argument loops).
     #[command(external_subcommand)]
     Other(Vec<String>),
@@ -57,6 +64,8 @@ fn main() -> Result<()> {
     use clap::Parser;
     match Cli::parse().command {
         Task::StudyRap(a) => study_rap::run(a),
+        Task::StudyPaths(a) => study_paths::run(a),
+        Task::StudyStrata(a) => study_strata::run(a),
         Task::Other(args) => other(&args),
     }
 }
@@ -69,7 +78,6 @@ fn other(args: &[String]) -> Result<()> {
         Some("cachegrind") => cachegrind::run(&args[1..]),
         Some("bench-timing") => bench_timing::run(&args[1..]),
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
-        Some("study-paths") => study_paths::run(&args[1..]),
         Some("study-brr") => study_brr::run(&args[1..]),
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
         Some("bench-layers") => bench_layers::run(&args[1..]),
@@ -77,20 +85,17 @@ fn other(args: &[String]) -> Result<()> {
         Some("bench-profile") => bench_profile::run(&args[1..]),
         Some("bench-rpa") => bench_rpa::run(&args[1..]),
         Some("study-rpa") => study_rpa::run(&args[1..]),
-        Some("study-strata") => study_strata::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
                  | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b] \
                  | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
-                 | study-paths [--workloads a,b] [--svg FILE] \
                  | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
                  | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...] \
                  | bench-rpa [--runs R] [--workloads a,b] \
                  | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N] \
-                 | study-strata [--runs R] [--workloads a,b] [--svg-dir DIR] \
                  | study-rap --help"
             );
             bail!("unknown or missing task")

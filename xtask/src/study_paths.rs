@@ -14,15 +14,20 @@
 //! profile. Overhead is modelled under both cost presets (`outcrop_sampling::CostModel`).
 //! Prints Markdown tables; writes Figure 6 as SVG.
 
-use anyhow::{bail, Context, Result};
+use crate::sweep::StudyArgs;
+use anyhow::{Context, Result};
 use outcrop_paths::{
-    accuracy, analyze, Accuracy, Analysis, Cfg, ExactCounter, Filter, IndexCache, LbrConfig,
-    LbrUnit, Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
+    accuracy, analyze, Accuracy, Cfg, ExactCounter, Filter, IndexCache, LbrConfig, LbrUnit,
+    Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
 };
 use outcrop_sampling::CostModel;
+use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::stats::{median, Spread};
+use outcrop_studies::{Job, Manifest, Study};
 use outcrop_timing::Timed;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const PERIODS: [u64; 9] = [
     50_000, 100_000, 200_000, 500_000, 750_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000,
@@ -44,7 +49,7 @@ const EXTRA: u64 = 5;
 const PAPER_SAMPLES: u64 = 20_000;
 const MAX_PATHS: u64 = 256;
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 enum Kind {
     Sweep(u64),
     Count(u64),
@@ -53,7 +58,7 @@ enum Kind {
     AllBranches(u64),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 enum Mode {
     Paper,
     Stitch,
@@ -81,6 +86,21 @@ impl Mode {
     }
 }
 
+/// What the tables read of the paper's analysis of one unit's samples.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct PaperSummary {
+    /// Table 2: mean partial-path lengths (initial, extended, split at functions, and back
+    /// edges, fragments), discarded samples, cuts.
+    lengths: [f64; 5],
+    discarded: u64,
+    breaks: u64,
+    /// Table 3: samples by function boundaries spanned (0..3, 4+).
+    spans: [u64; 5],
+    /// §4.6: mean matching ratio over all fragments.
+    mean_matching_ratio: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct UnitResult {
     kind: Kind,
     entries: usize,
@@ -88,12 +108,20 @@ struct UnitResult {
     samples: u64,
     /// Modelled overhead under `perf-lbr` and `itanium2-perfmon`.
     overhead: [f64; 2],
-    acc: HashMap<Mode, Accuracy>,
-    paper: Analysis,
+    acc: Vec<(Mode, Accuracy)>,
+    paper: PaperSummary,
     estimated_paths: Vec<PathKey>,
 }
 
-struct Workload {
+impl UnitResult {
+    fn acc(&self, mode: Mode) -> Option<&Accuracy> {
+        self.acc.iter().find(|(m, _)| *m == mode).map(|(_, a)| a)
+    }
+}
+
+/// One workload's job output.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Workload {
     name: String,
     instructions: u64,
     cycles: u64,
@@ -188,27 +216,55 @@ fn modes_for(kind: Kind, c: &LbrConfig) -> &'static [Mode] {
     }
 }
 
-/// The command (and where it runs) of a workload: fileio reads its own source, copied into
-/// the working directory the study runs in.
-fn spec(root: &Path, name: &str) -> outcrop_run::ProgramSpec {
-    let bin = root.join("workloads/bin").join(name);
-    let mut spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
-    if name == "fileio" {
-        spec.command.push("fileio.c".into());
-        spec.allow_rw.push(".".into());
-    }
-    spec
+/// Options of `study-paths`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    study: StudyArgs,
+    /// Write Figure 6 (accuracy against the sampling period) to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
 }
 
-fn study(root: &Path, name: &str) -> Result<Workload> {
-    let bin = root.join("workloads/bin").join(name);
-    let elf = std::fs::read(&bin).with_context(|| format!("{}", bin.display()))?;
-    let cfg = Cfg::from_elf(&elf)?;
+/// The study: one job per workload, every unit of it on one run.
+pub struct PathsStudy {
+    /// Workload names (empty: the compute set).
+    pub workloads: Vec<String>,
+}
+
+impl Study for PathsStudy {
+    type Params = ();
+    type Output = Workload;
+
+    fn name(&self) -> &str {
+        "paths"
+    }
+
+    fn jobs(&self, m: &Manifest) -> Vec<Job<()>> {
+        m.select(&self.workloads)
+            .map(|ws| ws.iter().map(|w| Job::new(&w.name, &w.name, ())).collect())
+            .unwrap_or_default()
+    }
+
+    fn run(
+        &self,
+        m: &Manifest,
+        job: &Job<()>,
+        scratch: &Path,
+    ) -> outcrop_studies::Result<Workload> {
+        study(m, &job.workload, scratch).map_err(|e| outcrop_studies::Error::Job(format!("{e:#}")))
+    }
+}
+
+fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
+    let spec = manifest.spec(name, scratch)?;
+    let image = outcrop_run::ProgramImage::read(&spec.path())?;
+    let cfg = Cfg::from_elf(image.bytes())?;
     let regions = Regions::new(&cfg, MAX_PATHS);
     // a bare run first, for the instruction count the sample-count units need
-    let mut bare = outcrop_run::load(&spec(root, name), Box::new(|_| {}))?.machine;
+    let mut bare = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
     bare.run(&mut ());
-    let mut m = outcrop_run::load(&spec(root, name), Box::new(|_| {}))?.machine;
+    let mut m = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
     let specs = units(bare.instret);
     let lbrs = specs
         .iter()
@@ -245,19 +301,17 @@ fn study(root: &Path, name: &str) -> Result<Workload> {
     for ((kind, _), u) in specs.iter().zip(s.units) {
         let c = u.config().clone();
         let samples: Samples = u.into_samples(name, instructions, cycles);
-        let mut acc = HashMap::new();
+        let mut acc = Vec::new();
         let mut paper = None;
         for &mode in modes_for(*kind, &c) {
             let (o, w) = mode.options();
             let a = analyze(&cfg, &regions, &samples, o, w, &mut cache);
-            acc.insert(mode, accuracy(&exact, &a.estimate.paths, HOT));
+            acc.push((mode, accuracy(&exact, &a.estimate.paths, HOT)));
             if mode == Mode::Paper {
                 paper = Some(a);
             }
         }
-        let Some(paper) = paper else {
-            bail!("no paper analysis")
-        };
+        let paper = paper.context("no paper analysis")?;
         if *kind == Kind::Sweep(0) && c.entries == 4 && c.period == OPERATING {
             // matching ratio of the hottest regions
             let total: u64 = exact.values().sum();
@@ -284,11 +338,25 @@ fn study(root: &Path, name: &str) -> Result<Workload> {
                 CostModel::ITANIUM2_PERFMON.overhead(samples.meta.samples, cycles),
             ],
             acc,
-            paper,
+            paper: PaperSummary {
+                lengths: {
+                    let s = &paper.reconstruction.stats;
+                    [
+                        s.mean_initial(),
+                        s.mean_extended(),
+                        s.mean_func(),
+                        s.mean_loop(),
+                        s.mean_fragment(),
+                    ]
+                },
+                discarded: paper.reconstruction.stats.discarded,
+                breaks: paper.reconstruction.stats.breaks,
+                spans: paper.reconstruction.stats.spans,
+                mean_matching_ratio: paper.estimate.mean_matching_ratio(),
+            },
             estimated_paths,
         });
     }
-    eprintln!("study-paths: {name} done ({instructions} instructions, {cycles} cycles)");
     Ok(Workload {
         name: name.to_string(),
         instructions,
@@ -317,18 +385,9 @@ fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
 
 /// Median and min–max of fractions, as percentages: `94.3 (92.1–96.0)`.
 fn spread(v: &[f64]) -> String {
-    if v.is_empty() {
-        return "–".into();
-    }
-    let (m, lo, hi) = crate::bench_rap::spread(v);
-    format!("{} ({}–{})", pct(m), pct(lo), pct(hi))
-}
-
-fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        crate::bench_rap::spread(v).0
+    match Spread::of(v) {
+        None => "–".into(),
+        Some(s) => format!("{} ({}–{})", pct(s.median), pct(s.min), pct(s.max)),
     }
 }
 
@@ -352,7 +411,7 @@ fn per_seed(f: impl Fn(u64) -> Option<f64>) -> Vec<f64> {
 fn wall(w: &Workload, kind: fn(u64) -> Kind, e: usize, p: Option<u64>, mode: Mode) -> Vec<f64> {
     per_seed(|s| {
         unit(w, kind(s), e, p)
-            .and_then(|u| u.acc.get(&mode))
+            .and_then(|u| u.acc(mode))
             .map(|a| a.wall)
     })
 }
@@ -370,7 +429,7 @@ fn wall_mean(
             .iter()
             .filter_map(|w| {
                 unit(w, kind(s), e, p)
-                    .and_then(|u| u.acc.get(&mode))
+                    .and_then(|u| u.acc(mode))
                     .map(|a| a.wall)
             })
             .collect();
@@ -392,64 +451,23 @@ fn wall_min(
         .unwrap_or((0.0, String::new()))
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()?;
-    let mut names: Vec<String> = crate::compute_workloads(&root)?;
-    let mut svg = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--workloads" => {
-                names = it
-                    .next()
-                    .context("--workloads needs a list")?
-                    .split(',')
-                    .map(str::to_string)
-                    .collect()
-            }
-            "--svg" => {
-                svg = Some(std::path::absolute(
-                    it.next().context("--svg needs a file")?,
-                )?)
-            }
-            other => bail!("unknown option {other}"),
-        }
-    }
-    // fileio reads its source and writes a scratch file in the working directory: the study
-    // runs in a temporary one holding a copy
-    let tmp = tempfile::tempdir()?;
-    std::fs::copy(
-        root.join("workloads/src/fileio.c"),
-        tmp.path().join("fileio.c"),
-    )?;
-    std::env::set_current_dir(tmp.path())?;
-    // two workloads at a time (two cores)
-    let mut results: Vec<Workload> = Vec::new();
-    for pair in names.chunks(2) {
-        let got: Vec<Result<Workload>> = std::thread::scope(|s| {
-            let hs: Vec<_> = pair
-                .iter()
-                .map(|n| {
-                    let root = &root;
-                    s.spawn(move || study(root, n))
-                })
-                .collect();
-            hs.into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| bail!("a study thread panicked"))
-                })
-                .collect()
-        });
-        for g in got {
-            results.push(g?);
-        }
-    }
+pub fn run(args: Args) -> Result<()> {
+    let manifest = crate::sweep::manifest()?;
+    let study = PathsStudy {
+        workloads: args.study.workloads.clone(),
+    };
+    manifest.select(&study.workloads)?;
+    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+        return Ok(());
+    };
+    let results: Vec<Workload> = records
+        .into_iter()
+        .map(|r| r.output.with_context(|| format!("{}: no output", r.job)))
+        .collect::<Result<_>>()?;
     print_tables(&results);
-    if let Some(f) = svg {
-        plot_fig6(&f, &results)?;
+    if let Some(f) = args.svg {
+        std::fs::write(&f, plot_fig6(&results)?)
+            .with_context(|| format!("writing {}", f.display()))?;
     }
     Ok(())
 }
@@ -604,7 +622,7 @@ fn print_tables(ws: &[Workload]) {
         let ov = |e: usize, m: Mode| {
             spread(&per_seed(|s| {
                 unit(w, Kind::Sweep(s), e, Some(OURS))
-                    .and_then(|u| u.acc.get(&m))
+                    .and_then(|u| u.acc(m))
                     .map(|a| a.overlap)
             }))
         };
@@ -627,17 +645,17 @@ fn print_tables(ws: &[Workload]) {
         let Some(u) = sweep(w, 4, OPERATING) else {
             continue;
         };
-        let s = &u.paper.reconstruction.stats;
+        let p = &u.paper;
         println!(
             "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
             w.name,
-            s.mean_initial(),
-            s.mean_extended(),
-            s.mean_func(),
-            s.mean_loop(),
-            s.mean_fragment(),
-            s.discarded,
-            s.breaks
+            p.lengths[0],
+            p.lengths[1],
+            p.lengths[2],
+            p.lengths[3],
+            p.lengths[4],
+            p.discarded,
+            p.breaks
         );
     }
     println!(
@@ -649,8 +667,8 @@ fn print_tables(ws: &[Workload]) {
         let (Some(a), Some(b)) = (sweep(w, 4, OPERATING), sweep(w, 16, OPERATING)) else {
             continue;
         };
-        let x = a.paper.reconstruction.stats.spans;
-        let y = b.paper.reconstruction.stats.spans;
+        let x = a.paper.spans;
+        let y = b.paper.spans;
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             w.name, x[0], x[1], x[2], x[3], x[4], y[0], y[1], y[2], y[3], y[4]
@@ -698,57 +716,36 @@ fn print_tables(ws: &[Workload]) {
         println!(
             "| {} | {:.2} | {} |",
             w.name,
-            u.paper.estimate.mean_matching_ratio(),
+            u.paper.mean_matching_ratio,
             r.join(" ")
         );
     }
 }
 
-fn plot_fig6(path: &Path, ws: &[Workload]) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (760, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Wall accuracy vs sampling period (mean over workloads, median of seeds)",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d((20_000u64..20_000_000u64).log_scale(), 50f64..100f64)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("sampling period (cycles)")
-        .y_desc("accuracy (%)")
-        .draw()
-        .map_err(|e| err(&e))?;
-    let colors = [RED, BLUE, GREEN, MAGENTA];
-    for (i, e) in ENTRIES.iter().enumerate() {
-        let pts: Vec<(u64, f64)> = PERIODS
-            .iter()
-            .map(|&p| {
-                (
-                    p,
-                    100.0 * median(&wall_mean(ws, Kind::Sweep, *e, Some(p), Mode::Paper)),
-                )
-            })
-            .collect();
-        let c = colors[i % colors.len()];
-        chart
-            .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-            .map_err(|e| err(&e))?
-            .label(format!("{e} entries"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+/// Figure 6: wall accuracy against the sampling period, one line per buffer depth (mean
+/// over workloads, median of seeds).
+fn plot_fig6(ws: &[Workload]) -> Result<String> {
+    let series = ENTRIES
+        .iter()
+        .map(|&e| Series {
+            name: format!("{e} entries"),
+            points: PERIODS
+                .iter()
+                .map(|&p| {
+                    let wall = wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper);
+                    (p as f64, 100.0 * median(&wall))
+                })
+                .collect(),
+            ..Series::default()
+        })
+        .collect();
+    let panel = Panel {
+        title: "Wall accuracy vs sampling period (mean over workloads, median of seeds)".into(),
+        x: "sampling period (cycles)".into(),
+        y: "accuracy (%)".into(),
+        log_x: true,
+        series,
+        ..Panel::default()
+    };
+    Ok(grid(&[panel], 1, (760, 480))?)
 }

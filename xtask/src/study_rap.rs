@@ -166,6 +166,7 @@ fn plot_fig6(runs: &[Run]) -> Result<String> {
                     .filter(|p| p.0 >= 100)
                     .map(|p| (p.0 as f64, p.1 as f64))
                     .collect(),
+                ..Series::default()
             }],
             ..Panel::default()
         })

@@ -1,9 +1,10 @@
 //! `cargo run --release -p xtask -- study-strata [--runs R] [--workloads a,b] [--svg-dir DIR]`:
 //! the strata paper's (`002_*.txt`) §IV results on every bundled compute workload
-//! (docs/studies/strata.md):
+//! (docs/studies/strata.md), one job per workload:
 //!
 //! * Table 3 (paths: executions, mean length in blocks, unique paths) and Table 4 (strata:
-//!   unique, total, consecutive executions), from `outcrop wpp report --json`;
+//!   unique, total, consecutive executions), from `outcrop wpp report --json` (read into the
+//!   typed view below: the fields docs/formats.md documents);
 //! * Figure 2 (path length vs trip count) and Figure 3 (stratum lengths), one SVG each with
 //!   every workload (`--svg-dir`);
 //! * compression (§IV.B): instructions × 4.2 bytes ÷ file bytes (the paper's measure), raw
@@ -15,15 +16,53 @@
 //!   code, which RV64GC does not have; same source and inputs) and against Outcrop's bare machine
 //!   (`outcrop exec`), labelled separately; medians with min–max of R runs (default 5).
 //!
-//! Needs `gcc` (native builds) and `zstd` on PATH, and fails naming the missing one.
+//! The timings are of whole processes (the release `outcrop`, a native build), so jobs run one
+//! at a time unless `--jobs` says otherwise. Needs `gcc` (native builds) and `zstd` on PATH,
+//! and fails naming the missing one.
 
+use crate::sweep::StudyArgs;
 use anyhow::{ensure, Context, Result};
-use serde_json::Value;
+use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::stats::{geomean, Spread};
+use outcrop_studies::{Job, Manifest, Study};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-struct Row {
+/// The fields of `outcrop wpp report --json` the tables read.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WppView {
+    paths: PathsView,
+    layers: Vec<LayerView>,
+    path_length_vs_trips: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct PathsView {
+    executed: u64,
+    mean_length_blocks: f64,
+    unique: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct LayerView {
+    unique: u64,
+    total: u64,
+    repeated: u64,
+    consecutive: u64,
+    lengths: Vec<LengthView>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct LengthView {
+    length: u64,
+    executions: u64,
+}
+
+/// One workload's job output.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
     name: String,
     instructions: u64,
     blocks: u64,
@@ -32,7 +71,7 @@ struct Row {
     native: Vec<f64>,
     bare: Vec<f64>,
     record: Vec<f64>,
-    report: Value,
+    report: WppView,
 }
 
 /// Fails with the tool's name when it cannot be run.
@@ -64,142 +103,189 @@ fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
     Ok(secs)
 }
 
-fn geo(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    (v.iter().map(|x| x.max(1e-12).ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
 /// Geometric mean, median, and geometric mean without the largest and smallest value.
 fn summary(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
+    let mut s: Vec<f64> = v.iter().map(|x| x.max(1e-12)).collect();
     s.sort_by(f64::total_cmp);
+    let g = |v: &[f64]| geomean(v).unwrap_or(0.0);
     let trimmed = if s.len() > 2 {
-        geo(&s[1..s.len() - 1])
+        g(&s[1..s.len() - 1])
     } else {
-        geo(&s)
+        g(&s)
     };
-    (geo(&s), crate::bench_rap::spread(&s).0, trimmed)
+    (g(&s), Spread::of(&s).map_or(0.0, |x| x.median), trimmed)
 }
 
 fn mm(v: &[f64]) -> String {
-    let (m, lo, hi) = crate::bench_rap::spread(v);
-    format!("{m:.3} ({lo:.3}–{hi:.3})")
+    Spread::of(v).map_or_else(|| "–".into(), |s| s.show(3))
 }
 
 /// Per-run ratios a[i] / b[i] (runs alternate, so run i of each is paired), median and range.
 fn ratio(a: &[f64], b: &[f64]) -> (f64, String) {
     let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    let (m, lo, hi) = crate::bench_rap::spread(&r);
-    (m, format!("{m:.2}× ({lo:.2}–{hi:.2})"))
+    match Spread::of(&r) {
+        Some(s) => (
+            s.median,
+            format!("{:.2}× ({:.2}–{:.2})", s.median, s.min, s.max),
+        ),
+        None => (0.0, "–".into()),
+    }
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?.max(5);
-    let (root, outcrop) = crate::release_outcrop()?;
-    let root = root.canonicalize()?;
-    let wl = root.join("workloads");
-    let mut names = crate::compute_workloads(&root)?;
-    let mut svg_dir: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--workloads" => {
-                let list = it.next().context("--workloads needs a list")?;
-                names = list.split(',').map(str::to_string).collect();
-            }
-            "--svg-dir" => svg_dir = Some(it.next().context("--svg-dir needs a directory")?.into()),
-            "--runs" => {
-                it.next();
-            }
-            other => anyhow::bail!("unknown option {other}"),
-        }
+/// Options of `study-strata`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    study: StudyArgs,
+    /// Timed runs of each program (at least 5).
+    #[arg(long, value_name = "R", default_value_t = 5)]
+    runs: usize,
+    /// Write strata-fig2.svg and strata-fig3.svg into DIR.
+    #[arg(long, value_name = "DIR")]
+    svg_dir: Option<PathBuf>,
+}
+
+/// The study: one job per workload (native build, R timed runs of each, one capture).
+pub struct StrataStudy {
+    workloads: Vec<String>,
+    runs: usize,
+    outcrop: PathBuf,
+}
+
+impl Study for StrataStudy {
+    type Params = usize;
+    type Output = Row;
+
+    fn name(&self) -> &str {
+        "strata"
     }
+
+    fn jobs(&self, m: &Manifest) -> Vec<Job<usize>> {
+        m.select(&self.workloads)
+            .map(|ws| {
+                ws.iter()
+                    .map(|w| Job::new(&format!("{}-runs{}", w.name, self.runs), &w.name, self.runs))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn run(&self, m: &Manifest, job: &Job<usize>, dir: &Path) -> outcrop_studies::Result<Row> {
+        measure(&self.outcrop, m, &job.workload, job.params, dir)
+            .map_err(|e| outcrop_studies::Error::Job(format!("{e:#}")))
+    }
+}
+
+/// One workload: its native build, `runs` alternating timed runs of the three, a capture
+/// and its report, and zstd on the raw trace, all in `dir`.
+fn measure(outcrop: &Path, m: &Manifest, name: &str, runs: usize, dir: &Path) -> Result<Row> {
+    let w = m.get(name)?;
+    // the guest's working directory holds its inputs; the native build runs there too
+    m.spec(name, dir)?;
+    let native = dir.join(format!("{name}.native"));
+    let st = Command::new("gcc")
+        .args(["-O2", "-static", "-fno-tree-vectorize", "-o"])
+        .arg(&native)
+        .arg(m.root.join("src").join(format!("{name}.c")))
+        .arg("-lm")
+        .status()
+        .context("running gcc")?;
+    ensure!(st.success(), "gcc failed on {name}.c");
+    let bin = m.root.join(w.binary());
+    let wpp = dir.join(format!("{name}.wpp"));
+    let (mut n, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        n.push(timed(Command::new(&native).args(&w.args), dir)?);
+        b.push(timed(
+            Command::new(outcrop)
+                .args(["exec", "--deterministic", "--allow-rw", ".", "--"])
+                .arg(&bin)
+                .args(&w.args),
+            dir,
+        )?);
+        r.push(timed(
+            Command::new(outcrop)
+                .args(["wpp", "record", "--deterministic", "--allow-rw", ".", "-o"])
+                .arg(&wpp)
+                .arg("--")
+                .arg(&bin)
+                .args(&w.args),
+            dir,
+        )?);
+    }
+    let out = Command::new(outcrop)
+        .args(["wpp", "report", "--json"])
+        .arg(&wpp)
+        .output()?;
+    ensure!(out.status.success(), "wpp report {name}");
+    let report: WppView = serde_json::from_slice(&out.stdout).context("wpp report --json")?;
+    #[derive(Deserialize)]
+    struct Instructions {
+        stats: StatsView,
+    }
+    #[derive(Deserialize)]
+    struct StatsView {
+        build: BuildView,
+    }
+    #[derive(Deserialize)]
+    struct BuildView {
+        instructions: u64,
+    }
+    let i: Instructions = serde_json::from_slice(&out.stdout).context("wpp report --json")?;
+    let raw = dir.join(format!("{name}.u64"));
+    let blocks = crate::bench_wpp::replay_raw(outcrop, &wpp, &raw)?;
+    let z = Command::new("zstd")
+        .args(["-3", "--long=27", "-T1", "-q", "-c"])
+        .arg(&raw)
+        .output()?;
+    ensure!(z.status.success(), "zstd on {name}'s trace");
+    std::fs::remove_file(&raw)?;
+    Ok(Row {
+        name: name.to_string(),
+        instructions: i.stats.build.instructions,
+        blocks,
+        file_bytes: std::fs::metadata(&wpp)?.len(),
+        zstd_bytes: z.stdout.len() as u64,
+        native: n,
+        bare: b,
+        record: r,
+        report,
+    })
+}
+
+pub fn run(mut args: Args) -> Result<()> {
+    let (_, outcrop) = crate::release_outcrop()?;
     require("gcc", "--version")?;
     require("zstd", "--version")?;
-    let tmp = tempfile::tempdir()?;
-    let dir = tmp.path();
-    std::fs::create_dir_all(dir.join("src"))?;
-    std::fs::copy(wl.join("src/fileio.c"), dir.join("src/fileio.c"))?;
-    let mut rows = Vec::new();
-    for name in &names {
-        eprintln!("study-strata: {name}");
-        let native = dir.join(format!("{name}.native"));
-        let st = Command::new("gcc")
-            .args(["-O2", "-static", "-fno-tree-vectorize", "-o"])
-            .arg(&native)
-            .arg(wl.join("src").join(format!("{name}.c")))
-            .arg("-lm")
-            .status()
-            .context("running gcc")?;
-        ensure!(st.success(), "gcc failed on {name}.c");
-        let guest_args: Vec<&str> = if name == "fileio" {
-            vec!["src/fileio.c"]
-        } else {
-            vec![]
-        };
-        let bin = wl.join("bin").join(name);
-        let wpp = dir.join(format!("{name}.wpp"));
-        let (mut n, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..runs {
-            n.push(timed(Command::new(&native).args(&guest_args), dir)?);
-            b.push(timed(
-                Command::new(&outcrop)
-                    .args(["exec", "--deterministic", "--allow-rw", ".", "--"])
-                    .arg(&bin)
-                    .args(&guest_args),
-                dir,
-            )?);
-            r.push(timed(
-                Command::new(&outcrop)
-                    .args(["wpp", "record", "--deterministic", "--allow-rw", ".", "-o"])
-                    .arg(&wpp)
-                    .arg("--")
-                    .arg(&bin)
-                    .args(&guest_args),
-                dir,
-            )?);
-        }
-        let out = Command::new(&outcrop)
-            .args(["wpp", "report", "--json"])
-            .arg(&wpp)
-            .output()?;
-        ensure!(out.status.success(), "wpp report {name}");
-        let report: Value = serde_json::from_slice(&out.stdout).context("wpp report --json")?;
-        let raw = dir.join(format!("{name}.u64"));
-        let blocks = crate::bench_wpp::replay_raw(&outcrop, &wpp, &raw)?;
-        let z = Command::new("zstd")
-            .args(["-3", "--long=27", "-T1", "-q", "-c"])
-            .arg(&raw)
-            .output()?;
-        ensure!(z.status.success(), "zstd on {name}'s trace");
-        std::fs::remove_file(&raw)?;
-        rows.push(Row {
-            name: name.clone(),
-            instructions: report["stats"]["build"]["instructions"]
-                .as_u64()
-                .unwrap_or(0),
-            blocks,
-            file_bytes: std::fs::metadata(&wpp)?.len(),
-            zstd_bytes: z.stdout.len() as u64,
-            native: n,
-            bare: b,
-            record: r,
-            report,
-        });
+    // process timings: one job at a time unless asked
+    if args.study.jobs == 0 {
+        args.study.jobs = 1;
     }
-    print_tables(&rows, runs);
-    if let Some(d) = svg_dir {
+    let manifest = crate::sweep::manifest()?;
+    let study = StrataStudy {
+        workloads: args.study.workloads.clone(),
+        runs: args.runs.max(5),
+        outcrop,
+    };
+    manifest.select(&study.workloads)?;
+    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+        return Ok(());
+    };
+    let rows: Vec<Row> = records
+        .into_iter()
+        .map(|r| r.output.with_context(|| format!("{}: no output", r.job)))
+        .collect::<Result<_>>()?;
+    print_tables(&rows, study.runs);
+    if let Some(d) = args.svg_dir {
         std::fs::create_dir_all(&d)?;
-        plot_fig2(&d.join("strata-fig2.svg"), &rows)?;
-        plot_fig3(&d.join("strata-fig3.svg"), &rows)?;
+        for (file, svg) in [
+            ("strata-fig2.svg", plot_fig2(&rows)?),
+            ("strata-fig3.svg", plot_fig3(&rows)?),
+        ] {
+            std::fs::write(d.join(file), svg).with_context(|| format!("writing {file}"))?;
+        }
     }
     Ok(())
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
 }
 
 fn print_tables(rows: &[Row], runs: usize) {
@@ -207,36 +293,27 @@ fn print_tables(rows: &[Row], runs: usize) {
     println!("| workload | instructions | blocks | paths executed | mean path length (blocks) | unique paths |");
     println!("|---|---:|---:|---:|---:|---:|");
     for r in rows {
-        let p = &r.report["paths"];
+        let p = &r.report.paths;
         println!(
             "| {} | {} | {} | {} | {:.1} | {} |",
-            r.name,
-            r.instructions,
-            r.blocks,
-            u(&p["executed"]),
-            p["mean_length_blocks"].as_f64().unwrap_or(0.0),
-            u(&p["unique"])
+            r.name, r.instructions, r.blocks, p.executed, p.mean_length_blocks, p.unique
         );
     }
     println!("\n### Strata (Table 4), layer 0\n");
     println!("| workload | unique strata | total strata | consecutive executions | paths covered by strata | mean stratum length (paths) |");
     println!("|---|---:|---:|---:|---:|---:|");
     for r in rows {
-        let l = &r.report["layers"][0];
-        let lengths = l["lengths"].as_array().cloned().unwrap_or_default();
-        let (sum, cnt) = lengths.iter().fold((0u64, 0u64), |(s, c), x| {
-            (
-                s + u(&x["length"]) * u(&x["executions"]),
-                c + u(&x["executions"]),
-            )
+        let l = r.report.layers.first().cloned().unwrap_or_default();
+        let (sum, cnt) = l.lengths.iter().fold((0u64, 0u64), |(s, c), x| {
+            (s + x.length * x.executions, c + x.executions)
         });
         println!(
             "| {} | {} | {} | {} | {} | {} |",
             r.name,
-            u(&l["unique"]),
-            u(&l["total"]),
-            u(&l["consecutive"]),
-            u(&l["repeated"]),
+            l.unique,
+            l.total,
+            l.consecutive,
+            l.repeated,
             if cnt > 0 {
                 format!("{:.1}", sum as f64 / cnt as f64)
             } else {
@@ -298,111 +375,55 @@ fn print_tables(rows: &[Row], runs: usize) {
     }
 }
 
-type Chart<'a, 'b> = plotters::chart::ChartContext<
-    'a,
-    plotters::backend::SVGBackend<'b>,
-    plotters::coord::cartesian::Cartesian2d<
-        plotters::prelude::LogCoord<f64>,
-        plotters::prelude::LogCoord<f64>,
-    >,
->;
-
-/// A grid of log–log panels, one per workload, each drawn by `draw`.
+/// One log–log panel per workload.
 fn panels(
-    path: &Path,
     rows: &[Row],
-    x_desc: &str,
-    y_desc: &str,
+    x: &str,
+    y: &str,
+    scatter: bool,
     pts: impl Fn(&Row) -> Vec<(f64, f64)>,
-    draw: impl Fn(Vec<(f64, f64)>, &mut Chart) -> Result<()>,
-) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let cols = 3usize;
-    let nrows = rows.len().div_ceil(cols).max(1);
-    let root = SVGBackend::new(path, (960, 240 * nrows as u32)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    for (r, area) in rows.iter().zip(root.split_evenly((nrows, cols))) {
-        let p = pts(r);
-        let xm = p.iter().map(|x| x.0).fold(2.0, f64::max);
-        let ym = p.iter().map(|x| x.1).fold(2.0, f64::max);
-        let mut chart = ChartBuilder::on(&area)
-            .caption(&r.name, ("sans-serif", 14))
-            .margin(8)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(
-                (1f64..xm.max(2.0) * 1.5).log_scale(),
-                (1f64..ym.max(2.0) * 1.5).log_scale(),
-            )
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_labels(4)
-            .y_labels(4)
-            .draw()
-            .map_err(|e| err(&e))?;
-        draw(p, &mut chart)?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+) -> Result<String> {
+    let panels: Vec<Panel> = rows
+        .iter()
+        .map(|r| Panel {
+            title: r.name.clone(),
+            x: x.into(),
+            y: y.into(),
+            log_x: true,
+            log_y: true,
+            series: vec![Series {
+                name: r.name.clone(),
+                points: pts(r),
+                scatter,
+            }],
+        })
+        .collect();
+    Ok(grid(&panels, 3, (320, 240))?)
 }
 
 /// Figure 2: every unique path as a point (length in blocks, executions).
-fn plot_fig2(path: &Path, rows: &[Row]) -> Result<()> {
-    use plotters::prelude::*;
-    let pts = |r: &Row| -> Vec<(f64, f64)> {
-        r.report["path_length_vs_trips"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| (u(&p[0]).max(1) as f64, u(&p[1]).max(1) as f64))
+fn plot_fig2(rows: &[Row]) -> Result<String> {
+    panels(rows, "path length (blocks)", "trip count", true, |r| {
+        r.report
+            .path_length_vs_trips
+            .iter()
+            .map(|p| (p.0.max(1) as f64, p.1.max(1) as f64))
             .collect()
-    };
-    panels(
-        path,
-        rows,
-        "path length (blocks)",
-        "trip count",
-        pts,
-        |p, chart| {
-            chart
-                .draw_series(p.into_iter().map(|p| Circle::new(p, 2, BLUE.filled())))
-                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-            Ok(())
-        },
-    )
+    })
 }
 
 /// Figure 3: layer-0 strata by length (paths), executions of each length.
-fn plot_fig3(path: &Path, rows: &[Row]) -> Result<()> {
-    use plotters::prelude::*;
-    let pts = |r: &Row| -> Vec<(f64, f64)> {
-        r.report["layers"][0]["lengths"]
-            .as_array()
-            .into_iter()
-            .flatten()
+fn plot_fig3(rows: &[Row]) -> Result<String> {
+    panels(rows, "stratum length (paths)", "executions", false, |r| {
+        r.report
+            .layers
+            .first()
             .map(|l| {
-                (
-                    u(&l["length"]).max(1) as f64,
-                    u(&l["executions"]).max(1) as f64,
-                )
+                l.lengths
+                    .iter()
+                    .map(|x| (x.length.max(1) as f64, x.executions.max(1) as f64))
+                    .collect()
             })
-            .collect()
-    };
-    panels(
-        path,
-        rows,
-        "stratum length (paths)",
-        "executions",
-        pts,
-        |p, chart| {
-            chart
-                .draw_series(LineSeries::new(p, RED.stroke_width(1)))
-                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-            Ok(())
-        },
-    )
+            .unwrap_or_default()
+    })
 }

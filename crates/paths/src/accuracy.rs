@@ -9,13 +9,13 @@
 
 use crate::regions::PathKey;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The paper's hot threshold: 0.125% of all path executions.
 pub const HOT: f64 = 0.00125;
 
 /// Accuracy figures of one estimate.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Accuracy {
     /// Wall's weight-matching accuracy, 0..1.
     pub wall: f64,

@@ -11,6 +11,8 @@ pub struct Series {
     pub name: String,
     /// Its points, in x order.
     pub points: Vec<(f64, f64)>,
+    /// Draw the points as dots rather than joining them.
+    pub scatter: bool,
 }
 
 /// One panel.
@@ -88,8 +90,12 @@ where
                     .copied()
                     .filter(|q| (!p.log_x || q.0 > 0.0) && (!p.log_y || q.1 > 0.0))
                     .collect();
-                chart
-                    .draw_series(LineSeries::new(pts, c.stroke_width(1)))
+                let drawn = if s.scatter {
+                    chart.draw_series(pts.into_iter().map(|q| Circle::new(q, 2, c.filled())))
+                } else {
+                    chart.draw_series(LineSeries::new(pts, c.stroke_width(1)))
+                };
+                drawn
                     .map_err(|e| err(&e))?
                     .label(s.name.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
@@ -146,10 +152,12 @@ mod tests {
                 Series {
                     name: "ε = 10%".into(),
                     points: vec![(100.0, 3.0), (1000.0, 9.0)],
+                    ..Series::default()
                 },
                 Series {
                     name: "ε = 1%".into(),
                     points: vec![(100.0, 5.0), (1000.0, 40.0)],
+                    scatter: true,
                 },
             ],
             ..Panel::default()
