@@ -55,6 +55,12 @@ enum Task {
     /// The strata paper's §IV results (Tables 3–4, Figures 2–3, compression against zstd,
     /// capture slowdown against native and the bare machine): a job per workload.
     StudyStrata(study_strata::Args),
+    /// The relational profiling paper's resource and overhead study (§6, Figures 7–8,
+    /// Table 6), or `prefetch` / `adaptive`: a job per workload and configuration.
+    StudyRpa(study_rpa::Args),
+    /// The branch-on-random paper's studies (accuracy, sensitivity, overhead, the
+    /// microbenchmark): a job per program, builds cached by what makes them.
+    StudyBrr(study_brr::Args),
     /// Tasks not yet on the shared study options (their own argument loops).
     #[command(external_subcommand)]
     Other(Vec<String>),
@@ -66,6 +72,8 @@ fn main() -> Result<()> {
         Task::StudyRap(a) => study_rap::run(a),
         Task::StudyPaths(a) => study_paths::run(a),
         Task::StudyStrata(a) => study_strata::run(a),
+        Task::StudyRpa(a) => study_rpa::run(a),
+        Task::StudyBrr(a) => study_brr::run(a),
         Task::Other(args) => other(&args),
     }
 }
@@ -78,24 +86,20 @@ fn other(args: &[String]) -> Result<()> {
         Some("cachegrind") => cachegrind::run(&args[1..]),
         Some("bench-timing") => bench_timing::run(&args[1..]),
         Some("bench-wpp") => bench_wpp::run(&args[1..]),
-        Some("study-brr") => study_brr::run(&args[1..]),
         Some("bench-hostile") => bench_hostile::run(&args[1..]),
         Some("bench-layers") => bench_layers::run(&args[1..]),
         Some("bench-compose") => bench_compose::run(&args[1..]),
         Some("bench-profile") => bench_profile::run(&args[1..]),
         Some("bench-rpa") => bench_rpa::run(&args[1..]),
-        Some("study-rpa") => study_rpa::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench-rap [--events N] [--runs R] | bounds \
                  | bench-exec [--runs R] | cachegrind [--json] [--workloads a,b] \
                  | bench-timing [--runs R] \
                  | bench-wpp [--runs R] [--workloads a,b] [--no-peers] \
-                 | study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR] \
                  | bench-hostile [--baseline OUTCROP] [--runs R] [--timeout S] \
                  | bench-layers --baseline OUTCROP [--runs R] [--modes bare,counter,timing] | bench-compose [--runs R] | bench-profile [--runs R] [--dir DIR -- RUN-ARGS...] \
                  | bench-rpa [--runs R] [--workloads a,b] \
-                 | study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs N] \
                  | study-rap --help"
             );
             bail!("unknown or missing task")

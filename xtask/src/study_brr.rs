@@ -19,17 +19,21 @@
 //!   overhead and cycles per site, framework alone and with counting, and full
 //!   instrumentation's cost per site.
 
+use crate::sweep::StudyArgs;
 use anyhow::{bail, Context, Result};
 use outcrop_instrument::{instrument, Config as ICfg, Sampling, Sites};
 use outcrop_sampling::sampler::{
     BurstSampler, CounterSampler, GeometricSampler, LfsrSampler, Sampler,
 };
 use outcrop_sampling::{overlap, BrrConfig, BrrMode, BrrUnit, SiteProfile};
+use outcrop_studies::chart::{grid, Panel, Series, Style};
+use outcrop_studies::{Job, Manifest, Study};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 const INTERVALS: [u64; 2] = [1024, 8192];
 const SEEDS: [u64; 5] = [0x5_a5a5, 0x1_2345, 0xb_eef1, 0x3_c3c3, 0x7_0f0f];
@@ -95,10 +99,14 @@ impl Variant {
     }
 }
 
+#[derive(Clone)]
 struct Env {
     root: PathBuf,
+    /// Where assembly and builds are cached (keyed on what makes them).
     work: PathBuf,
     cc: String,
+    /// The job's scratch directory (the guest's working directory).
+    scratch: Option<PathBuf>,
 }
 
 impl Env {
@@ -185,25 +193,46 @@ struct RunResult {
     status: i32,
 }
 
-fn exec(env: &Env, p: &Prog, bin: &Path, brr: BrrConfig, timed: bool) -> Result<RunResult> {
-    let prof = env.work.join(format!(
-        "{}.{}.sites",
-        bin.file_name().unwrap_or_default().to_string_lossy(),
-        std::thread::current().name().unwrap_or("t")
-    ));
-    let _ = std::fs::remove_file(&prof);
+/// How the study runs `bin` (a build of `p`) in its job's scratch directory: the guest's
+/// working directory, holding a copy of its inputs, and where the runtime writes its site
+/// profile. Every path the guest sees is relative, so its runs (and their cycle counts,
+/// which depend on the stack's layout) do not depend on where the host keeps anything.
+fn spec_of(env: &Env, p: &Prog, bin: &Path, scratch: &Path) -> Result<outcrop_run::ProgramSpec> {
     let mut command = vec![bin.as_os_str().to_owned()];
     command.extend(p.args.iter().map(Into::into));
-    let spec = outcrop_run::ProgramSpec {
-        allow: vec![env.root.join("workloads/src")],
-        allow_rw: vec![env.work.clone()],
-        env: vec![format!("OUTCROP_PROFILE={}", prof.display()).into()],
-        brr,
-        brr_seeded: true,
+    for a in &p.args {
+        let to = scratch.join(a);
+        if !to.exists() {
+            if let Some(d) = to.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            std::fs::copy(env.root.join("workloads").join(a), &to)
+                .with_context(|| format!("copying {a} for {}", p.name))?;
+        }
+    }
+    Ok(outcrop_run::ProgramSpec {
+        command,
+        allow_rw: vec![scratch.to_path_buf()],
+        cwd: Some(scratch.to_path_buf()),
         argv0: Some(format!("bin/{}", p.name).into()),
         ..outcrop_run::ProgramSpec::observed(bin, "")
+    })
+}
+
+fn exec(env: &Env, p: &Prog, bin: &Path, brr: BrrConfig, timed: bool) -> Result<RunResult> {
+    let scratch = env.scratch.as_deref().context("no scratch directory")?;
+    let name = format!(
+        "{}.sites",
+        bin.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let prof = scratch.join(&name);
+    let _ = std::fs::remove_file(&prof);
+    let spec = outcrop_run::ProgramSpec {
+        env: vec![format!("OUTCROP_PROFILE={name}").into()],
+        brr,
+        brr_seeded: true,
+        ..spec_of(env, p, bin, scratch)?
     };
-    let spec = outcrop_run::ProgramSpec { command, ..spec };
     let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
     let (outcome, cycles, mispredicts) = if timed {
         let mut t = outcrop_timing::Timed::new(&outcrop_timing::Config::default(), ());
@@ -241,7 +270,7 @@ fn lfsr(seed: u64) -> BrrConfig {
 }
 
 /// Accuracy of one framework: median, min, max over seeds (one value for deterministic ones).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, Serialize, Deserialize)]
 struct Acc {
     med: f64,
     min: f64,
@@ -260,16 +289,19 @@ fn acc_of(mut v: Vec<f64>) -> Acc {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 struct ProgResult {
     name: String,
     /// per sites kind: number of sites, checks (full total)
+    #[serde(with = "pairs")]
     sites: BTreeMap<&'static str, (usize, u64)>,
     /// (sites, interval, framework) -> accuracy
+    #[serde(with = "pairs")]
     acc: BTreeMap<(&'static str, u64, &'static str), Acc>,
     /// sensitivity: config name -> accuracy (edges, 1024)
     sens: BTreeMap<String, Acc>,
     /// overhead: (sites, framework) -> (cycles ratio - 1)
+    #[serde(with = "pairs")]
     overhead: BTreeMap<(&'static str, &'static str), f64>,
     base_cycles: u64,
     base_instructions: u64,
@@ -496,9 +528,14 @@ fn profile_of(m: &rustc_hash::FxHashMap<u64, u64>) -> SiteProfile {
 }
 
 /// (kind, sampler) -> accuracy over seeds, and the site executions per kind.
-type SameRunResult = (BTreeMap<(usize, &'static str), Acc>, [u64; 2]);
+#[derive(Serialize, Deserialize)]
+struct SameRunResult(
+    #[serde(with = "pairs")] BTreeMap<(usize, &'static str), Acc>,
+    [u64; 2],
+);
 
 fn same_run(env: &Env, p: &Prog) -> Result<SameRunResult> {
+    let scratch = env.scratch.as_deref().context("no scratch directory")?;
     let bin = env.build(p, Variant::base())?;
     let mut per: BTreeMap<(usize, &'static str), Vec<f64>> = BTreeMap::new();
     let mut execs = [0u64; 2];
@@ -521,15 +558,7 @@ fn same_run(env: &Env, p: &Prog) -> Result<SameRunResult> {
             ],
             exact: Default::default(),
         };
-        let mut command = vec![bin.as_os_str().to_owned()];
-        command.extend(p.args.iter().map(Into::into));
-        let spec = outcrop_run::ProgramSpec {
-            command,
-            allow: vec![env.root.join("workloads/src")],
-            allow_rw: vec![env.work.clone()],
-            argv0: Some(format!("bin/{}", p.name).into()),
-            ..outcrop_run::ProgramSpec::observed(&bin, "")
-        };
+        let spec = spec_of(env, p, &bin, scratch)?;
         let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
         m.run(&mut obs);
         for (k, e) in execs.iter_mut().enumerate() {
@@ -541,7 +570,7 @@ fn same_run(env: &Env, p: &Prog) -> Result<SameRunResult> {
             }
         }
     }
-    Ok((
+    Ok(SameRunResult(
         per.into_iter().map(|(k, v)| (k, acc_of(v))).collect(),
         execs,
     ))
@@ -557,7 +586,7 @@ fn same_run_table(rs: &[(String, SameRunResult)]) -> String {
             names.join(" | "),
             "---:|".repeat(names.len())
         );
-        for (name, (acc, execs)) in rs {
+        for (name, SameRunResult(acc, execs)) in rs {
             let mut row = format!("| {name} | {} |", execs[k]);
             for n in &names {
                 let _ = write!(row, " {} |", acc_cell(acc.get(&(k, *n))));
@@ -569,11 +598,13 @@ fn same_run_table(rs: &[(String, SameRunResult)]) -> String {
 }
 
 /// The microbenchmark sweep: per (framework, counting) and interval, cycles over the base.
+#[derive(Serialize, Deserialize)]
 struct Micro {
     checks: u64,
     base: u64,
     full: u64,
     /// (framework, counting, interval) -> (cycles, mispredicts)
+    #[serde(with = "pairs")]
     runs: BTreeMap<(&'static str, bool, u64), (u64, u64)>,
     base_mispredicts: u64,
 }
@@ -845,84 +876,48 @@ fn correlation() -> String {
     o
 }
 
-fn plot_accuracy(path: &Path, rs: &[ProgResult], sites: &'static str) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (1300, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let panels = root.split_evenly((2, 1));
-    for (panel, interval) in panels.iter().zip(INTERVALS) {
-        let n = rs.len() as f64;
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!("{sites} sites, 1/{interval}: overlap with the full profile"),
-                ("sans-serif", 16),
-            )
-            .margin(8)
-            .x_label_area_size(60)
-            .y_label_area_size(50)
-            .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..100f64)
-            .map_err(|e| err(&e))?;
-        let labels: Vec<String> = rs.iter().map(|r| r.name.clone()).collect();
-        chart
-            .configure_mesh()
-            .x_labels(rs.len())
-            .x_label_formatter(&|x| {
-                let i = x.round() as i64;
-                if (x - i as f64).abs() < 0.01 && i >= 0 && (i as usize) < labels.len() {
-                    labels[i as usize].chars().take(10).collect()
-                } else {
-                    String::new()
-                }
+/// Figures 9 and 10: each framework's accuracy per program, one panel per interval.
+fn plot_accuracy(rs: &[ProgResult], sites: &'static str) -> Result<String> {
+    let ticks: Vec<String> = rs
+        .iter()
+        .map(|r| r.name.chars().take(10).collect())
+        .collect();
+    let panels: Vec<Panel> = INTERVALS
+        .iter()
+        .map(|&interval| Panel {
+            title: format!("{sites} sites, 1/{interval}: overlap with the full profile"),
+            x: String::new(),
+            y: "accuracy (%)".into(),
+            x_ticks: ticks.clone(),
+            series: [
+                ("brr", "brr (LFSR, median of 5 seeds)"),
+                ("counter", "software counter"),
+                ("hw-counter", "hardware counter"),
+            ]
+            .iter()
+            .map(|&(fw, label)| Series {
+                name: label.into(),
+                points: rs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| {
+                        r.acc
+                            .get(&(sites, interval, fw))
+                            .map(|a| (i as f64, 100.0 * a.med))
+                    })
+                    .collect(),
+                style: Style::Bars,
             })
-            .x_label_style(("sans-serif", 10))
-            .y_desc("accuracy (%)")
-            .draw()
-            .map_err(|e| err(&e))?;
-        for (k, (fw, color)) in [("brr", RED), ("counter", BLUE), ("hw-counter", GREEN)]
-            .into_iter()
-            .enumerate()
-        {
-            let off = (k as f64 - 1.0) * 0.25;
-            let mut bars = Vec::new();
-            for (i, r) in rs.iter().enumerate() {
-                if let Some(a) = r.acc.get(&(sites, interval, fw)) {
-                    let x = i as f64 + off;
-                    bars.push(Rectangle::new(
-                        [(x - 0.11, 0.0), (x + 0.11, 100.0 * a.med)],
-                        color.filled(),
-                    ));
-                }
-            }
-            chart
-                .draw_series(bars)
-                .map_err(|e| err(&e))?
-                .label(match fw {
-                    "brr" => "brr (LFSR, median of 5 seeds)",
-                    "counter" => "software counter",
-                    _ => "hardware counter",
-                })
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .draw()
-            .map_err(|e| err(&e))?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+            .collect(),
+            ..Panel::default()
+        })
+        .collect();
+    Ok(grid(&panels, 1, (1300, 300))?)
 }
 
-fn plot_micro(path: &Path, m: &Micro, per_site: bool) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (820, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+/// Figures 13 and 14: `charstat`'s overhead (or cycles per site) against the sampling
+/// interval; solid: the framework alone, dashed: with counting.
+fn plot_micro(m: &Micro, per_site: bool) -> Result<String> {
     let value = |c: u64| {
         let d = c as f64 - m.base as f64;
         if per_site {
@@ -931,218 +926,303 @@ fn plot_micro(path: &Path, m: &Micro, per_site: bool) -> Result<()> {
             100.0 * d / m.base as f64
         }
     };
-    let ymax = m
-        .runs
-        .values()
-        .map(|(c, _)| value(*c))
-        .fold(0.0f64, f64::max)
-        .max(value(m.full))
-        * 1.05;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            if per_site {
-                "charstat: cycles per sampling site (solid: framework alone; dashed: with counting)"
-            } else {
-                "charstat: overhead over the uninstrumented build (solid: framework; dashed: with counting)"
-            },
-            ("sans-serif", 15),
-        )
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(1f64..16f64, 0f64..ymax)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("sampling interval (log2)")
-        .y_desc(if per_site {
-            "cycles per site"
-        } else {
-            "overhead (%)"
-        })
-        .draw()
-        .map_err(|e| err(&e))?;
-    let colors = [BLUE, RED, CYAN, MAGENTA];
     let frameworks: Vec<_> = if per_site {
         FRAMEWORKS.iter().filter(|f| f.2).collect()
     } else {
         FRAMEWORKS.iter().collect()
     };
-    for (i, (f, _, _)) in frameworks.into_iter().enumerate() {
-        let c = colors[i % colors.len()];
+    let mut series = Vec::new();
+    for (f, _, _) in frameworks {
         for count in [false, true] {
-            let pts: Vec<(f64, f64)> = (1..=16)
-                .map(|k| (k as f64, value(m.runs[&(*f, count, 1u64 << k)].0)))
+            let points = (1..=16)
+                .filter_map(|k| {
+                    let (c, _) = m.runs.get(&(*f, count, 1u64 << k))?;
+                    Some((k as f64, value(*c)))
+                })
                 .collect();
-            let style = c.stroke_width(if count { 1 } else { 2 });
-            if count {
-                // dashed: every other segment
-                let segs: Vec<Vec<(f64, f64)>> = pts
-                    .windows(2)
-                    .step_by(1)
-                    .map(|w| {
-                        let (a, b) = (w[0], w[1]);
-                        vec![a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0)]
-                    })
-                    .collect();
-                for s in segs {
-                    chart
-                        .draw_series(LineSeries::new(s, style))
-                        .map_err(|e| err(&e))?;
-                }
-            } else {
-                chart
-                    .draw_series(LineSeries::new(pts, style))
-                    .map_err(|e| err(&e))?
-                    .label(*f)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
-            }
+            series.push(Series {
+                name: if count {
+                    format!("{f}, counting")
+                } else {
+                    (*f).to_string()
+                },
+                points,
+                style: if count { Style::Dashed } else { Style::Line },
+            });
         }
     }
     if per_site {
         let y = value(m.full);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(1.0, y), (16.0, y)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(|e| err(&e))?
-            .label("full instrumentation")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+        series.push(Series {
+            name: "full instrumentation".into(),
+            points: vec![(1.0, y), (16.0, y)],
+            ..Series::default()
+        });
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    let panel = Panel {
+        title: if per_site {
+            "charstat: cycles per sampling site (solid: framework alone; dashed: with counting)"
+        } else {
+            "charstat: overhead over the uninstrumented build (solid: framework; dashed: with counting)"
+        }
+        .into(),
+        x: "sampling interval (log2)".into(),
+        y: if per_site { "cycles per site" } else { "overhead (%)" }.into(),
+        series,
+        ..Panel::default()
+    };
+    Ok(grid(&[panel], 1, (820, 500))?)
 }
 
-fn plot_overhead(path: &Path, rs: &[ProgResult]) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (1300, 440)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let n = rs.len() as f64;
-    let ymax = rs
-        .iter()
-        .flat_map(|r| {
-            r.overhead
-                .iter()
-                .filter(|(k, _)| k.0 == "edges")
-                .map(|(_, v)| *v)
-        })
-        .fold(0.0f64, f64::max)
-        * 105.0;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Framework overhead at 1/1024, edge sites (cycles over the uninstrumented build)",
-            ("sans-serif", 15),
-        )
-        .margin(8)
-        .x_label_area_size(60)
-        .y_label_area_size(50)
-        .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..ymax.max(1.0))
-        .map_err(|e| err(&e))?;
-    let labels: Vec<String> = rs.iter().map(|r| r.name.clone()).collect();
-    chart
-        .configure_mesh()
-        .x_labels(rs.len())
-        .x_label_formatter(&|x| {
-            let i = x.round() as i64;
-            if (x - i as f64).abs() < 0.01 && i >= 0 && (i as usize) < labels.len() {
-                labels[i as usize].chars().take(10).collect()
-            } else {
-                String::new()
-            }
-        })
-        .x_label_style(("sans-serif", 10))
-        .y_desc("overhead (%)")
-        .draw()
-        .map_err(|e| err(&e))?;
-    let colors = [BLUE, RED, CYAN, MAGENTA];
-    for (k, (f, _, _)) in FRAMEWORKS.iter().enumerate() {
-        let c = colors[k];
-        let off = (k as f64 - 1.5) * 0.2;
-        let bars: Vec<_> = rs
+/// Figure 12: each framework's overhead at 1/1024 on edge sites, per program.
+fn plot_overhead(rs: &[ProgResult]) -> Result<String> {
+    let panel = Panel {
+        title: "Framework overhead at 1/1024, edge sites (cycles over the uninstrumented build)"
+            .into(),
+        x: String::new(),
+        y: "overhead (%)".into(),
+        x_ticks: rs
             .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                let v = *r.overhead.get(&("edges", f))?;
-                let x = i as f64 + off;
-                Some(Rectangle::new(
-                    [(x - 0.09, 0.0), (x + 0.09, (100.0 * v).max(0.0))],
-                    c.filled(),
-                ))
+            .map(|r| r.name.chars().take(10).collect())
+            .collect(),
+        series: FRAMEWORKS
+            .iter()
+            .map(|(f, _, _)| Series {
+                name: (*f).to_string(),
+                points: rs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| {
+                        let v = r.overhead.get(&("edges", *f))?;
+                        Some((i as f64, (100.0 * v).max(0.0)))
+                    })
+                    .collect(),
+                style: Style::Bars,
             })
-            .collect();
-        chart
-            .draw_series(bars)
-            .map_err(|e| err(&e))?
-            .label(*f)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+            .collect(),
+        ..Panel::default()
+    };
+    Ok(grid(&[panel], 1, (1300, 440))?)
 }
 
-/// `study-brr [--workloads a,b] [--no-overhead] [--no-micro] [--jobs N] [--svg-dir DIR]
-/// [--work DIR]`: prints the tables (markdown) and writes the plots.
-pub fn run(args: &[String]) -> Result<()> {
+/// `(K, V)` pairs for a map whose keys JSON cannot name (tuples); names come back as the
+/// study's own `&'static str`s ([`Key`]).
+mod pairs {
+    use super::Key;
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        m: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Key + Ord,
+        V: DeserializeOwned,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K::Owned, V)>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| (K::from_owned(k), v))
+            .collect())
+    }
+}
+
+/// A map key with names in it, read back from a record.
+trait Key: Sized {
+    /// The same with owned strings.
+    type Owned: serde::de::DeserializeOwned;
+    fn from_owned(o: Self::Owned) -> Self;
+}
+
+/// The study's name for `s` (sites kinds, frameworks, samplers), or `s` kept for good.
+fn intern(s: String) -> &'static str {
+    const KNOWN: [&str; 12] = [
+        "entries",
+        "edges",
+        "counter",
+        "brr",
+        "hw-counter",
+        "counter-dup",
+        "brr-dup",
+        "geometric",
+        "lfsr",
+        "lfsr-leap20",
+        "burst",
+        "full",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == s)
+        .copied()
+        .unwrap_or_else(|| Box::leak(s.into_boxed_str()))
+}
+
+impl Key for &'static str {
+    type Owned = String;
+    fn from_owned(o: String) -> Self {
+        intern(o)
+    }
+}
+
+impl Key for (&'static str, u64, &'static str) {
+    type Owned = (String, u64, String);
+    fn from_owned(o: Self::Owned) -> Self {
+        (intern(o.0), o.1, intern(o.2))
+    }
+}
+
+impl Key for (&'static str, &'static str) {
+    type Owned = (String, String);
+    fn from_owned(o: Self::Owned) -> Self {
+        (intern(o.0), intern(o.1))
+    }
+}
+
+impl Key for (usize, &'static str) {
+    type Owned = (usize, String);
+    fn from_owned(o: Self::Owned) -> Self {
+        (o.0, intern(o.1))
+    }
+}
+
+impl Key for (&'static str, bool, u64) {
+    type Owned = (String, bool, u64);
+    fn from_owned(o: Self::Owned) -> Self {
+        (intern(o.0), o.1, o.2)
+    }
+}
+
+/// Options of `study-brr`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    study: StudyArgs,
+    /// Leave out the overhead runs (Figure 12).
+    #[arg(long)]
+    no_overhead: bool,
+    /// Leave out the microbenchmark (Figures 13, 14).
+    #[arg(long)]
+    no_micro: bool,
+    /// Write the plots into DIR (default docs/studies, only when every program ran).
+    #[arg(long, value_name = "DIR")]
+    svg_dir: Option<PathBuf>,
+    /// Where assembly and builds are cached (default: target/study-brr/KEY, KEY a hash of
+    /// this program, the C sources and the cross compiler).
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
+    /// Only the every-sampler-on-the-same-run tables.
+    #[arg(long)]
+    same_run_only: bool,
+    /// Only the LFSR's correlation table.
+    #[arg(long)]
+    correlation_only: bool,
+}
+
+/// A sweep of the study's programs: one job per program, each a call of `run`.
+struct ProgStudy<O> {
+    name: &'static str,
+    progs: Vec<Prog>,
+    env: Env,
+    /// Part of every job id (the options that change a job's output).
+    tag: &'static str,
+    run: fn(&Env, &Prog) -> Result<O>,
+}
+
+impl<O: Serialize + DeserializeOwned + Send> Study for ProgStudy<O> {
+    type Params = ();
+    type Output = O;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn jobs(&self, _: &Manifest) -> Vec<Job<()>> {
+        self.progs
+            .iter()
+            .map(|p| Job::new(&format!("{}{}", p.name, self.tag), &p.name, ()))
+            .collect()
+    }
+
+    fn run(&self, _: &Manifest, job: &Job<()>, scratch: &Path) -> outcrop_studies::Result<O> {
+        let p = self
+            .progs
+            .iter()
+            .find(|p| p.name == job.workload)
+            .ok_or_else(|| outcrop_studies::Error::UnknownWorkload(job.workload.clone()))?;
+        let env = Env {
+            scratch: Some(scratch.to_path_buf()),
+            ..self.env.clone()
+        };
+        (self.run)(&env, p).map_err(|e| outcrop_studies::Error::Job(format!("{e:#}")))
+    }
+}
+
+/// Runs `run` on every program of `progs` through the studies library: the outputs in
+/// program order, or `None` when there is nothing more to do here.
+fn sweep<O: Serialize + DeserializeOwned + Send>(
+    args: &StudyArgs,
+    name: &'static str,
+    tag: &'static str,
+    progs: &[Prog],
+    env: &Env,
+    run: fn(&Env, &Prog) -> Result<O>,
+) -> Result<Option<Vec<(String, O)>>> {
+    let study = ProgStudy {
+        name,
+        progs: progs.to_vec(),
+        env: env.clone(),
+        tag,
+        run,
+    };
+    let manifest = crate::sweep::manifest()?;
+    let Some(records) = crate::sweep::run(&study, &manifest, args)? else {
+        return Ok(None);
+    };
+    records
+        .into_iter()
+        .map(|r| {
+            Ok((
+                r.workload,
+                r.output.with_context(|| format!("{}: no output", r.job))?,
+            ))
+        })
+        .collect::<Result<_>>()
+        .map(Some)
+}
+
+/// `study-brr`: prints the tables (markdown) and writes the plots.
+pub fn run(args: Args) -> Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let root = root.canonicalize()?;
-    let mut only: Option<Vec<String>> = None;
-    let (mut overhead, mut do_micro, mut jobs) = (true, true, 2usize);
-    if args.iter().any(|a| a == "--correlation-only") {
+    if args.correlation_only {
         print!("{}", correlation());
         return Ok(());
     }
-    let same_run_only = args.iter().any(|a| a == "--same-run-only");
-    let mut svg = root.join("docs/studies");
-    let mut work: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--workloads" => {
-                only = it.next().map(|s| s.split(',').map(str::to_owned).collect());
-            }
-            "--no-overhead" => overhead = false,
-            "--no-micro" => do_micro = false,
-            "--jobs" => jobs = it.next().context("--jobs N")?.parse()?,
-            "--svg-dir" => svg = PathBuf::from(it.next().context("--svg-dir DIR")?),
-            "--work" => work = Some(PathBuf::from(it.next().context("--work DIR")?)),
-            "--same-run-only" | "--correlation-only" => {}
-            other => bail!("unknown option {other}"),
-        }
-    }
+    let overhead = !args.no_overhead;
     // Assembly and binaries are cached in a directory keyed on what makes them: this program
     // (the instrumentation pass is linked into it), the C sources and the compiler. A rebuilt
     // xtask, an edited workload or another compiler gets a fresh directory.
-    let work = match work {
-        Some(w) => w,
+    let work = match &args.work {
+        Some(w) => w.clone(),
         None => root
             .join("target/study-brr")
             .join(format!("{:016x}", cache_key(&root)?)),
     };
     std::fs::create_dir_all(&work)?;
     let work = work.canonicalize()?;
-    std::fs::create_dir_all(&svg)?;
-    let svg = svg.canonicalize()?;
-    // fileio creates its scratch file in the working directory
-    std::env::set_current_dir(&work)?;
     let env = Env {
         root: root.clone(),
         work,
         cc: std::env::var("CROSS").unwrap_or_else(|_| "riscv64-linux-gnu-".into()) + "gcc",
+        scratch: None,
     };
+    let manifest = crate::sweep::manifest()?;
     let mut progs = Vec::new();
     let mut names: Vec<String> = std::fs::read_dir(root.join("workloads/src"))?
         .filter_map(|e| e.ok())
@@ -1150,11 +1230,8 @@ pub fn run(args: &[String]) -> Result<()> {
         .collect();
     names.sort();
     for n in names {
-        let args = if n == "fileio" {
-            vec![root.join("workloads/src/fileio.c").display().to_string()]
-        } else {
-            Vec::new()
-        };
+        // its arguments, as the manifest gives them (files relative to workloads/)
+        let args = manifest.get(&n).map(|w| w.args.clone()).unwrap_or_default();
         progs.push(Prog {
             src: root.join("workloads/src").join(format!("{n}.c")),
             name: n,
@@ -1166,88 +1243,73 @@ pub fn run(args: &[String]) -> Result<()> {
         src: root.join("workloads/study/resonance.c"),
         args: Vec::new(),
     });
-    if let Some(o) = &only {
-        progs.retain(|p| o.contains(&p.name));
-    }
-    if same_run_only {
-        let queue = Mutex::new(progs.clone());
-        let results = Mutex::new(Vec::new());
-        std::thread::scope(|s| {
-            for _ in 0..jobs.max(1) {
-                let (queue, results, env) = (&queue, &results, &env);
-                s.spawn(move || loop {
-                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                    let Some(p) = next else { break };
-                    let r = same_run(env, &p).map(|r| (p.name.clone(), r));
-                    eprintln!("study-brr: same run {} done", p.name);
-                    if let Ok(mut v) = results.lock() {
-                        v.push(r);
-                    }
-                });
-            }
-        });
-        let mut rs = Vec::new();
-        for r in results
-            .into_inner()
-            .map_err(|_| anyhow::anyhow!("poisoned"))?
-        {
-            rs.push(r?);
+    let every = args.study.workloads.is_empty();
+    if !every {
+        for w in &args.study.workloads {
+            anyhow::ensure!(progs.iter().any(|p| &p.name == w), "no program `{w}`");
         }
-        rs.sort_by_key(|(n, _)| progs.iter().position(|p| &p.name == n));
+        progs.retain(|p| args.study.workloads.contains(&p.name));
+    }
+    if args.same_run_only {
+        let Some(rs) = sweep(&args.study, "brr-same-run", "", &progs, &env, same_run)? else {
+            return Ok(());
+        };
         print!("{}", same_run_table(&rs));
         return Ok(());
     }
-    let queue = Mutex::new(progs.clone());
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for j in 0..jobs.max(1) {
-            let (queue, results, env) = (&queue, &results, &env);
-            std::thread::Builder::new()
-                .name(format!("w{j}"))
-                .spawn_scoped(s, move || loop {
-                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                    let Some(p) = next else { break };
-                    let r = study(env, &p, overhead);
-                    if let Ok(mut v) = results.lock() {
-                        v.push(r);
-                    }
-                })
-                .map(|_| ())
-                .unwrap_or(());
-        }
-    });
-    let mut rs = Vec::new();
-    for r in results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("poisoned"))?
-    {
-        rs.push(r?);
-    }
-    rs.sort_by(|a, b| {
-        let order = |n: &str| progs.iter().position(|p| p.name == n);
-        order(&a.name).cmp(&order(&b.name))
-    });
-    let m = if do_micro {
+    let (name, tag): (&'static str, &'static str) = if overhead {
+        ("brr", "")
+    } else {
+        ("brr", "-no-overhead")
+    };
+    let run_prog: fn(&Env, &Prog) -> Result<ProgResult> = if overhead {
+        |env, p| study(env, p, true)
+    } else {
+        |env, p| study(env, p, false)
+    };
+    let Some(rs) = sweep(&args.study, name, tag, &progs, &env, run_prog)? else {
+        return Ok(());
+    };
+    let rs: Vec<ProgResult> = rs.into_iter().map(|(_, r)| r).collect();
+    let m = if args.no_micro {
+        None
+    } else {
         let p = Prog {
             name: "charstat".into(),
             src: root.join("workloads/study/charstat.c"),
             args: Vec::new(),
         };
-        Some(micro(&env, &p, 1)?)
-    } else {
-        None
+        let Some(mut m) = sweep(&args.study, "brr-micro", "", &[p], &env, |env, p| {
+            micro(env, p, 1)
+        })?
+        else {
+            return Ok(());
+        };
+        m.pop().map(|(_, m)| m)
     };
     print!("{}", tables(&rs, m.as_ref()));
     print!("{}", correlation());
-    std::fs::create_dir_all(&svg)?;
-    plot_accuracy(&svg.join("brr-accuracy-entries.svg"), &rs, "entries")?;
-    plot_accuracy(&svg.join("brr-accuracy-edges.svg"), &rs, "edges")?;
-    if overhead {
-        plot_overhead(&svg.join("brr-overhead.svg"), &rs)?;
-    }
-    if let Some(m) = &m {
-        plot_micro(&svg.join("brr-micro-overhead.svg"), m, false)?;
-        plot_micro(&svg.join("brr-micro-cycles-per-site.svg"), m, true)?;
+    let svg = match args.svg_dir {
+        Some(d) => Some(d),
+        None if every => Some(root.join("docs/studies")),
+        None => None,
+    };
+    if let Some(svg) = svg {
+        std::fs::create_dir_all(&svg)?;
+        let mut figures = vec![
+            ("brr-accuracy-entries.svg", plot_accuracy(&rs, "entries")?),
+            ("brr-accuracy-edges.svg", plot_accuracy(&rs, "edges")?),
+        ];
+        if overhead {
+            figures.push(("brr-overhead.svg", plot_overhead(&rs)?));
+        }
+        if let Some(m) = &m {
+            figures.push(("brr-micro-overhead.svg", plot_micro(m, false)?));
+            figures.push(("brr-micro-cycles-per-site.svg", plot_micro(m, true)?));
+        }
+        for (file, text) in figures {
+            std::fs::write(svg.join(file), text).with_context(|| format!("writing {file}"))?;
+        }
     }
     Ok(())
 }

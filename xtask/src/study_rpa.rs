@@ -1,4 +1,4 @@
-//! `cargo run --release -p xtask -- study-rpa [--workloads a,b] [--jobs J]`: the relational
+//! `cargo run --release -p xtask -- study-rpa [prefetch|adaptive] [--workloads a,b] [--jobs J]`: the relational
 //! profiling paper's resource and overhead study (§6, Figures 7 and 8, Table 6) on every
 //! bundled workload and the GC guest, on the paper's machine (the `rpa2000` timing preset).
 //!
@@ -17,21 +17,26 @@
 //! * Table 6: instructions and cycles per profiled instruction at each rate.
 //!
 //! Writes docs/studies/rpa-fig7.svg and docs/studies/rpa-fig8.svg and prints the tables of
-//! docs/studies/rpa.md.
+//! docs/studies/rpa.md. Every (workload, configuration) pair is one job of the studies library
+//! (records in `target/studies/rpa*/`, resumable, `--slurm` for a job array); the GC guest is
+//! built once into the results directory, where every node finds it.
 //!
 //! `study-rpa prefetch`: Figure 2b's service with its loop open (logging) and closed
 //! (prefetching into the L2), on the default machine, every workload, and a sweep of the
 //! service's latency on the memory-bound ones. `study-rpa adaptive`: the adaptive rate on
 //! and off at edges 1/32 and 1/256, 1 and 4 networks: slowdown and edge-profile accuracy.
 
+use crate::sweep::StudyArgs;
 use anyhow::{Context, Result};
 use outcrop_rpa::hw::HwConfig;
-use outcrop_rpa::observe::{HwReport, RpaSpec};
-use outcrop_run::{load, ProgramSpec, Run, Stdio};
+use outcrop_rpa::observe::{HwReport, RpaResult};
+use outcrop_run::{execute, Hooks, ProgramImage, ProgramSpec, RpaConfig, RunConfig};
+use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::{Job, Manifest, Study};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::path::Path;
 
 const RATES: [u32; 4] = [32, 64, 128, 256];
 
@@ -43,7 +48,7 @@ fn queries(rate: u32) -> String {
 }
 
 /// One configuration of a workload's runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 enum Cell {
     /// No RPA at all.
     Bare,
@@ -51,7 +56,8 @@ enum Cell {
     Hw(u32, u32, bool, u32),
 }
 
-#[derive(Clone, Debug)]
+/// One run's figures.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Outcome {
     cycles: u64,
     instructions: u64,
@@ -59,32 +65,179 @@ struct Outcome {
     lossless: bool,
 }
 
+/// A workload of the study: its name (the manifest's, or the GC guest's).
 struct Workload {
     name: String,
-    command: Vec<String>,
-    allow_rw: Option<PathBuf>,
-    tags: outcrop_rpa::tags::Tags,
 }
 
-/// fileio's runs share a working directory and scratch file: one at a time.
-static FILEIO: Mutex<()> = Mutex::new(());
-
-/// The paper's query pair (edges 1/`rate` + the GC barrier) on `w`'s tags with hardware
-/// `hw`, lossless; with `exact`, each service's exact reference too.
-fn paper_queries(w: &Workload, rate: u32, hw: HwConfig, exact: bool) -> Result<RpaSpec> {
-    let mut spec = RpaSpec::new(assembled(&queries(rate))?);
-    spec.tags = w.tags.clone();
-    spec.lossless = true;
-    spec.exact = exact;
-    spec.hardware = Some(hw);
-    Ok(spec)
+/// The study's programs beyond the bundled ones: the GC guest (whose reference stores carry
+/// profile tag 1), built from workloads/study/gc.c, and the same mutator zeroing new objects
+/// with plain stores (`gc-zero`), as a JVM's allocator does.
+fn guests(results: &Path) -> Result<Manifest> {
+    let root = crate::sweep::manifest()?.root;
+    let dir = std::path::absolute(results.join("guests"))?;
+    std::fs::create_dir_all(&dir)?;
+    let gc = dir.join("gc");
+    if !gc.exists() {
+        // built beside and renamed: array tasks starting together never see half a file
+        let tmp = dir.join(format!(".gc.{}", std::process::id()));
+        let st = std::process::Command::new("riscv64-linux-gnu-gcc")
+            .args(["-O2", "-static", "-o"])
+            .arg(&tmp)
+            .arg(root.join("study/gc.c"))
+            .status()
+            .context("study-rpa needs riscv64-linux-gnu-gcc on PATH to build its GC guest (Debian: apt-get install gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)")?;
+        anyhow::ensure!(
+            st.success(),
+            "riscv64-linux-gnu-gcc failed on workloads/study/gc.c"
+        );
+        std::fs::rename(&tmp, &gc)?;
+    }
+    let text = "[[workload]]\nname = \"gc\"\nkind = \"compute\"\nbinary = \"gc\"\n\n\
+                [[workload]]\nname = \"gc-zero\"\nkind = \"compute\"\nbinary = \"gc\"\nargs = [\"400000\", \"zero\"]\n";
+    Manifest::parse(text, &dir).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
-    let spec = match cell {
+/// A sweep of `cells` over workloads: one job per (workload, cell), each a call of `run`.
+struct CellStudy<C, O> {
+    name: &'static str,
+    workloads: Vec<String>,
+    cells: Vec<C>,
+    guests: Manifest,
+    /// Whether a (workload, cell) pair is left out.
+    skip: fn(&str, C) -> bool,
+    run: fn(ProgramSpec, &str, C) -> Result<O>,
+    _output: std::marker::PhantomData<fn() -> O>,
+}
+
+/// A cell as part of a job id (letters, digits and `_`).
+fn cell_id<C: std::fmt::Debug>(c: C) -> String {
+    format!("{c:?}")
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+        .collect()
+}
+
+impl<C, O> Study for CellStudy<C, O>
+where
+    C: Serialize + DeserializeOwned + Copy + Send + Sync + std::fmt::Debug,
+    O: Serialize + DeserializeOwned + Send,
+{
+    type Params = C;
+    type Output = O;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn jobs(&self, _: &Manifest) -> Vec<Job<C>> {
+        self.workloads
+            .iter()
+            .flat_map(|w| {
+                self.cells
+                    .iter()
+                    .filter(|&&c| !(self.skip)(w, c))
+                    .map(move |&c| Job::new(&format!("{w}-{}", cell_id(c)), w, c))
+            })
+            .collect()
+    }
+
+    fn run(&self, m: &Manifest, job: &Job<C>, scratch: &Path) -> outcrop_studies::Result<O> {
+        let m = if self.guests.get(&job.workload).is_ok() {
+            &self.guests
+        } else {
+            m
+        };
+        let spec = m.spec(&job.workload, scratch)?;
+        (self.run)(spec, &job.workload, job.params)
+            .map_err(|e| outcrop_studies::Error::Job(format!("{e:#}")))
+    }
+}
+
+/// Options of `study-rpa`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// `prefetch` (Figure 2b's loop closed) or `adaptive` (the adaptive rate); default: the
+    /// resource and overhead study (Figures 7, 8, Table 6).
+    #[arg(value_name = "STUDY", value_parser = ["prefetch", "adaptive"])]
+    which: Option<String>,
+    #[command(flatten)]
+    study: StudyArgs,
+    /// Write rpa-fig7.svg and rpa-fig8.svg into DIR (default docs/studies, only when every
+    /// workload ran).
+    #[arg(long, value_name = "DIR")]
+    svg_dir: Option<std::path::PathBuf>,
+}
+
+/// Runs `cells` over the study's workloads (every bundled one, gc and gc-zero; or
+/// `--workloads`): the workloads in order and every job's output by (workload, cell).
+#[allow(clippy::type_complexity)]
+fn sweep<C, O>(
+    args: &StudyArgs,
+    name: &'static str,
+    cells: Vec<C>,
+    skip: fn(&str, C) -> bool,
+    run: fn(ProgramSpec, &str, C) -> Result<O>,
+) -> Result<Option<(Vec<Workload>, BTreeMap<(usize, C), O>)>>
+where
+    C: Serialize + DeserializeOwned + Copy + Send + Sync + std::fmt::Debug + Ord,
+    O: Serialize + DeserializeOwned + Send,
+{
+    let manifest = crate::sweep::manifest()?;
+    let guests = guests(&args.results)?;
+    let mut names: Vec<String> = manifest.workloads.iter().map(|w| w.name.clone()).collect();
+    names.sort();
+    names.extend(guests.workloads.iter().map(|w| w.name.clone()));
+    if !args.workloads.is_empty() {
+        for w in &args.workloads {
+            anyhow::ensure!(
+                names.contains(w),
+                "no workload `{w}` (workloads: {})",
+                names.join(", ")
+            );
+        }
+        names.retain(|n| args.workloads.contains(n));
+    }
+    let study = CellStudy {
+        name,
+        workloads: names.clone(),
+        cells,
+        guests,
+        skip,
+        run,
+        _output: std::marker::PhantomData,
+    };
+    let Some(records) = crate::sweep::run(&study, &manifest, args)? else {
+        return Ok(None);
+    };
+    let mut results = BTreeMap::new();
+    for r in records {
+        let i = names
+            .iter()
+            .position(|n| *n == r.workload)
+            .context("unknown workload")?;
+        let o = r.output.with_context(|| format!("{}: no output", r.job))?;
+        results.insert((i, r.params), o);
+    }
+    Ok(Some((
+        names.into_iter().map(|name| Workload { name }).collect(),
+        results,
+    )))
+}
+
+/// The paper's query pair (edges 1/`rate` + the GC barrier) with hardware `hw`; with
+/// `exact`, each service's exact reference too. Tags come from the program (the GC guest's).
+fn paper_queries(rate: u32, hw: HwConfig, exact: bool) -> Result<RpaConfig> {
+    let mut c = RpaConfig::new(assembled(&queries(rate))?);
+    c.exact = exact;
+    c.hardware = Some(hw);
+    Ok(c)
+}
+
+fn run_one(spec: ProgramSpec, name: &str, cell: Cell) -> Result<Outcome> {
+    let rpa = match cell {
         Cell::Bare => None,
         Cell::Hw(networks, buffers, cheap, rate) => Some(paper_queries(
-            w,
             rate,
             HwConfig {
                 networks,
@@ -95,7 +248,7 @@ fn run_one(w: &Workload, cell: Cell) -> Result<Outcome> {
             false,
         )?),
     };
-    let (t, rpa) = run_spec(w, "rpa2000", spec)?;
+    let (t, rpa) = run_spec(spec, name, "rpa2000", rpa)?;
     let lossless = rpa
         .as_ref()
         .is_none_or(|x| x.queries.iter().all(|q| q.lost == 0) && x.queries[1].dropped == 0);
@@ -124,156 +277,17 @@ fn pct(a: f64) -> String {
     format!("{:.2}", 100.0 * a)
 }
 
-/// The workloads (every bundled one, and the GC guest, built with the cross compiler),
-/// filtered by `--workloads a,b`; the temporary directory holding the GC guest.
-fn suite(root: &Path, args: &[String]) -> Result<(Vec<Workload>, tempfile::TempDir)> {
-    let wl = root.join("workloads");
-    let names = crate::workload_names(&wl)?;
-    let tmp = tempfile::tempdir()?;
-    // fileio reads its input and writes a scratch file in the working directory: give it
-    // a copy of its input in a directory of its own
-    let fileio_dir = tmp.path().join("fileio");
-    std::fs::create_dir_all(&fileio_dir)?;
-    std::fs::copy(wl.join("src/fileio.c"), fileio_dir.join("fileio.c"))?;
-    std::env::set_current_dir(&fileio_dir)?;
-    let mut workloads: Vec<Workload> = names
-        .iter()
-        .map(|n| {
-            let bin = wl.join("bin").join(n).to_string_lossy().into_owned();
-            let mut command = vec![bin];
-            if n == "fileio" {
-                command.push("fileio.c".into());
-            }
-            Workload {
-                name: n.clone(),
-                command,
-                allow_rw: (n == "fileio").then(|| fileio_dir.clone()),
-                tags: outcrop_rpa::tags::Tags::default(),
-            }
-        })
-        .collect();
-    // the GC guest, whose reference stores carry profile tag 1
-    let gc_bin = tmp.path().join("gc");
-    let st = std::process::Command::new("riscv64-linux-gnu-gcc")
-        .args(["-O2", "-static", "-o"])
-        .arg(&gc_bin)
-        .arg(wl.join("study/gc.c"))
-        .status()
-        .context("study-rpa needs riscv64-linux-gnu-gcc on PATH to build its GC guest (Debian: apt-get install gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)")?;
-    anyhow::ensure!(
-        st.success(),
-        "riscv64-linux-gnu-gcc failed on workloads/study/gc.c"
-    );
-    {
-        let elf = std::fs::read(&gc_bin)?;
-        let own = outcrop_rv::sections::profile_tags(&elf)?;
-        let tags = outcrop_rpa::tags::Tags::new(own, []).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let bin = gc_bin.to_string_lossy().into_owned();
-        workloads.push(Workload {
-            name: "gc".into(),
-            command: vec![bin.clone()],
-            allow_rw: None,
-            tags: tags.clone(),
-        });
-        // the same mutator with new objects zeroed by plain stores, as a JVM's allocator
-        // does, instead of null reference stores through the barrier
-        workloads.push(Workload {
-            name: "gc-zero".into(),
-            command: vec![bin, "400000".into(), "zero".into()],
-            allow_rw: None,
-            tags,
-        });
-    }
-    if let Some(w) = args
-        .iter()
-        .position(|a| a == "--workloads")
-        .and_then(|i| args.get(i + 1))
-    {
-        let want: Vec<&str> = w.split(',').collect();
-        workloads.retain(|x| want.contains(&x.name.as_str()));
-    }
-    Ok((workloads, tmp))
-}
-
-fn jobs_arg(args: &[String]) -> Result<usize> {
-    Ok(args
-        .iter()
-        .position(|a| a == "--jobs")
-        .and_then(|i| args.get(i + 1))
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(2)
-        .max(1))
-}
-
-/// Runs `f` on every (workload, cell) pair on `jobs` threads, with progress on stderr.
-fn run_all<C, O>(
-    workloads: &[Workload],
-    cells: &[C],
-    jobs: usize,
-    f: impl Fn(&Workload, C) -> Result<O> + Sync,
-) -> Result<BTreeMap<(usize, C), O>>
-where
-    C: Copy + Ord + Send + Sync + std::fmt::Debug,
-    O: Send,
-{
-    let todo: Vec<(usize, C)> = (0..workloads.len())
-        .flat_map(|i| cells.iter().map(move |&c| (i, c)))
-        .collect();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<BTreeMap<(usize, C), O>> = Mutex::new(BTreeMap::new());
-    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let start = std::time::Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(i, cell)) = todo.get(k) else {
-                    break;
-                };
-                match f(&workloads[i], cell)
-                    .with_context(|| format!("{} {cell:?}", workloads[i].name))
-                {
-                    Ok(o) => {
-                        if let Ok(mut r) = results.lock() {
-                            r.insert((i, cell), o);
-                        }
-                    }
-                    Err(e) => {
-                        if let Ok(mut f) = failed.lock() {
-                            f.get_or_insert(e);
-                        }
-                        break;
-                    }
-                }
-                eprint!(
-                    "\rstudy-rpa: {}/{} runs, {:.0} s ",
-                    k + 1,
-                    todo.len(),
-                    start.elapsed().as_secs_f64()
-                );
-            });
-        }
-    });
-    eprintln!();
-    if let Some(e) = failed.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a run panicked"))
-}
-
-pub fn run(args: &[String]) -> Result<()> {
+pub fn run(args: Args) -> Result<()> {
     let root = std::path::absolute(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))?;
-    match args.first().map(String::as_str) {
-        Some("prefetch") => return prefetch(&root, &args[1..]),
-        Some("adaptive") => return adaptive(&root, &args[1..]),
+    match args.which.as_deref() {
+        Some("prefetch") => return prefetch(&args.study),
+        Some("adaptive") => return adaptive(&args.study),
         _ => {}
     }
-    let jobs = jobs_arg(args)?;
-    let (workloads, _tmp) = suite(&root, args)?;
-    let results = run_all(&workloads, &cells(), jobs, run_one)?;
+    let Some((workloads, results)) = sweep(&args.study, "rpa", cells(), |_, _| false, run_one)?
+    else {
+        return Ok(());
+    };
     let get = |i: usize, c: Cell| results.get(&(i, c)).context("missing run");
     let hw = |o: &Outcome| o.hw.clone().context("no hardware report");
     let stalled = |h: &HwReport| {
@@ -389,10 +403,15 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("| {} | {} | {} |", w.name, ins.join(" | "), cyc.join(" | "));
     }
 
-    let out = root.join("docs/studies");
-    plot_fig7(&out.join("rpa-fig7.svg"), &fig7)?;
-    plot_fig8(&out.join("rpa-fig8.svg"), &fig8)?;
-    println!("\nwrote docs/studies/rpa-fig7.svg, docs/studies/rpa-fig8.svg");
+    let out = match args.svg_dir {
+        Some(d) => d,
+        None if args.study.workloads.is_empty() => root.join("docs/studies"),
+        None => return Ok(()),
+    };
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("rpa-fig7.svg"), plot_fig7(&fig7)?)?;
+    std::fs::write(out.join("rpa-fig8.svg"), plot_fig8(&fig8)?)?;
+    println!("\nwrote {}/rpa-fig7.svg and rpa-fig8.svg", out.display());
     Ok(())
 }
 
@@ -410,104 +429,58 @@ fn heaviest(fig7: &[(String, HwReport)]) -> Vec<usize> {
     idx
 }
 
-fn plot_fig7(path: &Path, fig7: &[(String, HwReport)]) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let panels = root.split_evenly((1, 2));
+/// Figure 7: the share of cycles with at least x buffers in use / x profiled instructions in
+/// flight, for the four heaviest workloads.
+fn plot_fig7(fig7: &[(String, HwReport)]) -> Result<String> {
     let top = heaviest(fig7);
-    let colors = [RED, BLUE, GREEN, MAGENTA];
-    for (p, (title, nets)) in panels.iter().zip([
-        ("cycles with ≥ x profile buffers in use (32/32)", false),
-        (
-            "cycles with ≥ x profiled instructions in flight (32/32)",
-            true,
-        ),
-    ]) {
-        let mut chart = ChartBuilder::on(p)
-            .caption(title, ("sans-serif", 15))
-            .margin(8)
-            .x_label_area_size(35)
-            .y_label_area_size(45)
-            .build_cartesian_2d(1f64..16f64, 0f64..100f64)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc("x")
-            .y_desc("% of cycles")
-            .draw()
-            .map_err(|e| err(&e))?;
-        for (k, &i) in top.iter().enumerate() {
-            let (name, h) = &fig7[i];
-            let pts: Vec<(f64, f64)> = (1..=16)
-                .map(|x| {
-                    let v = if nets {
-                        h.occupancy.networks_at_least(x)
-                    } else {
-                        h.occupancy.buffers_at_least(x)
-                    };
-                    (x as f64, 100.0 * v)
-                })
-                .collect();
-            line(&mut chart, pts, name, colors[k % colors.len()])?;
-        }
-        legend(&mut chart)?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
-}
-
-type Chart<'a, 'b> = plotters::chart::ChartContext<
-    'a,
-    plotters::backend::SVGBackend<'b>,
-    plotters::coord::cartesian::Cartesian2d<
-        plotters::coord::types::RangedCoordf64,
-        plotters::coord::types::RangedCoordf64,
-    >,
->;
-
-/// One labelled line of a chart.
-fn line(
-    chart: &mut Chart,
-    pts: Vec<(f64, f64)>,
-    name: &str,
-    c: plotters::style::RGBColor,
-) -> Result<()> {
-    use plotters::prelude::*;
-    chart
-        .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-        .map_err(|e| anyhow::anyhow!("plot: {e}"))?
-        .label(name)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c));
-    Ok(())
-}
-
-/// The chart's legend.
-fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<()> {
-    use plotters::prelude::*;
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()
-        .map_err(|e| anyhow::anyhow!("plot: {e}"))
+    let panel = |title: &str, nets: bool| Panel {
+        title: title.into(),
+        x: "x".into(),
+        y: "% of cycles".into(),
+        series: top
+            .iter()
+            .map(|&i| {
+                let (name, h) = &fig7[i];
+                Series {
+                    name: name.clone(),
+                    points: (1..=16)
+                        .map(|x| {
+                            let v = if nets {
+                                h.occupancy.networks_at_least(x)
+                            } else {
+                                h.occupancy.buffers_at_least(x)
+                            };
+                            (x as f64, 100.0 * v)
+                        })
+                        .collect(),
+                    ..Series::default()
+                }
+            })
+            .collect(),
+        ..Panel::default()
+    };
+    Ok(grid(
+        &[
+            panel("cycles with ≥ x profile buffers in use (32/32)", false),
+            panel(
+                "cycles with ≥ x profiled instructions in flight (32/32)",
+                true,
+            ),
+        ],
+        2,
+        (550, 450),
+    )?)
 }
 
 type Fig8Row = (String, Vec<f64>, Vec<f64>, Vec<f64>);
 
-fn plot_fig8(path: &Path, fig8: &[Fig8Row]) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plot: {e}");
-    let root = SVGBackend::new(path, (1300, 420)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let panels = root.split_evenly((1, 3));
-    // the four workloads with the most stalls at one network
+/// Figure 8: stalls and slowdowns against networks and edge rate, for the four workloads
+/// with the most stalls at one network.
+fn plot_fig8(fig8: &[Fig8Row]) -> Result<String> {
     let mut idx: Vec<usize> = (0..fig8.len()).collect();
     idx.sort_by(|&a, &b| fig8[b].1[0].total_cmp(&fig8[a].1[0]));
     idx.truncate(4);
-    let colors = [RED, BLUE, GREEN, MAGENTA];
-    let series: [(&str, &str, usize, [&str; 4]); 3] = [
+    let panels: Vec<Panel> = [
         (
             "a) % cycles dispatch stalled (8 buffers)",
             "networks",
@@ -526,80 +499,57 @@ fn plot_fig8(path: &Path, fig8: &[Fig8Row]) -> Result<()> {
             3,
             ["1/32", "1/64", "1/128", "1/256"],
         ),
-    ];
-    for (p, (title, xdesc, which, labels)) in panels.iter().zip(series) {
-        let val = |r: &Fig8Row| match which {
-            1 => r.1.clone(),
-            2 => r.2.clone(),
-            _ => r.3.clone(),
-        };
-        let ymax = idx
+    ]
+    .iter()
+    .map(|&(title, x, which, ticks)| Panel {
+        title: title.into(),
+        x: x.into(),
+        y: String::new(),
+        x_ticks: ticks.iter().map(|t| t.to_string()).collect(),
+        series: idx
             .iter()
-            .flat_map(|&i| val(&fig8[i]))
-            .fold(0.001f64, f64::max)
-            * 100.0
-            * 1.15;
-        let mut chart = ChartBuilder::on(p)
-            .caption(title, ("sans-serif", 14))
-            .margin(8)
-            .x_label_area_size(35)
-            .y_label_area_size(45)
-            .build_cartesian_2d(-0.2f64..3.2f64, 0f64..ymax)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_labels(4)
-            .x_label_formatter(&|x| {
-                let i = x.round() as i64;
-                if (x - i as f64).abs() < 0.01 && (0..4).contains(&i) {
-                    labels[i as usize].to_string()
-                } else {
-                    String::new()
+            .map(|&i| {
+                let r = &fig8[i];
+                let v = match which {
+                    1 => &r.1,
+                    2 => &r.2,
+                    _ => &r.3,
+                };
+                Series {
+                    name: r.0.clone(),
+                    points: v
+                        .iter()
+                        .enumerate()
+                        .map(|(x, v)| (x as f64, 100.0 * v))
+                        .collect(),
+                    ..Series::default()
                 }
             })
-            .x_desc(xdesc)
-            .draw()
-            .map_err(|e| err(&e))?;
-        for (k, &i) in idx.iter().enumerate() {
-            let pts: Vec<(f64, f64)> = val(&fig8[i])
-                .iter()
-                .enumerate()
-                .map(|(x, v)| (x as f64, 100.0 * v))
-                .collect();
-            line(&mut chart, pts, &fig8[i].0, colors[k % colors.len()])?;
-        }
-        legend(&mut chart)?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+            .collect(),
+        ..Panel::default()
+    })
+    .collect();
+    Ok(grid(&panels, 3, (433, 420))?)
 }
 
-/// One timed run of `w` on `preset`, with the RPA `spec` if any.
+/// One timed run of a program on `preset`, with the RPA if any (lossless: the spec is
+/// deterministic).
 fn run_spec(
-    w: &Workload,
+    spec: ProgramSpec,
+    name: &str,
     preset: &str,
-    spec: Option<RpaSpec>,
-) -> Result<(
-    outcrop_timing::Totals,
-    Option<outcrop_rpa::observe::RpaResult>,
-)> {
-    let _one_at_a_time = (w.name == "fileio").then(|| FILEIO.lock());
-    let mut p = ProgramSpec::new(w.command.iter().map(Into::into).collect());
-    p.stdio = Stdio::Quiet;
-    p.deterministic = true;
-    p.allow_rw.extend(w.allow_rw.clone());
-    let mut guest = load(&p, Box::new(|_| {}))?;
-    let cfg = outcrop_timing::Config::preset(preset)?;
-    let mut run = Run::new(&mut guest.machine).timing(Some(cfg));
-    if let Some(s) = spec {
-        run = run.rpa(s);
-    }
-    let r = run.execute()?;
-    let (code, how) = r.status();
+    rpa: Option<RpaConfig>,
+) -> Result<(outcrop_timing::Totals, Option<RpaResult>)> {
+    let mut c = RunConfig::new(spec);
+    c.timing = Some(outcrop_timing::Config::preset(preset)?);
+    c.rpa = rpa;
+    let image = ProgramImage::read(&c.program.path())?;
+    let s = execute(&c, &image, Hooks::default())?;
+    let (code, how) = s.status();
     // exitcode ends with 3 on purpose
-    let want = if w.name == "exitcode" { 3 } else { 0 };
+    let want = if name == "exitcode" { 3 } else { 0 };
     anyhow::ensure!(code == want, "the guest ended with status {code} ({how})");
-    Ok((r.timing.context("no timing totals")?, r.rpa))
+    Ok((s.timing.context("no timing totals")?, s.rpa))
 }
 
 fn assembled(src: &str) -> Result<outcrop_rpa::Assembled> {
@@ -610,7 +560,7 @@ fn assembled(src: &str) -> Result<outcrop_rpa::Assembled> {
 
 /// A prefetch study cell: no RPA, the open loop (the L2-miss query logged), or the closed
 /// loop at a service latency, with Figure 2b's query verbatim or collecting `rtime` too.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 enum PCell {
     Bare,
     Open,
@@ -620,58 +570,56 @@ enum PCell {
 const LATENCIES: [u32; 4] = [0, 100, 1000, 10000];
 const MEMORY_BOUND: [&str; 4] = ["ptrchase", "graph_bfs", "hashtable", "micro_stride_miss"];
 
+type PrefetchOut = (
+    outcrop_timing::Totals,
+    Option<outcrop_rpa::prefetch::PrefetchStats>,
+);
+
+fn prefetch_one(spec: ProgramSpec, name: &str, c: PCell) -> Result<PrefetchOut> {
+    let rpa = match c {
+        PCell::Bare => None,
+        PCell::Open | PCell::Closed(..) => {
+            let rtime = matches!(c, PCell::Closed(_, true));
+            let mut s = RpaConfig::new(assembled(if rtime {
+                "for evL2DMISS * always collect pc res2 rtime ;\nsend 1 stop;\n"
+            } else {
+                "for evL2DMISS * always collect pc res2 ;\nsend 1 stop;\n"
+            })?);
+            s.exact = false;
+            // a prefetching service is short (a table lookup and a few prefetches);
+            // at the default 50 cycles a message it falls behind ptrchase's misses
+            s.hardware = Some(HwConfig {
+                service_cycles: 20,
+                ..HwConfig::paper()
+            });
+            if let PCell::Closed(latency, _) = c {
+                s.prefetch = Some(outcrop_rpa::prefetch::PrefetchConfig {
+                    latency,
+                    ..Default::default()
+                });
+            }
+            Some(s)
+        }
+    };
+    let (t, r) = run_spec(spec, name, "default", rpa)?;
+    let p = r
+        .and_then(|r| r.hardware)
+        .and_then(|h| h.prefetch)
+        .map(|p| p.stats);
+    Ok((t, p))
+}
+
 /// `study-rpa prefetch`: Figure 2b's service with and without its loop closed, on the
 /// default machine (140-cycle memory), every workload; the latency sweep on the
 /// memory-bound ones.
-fn prefetch(root: &Path, args: &[String]) -> Result<()> {
-    let jobs = jobs_arg(args)?;
-    let (workloads, _tmp) = suite(root, args)?;
+fn prefetch(args: &StudyArgs) -> Result<()> {
     let mut cells = vec![PCell::Bare, PCell::Open, PCell::Closed(100, false)];
     cells.extend(LATENCIES.map(|l| PCell::Closed(l, true)));
-    let results = run_all(&workloads, &cells, jobs, |w, c| {
-        let sweep = MEMORY_BOUND.contains(&w.name.as_str());
-        if matches!(c, PCell::Closed(l, _) if l != 100 && !sweep) {
-            return Ok(None);
-        }
-        let spec = match c {
-            PCell::Bare => None,
-            PCell::Open | PCell::Closed(..) => {
-                let rtime = matches!(c, PCell::Closed(_, true));
-                let mut s = RpaSpec::new(assembled(if rtime {
-                    "for evL2DMISS * always collect pc res2 rtime ;\nsend 1 stop;\n"
-                } else {
-                    "for evL2DMISS * always collect pc res2 ;\nsend 1 stop;\n"
-                })?);
-                s.lossless = true;
-                s.exact = false;
-                // a prefetching service is short (a table lookup and a few prefetches);
-                // at the default 50 cycles a message it falls behind ptrchase's misses
-                s.hardware = Some(HwConfig {
-                    service_cycles: 20,
-                    ..HwConfig::paper()
-                });
-                if let PCell::Closed(latency, _) = c {
-                    s.prefetch = Some(outcrop_rpa::prefetch::PrefetchConfig {
-                        latency,
-                        ..Default::default()
-                    });
-                }
-                Some(s)
-            }
-        };
-        let (t, r) = run_spec(w, "default", spec)?;
-        let p = r
-            .and_then(|r| r.hardware)
-            .and_then(|h| h.prefetch)
-            .map(|p| p.stats);
-        Ok(Some((t, p)))
-    })?;
-    let get = |i: usize, c: PCell| {
-        results
-            .get(&(i, c))
-            .and_then(|o| o.as_ref())
-            .context("missing run")
+    let skip = |w: &str, c: PCell| matches!(c, PCell::Closed(l, _) if l != 100 && !MEMORY_BOUND.contains(&w));
+    let Some((workloads, results)) = sweep(args, "rpa-prefetch", cells, skip, prefetch_one)? else {
+        return Ok(());
     };
+    let get = |i: usize, c: PCell| results.get(&(i, c)).context("missing run");
     println!("machine: default preset (4-wide, 1 MB L2, 140-cycle memory); query: for evL2DMISS * always collect pc res2 [rtime]; send 1 stop; hardware 4:8; service 20 cycles/message; prefetcher: degree 4, distance 2, 2^22-entry correlation table\n");
     println!("### Closed loop at a 100-cycle service latency, every workload\n");
     println!("| workload | L2 data misses, no RPA | open loop | closed, Figure 2b's query | closed, + rtime | cycles: open loop vs no RPA | closed vs open | closed + rtime vs open | closed + rtime vs no RPA | lines asked for (+ rtime) | stride / correlation predictions | late fills |");
@@ -738,18 +686,62 @@ fn signed(a: f64) -> String {
 
 /// An adaptive-rate study cell: no RPA, or edges at `rate` with `networks` networks (8
 /// buffers), adaptive or not; the GC query rides along.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 enum ACell {
     Bare,
     Edge(u32, u32, bool),
 }
 
+type AdaptiveOut = (u64, f64, f64, u64, u32);
+
+/// (cycles, stalled share, overlap %, samples, highest level) of one adaptive-study run.
+fn adaptive_one(spec: ProgramSpec, name: &str, c: ACell) -> Result<AdaptiveOut> {
+    use outcrop_rpa::services::{edge_accuracy, Service};
+    let rpa = match c {
+        ACell::Bare => None,
+        ACell::Edge(rate, networks, on) => {
+            let hw = HwConfig {
+                networks,
+                buffers: 8,
+                ..HwConfig::paper()
+            };
+            let mut s = paper_queries(rate, hw, true)?;
+            s.adaptive = on.then(outcrop_rpa::hw::AdaptiveConfig::default);
+            Some(s)
+        }
+    };
+    let rate = match c {
+        ACell::Edge(r, ..) => r,
+        ACell::Bare => 1,
+    };
+    let (t, r) = run_spec(spec, name, "rpa2000", rpa)?;
+    let Some(r) = r else {
+        return Ok((t.cycles, 0.0, 0.0, 0, 0));
+    };
+    let h = r.hardware.as_ref().context("no hardware report")?;
+    let stalled =
+        (h.stats.held_network_cycles + h.stats.held_buffer_cycles) as f64 / t.cycles.max(1) as f64;
+    let st = &r.queries[0];
+    let overlap = match (&r.queues.first(), r.exact.first().and_then(|e| e.as_ref())) {
+        (Some((_, _, Service::Edges(e))), Some(x)) => {
+            // weighted samples already stand for the throttled ones
+            let t = if r.queues[0].2.weighted() {
+                0
+            } else {
+                st.throttled
+            };
+            let eff = f64::from(rate) * (st.selected + t) as f64 / st.sent.max(1) as f64;
+            edge_accuracy(&e.branches, eff, &x.edges).overlap_pct
+        }
+        _ => f64::NAN,
+    };
+    let level = h.adaptive.as_ref().map_or(0, |a| a.max_level_reached);
+    Ok((t.cycles, stalled, overlap, st.sent, level))
+}
+
 /// `study-rpa adaptive`: the RPA watching itself (budget 0.5% of cycles): slowdown against
 /// no RPA and edge-profile accuracy against the exact profile, with and without it.
-fn adaptive(root: &Path, args: &[String]) -> Result<()> {
-    use outcrop_rpa::services::{edge_accuracy, Service};
-    let jobs = jobs_arg(args)?;
-    let (workloads, _tmp) = suite(root, args)?;
+fn adaptive(args: &StudyArgs) -> Result<()> {
     let mut cells = vec![ACell::Bare];
     for rate in [32, 256] {
         for networks in [1, 4] {
@@ -758,49 +750,11 @@ fn adaptive(root: &Path, args: &[String]) -> Result<()> {
             }
         }
     }
-    // (cycles, stalled share, overlap %, samples, highest level)
-    let results = run_all(&workloads, &cells, jobs, |w, c| {
-        let spec = match c {
-            ACell::Bare => None,
-            ACell::Edge(rate, networks, on) => {
-                let hw = HwConfig {
-                    networks,
-                    buffers: 8,
-                    ..HwConfig::paper()
-                };
-                let mut s = paper_queries(w, rate, hw, true)?;
-                s.adaptive = on.then(outcrop_rpa::hw::AdaptiveConfig::default);
-                Some(s)
-            }
-        };
-        let rate = match c {
-            ACell::Edge(r, ..) => r,
-            ACell::Bare => 1,
-        };
-        let (t, r) = run_spec(w, "rpa2000", spec)?;
-        let Some(r) = r else {
-            return Ok((t.cycles, 0.0, 0.0, 0, 0));
-        };
-        let h = r.hardware.as_ref().context("no hardware report")?;
-        let stalled = (h.stats.held_network_cycles + h.stats.held_buffer_cycles) as f64
-            / t.cycles.max(1) as f64;
-        let st = &r.queries[0];
-        let overlap = match (&r.queues.first(), r.exact.first().and_then(|e| e.as_ref())) {
-            (Some((_, _, Service::Edges(e))), Some(x)) => {
-                // weighted samples already stand for the throttled ones
-                let t = if r.queues[0].2.weighted() {
-                    0
-                } else {
-                    st.throttled
-                };
-                let eff = f64::from(rate) * (st.selected + t) as f64 / st.sent.max(1) as f64;
-                edge_accuracy(&e.branches, eff, &x.edges).overlap_pct
-            }
-            _ => f64::NAN,
-        };
-        let level = h.adaptive.as_ref().map_or(0, |a| a.max_level_reached);
-        Ok((t.cycles, stalled, overlap, st.sent, level))
-    })?;
+    let Some((workloads, results)) =
+        sweep(args, "rpa-adaptive", cells, |_, _| false, adaptive_one)?
+    else {
+        return Ok(());
+    };
     let get = |i: usize, c: ACell| results.get(&(i, c)).context("missing run");
     println!("machine: rpa2000; queries: edges every N + the GC barrier (always); 8 buffers; adaptive budget 0.5% of cycles per 10,000-cycle window\n");
     for rate in [32u32, 256] {

@@ -22,7 +22,7 @@
 
 use crate::sweep::StudyArgs;
 use anyhow::{ensure, Context, Result};
-use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::chart::{grid, Panel, Series, Style};
 use outcrop_studies::stats::{geomean, Spread};
 use outcrop_studies::{Job, Manifest, Study};
 use serde::{Deserialize, Serialize};
@@ -380,7 +380,7 @@ fn panels(
     rows: &[Row],
     x: &str,
     y: &str,
-    scatter: bool,
+    style: Style,
     pts: impl Fn(&Row) -> Vec<(f64, f64)>,
 ) -> Result<String> {
     let panels: Vec<Panel> = rows
@@ -394,8 +394,9 @@ fn panels(
             series: vec![Series {
                 name: r.name.clone(),
                 points: pts(r),
-                scatter,
+                style,
             }],
+            ..Panel::default()
         })
         .collect();
     Ok(grid(&panels, 3, (320, 240))?)
@@ -403,27 +404,39 @@ fn panels(
 
 /// Figure 2: every unique path as a point (length in blocks, executions).
 fn plot_fig2(rows: &[Row]) -> Result<String> {
-    panels(rows, "path length (blocks)", "trip count", true, |r| {
-        r.report
-            .path_length_vs_trips
-            .iter()
-            .map(|p| (p.0.max(1) as f64, p.1.max(1) as f64))
-            .collect()
-    })
+    panels(
+        rows,
+        "path length (blocks)",
+        "trip count",
+        Style::Scatter,
+        |r| {
+            r.report
+                .path_length_vs_trips
+                .iter()
+                .map(|p| (p.0.max(1) as f64, p.1.max(1) as f64))
+                .collect()
+        },
+    )
 }
 
 /// Figure 3: layer-0 strata by length (paths), executions of each length.
 fn plot_fig3(rows: &[Row]) -> Result<String> {
-    panels(rows, "stratum length (paths)", "executions", false, |r| {
-        r.report
-            .layers
-            .first()
-            .map(|l| {
-                l.lengths
-                    .iter()
-                    .map(|x| (x.length.max(1) as f64, x.executions.max(1) as f64))
-                    .collect()
-            })
-            .unwrap_or_default()
-    })
+    panels(
+        rows,
+        "stratum length (paths)",
+        "executions",
+        Style::Line,
+        |r| {
+            r.report
+                .layers
+                .first()
+                .map(|l| {
+                    l.lengths
+                        .iter()
+                        .map(|x| (x.length.max(1) as f64, x.executions.max(1) as f64))
+                        .collect()
+                })
+                .unwrap_or_default()
+        },
+    )
 }

@@ -38,7 +38,7 @@
 //! without bound.
 
 use outcrop_sampling::rng::SplitMix64;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -46,7 +46,7 @@ use std::collections::{BinaryHeap, VecDeque};
 pub const MAX_UNITS: u32 = 256;
 
 /// The hardware's sizes and speeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HwConfig {
     /// Profile networks (instructions profiled in flight at once).
     pub networks: u32,
@@ -175,7 +175,7 @@ pub enum Delivery {
 }
 
 /// How busy the hardware was.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HwStats {
     /// Instructions given resources at dispatch.
     pub profiled: u64,
@@ -247,7 +247,7 @@ pub struct Hardware {
 }
 
 /// Cycles spent with at least x resources in use, for x = 0, 1, … (Figure 7's histograms).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Occupancy {
     /// Cycles covered (the run's cycles).
     pub cycles: u64,
@@ -567,7 +567,7 @@ impl Hardware {
 /// remove; its owner measures them) with `budget`; above it, every sampled query keeps only
 /// half as many of the records it selects as before (a throttle level up, at most
 /// `max_level`: 1 in 2^level kept); below a quarter of it, a level down.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveConfig {
     /// Share of cycles (0–1) dispatch may be held.
     pub budget: f64,
@@ -618,7 +618,7 @@ impl AdaptiveConfig {
 }
 
 /// What the adaptive rate did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveReport {
     /// Its settings.
     pub config: AdaptiveConfig,

@@ -264,7 +264,7 @@ pub struct RpaResult {
 }
 
 /// What the RPA's hardware did during a run.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct HwReport {
     /// Its sizes.
     pub config: HwConfig,

@@ -21,10 +21,10 @@
 //! hands it each record the modelled service thread consumes and turns its answers into cache
 //! fills arriving `latency` + memory-latency cycles later.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The prefetching service's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrefetchConfig {
     /// Cycles from the modelled service thread reading the message to its prefetch leaving
     /// for memory (its own work; the line then takes the memory latency to arrive).
@@ -74,7 +74,7 @@ impl PrefetchConfig {
 }
 
 /// What the prefetcher did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrefetchStats {
     /// Miss records read.
     pub misses: u64,
@@ -88,7 +88,7 @@ pub struct PrefetchStats {
 
 /// What the prefetching service did (the caches' side is in the timing totals:
 /// `fills_requested`, `fills_filled`, `fills_late`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrefetchReport {
     /// Its settings, with the memory latency a fill takes after the request.
     pub config: PrefetchConfig,

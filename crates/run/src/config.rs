@@ -139,6 +139,9 @@ pub struct RpaConfig {
     pub prefetch: Option<PrefetchConfig>,
     /// The adaptive rate.
     pub adaptive: Option<AdaptiveConfig>,
+    /// Compute each service's exact reference on the same run (on by default: the report
+    /// checks every service against it; a study of overhead alone turns it off).
+    pub exact: bool,
 }
 
 impl RpaConfig {
@@ -155,6 +158,7 @@ impl RpaConfig {
             hardware: None,
             prefetch: None,
             adaptive: None,
+            exact: spec.exact,
         }
     }
 
@@ -168,6 +172,7 @@ impl RpaConfig {
         spec.hardware = self.hardware;
         spec.prefetch = self.prefetch;
         spec.adaptive = self.adaptive;
+        spec.exact = self.exact;
         for &(queue, kind) in &self.services {
             match queue {
                 Some(q) if usize::from(q) < QUEUES => {

@@ -11,8 +11,22 @@ pub struct Series {
     pub name: String,
     /// Its points, in x order.
     pub points: Vec<(f64, f64)>,
-    /// Draw the points as dots rather than joining them.
-    pub scatter: bool,
+    /// How it is drawn.
+    pub style: Style,
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    /// Points joined by a line.
+    #[default]
+    Line,
+    /// A dashed line (half of each segment drawn).
+    Dashed,
+    /// Dots.
+    Scatter,
+    /// Bars at each x position, the panel's bar series side by side (use with `x_ticks`).
+    Bars,
 }
 
 /// One panel.
@@ -28,6 +42,8 @@ pub struct Panel {
     pub log_x: bool,
     /// A log-scale y axis.
     pub log_y: bool,
+    /// Names of the x positions 0, 1, 2… (a categorical axis; empty: numbers).
+    pub x_ticks: Vec<String>,
     /// Its lines.
     pub series: Vec<Series>,
 }
@@ -64,7 +80,11 @@ where
 {
     let err = |e: &dyn std::fmt::Display| Error::Chart(format!("{}: {e}", p.title));
     let points = || p.series.iter().flat_map(|s| s.points.iter().copied());
-    let (x0, x1) = range(points().map(|q| q.0), p.log_x);
+    let (x0, x1) = if p.x_ticks.is_empty() {
+        range(points().map(|q| q.0), p.log_x)
+    } else {
+        (-0.2, p.x_ticks.len() as f64 - 0.8)
+    };
     let (y0, y1) = range(points().map(|q| q.1), p.log_y);
     let mut b = ChartBuilder::on(area);
     b.caption(&p.title, ("sans-serif", 14))
@@ -74,14 +94,33 @@ where
     macro_rules! body {
         ($chart:expr) => {{
             let mut chart = $chart.map_err(|e| err(&e))?;
-            chart
-                .configure_mesh()
-                .x_desc(p.x.as_str())
+            let ticks = |x: &f64| {
+                let i = x.round();
+                match p.x_ticks.get(i as usize) {
+                    Some(t) if (x - i).abs() < 0.01 && i >= 0.0 => t.clone(),
+                    _ => String::new(),
+                }
+            };
+            let mut mesh = chart.configure_mesh();
+            mesh.x_desc(p.x.as_str())
                 .y_desc(p.y.as_str())
-                .x_labels(5)
-                .y_labels(5)
-                .draw()
-                .map_err(|e| err(&e))?;
+                .x_labels(if p.x_ticks.is_empty() {
+                    5
+                } else {
+                    p.x_ticks.len()
+                })
+                .y_labels(5);
+            if !p.x_ticks.is_empty() {
+                mesh.x_label_formatter(&ticks);
+            }
+            mesh.draw().map_err(|e| err(&e))?;
+            let bar_series = p
+                .series
+                .iter()
+                .filter(|s| s.style == Style::Bars)
+                .count()
+                .max(1);
+            let mut bar_k = 0usize;
             for (i, s) in p.series.iter().enumerate() {
                 let c = COLORS[i % COLORS.len()];
                 let pts: Vec<(f64, f64)> = s
@@ -90,10 +129,28 @@ where
                     .copied()
                     .filter(|q| (!p.log_x || q.0 > 0.0) && (!p.log_y || q.1 > 0.0))
                     .collect();
-                let drawn = if s.scatter {
-                    chart.draw_series(pts.into_iter().map(|q| Circle::new(q, 2, c.filled())))
-                } else {
-                    chart.draw_series(LineSeries::new(pts, c.stroke_width(1)))
+                let drawn = match s.style {
+                    Style::Scatter => {
+                        chart.draw_series(pts.into_iter().map(|q| Circle::new(q, 2, c.filled())))
+                    }
+                    Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(1))),
+                    Style::Dashed => chart.draw_series(pts.windows(2).map(|w| {
+                        let mid = ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0);
+                        PathElement::new(vec![w[0], mid], c.stroke_width(1))
+                    })),
+                    Style::Bars => {
+                        let width = 0.8 / bar_series as f64;
+                        let off = -0.4 + width * (bar_k as f64 + 0.5);
+                        bar_k += 1;
+                        let base = if p.log_y { y0 } else { 0.0 };
+                        chart.draw_series(pts.into_iter().map(|q| {
+                            let x = q.0 + off;
+                            Rectangle::new(
+                                [(x - width * 0.45, base), (x + width * 0.45, q.1)],
+                                c.filled(),
+                            )
+                        }))
+                    }
                 };
                 drawn
                     .map_err(|e| err(&e))?
@@ -157,7 +214,7 @@ mod tests {
                 Series {
                     name: "ε = 1%".into(),
                     points: vec![(100.0, 5.0), (1000.0, 40.0)],
-                    scatter: true,
+                    style: Style::Scatter,
                 },
             ],
             ..Panel::default()
