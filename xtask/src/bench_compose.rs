@@ -4,41 +4,21 @@
 //! produce the same results (`run --rap block --timing`, `wpp record`, `paths record --entries
 //! 16 --timing`), timed together. Medians with min–max of R runs, wall time of the processes.
 
+use crate::bench::{mm, outcrop_on, BenchArgs};
 use anyhow::Result;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
-pub(crate) fn timed(bin: &Path, wl: &Path, args: &[&str], name: &str) -> Result<f64> {
-    let extra: &[&str] = if name == "fileio" {
-        &["src/fileio.c"]
-    } else {
-        &[]
-    };
-    let t = Instant::now();
-    let st = Command::new(bin)
-        .current_dir(wl)
-        .args(args)
-        .args(["--deterministic", "--allow-rw", ".", "--"])
-        .arg(format!("bin/{name}"))
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()?;
-    anyhow::ensure!(st.success(), "{name}: {args:?}: {st}");
-    Ok(t.elapsed().as_secs_f64())
+/// Options of `bench-compose`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
 }
 
-pub(crate) fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
-}
-
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?;
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(1);
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
-    let names = crate::compute_workloads(&root)?;
+    let names = args.bench.names()?;
     let tmp = tempfile_dir()?;
     let f = |n: &str| tmp.join(n).to_string_lossy().into_owned();
     let (wpp, samples, rap, all_wpp, all_rap, all_samples) = (
@@ -56,7 +36,7 @@ pub fn run(args: &[String]) -> Result<()> {
     for name in &names {
         let (mut one, mut three) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            one.push(timed(
+            one.push(outcrop_on(
                 &outcrop,
                 &wl,
                 &[
@@ -77,7 +57,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 ],
                 name,
             )?);
-            let a = timed(
+            let a = outcrop_on(
                 &outcrop,
                 &wl,
                 &[
@@ -92,8 +72,8 @@ pub fn run(args: &[String]) -> Result<()> {
                 ],
                 name,
             )?;
-            let b = timed(&outcrop, &wl, &["wpp", "record", "-o", &wpp], name)?;
-            let c = timed(
+            let b = outcrop_on(&outcrop, &wl, &["wpp", "record", "-o", &wpp], name)?;
+            let c = outcrop_on(
                 &outcrop,
                 &wl,
                 &[
@@ -109,10 +89,11 @@ pub fn run(args: &[String]) -> Result<()> {
             )?;
             three.push(a + b + c);
         }
-        let (o, olo, ohi) = summary(one);
-        let (t, tlo, thi) = summary(three);
+        let (o, t) = (crate::bench::median(&one), crate::bench::median(&three));
         println!(
-            "| {name} | {o:.2} ({olo:.2}–{ohi:.2}) | {t:.2} ({tlo:.2}–{thi:.2}) | {:.3} |",
+            "| {name} | {} | {} | {:.3} |",
+            mm(&one, 2),
+            mm(&three, 2),
             o / t
         );
         log += (o / t).ln();

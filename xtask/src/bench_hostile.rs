@@ -7,7 +7,7 @@
 //! Peak RSS is the child's `VmHWM` read from `/proc/PID/status` every 5 ms; a child past
 //! `--timeout` seconds (default 60) or 8 GiB is killed and reported as such.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -104,19 +104,26 @@ fn cell(samples: &[Sample]) -> String {
     )
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let mut baseline: Option<PathBuf> = None;
-    let mut runs = 5usize;
-    let mut timeout = 60u64;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--baseline" => baseline = it.next().map(PathBuf::from),
-            "--runs" => runs = it.next().context("--runs N")?.parse()?,
-            "--timeout" => timeout = it.next().context("--timeout S")?.parse()?,
-            other => bail!("unknown option {other}"),
-        }
-    }
+/// Options of `bench-hostile`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Runs per case.
+    #[arg(long, value_name = "R", default_value_t = 5)]
+    runs: usize,
+    /// A baseline build's release `outcrop` to run every case beside.
+    #[arg(long, value_name = "OUTCROP")]
+    baseline: Option<PathBuf>,
+    /// Seconds before a run is killed.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    timeout: u64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let Args {
+        runs,
+        baseline,
+        timeout,
+    } = args;
     let runs = runs.max(1);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let current = root.join("target/release/outcrop");
@@ -370,7 +377,12 @@ fn speed(
     println!("| workload | baseline s | this build s | this / baseline |");
     println!("|---|---:|---:|---:|");
     let (mut g, mut k) = (0.0f64, 0.0f64);
-    for name in crate::compute_workloads(root)? {
+    let names = crate::bench::BenchArgs {
+        runs,
+        workloads: Vec::new(),
+    }
+    .names()?;
+    for name in names {
         let mut args = vec![
             "exec".to_string(),
             "--allow-rw".into(),
@@ -378,9 +390,7 @@ fn speed(
             "--".into(),
             wl.join("bin").join(&name).display().to_string(),
         ];
-        if name == "fileio" {
-            args.push("src/fileio.c".into());
-        }
+        args.extend(crate::bench::guest_args(&name)?);
         let (row, ratio) = side_by_side((baseline, &args), (current, &args), tmp, runs, timeout)?;
         println!("| {name} | {row} |");
         g += ratio.ln();

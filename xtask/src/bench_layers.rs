@@ -6,10 +6,10 @@
 //! time; medians with min–max, and the ratio this/baseline (above 1: faster now).
 //! `--modes bare,timing` runs only the modes named (`bare`, `counter`, `timing`).
 
-use anyhow::{Context, Result};
+use crate::bench::{guest_args, mm, time, BenchArgs};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 
 const MODES: [(&str, &[&str]); 3] = [
     ("bare", &[]),
@@ -17,67 +17,55 @@ const MODES: [(&str, &[&str]); 3] = [
     ("timing", &["--timing", "--stats-json", "/dev/null"]),
 ];
 
-/// `outcrop exec` of workload `name` with `flags`, its output discarded.
-fn exec(bin: &Path, wl: &Path, name: &str, flags: &[&str]) -> Command {
-    let extra: &[&str] = if name == "fileio" {
-        &["src/fileio.c"]
-    } else {
-        &[]
-    };
+/// `outcrop exec` of workload `name` with `flags`.
+fn exec(bin: &Path, wl: &Path, name: &str, flags: &[&str]) -> Result<Command> {
     let mut cmd = Command::new(bin);
     cmd.current_dir(wl)
         .args(["exec", "--deterministic", "--allow-rw", "."])
         .args(flags)
         .arg("--")
         .arg(format!("bin/{name}"))
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    cmd
+        .args(guest_args(name)?);
+    Ok(cmd)
 }
 
 fn seconds(bin: &Path, wl: &Path, name: &str, flags: &[&str]) -> Result<f64> {
-    let t = Instant::now();
-    let st = exec(bin, wl, name, flags).status()?;
-    anyhow::ensure!(st.success(), "{}: {name}: {st}", bin.display());
-    Ok(t.elapsed().as_secs_f64())
+    time(&mut exec(bin, wl, name, flags)?)
+}
+
+/// The fields of `--stats-json` read here.
+#[derive(serde::Deserialize)]
+struct Stats {
+    instructions: u64,
 }
 
 fn instructions(bin: &Path, wl: &Path, name: &str) -> Result<u64> {
-    let stats = std::env::temp_dir().join(format!("outcrop-bl-{}.json", std::process::id()));
-    let path = stats.to_string_lossy().into_owned();
-    exec(bin, wl, name, &["--stats-json", &path]).status()?;
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
-    Ok(v["instructions"].as_u64().unwrap_or(0))
+    let stats = tempfile::NamedTempFile::new()?;
+    let path = stats.path().to_string_lossy().into_owned();
+    time(&mut exec(bin, wl, name, &["--stats-json", &path])?)?;
+    let v: Stats = serde_json::from_slice(&std::fs::read(stats.path())?)?;
+    Ok(v.instructions)
 }
 
-fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+/// Options of `bench-layers`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+    /// The release `outcrop` of the build to compare against (e.g. a worktree of an older
+    /// commit).
+    #[arg(long, value_name = "OUTCROP")]
+    baseline: PathBuf,
+    /// Which modes: bare, counter, timing.
+    #[arg(long, value_delimiter = ',', default_values_t = ["bare".to_string(), "counter".into(), "timing".into()],
+          value_parser = ["bare", "counter", "timing"])]
+    modes: Vec<String>,
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?;
-    let baseline: PathBuf = args
-        .iter()
-        .position(|a| a == "--baseline")
-        .and_then(|i| args.get(i + 1))
-        .map(PathBuf::from)
-        .context("--baseline OLD/outcrop is required")?;
-    let wanted: Vec<String> = args
-        .iter()
-        .position(|a| a == "--modes")
-        .and_then(|i| args.get(i + 1))
-        .map_or_else(
-            || vec!["bare".into(), "counter".into(), "timing".into()],
-            |m| m.split(',').map(str::to_string).collect(),
-        );
-    for w in &wanted {
-        anyhow::ensure!(
-            ["bare", "counter", "timing"].contains(&w.as_str()),
-            "--modes: unknown mode `{w}` (modes: bare, counter, timing)"
-        );
-    }
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(1);
+    let baseline = args.baseline.clone();
+    let wanted = args.modes.clone();
     let short = |mode: &str| {
         if mode == "class counter" {
             "counter"
@@ -88,7 +76,7 @@ pub fn run(args: &[String]) -> Result<()> {
     };
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
-    let names = crate::compute_workloads(&root)?;
+    let names = args.bench.names()?;
     println!(
         "median (min–max) of {runs} runs, alternating; MIPS = instructions / process wall time\n"
     );
@@ -108,10 +96,11 @@ pub fn run(args: &[String]) -> Result<()> {
                 old.push(insns / seconds(&baseline, &wl, name, flags)? / 1e6);
                 new.push(insns / seconds(&outcrop, &wl, name, flags)? / 1e6);
             }
-            let (o, olo, ohi) = summary(old);
-            let (n, nlo, nhi) = summary(new);
+            let (o, n) = (crate::bench::median(&old), crate::bench::median(&new));
             println!(
-                "| {name} | {insns} | {mode} | {o:.1} ({olo:.1}–{ohi:.1}) | {n:.1} ({nlo:.1}–{nhi:.1}) | {:.3} |",
+                "| {name} | {insns} | {mode} | {} | {} | {:.3} |",
+                mm(&old, 1),
+                mm(&new, 1),
                 n / o
             );
             logs[m] += (n / o).ln();

@@ -9,11 +9,10 @@
 //! (sandbox grants, then `--`, the program and its arguments), e.g.
 //! `--dir lua -- --allow fib.lua -- ./lua fib.lua`.
 
-use crate::bench_compose::{summary, timed};
+use crate::bench::{mm, outcrop_on, time, BenchArgs};
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 const MODES: [&[&str]; 4] = [
     &["run", "--no-profile", "--no-progress"],
@@ -24,18 +23,28 @@ const MODES: [&[&str]; 4] = [
 
 /// Seconds for `outcrop MODE --deterministic RUN-ARGS` in `dir`.
 fn timed_program(bin: &Path, dir: &Path, mode: &[&str], run_args: &[String]) -> Result<f64> {
-    let t = Instant::now();
-    let st = Command::new(bin)
-        .current_dir(dir)
-        .args(mode)
-        .arg("--deterministic")
-        .args(run_args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()?;
-    anyhow::ensure!(st.success(), "{mode:?} {run_args:?}: {st}");
-    Ok(t.elapsed().as_secs_f64())
+    time(
+        Command::new(bin)
+            .current_dir(dir)
+            .args(mode)
+            .arg("--deterministic")
+            .args(run_args)
+            .stdin(Stdio::null()),
+    )
+}
+
+/// Options of `bench-profile`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+    /// Measure one program of your own instead: run in DIR with RUN-ARGS (what follows `--`,
+    /// as `outcrop run` takes it).
+    #[arg(long, value_name = "DIR", requires = "run_args")]
+    dir: Option<PathBuf>,
+    /// With --dir: the program and its options for `outcrop run`.
+    #[arg(last = true, value_name = "RUN-ARGS")]
+    run_args: Vec<String>,
 }
 
 /// Instructions of one profiled run of the program (its `run.json`).
@@ -58,26 +67,16 @@ fn instructions(bin: &Path, dir: &Path, run_args: &[String]) -> Result<u64> {
         .context("run.json has no instructions")
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let (own, run_args) = match args.iter().position(|a| a == "--") {
-        Some(i) => (&args[..i], &args[i + 1..]),
-        None => (args, &[][..]),
-    };
-    let runs = crate::runs_flag(own)?;
-    let dir = own
-        .iter()
-        .position(|a| a == "--dir")
-        .map(|i| own.get(i + 1).context("--dir DIR"))
-        .transpose()?;
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(1);
+    let run_args = &args.run_args[..];
+    let dir = args.dir.as_deref();
     let (root, outcrop) = crate::release_outcrop()?;
     let outcrop = std::path::absolute(outcrop)?;
     let wl = root.join("workloads");
     let names = match dir {
-        Some(_) => {
-            anyhow::ensure!(!run_args.is_empty(), "--dir DIR needs -- RUN-ARGS...");
-            vec![run_args.join(" ")]
-        }
-        None => crate::compute_workloads(&root)?,
+        Some(_) => vec![run_args.join(" ")],
+        None => args.bench.names()?,
     };
     println!("median (min–max) of {runs} runs, alternating; process wall time in seconds\n");
     println!("| workload | instructions | run --no-profile | run (profile) | ratio | run --timing --no-profile | run --timing (profile) | ratio |");
@@ -85,13 +84,11 @@ pub fn run(args: &[String]) -> Result<()> {
     let (mut log, mut log_t) = (0.0, 0.0);
     for name in &names {
         let insns = match dir {
-            Some(d) => instructions(&outcrop, Path::new(d), run_args)?,
+            Some(d) => instructions(&outcrop, d, run_args)?,
             None => {
                 let mut args = vec!["--allow-rw".to_string(), ".".into(), "--".into()];
                 args.push(format!("bin/{name}"));
-                if name == "fileio" {
-                    args.push("src/fileio.c".into());
-                }
+                args.extend(crate::bench::guest_args(name)?);
                 instructions(&outcrop, &wl, &args)?
             }
         };
@@ -99,20 +96,19 @@ pub fn run(args: &[String]) -> Result<()> {
         for _ in 0..runs {
             for (i, mode) in MODES.iter().enumerate() {
                 v[i].push(match dir {
-                    Some(d) => timed_program(&outcrop, Path::new(d), mode, run_args)?,
-                    None => timed(&outcrop, &wl, mode, name)?,
+                    Some(d) => timed_program(&outcrop, d, mode, run_args)?,
+                    None => outcrop_on(&outcrop, &wl, mode, name)?,
                 });
             }
         }
-        let s: Vec<(f64, f64, f64)> = v.into_iter().map(summary).collect();
-        let cell = |(m, lo, hi): (f64, f64, f64)| format!("{m:.2} ({lo:.2}–{hi:.2})");
-        let (r, rt) = (s[1].0 / s[0].0, s[3].0 / s[2].0);
+        let m: Vec<f64> = v.iter().map(|x| crate::bench::median(x)).collect();
+        let (r, rt) = (m[1] / m[0], m[3] / m[2]);
         println!(
             "| {name} | {insns} | {} | {} | {r:.3} | {} | {} | {rt:.3} |",
-            cell(s[0]),
-            cell(s[1]),
-            cell(s[2]),
-            cell(s[3])
+            mm(&v[0], 2),
+            mm(&v[1], 2),
+            mm(&v[2], 2),
+            mm(&v[3], 2)
         );
         log += r.ln();
         log_t += rt.ln();

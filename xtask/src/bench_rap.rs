@@ -13,17 +13,15 @@
 use crate::GLOBAL;
 use anyhow::{Context, Result};
 use outcrop_events::synth::{self, StreamKind};
-use outcrop_rap::{Config, ExactCounts, RapTree, SplitPolicy};
+use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Median, minimum and maximum of `v` (non-empty).
+/// Median, minimum and maximum of `v` (zeros when empty).
 pub fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    (s[s.len() / 2], s[0], s[s.len() - 1])
+    outcrop_studies::stats::Spread::of(v).map_or((0.0, 0.0, 0.0), |s| (s.median, s.min, s.max))
 }
 
 /// Rates (events / second) of `runs` runs of `f`, and the last run's result with the bytes the
@@ -109,23 +107,19 @@ fn mevs(v: &[f64]) -> String {
     format!("{:.1} ({:.1}–{:.1})", m / 1e6, lo / 1e6, hi / 1e6)
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let mut events = 10_000_000usize;
-    let mut runs = 5usize;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--events" => events = it.next().context("--events needs N")?.parse()?,
-            "--runs" => {
-                runs = it
-                    .next()
-                    .context("--runs needs R")?
-                    .parse::<usize>()?
-                    .max(1)
-            }
-            other => anyhow::bail!("unknown option {other}"),
-        }
-    }
+/// Options of `bench-rap`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Events per synthetic stream.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000)]
+    events: usize,
+    /// Timed runs of each measurement.
+    #[arg(long, value_name = "R", default_value_t = 5)]
+    runs: usize,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (events, runs) = (args.events, args.runs.max(1));
     let (_, outcrop) = crate::release_outcrop()?;
     let tmp = tempfile::tempdir()?;
     println!(
@@ -221,7 +215,7 @@ pub fn run(args: &[String]) -> Result<()> {
         values.iter().for_each(|&v| exact.add(v));
         let exact = exact.finish();
         for eps in [0.10, 0.01] {
-            accuracy.push(crate::accuracy_row(kind.name(), eps, &values, &exact)?);
+            accuracy.push(accuracy_row(kind.name(), eps, &values, &exact)?);
         }
     }
     // A real code stream: the block start addresses of the `lz` workload (written by
@@ -275,12 +269,12 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | .otr bytes |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     e2e.iter().for_each(|r| println!("{r}"));
-    let phased = crate::phased_stream(events);
+    let phased = phased_stream(events);
     let mut exact = ExactCounts::new();
     phased.iter().for_each(|&v| exact.add(v));
     let exact = exact.finish();
     for eps in [0.10, 0.01] {
-        accuracy.push(crate::accuracy_row("phased", eps, &phased, &exact)?);
+        accuracy.push(accuracy_row("phased", eps, &phased, &exact)?);
     }
     println!(
         "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
@@ -289,4 +283,94 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     accuracy.iter().for_each(|r| println!("{r}"));
     Ok(())
+}
+
+/// Worst-case node bounds by branching factor and merge ratio (our Figures 2 and 3).
+pub fn bounds() -> Result<()> {
+    println!("| universe | b | H | ε | q | frontier after merge | nodes after merge | frontier peak | nodes at peak | peak bytes (16 B/node) |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for bits in [32u8, 64] {
+        for eps in [0.10, 0.01] {
+            for b in [2u8, 4, 8, 16] {
+                for q in [2u32, 3, 4] {
+                    if q != 2 && b != 4 {
+                        continue;
+                    }
+                    let c = Config::builder()
+                        .bits(bits)
+                        .branching(b)
+                        .eps(eps)
+                        .merge_ratio(q)
+                        .build()?;
+                    let s = outcrop_rap::bound::steady_state_bounds(&c);
+                    println!(
+                        "| {bits} | {b} | {} | {}% | {q} | {} | {} | {} | {} | {} |",
+                        c.height(),
+                        eps * 100.0,
+                        s.frontier_after_merge,
+                        s.after_merge,
+                        s.frontier_peak,
+                        s.peak,
+                        s.peak * 16
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One row of the accuracy table: RAP with `eps` on `values`, hot ranges ≥ 10%, vs `exact`.
+fn accuracy_row(name: &str, eps: f64, values: &[u64], exact: &ExactRanges) -> Result<String> {
+    let mut t = RapTree::new(Config::builder().eps(eps).build()?);
+    for v in values.chunks(1 << 16) {
+        t.add_batch(v)?;
+    }
+    let log = t.merge_log();
+    let nodes_avg = if log.is_empty() {
+        t.node_count() as f64
+    } else {
+        log.iter()
+            .map(|m| (m.nodes_before + m.nodes_after) as f64 / 2.0)
+            .sum::<f64>()
+            / log.len() as f64
+    };
+    let acc = t.accuracy(0.10, exact)?;
+    Ok(format!(
+        "| {name} | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
+        eps * 100.0,
+        t.peak_nodes(),
+        nodes_avg,
+        acc.ranges.len(),
+        acc.max_error_pct,
+        acc.mean_error_pct,
+        acc.max_exclusive_error_pct,
+        acc.mean_exclusive_error_pct
+    ))
+}
+
+/// Six phases of equal length; in each, 70% of events hit one 64-instruction loop and 30% are
+/// uniform over 4 Mi addresses. Deterministic (SplitMix64, seed 3).
+fn phased_stream(events: usize) -> Vec<u64> {
+    let mut state = 3u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let bases = [0x10000u64, 0x80000, 0x10000, 0x200000, 0x3000, 0x90000];
+    let per = events.div_ceil(bases.len());
+    (0..events)
+        .map(|i| {
+            let base = bases[(i / per).min(bases.len() - 1)];
+            let r = next();
+            if r % 10 < 7 {
+                base + 4 * ((r >> 8) % 64)
+            } else {
+                (r >> 16) % (1 << 22)
+            }
+        })
+        .collect()
 }

@@ -16,10 +16,11 @@
 //!
 //! Results: docs/BENCHMARKS.md, "Relational profiling".
 
+use crate::bench::{guest_args, mm, time, BenchArgs};
 use anyhow::{Context, Result};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 
 const EDGES: &str = "for opBRANCH * every 256 collect pc misc ;\nsend 1 stop;\n";
 const CPI: &str = "for opJMP * opBRANCH * opLOAD *\nopSTORE * opALU * opMULT *\nopFLOAT * opSYS *\nevery 1024 collect pc rrate;\nsend 4 stop;\n";
@@ -30,7 +31,7 @@ fn outcrop() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/outcrop")
 }
 
-fn command(wl: &Path, prog: &Path, extra_args: &[&str], flags: &[&str]) -> Command {
+fn command(wl: &Path, prog: &Path, extra_args: &[String], flags: &[&str]) -> Command {
     let mut cmd = Command::new(outcrop());
     cmd.current_dir(wl)
         .args(["run", "--no-profile", "--no-progress", "--allow-rw", "."])
@@ -38,9 +39,72 @@ fn command(wl: &Path, prog: &Path, extra_args: &[&str], flags: &[&str]) -> Comma
         .arg("--")
         .arg(prog)
         .args(extra_args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
     cmd
+}
+
+/// The fields of `outcrop run --query … --json` (the RPA report, docs/formats.md) read here.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RpaView {
+    queries: Vec<QueryView>,
+    queues: Vec<QueueView>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct QueryView {
+    stats: StatsView,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StatsView {
+    records: u64,
+    sent: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct QueueView {
+    detail: DetailView,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct DetailView {
+    accuracy: Option<AccuracyView>,
+    stores: Option<u64>,
+    exact_stores: Option<u64>,
+    checksum: Option<String>,
+    exact_checksum: Option<String>,
+    collector: Option<CollectorView>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct AccuracyView {
+    overlap_pct: f64,
+    hot_mean_error_pct: f64,
+    exact_cycles: f64,
+    estimated_cycles: f64,
+    groups: Vec<GroupView>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct GroupView {
+    exact_cpi: f64,
+    estimated_cpi: f64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct CollectorView {
+    collections: u64,
+    freed: u64,
+    unsafe_frees: u64,
 }
 
 /// Whether `st` is how the guest ends (the `exitcode` workload exits with 3 on purpose).
@@ -48,35 +112,41 @@ fn ok(prog: &Path, st: std::process::ExitStatus) -> bool {
     st.success() || (prog.ends_with("bin/exitcode") && st.code() == Some(3))
 }
 
-fn seconds(wl: &Path, prog: &Path, extra: &[&str], flags: &[&str]) -> Result<f64> {
-    let t = Instant::now();
-    let st = command(wl, prog, extra, flags).status()?;
-    anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
-    Ok(t.elapsed().as_secs_f64())
+fn seconds(wl: &Path, prog: &Path, extra: &[String], flags: &[&str]) -> Result<f64> {
+    let mut cmd = command(wl, prog, extra, flags);
+    if prog.ends_with("bin/exitcode") {
+        // exits with 3 on purpose: timed by hand
+        let t = std::time::Instant::now();
+        let st = cmd.status()?;
+        anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
+        return Ok(t.elapsed().as_secs_f64());
+    }
+    time(&mut cmd)
 }
 
-fn report(wl: &Path, prog: &Path, extra: &[&str], flags: &[&str]) -> Result<serde_json::Value> {
-    let out = std::env::temp_dir().join(format!("outcrop-bench-rpa-{}.json", std::process::id()));
-    let o = out.to_string_lossy().into_owned();
+fn report(wl: &Path, prog: &Path, extra: &[String], flags: &[&str]) -> Result<RpaView> {
+    let out = tempfile::NamedTempFile::new()?;
+    let o = out.path().to_string_lossy().into_owned();
     let mut f: Vec<&str> = flags.to_vec();
     f.extend(["--deterministic", "--json", "-o", &o]);
     let st = command(wl, prog, extra, &f).status()?;
     anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
-    Ok(serde_json::from_slice(&std::fs::read(&out)?)?)
-}
-
-fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+    Ok(serde_json::from_slice(&std::fs::read(out.path())?)?)
 }
 
 fn cell(v: &[f64]) -> String {
-    let (m, lo, hi) = summary(v.to_vec());
-    format!("{m:.2} ({lo:.2}–{hi:.2})")
+    mm(v, 2)
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?;
+/// Options of `bench-rpa`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(1);
     let wl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads");
     let wl = std::path::absolute(&wl)?;
     anyhow::ensure!(
@@ -90,63 +160,61 @@ pub fn run(args: &[String]) -> Result<()> {
         Ok(p.to_string_lossy().into_owned())
     };
     let (edges, cpi, gc) = (q("edges.rpa", EDGES)?, q("cpi.rpa", CPI)?, q("gc.rpa", GC)?);
-    let mut names = crate::workload_names(&wl)?;
-    if let Some(w) = args
-        .iter()
-        .position(|a| a == "--workloads")
-        .and_then(|i| args.get(i + 1))
-    {
-        let want: Vec<&str> = w.split(',').collect();
-        names.retain(|n| want.contains(&n.as_str()));
-    }
+    // every bundled workload (not only the compute set), or --workloads
+    let manifest = crate::bench::manifest()?;
+    let mut names: Vec<String> = if args.bench.workloads.is_empty() {
+        manifest.workloads.iter().map(|w| w.name.clone()).collect()
+    } else {
+        args.bench.names()?
+    };
+    names.sort();
     println!("runs per cell: {runs}; wall seconds, median (min–max)\n");
     println!("| workload | bare run | + edge query 1/256 | ratio | edge overlap | hot-branch error | CPI total error | worst hot-function CPI error |");
     println!("|---|---|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
     for name in &names {
         let prog = PathBuf::from(format!("bin/{name}"));
-        let extra: Vec<&str> = if name == "fileio" {
-            vec!["src/fileio.c"]
-        } else {
-            vec![]
-        };
+        let extra = guest_args(name)?;
         let (mut bare, mut with) = (Vec::new(), Vec::new());
         for _ in 0..runs {
             bare.push(seconds(&wl, &prog, &extra, &[])?);
             with.push(seconds(&wl, &prog, &extra, &["--query", &edges])?);
         }
-        let ratio = summary(with.clone()).0 / summary(bare.clone()).0;
+        let ratio = crate::bench::median(&with) / crate::bench::median(&bare);
         ratios.push(ratio);
         let e = report(&wl, &prog, &extra, &["--query", &edges])
             .with_context(|| format!("{name}: edges"))?;
-        let acc = &e["queues"][0]["detail"]["accuracy"];
+        let acc = e
+            .queues
+            .first()
+            .and_then(|q| q.detail.accuracy.as_ref())
+            .context("no edge accuracy")?;
         let c = report(&wl, &prog, &extra, &["--timing", "--query", &cpi])
             .with_context(|| format!("{name}: cpi"))?;
-        let ca = &c["queues"][0]["detail"]["accuracy"];
-        let exact = ca["exact_cycles"].as_f64().unwrap_or(0.0);
-        let est = ca["estimated_cycles"].as_f64().unwrap_or(0.0);
-        let worst = ca["groups"]
-            .as_array()
-            .map(|g| {
-                g.iter()
-                    .map(|f| {
-                        let x = f["exact_cpi"].as_f64().unwrap_or(0.0);
-                        let y = f["estimated_cpi"].as_f64().unwrap_or(0.0);
-                        if x > 0.0 {
-                            100.0 * (y - x).abs() / x
-                        } else {
-                            0.0
-                        }
-                    })
-                    .fold(0.0, f64::max)
+        let ca = c
+            .queues
+            .first()
+            .and_then(|q| q.detail.accuracy.as_ref())
+            .context("no CPI accuracy")?;
+        let (exact, est) = (ca.exact_cycles, ca.estimated_cycles);
+        let worst = ca
+            .groups
+            .iter()
+            .map(|f| {
+                let (x, y) = (f.exact_cpi, f.estimated_cpi);
+                if x > 0.0 {
+                    100.0 * (y - x).abs() / x
+                } else {
+                    0.0
+                }
             })
-            .unwrap_or(0.0);
+            .fold(0.0, f64::max);
         println!(
             "| {name} | {} | {} | {ratio:.2}× | {:.2}% | {:.2}% | {:.2}% | {worst:.2}% |",
             cell(&bare),
             cell(&with),
-            acc["overlap_pct"].as_f64().unwrap_or(0.0),
-            acc["hot_mean_error_pct"].as_f64().unwrap_or(0.0),
+            acc.overlap_pct,
+            acc.hot_mean_error_pct,
             if exact > 0.0 {
                 100.0 * (est - exact).abs() / exact
             } else {
@@ -179,21 +247,22 @@ pub fn run(args: &[String]) -> Result<()> {
         with.push(seconds(&wl, &gc_bin, &[], &heap)?);
     }
     let g = report(&wl, &gc_bin, &[], &heap)?;
-    let d = &g["queues"][0]["detail"];
-    let s = &g["queries"][0]["stats"];
+    let d = &g.queues.first().context("no queue")?.detail;
+    let s = &g.queries.first().context("no query")?.stats;
+    let c = d.collector.as_ref();
     println!("\n| GC guest (400,000 operations) | bare run | + GC query, always | ratio | records | sent | barrier = exact | collector: collections, freed, unsafe |");
     println!("|---|---|---|---|---|---|---|---|");
     println!(
         "| gc | {} | {} | {:.2}× | {} | {} | {} | {}, {}, {} |",
         cell(&bare),
         cell(&with),
-        summary(with.clone()).0 / summary(bare.clone()).0,
-        s["records"],
-        s["sent"],
-        d["stores"] == d["exact_stores"] && d["checksum"] == d["exact_checksum"],
-        d["collector"]["collections"],
-        d["collector"]["freed"],
-        d["collector"]["unsafe_frees"],
+        crate::bench::median(&with) / crate::bench::median(&bare),
+        s.records,
+        s.sent,
+        d.stores == d.exact_stores && d.checksum == d.exact_checksum,
+        c.map_or(0, |c| c.collections),
+        c.map_or(0, |c| c.freed),
+        c.map_or(0, |c| c.unsafe_frees),
     );
     Ok(())
 }

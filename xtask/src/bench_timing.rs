@@ -4,15 +4,37 @@
 //! `--stats-json` wall time; the three modes alternate, R runs each (at least 5); medians with
 //! min–max, geometric means of the medians at the end.
 
+use crate::bench::{guest_args, mm, time, BenchArgs};
 use anyhow::Result;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?.max(5);
+/// Options of `bench-timing`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+/// The fields of `--stats-json` read here.
+#[derive(serde::Deserialize)]
+struct Stats {
+    instructions: u64,
+    mips: f64,
+    timing: Option<Timing>,
+}
+
+#[derive(serde::Deserialize)]
+struct Timing {
+    ipc: f64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(5);
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
-    let names = crate::compute_workloads(&root)?;
-    let stats = std::env::temp_dir().join(format!("outcrop-bt-{}.json", std::process::id()));
+    let names = args.bench.names()?;
+    let stats_file = tempfile::NamedTempFile::new()?;
+    let stats = stats_file.path();
     let modes: [(&str, Option<&str>); 3] = [
         ("no timing", None),
         ("default", Some("--timing=default")),
@@ -24,11 +46,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut logs = [0.0f64; 3];
     let mut k = 0.0;
     for name in &names {
-        let extra: Vec<&str> = if name == "fileio" {
-            vec!["src/fileio.c"]
-        } else {
-            vec![]
-        };
+        let extra = guest_args(name)?;
         let mut mips = [0.0f64; 3];
         let mut ipc = [0.0f64; 3];
         let mut insns = 0;
@@ -38,33 +56,21 @@ pub fn run(args: &[String]) -> Result<()> {
                 let mut cmd = Command::new(&outcrop);
                 cmd.current_dir(&wl)
                     .args(["exec", "--deterministic", "--allow-rw", ".", "--stats-json"])
-                    .arg(&stats);
+                    .arg(stats);
                 if let Some(f) = flag {
                     cmd.arg(f);
                 }
-                let st = cmd
-                    .arg("--")
-                    .arg(format!("bin/{name}"))
-                    .args(&extra)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()?;
-                anyhow::ensure!(st.success(), "{name}: {st}");
-                let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
-                samples[m].push(v["mips"].as_f64().unwrap_or(0.0));
-                insns = v["instructions"].as_u64().unwrap_or(0);
-                ipc[m] = v["timing"]["ipc"].as_f64().unwrap_or(0.0);
+                time(cmd.arg("--").arg(format!("bin/{name}")).args(&extra))?;
+                let v: Stats = serde_json::from_slice(&std::fs::read(stats)?)?;
+                samples[m].push(v.mips);
+                insns = v.instructions;
+                ipc[m] = v.timing.map_or(0.0, |t| t.ipc);
             }
         }
         let mut shown: [String; 3] = Default::default();
         for m in 0..3 {
-            let (med, lo, hi) = crate::bench_rap::spread(&samples[m]);
-            mips[m] = med;
-            shown[m] = if m == 0 {
-                format!("{med:.0} ({lo:.0}–{hi:.0})")
-            } else {
-                format!("{med:.1} ({lo:.1}–{hi:.1})")
-            };
+            mips[m] = crate::bench::median(&samples[m]);
+            shown[m] = mm(&samples[m], if m == 0 { 0 } else { 1 });
         }
         println!(
             "| {name} | {insns} | {} | {} | {:.1}x | {} | {:.1}x | {:.2} | {:.2} |",
@@ -91,6 +97,5 @@ pub fn run(args: &[String]) -> Result<()> {
         g(2),
         g(0) / g(2)
     );
-    let _ = std::fs::remove_file(&stats);
     Ok(())
 }

@@ -9,10 +9,10 @@
 //!   with min–max;
 //! * replay speed: blocks per second of `wpp replay --format u64le` to /dev/null.
 
+use crate::bench::{guest_args, median, BenchArgs};
 use anyhow::{ensure, Context, Result};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 
 struct Row {
     name: String,
@@ -29,15 +29,7 @@ struct Row {
 }
 
 fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
-    let t = Instant::now();
-    let st = cmd
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()?;
-    let secs = t.elapsed().as_secs_f64();
-    ensure!(st.success(), "{cmd:?}: {st}");
-    Ok(secs)
+    crate::bench::time(cmd.current_dir(dir))
 }
 
 /// Writes the raw trace of `wpp` (8-byte block start addresses, `wpp replay --format u64le`)
@@ -53,36 +45,48 @@ pub fn replay_raw(outcrop: &Path, wpp: &Path, raw: &Path) -> Result<u64> {
     Ok(std::fs::metadata(raw)?.len() / 8)
 }
 
-fn median(v: &[f64]) -> f64 {
-    crate::bench_rap::spread(v).0
-}
-
 /// `median (min–max)` of seconds.
 fn mm(v: &[f64]) -> String {
-    let (m, lo, hi) = crate::bench_rap::spread(v);
-    format!("{m:.3} ({lo:.3}–{hi:.3})")
+    crate::bench::mm(v, 3)
 }
 
 /// Median and range of the per-run ratios a[i] / b[i].
 fn ratio(a: &[f64], b: &[f64]) -> String {
-    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    let (m, lo, hi) = crate::bench_rap::spread(&r);
-    format!("{m:.2}x ({lo:.2}–{hi:.2})")
+    crate::bench::ratio(a, b).1.replace('×', "x")
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runs = crate::runs_flag(args)?.max(5);
-    let peers = !args.iter().any(|a| a == "--no-peers");
+/// Options of `bench-wpp`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+    /// Leave out the peers (zstd, xz).
+    #[arg(long)]
+    no_peers: bool,
+}
+
+/// The fields of `outcrop wpp report --json` read here.
+#[derive(serde::Deserialize)]
+struct ReportView {
+    stats: StatsView,
+}
+
+#[derive(serde::Deserialize)]
+struct StatsView {
+    build: BuildView,
+}
+
+#[derive(serde::Deserialize)]
+struct BuildView {
+    blocks: u64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(5);
+    let peers = !args.no_peers;
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
-    let mut names = crate::compute_workloads(&root)?;
-    if let Some(i) = args.iter().position(|a| a == "--workloads") {
-        let want: Vec<&str> = args
-            .get(i + 1)
-            .map(|s| s.split(',').collect())
-            .unwrap_or_default();
-        names.retain(|n| want.contains(&n.as_str()));
-    }
+    let names = args.bench.names()?;
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-wpp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
     std::fs::create_dir_all(tmp.join("bin"))?;
@@ -90,11 +94,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut rows = Vec::new();
     for name in &names {
         std::fs::copy(wl.join("bin").join(name), tmp.join("bin").join(name))?;
-        let guest: Vec<String> = if name == "fileio" {
-            vec![format!("bin/{name}"), "src/fileio.c".into()]
-        } else {
-            vec![format!("bin/{name}")]
-        };
+        let mut guest = vec![format!("bin/{name}")];
+        guest.extend(guest_args(name)?);
         let wpp = tmp.join(format!("{name}.wpp"));
         let record = |extra: &[&str], out: &Path| -> Command {
             let mut c = Command::new(&outcrop);
@@ -130,7 +131,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let fo = tmp.join(format!("{name}.zstd.wpp"));
         timed(&mut record(&["--no-context-model"], &fo), &tmp)?;
         let zstd_only = std::fs::metadata(&fo)?.len();
-        let report: serde_json::Value = serde_json::from_slice(
+        let report: ReportView = serde_json::from_slice(
             &Command::new(&outcrop)
                 .args(["wpp", "report", "--json"])
                 .arg(&wpp)
@@ -138,7 +139,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 .stdout,
         )
         .context("wpp report --json")?;
-        let blocks = report["stats"]["build"]["blocks"].as_u64().unwrap_or(0);
+        let blocks = report.stats.build.blocks;
         let mut replay = Vec::new();
         for _ in 0..runs {
             replay.push(timed(
@@ -164,7 +165,7 @@ pub fn run(args: &[String]) -> Result<()> {
             ];
             for (i, (tool, flags)) in jobs.iter().enumerate() {
                 let out = tmp.join("peer.out");
-                let t = Instant::now();
+                let t = std::time::Instant::now();
                 let st = Command::new(tool)
                     .args(flags)
                     .arg(&raw)

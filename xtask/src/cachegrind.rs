@@ -74,40 +74,15 @@ const GEOMETRY: [CacheGeometry; 3] = [
 ];
 
 /// Options of the `cachegrind` task.
-struct CachegrindConfig {
+#[derive(clap::Args, Debug)]
+pub struct CachegrindConfig {
+    /// Workloads to compare (default: the data-bound ones the table uses).
+    #[arg(long, value_delimiter = ',', value_name = "A,B",
+          default_values_t = DEFAULT_WORKLOADS.iter().map(|s| s.to_string()))]
     workloads: Vec<String>,
+    /// Print the table as JSON.
+    #[arg(long)]
     json: bool,
-}
-
-impl CachegrindConfig {
-    fn try_from_args(args: &[String]) -> Result<Self> {
-        let mut config = CachegrindConfig {
-            workloads: DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect(),
-            json: false,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => config.json = true,
-                "--workloads" => {
-                    let list = it.next().context("--workloads needs a list: a,b,c")?;
-                    config.workloads = list
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned)
-                        .collect();
-                    if config.workloads.is_empty() {
-                        bail!("--workloads: empty list");
-                    }
-                }
-                other => {
-                    bail!("cachegrind: unknown option {other} (options: --json, --workloads a,b)")
-                }
-            }
-        }
-        Ok(config)
-    }
 }
 
 /// Whole-program data-side totals from a cachegrind out file.
@@ -320,12 +295,9 @@ fn json_rows(rows: &[Row]) -> serde_json::Value {
     })
 }
 
-/// Arguments each workload gets, as in `workloads/reference.sh`.
-fn args_for(name: &str) -> &'static [&'static str] {
-    match name {
-        "fileio" => &["src/fileio.c"],
-        _ => &[],
-    }
+/// Arguments each workload gets (workloads/manifest.toml).
+fn args_for(name: &str) -> Vec<String> {
+    crate::bench::guest_args(name).unwrap_or_default()
 }
 
 /// Fails with the Debian package to install when `tool --version` cannot run.
@@ -447,8 +419,7 @@ fn run_ours(
 }
 
 /// Entry point: `args` are the words after `cachegrind`.
-pub fn run(args: &[String]) -> Result<()> {
-    let config = CachegrindConfig::try_from_args(args)?;
+pub fn run(config: CachegrindConfig) -> Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .context("xtask's manifest directory has no parent")?;
@@ -704,15 +675,23 @@ summary: 32876709 545 540 8199087 174 172 10850 264 264
 
     #[test]
     fn options() {
-        let args = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let c = CachegrindConfig::try_from_args(&[]).unwrap();
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            c: CachegrindConfig,
+        }
+        use clap::Parser;
+        let parse = |s: &[&str]| {
+            Cli::try_parse_from(std::iter::once("x").chain(s.iter().copied())).map(|c| c.c)
+        };
+        let c = parse(&[]).unwrap();
         assert_eq!(c.workloads, DEFAULT_WORKLOADS);
         assert!(!c.json);
-        let c = CachegrindConfig::try_from_args(&args(&["--json", "--workloads", "a, b"])).unwrap();
+        let c = parse(&["--json", "--workloads", "a,b"]).unwrap();
         assert_eq!(c.workloads, ["a", "b"]);
         assert!(c.json);
-        assert!(CachegrindConfig::try_from_args(&args(&["--workloads"])).is_err());
-        assert!(CachegrindConfig::try_from_args(&args(&["--bogus"])).is_err());
+        assert!(parse(&["--workloads"]).is_err());
+        assert!(parse(&["--bogus"]).is_err());
     }
 
     #[test]

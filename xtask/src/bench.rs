@@ -1,0 +1,104 @@
+//! What every benchmark shares: its options (`--runs`, `--workloads`), the workloads' command
+//! lines (from workloads/manifest.toml), one way to time a process, and the `median
+//! (min–max)` cells every table prints (`outcrop_studies::stats`).
+
+use anyhow::{ensure, Context, Result};
+use outcrop_studies::stats::Spread;
+use outcrop_studies::Manifest;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Options of every benchmark.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Timed runs of each configuration (alternating, so that drift hits each alike).
+    #[arg(long, value_name = "R", default_value_t = 5)]
+    pub runs: usize,
+    /// Workloads (default: the compute workloads of workloads/manifest.toml).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub workloads: Vec<String>,
+}
+
+impl BenchArgs {
+    /// The workloads' names, checked against the manifest.
+    pub fn names(&self) -> Result<Vec<String>> {
+        let m = crate::sweep::manifest()?;
+        let mut names: Vec<String> = m
+            .select(&self.workloads)?
+            .iter()
+            .map(|w| w.name.clone())
+            .collect();
+        if self.workloads.is_empty() {
+            names.sort();
+        }
+        Ok(names)
+    }
+
+    /// `--runs`, at least `min`.
+    pub fn runs(&self, min: usize) -> usize {
+        self.runs.max(min).max(1)
+    }
+}
+
+/// The manifest's arguments of workload `name` (e.g. fileio's `src/fileio.c`), relative to
+/// the workloads directory.
+pub fn guest_args(name: &str) -> Result<Vec<String>> {
+    Ok(manifest()?.get(name)?.args.clone())
+}
+
+/// The repository's manifest.
+pub fn manifest() -> Result<Manifest> {
+    crate::sweep::manifest()
+}
+
+/// Runs `cmd` with its output discarded: its wall seconds; an error names the command and
+/// how it ended.
+pub fn time(cmd: &mut Command) -> Result<f64> {
+    let t = Instant::now();
+    let st = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running {cmd:?}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    ensure!(st.success(), "{cmd:?}: {st}");
+    Ok(secs)
+}
+
+/// `outcrop ARGS --deterministic --allow-rw . -- bin/NAME [its arguments]` in the workloads
+/// directory: its wall seconds.
+pub fn outcrop_on(outcrop: &Path, workloads: &Path, args: &[&str], name: &str) -> Result<f64> {
+    time(
+        Command::new(outcrop)
+            .current_dir(workloads)
+            .args(args)
+            .args(["--deterministic", "--allow-rw", ".", "--"])
+            .arg(format!("bin/{name}"))
+            .args(guest_args(name)?),
+    )
+    .with_context(|| format!("{name}: {args:?}"))
+}
+
+/// `median (min–max)` with `digits` decimals (`–` for no values).
+pub fn mm(v: &[f64], digits: usize) -> String {
+    Spread::of(v).map_or_else(|| "–".into(), |s| s.show(digits))
+}
+
+/// The median of the per-run ratios `a[i] / b[i]` (runs alternate, so run i of each is
+/// paired) and the cell `m× (lo–hi)`.
+pub fn ratio(a: &[f64], b: &[f64]) -> (f64, String) {
+    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    match Spread::of(&r) {
+        Some(s) => (
+            s.median,
+            format!("{:.2}× ({:.2}–{:.2})", s.median, s.min, s.max),
+        ),
+        None => (0.0, "–".into()),
+    }
+}
+
+/// The median of `v` (0 when empty).
+pub fn median(v: &[f64]) -> f64 {
+    outcrop_studies::stats::median(v)
+}

@@ -1,0 +1,150 @@
+//! `bench-exec`: the machine against qemu on the bundled workloads (docs/BENCHMARKS.md).
+
+use crate::bench::BenchArgs;
+use crate::bench_rap;
+use anyhow::Result;
+use std::time::Instant;
+
+/// `outcrop exec` on every bundled workload (no observer, class counter) against
+/// `qemu-riscv64-static` on the same binaries, in the same run. Needs a release build of
+/// `outcrop` (`cargo build --release`) and qemu-user-static. The `micro_*` programs are left
+/// out: they are validation inputs for the timing model (one branch or access pattern each),
+/// not compute workloads, and would skew the geometric means.
+/// Options of `bench-exec`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let runs = args.bench.runs(5);
+    use std::process::{Command, Stdio};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let outcrop = root.join("target/release/outcrop");
+    anyhow::ensure!(
+        outcrop.exists(),
+        "build first: cargo build --release -p outcrop"
+    );
+    let wl = root.join("workloads");
+    let tmp = std::env::temp_dir().join(format!("outcrop-bench-{}", std::process::id()));
+    std::fs::create_dir_all(tmp.join("src"))?;
+    let _ = std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"));
+    let manifest = crate::bench::manifest()?;
+    let mut names: Vec<String> = if args.bench.workloads.is_empty() {
+        manifest
+            .workloads
+            .iter()
+            .filter(|w| w.kind != outcrop_studies::manifest::Kind::Micro)
+            .map(|w| w.name.clone())
+            .collect()
+    } else {
+        args.bench.names()?
+    };
+    names.sort();
+    let timed = |cmd: &mut Command| -> Result<f64> {
+        let t = Instant::now();
+        let st = cmd
+            .current_dir(&tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        let secs = t.elapsed().as_secs_f64();
+        anyhow::ensure!(st.code().is_some(), "killed by a signal");
+        Ok(secs)
+    };
+    println!("{runs} runs each, alternating outcrop, outcrop with the class counter and qemu; median (min–max); MIPS = retired instructions / wall time\n");
+    println!("| workload | instructions | outcrop s | MIPS | class counter s | MIPS | counter overhead | qemu s | outcrop / qemu |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mm = |v: &[f64]| {
+        let (m, lo, hi) = bench_rap::spread(v);
+        format!("{m:.3} ({lo:.3}–{hi:.3})")
+    };
+    let (mut g_mips, mut g_over, mut g_ratio, mut k) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut startup = Vec::new();
+    for name in names {
+        let bin = wl.join("bin").join(&name);
+        let args = crate::bench::guest_args(&name)?;
+        let stats = tmp.join("stats.json");
+        let mut base = Command::new(&outcrop);
+        base.args(["exec", "--allow-rw", ".", "--stats-json"])
+            .arg(&stats)
+            .arg("--")
+            .arg(&bin)
+            .args(&args);
+        timed(&mut base)?;
+        #[derive(serde::Deserialize)]
+        struct Stats {
+            instructions: u64,
+        }
+        let json: Stats = serde_json::from_slice(&std::fs::read(&stats)?)?;
+        let insns = json.instructions;
+        let mut plain = vec![];
+        let mut counted = vec![];
+        let mut qemu = vec![];
+        for _ in 0..runs {
+            plain.push(timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--allow-rw", ".", "--"])
+                    .arg(&bin)
+                    .args(&args),
+            )?);
+            counted.push(timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--allow-rw", ".", "--stats-json"])
+                    .arg(&stats)
+                    .arg("--")
+                    .arg(&bin)
+                    .args(&args),
+            )?);
+            qemu.push(timed(
+                Command::new("qemu-riscv64-static").arg(&bin).args(&args),
+            )?);
+        }
+        let ratio = |a: &[f64], b: &[f64]| {
+            let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+            let (m, lo, hi) = bench_rap::spread(&r);
+            format!("{m:.2}x ({lo:.2}–{hi:.2})")
+        };
+        let (p, c, q) = (
+            bench_rap::spread(&plain).0,
+            bench_rap::spread(&counted).0,
+            bench_rap::spread(&qemu).0,
+        );
+        let mips = insns as f64 / p / 1e6;
+        println!(
+            "| {name} | {insns} | {} | {mips:.0} | {} | {:.0} | {} | {} | {} |",
+            mm(&plain),
+            mm(&counted),
+            insns as f64 / c / 1e6,
+            ratio(&counted, &plain),
+            mm(&qemu),
+            ratio(&plain, &qemu)
+        );
+        if insns < 1_000_000 {
+            // startup-only programs (hello, exitcode) measure process start, not the loop
+            startup.push(format!("{name} {:.1} ms (qemu {:.1} ms)", p * 1e3, q * 1e3));
+            continue;
+        }
+        g_mips += mips.ln();
+        g_over += (c / p).ln();
+        g_ratio += (p / q).ln();
+        k += 1.0;
+    }
+    if !startup.is_empty() {
+        println!(
+            "\nstartup (whole run of a program under 1M instructions): {}",
+            startup.join(", ")
+        );
+    }
+    if k > 0.0 {
+        println!(
+            "\ngeometric means over the {k} compute workloads: {:.0} MIPS, class-counter overhead {:.2}x, {:.1}x qemu's wall time",
+            (g_mips / k).exp(),
+            (g_over / k).exp(),
+            (g_ratio / k).exp()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
