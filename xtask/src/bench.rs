@@ -47,6 +47,28 @@ pub fn guest_args(name: &str) -> Result<Vec<String>> {
     Ok(manifest()?.get(name)?.args.clone())
 }
 
+/// Copies every file the workloads read (their `reads` in the manifest) into `dir`, under the
+/// same relative paths, for runs made in `dir` instead of the workloads directory.
+pub fn stage_inputs(dir: &Path) -> Result<()> {
+    let m = manifest()?;
+    for w in &m.workloads {
+        for r in &w.reads {
+            let to = dir.join(r);
+            if let Some(d) = to.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            std::fs::copy(m.root.join(r), &to)
+                .with_context(|| format!("copying {} for {}", r.display(), w.name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether workload `name` writes in its working directory (it needs `--allow-rw .`).
+pub fn writes(name: &str) -> Result<bool> {
+    Ok(manifest()?.get(name)?.writes)
+}
+
 /// The repository's manifest.
 pub fn manifest() -> Result<Manifest> {
     crate::sweep::manifest()

@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<()> {
     let wl = root.join("workloads");
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
-    let _ = std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"));
+    crate::bench::stage_inputs(&tmp)?;
     let manifest = crate::bench::manifest()?;
     let mut names: Vec<String> = if args.bench.workloads.is_empty() {
         manifest

@@ -372,7 +372,7 @@ fn speed(
 ) -> Result<()> {
     let wl = root.join("workloads");
     std::fs::create_dir_all(tmp.join("src"))?;
-    std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"))?;
+    crate::bench::stage_inputs(tmp)?;
     println!("\nspeed, no observer: median wall seconds (min–max) of {runs} runs, alternating\n");
     println!("| workload | baseline s | this build s | this / baseline |");
     println!("|---|---:|---:|---:|");

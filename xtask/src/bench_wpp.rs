@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<()> {
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-wpp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
     std::fs::create_dir_all(tmp.join("bin"))?;
-    std::fs::copy(wl.join("src/fileio.c"), tmp.join("src/fileio.c"))?;
+    crate::bench::stage_inputs(&tmp)?;
     let mut rows = Vec::new();
     for name in &names {
         std::fs::copy(wl.join("bin").join(name), tmp.join("bin").join(name))?;

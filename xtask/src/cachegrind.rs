@@ -388,8 +388,8 @@ fn run_ours(
     let mut cmd = Command::new(outcrop);
     cmd.args(["exec", "--deterministic", "--timing", "--stats-json"])
         .arg(stats);
-    if name == "fileio" {
-        // fileio writes and deletes a scratch file in the working directory
+    if crate::bench::writes(name).unwrap_or(false) {
+        // it writes and deletes a scratch file in the working directory
         cmd.args(["--allow-rw", "."]);
     }
     let output = cmd

@@ -15,6 +15,7 @@ mod bench_layers;
 mod bench_profile;
 mod bench_rap;
 mod bench_rpa;
+mod bench_studies;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -84,6 +85,8 @@ enum Task {
     BenchExec(bench_exec::Args),
     /// The timing model's cache misses against valgrind's cachegrind on native builds.
     Cachegrind(cachegrind::CachegrindConfig),
+    /// A study end to end: one job at a time, on every core, as a Slurm job array.
+    BenchStudies(bench_studies::Args),
 }
 
 fn main() -> Result<()> {
@@ -105,6 +108,7 @@ fn main() -> Result<()> {
         Task::Bounds => bench_rap::bounds(),
         Task::BenchExec(a) => bench_exec::run(a),
         Task::Cachegrind(c) => cachegrind::run(c),
+        Task::BenchStudies(a) => bench_studies::run(a),
     }
 }
 

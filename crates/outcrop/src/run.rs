@@ -289,18 +289,13 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
     let workloads = std::env::var_os("OUTCROP_WORKLOADS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("workloads"));
-    let bin = workloads.join("bin");
-    let mut names: Vec<String> = std::fs::read_dir(&bin)
-        .with_context(|| {
-            format!(
-                "no program given, so outcrop run profiles the bundled workloads, but {} is missing: run it from the repository root, set OUTCROP_WORKLOADS, or give a program after --",
-                bin.display()
-            )
-        })?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.contains('.') && n != "TOOLCHAIN")
-        .collect();
+    let manifest = outcrop_studies::Manifest::load(&workloads).with_context(|| {
+        format!(
+            "no program given, so outcrop run profiles the bundled workloads, but {} is missing or unreadable: run it from the repository root, set OUTCROP_WORKLOADS, or give a program after --",
+            workloads.join("manifest.toml").display()
+        )
+    })?;
+    let mut names: Vec<String> = manifest.workloads.iter().map(|w| w.name.clone()).collect();
     names.sort();
     if args.rap.is_empty() {
         args.rap = vec![Stream::Block, Stream::Pc];
@@ -349,10 +344,9 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
             fdata: None,
             progress: !args.no_progress,
         };
-        let mut command = vec![format!("bin/{name}").into()];
-        if name == "fileio" {
-            command.push("src/fileio.c".into());
-        }
+        let w = manifest.get(name)?;
+        let mut command = vec![w.binary().into_os_string()];
+        command.extend(w.args.iter().map(std::ffi::OsString::from));
         eprintln!("outcrop: suite: {name}");
         let mut config = args.config(command, true)?;
         config.program.stdio = outcrop_run::Stdio::Quiet;

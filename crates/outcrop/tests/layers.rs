@@ -24,7 +24,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("run", 4),
     ("report", 5),
     ("studies", 6),
-    ("outcrop", 6),
+    ("outcrop", 7),
 ];
 
 /// The `outcrop-*` crates a manifest's `[dependencies]` names (dev-dependencies may reach
