@@ -126,7 +126,6 @@ pub fn print_timing(t: &outcrop_timing::Totals) {
     );
 }
 
-pub use outcrop_run::Guest;
 use outcrop_sampling::{BrrConfig, BrrMode};
 
 impl GuestArgs {
@@ -154,24 +153,12 @@ impl GuestArgs {
     }
 }
 
-/// Loads the guest `args` describe (warnings and sandbox refusals to stderr); with `quiet`,
-/// the guest's stdout and stderr are discarded and its stdin is empty (for a baseline run
-/// beside a profiled one).
-pub fn load_guest_with(args: &GuestArgs, quiet: bool) -> Result<Guest> {
-    let mut spec = args.spec();
-    if quiet {
-        spec.stdio = outcrop_run::Stdio::Quiet;
-    }
+/// Reads the program `spec` runs, once (an error when none follows `--`).
+pub fn read_image(spec: &outcrop_run::ProgramSpec) -> Result<outcrop_run::ProgramImage> {
     if spec.command.is_empty() {
         anyhow::bail!(NO_PROGRAM);
     }
-    let hooks = console_hooks(spec.stdio);
-    let warn = hooks.on_warning.unwrap_or_else(|| Box::new(|_| {}));
-    let mut guest = outcrop_run::load(&spec, warn)?;
-    if let Some(d) = hooks.on_denial {
-        guest.machine.kernel.on_denial(d);
-    }
-    Ok(guest)
+    Ok(outcrop_run::ProgramImage::read(&spec.path())?)
 }
 
 /// The error when no program follows `--`.
@@ -223,10 +210,7 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
         crate::files::check_output(path)?;
     }
     let config = args.config()?;
-    if config.program.command.is_empty() {
-        anyhow::bail!(NO_PROGRAM);
-    }
-    let image = outcrop_run::ProgramImage::read(&config.program.path())?;
+    let image = read_image(&config.program)?;
     let mut s = outcrop_run::execute(&config, &image, console_hooks(config.program.stdio))?;
     s.host_max_rss_bytes = max_rss_bytes();
     report_ending(&s);

@@ -204,7 +204,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let mut run = outcrop_run::RunConfig::new(args.guest.spec());
     run.timing = args.timing.as_deref().map(timing_config).transpose()?;
     run.paths = vec![config];
-    let image = outcrop_run::ProgramImage::read(&run.program.path())?;
+    let image = crate::exec::read_image(&run.program)?;
     let s = outcrop_run::execute(&run, &image, console_hooks(run.program.stdio))?;
     report_ending(&s);
     let (code, status) = s.status();

@@ -389,7 +389,7 @@ fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
 /// summaries → reports → files).
 fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> {
     out.check(config)?;
-    let image = ProgramImage::read(&config.program.path())?;
+    let image = crate::exec::read_image(&config.program)?;
     if let Err(e) = image.symbols() {
         eprintln!(
             "outcrop: warning: no function names (the profile puts everything in [unknown]): {e}"

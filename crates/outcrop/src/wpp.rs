@@ -2,7 +2,7 @@
 //! Whole Program Profiling"): lossless capture on the machine, exact replay, the paper's
 //! tables and figures.
 
-use crate::exec::{console_hooks, load_guest_with, report_ending, GuestArgs};
+use crate::exec::{console_hooks, report_ending, GuestArgs};
 use crate::files::{
     check_program, read_bounded, write_output, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
 };
@@ -249,11 +249,14 @@ pub fn run(cmd: WppCommand) -> Result<ExitCode> {
 fn record(args: RecordArgs) -> Result<ExitCode> {
     let opts = args.capture.options()?;
     crate::files::check_output(&args.output)?;
+    let image = crate::exec::read_image(&args.guest.spec())?;
     let baseline = if args.baseline {
-        let mut g = load_guest_with(&args.guest, true)?;
-        let t = std::time::Instant::now();
-        g.machine.run(&mut ());
-        t.elapsed().as_secs_f64()
+        // the same program, quiet, with nothing attached
+        let mut bare = outcrop_run::RunConfig::new(args.guest.spec());
+        bare.program.stdio = outcrop_run::Stdio::Quiet;
+        outcrop_run::execute(&bare, &image, console_hooks(bare.program.stdio))?
+            .wall
+            .as_secs_f64()
     } else {
         0.0
     };
@@ -264,7 +267,6 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         ..opts
     });
     let deterministic = args.guest.deterministic;
-    let image = outcrop_run::ProgramImage::read(&config.program.path())?;
     let out = crate::files::create_output(&args.output)?;
     let mut hooks = console_hooks(config.program.stdio);
     hooks.wpp_sink = Some(Box::new(BufWriter::with_capacity(1 << 20, out.file()?)));
