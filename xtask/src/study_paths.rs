@@ -452,18 +452,12 @@ fn wall_min(
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let manifest = crate::sweep::manifest()?;
     let study = PathsStudy {
         workloads: args.study.workloads.clone(),
     };
-    manifest.select(&study.workloads)?;
-    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+    let Some(results) = crate::sweep::outputs(&study, &study.workloads, &args.study)? else {
         return Ok(());
     };
-    let results: Vec<Workload> = records
-        .into_iter()
-        .map(|r| r.output.with_context(|| format!("{}: no output", r.job)))
-        .collect::<Result<_>>()?;
     print_tables(&results);
     if let Some(f) = args.svg {
         std::fs::write(&f, plot_fig6(&results)?)

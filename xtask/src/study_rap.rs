@@ -111,10 +111,10 @@ struct Run {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let manifest = crate::sweep::manifest()?;
     let study = RapStudy {
         workloads: args.study.workloads.clone(),
     };
+    let manifest = crate::sweep::manifest()?;
     manifest.select(&study.workloads)?;
     let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
         return Ok(());

@@ -28,7 +28,6 @@ use outcrop_studies::{Job, Manifest, Study};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 /// The fields of `outcrop wpp report --json` the tables read.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -91,16 +90,7 @@ fn require(tool: &str, probe: &str) -> Result<()> {
 }
 
 fn timed(cmd: &mut Command, dir: &Path) -> Result<f64> {
-    let t = Instant::now();
-    let st = cmd
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .with_context(|| format!("running {cmd:?}"))?;
-    let secs = t.elapsed().as_secs_f64();
-    ensure!(st.success(), "{cmd:?}: {st}");
-    Ok(secs)
+    crate::bench::time(cmd.current_dir(dir))
 }
 
 /// Geometric mean, median, and geometric mean without the largest and smallest value.
@@ -261,20 +251,14 @@ pub fn run(mut args: Args) -> Result<()> {
     if args.study.jobs == 0 {
         args.study.jobs = 1;
     }
-    let manifest = crate::sweep::manifest()?;
     let study = StrataStudy {
         workloads: args.study.workloads.clone(),
         runs: args.runs.max(5),
         outcrop,
     };
-    manifest.select(&study.workloads)?;
-    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+    let Some(rows) = crate::sweep::outputs(&study, &study.workloads, &args.study)? else {
         return Ok(());
     };
-    let rows: Vec<Row> = records
-        .into_iter()
-        .map(|r| r.output.with_context(|| format!("{}: no output", r.job)))
-        .collect::<Result<_>>()?;
     print_tables(&rows, study.runs);
     if let Some(d) = args.svg_dir {
         std::fs::create_dir_all(&d)?;

@@ -162,3 +162,26 @@ pub fn run<S: Study>(
         }
     }
 }
+
+/// Runs `study` (its workloads checked against the manifest first) and hands back each job's
+/// output in job order, or `None` when there is nothing more to do here; a job without an
+/// output is an error naming it.
+pub fn outputs<S: Study>(
+    study: &S,
+    workloads: &[String],
+    args: &StudyArgs,
+) -> Result<Option<Vec<S::Output>>> {
+    let manifest = manifest()?;
+    manifest.select(workloads)?;
+    let Some(records) = run(study, &manifest, args)? else {
+        return Ok(None);
+    };
+    records
+        .into_iter()
+        .map(|r| {
+            r.output
+                .ok_or_else(|| anyhow::anyhow!("{}: no output", r.job))
+        })
+        .collect::<Result<_>>()
+        .map(Some)
+}
