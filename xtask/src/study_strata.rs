@@ -181,7 +181,13 @@ fn measure(outcrop: &Path, m: &Manifest, name: &str, runs: usize, dir: &Path) ->
         .status()
         .context("running gcc")?;
     ensure!(st.success(), "gcc failed on {name}.c");
-    let bin = m.root.join(w.binary());
+    // the guest sees `bin/NAME` (relative, as in every study): its counts do not depend on
+    // where the checkout lies
+    let bin = w.binary();
+    let link = dir.join(bin.parent().unwrap_or(Path::new("bin")));
+    if !link.exists() {
+        std::os::unix::fs::symlink(m.root.join(bin.parent().unwrap_or(Path::new("bin"))), &link)?;
+    }
     let wpp = dir.join(format!("{name}.wpp"));
     let (mut n, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
