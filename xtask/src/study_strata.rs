@@ -106,20 +106,11 @@ fn summary(v: &[f64]) -> (f64, f64, f64) {
     (g(&s), Spread::of(&s).map_or(0.0, |x| x.median), trimmed)
 }
 
-fn mm(v: &[f64]) -> String {
-    Spread::of(v).map_or_else(|| "–".into(), |s| s.show(3))
-}
+use crate::bench::ratio;
 
-/// Per-run ratios a[i] / b[i] (runs alternate, so run i of each is paired), median and range.
-fn ratio(a: &[f64], b: &[f64]) -> (f64, String) {
-    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    match Spread::of(&r) {
-        Some(s) => (
-            s.median,
-            format!("{:.2}× ({:.2}–{:.2})", s.median, s.min, s.max),
-        ),
-        None => (0.0, "–".into()),
-    }
+/// `median (min–max)` of seconds.
+fn mm(v: &[f64]) -> String {
+    crate::bench::mm(v, 3)
 }
 
 /// Options of `study-strata`.

@@ -390,12 +390,13 @@ fn progress_bar(wanted: bool) -> Option<indicatif::ProgressBar> {
 fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> {
     out.check(config)?;
     let image = crate::exec::read_image(&config.program)?;
+    let summaries = execute(config, &image, out)?;
+    // after the load: a file the loader refuses is reported once, by the loader
     if let Err(e) = image.symbols() {
         eprintln!(
             "outcrop: warning: no function names (the profile puts everything in [unknown]): {e}"
         );
     }
-    let summaries = execute(config, &image, out)?;
     report_ending(&summaries);
     if let Some(t) = &summaries.timing {
         print_timing(t);

@@ -92,7 +92,7 @@ fn the_summaries_are_the_mechanisms_own_results() {
     assert_eq!(s.status(), (0, "exited".to_string()));
     assert_eq!(s.classes.unwrap().iter().sum::<u64>(), s.instructions);
     let samples = &s.samples[0];
-    assert_eq!(samples.meta.program_id, image.program_id());
+    assert_eq!(samples.meta.program_id, image.program_id().unwrap());
     assert_eq!(samples.meta.instructions, s.instructions);
     // the same run through the Run builder gives the same samples
     let mut guest = outcrop_run::load(&config.program, Box::new(|_| {})).unwrap();
@@ -107,6 +107,22 @@ fn the_summaries_are_the_mechanisms_own_results() {
         .into_samples(&s.program, unit.instructions, unit.cycles);
     assert_eq!(direct.traces, samples.traces);
     assert!(s.ending().is_none());
+}
+
+#[test]
+fn a_bare_run_makes_no_view_of_the_program() {
+    // `outcrop exec` of a large program must not pay for its symbols or a hash of its code
+    let path = workload("qsort_ints");
+    let image = ProgramImage::read(&path).unwrap();
+    let config = RunConfig::new(ProgramSpec::observed(&path, "qsort_ints"));
+    let s = execute(&config, &image, Hooks::default()).unwrap();
+    assert_eq!(s.status(), (0, "exited".to_string()));
+    let p = image.parses();
+    assert_eq!(
+        (p.reads, p.symbols, p.program_id, p.tags, p.lines, p.loads),
+        (1, 0, 0, 0, 0, 1),
+        "{p:?}"
+    );
 }
 
 #[test]

@@ -66,8 +66,6 @@ pub struct WppResult {
 pub struct RunSummaries {
     /// The program's path as given.
     pub program: String,
-    /// What identifies its code.
-    pub program_id: String,
     /// The guest's arguments after its program name.
     pub args: Vec<String>,
     /// Whether the run was deterministic (fixed clocks and seeds, lossless queues).
@@ -203,7 +201,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         let info = RunInfo {
             program: program.clone(),
             args: args.clone(),
-            program_id: image.program_id().to_string(),
+            program_id: image.program_id()?.to_string(),
             baseline_seconds: if spec.deterministic {
                 0.0
             } else {
@@ -232,15 +230,17 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         None => None,
     };
     let samples = match result.paths.take() {
-        Some(rec) => rec
-            .units
-            .into_iter()
-            .map(|u| {
-                let mut s = u.into_samples(&program, rec.instructions, rec.cycles);
-                s.meta.program_id = image.program_id().to_string();
-                s
-            })
-            .collect(),
+        Some(rec) => {
+            let id = image.program_id()?;
+            rec.units
+                .into_iter()
+                .map(|u| {
+                    let mut s = u.into_samples(&program, rec.instructions, rec.cycles);
+                    s.meta.program_id = id.to_string();
+                    s
+                })
+                .collect()
+        }
         None => Vec::new(),
     };
     let rap = match (result.rap.take(), &config.rap) {
@@ -249,7 +249,6 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     };
     let summaries = RunSummaries {
         program,
-        program_id: image.program_id().to_string(),
         args,
         deterministic: spec.deterministic,
         outcome: result.outcome,

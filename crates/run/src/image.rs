@@ -53,8 +53,8 @@ fn bump(c: &AtomicU32) {
 pub struct ProgramImage {
     path: PathBuf,
     bytes: Vec<u8>,
-    symbols: std::result::Result<Symbols, String>,
-    program_id: String,
+    symbols: OnceLock<std::result::Result<Symbols, String>>,
+    program_id: OnceLock<std::result::Result<String, String>>,
     segments: Vec<FileSegment>,
     tags: OnceLock<std::result::Result<Vec<(u64, u64)>, String>>,
     counts: Counters,
@@ -65,14 +65,14 @@ impl std::fmt::Debug for ProgramImage {
         f.debug_struct("ProgramImage")
             .field("path", &self.path)
             .field("bytes", &self.bytes.len())
-            .field("program_id", &self.program_id)
             .finish_non_exhaustive()
     }
 }
 
 impl ProgramImage {
     /// Reads the program at `path` (bounded by [`MAX_PROGRAM_BYTES`]; FIFOs and devices
-    /// refused) and makes its cheap views.
+    /// refused). Its views are made when first asked for, so a run that needs none (a bare
+    /// `exec`) pays for none: no symbol table, no hash of a large program's code.
     pub fn read(path: &Path) -> Result<ProgramImage> {
         let bytes = read_bounded(path, "program", MAX_PROGRAM_BYTES)?;
         let image = ProgramImage::from_bytes(path, bytes)?;
@@ -80,28 +80,19 @@ impl ProgramImage {
         Ok(image)
     }
 
-    /// The image of `bytes`, the program at `path`. Errors: not an ELF file whose
-    /// program headers can be read.
+    /// The image of `bytes`, the program at `path`. A file that is not a loadable ELF
+    /// program is refused by the loader (and by each view), with what is wrong.
     pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<ProgramImage> {
-        let program = |reason| Error::Program {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let program_id = outcrop_rv::elf::program_id(&bytes).map_err(program)?;
         // a malformed segment is the loader's to report, with its own message
         let segments = outcrop_rv::elf::file_segments(&bytes).unwrap_or_default();
-        let symbols = Symbols::from_elf(&bytes).map_err(|e| e.to_string());
-        let counts = Counters::default();
-        bump(&counts.program_id);
-        bump(&counts.symbols);
         Ok(ProgramImage {
             path: path.to_path_buf(),
             bytes,
-            symbols,
-            program_id,
+            symbols: OnceLock::new(),
+            program_id: OnceLock::new(),
             segments,
             tags: OnceLock::new(),
-            counts,
+            counts: Counters::default(),
         })
     }
 
@@ -123,12 +114,25 @@ impl ProgramImage {
     /// Its function symbols, or why there are none (a stripped program: profiles then put
     /// everything in `[unknown]`).
     pub fn symbols(&self) -> std::result::Result<&Symbols, &str> {
-        self.symbols.as_ref().map_err(String::as_str)
+        self.symbols
+            .get_or_init(|| {
+                bump(&self.counts.symbols);
+                Symbols::from_elf(&self.bytes).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
-    /// What identifies its code (`build-id:…` or `sha256:…`; `outcrop_rv::elf::program_id`).
-    pub fn program_id(&self) -> &str {
-        &self.program_id
+    /// What identifies its code (`build-id:…` or `sha256:…`; `outcrop_rv::elf::program_id`),
+    /// computed on first use (a program without a build-id is hashed).
+    pub fn program_id(&self) -> Result<&str> {
+        self.program_id
+            .get_or_init(|| {
+                bump(&self.counts.program_id);
+                outcrop_rv::elf::program_id(&self.bytes).map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(|e| Error::Config(format!("{}: program id: {e}", self.path.display())))
     }
 
     /// The profile tags the program recorded (`outcrop_tags` section; RPA §3.3), read on
