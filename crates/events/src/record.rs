@@ -312,6 +312,13 @@ pub trait Observer {
         counts[class as usize] = 1;
         self.classes(&counts)
     }
+    /// The running thread changed: every record from here until the next call belongs to
+    /// thread `index` (its creation order: 0 is the main thread, whose records come before
+    /// any call). Sources with one thread never call it.
+    #[inline]
+    fn thread(&mut self, _index: u32) -> Control {
+        Control::Continue
+    }
     /// The stream ended (normally, by a stop, or by a limit); called once, after the last
     /// record. Wrappers that hold records back deliver them here.
     #[inline]
@@ -348,6 +355,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline]
     fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
         (**self).taken_branch(from, to, kind)
+    }
+    #[inline]
+    fn thread(&mut self, index: u32) -> Control {
+        (**self).thread(index)
     }
     #[inline]
     fn finish(&mut self) -> Control {
@@ -396,6 +407,12 @@ macro_rules! tuple_observer {
                 c
             }
             #[inline]
+            fn thread(&mut self, index: u32) -> Control {
+                let mut c = Control::Continue;
+                $(c = c.and(self.$idx.thread(index));)+
+                c
+            }
+            #[inline]
             fn finish(&mut self) -> Control {
                 let mut c = Control::Continue;
                 $(c = c.and(self.$idx.finish());)+
@@ -441,6 +458,10 @@ impl<O: Observer> Observer for Option<O> {
     fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
         self.as_mut()
             .map_or(Control::Continue, |o| o.taken_branch(from, to, kind))
+    }
+    #[inline]
+    fn thread(&mut self, index: u32) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.thread(index))
     }
     #[inline]
     fn finish(&mut self) -> Control {

@@ -74,6 +74,26 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub brr_leap: u8,
 
+    /// Round-robin quantum of the guest's threads, in retired instructions: threads take
+    /// turns on the one modelled hart, switching after N instructions and wherever one
+    /// blocks (futex, sleep), yields or exits.
+    #[arg(long, value_name = "N", default_value_t = outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub quantum: u64,
+
+    /// Seed of the thread schedule: quanta vary between ½ and 1½ of --quantum and the next
+    /// thread is drawn at random. Without it, --deterministic runs use plain round robin and
+    /// other runs a seed from the clock, which --stats-json reports (`schedule_seed`) so the
+    /// interleaving can be replayed.
+    #[arg(long, value_name = "N")]
+    pub schedule_seed: Option<u64>,
+
+    /// Most guest threads alive at once; a guest that starts more ends with an error (a
+    /// thread bomb cannot exhaust the host).
+    #[arg(long, value_name = "N", default_value_t = outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_threads: u64,
+
     /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
     /// under --deterministic). Repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
@@ -149,6 +169,9 @@ impl GuestArgs {
             brr_seeded: self.brr_seed.is_some(),
             cwd: None,
             env: self.env.clone(),
+            quantum: self.quantum,
+            schedule_seed: self.schedule_seed,
+            max_threads: self.max_threads as usize,
         }
     }
 }

@@ -113,7 +113,30 @@ pub struct ExecStats {
     /// page it had run code from, `munmap`, `mprotect`), or the decoded-code budget was full.
     /// High in self-modifying programs.
     pub code_flushes: u64,
+    /// Every guest thread in creation order (index 0 is the main thread) with the
+    /// instructions it retired — they sum to `instructions` — and its switches.
+    pub threads: Vec<ThreadRow>,
+    /// Context switches between the guest's threads.
+    pub context_switches: u64,
+    /// The schedule's seed, to replay the interleaving with `--schedule-seed` (`null`: plain
+    /// round robin, as under `--deterministic`).
+    pub schedule_seed: Option<u64>,
     /// Timing-model totals, with `--timing`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<outcrop_timing::Totals>,
+}
+
+/// One guest thread in `--stats-json`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadRow {
+    /// Creation order (0 is the main thread).
+    pub index: u32,
+    /// Its thread id as the guest saw it.
+    pub tid: u32,
+    /// Its name (`prctl(PR_SET_NAME)`, `pthread_setname_np`), empty if none was set.
+    pub name: String,
+    /// Instructions it retired.
+    pub instructions: u64,
+    /// Times it was switched in.
+    pub switches: u64,
 }

@@ -391,6 +391,20 @@ pub fn exec_stats(s: &RunSummaries) -> ExecStats {
         host_max_rss_bytes: s.host_max_rss_bytes,
         signals_delivered: s.machine.signals_delivered,
         code_flushes: s.machine.code_flushes,
+        threads: s
+            .machine
+            .threads
+            .iter()
+            .map(|t| crate::run_dir::ThreadRow {
+                index: t.index,
+                tid: t.tid,
+                name: t.name.clone(),
+                instructions: t.instructions,
+                switches: t.switches,
+            })
+            .collect(),
+        context_switches: s.machine.context_switches,
+        schedule_seed: s.machine.schedule_seed,
         timing: s.timing.clone(),
     }
 }

@@ -244,12 +244,7 @@ impl<W: Write + Send> WppStage<'_, W> {
             writer.write_items(chunk)?;
         }
         run.threaded = opts.threaded;
-        run.outcome = match outcome {
-            Outcome::Exited(c) => format!("exited {c}"),
-            Outcome::Fault(f) => format!("fault: {f}"),
-            Outcome::InstructionLimit => "instruction limit".to_string(),
-            Outcome::Stopped => "stopped".to_string(),
-        };
+        run.outcome = outcome.describe();
         let c = &opts.config;
         let mut stats = FileStats {
             layers: c.layers,

@@ -51,6 +51,16 @@ pub struct MachineCounts {
     pub code_flushes: u64,
     /// System calls by number.
     pub syscalls: BTreeMap<u64, u64>,
+    /// Every thread the guest ran, in creation order, with the instructions it retired
+    /// (they sum to the run's) and the times it was switched in.
+    pub threads: Vec<outcrop_rv::kernel::ThreadStat>,
+    /// Context switches between the guest's threads.
+    pub context_switches: u64,
+    /// The schedule's seed (`None`: plain round robin), to replay the interleaving with
+    /// `--schedule-seed`.
+    pub schedule_seed: Option<u64>,
+    /// Each thread and what it waited on, when the run ended in a deadlock.
+    pub deadlock: Option<String>,
 }
 
 /// The whole-program capture's result (its file went to the sink).
@@ -129,6 +139,18 @@ impl RunSummaries {
                 self.instructions
             )),
             Outcome::Fault(f) => Some(f.to_string()),
+            Outcome::Signaled { .. } | Outcome::ThreadLimit => Some(format!(
+                "{} after {} instructions (pc {:#x})",
+                self.outcome.describe(),
+                self.instructions,
+                m.pc
+            )),
+            Outcome::Deadlock => Some(format!(
+                "{} after {} instructions:\n{}",
+                self.outcome.describe(),
+                self.instructions,
+                m.deadlock.as_deref().unwrap_or("").trim_end()
+            )),
             Outcome::InstructionLimit if m.signals_delivered > 0 => Some(format!(
                 "instruction limit reached after {} instructions and {} signals delivered (pc {:#x})",
                 self.instructions, m.signals_delivered, m.pc
@@ -269,9 +291,13 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     Ok(RunSummaries {
         machine: MachineCounts {
             pc: machine.pc,
-            signals_delivered: machine.traps,
+            signals_delivered: machine.signals_delivered(),
             code_flushes: machine.code_flushes,
             syscalls: machine.kernel.syscall_counts.clone(),
+            threads: machine.thread_stats(),
+            context_switches: machine.context_switches(),
+            schedule_seed: machine.schedule_seed(),
+            deadlock: (summaries.outcome == Outcome::Deadlock).then(|| machine.deadlock_report()),
         },
         ..summaries
     })

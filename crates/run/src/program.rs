@@ -50,6 +50,14 @@ pub struct ProgramSpec {
     /// The guest's working directory (default: the host process's). Relative guest paths
     /// and relative grants resolve against it; it is not granted by being set.
     pub cwd: Option<PathBuf>,
+    /// Round-robin quantum of the guest's threads, in retired instructions (`--quantum`).
+    pub quantum: u64,
+    /// The schedule's seed (`--schedule-seed`): `None` is plain round robin under
+    /// `deterministic`, and a seed from the host's clock otherwise (reported in the run's
+    /// statistics, so the interleaving can be replayed).
+    pub schedule_seed: Option<u64>,
+    /// Most guest threads alive at once (`--max-threads`).
+    pub max_threads: usize,
     /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
     /// of the empty one under `deterministic`), replacing a variable of the same name.
     pub env: Vec<OsString>,
@@ -71,6 +79,19 @@ impl ProgramSpec {
             brr_seeded: false,
             cwd: None,
             env: Vec::new(),
+            quantum: outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
+            schedule_seed: None,
+            max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
+        }
+    }
+
+    /// The schedule seed a run of this spec uses: the one given, none under
+    /// `deterministic`, else one from the host's clock.
+    pub fn effective_schedule_seed(&self) -> Option<u64> {
+        match self.schedule_seed {
+            Some(s) => Some(s),
+            None if self.deterministic => None,
+            None => Some(host_seed(64)),
         }
     }
 
@@ -232,6 +253,13 @@ pub fn load_image(
     }
     machine.brr = BrrUnit::new(&brr)
         .map_err(|e| Error::Config(format!("branch-on-random (--brr, --brr-seed): {e}")))?;
+    if spec.quantum == 0 {
+        return Err(Error::Config(
+            "--quantum must be at least 1 instruction".into(),
+        ));
+    }
+    machine.set_schedule(spec.quantum, spec.effective_schedule_seed());
+    machine.set_max_threads(spec.max_threads);
     Ok(machine)
 }
 
@@ -255,9 +283,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 pub fn outcome_status(outcome: &Outcome) -> (i32, String) {
     match outcome {
         Outcome::Exited(c) => (*c, "exited".to_string()),
-        Outcome::Fault(f) => (f.exit_status(), format!("fault: {f}")),
         Outcome::InstructionLimit => (EXIT_INSN_LIMIT, "instruction limit".to_string()),
         Outcome::Stopped => (0, "stopped".to_string()),
+        o => (o.exit_status().unwrap_or(1), o.describe()),
     }
 }
 

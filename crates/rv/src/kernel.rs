@@ -16,16 +16,24 @@
 
 use crate::memory::{perm, Memory, PAGE_SIZE, USER_TOP};
 use crate::sandbox::OpenFlags;
+
+pub mod signals;
+pub mod threads;
+
 pub use crate::sandbox::Sandbox;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+pub use threads::{Hart, Thread, ThreadStat, Threads, Wait};
 
 // errno values (asm-generic)
 const EPERM: i64 = 1;
+const ESRCH: i64 = 3;
 const EBADF: i64 = 9;
+const EAGAIN: i64 = 11;
+const EPIPE: i64 = 32;
 const ENOMEM: i64 = 12;
 const EFAULT: i64 = 14;
 const EINVAL: i64 = 22;
@@ -41,7 +49,7 @@ const PATH_MAX: usize = 4096;
 
 const AT_FDCWD: i64 = -100;
 const AT_EMPTY_PATH: u64 = 0x1000;
-const MAX_FDS: usize = 1024;
+pub(crate) const MAX_FDS: usize = 1024;
 const MAX_IO: usize = 1 << 20;
 
 /// `st_mode` of fds 0–2 under [`KernelConfig::deterministic`] when no
@@ -111,11 +119,30 @@ pub struct SigAction {
 pub const SA_NODEFER: u64 = 0x4000_0000;
 
 /// What a system call did to the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyscallOutcome {
     /// Return to the guest (the result is in a0).
     Continue,
     /// The guest exited with this status.
     Exit(i32),
+    /// The scheduler must run before the guest goes on: the thread blocked, exited or
+    /// yielded, or a signal is pending for it (a0 holds the result unless it blocked).
+    Reschedule,
+    /// A new thread was added last to [`Threads::list`] with the caller's integer
+    /// registers; the machine completes its hart (pc, FP state) and then reschedules.
+    Spawned,
+}
+
+/// What a system call's handler returns beyond a plain value.
+pub(crate) enum Ret {
+    /// a0 = the value.
+    Value(i64),
+    /// The thread blocked (its a0 is written when it wakes).
+    Block,
+    /// a0 = the value, then the scheduler runs.
+    Switch(i64),
+    /// A thread was created (a0 holds its tid).
+    Spawned,
 }
 
 /// The emulated kernel: brk and mmap state, file descriptors, clocks.
@@ -127,9 +154,12 @@ pub struct Kernel {
     mmap_next: u64,
     warned: HashSet<u64>,
     rng: u64,
-    sigmask: u64,
     /// Handlers by signal number (1..=64), as rt_sigaction set them.
     actions: Box<[SigAction; 65]>,
+    /// The threads (docs/machine.md, "Threads").
+    threads: Threads,
+    /// Process-wide pending signals and timers.
+    signals: signals::Signals,
     start: std::time::Instant,
     memory_limit: u64,
     /// Every distinct system call number the guest made, with counts (for statistics).
@@ -181,7 +211,14 @@ impl Kernel {
                 .map_or(0, |d| d.as_nanos() as u64);
             t ^ (u64::from(std::process::id()) << 32) | 1
         };
+        let pid = if config.deterministic {
+            1000
+        } else {
+            std::process::id()
+        };
         Kernel {
+            threads: Threads::new(pid),
+            signals: signals::Signals::default(),
             config,
             fds: vec![Some(Fd::Stdin), Some(Fd::Stdout), Some(Fd::Stderr)],
             brk_start,
@@ -189,7 +226,6 @@ impl Kernel {
             mmap_next: MMAP_BASE,
             warned: HashSet::new(),
             rng,
-            sigmask: 0,
             actions: Box::new([SigAction::default(); 65]),
             start: std::time::Instant::now(),
             memory_limit,
@@ -227,22 +263,37 @@ impl Kernel {
         z ^ (z >> 31)
     }
 
-    /// Nanoseconds since start (monotonic): instructions in deterministic mode.
+    /// Nanoseconds since start (monotonic): the machine clock in deterministic mode, else
+    /// the host's, plus the time skipped while every thread waited.
     fn monotonic_ns(&self, instret: u64) -> u64 {
         if self.config.deterministic {
-            instret
+            self.machine_ns(instret)
         } else {
-            self.start.elapsed().as_nanos() as u64
+            (self.start.elapsed().as_nanos() as u64).saturating_add(self.threads.idle_ns)
         }
     }
 
     fn realtime_ns(&self, instret: u64) -> u64 {
         if self.config.deterministic {
-            1_700_000_000_000_000_000 + instret
+            1_700_000_000_000_000_000 + self.machine_ns(instret)
         } else {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64)
+                .saturating_add(self.threads.idle_ns)
+        }
+    }
+
+    /// Passes a warning to the run's warning hook.
+    pub fn warn(&mut self, msg: &str) {
+        (self.config.on_warning)(msg);
+    }
+
+    /// Warns once per `key` (a system call number, or a number with high bits for a
+    /// particular refusal).
+    fn warn_once(&mut self, key: u64, msg: &str) {
+        if self.warned.insert(key) {
+            (self.config.on_warning)(msg);
         }
     }
 
@@ -256,8 +307,61 @@ impl Kernel {
         let nr = x[17];
         let a = [x[10], x[11], x[12], x[13], x[14], x[15]];
         *self.syscall_counts.entry(nr).or_insert(0) += 1;
-        let r: i64 = match nr {
-            93 | 94 => return SyscallOutcome::Exit((a[0] & 0xff) as i32),
+        let r: Result<Ret, i64> = match nr {
+            93 => return self.sys_exit_thread(mem, a[0]),
+            94 => return SyscallOutcome::Exit((a[0] & 0xff) as i32),
+            220 => self.sys_clone(mem, x, a),
+            435 => self.sys_clone3(mem, x, a[0], a[1]),
+            98 => self.sys_futex(mem, a, instret),
+            101 => self.sys_sleep(mem, None, a[0], a[1], instret),
+            115 => self.sys_sleep(mem, Some((a[0], a[1])), a[2], a[3], instret),
+            124 => {
+                self.threads.yield_now = true;
+                Ok(Ret::Switch(0))
+            }
+            129 => self.sys_kill(a[0], a[1]),
+            130 => self.sys_tgkill(None, a[0], a[1]),
+            131 => self.sys_tgkill(Some(a[0]), a[1], a[2]),
+            133 => self.sys_rt_sigsuspend(mem, a[0], a[1]),
+            135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2], a[3]),
+            73 => self.sys_ppoll(mem, a, instret),
+            137 => self.sys_rt_sigtimedwait(mem, a[0], a[1], a[2], a[3], instret),
+            // arming a timer moves the machine's next stop: through the scheduler
+            103 => Ok(Ret::Switch(
+                self.sys_setitimer(mem, a[0], a[1], a[2], instret),
+            )),
+            110 => Ok(Ret::Switch(
+                self.sys_timer_settime(mem, a[0], a[1], a[2], a[3], instret),
+            )),
+            _ => Ok(Ret::Value(self.simple_syscall(mem, x, nr, a, instret))),
+        };
+        let (value, outcome) = match r {
+            Ok(Ret::Value(v)) => (Some(v), SyscallOutcome::Continue),
+            Ok(Ret::Switch(v)) => (Some(v), SyscallOutcome::Reschedule),
+            Ok(Ret::Block) => (None, SyscallOutcome::Reschedule),
+            Ok(Ret::Spawned) => (None, SyscallOutcome::Spawned),
+            Err(e) => (Some(-e), SyscallOutcome::Continue),
+        };
+        if let Some(v) = value {
+            x[10] = v as u64;
+        }
+        // a signal the call made deliverable (to itself, by unblocking, SIGPIPE) runs next
+        if outcome == SyscallOutcome::Continue && self.deliverable(self.threads.current).is_some() {
+            return SyscallOutcome::Reschedule;
+        }
+        outcome
+    }
+
+    /// The system calls that only compute a value.
+    fn simple_syscall(
+        &mut self,
+        mem: &mut Memory,
+        x: &mut [u64; 32],
+        nr: u64,
+        a: [u64; 6],
+        instret: u64,
+    ) -> i64 {
+        match nr {
             63 => self.sys_read(mem, a[0], a[1], a[2]),
             64 => self.sys_write(mem, a[0], a[1], a[2]),
             66 => self.sys_writev(mem, a[0], a[1], a[2]),
@@ -276,8 +380,31 @@ impl Kernel {
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
             226 => Self::sys_mprotect(mem, a[0], a[1], a[2]),
             233 => 0, // madvise
-            96 | 172 | 178 => self.pid(),
-            99 => -ENOSYS,  // set_robust_list: no futexes (as qemu-user)
+            172 => self.pid(),
+            173 => 1, // getppid
+            178 => i64::from(self.tid()),
+            96 => self.sys_set_tid_address(a[0]),
+            99 => self.sys_set_robust_list(a[0], a[1]),
+            100 => self.sys_get_robust_list(mem, a[0], a[1], a[2]),
+            122 => 0, // sched_setaffinity: one CPU, whatever is asked
+            123 => self.sys_sched_getaffinity(mem, a[0], a[1], a[2]),
+            167 => self.sys_prctl(mem, a[0], a[1]),
+            168 => {
+                // getcpu: CPU 0, node 0
+                for p in [a[0], a[1]] {
+                    if p != 0 && mem.store_u32(p, 0).is_err() {
+                        return -EFAULT;
+                    }
+                }
+                0
+            }
+            102 => self.sys_getitimer(mem, a[0], a[1], instret),
+            107 => self.sys_timer_create(mem, a[0], a[1], a[2]),
+            108 => self.sys_timer_gettime(mem, a[0], a[1], instret),
+            109 => self.sys_timer_getoverrun(a[0]),
+            111 => self.sys_timer_delete(a[0]),
+            132 => self.sys_sigaltstack(mem, a[0], a[1], x[2]),
+            136 => self.sys_rt_sigpending(mem, a[0], a[1]),
             174..=177 => 0, // getuid, geteuid, getgid, getegid
             261 => self.sys_prlimit64(mem, a[1], a[3]),
             278 => self.sys_getrandom(mem, a[0], a[1]),
@@ -285,18 +412,9 @@ impl Kernel {
             169 => self.sys_gettimeofday(mem, a[0], instret),
             160 => self.sys_uname(mem, a[0]),
             179 => self.sys_sysinfo(mem, a[0], instret),
-            134 => self.sys_rt_sigaction(mem, a[0], a[1], a[2]),
-            135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2]),
-            129..=131 => {
-                // kill/tkill/tgkill of itself: no signal delivery; a fatal signal ends the run
-                let sig = if nr == 131 { a[2] } else { a[1] };
-                if sig == 0 {
-                    0
-                } else {
-                    return SyscallOutcome::Exit(128 + (sig & 0x7f) as i32);
-                }
-            }
+            134 => self.sys_rt_sigaction(mem, a[0], a[1], a[2], a[3]),
             258 | 293 => -ENOSYS, // riscv_hwprobe, rseq: glibc copes
+            283 => -ENOSYS,       // membarrier: glibc does not call it
             259 => 0,             // riscv_flush_icache: our cache follows every store
             _ => {
                 if self.warned.insert(nr) {
@@ -307,17 +425,11 @@ impl Kernel {
                 }
                 -ENOSYS
             }
-        };
-        x[10] = r as u64;
-        SyscallOutcome::Continue
+        }
     }
 
     fn pid(&self) -> i64 {
-        if self.config.deterministic {
-            1000
-        } else {
-            i64::from(std::process::id())
-        }
+        i64::from(self.threads.pid)
     }
 
     fn fd(&mut self, fd: u64) -> Result<&mut Fd, i64> {
@@ -362,7 +474,13 @@ impl Kernel {
         };
         match r {
             Ok(()) => data.len() as i64,
-            Err(e) => -errno(&e),
+            Err(e) => {
+                let e = errno(&e);
+                if e == EPIPE {
+                    self.raise_sigpipe(); // the reader is gone: SIGPIPE, as Linux sends it
+                }
+                -e
+            }
         }
     }
 
@@ -894,80 +1012,9 @@ impl Kernel {
         }
     }
 
-    fn sys_rt_sigaction(&mut self, mem: &mut Memory, sig: u64, act: u64, oldact: u64) -> i64 {
-        // the kernel's struct sigaction on riscv64: handler, flags, mask (no restorer)
-        if !(1..=64).contains(&sig) {
-            return -EINVAL;
-        }
-        let old = self.actions[sig as usize];
-        let new = if act != 0 {
-            let mut b = [0u8; 24];
-            if mem.read_bytes(act, &mut b).is_err() {
-                return -EFAULT;
-            }
-            if sig == 9 || sig == 19 {
-                return -EINVAL; // SIGKILL and SIGSTOP cannot be caught
-            }
-            let word =
-                |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-            Some(SigAction {
-                handler: word(0),
-                flags: word(1),
-                mask: word(2),
-            })
-        } else {
-            None
-        };
-        if oldact != 0 {
-            let mut b = [0u8; 24];
-            b[0..8].copy_from_slice(&old.handler.to_le_bytes());
-            b[8..16].copy_from_slice(&old.flags.to_le_bytes());
-            b[16..24].copy_from_slice(&old.mask.to_le_bytes());
-            if mem.write_bytes(oldact, &b).is_err() {
-                return -EFAULT;
-            }
-        }
-        if let Some(n) = new {
-            self.actions[sig as usize] = n;
-        }
-        0
-    }
-
     /// The action for signal `sig` (1..=64; the default action otherwise).
     pub fn action(&self, sig: u64) -> SigAction {
         self.actions.get(sig as usize).copied().unwrap_or_default()
-    }
-
-    /// The blocked-signal mask (bit `sig - 1`).
-    pub fn sigmask(&self) -> u64 {
-        self.sigmask
-    }
-
-    /// Replaces the blocked-signal mask (SIGKILL and SIGSTOP are never blocked).
-    pub fn set_sigmask(&mut self, mask: u64) {
-        self.sigmask = mask & !((1 << 8) | (1 << 18));
-    }
-
-    fn sys_rt_sigprocmask(&mut self, mem: &mut Memory, how: u64, set: u64, oldset: u64) -> i64 {
-        if oldset != 0
-            && mem
-                .write_bytes(oldset, &self.sigmask.to_le_bytes())
-                .is_err()
-        {
-            return -EFAULT;
-        }
-        if set != 0 {
-            let Ok(s) = mem.load_u64(set) else {
-                return -EFAULT;
-            };
-            self.sigmask = match how {
-                0 => self.sigmask | s,
-                1 => self.sigmask & !s,
-                2 => s,
-                _ => return -EINVAL,
-            };
-        }
-        0
     }
 }
 
@@ -1066,6 +1113,27 @@ pub fn syscall_name(nr: u64) -> &'static str {
         261 => "prlimit64",
         278 => "getrandom",
         293 => "rseq",
+        73 => "ppoll",
+        100 => "get_robust_list",
+        102 => "getitimer",
+        103 => "setitimer",
+        107 => "timer_create",
+        108 => "timer_gettime",
+        109 => "timer_getoverrun",
+        110 => "timer_settime",
+        111 => "timer_delete",
+        115 => "clock_nanosleep",
+        122 => "sched_setaffinity",
+        123 => "sched_getaffinity",
+        133 => "rt_sigsuspend",
+        136 => "rt_sigpending",
+        137 => "rt_sigtimedwait",
+        139 => "rt_sigreturn",
+        167 => "prctl",
+        168 => "getcpu",
+        173 => "getppid",
+        283 => "membarrier",
+        435 => "clone3",
         17 => "getcwd",
         23 => "dup",
         24 => "dup3",
@@ -1076,7 +1144,6 @@ pub fn syscall_name(nr: u64) -> &'static str {
         61 => "getdents64",
         67 => "pread64",
         68 => "pwrite64",
-        73 => "ppoll",
         98 => "futex",
         101 => "nanosleep",
         124 => "sched_yield",

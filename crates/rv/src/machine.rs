@@ -17,6 +17,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 mod blocks;
+mod sched;
+mod signal;
 
 const SLOTS: usize = (PAGE_SIZE / 2) as usize;
 /// Recently executed pages remembered without a hash lookup.
@@ -103,11 +105,65 @@ pub enum Outcome {
     InstructionLimit,
     /// The observer asked to stop.
     Stopped,
+    /// A signal's default action ended the process (128 + the signal as a shell shows it);
+    /// `core` for the signals whose default action dumps core (no core file is written).
+    Signaled {
+        /// The signal number.
+        signal: u8,
+        /// Its default action is "core".
+        core: bool,
+    },
+    /// Every thread waits and nothing can wake one: no timer is armed and no wait has a
+    /// deadline ([`Machine::deadlock_report`] names each thread and what it waits on).
+    Deadlock,
+    /// The guest tried to run more threads at once than [`Machine::set_max_threads`] allows.
+    ThreadLimit,
 }
+
+impl Outcome {
+    /// The exit status a shell would show for an outcome that ended the guest (`None` for
+    /// the instruction limit and a stop, which the caller names).
+    pub fn exit_status(&self) -> Option<i32> {
+        match self {
+            Outcome::Exited(c) => Some(*c),
+            Outcome::Fault(f) => Some(f.exit_status()),
+            Outcome::Signaled { signal, .. } => Some(128 + i32::from(*signal)),
+            Outcome::Deadlock | Outcome::ThreadLimit => Some(EXIT_MACHINE_ERROR),
+            Outcome::InstructionLimit | Outcome::Stopped => None,
+        }
+    }
+
+    /// A short text: `exited`, `fault: …`, `killed by SIGUSR1`, `deadlock`….
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Exited(c) => format!("exited {c}"),
+            Outcome::Fault(f) => format!("fault: {f}"),
+            Outcome::InstructionLimit => "instruction limit".to_string(),
+            Outcome::Stopped => "stopped".to_string(),
+            Outcome::Signaled { signal, core } => format!(
+                "killed by {}{}",
+                crate::kernel::signals::signal_name(u64::from(*signal)),
+                if *core { " (core dumped)" } else { "" }
+            ),
+            Outcome::Deadlock => {
+                "deadlock: every thread waits and no timer or timeout can wake one".to_string()
+            }
+            Outcome::ThreadLimit => "thread limit: the guest started more threads than \
+                                     --max-threads allows"
+                .to_string(),
+        }
+    }
+}
+
+/// Exit status of a run ended by the machine rather than the guest: a deadlock or too many
+/// threads (as `timeout(1)`'s own errors).
+pub const EXIT_MACHINE_ERROR: i32 = 125;
 
 /// Result of executing one instruction.
 enum Flow {
     Next,
+    /// A system call asked for the scheduler (the instruction retired).
+    Yield,
     Exit(i32),
     Fault(FaultKind),
 }
@@ -178,6 +234,12 @@ pub struct Machine {
     pub instret: u64,
     /// Stop after this many instructions.
     pub max_insns: u64,
+    /// Where the engines stop next (instructions and traps): the instruction limit, the end
+    /// of the running thread's quantum, the next timer, or now when a system call asked for
+    /// the scheduler.
+    stop_at: u64,
+    /// The scheduler's state (docs/machine.md, "Threads").
+    sched: sched::Scheduler,
     /// Branch-on-random's decision unit (`brr`; docs/machine.md "Branch-on-random").
     pub brr: BrrUnit,
     /// The interpreter that runs the guest (the block engine unless set otherwise).
@@ -250,6 +312,8 @@ impl Machine {
             kernel,
             instret: 0,
             max_insns: u64::MAX,
+            stop_at: u64::MAX,
+            sched: sched::Scheduler::default(),
             brr: BrrUnit::default(),
             engine: Engine::default(),
             reservation: None,
@@ -281,16 +345,13 @@ impl Machine {
         (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
     }
 
-    /// Runs until exit, fault, the instruction limit, or the observer stops it.
+    /// Runs the engines until they stop (at [`Machine::stop_at`], exit, fault, or the
+    /// observer's word).
     ///
     /// Observers that read retire records run on the single-step interpreter; the others on
     /// the block engine, which hands every instruction it cannot run to the single-step one.
     /// Both deliver the same streams (docs/machine.md, "The block engine").
-    pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
-        // Validate the instruction cache against the memory once; afterwards only instructions
-        // that can change code (stores, AMOs, system calls) re-check it.
-        self.check_code_epoch();
-        self.pc &= !1; // see the `pc` field
+    fn run_engine<O: Observer>(&mut self, obs: &mut O) -> Outcome {
         if O::RETIRE || self.engine == Engine::Step {
             return self
                 .run_steps(obs, u64::MAX)
@@ -311,13 +372,13 @@ impl Machine {
     fn run_steps<O: Observer>(&mut self, obs: &mut O, mut steps: u64) -> Option<Outcome> {
         loop {
             let done = self.instret.saturating_add(self.traps);
-            if done >= self.max_insns {
+            if done >= self.stop_at {
                 return Some(Outcome::InstructionLimit);
             }
             if steps == 0 {
                 return None;
             }
-            let budget = (self.max_insns - done).min(1 << 20).min(steps);
+            let budget = (self.stop_at - done).min(1 << 20).min(steps);
             steps -= budget;
             // `pc` lives in a register for the whole chunk; `self.pc` is written back whenever
             // control leaves the loop or calls out.
@@ -352,12 +413,20 @@ impl Machine {
                         self.pc = next;
                         return Some(Outcome::Exited(code));
                     }
-                    (Flow::Fault(FaultKind::IllegalInstruction), _) if self.deliver_sigill(pc) => {
-                        // the guest's SIGILL handler runs next (emulating brr, say): the
+                    (Flow::Yield, control) => {
+                        self.pc = next;
+                        return Some(if control == Control::Stop {
+                            Outcome::Stopped
+                        } else {
+                            Outcome::InstructionLimit
+                        });
+                    }
+                    (Flow::Fault(kind), _) if self.deliver_fault(kind, pc) => {
+                        // the guest's handler runs next (SIGILL emulating brr, say): the
                         // block the fault interrupted ends before it
                         pc = self.pc;
                         self.traps += 1;
-                        if self.instret.saturating_add(self.traps) >= self.max_insns {
+                        if self.instret.saturating_add(self.traps) >= self.stop_at {
                             return Some(Outcome::InstructionLimit);
                         }
                         if O::BLOCKS {
@@ -383,86 +452,6 @@ impl Machine {
             }
             self.pc = pc;
         }
-    }
-
-    /// Delivers SIGILL for the illegal instruction at `pc` if the guest has a handler for it
-    /// and does not block it: pushes a Linux riscv64 signal frame (siginfo, then a ucontext
-    /// holding every register) on the stack and enters the handler with `a0` = 4, `a1` =
-    /// &siginfo, `a2` = &ucontext and `ra` = the rt_sigreturn trampoline. Returns whether it
-    /// did (then `self.pc` is the handler); a frame that cannot be written is not delivered,
-    /// and the fault ends the run as without a handler.
-    #[cold]
-    fn deliver_sigill(&mut self, pc: u64) -> bool {
-        const SIGILL: u64 = 4;
-        const ILL_ILLOPC: u32 = 1;
-        let act = self.kernel.action(SIGILL);
-        let blocked = self.kernel.sigmask() & (1 << (SIGILL - 1)) != 0;
-        if act.handler <= 1 || blocked {
-            return false;
-        }
-        let sp = self.x[2].wrapping_sub(SIGFRAME_BYTES) & !15;
-        let mut f = [0u8; SIGFRAME_BYTES as usize];
-        let put = |f: &mut [u8], at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
-        // siginfo: si_signo, si_errno, si_code, then si_addr at 16
-        put(&mut f, 0, &(SIGILL as u32).to_le_bytes());
-        put(&mut f, 8, &ILL_ILLOPC.to_le_bytes());
-        put(&mut f, 16, &pc.to_le_bytes());
-        // ucontext: uc_stack.ss_flags = SS_DISABLE, the mask, then the registers
-        put(&mut f, UC + 24, &2u32.to_le_bytes());
-        put(
-            &mut f,
-            UC + UC_SIGMASK,
-            &self.kernel.sigmask().to_le_bytes(),
-        );
-        put(&mut f, UC + UC_MCONTEXT, &pc.to_le_bytes());
-        for r in 1..32 {
-            put(&mut f, UC + UC_MCONTEXT + 8 * r, &self.x[r].to_le_bytes());
-        }
-        let fp = UC + UC_MCONTEXT + 256;
-        for r in 0..32 {
-            put(&mut f, fp + 8 * r, &self.f[r].to_le_bytes());
-        }
-        let fcsr = u32::from(self.fflags) | (u32::from(self.frm) << 5);
-        put(&mut f, fp + 256, &fcsr.to_le_bytes());
-        if self.mem.write_bytes(sp, &f).is_err() {
-            return false;
-        }
-        self.check_code_epoch();
-        let mut mask = self.kernel.sigmask() | act.mask;
-        if act.flags & crate::kernel::SA_NODEFER == 0 {
-            mask |= 1 << (SIGILL - 1);
-        }
-        self.kernel.set_sigmask(mask);
-        self.x[10] = SIGILL;
-        self.x[11] = sp;
-        self.x[12] = sp + UC as u64;
-        self.x[2] = sp;
-        self.x[1] = crate::elf::SIGRETURN_TRAMPOLINE;
-        self.pc = act.handler & !1; // through sepc, whose bit 0 is zero (see `pc`)
-        true
-    }
-
-    /// rt_sigreturn: restores the registers, the FP state and the signal mask from the frame
-    /// at `sp` (where [`Machine::deliver_sigill`] put it) and returns the pc to resume at;
-    /// `None` if the frame cannot be read.
-    fn sigreturn(&mut self) -> Option<u64> {
-        let sp = self.x[2];
-        let mut f = [0u8; SIGFRAME_BYTES as usize];
-        self.mem.read_bytes(sp, &mut f).ok()?;
-        let word = |at: usize| u64::from_le_bytes(f[at..at + 8].try_into().unwrap_or([0; 8]));
-        let pc = word(UC + UC_MCONTEXT);
-        for r in 1..32 {
-            self.x[r] = word(UC + UC_MCONTEXT + 8 * r);
-        }
-        let fp = UC + UC_MCONTEXT + 256;
-        for r in 0..32 {
-            self.f[r] = word(fp + 8 * r);
-        }
-        let fcsr = word(fp + 256) as u32;
-        self.fflags = (fcsr & 0x1f) as u8;
-        self.frm = ((fcsr >> 5) & 7) as u8;
-        self.kernel.set_sigmask(word(UC + UC_SIGMASK));
-        Some(pc & !1) // through sepc, whose bit 0 is zero (see `pc`)
     }
 
     /// Drops the instruction cache if executable memory changed since it was filled.
@@ -576,6 +565,7 @@ impl Machine {
         let mut target = 0u64;
         let mut branch: Option<BranchKind> = None;
         let mut exit: Option<i32> = None;
+        let mut yielded = false;
 
         macro_rules! wr {
             ($v:expr) => {{
@@ -734,7 +724,14 @@ impl Machine {
             Op::Fence => {}
             Op::FenceI => self.check_code_epoch(),
             Op::Ecall if self.x[17] == RT_SIGRETURN => match self.sigreturn() {
-                Some(to) => next = to,
+                Some(to) => {
+                    next = to;
+                    // a signal the restored mask unblocks is delivered now
+                    yielded = self
+                        .kernel
+                        .deliverable(self.kernel.threads().current)
+                        .is_some();
+                }
                 None => {
                     return (
                         Flow::Fault(FaultKind::LoadAccess(self.x[2])),
@@ -753,6 +750,15 @@ impl Machine {
                         result = Some(self.x[10]);
                     }
                     SyscallOutcome::Exit(code) => exit = Some(code),
+                    SyscallOutcome::Reschedule => {
+                        result = Some(self.x[10]);
+                        yielded = true;
+                    }
+                    SyscallOutcome::Spawned => {
+                        result = Some(self.x[10]);
+                        self.complete_child(next);
+                        yielded = true;
+                    }
                 }
             }
             Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue, pc),
@@ -966,7 +972,7 @@ impl Machine {
                 target,
                 transfer: branch,
                 next_pc: next,
-                thread: 0,
+                thread: self.sched.thread_index,
             };
             if obs.retire(&r, None) == Control::Stop {
                 control = Control::Stop;
@@ -994,6 +1000,7 @@ impl Machine {
         }
         match exit {
             Some(code) => (Flow::Exit(code), control, next),
+            None if yielded => (Flow::Yield, control, next),
             None => (Flow::Next, control, next),
         }
     }
@@ -1321,6 +1328,7 @@ mod tests {
         m.x[10] = 4;
         m.x[11] = 0x2000;
         m.x[12] = 0;
+        m.x[13] = 8; // sigsetsize
         m
     }
 

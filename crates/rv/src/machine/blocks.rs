@@ -330,7 +330,7 @@ impl Machine {
         loop {
             let insns = u64::from(self.blocks.blocks[id as usize].insns);
             let left = self
-                .max_insns
+                .stop_at
                 .saturating_sub(self.instret.saturating_add(self.traps));
             if left < insns {
                 self.pc = pc;
@@ -1047,13 +1047,18 @@ impl Machine {
         let last = inst.op == Op::Ecall;
         let (flow, _, next) = self.step(inst, pc, &mut ());
         match flow {
-            Flow::Next if last => Some(BlockExit::Done(next, None)),
+            Flow::Next | Flow::Yield if last => {
+                if matches!(flow, Flow::Yield) {
+                    self.stop_at = 0; // the scheduler runs before the next block
+                }
+                Some(BlockExit::Done(next, None))
+            }
             Flow::Next if self.blocks.generation != generation => {
                 // it changed code (fence.i, an atomic or FP store to a code page)
                 self.pc = next;
                 Some(BlockExit::Resume(i + 1 - first))
             }
-            Flow::Next => None,
+            Flow::Next | Flow::Yield => None,
             Flow::Exit(code) => Some(BlockExit::Exited(code, next)),
             Flow::Fault(_) => {
                 self.pc = pc;

@@ -1,0 +1,437 @@
+//! The scheduler (docs/machine.md, "Threads"): guest threads take turns on the one hart in
+//! quanta of retired instructions, switching also where a thread blocks, yields or exits;
+//! timers fire and pending signals are delivered at these points. One host thread, no host
+//! clock: the same program and seed give the same interleaving every time.
+
+use super::{Machine, Outcome};
+use crate::kernel::signals::{default_action, signal_name, DefaultAction, SA_RESTART};
+use crate::kernel::threads::{Hart, ThreadStat, Wait, DEFAULT_QUANTUM};
+use outcrop_events::record::{Control, Observer};
+
+/// How the scheduler picks (see [`Machine::set_schedule`]).
+#[derive(Clone, Debug)]
+pub(super) struct Scheduler {
+    /// Round-robin quantum in retired instructions.
+    quantum: u64,
+    /// With a seed, quanta vary in length and the next thread is drawn at random.
+    seed: Option<u64>,
+    rng: u64,
+    /// Where the running thread's quantum ends (instructions + traps).
+    slice_end: u64,
+    /// Creation index of the running thread (what retire records carry).
+    pub(super) thread_index: u32,
+    /// `instret` when the running thread was switched in.
+    switched_at: u64,
+    /// Context switches so far.
+    pub(super) switches: u64,
+    /// Stop signals already warned about.
+    warned_stop: bool,
+    /// Handlers entered (synchronous and asynchronous signals).
+    pub(super) delivered: u64,
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler {
+            quantum: DEFAULT_QUANTUM,
+            seed: None,
+            rng: 0,
+            slice_end: u64::MAX,
+            thread_index: 0,
+            switched_at: 0,
+            switches: 0,
+            warned_stop: false,
+            delivered: 0,
+        }
+    }
+}
+
+impl Scheduler {
+    fn next_random(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn quantum(&mut self) -> u64 {
+        match self.seed {
+            None => self.quantum,
+            // between half and one and a half quanta
+            Some(_) => self.quantum / 2 + self.next_random() % self.quantum.max(1),
+        }
+    }
+}
+
+impl Machine {
+    /// Sets the round-robin quantum (retired instructions, at least 1) and the schedule
+    /// seed: `None` is plain round robin (what `--deterministic` runs use); a seed varies
+    /// each quantum between ½ and 1½ of its length and draws the next thread at random, so
+    /// different seeds give different interleavings and the same seed the same one.
+    pub fn set_schedule(&mut self, quantum: u64, seed: Option<u64>) {
+        self.sched.quantum = quantum.max(1);
+        self.sched.seed = seed;
+        self.sched.rng = seed.unwrap_or(0);
+    }
+
+    /// The schedule seed in use (`None`: plain round robin).
+    pub fn schedule_seed(&self) -> Option<u64> {
+        self.sched.seed
+    }
+
+    /// Most threads that may be alive at once (`--max-threads`; at least 1).
+    pub fn set_max_threads(&mut self, n: usize) {
+        self.kernel.threads_mut().max_threads = n.max(1);
+    }
+
+    /// Signal handlers entered so far (synchronous and asynchronous signals).
+    pub fn signals_delivered(&self) -> u64 {
+        self.sched.delivered
+    }
+
+    /// Context switches so far.
+    pub fn context_switches(&self) -> u64 {
+        self.sched.switches
+    }
+
+    /// Creation index of the running thread (0 is the main thread).
+    pub fn thread_index(&self) -> u32 {
+        self.sched.thread_index
+    }
+
+    /// What every thread did so far, by creation order: instructions that sum to
+    /// [`Machine::instret`], and switches.
+    pub fn thread_stats(&self) -> Vec<ThreadStat> {
+        let threads = self.kernel.threads();
+        let mut stats = threads.stats.clone();
+        let run = self.instret - self.sched.switched_at;
+        if let Some(s) = stats
+            .iter_mut()
+            .rev()
+            .find(|s| s.index == self.sched.thread_index)
+        {
+            s.instructions += run;
+        } else if let Some(last) = stats.last_mut() {
+            last.instructions += run; // past the kept entries: summed in the last
+        }
+        for s in &mut stats {
+            if let Some(t) = threads.list.iter().find(|t| t.index == s.index) {
+                s.name = t.name();
+            }
+        }
+        stats
+    }
+
+    /// Each live thread and what it waits on, one per line (the deadlock report).
+    pub fn deadlock_report(&self) -> String {
+        let threads = self.kernel.threads();
+        let mut out = String::new();
+        for (i, t) in threads.list.iter().enumerate() {
+            let pc = if i == threads.current {
+                self.pc
+            } else {
+                t.hart.pc
+            };
+            let name = t.name();
+            out.push_str(&format!(
+                "thread {} (tid {}{}{}) at pc {pc:#x}: {}\n",
+                t.index,
+                t.tid,
+                if name.is_empty() { "" } else { ", " },
+                name,
+                t.wait.describe()
+            ));
+        }
+        out
+    }
+
+    /// Runs until exit, fault, the instruction limit, or the observer stops it, switching
+    /// between the guest's threads and delivering its signals on the way.
+    pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
+        // Validate the instruction cache against the memory once; afterwards only instructions
+        // that can change code (stores, AMOs, system calls) re-check it.
+        self.check_code_epoch();
+        self.pc &= !1; // see the `pc` field
+        loop {
+            self.stop_at = self.next_stop();
+            match self.run_engine(obs) {
+                Outcome::InstructionLimit
+                    if self.instret.saturating_add(self.traps) < self.max_insns =>
+                {
+                    if let Some(end) = self.schedule(obs) {
+                        return end;
+                    }
+                }
+                Outcome::Fault(f) if self.deliver_fault(f.kind, f.pc) => {
+                    // a fetch fault (the others are delivered inside the engines)
+                    self.traps += 1;
+                    if O::BLOCKS {
+                        self.block_start = self.pc;
+                        self.block_len = 0;
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Where the engines should stop next.
+    fn next_stop(&self) -> u64 {
+        let threads = self.kernel.threads();
+        let mut stop = self.max_insns;
+        if threads.list.len() > 1 {
+            stop = stop.min(self.sched.slice_end);
+        }
+        if let Some(t) = self.kernel.next_timer() {
+            let now = self.kernel.machine_ns(self.instret);
+            let done = self.instret.saturating_add(self.traps);
+            stop = stop.min(done.saturating_add(t.saturating_sub(now)));
+        }
+        stop
+    }
+
+    /// A scheduling point: fire timers, wake waiters, pick the thread to run, deliver its
+    /// signals. `Some` when the run ends here.
+    fn schedule<O: Observer>(&mut self, obs: &mut O) -> Option<Outcome> {
+        if self.kernel.threads().limit_hit {
+            return Some(Outcome::ThreadLimit);
+        }
+        loop {
+            let now = self.kernel.machine_ns(self.instret);
+            self.kernel.fire_timers(now);
+            self.save_hart();
+            self.wake_waiters(now);
+            match self.pick() {
+                Some(next) => {
+                    if self.switch_to(next, obs) == Control::Stop {
+                        return Some(Outcome::Stopped);
+                    }
+                    return self.deliver_pending();
+                }
+                None => {
+                    // everyone waits: skip the machine clock to the first deadline
+                    let deadline = self
+                        .kernel
+                        .threads()
+                        .list
+                        .iter()
+                        .filter_map(|t| t.wait.deadline())
+                        .chain(self.kernel.next_timer())
+                        .min();
+                    match deadline {
+                        Some(d) => {
+                            self.kernel.threads_mut().idle_ns += d.saturating_sub(now).max(1);
+                        }
+                        None => return Some(Outcome::Deadlock),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Saves the running thread's registers into its table entry.
+    fn save_hart(&mut self) {
+        let hart = Hart {
+            x: self.x,
+            f: self.f,
+            pc: self.pc,
+            fflags: self.fflags,
+            frm: self.frm,
+            reservation: self.reservation,
+            block_start: self.block_start,
+            block_len: self.block_len,
+        };
+        let threads = self.kernel.threads_mut();
+        let cur = threads.current;
+        threads.list[cur].hart = hart;
+    }
+
+    /// Ends the waits that are over: deadlines passed, and signals that interrupt them.
+    fn wake_waiters(&mut self, now: u64) {
+        self.kernel.threads_mut().expire(now, &mut self.mem);
+        let n = self.kernel.threads().list.len();
+        for i in 0..n {
+            self.kernel.take_shared(i);
+            if self.kernel.finish_sigwait(i, &mut self.mem) {
+                continue;
+            }
+            let wait = self.kernel.threads().list[i].wait;
+            if matches!(wait, Wait::Runnable | Wait::Exited) {
+                continue;
+            }
+            let Some(sig) = self.kernel.deliverable(i) else {
+                continue;
+            };
+            let act = self.kernel.action(sig);
+            if act.handler == 1
+                || (act.handler == 0
+                    && matches!(
+                        default_action(sig),
+                        DefaultAction::Ignore | DefaultAction::Stop
+                    ))
+            {
+                continue; // dropped when it is delivered; it does not wake anyone
+            }
+            if let Wait::Suspend { saved_mask } = wait {
+                self.kernel.threads_mut().list[i].restore_mask = Some(saved_mask);
+            }
+            let restart = act.flags & SA_RESTART != 0;
+            self.kernel
+                .threads_mut()
+                .interrupt(i, restart, now, &mut self.mem);
+        }
+    }
+
+    /// The thread to run next: the running one until its quantum ends (unless it yielded or
+    /// stopped running), else the next runnable one in creation order after it (or a random
+    /// one under a seed). `None` when every thread waits.
+    fn pick(&mut self) -> Option<usize> {
+        let done = self.instret.saturating_add(self.traps);
+        let threads = self.kernel.threads_mut();
+        let yielded = std::mem::take(&mut threads.yield_now);
+        let cur = threads.current;
+        let n = threads.list.len();
+        let runnable = |i: usize| threads.list[i].wait == Wait::Runnable;
+        if runnable(cur) && !yielded && done < self.sched.slice_end && n > 0 {
+            return Some(cur);
+        }
+        let candidates: Vec<usize> = (1..=n)
+            .map(|k| (cur + k) % n)
+            .filter(|&i| runnable(i))
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let pick = match self.sched.seed {
+            None => candidates[0],
+            Some(_) => candidates[(self.sched.next_random() % candidates.len() as u64) as usize],
+        };
+        Some(pick)
+    }
+
+    /// Makes thread `next` (a list index) the running one: loads its registers, drops the
+    /// exited threads, starts its quantum, tells the observer.
+    fn switch_to<O: Observer>(&mut self, next: usize, obs: &mut O) -> Control {
+        let run = self.instret - self.sched.switched_at;
+        self.sched.switched_at = self.instret;
+        let index = self.sched.thread_index;
+        let threads = self.kernel.threads_mut();
+        if let Some(s) = threads.stat_mut(index) {
+            s.instructions += run;
+        }
+        let quantum = self.sched.quantum();
+        self.sched.slice_end = self
+            .instret
+            .saturating_add(self.traps)
+            .saturating_add(quantum);
+        let threads = self.kernel.threads_mut();
+        let same = next == threads.current;
+        let next_index = threads.list[next].index;
+        // (the running thread's too: a wake may have changed its saved registers)
+        let h = threads.list[next].hart.clone();
+        self.x = h.x;
+        self.f = h.f;
+        self.pc = h.pc;
+        self.fflags = h.fflags;
+        self.frm = h.frm;
+        self.reservation = h.reservation;
+        self.block_start = h.block_start;
+        self.block_len = h.block_len;
+        // drop the threads that exited (the running one is never among them now)
+        let next_tid = threads.list[next].tid;
+        for t in threads.list.iter().filter(|t| t.wait == Wait::Exited) {
+            let (i, name) = (t.index, t.name());
+            if let Some(s) = threads.stats.iter_mut().find(|s| s.index == i) {
+                s.name = name;
+            }
+        }
+        threads.list.retain(|t| t.wait != Wait::Exited);
+        threads.current = threads
+            .list
+            .iter()
+            .position(|t| t.tid == next_tid)
+            .unwrap_or(0);
+        if same {
+            return Control::Continue;
+        }
+        self.sched.switches += 1;
+        self.sched.thread_index = next_index;
+        if let Some(s) = self.kernel.threads_mut().stat_mut(next_index) {
+            s.switches += 1;
+        }
+        obs.thread(next_index)
+    }
+
+    /// Delivers the running thread's deliverable signals: enters their handlers (nested, the
+    /// last one entered runs first), drops ignored ones, or ends the run by a default action.
+    fn deliver_pending(&mut self) -> Option<Outcome> {
+        let cur = self.kernel.threads().current;
+        // at most one frame per signal number: each handler masks its own signal
+        for _ in 0..64 {
+            let sig = self.kernel.deliverable(cur)?;
+            let info = self.kernel.dequeue(cur, sig);
+            let act = self.kernel.action(sig);
+            match act.handler {
+                1 => continue, // ignored
+                0 => match default_action(sig) {
+                    DefaultAction::Ignore => continue,
+                    DefaultAction::Stop => {
+                        if !self.sched.warned_stop {
+                            self.sched.warned_stop = true;
+                            self.kernel.warn(&format!(
+                                "{} would stop the process; a run cannot be stopped, so it is ignored",
+                                signal_name(sig)
+                            ));
+                        }
+                        continue;
+                    }
+                    DefaultAction::Terminate => {
+                        return Some(Outcome::Signaled {
+                            signal: sig as u8,
+                            core: false,
+                        })
+                    }
+                    DefaultAction::Core => {
+                        return Some(Outcome::Signaled {
+                            signal: sig as u8,
+                            core: true,
+                        })
+                    }
+                },
+                _ => {
+                    let mask = self.kernel.threads_mut().list[cur].restore_mask.take();
+                    if !self.enter_handler(sig, info, act, mask) {
+                        // no room for the frame: Linux forces SIGSEGV, which kills
+                        return Some(Outcome::Signaled {
+                            signal: 11,
+                            core: true,
+                        });
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Completes the hart of the thread `clone` just added (it resumes at `next` with the
+    /// caller's FP state) and tells the observer nothing yet: it has not run.
+    pub(super) fn complete_child(&mut self, next: u64) {
+        let (f, fflags, frm) = (self.f, self.fflags, self.frm);
+        let threads = self.kernel.threads_mut();
+        if let Some(t) = threads.list.last_mut() {
+            t.hart.f = f;
+            t.hart.fflags = fflags;
+            t.hart.frm = frm;
+            t.hart.pc = next;
+            t.hart.block_start = next;
+        }
+        // more than one thread now: the quantum counts from here
+        if self.sched.slice_end == u64::MAX {
+            self.sched.slice_end = self
+                .instret
+                .saturating_add(self.traps)
+                .saturating_add(self.sched.quantum);
+        }
+    }
+}
