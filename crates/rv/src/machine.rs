@@ -337,7 +337,10 @@ impl Machine {
     /// ([`Memory::host_bytes`]) and the decoded instructions. Bounded by the memory limit (see
     /// docs/machine.md, "Security model").
     pub fn host_bytes(&self) -> u64 {
-        self.mem.host_bytes() + self.icache_bytes() + self.blocks.host_bytes()
+        self.mem.host_bytes()
+            + self.icache_bytes()
+            + self.blocks.host_bytes()
+            + self.kernel.threads().list.len() as u64 * crate::kernel::threads::THREAD_CHARGE
     }
 
     /// Host bytes of the single-step interpreter's decoded pages.

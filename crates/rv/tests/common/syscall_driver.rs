@@ -19,7 +19,10 @@ const SCRATCH_PAGES: u64 = 4;
 /// System calls worth hitting (the implemented ones and a few unknown).
 const NUMBERS: &[u64] = &[
     63, 64, 66, 56, 57, 62, 79, 80, 29, 48, 35, 78, 214, 222, 215, 216, 226, 233, 96, 172, 99, 261,
-    278, 113, 169, 160, 179, 134, 135, 258, 259, 293, 17, 220, 221, 1000,
+    278, 113, 169, 160, 179, 134, 135, 258, 259, 293, 17, 220, 221,
+    1000, // threads and signals:
+    435, 98, 98, 98, 93, 100, 101, 115, 122, 123, 124, 129, 130, 131, 132, 133, 136, 137, 102, 103,
+    107, 108, 109, 110, 111, 167, 168, 178, 73,
 ];
 
 /// Boundary values for arguments.
@@ -124,6 +127,9 @@ pub fn run(data: &[u8]) -> usize {
             "system call {nr} left {host} host bytes for a {LIMIT}-byte limit"
         );
         assert!(mem.mapped_pages() * PAGE_SIZE <= LIMIT);
+        let threads = kernel.threads();
+        assert!(threads.list.len() <= threads.max_threads);
+        assert!(threads.current < threads.list.len());
         if let SyscallOutcome::Exit(_) = outcome {
             break;
         }
