@@ -5,7 +5,7 @@
 //! agreeing with switches landing inside blocks.
 
 use outcrop_rv::elf::{load, Program};
-use outcrop_rv::kernel::{KernelConfig, Sandbox};
+use outcrop_rv::kernel::KernelConfig;
 use outcrop_rv::{Control, Engine, Machine, Observer, Outcome};
 use std::io::Write;
 use std::path::Path;
