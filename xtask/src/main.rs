@@ -16,6 +16,7 @@ mod bench_profile;
 mod bench_rap;
 mod bench_rpa;
 mod bench_studies;
+mod bench_threads;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
@@ -83,6 +84,8 @@ enum Task {
     Bounds,
     /// The machine against qemu-riscv64-static on every bundled workload.
     BenchExec(bench_exec::Args),
+    /// Threaded programs against qemu-riscv64-static, and the scheduler's cost per switch.
+    BenchThreads(bench_threads::Args),
     /// The timing model's cache misses against valgrind's cachegrind on native builds.
     Cachegrind(cachegrind::CachegrindConfig),
     /// A study end to end: one job at a time, on every core, as a Slurm job array.
@@ -107,6 +110,7 @@ fn main() -> Result<()> {
         Task::BenchRap(a) => bench_rap::run(a),
         Task::Bounds => bench_rap::bounds(),
         Task::BenchExec(a) => bench_exec::run(a),
+        Task::BenchThreads(a) => bench_threads::run(a),
         Task::Cachegrind(c) => cachegrind::run(c),
         Task::BenchStudies(a) => bench_studies::run(a),
     }

@@ -319,6 +319,13 @@ pub trait Observer {
     fn thread(&mut self, _index: u32) -> Control {
         Control::Continue
     }
+    /// A signal handler was entered (`entered`: the next record is the handler's first
+    /// instruction, reached without a call) or left by `rt_sigreturn` (the next record is where
+    /// the interrupted code resumes). Sources without signals never call it.
+    #[inline]
+    fn signal(&mut self, _entered: bool) -> Control {
+        Control::Continue
+    }
     /// The stream ended (normally, by a stop, or by a limit); called once, after the last
     /// record. Wrappers that hold records back deliver them here.
     #[inline]
@@ -359,6 +366,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline]
     fn thread(&mut self, index: u32) -> Control {
         (**self).thread(index)
+    }
+    #[inline]
+    fn signal(&mut self, entered: bool) -> Control {
+        (**self).signal(entered)
     }
     #[inline]
     fn finish(&mut self) -> Control {
@@ -413,6 +424,12 @@ macro_rules! tuple_observer {
                 c
             }
             #[inline]
+            fn signal(&mut self, entered: bool) -> Control {
+                let mut c = Control::Continue;
+                $(c = c.and(self.$idx.signal(entered));)+
+                c
+            }
+            #[inline]
             fn finish(&mut self) -> Control {
                 let mut c = Control::Continue;
                 $(c = c.and(self.$idx.finish());)+
@@ -462,6 +479,11 @@ impl<O: Observer> Observer for Option<O> {
     #[inline]
     fn thread(&mut self, index: u32) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.thread(index))
+    }
+    #[inline]
+    fn signal(&mut self, entered: bool) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.signal(entered))
     }
     #[inline]
     fn finish(&mut self) -> Control {

@@ -111,10 +111,41 @@ const ROOT: u32 = u32::MAX;
 
 struct Node {
     parent: u32,
-    /// Function id in the [`Symbols`] (`unknown` for code outside every function), or ROOT.
+    /// Function id in the [`Symbols`] (`unknown` for code outside every function), or ROOT
+    /// for the root and for each thread's root.
     function: u32,
+    /// The thread whose calls reached it (creation index; 0 is the main thread).
+    thread: u32,
     counts: Counts,
     calls: u64,
+}
+
+/// Key in `children` of thread `index`'s root under the program's root (never a function id).
+fn thread_key(index: u32) -> u32 {
+    ROOT - 1 - index.min(ROOT / 2)
+}
+
+/// The call state where a signal handler was entered (the stack below `depth` is the
+/// interrupted code's and stays as it is).
+struct SignalMark {
+    depth: usize,
+    cur_node: u32,
+    cur_fn: u32,
+    lo: u64,
+    hi: u64,
+    overflow: u64,
+    pending: Pending,
+}
+
+/// A thread's call-tracking state while another thread runs.
+struct Parked {
+    stack: Vec<Frame>,
+    cur_node: u32,
+    cur_fn: u32,
+    lo: u64,
+    hi: u64,
+    overflow: u64,
+    pending: Pending,
 }
 
 struct Frame {
@@ -170,6 +201,12 @@ pub struct Profiler {
     timed: bool,
     instructions: u64,
     enter_cache: Box<[Entered; ENTER_CACHE]>,
+    /// The running thread (creation index).
+    thread: u32,
+    /// The call state of the threads not running.
+    parked: FxHashMap<u32, Parked>,
+    /// The running thread's call state when each signal handler it is in was entered.
+    signals: FxHashMap<u32, std::collections::VecDeque<SignalMark>>,
 }
 
 impl Profiler {
@@ -189,6 +226,7 @@ impl Profiler {
             nodes: vec![Node {
                 parent: 0,
                 function: ROOT,
+                thread: 0,
                 counts: Counts::default(),
                 calls: 0,
             }],
@@ -202,6 +240,9 @@ impl Profiler {
             timed: false,
             instructions: 0,
             enter_cache: Box::new([Entered::default(); ENTER_CACHE]),
+            thread: 0,
+            parked: FxHashMap::default(),
+            signals: FxHashMap::default(),
         }
     }
 
@@ -249,7 +290,12 @@ impl Profiler {
 
     /// The node for `function` called from `parent` (created on first use).
     fn child(&mut self, parent: u32, function: u32) -> u32 {
-        if let Some(&n) = self.children.get(&(parent, function)) {
+        self.child_keyed(parent, function, function)
+    }
+
+    /// The node under `parent` known by `key`, for `function` (created on first use).
+    fn child_keyed(&mut self, parent: u32, key: u32, function: u32) -> u32 {
+        if let Some(&n) = self.children.get(&(parent, key)) {
             return n;
         }
         if self.nodes.len() >= MAX_NODES {
@@ -257,13 +303,31 @@ impl Profiler {
             return parent;
         }
         let n = self.nodes.len() as u32;
+        let thread = self.nodes[parent as usize].thread;
         self.nodes.push(Node {
             parent,
             function,
+            thread,
             counts: Counts::default(),
             calls: 0,
         });
-        self.children.insert((parent, function), n);
+        self.children.insert((parent, key), n);
+        n
+    }
+
+    /// The root of thread `index`'s calls: the program's root for the main thread, a node of
+    /// its own under it for the others.
+    fn thread_root(&mut self, index: u32) -> u32 {
+        if index == 0 {
+            return 0;
+        }
+        if let Some(&n) = self.children.get(&(0, thread_key(index))) {
+            return n;
+        }
+        let n = self.child_keyed(0, thread_key(index), ROOT);
+        if n != 0 {
+            self.nodes[n as usize].thread = index;
+        }
         n
     }
 
@@ -325,9 +389,9 @@ impl Profiler {
         }
         if self.nodes[self.cur_node as usize].function != self.cur_fn && self.overflow == 0 {
             // entered another function without a call: a tail call, a fall-through, or the
-            // first instruction: the new function replaces the current frame
-            let parent = if self.cur_node == 0 {
-                0
+            // first instruction: the new function replaces the current frame (a root stays)
+            let parent = if self.nodes[self.cur_node as usize].function == ROOT {
+                self.cur_node
             } else {
                 self.nodes[self.cur_node as usize].parent
             };
@@ -398,6 +462,82 @@ impl Observer for Profiler {
         }
         Control::Continue
     }
+
+    /// A handler is entered as if called from the interrupted instruction; `rt_sigreturn`
+    /// puts the call state back as it was (whatever the handler and the trampoline did).
+    fn signal(&mut self, entered: bool) -> Control {
+        if entered {
+            let saved = SignalMark {
+                depth: self.stack.len(),
+                cur_node: self.cur_node,
+                cur_fn: self.cur_fn,
+                lo: self.lo,
+                hi: self.hi,
+                overflow: self.overflow,
+                pending: self.pending,
+            };
+            let nested = self.signals.entry(self.thread).or_default();
+            if nested.len() >= MAX_DEPTH {
+                nested.pop_front(); // handlers left by siglongjmp never return
+            }
+            nested.push_back(saved);
+            // no frame returns to 0: the handler's own return (to the trampoline) pops it
+            self.pending = Pending::Call { ret: 0 };
+        } else if let Some(p) = self
+            .signals
+            .get_mut(&self.thread)
+            .and_then(std::collections::VecDeque::pop_back)
+        {
+            if self.stack.len() < p.depth {
+                return Control::Continue; // the interrupted frames are gone (a longjmp)
+            }
+            self.stack.truncate(p.depth);
+            self.cur_node = p.cur_node;
+            self.cur_fn = p.cur_fn;
+            self.lo = p.lo;
+            self.hi = p.hi;
+            self.overflow = p.overflow;
+            self.pending = p.pending;
+        }
+        Control::Continue
+    }
+
+    fn thread(&mut self, index: u32) -> Control {
+        if index == self.thread {
+            return Control::Continue;
+        }
+        let now = Parked {
+            stack: std::mem::take(&mut self.stack),
+            cur_node: self.cur_node,
+            cur_fn: self.cur_fn,
+            lo: self.lo,
+            hi: self.hi,
+            overflow: self.overflow,
+            pending: self.pending,
+        };
+        self.parked.insert(self.thread, now);
+        self.thread = index;
+        let next = match self.parked.remove(&index) {
+            Some(p) => p,
+            None => Parked {
+                stack: Vec::new(),
+                cur_node: self.thread_root(index),
+                cur_fn: self.unknown,
+                lo: 0,
+                hi: 0,
+                overflow: 0,
+                pending: Pending::None,
+            },
+        };
+        self.stack = next.stack;
+        self.cur_node = next.cur_node;
+        self.cur_fn = next.cur_fn;
+        self.lo = next.lo;
+        self.hi = next.hi;
+        self.overflow = next.overflow;
+        self.pending = next.pending;
+        Control::Continue
+    }
 }
 
 /// One function of a [`Profile`].
@@ -431,6 +571,20 @@ pub struct TreeNode {
     pub total_counts: Counts,
     /// Times this chain was entered.
     pub calls: u64,
+    /// The thread whose calls reached it (creation index; 0 is the main thread). Every
+    /// thread but the main one has a root of its own (`function` `None`) under `nodes[0]`.
+    pub thread: u32,
+}
+
+/// What one thread of the run accounts for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ThreadCounts {
+    /// Its creation index (0 is the main thread).
+    pub index: u32,
+    /// Its node under the root (0 for the main thread).
+    pub root: u32,
+    /// What it retired.
+    pub counts: Counts,
 }
 
 /// The exact profile of a run (see the crate docs).
@@ -447,6 +601,8 @@ pub struct Profile {
     /// Calls folded into their caller because the stack was [`MAX_DEPTH`] deep or the tree
     /// had [`MAX_NODES`] nodes (0: the tree is exact).
     pub folded_calls: u64,
+    /// Every thread that retired anything, by creation index: its counts sum to the run's.
+    pub threads: Vec<ThreadCounts>,
     /// Every instruction address that retired, in address order, with its counts and its
     /// function (an index into `functions`).
     #[serde(skip)]
@@ -539,8 +695,30 @@ impl Profile {
                 self_counts: n.counts,
                 total_counts: n.counts,
                 calls: n.calls,
+                thread: n.thread,
             })
             .collect();
+        let mut threads: Vec<ThreadCounts> = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let t = match threads.binary_search_by_key(&n.thread, |t| t.index) {
+                Ok(t) => t,
+                Err(at) => {
+                    threads.insert(
+                        at,
+                        ThreadCounts {
+                            index: n.thread,
+                            ..ThreadCounts::default()
+                        },
+                    );
+                    at
+                }
+            };
+            if i == 0 || (n.function.is_none() && n.parent == 0) {
+                threads[t].root = i as u32;
+            }
+            threads[t].counts.add(&n.self_counts);
+        }
+        threads.retain(|t| t.index == 0 || t.counts.instructions > 0);
         for i in (1..nodes.len()).rev() {
             let t = nodes[i].total_counts;
             let parent = nodes[i].parent as usize;
@@ -586,6 +764,7 @@ impl Profile {
             functions,
             nodes,
             folded_calls: p.folded_calls,
+            threads,
             pcs,
         }
     }

@@ -134,6 +134,7 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     }
     if let Some(p) = page.profile {
         functions_section(&mut o, p);
+        threads_section(&mut o, p);
     }
     if let Some(p) = profile {
         let _ = writeln!(
@@ -181,6 +182,39 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// The per-thread table, when the program ran more than one thread.
+fn threads_section(o: &mut String, p: &ProfileReport) {
+    if p.threads.len() < 2 {
+        return;
+    }
+    let timed = p.cycles.is_some();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"threads\">Threads</h2><p>Exact: what each guest thread retired, in creation order; the rows sum to the run. The machine runs the threads on one hart in turns (docs/machine.md, \"Threads\"); the flame graph and the exports keep each thread's call chains apart.</p>"
+    );
+    let _ = writeln!(
+        o,
+        "<table><thead><tr><th>share</th><th></th><th>instructions</th>{}<th class=\"l\">thread</th></tr></thead><tbody>",
+        if timed { "<th>cycles</th>" } else { "" }
+    );
+    for t in &p.threads {
+        let share = pct(t.self_counts.instructions, p.instructions);
+        let _ = writeln!(
+            o,
+            "<tr><td>{share:.2}%</td><td class=\"l\">{}</td><td>{}</td>{}<td class=\"l\">{}</td></tr>",
+            bar(share / 100.0),
+            t.self_counts.instructions,
+            if timed {
+                format!("<td>{}</td>", t.self_counts.cycles)
+            } else {
+                String::new()
+            },
+            escape(&t.label())
+        );
+    }
+    let _ = writeln!(o, "</tbody></table>");
 }
 
 fn functions_section(o: &mut String, p: &ProfileReport) {
@@ -294,6 +328,9 @@ fn timing_section(o: &mut String, t: &Totals) {
         ("dcache", s.dcache, "#3c9a5f"),
         ("other", s.other, "#999999"),
     ];
+    if t.context_switches > 0 {
+        parts.insert(4, ("switch", s.switch, "#c44d8a"));
+    }
     if t.brr > 0 {
         parts.insert(2, ("brr", s.brr, "#d9a21b"));
     }

@@ -104,9 +104,18 @@ pub fn timing_summary(t: &Totals) -> String {
     } else {
         String::new()
     };
+    let switch = if t.context_switches > 0 {
+        format!(
+            "  switch {:.1}% ({} thread switches)",
+            pct(s.switch),
+            t.context_switches
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%{brr}  icache {:.1}%  dcache {:.1}%{hold}  other {:.1}%",
+        "outcrop:   CPI stack: base {:.1}%  branch {:.1}%{brr}  icache {:.1}%  dcache {:.1}%{hold}{switch}  other {:.1}%",
         pct(s.base),
         pct(s.branch),
         pct(s.icache),

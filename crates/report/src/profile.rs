@@ -59,6 +59,36 @@ pub struct NodeRow {
     pub total: Counts,
     /// Times the chain was entered.
     pub calls: u64,
+    /// The thread whose calls reached it (a thread's root has no function).
+    pub thread: u32,
+}
+
+/// One guest thread of [`ProfileReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadRow {
+    /// Creation order (0 is the main thread).
+    pub index: u32,
+    /// Its thread id, when the machine reported it.
+    pub tid: Option<u32>,
+    /// Its name (`pthread_setname_np`), empty if none was set.
+    pub name: String,
+    /// What it retired (exact; the rows sum to the run).
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+}
+
+impl ThreadRow {
+    /// `thread 2 (tid 1002, ring-2)`.
+    pub fn label(&self) -> String {
+        let mut s = format!("thread {}", self.index);
+        match (self.tid, self.name.is_empty()) {
+            (Some(t), true) => s += &format!(" (tid {t})"),
+            (Some(t), false) => s += &format!(" (tid {t}, {})", self.name),
+            (None, false) => s += &format!(" ({})", self.name),
+            (None, true) => {}
+        }
+        s
+    }
 }
 
 /// The exact profile of one run (`DIR/profile.json`, and the table `outcrop run` prints).
@@ -83,6 +113,8 @@ pub struct ProfileReport {
     pub tree: Vec<NodeRow>,
     /// Calls folded into their caller by the depth or size limit (0: the tree is exact).
     pub folded_calls: u64,
+    /// Every guest thread that ran, in creation order (one row for a single-threaded run).
+    pub threads: Vec<ThreadRow>,
 }
 
 /// One source line of [`ProfileReport`].
@@ -113,8 +145,14 @@ impl LineRowReport {
 }
 
 impl ProfileReport {
-    /// The report of `profile` for `program`, with `lines` when the program has line info.
-    pub fn new(program: &str, profile: &Profile, lines: Option<&LineProfile>) -> ProfileReport {
+    /// The report of `profile` for `program`, with `lines` when the program has line info
+    /// and the machine's `threads` (their ids and names).
+    pub fn new(
+        program: &str,
+        profile: &Profile,
+        lines: Option<&LineProfile>,
+        threads: &[outcrop_rv::kernel::ThreadStat],
+    ) -> ProfileReport {
         let name = |f: u32| {
             profile
                 .functions
@@ -143,6 +181,20 @@ impl ProfileReport {
                 self_counts: n.self_counts,
                 total: n.total_counts,
                 calls: n.calls,
+                thread: n.thread,
+            })
+            .collect();
+        let threads = profile
+            .threads
+            .iter()
+            .map(|t| {
+                let stat = threads.iter().find(|s| s.index == t.index);
+                ThreadRow {
+                    index: t.index,
+                    tid: stat.map(|s| s.tid),
+                    name: stat.map(|s| s.name.clone()).unwrap_or_default(),
+                    self_counts: t.counts,
+                }
             })
             .collect();
         ProfileReport {
@@ -167,6 +219,7 @@ impl ProfileReport {
             lines_unattributed: lines.map(|l| l.unattributed),
             tree,
             folded_calls: profile.folded_calls,
+            threads,
         }
     }
 
@@ -228,6 +281,32 @@ impl Report for ProfileReport {
                 "  ... {} more (all of them: --report DIR, profile.json)",
                 self.function_count - TEXT_ROWS
             );
+        }
+        if self.threads.len() > 1 {
+            let _ = writeln!(
+                out,
+                "Threads by creation (exact; they sum to the run)\n  {:>7} {:>14}{}  thread",
+                "share",
+                "instructions",
+                if timed {
+                    format!(" {:>14}", "cycles")
+                } else {
+                    String::new()
+                }
+            );
+            for t in &self.threads {
+                let c = &t.self_counts;
+                let _ = write!(
+                    out,
+                    "  {:>6.2}% {:>14}",
+                    self.pct(c.instructions, false),
+                    c.instructions
+                );
+                if timed {
+                    let _ = write!(out, " {:>14}", c.cycles);
+                }
+                let _ = writeln!(out, "  {}", t.label());
+            }
         }
         if let Some(lines) = &self.lines {
             let _ = writeln!(out, "Source lines by self instructions");
@@ -293,8 +372,9 @@ pub fn folded(profile: &Profile) -> String {
 }
 
 /// The profile in speedscope's file format (<https://www.speedscope.app/file-format-schema.json>):
-/// one "sampled" profile per weight (instructions; cycles too when timed), one sample per
-/// call chain that retired anything, weighted exactly.
+/// one "sampled" profile per weight (instructions; cycles too when timed) — per thread too when
+/// the program ran several (`thread 1 instructions`…) — one sample per call chain that retired
+/// anything, weighted exactly.
 pub fn speedscope(profile: &Profile, name: &str) -> String {
     #[derive(Serialize)]
     struct Frame<'a> {
@@ -337,37 +417,64 @@ pub fn speedscope(profile: &Profile, name: &str) -> String {
     if profile.timed {
         kinds.push(("cycles", true));
     }
-    for (label, cycles) in kinds {
-        let mut samples = Vec::new();
-        let mut weights = Vec::new();
-        for (i, n) in profile.nodes.iter().enumerate().skip(1) {
-            let w = if cycles {
-                n.self_counts.cycles
+    // one profile per weight, and per thread when there are several
+    let threaded = profile.threads.len() > 1;
+    let names: Vec<(String, Option<u32>)> = if threaded {
+        profile
+            .threads
+            .iter()
+            .map(|t| (format!("thread {}", t.index), Some(t.index)))
+            .collect()
+    } else {
+        vec![(String::new(), None)]
+    };
+    let mut labels = Vec::new();
+    for (label, _) in &kinds {
+        for (thread, _) in &names {
+            labels.push(if thread.is_empty() {
+                (*label).to_string()
             } else {
-                n.self_counts.instructions
-            };
-            if w > 0 {
-                samples.push(profile.stack(i as u32));
-                weights.push(w);
-            }
+                format!("{thread} {label}")
+            });
         }
-        let total = weights.iter().sum();
-        profiles.push(Sampled {
-            kind: "sampled",
-            name: label,
-            unit: "none",
-            start_value: 0,
-            end_value: total,
-            samples,
-            weights,
-        });
+    }
+    let mut next_label = labels.iter();
+    for (_, cycles) in kinds {
+        for (_, thread) in &names {
+            let mut samples = Vec::new();
+            let mut weights = Vec::new();
+            for (i, n) in profile.nodes.iter().enumerate().skip(1) {
+                if thread.is_some_and(|t| t != n.thread) {
+                    continue;
+                }
+                let w = if cycles {
+                    n.self_counts.cycles
+                } else {
+                    n.self_counts.instructions
+                };
+                if w > 0 {
+                    samples.push(profile.stack(i as u32));
+                    weights.push(w);
+                }
+            }
+            let total = weights.iter().sum();
+            profiles.push(Sampled {
+                kind: "sampled",
+                name: next_label.next().map_or("", String::as_str),
+                unit: "none",
+                start_value: 0,
+                end_value: total,
+                samples,
+                weights,
+            });
+        }
     }
     let file = File {
         schema: "https://www.speedscope.app/file-format-schema.json",
         shared: Shared { frames },
         profiles,
         name,
-        active_profile_index: u32::from(profile.timed),
+        active_profile_index: if profile.timed { names.len() as u32 } else { 0 },
         exporter: concat!("outcrop ", env!("CARGO_PKG_VERSION")),
     };
     let mut s = serde_json::to_string(&file).unwrap_or_default();
@@ -376,7 +483,7 @@ pub fn speedscope(profile: &Profile, name: &str) -> String {
 }
 
 /// The profile in the Firefox Profiler's processed format (via `fxprof-processed-profile`):
-/// one thread whose samples are the call chains that retired anything, weighted by
+/// one track per guest thread whose samples are the call chains that retired anything, weighted by
 /// instructions (cycles when timed); sample times are the cumulative weight in nanoseconds,
 /// so the timeline is a layout, not wall time. Deterministic.
 pub fn firefox(profile: &Profile, name: &str) -> String {
@@ -387,19 +494,34 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
         fx::SamplingInterval::from_nanos(1),
     );
     let process = p.add_process(name, 1, fx::Timestamp::from_nanos_since_reference(0));
-    let thread = p.add_thread(
-        process,
-        1,
-        fx::Timestamp::from_nanos_since_reference(0),
-        true,
-    );
-    p.set_thread_name(thread, "main");
+    // one track per guest thread (the main thread first), each with its own call chains
+    let mut tracks = Vec::new();
+    for t in &profile.threads {
+        let track = p.add_thread(
+            process,
+            t.index + 1,
+            fx::Timestamp::from_nanos_since_reference(0),
+            t.index == 0,
+        );
+        p.set_thread_name(
+            track,
+            &if t.index == 0 {
+                "main".to_string()
+            } else {
+                format!("thread {}", t.index)
+            },
+        );
+        tracks.push((t.index, track, 0u64));
+    }
     let category = p.add_category("Guest code", fx::CategoryColor::Blue);
     let pair: fx::CategoryPairHandle = category.into();
     let mut stacks: Vec<Option<fx::StackHandle>> = vec![None; profile.nodes.len()];
-    let mut t = 0u64;
     for (i, n) in profile.nodes.iter().enumerate().skip(1) {
         let Some(f) = n.function else { continue };
+        let Some(k) = tracks.iter().position(|(index, _, _)| *index == n.thread) else {
+            continue;
+        };
+        let (_, thread, mut t) = tracks[k];
         let label = p.intern_string(&profile.functions[f as usize].name);
         let frame = p.intern_frame(
             thread,
@@ -425,8 +547,11 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
             t += part;
             w -= part;
         }
+        tracks[k].2 = t;
     }
-    p.set_thread_end_time(thread, fx::Timestamp::from_nanos_since_reference(t));
+    for (_, thread, t) in tracks {
+        p.set_thread_end_time(thread, fx::Timestamp::from_nanos_since_reference(t));
+    }
     let mut s = serde_json::to_string(&p).unwrap_or_default();
     s.push('\n');
     s
@@ -498,9 +623,14 @@ pub fn flame_svg(profile: &Profile, width: u32) -> String {
     );
     for (n, x, d, nw) in frames {
         let node = &profile.nodes[n as usize];
+        let thread_name;
         let name = match node.function {
             Some(f) => profile.functions[f as usize].name.as_str(),
-            None => "all",
+            None if n == 0 => "all",
+            None => {
+                thread_name = format!("thread {}", node.thread);
+                thread_name.as_str()
+            }
         };
         let y = height - 2 - (d + 1) * ROW;
         let v = weight(profile, &node.total_counts);

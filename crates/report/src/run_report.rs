@@ -67,7 +67,7 @@ impl<'a> RunReport<'a> {
                     None
                 }
             };
-            ProfileReport::new(&s.program, p, lines.as_ref())
+            ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads)
         });
         let rap = match &s.rap {
             Some((spec, prof)) => {

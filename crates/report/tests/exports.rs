@@ -108,7 +108,7 @@ fn folded_stacks_flame_graph_and_table_agree_with_the_profile() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains("<title>main —"), "main is a frame");
     assert_eq!(svg, flame_svg(&p, 1200), "deterministic");
-    let r = ProfileReport::new("recursion", &p, None);
+    let r = ProfileReport::new("recursion", &p, None, &[]);
     let text = r.to_text();
     assert!(text.contains("CPI") && text.contains("mispred"), "{text}");
     let first = r.functions.first().unwrap();

@@ -429,6 +429,9 @@ impl Machine {
                         // block the fault interrupted ends before it
                         pc = self.pc;
                         self.traps += 1;
+                        if obs.signal(true) == Control::Stop {
+                            return Some(Outcome::Stopped);
+                        }
                         if self.instret.saturating_add(self.traps) >= self.stop_at {
                             return Some(Outcome::InstructionLimit);
                         }

@@ -298,8 +298,9 @@ impl Memory {
 
     /// Changes whenever code the machine may hold decoded changed: a store to a page an
     /// instruction was fetched from since [`Memory::forget_decoded`] (a store to an
-    /// executable page nothing ran from changes nothing decoded), unmapping or re-protecting
-    /// pages.
+    /// executable page nothing ran from changes nothing decoded), unmapping, remapping,
+    /// moving or re-protecting a page that was executable or had code fetched from it (a
+    /// thread's stack coming and going changes nothing decoded).
     pub fn code_epoch(&self) -> u64 {
         self.code_epoch
     }
@@ -352,9 +353,13 @@ impl Memory {
             return Err(MapError::OutOfMemory);
         }
         // `end - first` ≤ new + mapped ≤ 2 × the limit: the loop is bounded by the budget.
+        let mut code = false;
         for vpn in first..end {
             match self.map.get(vpn) {
-                Some(i) => self.perms[i as usize] = perm,
+                Some(i) => {
+                    code |= holds_code(self.perms[i as usize]);
+                    self.perms[i as usize] = perm;
+                }
                 None => {
                     let i = match self.free.pop() {
                         Some(i) => {
@@ -374,7 +379,7 @@ impl Memory {
         }
         self.regions.insert(first, end);
         self.flush_tlb();
-        self.code_epoch += 1;
+        self.code_epoch += u64::from(code);
         Ok(())
     }
 
@@ -382,16 +387,18 @@ impl Memory {
     /// huge length costs no more than the pages it really unmaps.
     pub fn unmap(&mut self, addr: u64, len: u64) -> Result<(), MapError> {
         let (first, end) = span(addr, len)?;
+        let mut code = false;
         for (s, e) in self.regions.overlapping(first, end) {
             for vpn in s..e {
                 if let Some(i) = self.map.remove(vpn) {
+                    code |= holds_code(self.perms[i as usize]);
                     self.free.push(i);
                 }
             }
         }
         self.regions.remove(first, end);
         self.flush_tlb();
-        self.code_epoch += 1;
+        self.code_epoch += u64::from(code);
         Ok(())
     }
 
@@ -405,9 +412,11 @@ impl Memory {
             return Err(MapError::BadRange);
         }
         let moved = self.regions.overlapping(first, end);
+        let mut code = false;
         for &(s, e) in &moved {
             for vpn in s..e {
                 if let Some(i) = self.map.remove(vpn) {
+                    code |= holds_code(self.perms[i as usize]);
                     self.map.insert(vpn - first + to_first, i);
                 }
             }
@@ -418,7 +427,7 @@ impl Memory {
                 .insert(s - first + to_first, e - first + to_first);
         }
         self.flush_tlb();
-        self.code_epoch += 1;
+        self.code_epoch += u64::from(code);
         Ok(())
     }
 
@@ -429,13 +438,15 @@ impl Memory {
             return Err(MapError::NotMapped);
         }
         // every page of the range is mapped: the loop is bounded by the budget
+        let mut code = false;
         for vpn in first..end {
             if let Some(i) = self.map.get(vpn) {
+                code |= holds_code(self.perms[i as usize]);
                 self.perms[i as usize] = perm;
             }
         }
         self.flush_tlb();
-        self.code_epoch += 1;
+        self.code_epoch += u64::from(code);
         Ok(())
     }
 
@@ -710,6 +721,12 @@ fn user_span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {
         return Err(MapError::BadRange);
     }
     Ok((first, end))
+}
+
+/// Whether a page with permissions `p` may hold code the machine decoded: executable, or
+/// fetched from since the last flush.
+fn holds_code(p: u8) -> bool {
+    p & (perm::X | perm::DECODED) != 0
 }
 
 #[cfg(test)]

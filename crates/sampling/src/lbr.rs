@@ -127,6 +127,10 @@ pub struct LbrUnit {
     traces: FxHashMap<Vec<Record>, u64>,
     samples: u64,
     recorded: u64,
+    /// The running thread (creation index) whose branches the ring holds.
+    thread: u32,
+    /// The rings of the threads not running (ring, head, filled).
+    parked: FxHashMap<u32, (Vec<Record>, usize, usize)>,
 }
 
 impl LbrUnit {
@@ -143,6 +147,8 @@ impl LbrUnit {
             traces: FxHashMap::default(),
             samples: 0,
             recorded: 0,
+            thread: 0,
+            parked: FxHashMap::default(),
             cfg,
         };
         u.next = u.period();
@@ -169,6 +175,28 @@ impl LbrUnit {
         self.head = (self.head + 1) % self.ring.len();
         self.filled = (self.filled + 1).min(self.ring.len());
         self.recorded += 1;
+    }
+
+    /// Thread `index` runs from now on: the ring is the hart's, so it is saved with the
+    /// thread that leaves and the arriving thread's is put back (empty for a new thread) —
+    /// what Linux does with the LBR across a context switch in call-stack mode, and what
+    /// a unit per hart gives. A sample never mixes two threads' branches; the period keeps
+    /// counting across the switch, as the core's counter does.
+    pub fn switch_thread(&mut self, index: u32) {
+        if index == self.thread {
+            return;
+        }
+        let incoming = self
+            .parked
+            .remove(&index)
+            .unwrap_or_else(|| (vec![Record { from: 0, to: 0 }; self.ring.len()], 0, 0));
+        let outgoing = (
+            std::mem::replace(&mut self.ring, incoming.0),
+            std::mem::replace(&mut self.head, incoming.1),
+            std::mem::replace(&mut self.filled, incoming.2),
+        );
+        self.parked.insert(self.thread, outgoing);
+        self.thread = index;
     }
 
     /// Time advanced to `insns` retired instructions and `cycles` cycles.

@@ -51,6 +51,13 @@ impl Observer for BranchRecorder {
         }
         Control::Continue
     }
+
+    fn thread(&mut self, index: u32) -> Control {
+        for u in &mut self.units {
+            u.switch_thread(index);
+        }
+        Control::Continue
+    }
 }
 
 impl BranchRecorder {
@@ -125,6 +132,11 @@ impl Observer for BranchFeed<'_> {
         }
         self.settle();
         Control::Continue
+    }
+
+    fn thread(&mut self, index: u32) -> Control {
+        self.settle();
+        self.recorder.thread(index)
     }
 
     fn finish(&mut self) -> Control {

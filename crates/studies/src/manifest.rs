@@ -19,6 +19,9 @@ pub enum Kind {
     Micro,
     /// Start-up only (`hello`, `exitcode`).
     Startup,
+    /// Multi-threaded (the scheduler and the per-thread mechanisms; not in the studies' set
+    /// until whole-program paths record threads apart, docs/machine.md "Threads").
+    Threads,
 }
 
 /// One workload.

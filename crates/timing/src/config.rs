@@ -81,6 +81,17 @@ pub struct CoreConfig {
     /// Fetch bubble after a taken branch-on-random (`brr`), resolved at decode: the paper's
     /// "front-end misprediction" (§3.3).
     pub brr_penalty: u32,
+    /// Cycles a switch between the guest's threads costs the one core they share: fetch of
+    /// the incoming thread starts this long after the outgoing one's last retirement (the
+    /// kernel's save, schedule and restore; caches and predictors are shared and kept).
+    #[serde(default = "default_context_switch")]
+    pub context_switch: u32,
+}
+
+/// [`CoreConfig::context_switch`] when a configuration does not set it: about a microsecond
+/// at 2 GHz, the order of a Linux context switch between threads of one process.
+fn default_context_switch() -> u32 {
+    2000
 }
 
 /// Direction predictor kinds.

@@ -28,7 +28,7 @@ pub use outcrop_events::record::{Stamp, TimingEvents as Events};
 use serde::{Deserialize, Serialize};
 
 /// Where stall cycles went (a CPI stack; `base + branch + brr + icache + dcache + hold +
-/// other = cycles`).
+/// switch + other = cycles`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpiStack {
     /// Cycles in which at least one instruction retired.
@@ -45,6 +45,9 @@ pub struct CpiStack {
     /// Cycles lost holding instructions at dispatch for a profiling mechanism (the RPA's
     /// profile networks and buffers: [`Feedback`]).
     pub hold: u64,
+    /// Cycles lost to switches between the guest's threads (`core.context_switch` each).
+    #[serde(default)]
+    pub switch: u64,
     /// Everything else: dependences, long-latency operations, a full reorder buffer.
     pub other: u64,
 }
@@ -60,6 +63,9 @@ pub struct Totals {
     pub cycles: u64,
     /// Instructions per cycle.
     pub ipc: f64,
+    /// Switches between the guest's threads, each costing `core.context_switch` cycles.
+    #[serde(default)]
+    pub context_switches: u64,
     /// L1I lookups (one per fetched line change).
     pub l1i_accesses: u64,
     /// L1I misses.
@@ -152,6 +158,7 @@ enum FetchCause {
     Branch,
     Brr,
     ICache,
+    Switch,
 }
 
 /// The timing model's state.
@@ -249,6 +256,17 @@ impl Model {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The core switches to another guest thread: the next instruction is fetched
+    /// `core.context_switch` cycles after the last retirement (docs/timing.md, "Threads").
+    pub fn context_switch(&mut self) {
+        let at = self.retire_cycle + u64::from(self.cfg.core.context_switch);
+        if at > self.redirect_at {
+            self.redirect_at = at;
+            self.redirect_cause = FetchCause::Switch;
+        }
+        self.totals.context_switches += 1;
     }
 
     /// Times one retired instruction (they must come in program order). `retire_group` of the
@@ -490,6 +508,7 @@ impl Model {
                 FetchCause::Branch => cpi.branch += fc,
                 FetchCause::Brr => cpi.brr += fc,
                 FetchCause::ICache => cpi.icache += fc,
+                FetchCause::Switch => cpi.switch += fc,
                 FetchCause::None => {}
             }
             if fetch_cause != FetchCause::None {

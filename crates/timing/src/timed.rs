@@ -20,6 +20,8 @@ enum Pending {
     Retire(Retire, Stamp),
     Branch(u64, u64, BranchKind),
     Block(u64, u32),
+    Thread(u32),
+    Signal(bool),
 }
 
 /// The timing model as an observer, wrapping an inner [`Observer`] that receives stamps, and
@@ -92,6 +94,8 @@ impl<O: Observer, F: Feedback> Timed<O, F> {
                 }
                 Pending::Branch(from, to, kind) => self.inner.taken_branch(from, to, kind),
                 Pending::Block(start, insns) => self.inner.block(start, insns),
+                Pending::Thread(index) => self.inner.thread(index),
+                Pending::Signal(entered) => self.inner.signal(entered),
             };
             if c == Control::Stop {
                 self.stopped = true;
@@ -156,6 +160,19 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     #[inline]
     fn taken_branch(&mut self, from: u64, to: u64, kind: BranchKind) -> Control {
         self.pending.push(Pending::Branch(from, to, kind));
+        self.verdict()
+    }
+
+    /// The core changes thread: the switch costs `core.context_switch` cycles, and the
+    /// inner observer hears of it in order with the records.
+    fn thread(&mut self, index: u32) -> Control {
+        self.model.context_switch();
+        self.pending.push(Pending::Thread(index));
+        self.verdict()
+    }
+
+    fn signal(&mut self, entered: bool) -> Control {
+        self.pending.push(Pending::Signal(entered));
         self.verdict()
     }
 

@@ -110,7 +110,7 @@ fn branch_on_random_is_never_predicted_and_costs_a_front_end_redirect_when_taken
     assert!(taken.cpi_stack.brr >= (n / 8) * u64::from(cfg.core.brr_penalty));
     let s = taken.cpi_stack;
     assert_eq!(
-        s.base + s.branch + s.brr + s.icache + s.dcache + s.hold + s.other,
+        s.base + s.branch + s.brr + s.icache + s.dcache + s.hold + s.switch + s.other,
         taken.cycles
     );
 

@@ -53,7 +53,7 @@ fn run<F: Feedback>(records: &[Retire], fb: &mut F) -> (Totals, Vec<Stamp>) {
 
 fn stack_sum(t: &Totals) -> u64 {
     let s = &t.cpi_stack;
-    s.base + s.branch + s.brr + s.icache + s.dcache + s.hold + s.other
+    s.base + s.branch + s.brr + s.icache + s.dcache + s.hold + s.switch + s.other
 }
 
 /// Consulted on every instruction, but never holds and never fills.

@@ -69,7 +69,7 @@ proptest! {
         let s = &timed.inner.0;
         prop_assert_eq!(s.len(), stream.len());
         let stack = t.cpi_stack;
-        prop_assert_eq!(stack.base + stack.branch + stack.brr + stack.icache + stack.dcache + stack.hold + stack.other, t.cycles);
+        prop_assert_eq!(stack.base + stack.branch + stack.brr + stack.icache + stack.dcache + stack.hold + stack.switch + stack.other, t.cycles);
         prop_assert_eq!(t.cycles, s.last().unwrap().retire);
         let mut per_cycle = std::collections::HashMap::<u64, u32>::new();
         let mut dispatch_per_cycle = std::collections::HashMap::<u64, u32>::new();

@@ -28,6 +28,8 @@ pub(super) struct Scheduler {
     warned_stop: bool,
     /// Handlers entered (synchronous and asynchronous signals).
     pub(super) delivered: u64,
+    /// `rt_sigreturn`s not yet told to the observer.
+    pub(super) sigreturns: u64,
 }
 
 impl Default for Scheduler {
@@ -42,6 +44,7 @@ impl Default for Scheduler {
             switches: 0,
             warned_stop: false,
             delivered: 0,
+            sigreturns: 0,
         }
     }
 }
@@ -166,6 +169,9 @@ impl Machine {
                 Outcome::Fault(f) if self.deliver_fault(f.kind, f.pc) => {
                     // a fetch fault (the others are delivered inside the engines)
                     self.traps += 1;
+                    if obs.signal(true) == Control::Stop {
+                        return Outcome::Stopped;
+                    }
                     if O::BLOCKS {
                         self.block_start = self.pc;
                         self.block_len = 0;
@@ -197,6 +203,11 @@ impl Machine {
         if self.kernel.threads().limit_hit {
             return Some(Outcome::ThreadLimit);
         }
+        for _ in 0..std::mem::take(&mut self.sched.sigreturns) {
+            if obs.signal(false) == Control::Stop {
+                return Some(Outcome::Stopped);
+            }
+        }
         loop {
             let now = self.kernel.machine_ns(self.instret);
             self.kernel.fire_timers(now);
@@ -207,7 +218,7 @@ impl Machine {
                     if self.switch_to(next, obs) == Control::Stop {
                         return Some(Outcome::Stopped);
                     }
-                    return self.deliver_pending();
+                    return self.deliver_pending(obs);
                 }
                 None => {
                     // everyone waits: skip the machine clock to the first deadline
@@ -365,7 +376,7 @@ impl Machine {
 
     /// Delivers the running thread's deliverable signals: enters their handlers (nested, the
     /// last one entered runs first), drops ignored ones, or ends the run by a default action.
-    fn deliver_pending(&mut self) -> Option<Outcome> {
+    fn deliver_pending<O: Observer>(&mut self, obs: &mut O) -> Option<Outcome> {
         let cur = self.kernel.threads().current;
         // at most one frame per signal number: each handler masks its own signal
         for _ in 0..64 {
@@ -407,6 +418,9 @@ impl Machine {
                             signal: 11,
                             core: true,
                         });
+                    }
+                    if obs.signal(true) == Control::Stop {
+                        return Some(Outcome::Stopped);
                     }
                 }
             }
