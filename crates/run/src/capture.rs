@@ -69,6 +69,10 @@ pub type CaptureError = outcrop_strata::Error;
 
 type Built = (Vec<Item>, Dictionaries, BuildStats);
 
+/// In the ring of blocks, a start address that no block has (pcs lie below 2^47): the entry
+/// is a switch to the guest thread its length field names.
+const THREAD_SWITCH: u64 = u64::MAX;
+
 /// The observer half of a capture: what the machine thread does per block.
 pub enum WppFront<W: Write> {
     /// Every stage here.
@@ -113,6 +117,23 @@ impl<W: Write> Observer for WppFront<W> {
                         return Control::Stop;
                     }
                 }
+                Control::Continue
+            }
+        }
+    }
+
+    /// Each thread's blocks make paths of their own (`WppBuilder::switch_thread`).
+    fn thread(&mut self, index: u32) -> Control {
+        match self {
+            WppFront::Threaded(tx) => {
+                if tx.push((THREAD_SWITCH, index)) {
+                    Control::Continue
+                } else {
+                    Control::Stop
+                }
+            }
+            WppFront::Inline { builder, .. } => {
+                builder.switch_thread(index);
                 Control::Continue
             }
         }
@@ -168,7 +189,11 @@ pub fn start<'s, W: Write + Send + 's>(
         let mut ok = true;
         rx.for_each_batch(|batch| {
             for &(start, insns) in batch {
-                b.push_block(start, insns);
+                if start == THREAD_SWITCH {
+                    b.switch_thread(insns);
+                } else {
+                    b.push_block(start, insns);
+                }
             }
             if b.pending() >= config.hold_items && chunk_tx.send(b.take_items()).is_err() {
                 // the writer failed; closing the ring stops the machine

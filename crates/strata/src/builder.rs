@@ -6,13 +6,19 @@
 //! every stratum layer here has a dictionary cap, see [`Config::layer_cap`]). What leaves the
 //! last layer is the temporal stream ([`Item`]s) that the file stores.
 
-use crate::cycle::{CycleBuilder, Run, SeqDict};
+use crate::cycle::{CycleBuilder, CycleState, Run, SeqDict};
 use crate::Config;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+/// The level of a thread mark in the temporal stream: the items after it, up to the next mark,
+/// belong to guest thread `id` (its creation index). Format version 3; a stream without marks
+/// is thread 0's.
+pub const THREAD_LEVEL: u8 = u8::MAX;
+
 /// One repeated element of the temporal stream: `trip` consecutive executions of entry `id`
-/// at `level` (0: a path; k ≥ 1: an element of stratum layer k−1).
+/// at `level` (0: a path; k ≥ 1: an element of stratum layer k−1), or a thread mark
+/// ([`THREAD_LEVEL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Item {
     /// 0 for a path, k for an element of stratum layer k−1.
@@ -21,6 +27,29 @@ pub struct Item {
     pub id: u32,
     /// Consecutive executions, ≥ 1.
     pub trip: u64,
+}
+
+impl Item {
+    /// The mark that thread `index`'s items follow.
+    pub fn thread_mark(index: u32) -> Item {
+        Item {
+            level: THREAD_LEVEL,
+            id: index,
+            trip: 1,
+        }
+    }
+
+    /// Whether it is a thread mark (then `id` is the thread).
+    pub fn is_thread_mark(&self) -> bool {
+        self.level == THREAD_LEVEL
+    }
+}
+
+/// The path and stratum state of one guest thread while another runs.
+#[derive(Debug)]
+struct Parked {
+    paths: CycleState,
+    layers: Vec<CycleState>,
 }
 
 /// Basic blocks by dense id: start address and instruction count.
@@ -160,6 +189,12 @@ pub struct WppBuilder {
     /// taken ([`WppBuilder::take_items`]) name the last of them.
     frozen: Vec<u32>,
     instructions: u64,
+    /// The running guest thread (creation index).
+    thread: u32,
+    /// The other threads' path and stratum states, by index.
+    parked: std::collections::BTreeMap<u32, Parked>,
+    /// Thread marks put in the stream.
+    thread_marks: u64,
 }
 
 fn freeze(frozen: &mut [u32], it: &Item) {
@@ -200,6 +235,9 @@ pub struct BuildStats {
     pub inlined: Vec<u64>,
     /// Items in the temporal stream.
     pub stream_items: u64,
+    /// Thread marks among them (0 for a single-threaded program).
+    #[serde(default)]
+    pub thread_marks: u64,
 }
 
 impl WppBuilder {
@@ -222,6 +260,59 @@ impl WppBuilder {
             top: Vec::new(),
             frozen: vec![0; config.layers],
             instructions: 0,
+            thread: 0,
+            parked: std::collections::BTreeMap::new(),
+            thread_marks: 0,
+        }
+    }
+
+    /// Guest thread `index` runs from now on: the blocks pushed next are its. Each thread has
+    /// its own paths and stratum cycles under construction (a path never spans a switch); the
+    /// dictionaries are shared; the stream gets a thread mark ([`Item::thread_mark`]) before
+    /// the items of the thread that runs.
+    pub fn switch_thread(&mut self, index: u32) {
+        if index == self.thread {
+            return;
+        }
+        let layers = self.layers.len();
+        let mut state = self.parked.remove(&index).unwrap_or_else(|| Parked {
+            paths: CycleState::default(),
+            layers: (0..layers).map(|_| CycleState::default()).collect(),
+        });
+        self.paths.swap_state(&mut state.paths);
+        for (l, s) in self.layers.iter_mut().zip(&mut state.layers) {
+            l.cycles.swap_state(s);
+        }
+        self.parked.insert(self.thread, state);
+        self.thread = index;
+        self.mark(index);
+    }
+
+    /// Puts thread `index`'s mark in the stream (replacing a mark nothing followed).
+    fn mark(&mut self, index: u32) {
+        match self.top.last_mut() {
+            Some(last) if last.is_thread_mark() => *last = Item::thread_mark(index),
+            _ => {
+                self.top.push(Item::thread_mark(index));
+                self.thread_marks += 1;
+            }
+        }
+    }
+
+    /// Flushes the running thread's paths and stratum layers into the stream.
+    fn flush_thread(&mut self) {
+        let WppBuilder {
+            paths,
+            path_stats,
+            layers,
+            top,
+            ..
+        } = self;
+        paths.finish(&mut |r| path_run(r, path_stats, layers, top));
+        for k in 0..layers.len() {
+            // layer k's output is level k + 1; what it flushes goes through the layers above
+            let (done, rest) = layers.split_at_mut(k + 1);
+            done[k].finish((k + 1) as u8, &mut |it| feed(rest, k + 2, top, it));
         }
     }
 
@@ -265,20 +356,22 @@ impl WppBuilder {
 
     /// Flushes every layer: the remaining items, then the dictionaries and statistics.
     pub fn finish(mut self) -> (Vec<Item>, Dictionaries, BuildStats) {
-        {
-            let WppBuilder {
-                paths,
-                path_stats,
-                layers,
-                top,
-                ..
-            } = &mut self;
-            paths.finish(&mut |r| path_run(r, path_stats, layers, top));
-            for k in 0..layers.len() {
-                // layer k's output is level k + 1; what it flushes goes through the layers above
-                let (done, rest) = layers.split_at_mut(k + 1);
-                done[k].finish((k + 1) as u8, &mut |it| feed(rest, k + 2, top, it));
+        self.flush_thread();
+        // then every other thread's, in creation order, each after its mark
+        let waiting: Vec<u32> = self.parked.keys().copied().collect();
+        for index in waiting {
+            let len = self.top.len();
+            self.switch_thread(index);
+            self.flush_thread();
+            if self.top.len() == len + 1 {
+                // nothing was pending: drop the mark again
+                self.top.pop();
+                self.thread_marks -= 1;
             }
+        }
+        if self.top.last().is_some_and(Item::is_thread_mark) {
+            self.top.pop();
+            self.thread_marks -= 1;
         }
         let mut stats = BuildStats {
             instructions: self.instructions,
@@ -288,6 +381,7 @@ impl WppBuilder {
             layers: Vec::new(),
             inlined: Vec::new(),
             stream_items: 0,
+            thread_marks: self.thread_marks,
         };
         stats.paths.unique_inputs = self.blocks.len() as u64;
         fill_cycle_stats(&mut stats.paths, &self.paths);
@@ -398,7 +492,7 @@ fn prune(
     // layers) is already final
     fn expand(it: Item, single: &[Vec<bool>], done: &mut [Vec<Vec<Item>>], out: &mut Vec<Item>) {
         match usize::from(it.level).checked_sub(1) {
-            Some(k) if single[k][it.id as usize] => {
+            Some(k) if single.get(k).and_then(|l| l.get(it.id as usize)) == Some(&true) => {
                 let inner = std::mem::take(&mut done[k][it.id as usize]);
                 out.extend_from_slice(&inner);
             }
@@ -411,7 +505,9 @@ fn prune(
             if !e.iter().any(|it| {
                 usize::from(it.level)
                     .checked_sub(1)
-                    .is_some_and(|j| single[j][it.id as usize])
+                    .and_then(|j| single.get(j))
+                    .and_then(|l| l.get(it.id as usize))
+                    == Some(&true)
             }) {
                 continue;
             }
@@ -445,7 +541,9 @@ fn prune(
         .collect();
     let fix = |it: &mut Item| {
         if let Some(k) = usize::from(it.level).checked_sub(1) {
-            it.id = remap[k][it.id as usize];
+            if let Some(&id) = remap.get(k).and_then(|l| l.get(it.id as usize)) {
+                it.id = id; // (thread marks name no element)
+            }
         }
     };
     let mut inlined = Vec::new();

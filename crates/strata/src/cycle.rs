@@ -109,7 +109,43 @@ pub struct CycleBuilder {
     pub limit_cuts: u64,
 }
 
+/// The part of a [`CycleBuilder`] that belongs to one input stream (one guest thread): the
+/// cycle under construction and the previous cycle. The dictionary is shared.
+#[derive(Debug)]
+pub struct CycleState {
+    cur: Vec<u32>,
+    seen: Vec<u32>,
+    epoch: u32,
+    prev: Option<(Option<u32>, u64)>,
+    prev_seq: Vec<u32>,
+    matching: bool,
+}
+
+impl Default for CycleState {
+    fn default() -> Self {
+        CycleState {
+            cur: Vec::new(),
+            seen: Vec::new(),
+            epoch: 1,
+            prev: None,
+            prev_seq: Vec::new(),
+            matching: false,
+        }
+    }
+}
+
 impl CycleBuilder {
+    /// Exchanges the stream state with `s`: the builder goes on with the stream `s` held, and
+    /// `s` keeps the one it had (see [`CycleState`]).
+    pub fn swap_state(&mut self, s: &mut CycleState) {
+        std::mem::swap(&mut self.cur, &mut s.cur);
+        std::mem::swap(&mut self.seen, &mut s.seen);
+        std::mem::swap(&mut self.epoch, &mut s.epoch);
+        std::mem::swap(&mut self.prev, &mut s.prev);
+        std::mem::swap(&mut self.prev_seq, &mut s.prev_seq);
+        std::mem::swap(&mut self.matching, &mut s.matching);
+    }
+
     /// A layer whose cycles are at most `max_len` symbols (≥ 1) and whose dictionary holds at
     /// most `cap` cycles.
     pub fn new(max_len: usize, cap: usize) -> CycleBuilder {

@@ -26,7 +26,8 @@ pub enum Error {
 
     /// The header names a format version this build cannot read.
     #[error(
-        "header at byte offset 8: unsupported format version {version} (this build reads version {})",
+        "header at byte offset 8: unsupported format version {version} (this build reads versions {} to {})",
+        crate::format::OLDEST_VERSION,
         crate::format::FORMAT_VERSION
     )]
     UnsupportedVersion {

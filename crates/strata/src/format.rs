@@ -1,4 +1,5 @@
-//! The whole-program-profile file (`.wpp`), version 2: writer and reader.
+//! The whole-program-profile file (`.wpp`), version 3: writer and reader (version 2 files,
+//! which have no thread marks, are still read).
 //!
 //! ```text
 //! header   "OUTCROPW" | version u16 LE | codec u8 (0 zstd, 1 zlib) | 0u8 | 0u32     16 bytes
@@ -9,7 +10,9 @@
 //! CRC-32 covers the stored bytes. Sections, in the order the writer emits them:
 //!
 //! * `STRM` (any number, written during the run): a chunk of the temporal stream, `n` items
-//!   as three columns — `n` level bytes, `n` varint ids, `n` varint trip counts.
+//!   as three columns — `n` level bytes, `n` varint ids, `n` varint trip counts. Level 255
+//!   (version 3) is a thread mark: the items after it belong to guest thread `id` (creation
+//!   order; before the first mark, thread 0); its trip count is 1.
 //! * `STRC` (instead of a `STRM` when smaller): the same chunk coded by the context model
 //!   ([`crate::ppm`]); `raw_len` is the item count.
 //! * `BLKS`: the block table sorted by address: count, the start-address deltas, then the
@@ -31,8 +34,11 @@ use crate::Codec;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
-/// The version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 2;
+/// The version this build writes (it reads this one and version 2, the same format without
+/// thread marks).
+pub const FORMAT_VERSION: u16 = 3;
+/// The oldest version this build reads.
+pub const OLDEST_VERSION: u16 = 2;
 /// The first eight bytes of every file.
 pub const MAGIC: &[u8; 8] = b"OUTCROPW";
 const HEADER_LEN: usize = 16;
@@ -593,7 +599,7 @@ impl WppFile {
             });
         }
         let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion { version });
         }
         let codec_id = bytes[10];
@@ -893,6 +899,10 @@ impl WppFile {
         }
         let top = f.layers.len();
         for (i, it) in f.items.iter().enumerate() {
+            let mark_ok = version >= 3 && it.trip == 1;
+            if it.is_thread_mark() && mark_ok {
+                continue;
+            }
             if usize::from(it.level) > top || it.id as usize >= f.level_len(it.level) {
                 let chunk = f
                     .chunks
@@ -978,7 +988,7 @@ impl WppFile {
             lens.push(v);
         }
         let mut total = 0u64;
-        for it in &self.items {
+        for it in self.items.iter().filter(|it| !it.is_thread_mark()) {
             let l = lens[usize::from(it.level)][it.id as usize];
             total = total.checked_add(l.checked_mul(it.trip)?)?;
         }
@@ -990,7 +1000,7 @@ impl WppFile {
     pub fn executions(&self) -> Vec<Vec<u64>> {
         let mut counts: Vec<Vec<u64>> = vec![vec![0; self.path_count()]];
         counts.extend(self.layers.iter().map(|l| vec![0; l.len()]));
-        for it in &self.items {
+        for it in self.items.iter().filter(|it| !it.is_thread_mark()) {
             let c = &mut counts[usize::from(it.level)][it.id as usize];
             *c = c.saturating_add(it.trip);
         }

@@ -44,7 +44,9 @@ pub mod ppm;
 mod replay;
 pub mod report;
 
-pub use builder::{BlockTable, BuildStats, Dictionaries, Item, LayerStats, WppBuilder};
+pub use builder::{
+    BlockTable, BuildStats, Dictionaries, Item, LayerStats, WppBuilder, THREAD_LEVEL,
+};
 pub use error::{Error, Result};
 pub use format::{
     decode_budget, FileStats, RunInfo, SectionBytes, WppFile, WppWriter, MAX_DECODED_BYTES,

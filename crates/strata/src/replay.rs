@@ -22,6 +22,7 @@ pub struct Replay<'a> {
     cur: &'a [u64],
     pos: usize,
     path_trips_left: u64,
+    thread: u32,
 }
 
 impl<'a> Replay<'a> {
@@ -34,7 +35,14 @@ impl<'a> Replay<'a> {
             cur: &[],
             pos: 0,
             path_trips_left: 0,
+            thread: 0,
         }
+    }
+
+    /// The guest thread (creation index) whose path the replay is in: 0 until the stream's
+    /// first thread mark, then the thread each mark names.
+    pub fn thread(&self) -> u32 {
+        self.thread
     }
 
     /// The next (path id, trip count) at the path level.
@@ -58,6 +66,10 @@ impl<'a> Replay<'a> {
             } else {
                 let it = *f.items.get(self.next_item)?;
                 self.next_item += 1;
+                if it.is_thread_mark() {
+                    self.thread = it.id;
+                    continue;
+                }
                 it
             };
             if it.level == 0 {

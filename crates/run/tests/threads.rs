@@ -1,0 +1,70 @@
+//! Every mechanism with threads, against the exact per-thread reference of the same run: the
+//! whole-program capture replays each thread's own block sequence (paths never span a
+//! switch), threaded and inline, and the exact profile's per-thread counts equal the
+//! machine's.
+
+use outcrop_events::record::{Control, Observer};
+use outcrop_run::capture::{self, CaptureOptions};
+use outcrop_run::{load, ProgramSpec};
+use outcrop_strata::{Replay, RunInfo, WppFile};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn threads_workload() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/threads")
+}
+
+/// Each thread's basic blocks, in its order (the exact reference).
+#[derive(Default)]
+struct PerThread {
+    current: u32,
+    blocks: BTreeMap<u32, Vec<u64>>,
+}
+
+impl Observer for PerThread {
+    const BLOCKS: bool = true;
+    fn block(&mut self, start: u64, _insns: u32) -> Control {
+        self.blocks.entry(self.current).or_default().push(start);
+        Control::Continue
+    }
+    fn thread(&mut self, index: u32) -> Control {
+        self.current = index;
+        Control::Continue
+    }
+}
+
+#[test]
+fn whole_program_paths_replay_every_thread_exactly() {
+    for threaded in [false, true] {
+        let mut spec = ProgramSpec::observed(threads_workload(), "bin/threads");
+        spec.quantum = 3_001; // switches land inside loops and blocks
+        let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+        let opts = CaptureOptions {
+            threaded,
+            ..CaptureOptions::default()
+        };
+        let mut reference = PerThread::default();
+        let captured = std::thread::scope(|scope| {
+            let mut stage =
+                capture::start(scope, Vec::new(), opts, RunInfo::default(), true).unwrap();
+            let outcome = guest.machine.run(&mut (&mut stage.front, &mut reference));
+            stage.front.finish();
+            stage.finish(&outcome).unwrap()
+        });
+        assert!(guest.machine.context_switches() > 100);
+        let f = WppFile::parse(&captured.writer).unwrap();
+        assert!(f.stats.build.thread_marks > 100, "{:?}", f.stats.build);
+        let mut replayed: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        let mut r = Replay::new(&f);
+        while let Some(p) = r.next_path() {
+            replayed.entry(r.thread()).or_default().extend_from_slice(p);
+        }
+        assert_eq!(replayed.len(), 5, "the main thread and four workers");
+        for (t, want) in &reference.blocks {
+            assert!(
+                replayed.get(t) == Some(want),
+                "thread {t} (threaded capture: {threaded}): replayed blocks differ"
+            );
+        }
+    }
+}
