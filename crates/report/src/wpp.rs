@@ -131,6 +131,13 @@ fn write_text(out: &mut String, r: &WppReport) -> std::fmt::Result {
         b.unique_blocks,
         b.instructions as f64 / b.blocks.max(1) as f64
     )?;
+    if b.thread_marks > 0 {
+        writeln!(
+            out,
+            "threads: recorded apart ({} thread marks in the stream; each thread's paths are its own)",
+            b.thread_marks
+        )?;
+    }
     writeln!(
         out,
         "\npaths (paper Table 3): {} executed, mean length {:.2} blocks, {} unique; {} repeated paths, {} cut at the {}-block limit",
