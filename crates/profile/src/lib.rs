@@ -125,10 +125,9 @@ fn thread_key(index: u32) -> u32 {
     ROOT - 1 - index.min(ROOT / 2)
 }
 
-/// The call state where a signal handler was entered (the stack below `depth` is the
-/// interrupted code's and stays as it is).
-struct SignalMark {
-    depth: usize,
+/// Where a thread is in its calls, besides its stack.
+#[derive(Clone, Copy)]
+struct Position {
     cur_node: u32,
     cur_fn: u32,
     lo: u64,
@@ -137,15 +136,17 @@ struct SignalMark {
     pending: Pending,
 }
 
+/// The call state where a signal handler was entered (the stack below `depth` is the
+/// interrupted code's and stays as it is).
+struct SignalMark {
+    depth: usize,
+    at: Position,
+}
+
 /// A thread's call-tracking state while another thread runs.
 struct Parked {
     stack: Vec<Frame>,
-    cur_node: u32,
-    cur_fn: u32,
-    lo: u64,
-    hi: u64,
-    overflow: u64,
-    pending: Pending,
+    at: Position,
 }
 
 struct Frame {
@@ -315,6 +316,28 @@ impl Profiler {
         n
     }
 
+    /// Where the running thread is in its calls (besides its stack).
+    fn position(&self) -> Position {
+        Position {
+            cur_node: self.cur_node,
+            cur_fn: self.cur_fn,
+            lo: self.lo,
+            hi: self.hi,
+            overflow: self.overflow,
+            pending: self.pending,
+        }
+    }
+
+    /// Puts the running thread back at `p`.
+    fn go_to(&mut self, p: Position) {
+        self.cur_node = p.cur_node;
+        self.cur_fn = p.cur_fn;
+        self.lo = p.lo;
+        self.hi = p.hi;
+        self.overflow = p.overflow;
+        self.pending = p.pending;
+    }
+
     /// The root of thread `index`'s calls: the program's root for the main thread, a node of
     /// its own under it for the others.
     fn thread_root(&mut self, index: u32) -> u32 {
@@ -469,12 +492,7 @@ impl Observer for Profiler {
         if entered {
             let saved = SignalMark {
                 depth: self.stack.len(),
-                cur_node: self.cur_node,
-                cur_fn: self.cur_fn,
-                lo: self.lo,
-                hi: self.hi,
-                overflow: self.overflow,
-                pending: self.pending,
+                at: self.position(),
             };
             let nested = self.signals.entry(self.thread).or_default();
             if nested.len() >= MAX_DEPTH {
@@ -492,12 +510,7 @@ impl Observer for Profiler {
                 return Control::Continue; // the interrupted frames are gone (a longjmp)
             }
             self.stack.truncate(p.depth);
-            self.cur_node = p.cur_node;
-            self.cur_fn = p.cur_fn;
-            self.lo = p.lo;
-            self.hi = p.hi;
-            self.overflow = p.overflow;
-            self.pending = p.pending;
+            self.go_to(p.at);
         }
         Control::Continue
     }
@@ -508,12 +521,7 @@ impl Observer for Profiler {
         }
         let now = Parked {
             stack: std::mem::take(&mut self.stack),
-            cur_node: self.cur_node,
-            cur_fn: self.cur_fn,
-            lo: self.lo,
-            hi: self.hi,
-            overflow: self.overflow,
-            pending: self.pending,
+            at: self.position(),
         };
         self.parked.insert(self.thread, now);
         self.thread = index;
@@ -521,21 +529,18 @@ impl Observer for Profiler {
             Some(p) => p,
             None => Parked {
                 stack: Vec::new(),
-                cur_node: self.thread_root(index),
-                cur_fn: self.unknown,
-                lo: 0,
-                hi: 0,
-                overflow: 0,
-                pending: Pending::None,
+                at: Position {
+                    cur_node: self.thread_root(index),
+                    cur_fn: self.unknown,
+                    lo: 0,
+                    hi: 0,
+                    overflow: 0,
+                    pending: Pending::None,
+                },
             },
         };
         self.stack = next.stack;
-        self.cur_node = next.cur_node;
-        self.cur_fn = next.cur_fn;
-        self.lo = next.lo;
-        self.hi = next.hi;
-        self.overflow = next.overflow;
-        self.pending = next.pending;
+        self.go_to(next.at);
         Control::Continue
     }
 }

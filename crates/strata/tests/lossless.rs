@@ -9,9 +9,21 @@ use proptest::prelude::*;
 /// Builds, writes and parses `blocks` with `config`; taking items every `take_every` blocks
 /// (as a capture that runs out of stream memory does).
 fn roundtrip(blocks: &[(u64, u32)], config: Config, take_every: usize) -> (WppFile, Vec<u8>) {
+    let seq: Vec<(u32, (u64, u32))> = blocks.iter().map(|&b| (0, b)).collect();
+    roundtrip_threads(&seq, config, take_every)
+}
+
+/// [`roundtrip`] of blocks of several threads, `(thread, block)` in execution order, with a
+/// switch wherever the thread changes.
+fn roundtrip_threads(
+    seq: &[(u32, (u64, u32))],
+    config: Config,
+    take_every: usize,
+) -> (WppFile, Vec<u8>) {
     let mut b = WppBuilder::new(config);
     let mut w = WppWriter::new(Vec::new(), config.codec).unwrap();
-    for (i, &(a, n)) in blocks.iter().enumerate() {
+    for (i, &(t, (a, n))) in seq.iter().enumerate() {
+        b.switch_thread(t);
         b.push_block(a, n);
         if take_every > 0 && i % take_every == take_every - 1 {
             w.write_items(&b.take_items()).unwrap();
@@ -291,26 +303,7 @@ fn items_taken_early_keep_their_ids_after_pruning() {
 /// switch wherever the thread changes) and checks that the replay gives every thread its own
 /// blocks in its own order, and that no path spans two threads.
 fn check_threads(seq: &[(u32, (u64, u32))], config: Config, take_every: usize) {
-    let mut b = WppBuilder::new(config);
-    let mut w = WppWriter::new(Vec::new(), config.codec).unwrap();
-    for (i, &(t, (a, n))) in seq.iter().enumerate() {
-        b.switch_thread(t);
-        b.push_block(a, n);
-        if take_every > 0 && i % take_every == take_every - 1 {
-            w.write_items(&b.take_items()).unwrap();
-        }
-    }
-    let (items, dicts, build) = b.finish();
-    for c in items.chunks(config.chunk_items) {
-        w.write_items(c).unwrap();
-    }
-    let stats = FileStats {
-        layers: config.layers,
-        build,
-        ..FileStats::default()
-    };
-    let (bytes, _) = w.finish(&dicts, stats).unwrap();
-    let f = WppFile::parse(&bytes).unwrap();
+    let (f, _) = roundtrip_threads(seq, config, take_every);
     let mut want: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
     for &(t, (a, _)) in seq {
         want.entry(t).or_default().push(a);

@@ -15,7 +15,7 @@ pub(super) struct Scheduler {
     quantum: u64,
     /// With a seed, quanta vary in length and the next thread is drawn at random.
     seed: Option<u64>,
-    rng: u64,
+    rng: outcrop_sampling::SplitMix64,
     /// Where the running thread's quantum ends (instructions + traps).
     slice_end: u64,
     /// Creation index of the running thread (what retire records carry).
@@ -37,7 +37,7 @@ impl Default for Scheduler {
         Scheduler {
             quantum: DEFAULT_QUANTUM,
             seed: None,
-            rng: 0,
+            rng: outcrop_sampling::SplitMix64::new(0),
             slice_end: u64::MAX,
             thread_index: 0,
             switched_at: 0,
@@ -51,11 +51,7 @@ impl Default for Scheduler {
 
 impl Scheduler {
     fn next_random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.rng.next_u64()
     }
 
     fn quantum(&mut self) -> u64 {
@@ -75,7 +71,7 @@ impl Machine {
     pub fn set_schedule(&mut self, quantum: u64, seed: Option<u64>) {
         self.sched.quantum = quantum.max(1);
         self.sched.seed = seed;
-        self.sched.rng = seed.unwrap_or(0);
+        self.sched.rng = outcrop_sampling::SplitMix64::new(seed.unwrap_or(0));
     }
 
     /// The schedule seed in use (`None`: plain round robin).
