@@ -67,6 +67,11 @@ pub struct RunArgs {
     #[arg(long)]
     exact: bool,
 
+    /// Also build a tree per guest thread for every --rap stream (each thread's events
+    /// only), reported after the whole program's.
+    #[arg(long, requires = "rap")]
+    rap_per_thread: bool,
+
     /// Record the whole-program profile (paths and strata) into FILE, as `wpp record -o FILE`.
     #[arg(long, value_name = "FILE")]
     wpp: Option<PathBuf>,
@@ -146,6 +151,7 @@ impl RunArgs {
                 .context("RAP configuration")?;
             let mut spec = RapSpec::new(&self.rap, tree, self.exact);
             spec.hot = self.hot;
+            spec.per_thread = self.rap_per_thread;
             config.rap = Some(spec);
         }
         if let Some((entries, period)) = self.paths {

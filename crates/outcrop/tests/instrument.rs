@@ -196,8 +196,14 @@ fn total(profile: &str) -> u64 {
     counts(profile).values().sum()
 }
 
-/// The sampled totals' checks: exact for counters, statistical for the LFSR.
+/// The sampled totals' checks: exact for counters, statistical for the LFSR. Not for a
+/// program that runs several threads: the software counter is one global countdown its
+/// threads share without synchronisation (as the paper's single-threaded framework has it),
+/// so a switch between its load and store loses a decrement or a reset, and the count is off.
 fn assert_sampled(name: &str, what: &str, checks: u64, sampled: u64, exact: bool) {
+    if threaded(name) {
+        return;
+    }
     if exact {
         assert_eq!(sampled, checks / INTERVAL, "{name} {what}: {checks} checks");
     } else {

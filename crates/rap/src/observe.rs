@@ -31,6 +31,8 @@ pub struct RapSpec {
     /// The hot-range threshold its report uses, a fraction of each stream in (0, 1]
     /// (RAP §4.1; 0.1 by default).
     pub hot: f64,
+    /// Also a tree per guest thread for every stream (`outcrop run --rap-per-thread`).
+    pub per_thread: bool,
 }
 
 impl RapSpec {
@@ -41,6 +43,7 @@ impl RapSpec {
             config,
             exact,
             hot: 0.1,
+            per_thread: false,
         }
     }
 }
@@ -308,6 +311,13 @@ pub struct RapProfiler {
     /// Retire streams (all but block): (index in `profiles`, stream).
     retire: Vec<(usize, Stream)>,
     error: Option<crate::Error>,
+    /// With [`RapProfiler::per_thread`]: each guest thread's own profiles of the same
+    /// streams, by thread (creation index), after [`RapProfiler::finish_trees`].
+    pub threads: std::collections::BTreeMap<u32, Vec<StreamProfile>>,
+    /// The running thread's own profiles (per-thread mode), and its index.
+    current: Option<(u32, Vec<StreamProfile>)>,
+    /// How to make a thread's profiles (per-thread mode).
+    per_thread: Option<(Vec<Stream>, Config, bool)>,
 }
 
 impl RapProfiler {
@@ -332,7 +342,28 @@ impl RapProfiler {
             block,
             retire,
             error: None,
+            threads: std::collections::BTreeMap::new(),
+            current: None,
+            per_thread: None,
         }
+    }
+
+    /// Also builds one tree per guest thread for every stream (each thread's events only),
+    /// besides the whole program's.
+    pub fn per_thread(mut self) -> RapProfiler {
+        let streams: Vec<Stream> = self.profiles.iter().map(|p| p.stream).collect();
+        let config = *self
+            .profiles
+            .first()
+            .map_or(&Config::default(), |p| p.tree.config());
+        let exact = self.profiles.iter().any(|p| p.exact.is_some());
+        let fresh = streams
+            .iter()
+            .map(|&s| StreamProfile::new(s, &config, exact))
+            .collect();
+        self.current = Some((0, fresh));
+        self.per_thread = Some((streams, config, exact));
+        self
     }
 
     /// Adds what is still buffered; reports the first tree error of the run, if any.
@@ -343,6 +374,14 @@ impl RapProfiler {
         for p in &mut self.profiles {
             p.drain()?;
         }
+        if let Some((index, cur)) = self.current.take() {
+            self.threads.insert(index, cur);
+        }
+        for ps in self.threads.values_mut() {
+            for p in ps {
+                p.drain()?;
+            }
+        }
         Ok(())
     }
 
@@ -350,7 +389,11 @@ impl RapProfiler {
     fn record(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         for &(i, s) in &self.retire {
             if let Some(v) = s.value(r, t) {
-                if let Err(e) = self.profiles[i].push(v) {
+                let mut res = self.profiles[i].push(v);
+                if let Some((_, cur)) = self.current.as_mut() {
+                    res = res.and_then(|()| cur[i].push(v));
+                }
+                if let Err(e) = res {
                     self.error = Some(e);
                     return Control::Stop;
                 }
@@ -362,12 +405,33 @@ impl RapProfiler {
     #[inline]
     fn record_block(&mut self, start: u64, insns: u32) -> Control {
         if let Some(i) = self.block {
-            if let Err(e) = self.profiles[i].add_weighted(start, insns.into()) {
+            let mut res = self.profiles[i].add_weighted(start, insns.into());
+            if let Some((_, cur)) = self.current.as_mut() {
+                res = res.and_then(|()| cur[i].add_weighted(start, insns.into()));
+            }
+            if let Err(e) = res {
                 self.error = Some(e);
                 return Control::Stop;
             }
         }
         Control::Continue
+    }
+
+    /// Per-thread mode: the running thread's profiles are put aside and thread `index`'s
+    /// taken up (new ones the first time it runs).
+    fn switch_thread(&mut self, index: u32) {
+        let Some((streams, config, exact)) = &self.per_thread else {
+            return;
+        };
+        let incoming = self.threads.remove(&index).unwrap_or_else(|| {
+            streams
+                .iter()
+                .map(|&s| StreamProfile::new(s, config, *exact))
+                .collect()
+        });
+        if let Some((old, profiles)) = self.current.replace((index, incoming)) {
+            self.threads.insert(old, profiles);
+        }
     }
 }
 
@@ -383,6 +447,11 @@ impl Observer for RapProfiler {
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
         self.record_block(start, insns)
+    }
+
+    fn thread(&mut self, index: u32) -> Control {
+        self.switch_thread(index);
+        Control::Continue
     }
 }
 

@@ -32,6 +32,10 @@ pub struct HotEntry {
 pub struct StreamReport {
     /// Stream name (`block`, `l1d-miss-value`, ...).
     pub stream: String,
+    /// The guest thread (creation index) whose events alone the tree holds, with
+    /// `--rap-per-thread`; absent for the whole program's tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u32>,
     /// What the stream is.
     pub description: String,
     /// Events.
@@ -139,7 +143,18 @@ impl crate::Report for RapRunReport {
 }
 
 fn stream_text(out: &mut String, s: &StreamReport) {
-    let _ = writeln!(out, "\n== {} ({}) ==", s.stream, s.description);
+    match s.thread {
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "\n== {}, thread {t} only ({}) ==",
+                s.stream, s.description
+            );
+        }
+        None => {
+            let _ = writeln!(out, "\n== {} ({}) ==", s.stream, s.description);
+        }
+    }
     let _ = writeln!(
         out,
         "n = {} events; tree: {} nodes now, {} max, {:.1} mean, {} merge batches",

@@ -72,7 +72,12 @@ impl<'a> RunReport<'a> {
         let rap = match &s.rap {
             Some((spec, prof)) => {
                 let mut streams = Vec::new();
-                for p in &prof.profiles {
+                let whole = prof.profiles.iter().map(|p| (None, p));
+                let threads = prof
+                    .threads
+                    .iter()
+                    .flat_map(|(&t, ps)| ps.iter().map(move |p| (Some(t), p)));
+                for (thread, p) in whole.chain(threads) {
                     let hot = p.tree.hot_ranges(spec.hot)?;
                     let accuracy = p
                         .exact
@@ -86,6 +91,7 @@ impl<'a> RunReport<'a> {
                     };
                     streams.push(StreamReport {
                         stream: p.stream.name().to_string(),
+                        thread,
                         description: p.stream.description().to_string(),
                         n: p.tree.n(),
                         nodes: p.tree.node_count(),

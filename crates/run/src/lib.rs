@@ -294,7 +294,14 @@ impl<'a, 's> Run<'a, 's> {
             interrupt,
         } = self;
         let mut profiler = profile.map(Profiler::new);
-        let mut rap = rap.map(|s| RapProfiler::new(&s.streams, &s.config, s.exact));
+        let mut rap = rap.map(|s| {
+            let p = RapProfiler::new(&s.streams, &s.config, s.exact);
+            if s.per_thread {
+                p.per_thread()
+            } else {
+                p
+            }
+        });
         let mut recorder = if paths.is_empty() {
             None
         } else {

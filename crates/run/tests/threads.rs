@@ -68,3 +68,32 @@ fn whole_program_paths_replay_every_thread_exactly() {
         }
     }
 }
+
+#[test]
+fn rap_per_thread_trees_hold_each_threads_events_exactly() {
+    use outcrop_rap::observe::{RapProfiler, Stream};
+    let spec = ProgramSpec::observed(threads_workload(), "bin/threads");
+    let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+    let config = outcrop_rap::Config::default();
+    let mut rap = RapProfiler::new(&[Stream::Pc, Stream::Block], &config, true).per_thread();
+    guest.machine.run(&mut rap);
+    rap.finish_trees().unwrap();
+    let stats = guest.machine.thread_stats();
+    assert_eq!(rap.threads.len(), stats.len());
+    for s in &stats {
+        let profiles = &rap.threads[&s.index];
+        for p in profiles {
+            // the pc stream counts instructions, the block stream weighs blocks by theirs
+            assert_eq!(
+                p.tree.n(),
+                s.instructions,
+                "thread {} {}",
+                s.index,
+                p.stream
+            );
+            assert_eq!(p.exact.as_ref().unwrap().n(), s.instructions);
+        }
+    }
+    let whole: u64 = rap.profiles[0].tree.n();
+    assert_eq!(whole, guest.machine.instret);
+}
