@@ -325,3 +325,52 @@ fn non_programs_are_clear_errors() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(1));
 }
+
+/// A guest fixture of the machine's thread tests.
+fn thread_fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rv/tests/fixtures/threads")
+        .join(name)
+}
+
+#[test]
+fn a_deadlock_is_an_error_naming_each_thread_and_where_it_waits() {
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--deterministic", "--"])
+        .arg(thread_fixture("deadlock"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("deadlock: every thread waits"), "{err}");
+    for t in ["thread 0 (tid 1000)", "thread 1 (tid 1001)"] {
+        assert!(err.contains(t), "{err}");
+    }
+    assert_eq!(
+        err.matches("called from pthread_mutex_lock: futex wait on")
+            .count(),
+        2,
+        "{err}"
+    );
+}
+
+#[test]
+fn signal_deaths_and_thread_bombs_are_never_silent() {
+    let run = |args: &[&str], prog: &str| {
+        Command::new(env!("CARGO_BIN_EXE_outcrop"))
+            .arg("exec")
+            .args(args)
+            .arg("--")
+            .arg(thread_fixture(prog))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--deterministic"], "signals");
+    assert_eq!(o.status.code(), Some(138));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("killed by SIGUSR1"));
+    let o = run(&["--deterministic", "--max-threads", "8"], "bomb");
+    assert_eq!(o.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--max-threads"));
+    let o = run(&["--quantum", "0"], "bomb");
+    assert!(!o.status.success(), "a zero quantum is refused");
+}

@@ -297,7 +297,13 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             threads: machine.thread_stats(),
             context_switches: machine.context_switches(),
             schedule_seed: machine.schedule_seed(),
-            deadlock: (summaries.outcome == Outcome::Deadlock).then(|| machine.deadlock_report()),
+            deadlock: (summaries.outcome == Outcome::Deadlock).then(|| {
+                let symbols = image.symbols().ok();
+                machine.deadlock_report_with(|pc| {
+                    let f = symbols?.lookup(pc)?;
+                    Some(f.name.to_string())
+                })
+            }),
         },
         ..summaries
     })

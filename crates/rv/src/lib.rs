@@ -42,7 +42,7 @@ pub mod sections;
 pub mod symbols;
 
 pub use error::Error;
-pub use machine::{Engine, Fault, FaultKind, Machine, Outcome};
+pub use machine::{Engine, Fault, FaultKind, Machine, Outcome, ThreadWait};
 /// The retire-record vocabulary the machine emits (from `outcrop-events`).
 pub use outcrop_events::record::{
     BranchKind, ClassCounter, Control, Observer, RegUse, Retire, Stamp, Unit,

@@ -18,6 +18,7 @@ use std::fmt;
 
 mod blocks;
 mod sched;
+pub use sched::ThreadWait;
 mod signal;
 
 const SLOTS: usize = (PAGE_SIZE / 2) as usize;

@@ -8,6 +8,23 @@ use crate::kernel::signals::{default_action, signal_name, DefaultAction, SA_REST
 use crate::kernel::threads::{Hart, ThreadStat, Wait, DEFAULT_QUANTUM};
 use outcrop_events::record::{Control, Observer};
 
+/// One live thread and what it waits on ([`Machine::thread_waits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadWait {
+    /// Creation index.
+    pub index: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Its name, if it set one.
+    pub name: String,
+    /// Where it is.
+    pub pc: u64,
+    /// Its return-address register (the caller of a blocking libc function).
+    pub ra: u64,
+    /// What it waits on.
+    pub wait: String,
+}
+
 /// How the scheduler picks (see [`Machine::set_schedule`]).
 #[derive(Clone, Debug)]
 pub(super) struct Scheduler {
@@ -122,27 +139,57 @@ impl Machine {
         stats
     }
 
-    /// Each live thread and what it waits on, one per line (the deadlock report).
-    pub fn deadlock_report(&self) -> String {
+    /// Each live thread and what it waits on (the deadlock report's rows).
+    pub fn thread_waits(&self) -> Vec<ThreadWait> {
         let threads = self.kernel.threads();
+        threads
+            .list
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let (pc, ra) = if i == threads.current {
+                    (self.pc, self.x[1])
+                } else {
+                    (t.hart.pc, t.hart.x[1])
+                };
+                ThreadWait {
+                    index: t.index,
+                    tid: t.tid,
+                    name: t.name(),
+                    pc,
+                    ra,
+                    wait: t.wait.describe(),
+                }
+            })
+            .collect()
+    }
+
+    /// Each live thread and what it waits on, one per line, with `name(pc)` naming the code
+    /// at an address when it can (the deadlock report).
+    pub fn deadlock_report_with(&self, name: impl Fn(u64) -> Option<String>) -> String {
         let mut out = String::new();
-        for (i, t) in threads.list.iter().enumerate() {
-            let pc = if i == threads.current {
-                self.pc
-            } else {
-                t.hart.pc
+        for w in self.thread_waits() {
+            let place = match (name(w.pc), name(w.ra)) {
+                (Some(f), Some(c)) if f != c => format!(" in {f}, called from {c}"),
+                (Some(f), _) => format!(" in {f}"),
+                _ => String::new(),
             };
-            let name = t.name();
             out.push_str(&format!(
-                "thread {} (tid {}{}{}) at pc {pc:#x}: {}\n",
-                t.index,
-                t.tid,
-                if name.is_empty() { "" } else { ", " },
-                name,
-                t.wait.describe()
+                "thread {} (tid {}{}{}) at pc {:#x}{place}: {}\n",
+                w.index,
+                w.tid,
+                if w.name.is_empty() { "" } else { ", " },
+                w.name,
+                w.pc,
+                w.wait
             ));
         }
         out
+    }
+
+    /// [`Machine::deadlock_report_with`] without names.
+    pub fn deadlock_report(&self) -> String {
+        self.deadlock_report_with(|_| None)
     }
 
     /// Runs until exit, fault, the instruction limit, or the observer stops it, switching
