@@ -374,3 +374,21 @@ fn signal_deaths_and_thread_bombs_are_never_silent() {
     let o = run(&["--quantum", "0"], "bomb");
     assert!(!o.status.success(), "a zero quantum is refused");
 }
+
+#[test]
+fn a_write_to_a_closed_pipe_raises_sigpipe() {
+    // the reader is gone before the guest writes: SIGPIPE's default action ends it, 141 as
+    // under qemu (`outcrop exec -- prog | head -c0`)
+    let hello = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/hello");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--deterministic", "--"])
+        .arg(hello)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(141));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("killed by SIGPIPE"));
+}
