@@ -377,12 +377,11 @@ fn signal_deaths_and_thread_bombs_are_never_silent() {
 
 #[test]
 fn a_write_to_a_closed_pipe_raises_sigpipe() {
-    // the reader is gone before the guest writes: SIGPIPE's default action ends it, 141 as
-    // under qemu (`outcrop exec -- prog | head -c0`)
-    let hello = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/hello");
+    // the reader leaves while the guest writes 4 MB: SIGPIPE's default action ends it, 141
+    // as under qemu (`outcrop exec -- prog | head -c1`; the program would exit 3)
     let mut child = Command::new(env!("CARGO_BIN_EXE_outcrop"))
         .args(["exec", "--deterministic", "--"])
-        .arg(hello)
+        .arg(thread_fixture("writer"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
