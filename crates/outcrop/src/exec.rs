@@ -94,6 +94,15 @@ pub struct GuestArgs {
           value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_threads: u64,
 
+    /// The ISA extensions the machine implements for this run, as an -march string
+    /// (rv64gc, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64). Default: all
+    /// it implements (rv64imafdc_zicsr_zifencei_zba_zbb_zbs_zicond_zfa_zcb_zimop_zcmop_zawrs).
+    /// An instruction of an extension left out faults naming it: switch extensions off to see
+    /// what a program needs.
+    #[arg(long, value_name = "MARCH",
+          value_parser = |s: &str| outcrop_rv::inst::Isa::parse(s))]
+    pub isa: Option<outcrop_rv::inst::Isa>,
+
     /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
     /// under --deterministic). Repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
@@ -172,6 +181,7 @@ impl GuestArgs {
             quantum: self.quantum,
             schedule_seed: self.schedule_seed,
             max_threads: self.max_threads as usize,
+            isa: self.isa.unwrap_or_default(),
         }
     }
 }

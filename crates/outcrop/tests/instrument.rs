@@ -70,10 +70,16 @@ fn check(out: &Output, what: &str) {
 struct Scratch {
     dir: tempfile::TempDir,
     asm: PathBuf,
+    march: String,
 }
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
+        Scratch::with_march(name, "rv64gc")
+    }
+
+    /// The workload compiled for `-march=MARCH` (the same for its instrumented variants).
+    fn with_march(name: &str, march: &str) -> Scratch {
         let dir = tempfile::tempdir().unwrap();
         for d in ["bin", "src", "asm"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
@@ -86,13 +92,17 @@ impl Scratch {
         let asm = dir.path().join("asm").join(format!("{name}.s"));
         let src = workloads().join("src").join(format!("{name}.c"));
         let out = Command::new("riscv64-linux-gnu-gcc")
-            .args(["-O2", "-march=rv64gc", "-mabi=lp64d", "-S", "-o"])
+            .args(["-O2", &format!("-march={march}"), "-mabi=lp64d", "-S", "-o"])
             .arg(&asm)
             .arg(&src)
             .output()
             .unwrap();
         check(&out, "gcc -S");
-        Scratch { dir, asm }
+        Scratch {
+            dir,
+            asm,
+            march: march.to_string(),
+        }
     }
 
     /// Builds variant `flags` into `bin/NAME` (replacing the previous one).
@@ -111,7 +121,8 @@ impl Scratch {
         check(&out, &format!("outcrop instrument {flags:?}"));
         let bin = d.join("bin").join(name);
         let out = Command::new("riscv64-linux-gnu-gcc")
-            .args(["-O2", "-static", "-march=rv64gc", "-mabi=lp64d", "-o"])
+            .args(["-O2", "-static", &format!("-march={}", self.march)])
+            .args(["-mabi=lp64d", "-o"])
             .arg(&bin)
             .arg(&s)
             .arg(workloads().join("runtime/outcrop_rt.c"))
@@ -330,6 +341,50 @@ fn each(f: fn(&str, bool)) {
     let qemu = have("qemu-riscv64-static");
     for name in names() {
         f(&name, qemu && !threaded(&name));
+    }
+}
+
+#[test]
+fn programs_built_with_the_b_extension_are_instrumented_right() {
+    // GCC's B code (sh3add, bset, zext.h… in the function bodies) passes through the rewriter
+    // and its counts still equal the exact profile's (and qemu's, which knows Zba/Zbb/Zbs)
+    if !have("riscv64-linux-gnu-gcc") {
+        return;
+    }
+    for name in ["hashtable", "qsort_ints", "lz"] {
+        let s = Scratch::with_march(name, "rv64gc_zba_zbb_zbs");
+        let text = std::fs::read_to_string(&s.asm).unwrap();
+        assert!(
+            ["sh1add", "sh2add", "sh3add", "bset", "zext.", "andn", "add.uw"]
+                .iter()
+                .any(|m| text.contains(m)),
+            "{name}: gcc emitted no B instructions"
+        );
+        s.build(name, &["--sites", "entries", "--sampling", "full"]);
+        let dir = s.dir.path();
+        let mut cmd = s.machine(name, "lfsr", &["run", "--json", "-o", "profile.json"]);
+        cmd.current_dir(dir);
+        let full = s.run(name, cmd, "B entries full");
+        let profile: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("profile.json")).unwrap()).unwrap();
+        for (site, n) in counts(&full) {
+            let sym = site.split('@').next().unwrap();
+            let calls = profile["functions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == sym)
+                .map_or(0, |f| f["calls"].as_u64().unwrap());
+            assert_eq!(calls, n, "{name}: {site}");
+        }
+        if have("qemu-riscv64-static") {
+            assert_eq!(s.run(name, s.qemu(name), "B entries full, qemu"), full);
+        }
+        s.build(name, &["--sites", "edges", "--sampling", "full"]);
+        let edges = s.run(name, s.machine(name, "lfsr", &["exec"]), "B edges full");
+        if have("qemu-riscv64-static") {
+            assert_eq!(s.run(name, s.qemu(name), "B edges full, qemu"), edges);
+        }
     }
 }
 

@@ -58,6 +58,8 @@ pub struct ProgramSpec {
     pub schedule_seed: Option<u64>,
     /// Most guest threads alive at once (`--max-threads`).
     pub max_threads: usize,
+    /// The ISA extensions the machine implements for this run (`--isa`; default: all).
+    pub isa: outcrop_rv::inst::Isa,
     /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
     /// of the empty one under `deterministic`), replacing a variable of the same name.
     pub env: Vec<OsString>,
@@ -82,6 +84,7 @@ impl ProgramSpec {
             quantum: outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
             schedule_seed: None,
             max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
+            isa: outcrop_rv::inst::Isa::ALL,
         }
     }
 
@@ -260,6 +263,9 @@ pub fn load_image(
     }
     machine.set_schedule(spec.quantum, spec.effective_schedule_seed());
     machine.set_max_threads(spec.max_threads);
+    if spec.isa != outcrop_rv::inst::Isa::ALL {
+        machine.set_isa(spec.isa);
+    }
     Ok(machine)
 }
 

@@ -1,6 +1,12 @@
 //! The C extension: each 16-bit instruction is expanded to the 32-bit instruction it stands
 //! for (RISC-V unprivileged ISA, chapter "C", RV64 column), so the opcode table and the
-//! executor see only 32-bit forms. Reserved and illegal encodings expand to `None`.
+//! executor see only 32-bit forms. Reserved and illegal encodings expand to `None`. Zcb's
+//! encodings (chapter "Zc*": `c.lbu`, `c.lhu`, `c.lh`, `c.sb`, `c.sh`, `c.zext.b/h/w`,
+//! `c.sext.b/h`, `c.not`, `c.mul`) expand to their base, Zba and Zbb equivalents; Zcmop's
+//! `c.mop.N` (the reserved `c.lui xN, 0` with N odd below 16) to a no-op. [`ext`] says which
+//! of C, Zcb and Zcmop an encoding belongs to.
+
+use crate::isa::Ext;
 
 fn r(op: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32) -> u32 {
     (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
@@ -94,6 +100,18 @@ pub fn expand(h: u16) -> Option<u32> {
             rs1p,
             (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
         ),
+        (0, 4) => {
+            // Zcb loads and stores: bits 12:10 select, bits 6:5 the offset
+            let off1 = bit(c, 5, 1);
+            match (bits(c, 12, 10, 0), bit(c, 6, 0)) {
+                (0, b6) => i(OP_LOAD, rdp, 4, rs1p, (off1 | b6) as i32), // c.lbu
+                (1, 0) => i(OP_LOAD, rdp, 5, rs1p, off1 as i32),         // c.lhu
+                (1, _) => i(OP_LOAD, rdp, 1, rs1p, off1 as i32),         // c.lh
+                (2, b6) => s(OP_STORE, 0, rs1p, rdp, (off1 | b6) as i32), // c.sb
+                (3, 0) => s(OP_STORE, 1, rs1p, rdp, off1 as i32),        // c.sh
+                _ => return None,
+            }
+        }
         (0, 5) => s(
             OP_STORE_FP,
             3,
@@ -136,7 +154,8 @@ pub fn expand(h: u16) -> Option<u32> {
             } else {
                 let nz = sext(bit(c, 12, 17) | bits(c, 6, 2, 12), 18);
                 if nz == 0 {
-                    return None;
+                    // Zcmop's c.mop.N (N odd, below 16) writes nothing; other rd reserved
+                    return (rd & 1 == 1 && rd < 16).then_some(i(OP_IMM, 0, 0, 0, 0));
                 }
                 (nz as u32 & 0xffff_f000) | (rd << 7) | OP_LUI // c.lui
             }
@@ -156,7 +175,17 @@ pub fn expand(h: u16) -> Option<u32> {
                         (0, 3) => r(OP, rs1p, 7, rs1p, rs2p, 0),      // c.and
                         (1, 0) => r(OP32, rs1p, 0, rs1p, rs2p, 0x20), // c.subw
                         (1, 1) => r(OP32, rs1p, 0, rs1p, rs2p, 0),    // c.addw
-                        _ => return None,
+                        (1, 2) => r(OP, rs1p, 0, rs1p, rs2p, 1),      // c.mul (Zcb)
+                        // Zcb unary operations on rd', selected by bits 4:2
+                        _ => match bits(c, 4, 2, 0) {
+                            0 => i(OP_IMM, rs1p, 7, rs1p, 0xff), // c.zext.b
+                            1 => (0x604 << 20) | (rs1p << 15) | (1 << 12) | (rs1p << 7) | OP_IMM, // c.sext.b
+                            2 => r(OP32, rs1p, 4, rs1p, 0, 4), // c.zext.h
+                            3 => (0x605 << 20) | (rs1p << 15) | (1 << 12) | (rs1p << 7) | OP_IMM, // c.sext.h
+                            4 => r(OP32, rs1p, 0, rs1p, 0, 4), // c.zext.w (add.uw rd, rd, zero)
+                            5 => i(OP_IMM, rs1p, 4, rs1p, -1), // c.not
+                            _ => return None,
+                        },
                     }
                 }
             }
@@ -249,6 +278,25 @@ pub fn expand(h: u16) -> Option<u32> {
         ),
         _ => return None,
     })
+}
+
+/// Which extension the 16-bit encoding `h` belongs to: Zcb, Zcmop or C. (An expanded
+/// instruction also needs its operation's extension: `c.sext.b` is `sext.b`, Zbb.)
+pub fn ext(h: u16) -> Ext {
+    let c = u32::from(h);
+    match (c & 3, c >> 13) {
+        (0, 4) => Ext::Zcb,
+        (1, 4) if bits(c, 12, 10, 0) == 7 && bits(c, 6, 5, 0) >= 2 => Ext::Zcb,
+        _ if mop_number(h).is_some() => Ext::Zcmop,
+        _ => Ext::C,
+    }
+}
+
+/// `N` if `h` is Zcmop's `c.mop.N`.
+pub fn mop_number(h: u16) -> Option<u32> {
+    let c = u32::from(h);
+    let rd = (c >> 7) & 31;
+    (c & 0xf07f == 0x6001 && rd & 1 == 1 && rd < 16).then_some(rd)
 }
 
 #[cfg(test)]

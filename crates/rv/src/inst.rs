@@ -1,5 +1,8 @@
-//! The one opcode table of RV64GC (RV64IMAFD + Zicsr + Zifencei, and C by expansion): it drives
-//! decoding, execution (by [`Op`]) and disassembly (by [`Format`]), so they cannot drift apart.
+//! The one opcode table of the machine (RV64IMAFD + Zicsr + Zifencei, Zba, Zbb, Zbs, Zicond,
+//! Zfa, Zimop, Zawrs, Outcrop's `brr`; C, Zcb and Zcmop by expansion): it drives decoding,
+//! execution (by [`Op`]), disassembly (by [`Format`]) and the `--isa` check (by [`Ext`]), so
+//! they cannot drift apart. Hints (Zihintpause's `pause`, Zicbop's prefetches, Zihintntl's
+//! `ntl.*`) are base encodings with no architectural effect and decode as such.
 //!
 //! Each entry is a `(mask, match)` pair over the 32-bit encoding (as in riscv-opcodes): a word
 //! `w` is the entry's instruction when `w & mask == match`. Compressed (16-bit) instructions are
@@ -58,27 +61,37 @@ pub enum Format {
     /// `1/N, target`: branch-on-random (custom-0 major opcode, J-type offset, the 4-bit
     /// frequency in the `rd` field)
     Brr,
+    /// `rd, rs1` (unary bit manipulation: `clz`, `sext.b`, `rev8`…)
+    R1,
+    /// f `rd`, constant: Zfa's `fli` (the constant's index in the `rs1` field, kept in `imm`)
+    Fli,
+    /// `rd, rs1[, rs2]`: Zimop's may-be-operations (the operation number `N` in `imm`)
+    Mop,
 }
 
 macro_rules! ops {
-    ($( $op:ident $name:literal $fmt:ident $mask:literal $match:literal $class:ident ;)*) => {
+    ($( [$ext:ident] $( $op:ident $name:literal $fmt:ident $mask:literal $match:literal $class:ident ;)* )*) => {
         /// Every instruction the machine executes.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
         #[allow(missing_docs)]
-        pub enum Op { $($op,)* /** An encoding no entry matches. */ Illegal }
+        pub enum Op { $($($op,)*)* /** An encoding no entry matches. */ Illegal }
 
         /// `(op, mnemonic, format, mask, match, class)` for every instruction.
         pub const TABLE: &[(Op, &str, Format, u32, u32, Class)] = &[
-            $((Op::$op, $name, Format::$fmt, $mask, $match, Class::$class),)*
+            $($((Op::$op, $name, Format::$fmt, $mask, $match, Class::$class),)*)*
         ];
+
+        /// The extension of every entry of [`TABLE`], in its order.
+        const EXTS: &[Ext] = &[ $($((Op::$op, Ext::$ext).1,)*)* ];
     };
 }
 
+pub use crate::isa::{Ext, Isa};
 pub use outcrop_events::record::{Class, Unit};
 
 ops! {
-    // RV32I / RV64I
+    [I] // RV32I / RV64I
     Lui     "lui"     U     0x0000007f 0x00000037 Alu;
     Auipc   "auipc"   U     0x0000007f 0x00000017 Alu;
     Jal     "jal"     J     0x0000007f 0x0000006f Jump;
@@ -129,17 +142,18 @@ ops! {
     Srlw    "srlw"    R     0xfe00707f 0x0000503b Alu;
     Sraw    "sraw"    R     0xfe00707f 0x4000503b Alu;
     Fence   "fence"   Fence 0x0000707f 0x0000000f Sys;
-    FenceI  "fence.i" None  0x0000707f 0x0000100f Sys;
     Ecall   "ecall"   None  0xffffffff 0x00000073 Sys;
     Ebreak  "ebreak"  None  0xffffffff 0x00100073 Sys;
-    // Zicsr
+    [Zifencei]
+    FenceI  "fence.i" None  0x0000707f 0x0000100f Sys;
+    [Zicsr]
     Csrrw   "csrrw"   Csr   0x0000707f 0x00001073 Sys;
     Csrrs   "csrrs"   Csr   0x0000707f 0x00002073 Sys;
     Csrrc   "csrrc"   Csr   0x0000707f 0x00003073 Sys;
     Csrrwi  "csrrwi"  CsrI  0x0000707f 0x00005073 Sys;
     Csrrsi  "csrrsi"  CsrI  0x0000707f 0x00006073 Sys;
     Csrrci  "csrrci"  CsrI  0x0000707f 0x00007073 Sys;
-    // M
+    [M]
     Mul     "mul"     R     0xfe00707f 0x02000033 Mult;
     Mulh    "mulh"    R     0xfe00707f 0x02001033 Mult;
     Mulhsu  "mulhsu"  R     0xfe00707f 0x02002033 Mult;
@@ -153,7 +167,7 @@ ops! {
     Divuw   "divuw"   R     0xfe00707f 0x0200503b Mult;
     Remw    "remw"    R     0xfe00707f 0x0200603b Mult;
     Remuw   "remuw"   R     0xfe00707f 0x0200703b Mult;
-    // A (aq/rl bits 26:25 are ignored: one hart, sequentially consistent)
+    [A] // (aq/rl bits 26:25 are ignored: one hart, sequentially consistent)
     LrW     "lr.w"      Lr  0xf9f0707f 0x1000202f Load;
     ScW     "sc.w"      Amo 0xf800707f 0x1800202f Store;
     AmoswapW "amoswap.w" Amo 0xf800707f 0x0800202f Load;
@@ -176,7 +190,7 @@ ops! {
     AmomaxD "amomax.d"  Amo 0xf800707f 0xa000302f Load;
     AmominuD "amominu.d" Amo 0xf800707f 0xc000302f Load;
     AmomaxuD "amomaxu.d" Amo 0xf800707f 0xe000302f Load;
-    // F
+    [F]
     Flw     "flw"       FLoad  0x0000707f 0x00002007 Load;
     Fsw     "fsw"       FStore 0x0000707f 0x00002027 Store;
     FmaddS  "fmadd.s"   FR4 0x0600007f 0x00000043 Float;
@@ -207,7 +221,7 @@ ops! {
     FcvtSL  "fcvt.s.l"  FFromX 0xfff0007f 0xd0200053 Float;
     FcvtSLu "fcvt.s.lu" FFromX 0xfff0007f 0xd0300053 Float;
     FmvWX   "fmv.w.x"   FFromX 0xfff0707f 0xf0000053 Float;
-    // D
+    [D]
     Fld     "fld"       FLoad  0x0000707f 0x00003007 Load;
     Fsd     "fsd"       FStore 0x0000707f 0x00003027 Store;
     FmaddD  "fmadd.d"   FR4 0x0600007f 0x02000043 Float;
@@ -240,9 +254,77 @@ ops! {
     FcvtDL  "fcvt.d.l"  FFromX 0xfff0007f 0xd2200053 Float;
     FcvtDLu "fcvt.d.lu" FFromX 0xfff0007f 0xd2300053 Float;
     FmvDX   "fmv.d.x"   FFromX 0xfff0707f 0xf2000053 Float;
-    // Outcrop's branch-on-random (docs/machine.md "Branch-on-random"): custom-0 (0x0b),
+    [Xbrr] // Outcrop's branch-on-random (docs/machine.md "Branch-on-random"): custom-0 (0x0b),
     // bits 10:7 the frequency level, bit 11 zero, bits 31:12 the offset as in jal (±1 MiB)
     Brr     "brr"       Brr    0x0000087f 0x0000000b Branch;
+    [Zba] // address generation
+    AddUw   "add.uw"    R      0xfe00707f 0x0800003b Alu;
+    Sh1add  "sh1add"    R      0xfe00707f 0x20002033 Alu;
+    Sh2add  "sh2add"    R      0xfe00707f 0x20004033 Alu;
+    Sh3add  "sh3add"    R      0xfe00707f 0x20006033 Alu;
+    Sh1addUw "sh1add.uw" R     0xfe00707f 0x2000203b Alu;
+    Sh2addUw "sh2add.uw" R     0xfe00707f 0x2000403b Alu;
+    Sh3addUw "sh3add.uw" R     0xfe00707f 0x2000603b Alu;
+    SlliUw  "slli.uw"   Shift  0xfc00707f 0x0800101b Alu;
+    [Zbb] // basic bit manipulation
+    Andn    "andn"      R      0xfe00707f 0x40007033 Alu;
+    Orn     "orn"       R      0xfe00707f 0x40006033 Alu;
+    Xnor    "xnor"      R      0xfe00707f 0x40004033 Alu;
+    Clz     "clz"       R1     0xfff0707f 0x60001013 Alu;
+    Ctz     "ctz"       R1     0xfff0707f 0x60101013 Alu;
+    Cpop    "cpop"      R1     0xfff0707f 0x60201013 Alu;
+    Clzw    "clzw"      R1     0xfff0707f 0x6000101b Alu;
+    Ctzw    "ctzw"      R1     0xfff0707f 0x6010101b Alu;
+    Cpopw   "cpopw"     R1     0xfff0707f 0x6020101b Alu;
+    Max     "max"       R      0xfe00707f 0x0a006033 Alu;
+    Maxu    "maxu"      R      0xfe00707f 0x0a007033 Alu;
+    Min     "min"       R      0xfe00707f 0x0a004033 Alu;
+    Minu    "minu"      R      0xfe00707f 0x0a005033 Alu;
+    SextB   "sext.b"    R1     0xfff0707f 0x60401013 Alu;
+    SextH   "sext.h"    R1     0xfff0707f 0x60501013 Alu;
+    ZextH   "zext.h"    R1     0xfff0707f 0x0800403b Alu;
+    Rol     "rol"       R      0xfe00707f 0x60001033 Alu;
+    Ror     "ror"       R      0xfe00707f 0x60005033 Alu;
+    Rolw    "rolw"      R      0xfe00707f 0x6000103b Alu;
+    Rorw    "rorw"      R      0xfe00707f 0x6000503b Alu;
+    Rori    "rori"      Shift  0xfc00707f 0x60005013 Alu;
+    Roriw   "roriw"     Shift  0xfe00707f 0x6000501b Alu;
+    OrcB    "orc.b"     R1     0xfff0707f 0x28705013 Alu;
+    Rev8    "rev8"      R1     0xfff0707f 0x6b805013 Alu;
+    [Zbs] // single-bit instructions
+    Bclr    "bclr"      R      0xfe00707f 0x48001033 Alu;
+    Bclri   "bclri"     Shift  0xfc00707f 0x48001013 Alu;
+    Bext    "bext"      R      0xfe00707f 0x48005033 Alu;
+    Bexti   "bexti"     Shift  0xfc00707f 0x48005013 Alu;
+    Binv    "binv"      R      0xfe00707f 0x68001033 Alu;
+    Binvi   "binvi"     Shift  0xfc00707f 0x68001013 Alu;
+    Bset    "bset"      R      0xfe00707f 0x28001033 Alu;
+    Bseti   "bseti"     Shift  0xfc00707f 0x28001013 Alu;
+    [Zicond] // integer conditional operations
+    CzeroEqz "czero.eqz" R     0xfe00707f 0x0e005033 Alu;
+    CzeroNez "czero.nez" R     0xfe00707f 0x0e007033 Alu;
+    [Zfa] // additional floating-point instructions (single and double)
+    FliS    "fli.s"     Fli    0xfff0707f 0xf0100053 Float;
+    FminmS  "fminm.s"   FR     0xfe00707f 0x28002053 Float;
+    FmaxmS  "fmaxm.s"   FR     0xfe00707f 0x28003053 Float;
+    FroundS "fround.s"  FR1    0xfff0007f 0x40400053 Float;
+    FroundnxS "froundnx.s" FR1 0xfff0007f 0x40500053 Float;
+    FleqS   "fleq.s"    FCmp   0xfe00707f 0xa0004053 Float;
+    FltqS   "fltq.s"    FCmp   0xfe00707f 0xa0005053 Float;
+    FliD    "fli.d"     Fli    0xfff0707f 0xf2100053 Float;
+    FminmD  "fminm.d"   FR     0xfe00707f 0x2a002053 Float;
+    FmaxmD  "fmaxm.d"   FR     0xfe00707f 0x2a003053 Float;
+    FroundD "fround.d"  FR1    0xfff0007f 0x42400053 Float;
+    FroundnxD "froundnx.d" FR1 0xfff0007f 0x42500053 Float;
+    FcvtmodWD "fcvtmod.w.d" FToX 0xfff0707f 0xc2801053 Float;
+    FleqD   "fleq.d"    FCmp   0xfe00707f 0xa2004053 Float;
+    FltqD   "fltq.d"    FCmp   0xfe00707f 0xa2005053 Float;
+    [Zimop] // may-be-operations: write zero to rd until an extension redefines them
+    MopR    "mop.r"     Mop    0xb3c0707f 0x81c04073 Alu;
+    MopRr   "mop.rr"    Mop    0xb200707f 0x82004073 Alu;
+    [Zawrs] // wait on reservation set: no-ops on one hart
+    WrsNto  "wrs.nto"   None   0xffffffff 0x00d00073 Sys;
+    WrsSto  "wrs.sto"   None   0xffffffff 0x01d00073 Sys;
 }
 
 /// Entries of [`TABLE`] grouped by major opcode (bits 6:0), built once.
@@ -314,6 +396,18 @@ impl Inst {
     pub fn class(&self) -> Class {
         self.class
     }
+
+    /// Whether every extension this instruction needs is in `isa` (its operation's, and for
+    /// a compressed one C, Zcb or Zcmop as its encoding says). Illegal instructions are.
+    #[inline]
+    pub fn allowed(&self, isa: Isa) -> bool {
+        let op = self.op == Op::Illegal || isa.has(self.op.ext());
+        if self.len == 2 {
+            op && isa.has(crate::compressed::ext(self.raw as u16))
+        } else {
+            op
+        }
+    }
 }
 
 fn sext(v: u32, bits: u32) -> i32 {
@@ -357,6 +451,9 @@ pub fn decode32(w: u32, len: u8, raw: u32) -> Inst {
         Format::Shift => ((w >> 20) & 0x3f) as i32,
         Format::Csr | Format::CsrI => (w >> 20) as i32,
         Format::Fence => ((w >> 20) & 0xff) as i32,
+        Format::Fli => ((w >> 15) & 31) as i32,
+        Format::Mop if w & (1 << 25) != 0 => (((w >> 30) & 1) << 2 | ((w >> 26) & 3)) as i32,
+        Format::Mop => (((w >> 30) & 1) << 4 | ((w >> 26) & 3) << 2 | ((w >> 20) & 3)) as i32,
         _ => 0,
     };
     // Reserved rounding modes 5 and 6 are illegal for instructions that take one.
@@ -406,6 +503,41 @@ const FNAMES: [&str; 32] = [
     "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9",
     "fs10", "fs11", "ft8", "ft9", "ft10", "ft11",
 ];
+/// The constants of Zfa's `fli`, as binutils and LLVM print them.
+const FLI_NAMES: [&str; 32] = [
+    "-1.0",
+    "min",
+    "1.52587890625e-05",
+    "3.0517578125e-05",
+    "0.00390625",
+    "0.0078125",
+    "0.0625",
+    "0.125",
+    "0.25",
+    "0.3125",
+    "0.375",
+    "0.4375",
+    "0.5",
+    "0.625",
+    "0.75",
+    "0.875",
+    "1.0",
+    "1.25",
+    "1.5",
+    "1.75",
+    "2.0",
+    "2.5",
+    "3.0",
+    "4.0",
+    "8.0",
+    "16.0",
+    "128.0",
+    "256.0",
+    "32768.0",
+    "65536.0",
+    "inf",
+    "nan",
+];
 const RM_NAMES: [&str; 8] = ["rne", "rtz", "rdn", "rup", "rmm", "", "", "dyn"];
 
 /// The `.aq`/`.rl`/`.aqrl` suffix of an atomic instruction (bits 26 and 25).
@@ -424,6 +556,12 @@ pub use outcrop_events::record::RegUse;
 pub const FREG: u8 = 32;
 
 impl Op {
+    /// The extension this operation belongs to (I for [`Op::Illegal`]).
+    #[inline]
+    pub fn ext(self) -> Ext {
+        EXTS.get(self as usize).copied().unwrap_or(Ext::I)
+    }
+
     /// The execution unit (latency class) the timing model charges.
     #[inline]
     pub fn unit(self) -> Unit {
@@ -476,6 +614,10 @@ impl Op {
                 (x(rd), [x(rs1), 0, 0])
             }
             Format::Store | Format::B => (0, [x(rs1), x(rs2), 0]),
+            Format::R1 => (x(rd), [x(rs1), 0, 0]),
+            Format::Fli => (f(rd), [0; 3]),
+            // may-be-operations write zero and read nothing
+            Format::Mop => (x(rd), [0; 3]),
             Format::Brr => (0, [0; 3]),
             Format::U | Format::J | Format::CsrI => (x(rd), [0; 3]),
             Format::None | Format::Fence => (0, [0; 3]),
@@ -531,6 +673,11 @@ impl fmt::Display for Inst {
     /// `ld ra, 8(sp)`, `fadd.d fa0, fa1, fa2, rtz`. Branch and jump targets are printed as
     /// pc-relative offsets (`beq a0, a1, 16`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.len == 2 {
+            if let Some(n) = crate::compressed::mop_number(self.raw as u16) {
+                return write!(f, "c.mop.{n}");
+            }
+        }
         let Some(&(_, name, format, mask, _, _)) = self.entry() else {
             return if self.len == 2 {
                 write!(f, ".insn 2, {:#06x}", self.raw)
@@ -544,7 +691,9 @@ impl fmt::Display for Inst {
         // rounding mode suffix only for instructions with a free rm field, and not for dyn
         // exact conversions take no rounding mode in assembly (binutils encodes rm = 0)
         let exact = matches!(self.op, Op::FcvtDS | Op::FcvtDW | Op::FcvtDWu);
-        let rm = if mask & 0x7000 == 0 && self.rm != 7 && !exact {
+        let rm = if self.op == Op::FcvtmodWD {
+            ", rtz".to_string() // its rounding mode is fixed, and printed
+        } else if mask & 0x7000 == 0 && self.rm != 7 && !exact {
             format!(", {}", RM_NAMES[self.rm as usize & 7])
         } else {
             String::new()
@@ -592,6 +741,17 @@ impl fmt::Display for Inst {
             Format::FToX => write!(f, "{name} {}, {}{rm}", x(rd), fr(rs1)),
             Format::FLoad => write!(f, "{name} {}, {}({})", fr(rd), self.imm, x(rs1)),
             Format::FStore => write!(f, "{name} {}, {}({})", fr(rs2), self.imm, x(rs1)),
+            Format::R1 => write!(f, "{name} {}, {}", x(rd), x(rs1)),
+            Format::Fli => write!(
+                f,
+                "{name} {}, {}",
+                fr(rd),
+                FLI_NAMES[self.imm as usize & 31]
+            ),
+            Format::Mop if self.raw & (1 << 25) != 0 => {
+                write!(f, "{name}.{} {}, {}, {}", self.imm, x(rd), x(rs1), x(rs2))
+            }
+            Format::Mop => write!(f, "{name}.{} {}, {}", self.imm, x(rd), x(rs1)),
         }
     }
 }

@@ -28,12 +28,14 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod bitmanip;
 pub mod compressed;
 pub mod differential;
 pub mod elf;
 mod error;
 pub mod fpu;
 pub mod inst;
+pub mod isa;
 pub mod kernel;
 mod machine;
 pub mod memory;

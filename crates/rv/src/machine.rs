@@ -8,7 +8,7 @@
 //! [`Memory::code_epoch`]) drops the cache.
 
 use crate::fpu::{self, Rm};
-use crate::inst::{decode, Class, Inst, Op};
+use crate::inst::{decode, Class, Ext, Inst, Isa, Op};
 use crate::kernel::{Kernel, SyscallOutcome};
 use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer, Retire};
@@ -70,7 +70,7 @@ impl Fault {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let why = match self.kind {
-            FaultKind::IllegalInstruction => "illegal instruction".to_string(),
+            FaultKind::IllegalInstruction => illegal_why(self.inst),
             FaultKind::FetchAccess(a) => {
                 format!("instruction fetch from {a:#x} (unmapped or not executable)")
             }
@@ -79,10 +79,19 @@ impl fmt::Display for Fault {
             FaultKind::MisalignedAtomic(a) => format!("misaligned atomic access at {a:#x}"),
             FaultKind::Breakpoint => "breakpoint (ebreak)".to_string(),
         };
+        let width = if self.inst.len == 2 { 4 } else { 8 };
         if self.inst.len == 0 {
             write!(f, "guest fault at pc {:#x}: {why}", self.pc)
+        } else if self.inst.op == Op::Illegal && why.len() > "illegal instruction".len() {
+            // the extension is named: the raw bits say the rest
+            write!(
+                f,
+                "guest fault at pc {:#x}: {why} (instruction {:#0w$x})",
+                self.pc,
+                self.inst.raw,
+                w = width + 2
+            )
         } else {
-            let width = if self.inst.len == 2 { 4 } else { 8 };
             write!(
                 f,
                 "guest fault at pc {:#x}: {why}; instruction {:#0w$x} `{}`",
@@ -92,6 +101,36 @@ impl fmt::Display for Fault {
                 w = width + 2
             )
         }
+    }
+}
+
+/// Why an instruction is illegal, naming its extension when it has one: switched off by
+/// `--isa`, or one the machine does not implement (V, Zfh, …).
+fn illegal_why(inst: Inst) -> String {
+    if inst.len == 0 {
+        return "illegal instruction".to_string();
+    }
+    let full = if inst.len == 2 {
+        decode(inst.raw as u16, 0)
+    } else {
+        crate::inst::decode32(inst.raw, 4, inst.raw)
+    };
+    if full.op != Op::Illegal {
+        let ext = if full.len == 2 && crate::compressed::ext(full.raw as u16) != Ext::C {
+            crate::compressed::ext(full.raw as u16)
+        } else {
+            full.op.ext()
+        };
+        return format!(
+            "illegal instruction: `{full}` is a {} instruction, switched off by --isa",
+            ext.title()
+        );
+    }
+    match crate::isa::unimplemented(inst.raw, inst.len) {
+        Some(ext) => format!(
+            "illegal instruction: the {ext} extension, which the machine does not implement"
+        ),
+        None => "illegal instruction".to_string(),
     }
 }
 
@@ -250,6 +289,8 @@ pub struct Machine {
     blocks: blocks::BlockCache,
     block_start: u64,
     block_len: u32,
+    /// The enabled extensions (`--isa`).
+    isa: Isa,
 }
 
 /// rt_sigreturn's system call number.
@@ -331,6 +372,7 @@ impl Machine {
             },
             block_start: pc,
             block_len: 0,
+            isa: Isa::ALL,
         }
     }
 
@@ -545,9 +587,33 @@ impl Machine {
         } else {
             0
         };
-        let inst = decode(lo, hi);
+        let inst = self.decode_isa(lo, hi);
         self.icache.page[slot] = inst;
         Ok(inst)
+    }
+
+    /// Decodes as [`decode`], with instructions of extensions outside [`Machine::isa`]
+    /// illegal.
+    #[inline]
+    fn decode_isa(&self, lo: u16, hi: u16) -> Inst {
+        let inst = decode(lo, hi);
+        if self.isa == Isa::ALL || inst.allowed(self.isa) {
+            inst
+        } else {
+            Inst::illegal(inst.raw, inst.len)
+        }
+    }
+
+    /// Enables only the extensions in `isa` (the default: every one the machine implements);
+    /// an instruction of another decodes as illegal. Decoded code is dropped.
+    pub fn set_isa(&mut self, isa: Isa) {
+        self.isa = isa;
+        self.flush_icache();
+    }
+
+    /// The enabled extensions.
+    pub fn isa(&self) -> Isa {
+        self.isa
     }
 
     #[inline]
@@ -936,6 +1002,21 @@ impl Machine {
                     pc,
                 )
             }
+            // may-be-operations write zero; wrs.* wait for nothing on one hart
+            Op::MopR | Op::MopRr => wr!(0),
+            Op::WrsNto | Op::WrsSto => {}
+            op if op.ext() != Ext::F && op.ext() != Ext::D && op.ext() != Ext::Zfa => {
+                match crate::bitmanip::eval(op, rs1, rs2, imm) {
+                    Some(v) => wr!(v),
+                    None => {
+                        return (
+                            Flow::Fault(FaultKind::IllegalInstruction),
+                            Control::Continue,
+                            pc,
+                        )
+                    }
+                }
+            }
             _ => match self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1) {
                 Some((v, s1, s2)) => {
                     result = Some(v);
@@ -1213,6 +1294,22 @@ impl Machine {
             Op::FcvtDL => W::F(fpu::f64_from_i64(xs1 as i64, rm, &mut fl)),
             Op::FcvtDLu => W::F(fpu::f64_from_u64(xs1, rm, &mut fl)),
             Op::FmvDX => W::F(xs1),
+            // Zfa
+            Op::FliS => W::F(box32(fpu::fli_s(u32::from(rs1)))),
+            Op::FliD => W::F(fpu::fli_d(u32::from(rs1))),
+            Op::FminmS => W::F(box32(fpu::f32_minm(sa, sb, &mut fl))),
+            Op::FmaxmS => W::F(box32(fpu::f32_maxm(sa, sb, &mut fl))),
+            Op::FminmD => W::F(fpu::f64_minm(fa, fb, &mut fl)),
+            Op::FmaxmD => W::F(fpu::f64_maxm(fa, fb, &mut fl)),
+            Op::FroundS => W::F(box32(fpu::f32_round(sa, rm, false, &mut fl))),
+            Op::FroundnxS => W::F(box32(fpu::f32_round(sa, rm, true, &mut fl))),
+            Op::FroundD => W::F(fpu::f64_round(fa, rm, false, &mut fl)),
+            Op::FroundnxD => W::F(fpu::f64_round(fa, rm, true, &mut fl)),
+            Op::FcvtmodWD => W::X(fpu::f64_cvtmod_w(fa, &mut fl) as i64 as u64),
+            Op::FleqS => W::X(u64::from(fpu::f32_leq(sa, sb, &mut fl))),
+            Op::FltqS => W::X(u64::from(fpu::f32_ltq(sa, sb, &mut fl))),
+            Op::FleqD => W::X(u64::from(fpu::f64_leq(fa, fb, &mut fl))),
+            Op::FltqD => W::X(u64::from(fpu::f64_ltq(fa, fb, &mut fl))),
             _ => return None,
         };
         self.fflags |= fl;

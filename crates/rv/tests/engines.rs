@@ -82,7 +82,70 @@ const R_FORMS: &[(u32, u32, u32)] = &[
     (1, 4, 0x33),
     (1, 0, 0x3b),
     (1, 6, 0x3b),
+    // Zba: add.uw, sh1add/sh2add/sh3add and their .uw forms
+    (4, 0, 0x3b),
+    (0x10, 2, 0x33),
+    (0x10, 4, 0x33),
+    (0x10, 6, 0x33),
+    (0x10, 2, 0x3b),
+    (0x10, 4, 0x3b),
+    (0x10, 6, 0x3b),
+    // Zbb: andn, orn, xnor, max/maxu/min/minu, rol/ror, rolw/rorw
+    (0x20, 7, 0x33),
+    (0x20, 6, 0x33),
+    (0x20, 4, 0x33),
+    (5, 6, 0x33),
+    (5, 7, 0x33),
+    (5, 4, 0x33),
+    (5, 5, 0x33),
+    (0x30, 1, 0x33),
+    (0x30, 5, 0x33),
+    (0x30, 1, 0x3b),
+    (0x30, 5, 0x3b),
+    // Zbs: bclr, bext, binv, bset; Zicond: czero.eqz, czero.nez
+    (0x24, 1, 0x33),
+    (0x24, 5, 0x33),
+    (0x34, 1, 0x33),
+    (0x14, 1, 0x33),
+    (7, 5, 0x33),
+    (7, 7, 0x33),
 ];
+
+/// The unary and immediate forms of Zba/Zbb/Zbs (rd = a0, rs1 = a1; the shift amount or
+/// the operation in bits 31:20): clz, ctz, cpop (and w), sext.b, sext.h, zext.h, orc.b,
+/// rev8, and slli.uw, rori, roriw, bclri, bexti, binvi, bseti by `shamt`.
+fn bit_forms(shamt: u32) -> Vec<u32> {
+    let a = (11 << 15) | (10 << 7);
+    let mut v: Vec<u32> = [
+        (0x600, 1, 0x13),
+        (0x601, 1, 0x13),
+        (0x602, 1, 0x13),
+        (0x600, 1, 0x1b),
+        (0x601, 1, 0x1b),
+        (0x602, 1, 0x1b),
+        (0x604, 1, 0x13),
+        (0x605, 1, 0x13),
+        (0x080, 4, 0x3b),
+        (0x287, 5, 0x13),
+        (0x6b8, 5, 0x13),
+    ]
+    .iter()
+    .map(|&(f12, f3, op)| (f12 << 20) | (f3 << 12) | a | op)
+    .collect();
+    let sh = (shamt & 63) << 20;
+    for (hi, f3, op) in [
+        (0x08, 1, 0x1b),
+        (0x60, 5, 0x13),
+        (0x48, 1, 0x13),
+        (0x48, 5, 0x13),
+        (0x68, 1, 0x13),
+        (0x28, 1, 0x13),
+    ] {
+        v.push((hi << 24) | sh | (f3 << 12) | a | op);
+    }
+    v.push((0x30 << 25) | ((shamt & 31) << 20) | (5 << 12) | a | 0x1b); // roriw
+    v
+}
 
 /// One instruction (or a few) from a template number and random bits. Registers 2, 8 and 9
 /// (sp, s0, s1) stay pointers into the data (no template but compressed parcels writes them),
@@ -235,6 +298,55 @@ fn instruction(t: u8, a: u32, b: u32, out: &mut Vec<u32>) {
             let parcel = |v: u32| if v & 3 == 3 { v & !1 } else { v } & 0xffff;
             out.push(parcel(a) | (parcel(b) << 16));
         }
+        // Zba/Zbb/Zbs unary and immediate forms with random registers
+        32 => {
+            let forms = bit_forms(b >> 8);
+            let f = forms[b as usize % forms.len()] & !((31 << 15) | (31 << 7));
+            out.push(f | (rs1 << 15) | (rd << 7));
+        }
+        // Zcb parcels (c.lbu/lhu/lh/sb/sh off s0 or s1, unary ops, c.mul) and Zfa
+        33 => {
+            let rdp = (a >> 2) & 7;
+            let base = 8 | (b >> 20) & 1; // s0 or s1: rs1' 0 or 1
+            let zcb = [
+                0x8000 | (base & 7) << 7 | ((b >> 4) & 3) << 5 | rdp << 2, // c.lbu
+                0x8400 | (base & 7) << 7 | ((b >> 4) & 3) << 5 | rdp << 2, // c.lhu/c.lh
+                0x8800 | (base & 7) << 7 | ((b >> 4) & 3) << 5 | rdp << 2, // c.sb
+                0x8c00 | (base & 7) << 7 | ((b >> 5) & 1) << 5 | rdp << 2, // c.sh
+                0x9c61 | rdp << 7 | ((b >> 4) % 6) << 2,                   // unary
+                0x9c41 | rdp << 7 | ((b >> 4) & 7) << 2,                   // c.mul
+            ];
+            let lo = zcb[(b % 6) as usize];
+            // rd' of the unary ops and c.mul must not be s0/s1 (the pointers)
+            let lo = if b % 6 >= 4 && rdp < 2 {
+                lo | 2 << 7
+            } else {
+                lo
+            };
+            let lo = if b % 6 < 4 && (lo >> 2) & 7 < 2 && b % 6 != 2 && b % 6 != 3 {
+                lo | 2 << 2
+            } else {
+                lo
+            };
+            if b & (1 << 24) != 0 {
+                // a Zfa instruction instead: fminm/fmaxm, fround(nx), fleq/fltq, fli,
+                // fcvtmod.w.d
+                let fmt = (b >> 25) & 1;
+                let rm = [0, 1, 2, 3, 4, 7][((b >> 26) % 6) as usize];
+                let w = match (b >> 12) % 6 {
+                    0 => (0x14 << 25) | (rs2 << 20) | (rs1 << 15) | (2 | (b >> 27) & 1) << 12,
+                    1 => (0x20 << 25) | ((4 | (b >> 27) & 1) << 20) | (rs1 << 15) | rm << 12,
+                    2 => (0x50 << 25) | (rs2 << 20) | (rs1 << 15) | (4 | (b >> 27) & 1) << 12,
+                    3 => (0x78 << 25) | (1 << 20) | (rs1 << 15),
+                    4 => (0x61 << 25) | (8 << 20) | (rs1 << 15) | 1 << 12,
+                    _ => (0x14 << 25) | (rs2 << 20) | (rs1 << 15) | 3 << 12,
+                };
+                let fmt = if (b >> 12) % 6 == 4 { 0 } else { fmt };
+                out.push(w | fmt << 25 | (rd << 7) | 0x53);
+            } else {
+                out.push(lo | 0x0001_0000 | 0x0001 << 16); // then c.nop
+            }
+        }
         _ => out.push(a ^ b),
     }
 }
@@ -264,7 +376,7 @@ proptest! {
 
     #[test]
     fn random_instruction_sequences_run_the_same(
-        ops in proptest::collection::vec((0u8..33, any::<u32>(), any::<u32>()), 1..80),
+        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
         values in proptest::collection::vec(
             prop_oneof![Just(0u64), Just(1), Just(u64::MAX), Just(1 << 63), 0u64..80, any::<u64>()],
             32,
@@ -377,6 +489,7 @@ fn every_integer_form_agrees_on_edge_values() {
         for (hi, f3, op) in [(0, 1, 0x13), (0, 5, 0x13), (0x400, 5, 0x13)] {
             forms.push((hi << 20) | sh | (11 << 15) | (f3 << 12) | (10 << 7) | op);
         }
+        forms.extend(bit_forms(imm as u32));
         let shw = ((imm as u32) & 31) << 20;
         for (hi, f3) in [(0, 1), (0, 5), (0x400, 5)] {
             forms.push((hi << 20) | shw | (11 << 15) | (f3 << 12) | (10 << 7) | 0x1b);

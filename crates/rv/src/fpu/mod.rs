@@ -52,6 +52,11 @@
 //! ```
 
 mod fast;
+mod zfa;
+pub use zfa::{
+    f32_leq, f32_ltq, f32_maxm, f32_minm, f32_round, f64_cvtmod_w, f64_leq, f64_ltq, f64_maxm,
+    f64_minm, f64_round, fli_d, fli_s,
+};
 #[doc(hidden)]
 pub mod slow;
 mod soft;

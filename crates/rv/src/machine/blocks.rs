@@ -20,7 +20,7 @@
 
 use super::{jalr_kind, Flow, Machine, SLOTS};
 use crate::fpu;
-use crate::inst::{decode, Class, Inst, Op};
+use crate::inst::{Class, Inst, Op, TABLE};
 use crate::memory::{perm, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use std::collections::HashMap;
@@ -72,6 +72,16 @@ enum K {
     Sraw,
     Mul,
     Mulw,
+    // Zba / Zbb / Zicond forms compilers emit most
+    Sh1add,
+    Sh2add,
+    Sh3add,
+    AddUw,
+    Andn,
+    CzeroEqz,
+    CzeroNez,
+    /// Any other Zba/Zbb/Zbs instruction (`aux` = the [`Op`]; `imm` its shift amount).
+    Bitmanip,
     Lb,
     Lh,
     Lw,
@@ -581,7 +591,7 @@ impl Machine {
         } else {
             0
         };
-        Some(decode(lo, hi))
+        Some(self.decode_isa(lo, hi))
     }
 
     /// Translates the instructions from `pc` into a new block; `None` if not even the first
@@ -735,6 +745,20 @@ impl Machine {
             Op::Sraw => alu(K::Sraw),
             Op::Mul => alu(K::Mul),
             Op::Mulw => alu(K::Mulw),
+            Op::Sh1add => alu(K::Sh1add),
+            Op::Sh2add => alu(K::Sh2add),
+            Op::Sh3add => alu(K::Sh3add),
+            Op::AddUw => alu(K::AddUw),
+            Op::Andn => alu(K::Andn),
+            Op::CzeroEqz => alu(K::CzeroEqz),
+            Op::CzeroNez => alu(K::CzeroNez),
+            op if crate::bitmanip::eval(op, 0, 0, 0).is_some() => Uop {
+                aux: op as i32,
+                ..alu(K::Bitmanip)
+            },
+            // may-be-operations write zero; wrs.* are no-ops on one hart
+            Op::MopR | Op::MopRr => li(0),
+            Op::WrsNto | Op::WrsSto => u(K::Nop, 0),
             Op::Lb => return load(K::Lb).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
             Op::Lh => return load(K::Lh).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
             Op::Lw => return load(K::Lw).unwrap_or_else(|| self.generic(i, pc, n, K::Generic)),
@@ -924,6 +948,20 @@ impl Machine {
                 K::Sraw => self.x[rd] = ((rs1 as i32) >> (rs2 & 31)) as i64 as u64,
                 K::Mul => self.x[rd] = rs1.wrapping_mul(rs2),
                 K::Mulw => self.x[rd] = sext32(rs1.wrapping_mul(rs2)),
+                K::Sh1add => self.x[rd] = rs2.wrapping_add(rs1 << 1),
+                K::Sh2add => self.x[rd] = rs2.wrapping_add(rs1 << 2),
+                K::Sh3add => self.x[rd] = rs2.wrapping_add(rs1 << 3),
+                K::AddUw => self.x[rd] = rs2.wrapping_add(u64::from(rs1 as u32)),
+                K::Andn => self.x[rd] = rs1 & !rs2,
+                K::CzeroEqz => self.x[rd] = if rs2 == 0 { 0 } else { rs1 },
+                K::CzeroNez => self.x[rd] = if rs2 != 0 { 0 } else { rs1 },
+                K::Bitmanip => {
+                    let op = TABLE.get(u.aux as usize).map_or(Op::Illegal, |e| e.0);
+                    match crate::bitmanip::eval(op, rs1, rs2, u.imm) {
+                        Some(v) => self.x[rd] = v,
+                        None => fault!(),
+                    }
+                }
                 K::Lb => load!(load_u8, u, rs1, |v: u8| v as i8 as i64 as u64),
                 K::Lh => load!(load_u16, u, rs1, |v: u16| v as i16 as i64 as u64),
                 K::Lw => load!(load_u32, u, rs1, |v: u32| v as i32 as i64 as u64),
