@@ -103,6 +103,12 @@ pub struct GuestArgs {
           value_parser = |s: &str| outcrop_rv::inst::Isa::parse(s))]
     pub isa: Option<outcrop_rv::inst::Isa>,
 
+    /// Directory under which a dynamically linked program's interpreter and shared libraries
+    /// are found, as qemu's -L: e.g. --sysroot /usr/riscv64-linux-gnu for Debian's cross
+    /// toolchain. It is granted read-only and answers every absolute path no --allow covers.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<std::path::PathBuf>,
+
     /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
     /// under --deterministic). Repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
@@ -182,6 +188,7 @@ impl GuestArgs {
             schedule_seed: self.schedule_seed,
             max_threads: self.max_threads as usize,
             isa: self.isa.unwrap_or_default(),
+            sysroot: self.sysroot.clone(),
         }
     }
 }

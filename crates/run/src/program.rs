@@ -10,7 +10,7 @@ use outcrop_rv::{Machine, Outcome};
 use outcrop_sampling::{BrrConfig, BrrUnit};
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the guest's standard streams go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,6 +60,10 @@ pub struct ProgramSpec {
     pub max_threads: usize,
     /// The ISA extensions the machine implements for this run (`--isa`; default: all).
     pub isa: outcrop_rv::inst::Isa,
+    /// The directory a dynamically linked program's interpreter and libraries are found
+    /// under (`--sysroot`, as qemu's `-L`): granted read-only as the guest's `/` for paths
+    /// no other grant covers.
+    pub sysroot: Option<PathBuf>,
     /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
     /// of the empty one under `deterministic`), replacing a variable of the same name.
     pub env: Vec<OsString>,
@@ -85,6 +89,7 @@ impl ProgramSpec {
             schedule_seed: None,
             max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
             isa: outcrop_rv::inst::Isa::ALL,
+            sysroot: None,
         }
     }
 
@@ -175,6 +180,13 @@ pub fn load_image(
             reason,
         })?;
     }
+    if let Some(dir) = &spec.sysroot {
+        sandbox.set_sysroot(dir).map_err(|reason| Error::Grant {
+            flag: "--sysroot",
+            path: dir.clone(),
+            reason,
+        })?;
+    }
     for p in &spec.allow {
         sandbox.allow_read(p).map_err(|reason| Error::Grant {
             flag: "--allow",
@@ -189,6 +201,29 @@ pub fn load_image(
             reason,
         })?;
     }
+    // a dynamically linked program's interpreter, read as the guest would see it (beneath
+    // the sysroot); without a sysroot the loader's error names it and suggests --sysroot
+    let program_err = |reason| Error::Program {
+        path: prog_path.clone(),
+        reason,
+    };
+    let interp = match elf::interpreter(image.bytes()).map_err(program_err)? {
+        Some(path) if spec.sysroot.is_some() => {
+            let guest = PathBuf::from(&path);
+            let (bytes, host) =
+                sandbox
+                    .read_file(&guest, MAX_INTERP_BYTES)
+                    .map_err(|e| Error::Program {
+                        path: prog_path.clone(),
+                        reason: outcrop_rv::Error::Elf(format!(
+                            "its interpreter {path} cannot be read under --sysroot {}: {e}",
+                            spec.sysroot.as_deref().unwrap_or(Path::new("")).display()
+                        )),
+                    })?;
+            Some((guest, host, bytes))
+        }
+        _ => None,
+    };
     let exe_path = std::fs::canonicalize(&prog_path).unwrap_or_else(|_| prog_path.clone());
     let quiet = spec.stdio == Stdio::Quiet;
     let kernel = KernelConfig {
@@ -243,7 +278,12 @@ pub fn load_image(
         env,
         memory_limit: spec.memory_limit,
     };
-    let mut machine = elf::load(program, kernel).map_err(|reason| Error::Program {
+    let interp = interp.as_ref().map(|(path, host, bytes)| elf::Interp {
+        path: path.clone(),
+        host_path: Some(host.clone()),
+        elf: bytes,
+    });
+    let mut machine = elf::load_with(program, interp, kernel).map_err(|reason| Error::Program {
         path: prog_path.clone(),
         reason,
     })?;
@@ -279,6 +319,9 @@ fn host_seed(width: u8) -> u64 {
     let ones = u64::MAX >> (64 - u32::from(width.clamp(1, 64)));
     (v & ones).max(1)
 }
+
+/// The most bytes of an interpreter (dynamic linker) read.
+const MAX_INTERP_BYTES: u64 = 64 << 20;
 
 /// Exit status when the instruction limit stops the guest (as `timeout(1)`).
 pub const EXIT_INSN_LIMIT: i32 = 124;

@@ -53,40 +53,115 @@ pub(crate) fn parse_header(
     Ok((header, endian))
 }
 
-/// Loads `program` and returns a machine ready to run it.
-pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error> {
-    let data = program.elf;
+/// Where the dynamic linker (the program's `PT_INTERP`) is loaded.
+pub const INTERP_BASE: u64 = 0x1f_0000_0000;
+
+/// The interpreter a dynamically linked program names (its `PT_INTERP`, e.g.
+/// `/lib/ld-linux-riscv64-lp64d.so.1`), or `None` for a static program.
+pub fn interpreter(data: &[u8]) -> Result<Option<String>, Error> {
     let (header, endian) = parse_header(data)?;
-    if endian != Endianness::Little {
-        return Err(elf_err(
-            "big-endian ELF; RISC-V Linux programs are little-endian",
-        ));
-    }
-    if header.e_machine(endian) != elf::EM_RISCV {
-        return Err(elf_err(format!(
-            "ELF machine {} is not RISC-V ({})",
-            header.e_machine(endian),
-            elf::EM_RISCV
-        )));
-    }
-    let e_type = header.e_type(endian);
-    let bias = match e_type {
-        elf::ET_EXEC => 0,
-        elf::ET_DYN => PIE_BASE,
-        t => return Err(elf_err(format!("ELF type {t} is not an executable"))),
-    };
     let phdrs = header
         .program_headers(endian, data)
         .map_err(|e| elf_err(format!("program headers: {e}")))?;
-    if phdrs.iter().any(|p| p.p_type(endian) == elf::PT_INTERP) {
-        return Err(elf_err(
-            "dynamically linked program (has an interpreter); only static programs run (link with -static)",
-        ));
+    for (i, p) in phdrs.iter().enumerate() {
+        if p.p_type(endian) != elf::PT_INTERP {
+            continue;
+        }
+        let bytes = p.data(endian, data).map_err(|_| {
+            elf_err(format!(
+                "program header {i} (PT_INTERP) lies outside the file"
+            ))
+        })?;
+        let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        if bytes.is_empty() || bytes.len() > 4096 {
+            return Err(elf_err(format!(
+                "program header {i} (PT_INTERP): empty or overlong interpreter path"
+            )));
+        }
+        return Ok(Some(String::from_utf8_lossy(bytes).into_owned()));
     }
-    let mut mem = Memory::new(program.memory_limit);
+    Ok(None)
+}
+
+/// The dynamic linker of a dynamically linked program, read by the caller (from beneath the
+/// sysroot).
+pub struct Interp<'a> {
+    /// The path the program names (`PT_INTERP`).
+    pub path: std::path::PathBuf,
+    /// The host file it was read from.
+    pub host_path: Option<std::path::PathBuf>,
+    /// Its bytes.
+    pub elf: &'a [u8],
+}
+
+/// An ELF image placed in memory.
+struct Placed {
+    entry: u64,
+    phdr: u64,
+    phnum: u64,
+    /// Lowest and one-past-highest mapped address.
+    low: u64,
+    end: u64,
+    /// File offset of the lowest segment (page-aligned down).
+    offset: u64,
+}
+
+/// Checks that `data` is a little-endian RISC-V ELF of an executable type; the header.
+fn riscv_header<'d>(
+    data: &'d [u8],
+    what: &str,
+) -> Result<(&'d elf::FileHeader64<Endianness>, Endianness), Error> {
+    let (header, endian) = parse_header(data).map_err(|e| elf_err(format!("{what}: {e}")))?;
+    if endian != Endianness::Little {
+        return Err(elf_err(format!(
+            "{what}: big-endian ELF; RISC-V Linux programs are little-endian"
+        )));
+    }
+    if header.e_machine(endian) != elf::EM_RISCV {
+        return Err(elf_err(format!(
+            "{what}: ELF machine {} ({}) is not RISC-V ({})",
+            header.e_machine(endian),
+            machine_name(header.e_machine(endian)),
+            elf::EM_RISCV
+        )));
+    }
+    Ok((header, endian))
+}
+
+/// A name for common ELF machine numbers (for errors about programs for other machines).
+fn machine_name(m: u16) -> &'static str {
+    match m {
+        elf::EM_X86_64 => "x86-64",
+        elf::EM_386 => "i386",
+        elf::EM_AARCH64 => "AArch64",
+        elf::EM_ARM => "Arm",
+        elf::EM_PPC64 => "PowerPC 64",
+        elf::EM_S390 => "s390",
+        elf::EM_MIPS => "MIPS",
+        elf::EM_LOONGARCH => "LoongArch",
+        _ => "another architecture",
+    }
+}
+
+/// Maps the loadable segments of `data` at `bias` (every size and offset checked; the
+/// page-rounded union checked against the memory left before anything is mapped).
+fn place(
+    mem: &mut Memory,
+    data: &[u8],
+    bias: u64,
+    limit: u64,
+    reserve: u64,
+    what: &str,
+) -> Result<Placed, Error> {
+    let (header, endian) = riscv_header(data, what)?;
+    let phdrs = header
+        .program_headers(endian, data)
+        .map_err(|e| elf_err(format!("{what}: program headers: {e}")))?;
     // page ranges [first, end) with their permissions; the union is mapped once
     let mut segments: Vec<(u64, u64, u8)> = Vec::new();
     let mut end = 0u64;
+    let mut low = u64::MAX;
+    let mut low_offset = 0u64;
     let mut phdr_addr = None;
     let e_phoff = header.e_phoff(endian);
     let mut loads = Vec::new();
@@ -104,7 +179,7 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
             p.p_filesz(endian),
             p.p_offset(endian),
         );
-        let bad = |what: &str| elf_err(format!("program header {i} (PT_LOAD): {what}"));
+        let bad = |what2: &str| elf_err(format!("{what}: program header {i} (PT_LOAD): {what2}"));
         if filesz > memsz {
             return Err(bad("file size exceeds memory size"));
         }
@@ -112,7 +187,7 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
             .checked_add(filesz)
             .is_none_or(|e| e > data.len() as u64)
         {
-            return Err(bad("file range lies outside the file"));
+            return Err(bad("file range lies outside the file (a truncated file?)"));
         }
         let start = vaddr
             .checked_add(bias)
@@ -120,7 +195,7 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         let seg_end = start
             .checked_add(memsz)
             .ok_or_else(|| bad("address overflows"))?;
-        if seg_end > STACK_TOP - STACK_SIZE || memsz > program.memory_limit {
+        if seg_end > STACK_TOP - STACK_SIZE || memsz > limit {
             return Err(bad(
                 "segment lies outside the user address space or exceeds the memory limit",
             ));
@@ -143,39 +218,116 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         if phdr_addr.is_none() && e_phoff >= offset && e_phoff < offset + filesz {
             phdr_addr = Some(start + (e_phoff - offset));
         }
+        if start < low {
+            low = start;
+            low_offset = offset;
+        }
         end = end.max(seg_end);
         loads.push((start, offset as usize, filesz as usize));
     }
     if loads.is_empty() {
-        return Err(elf_err("no loadable segments"));
+        return Err(elf_err(format!("{what}: no loadable segments")));
     }
-    // Check the page-rounded union of the segments (and the stack) against the limit before
-    // mapping anything: overlapping segments count once, and a crafted file fails at once.
+    // Check the page-rounded union of the segments (and what must stay free for the rest)
+    // against the limit before mapping anything: overlapping segments count once, and a
+    // crafted file fails at once.
     let ranges = permission_ranges(&segments);
     let pages: u64 = ranges.iter().map(|(s, e, _)| e - s).sum();
-    let limit_pages = program.memory_limit / PAGE_SIZE;
-    if pages.saturating_add(STACK_SIZE / PAGE_SIZE) > limit_pages {
+    let left = (limit / PAGE_SIZE).saturating_sub(mem.mapped_pages());
+    if pages.saturating_add(reserve / PAGE_SIZE) > left {
         return Err(Error::OutOfMemory(format!(
-            "the program's segments need {} MiB and the stack {} MiB; the memory limit is {} MiB",
+            "{what}: the segments need {} MiB and the stack {} MiB; the memory limit is {} MiB",
             (pages * PAGE_SIZE) >> 20,
             STACK_SIZE >> 20,
-            program.memory_limit >> 20
+            limit >> 20
         )));
     }
     for (first, end, pm) in ranges {
+        if !mem.is_free(first * PAGE_SIZE, (end - first) * PAGE_SIZE) {
+            return Err(elf_err(format!(
+                "{what}: segments overlap memory already mapped at {:#x}",
+                first * PAGE_SIZE
+            )));
+        }
         mem.map(first * PAGE_SIZE, (end - first) * PAGE_SIZE, pm)
-            .map_err(|_| Error::OutOfMemory("loading the program's segments".into()))?;
+            .map_err(|_| Error::OutOfMemory(format!("{what}: loading the segments")))?;
     }
     for (start, offset, filesz) in loads {
         mem.poke_bytes(start, &data[offset..offset + filesz])
-            .map_err(|_| elf_err("segment does not fit its mapping"))?;
+            .map_err(|_| elf_err(format!("{what}: segment does not fit its mapping")))?;
     }
     let entry = header.e_entry(endian).wrapping_add(bias);
     if mem.perm_at(entry) & perm::X == 0 {
         return Err(elf_err(format!(
-            "entry point {entry:#x} is not in an executable segment"
+            "{what}: entry point {entry:#x} is not in an executable segment"
         )));
     }
+    Ok(Placed {
+        entry,
+        phdr: phdr_addr.unwrap_or(0),
+        phnum: phdrs.len() as u64,
+        low: low & !(PAGE_SIZE - 1),
+        end,
+        offset: low_offset & !(PAGE_SIZE - 1),
+    })
+}
+
+/// Loads `program` (and, for a dynamically linked one, its interpreter `interp`) and returns
+/// a machine ready to run it.
+pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error> {
+    load_with(program, None, kernel)
+}
+
+/// [`load`] with the dynamic linker of a dynamically linked program: it is loaded at
+/// [`INTERP_BASE`] and started with `AT_BASE`, `AT_PHDR` and `AT_ENTRY` describing the
+/// program, as Linux does. A dynamically linked program without `interp` is an error naming
+/// the interpreter it asks for.
+pub fn load_with(
+    program: Program<'_>,
+    interp: Option<Interp<'_>>,
+    kernel: KernelConfig,
+) -> Result<Machine, Error> {
+    let data = program.elf;
+    let (header, endian) = riscv_header(data, "the program")?;
+    let e_type = header.e_type(endian);
+    let bias = match e_type {
+        elf::ET_EXEC => 0,
+        elf::ET_DYN => PIE_BASE,
+        t => return Err(elf_err(format!("ELF type {t} is not an executable"))),
+    };
+    let wants = interpreter(data)?;
+    let interp = match (wants, interp) {
+        (None, _) => None,
+        (Some(path), None) => {
+            return Err(elf_err(format!(
+                "dynamically linked program: it needs the interpreter {path}; give the \
+                 directory its libraries live under with --sysroot (for Debian's cross \
+                 toolchain: --sysroot /usr/riscv64-linux-gnu, as qemu's -L), or link with \
+                 -static"
+            )))
+        }
+        (Some(_), Some(i)) => Some(i),
+    };
+    let mut mem = Memory::new(program.memory_limit);
+    let main = place(
+        &mut mem,
+        data,
+        bias,
+        program.memory_limit,
+        STACK_SIZE,
+        "the program",
+    )?;
+    let placed_interp = match &interp {
+        Some(i) => Some(place(
+            &mut mem,
+            i.elf,
+            INTERP_BASE,
+            program.memory_limit,
+            STACK_SIZE,
+            &format!("the interpreter {}", i.path.display()),
+        )?),
+        None => None,
+    };
     mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)
         .map_err(|_| Error::OutOfMemory("mapping the stack".into()))?;
     // the signal trampoline (Linux puts it in the vDSO): `li a7, 139; ecall`, rt_sigreturn
@@ -184,14 +336,34 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
     let tramp = [0x08b0_0893u32.to_le_bytes(), 0x0000_0073u32.to_le_bytes()].concat();
     mem.poke_bytes(SIGRETURN_TRAMPOLINE, &tramp)
         .map_err(|_| Error::OutOfMemory("writing the signal trampoline".into()))?;
-    let brk_start = end.next_multiple_of(PAGE_SIZE);
+    let brk_start = main.end.next_multiple_of(PAGE_SIZE);
     // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
     let execfn = program.args.first().cloned().unwrap_or_default();
+    let exe = kernel.exe_path.clone();
     let mut kernel = Kernel::new(kernel, brk_start, program.memory_limit);
+    kernel.record_object(crate::kernel::MappedObject {
+        guest_path: exe.clone(),
+        host_path: Some(exe),
+        start: main.low,
+        len: main.end - main.low,
+        offset: main.offset,
+        build_id: build_id_in_prefix(data),
+    });
+    if let (Some(i), Some(p)) = (&interp, &placed_interp) {
+        kernel.record_object(crate::kernel::MappedObject {
+            guest_path: i.path.clone(),
+            host_path: i.host_path.clone(),
+            start: p.low,
+            len: p.end - p.low,
+            offset: p.offset,
+            build_id: build_id_in_prefix(i.elf),
+        });
+    }
     let aux = Auxv {
-        phdr: phdr_addr.unwrap_or(0),
-        phnum: phdrs.len() as u64,
-        entry,
+        phdr: main.phdr,
+        phnum: main.phnum,
+        entry: main.entry,
+        base: placed_interp.as_ref().map_or(0, |p| p.low),
     };
     let sp = build_stack(
         &mut mem,
@@ -201,7 +373,8 @@ pub fn load(program: Program<'_>, kernel: KernelConfig) -> Result<Machine, Error
         &execfn,
         &aux,
     )?;
-    Ok(Machine::new(mem, kernel, entry, sp))
+    let pc = placed_interp.as_ref().map_or(main.entry, |p| p.entry);
+    Ok(Machine::new(mem, kernel, pc, sp))
 }
 
 /// The union of page ranges `[first, end)`, split where the permissions (the OR of the
@@ -248,6 +421,8 @@ struct Auxv {
     phdr: u64,
     phnum: u64,
     entry: u64,
+    /// Where the interpreter is loaded (0 for a static program).
+    base: u64,
 }
 
 fn build_stack(
@@ -291,7 +466,7 @@ fn build_stack(
         (4, 56),            // AT_PHENT
         (5, aux.phnum),     // AT_PHNUM
         (6, PAGE_SIZE),     // AT_PAGESZ
-        (7, 0),             // AT_BASE
+        (7, aux.base),      // AT_BASE
         (8, 0),             // AT_FLAGS
         (9, aux.entry),     // AT_ENTRY
         (11, 0),            // AT_UID
@@ -397,6 +572,27 @@ pub fn program_id(data: &[u8]) -> Result<String, Error> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The GNU build-id in the notes of an ELF file whose first bytes are `prefix` (`None` if the
+/// program headers or the note lie beyond it, or there is none). Every offset is checked.
+pub fn build_id_in_prefix(prefix: &[u8]) -> Option<Vec<u8>> {
+    let (header, endian) = parse_header(prefix).ok()?;
+    let phdrs = header.program_headers(endian, prefix).ok()?;
+    for p in phdrs {
+        if p.p_type(endian) != elf::PT_NOTE {
+            continue;
+        }
+        let Ok(Some(mut notes)) = p.notes(endian, prefix) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.n_type(endian) == elf::NT_GNU_BUILD_ID && note.name() == b"GNU" {
+                return Some(note.desc().to_vec());
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]

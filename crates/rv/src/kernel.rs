@@ -17,8 +17,10 @@
 use crate::memory::{perm, Memory, PAGE_SIZE, USER_TOP};
 use crate::sandbox::OpenFlags;
 
+pub mod mapping;
 pub mod signals;
 pub mod threads;
+pub use mapping::MappedObject;
 
 pub use crate::sandbox::Sandbox;
 use std::collections::HashSet;
@@ -167,6 +169,11 @@ pub struct Kernel {
     /// Told of the first refusal of each host path (see [`Kernel::on_denial`]).
     denial_hook: Option<DenialHook>,
     denied: HashSet<PathBuf>,
+    /// Objects mapped executable ([`Kernel::mapped_objects`]).
+    objects: Vec<MappedObject>,
+    /// The guest path and host path each open file descriptor was opened by.
+    fd_paths: std::collections::HashMap<usize, PathBuf>,
+    fd_hosts: std::collections::HashMap<usize, PathBuf>,
 }
 
 /// Called with an absolute host path the sandbox refused and whether writing was asked.
@@ -232,6 +239,9 @@ impl Kernel {
             syscall_counts: Default::default(),
             denial_hook: None,
             denied: HashSet::new(),
+            objects: Vec::new(),
+            fd_paths: Default::default(),
+            fd_hosts: Default::default(),
         }
     }
 
@@ -375,7 +385,7 @@ impl Kernel {
             35 => self.sys_unlinkat(mem, a[0] as i64, a[1], a[2]),
             78 => self.sys_readlinkat(mem, a[1], a[2], a[3]),
             214 => self.sys_brk(mem, a[0]) as i64,
-            222 => self.sys_mmap(mem, a[0], a[1], a[2], a[3], a[4] as i64),
+            222 => self.sys_mmap(mem, a[0], a[1], a[2], a[3], a[4] as i64, a[5]),
             215 => Self::sys_munmap(mem, a[0], a[1]),
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
             226 => Self::sys_mprotect(mem, a[0], a[1], a[2]),
@@ -552,6 +562,7 @@ impl Kernel {
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
         let opened = self.resolve(&path, write).and_then(|r| {
+            let host = r.host_path();
             r.open(OpenFlags {
                 read: acc == 0 || acc == 2,
                 write: acc == 1 || acc == 2,
@@ -563,13 +574,19 @@ impl Kernel {
                 nonblock: flags & O_NONBLOCK != 0,
                 mode: (mode & 0o7777) as u32,
             })
+            .map(|f| (f, host))
         });
         match opened {
-            Ok(f) => {
+            Ok((f, host)) => {
                 if flags & O_DIRECTORY != 0 && !f.metadata().is_ok_and(|m| m.is_dir()) {
                     return -ENOTDIR;
                 }
-                self.install(Fd::File(f))
+                let fd = self.install(Fd::File(f));
+                if fd >= 0 {
+                    self.fd_paths.insert(fd as usize, path);
+                    self.fd_hosts.insert(fd as usize, host);
+                }
+                fd
             }
             Err(e) => -e,
         }
@@ -591,6 +608,8 @@ impl Kernel {
         match self.fds.get_mut(fd as usize) {
             Some(slot @ Some(_)) => {
                 *slot = None;
+                self.fd_paths.remove(&(fd as usize));
+                self.fd_hosts.remove(&(fd as usize));
                 0
             }
             _ => -EBADF,
@@ -775,6 +794,7 @@ impl Kernel {
         addr
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sys_mmap(
         &mut self,
         mem: &mut Memory,
@@ -783,14 +803,15 @@ impl Kernel {
         prot: u64,
         flags: u64,
         fd: i64,
+        offset: u64,
     ) -> i64 {
         const MAP_FIXED: u64 = 0x10;
         const MAP_ANONYMOUS: u64 = 0x20;
         if len == 0 || len > self.memory_limit {
             return if len == 0 { -EINVAL } else { -ENOMEM };
         }
-        if flags & MAP_ANONYMOUS == 0 || fd != -1 {
-            return -19; // ENODEV: file-backed mappings are not supported
+        if flags & MAP_ANONYMOUS == 0 {
+            return self.mmap_file(mem, addr, len, prot, flags, fd, offset);
         }
         // len ≤ the memory limit, so rounding cannot overflow
         let len = len.next_multiple_of(PAGE_SIZE);

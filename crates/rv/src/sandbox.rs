@@ -16,6 +16,12 @@
 //!   answer is the same whether or not the path exists.
 //!
 //! The guest's working directory is the host's; relative paths are joined to it.
+//!
+//! A *sysroot* ([`Sandbox::set_sysroot`], `--sysroot`, like qemu-user's `-L`) is a read-only
+//! grant whose name is `/`: an absolute guest path not under a more specific grant is looked
+//! up beneath the sysroot (`/lib/libc.so.6` → `SYSROOT/lib/libc.so.6`), through its handle,
+//! so symlinks inside it resolve within it and nothing outside it is reached. Writing
+//! through it is refused.
 
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 use std::ffi::OsString;
@@ -35,6 +41,8 @@ pub struct Sandbox {
     /// The guest's working directory (absolute): relative guest paths resolve against it
     /// rather than the host process's, so that runs in one process can each have their own.
     cwd: Option<PathBuf>,
+    /// The sysroot's canonical host path ([`Sandbox::set_sysroot`]).
+    sysroot: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -44,6 +52,8 @@ struct Root {
     names: Vec<PathBuf>,
     access: RootAccess,
     write: bool,
+    /// The canonical host path granted.
+    host: PathBuf,
 }
 
 #[derive(Debug)]
@@ -58,6 +68,8 @@ enum RootAccess {
 pub(crate) struct Resolved<'a> {
     access: &'a RootAccess,
     rel: PathBuf,
+    /// The root's host path.
+    base: &'a Path,
 }
 
 /// How to open a file (the subset of `open(2)` flags the kernel passes on).
@@ -98,6 +110,67 @@ impl Sandbox {
         }
     }
 
+    /// Makes the directory `dir` the guest's read-only root for absolute paths no other grant
+    /// covers (where the dynamic linker and shared libraries are found).
+    pub fn set_sysroot(&mut self, dir: &Path) -> std::io::Result<()> {
+        let canonical = std::fs::canonicalize(self.host_path(dir))?;
+        if !canonical.is_dir() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a directory",
+                canonical.display()
+            )));
+        }
+        let access = RootAccess::Tree(Dir::open_ambient_dir(
+            &canonical,
+            cap_std::ambient_authority(),
+        )?);
+        self.sysroot = Some(canonical.clone());
+        self.roots.push(Root {
+            names: vec![PathBuf::from("/")],
+            access,
+            write: false,
+            host: canonical,
+        });
+        Ok(())
+    }
+
+    /// The sysroot's host directory, if one is set.
+    pub fn sysroot(&self) -> Option<&Path> {
+        self.sysroot.as_deref()
+    }
+
+    /// Reads the file the guest sees at `path` through the grants (the sysroot included),
+    /// beneath its root as the guest's own opens are, at most `cap` bytes: how the loader
+    /// reads the program's interpreter. Returns the bytes and the host path they came from.
+    pub fn read_file(&self, path: &Path, cap: u64) -> std::io::Result<(Vec<u8>, PathBuf)> {
+        use std::io::Read;
+        let resolved = self
+            .resolve(path, false)
+            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+        let file = resolved
+            .open(OpenFlags {
+                read: true,
+                ..OpenFlags::default()
+            })
+            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        if meta.len() > cap {
+            return Err(std::io::Error::other(format!(
+                "{} bytes; the most read is {cap}",
+                meta.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(meta.len() as usize);
+        file.take(cap + 1).read_to_end(&mut out)?;
+        if out.len() as u64 > cap {
+            return Err(std::io::Error::other(format!("grew past {cap} bytes")));
+        }
+        Ok((out, resolved.host_path()))
+    }
+
     /// Grants read-only access to `path` (a file or a directory tree).
     pub fn allow_read(&mut self, path: &Path) -> std::io::Result<()> {
         self.grant(path, false)
@@ -123,7 +196,7 @@ impl Sandbox {
                 name: name.to_os_string(),
             }
         };
-        let mut names = vec![canonical];
+        let mut names = vec![canonical.clone()];
         if let Ok(given) = absolute(path) {
             if !names.contains(&given) {
                 names.push(given);
@@ -133,6 +206,7 @@ impl Sandbox {
             names,
             access,
             write,
+            host: canonical,
         });
         Ok(())
     }
@@ -165,11 +239,22 @@ impl Sandbox {
         Ok(Resolved {
             access: &root.access,
             rel,
+            base: &root.host,
         })
     }
 }
 
 impl Resolved<'_> {
+    /// The host path this resolves to (for reports: which file a mapping came from; opening
+    /// goes through the root's handle, never this path).
+    pub(crate) fn host_path(&self) -> PathBuf {
+        if self.rel.as_os_str().is_empty() {
+            self.base.to_path_buf()
+        } else {
+            self.base.join(&self.rel)
+        }
+    }
+
     /// The path to hand to a root's directory handle ("." for the root itself).
     fn rel(&self) -> &Path {
         if self.rel.as_os_str().is_empty() {

@@ -5,7 +5,7 @@
 //! Needs the Debian cross binutils. Without them the test says so and passes, unless
 //! `OUTCROP_REQUIRE_CROSS=1` (set by `.ci/run`), in which case their absence fails it.
 
-use outcrop_rv::inst::{decode32, Format, Op, TABLE};
+use outcrop_rv::inst::{decode32, Ext, Format, Op, TABLE};
 use std::io::Write;
 use std::process::Command;
 
@@ -64,6 +64,11 @@ fn decode_display_assemble_gives_the_same_bits() {
     };
     let mut words = Vec::new();
     for &(op, _, format, mask, matches, _) in TABLE {
+        // binutils 2.40 (Debian 12's cross assembler) knows Zba, Zbb and Zbs but not Zicond,
+        // Zfa, Zimop or Zawrs: those are checked against LLVM (tests/isa.rs)
+        if matches!(op.ext(), Ext::Zicond | Ext::Zfa | Ext::Zimop | Ext::Zawrs) {
+            continue;
+        }
         for _ in 0..40 {
             let mut w = (next() & !mask) | matches;
             if format == Format::Fence {
@@ -103,7 +108,7 @@ fn decode_display_assemble_gives_the_same_bits() {
     drop(f);
     let obj = dir.join("rt.o");
     let out = Command::new(&asm)
-        .args(["-march=rv64gc", "-o"])
+        .args(["-march=rv64gc_zba_zbb_zbs", "-o"])
         .arg(&obj)
         .arg(&src)
         .output()

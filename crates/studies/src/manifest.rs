@@ -22,6 +22,10 @@ pub enum Kind {
     /// Multi-threaded (the scheduler and the per-thread mechanisms; not in the studies' set
     /// until whole-program paths record threads apart, docs/machine.md "Threads").
     Threads,
+    /// A compute workload built for other ISA extensions (`lz_zb`: Zba, Zbb, Zbs): the
+    /// machine's decoder and engines on real compiler output, checked against qemu; not in
+    /// the studies' set (its program is the same as the one it is built from).
+    Isa,
 }
 
 /// One workload.

@@ -1,0 +1,199 @@
+//! File-backed `mmap` and the record of the objects mapped executable (docs/machine.md,
+//! "Dynamic linking").
+//!
+//! A file mapping is read into freshly mapped guest pages when it is made: `MAP_PRIVATE`
+//! (read, write, execute; the guest's writes stay its own, as copy on write) and `MAP_SHARED`
+//! read-only. The pages are a snapshot: a later change to the file by another process is not
+//! seen (Linux would show it through a shared mapping). A writable `MAP_SHARED` mapping is
+//! refused with `EACCES` (writing the guest's stores back to the host file is not done).
+//! Pages past the end of the file are zero. Every byte counts against the memory limit as
+//! anonymous memory does; the host reads at most the mapping's length, which the limit bounds.
+//!
+//! Each executable file mapping is recorded as a [`MappedObject`] (the guest path, the host
+//! file it came from, where it lies, and the build-id read from the file's notes), so that
+//! reports can name code in shared libraries (`memcpy@libc.so.6`), as perf records `MMAP`
+//! events.
+
+use super::{Fd, Kernel, EBADF, EINVAL, ENOMEM};
+use crate::memory::{Memory, PAGE_SIZE, USER_TOP};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+const EACCES: i64 = 13;
+const ENODEV: i64 = 19;
+/// Most mapped objects recorded (a guest that maps without end cannot grow the list).
+pub const MAX_OBJECTS: usize = 4096;
+/// Most bytes of a file read to find its build-id (its notes lie near the start).
+const NOTE_WINDOW: u64 = 64 << 10;
+
+/// An object (a program or shared library) mapped executable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedObject {
+    /// The path the guest opened it by (for the loader's own loads: the program's path and
+    /// the interpreter's path in the ELF).
+    pub guest_path: PathBuf,
+    /// The host file it was read from (absolute; `None` if unknown).
+    pub host_path: Option<PathBuf>,
+    /// The lowest address of the mapping.
+    pub start: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
+    /// The GNU build-id from the file's notes, if it has one.
+    pub build_id: Option<Vec<u8>>,
+}
+
+impl MappedObject {
+    /// The object's file name (`libc.so.6`), as reports label its functions.
+    pub fn name(&self) -> String {
+        self.guest_path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    }
+}
+
+impl Kernel {
+    /// The objects mapped executable so far, in the order they were mapped (the program and
+    /// its interpreter first).
+    pub fn mapped_objects(&self) -> &[MappedObject] {
+        &self.objects
+    }
+
+    /// Records an object the loader mapped (the program, the interpreter).
+    pub fn record_object(&mut self, object: MappedObject) {
+        if self.objects.len() < MAX_OBJECTS {
+            self.objects.push(object);
+        }
+    }
+
+    /// `mmap` of file descriptor `fd` at `offset` (the anonymous case is the caller's).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mmap_file(
+        &mut self,
+        mem: &mut Memory,
+        addr: u64,
+        len: u64,
+        prot: u64,
+        flags: u64,
+        fd: i64,
+        offset: u64,
+    ) -> i64 {
+        const MAP_SHARED: u64 = 0x01;
+        const MAP_PRIVATE: u64 = 0x02;
+        const MAP_SHARED_VALIDATE: u64 = 0x03;
+        const MAP_FIXED: u64 = 0x10;
+        const PROT_WRITE: u64 = 2;
+        const PROT_EXEC: u64 = 4;
+        let shared = match flags & 3 {
+            MAP_PRIVATE => false,
+            MAP_SHARED | MAP_SHARED_VALIDATE => true,
+            _ => return -EINVAL,
+        };
+        if offset % PAGE_SIZE != 0 {
+            return -EINVAL;
+        }
+        if offset.checked_add(len).is_none() {
+            return -EOVERFLOW;
+        }
+        let file = match usize::try_from(fd).ok().and_then(|i| self.fds.get(i)) {
+            Some(Some(Fd::File(f))) => match f.try_clone() {
+                Ok(f) => f,
+                Err(e) => return -crate::sandbox::errno(&e),
+            },
+            Some(Some(_)) => return -ENODEV, // stdio: not a mappable file
+            _ => return -EBADF,
+        };
+        let Ok(meta) = file.metadata() else {
+            return -EACCES;
+        };
+        if !meta.is_file() {
+            return -ENODEV;
+        }
+        if shared && prot & PROT_WRITE != 0 {
+            // stores would have to reach the host file: not done (docs/machine.md)
+            return -EACCES;
+        }
+        // len ≤ the memory limit (checked by the caller), so rounding cannot overflow
+        let len = len.next_multiple_of(PAGE_SIZE);
+        let start = if flags & MAP_FIXED != 0 {
+            if addr % PAGE_SIZE != 0 {
+                return -EINVAL;
+            }
+            if addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
+                return -ENOMEM;
+            }
+            let _ = mem.unmap(addr, len);
+            addr
+        } else {
+            match self.find_free(mem, len) {
+                Some(a) => a,
+                None => return -ENOMEM,
+            }
+        };
+        let want = super::prot_to_perm(prot);
+        if mem.map(start, len, want).is_err() {
+            return -ENOMEM;
+        }
+        // the file's bytes, a page at a time (a short file leaves zeros after its end)
+        let mut page = vec![0u8; PAGE_SIZE as usize];
+        let mut at = 0u64;
+        while at < len {
+            let n = match read_full(&file, &mut page, offset + at) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = mem.unmap(start, len);
+                    return -crate::sandbox::errno(&e);
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if mem.poke_bytes(start + at, &page[..n]).is_err() {
+                let _ = mem.unmap(start, len);
+                return -ENOMEM;
+            }
+            at += PAGE_SIZE;
+        }
+        if prot & PROT_EXEC != 0 && self.objects.len() < MAX_OBJECTS {
+            let guest_path = self.fd_paths.get(&(fd as usize)).cloned();
+            let host_path = self.fd_hosts.get(&(fd as usize)).cloned();
+            let build_id = build_id_of(&file);
+            self.objects.push(MappedObject {
+                guest_path: guest_path.unwrap_or_else(|| PathBuf::from(format!("fd:{fd}"))),
+                host_path,
+                start,
+                len,
+                offset,
+                build_id,
+            });
+        }
+        start as i64
+    }
+}
+
+const EOVERFLOW: i64 = 75;
+
+/// Reads into `buf` from `offset` until it is full or the file ends.
+fn read_full(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// The GNU build-id of an ELF file, from the notes its program headers place in the first
+/// [`NOTE_WINDOW`] bytes (where linkers put them).
+fn build_id_of(file: &std::fs::File) -> Option<Vec<u8>> {
+    let size = file.metadata().ok()?.len().min(NOTE_WINDOW);
+    let mut head = vec![0u8; size as usize];
+    let n = read_full(file, &mut head, 0).ok()?;
+    head.truncate(n);
+    crate::elf::build_id_in_prefix(&head)
+}
