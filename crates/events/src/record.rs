@@ -265,6 +265,35 @@ pub struct Stamp {
     pub retire_stall: u32,
 }
 
+/// An object (the program, its dynamic linker, a shared library) mapped executable: what a
+/// report needs to name code inside it, as perf's `MMAP` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapping<'a> {
+    /// Its index in the order objects were mapped (0: the program).
+    pub index: u32,
+    /// The lowest address mapped.
+    pub start: u64,
+    /// The mapping's length in bytes.
+    pub len: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
+    /// The path the guest knows it by.
+    pub path: &'a std::path::Path,
+    /// The host file it was read from, if known.
+    pub host_path: Option<&'a std::path::Path>,
+    /// The GNU build-id of the file, if it has one.
+    pub build_id: Option<&'a [u8]>,
+}
+
+impl Mapping<'_> {
+    /// The object's file name (`libc.so.6`).
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    }
+}
+
 /// Receives the retire stream and the derived streams. Every method has a no-op default; set
 /// the matching constant to `true` for each stream you implement.
 pub trait Observer {
@@ -279,6 +308,8 @@ pub trait Observer {
     const STAMPS: bool = false;
     /// Call [`Observer::classes`] with retired instructions per class.
     const CLASSES: bool = false;
+    /// Call [`Observer::mapped`] for every object mapped executable.
+    const MAPPINGS: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -326,6 +357,13 @@ pub trait Observer {
     fn signal(&mut self, _entered: bool) -> Control {
         Control::Continue
     }
+    /// An object was mapped executable (the program and its interpreter before the first
+    /// record; shared libraries as the dynamic linker maps them, before any of their code
+    /// runs). Called only when [`Observer::MAPPINGS`] is set.
+    #[inline]
+    fn mapped(&mut self, _m: &Mapping<'_>) -> Control {
+        Control::Continue
+    }
     /// The stream ended (normally, by a stop, or by a limit); called once, after the last
     /// record. Wrappers that hold records back deliver them here.
     #[inline]
@@ -343,9 +381,14 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const BRANCHES: bool = O::BRANCHES;
     const STAMPS: bool = O::STAMPS;
     const CLASSES: bool = O::CLASSES;
+    const MAPPINGS: bool = O::MAPPINGS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
+    }
+    #[inline]
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        (**self).mapped(m)
     }
     #[inline]
     fn classes(&mut self, counts: &[u32; 8]) -> Control {
@@ -387,6 +430,13 @@ macro_rules! tuple_observer {
             const BRANCHES: bool = false $(|| $name::BRANCHES)+;
             const STAMPS: bool = false $(|| $name::STAMPS)+;
             const CLASSES: bool = false $(|| $name::CLASSES)+;
+            const MAPPINGS: bool = false $(|| $name::MAPPINGS)+;
+            #[inline]
+            fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::MAPPINGS { c = c.and(self.$idx.mapped(m)); })+
+                c
+            }
             #[inline]
             fn classes(&mut self, counts: &[u32; 8]) -> Control {
                 let mut c = Control::Continue;
@@ -453,9 +503,14 @@ impl<O: Observer> Observer for Option<O> {
     const BRANCHES: bool = O::BRANCHES;
     const STAMPS: bool = O::STAMPS;
     const CLASSES: bool = O::CLASSES;
+    const MAPPINGS: bool = O::MAPPINGS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.mapped(m))
     }
     #[inline]
     fn classes(&mut self, counts: &[u32; 8]) -> Control {

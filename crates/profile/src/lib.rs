@@ -39,7 +39,7 @@
 
 pub mod lines;
 
-use outcrop_events::record::{BranchKind, Control, Observer, Retire, Stamp, TimingEvents};
+use outcrop_events::record::{BranchKind, Control, Mapping, Observer, Retire, Stamp, TimingEvents};
 use outcrop_rv::symbols::Symbols;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -108,6 +108,8 @@ impl Counts {
 
 /// The root of the call tree (the program itself, before its first instruction).
 const ROOT: u32 = u32::MAX;
+/// Function id of code outside every function.
+const UNKNOWN: u32 = u32::MAX - 1;
 
 struct Node {
     parent: u32,
@@ -176,10 +178,32 @@ enum Pending {
     Return,
 }
 
+/// Gives the symbols of an object mapped during the run (a shared library), placed at its
+/// load address, or `None` when it cannot be read (its code is then `[unknown]`). The run
+/// layer supplies it: the profiler itself reads no files.
+pub type ObjectSymbols = Box<dyn FnMut(&Mapping<'_>) -> Option<Symbols> + Send>;
+
+/// A shared object's functions: ids `base..base + symbols.len()`.
+struct Object {
+    lo: u64,
+    hi: u64,
+    symbols: Symbols,
+    base: u32,
+    /// `@libc.so.6`, appended to its function names.
+    suffix: String,
+}
+
+/// Most objects whose symbols a profile keeps (a guest mapping code without end cannot grow
+/// the table past it).
+const MAX_OBJECTS: usize = 1024;
+
 /// An observer that builds the exact profile of the instructions it sees (see the crate
 /// docs). Wants retire records; uses timing stamps when they come.
 pub struct Profiler {
     symbols: Symbols,
+    /// Objects mapped during the run, newest last (their functions follow the program's).
+    objects: Vec<Object>,
+    resolver: Option<ObjectSymbols>,
     /// Function id for addresses outside every function.
     unknown: u32,
     /// Per function, one slot per 2-byte instruction position, allocated when first entered.
@@ -215,9 +239,11 @@ impl Profiler {
     /// `[unknown]`).
     pub fn new(symbols: Symbols) -> Profiler {
         let n = symbols.len();
-        let unknown = u32::try_from(n).unwrap_or(u32::MAX - 1);
+        let unknown = UNKNOWN;
         Profiler {
             symbols,
+            objects: Vec::new(),
+            resolver: None,
             unknown,
             pcs: (0..n).map(|_| Vec::new()).collect(),
             unknown_pcs: FxHashMap::default(),
@@ -247,6 +273,30 @@ impl Profiler {
         }
     }
 
+    /// Names the code of objects mapped during the run (shared libraries) with the symbols
+    /// `resolver` gives for each ([`Observer::mapped`]): their functions are named
+    /// `name@object` (`memcpy@libc.so.6`). Without it, their code is `[unknown]`.
+    pub fn with_objects(mut self, resolver: ObjectSymbols) -> Profiler {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// The name, start and size of function `id` (the program's, then the objects').
+    fn function_info(&self, id: u32) -> Option<(String, u64, u64)> {
+        if let Some(f) = self.symbols.function(outcrop_rv::symbols::FunctionId(id)) {
+            return Some((f.name.to_string(), f.start, f.size));
+        }
+        let o = self
+            .objects
+            .iter()
+            .rev()
+            .find(|o| id >= o.base && id - o.base < o.symbols.len() as u32)?;
+        let f = o
+            .symbols
+            .function(outcrop_rv::symbols::FunctionId(id - o.base))?;
+        Some((format!("{}{}", f.name, o.suffix), f.start, f.size))
+    }
+
     /// Instructions seen so far.
     pub fn instructions(&self) -> u64 {
         self.instructions
@@ -262,13 +312,31 @@ impl Profiler {
             (self.cur_fn, self.lo, self.hi) = (way.function, way.lo, way.hi);
             return;
         }
-        match self.symbols.lookup(pc) {
-            Some(f) => {
-                self.cur_fn = f.id.0;
-                self.lo = f.start;
-                self.hi = f.end();
-                let slots = f.size.div_ceil(2);
-                let v = &mut self.pcs[f.id.0 as usize];
+        let found = match self.symbols.lookup(pc) {
+            Some(f) => Some((f.id.0, f.start, f.size, true)),
+            None => self
+                .objects
+                .iter()
+                .rev()
+                .find(|o| pc >= o.lo && pc < o.hi)
+                .map(|o| match o.symbols.lookup(pc) {
+                    Some(f) => (o.base + f.id.0, f.start, f.size, true),
+                    None => {
+                        // between its functions: the object's own `[unknown]`, for as far
+                        // as no function begins (its counts go by address)
+                        let (lo, hi) = o.symbols.gap(pc);
+                        let (lo, hi) = (lo.max(o.lo), hi.min(o.hi));
+                        (o.base + o.symbols.len() as u32, lo, hi - lo, false)
+                    }
+                }),
+        };
+        match found {
+            Some((id, start, size, slotted)) => {
+                self.cur_fn = id;
+                self.lo = start;
+                self.hi = start.saturating_add(size);
+                let slots = if slotted { size.div_ceil(2) } else { 0 };
+                let v = &mut self.pcs[id as usize];
                 if v.is_empty() {
                     // sizes come from the symbol table: cap what one function can claim
                     v.resize(slots.min(MAX_SLOTS) as usize, Counts::default());
@@ -445,6 +513,39 @@ impl Profiler {
 
 impl Observer for Profiler {
     const RETIRE: bool = true;
+    const MAPPINGS: bool = true;
+
+    /// A shared object (not the program, whose symbols the profiler was made with): its
+    /// functions join the table, named `name@object`.
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        if m.index == 0 || self.objects.len() >= MAX_OBJECTS {
+            return Control::Continue;
+        }
+        let Some(symbols) = self.resolver.as_mut().and_then(|r| r(m)) else {
+            return Control::Continue;
+        };
+        let base = self.pcs.len() as u32;
+        if base.saturating_add(symbols.len() as u32 + 1) >= UNKNOWN {
+            return Control::Continue;
+        }
+        // its functions, then one id for its code outside them (`[unknown]@object`)
+        self.pcs.extend((0..=symbols.len()).map(|_| Vec::new()));
+        self.objects.push(Object {
+            lo: m.start,
+            hi: m.start.saturating_add(m.len),
+            symbols,
+            base,
+            suffix: format!("@{}", m.name()),
+        });
+        // an address looked up before may now lie in a function
+        for e in self.enter_cache.iter_mut() {
+            e.valid = false;
+        }
+        if self.cur_fn == self.unknown {
+            (self.lo, self.hi) = (0, 0);
+        }
+        Control::Continue
+    }
 
     #[inline(always)]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
@@ -599,7 +700,9 @@ pub struct Profile {
     pub instructions: u64,
     /// Whether cycles and events were counted (a timing model ran).
     pub timed: bool,
-    /// Every function that retired an instruction, by address (`[unknown]` first, if any).
+    /// Every function that retired an instruction: `[unknown]` and each shared object's
+    /// `[unknown]@object` first, then the program's functions by address, then those of the
+    /// shared objects in the order they were mapped (named `name@object`).
     pub functions: Vec<Function>,
     /// The call tree; `nodes[0]` is the root, and every parent comes before its children.
     pub nodes: Vec<TreeNode>,
@@ -626,48 +729,60 @@ pub struct PcCounts {
 }
 
 impl Profile {
-    fn build(p: Profiler) -> Profile {
+    fn build(mut p: Profiler) -> Profile {
         // functions that retired something, renumbered in address order
         let mut remap: FxHashMap<u32, u32> = FxHashMap::default();
         let mut functions = Vec::new();
         let mut pcs = Vec::new();
-        if !p.unknown_pcs.is_empty() {
-            remap.insert(p.unknown, 0);
-            functions.push(Function {
-                name: "[unknown]".into(),
-                start: 0,
-                size: 0,
-                self_counts: Counts::default(),
-                total_counts: Counts::default(),
-                calls: 0,
-            });
-            let mut u: Vec<(u64, Counts)> = p.unknown_pcs.into_iter().collect();
-            u.sort_unstable_by_key(|&(pc, _)| pc);
-            for (pc, counts) in u {
-                functions[0].self_counts.add(&counts);
-                pcs.push(PcCounts {
-                    pc,
-                    function: 0,
-                    counts,
+        // code outside every function: `[unknown]`, or `[unknown]@object` inside a shared
+        // object's mapping (a stripped library's internal functions)
+        let mut u: Vec<(u64, Counts)> = std::mem::take(&mut p.unknown_pcs).into_iter().collect();
+        u.sort_unstable_by_key(|&(pc, _)| pc);
+        let mut pseudo: FxHashMap<Option<usize>, u32> = FxHashMap::default();
+        for (pc, counts) in u {
+            let owner = p.objects.iter().rposition(|o| pc >= o.lo && pc < o.hi);
+            let idx = *pseudo.entry(owner).or_insert_with(|| {
+                functions.push(Function {
+                    name: owner.map_or_else(
+                        || "[unknown]".to_string(),
+                        |o| format!("[unknown]{}", p.objects[o].suffix),
+                    ),
+                    start: owner.map_or(0, |o| p.objects[o].lo),
+                    size: 0,
+                    self_counts: Counts::default(),
+                    total_counts: Counts::default(),
+                    calls: 0,
                 });
+                functions.len() as u32 - 1
+            });
+            functions[idx as usize].self_counts.add(&counts);
+            pcs.push(PcCounts {
+                pc,
+                function: idx,
+                counts,
+            });
+        }
+        if let Some(&i) = pseudo.get(&None) {
+            remap.insert(p.unknown, i);
+        }
+        for (o, object) in p.objects.iter().enumerate() {
+            if let Some(&i) = pseudo.get(&Some(o)) {
+                remap.insert(object.base + object.symbols.len() as u32, i);
             }
         }
         for (id, slots) in p.pcs.iter().enumerate() {
             if slots.iter().all(|c| c.instructions == 0) {
                 continue;
             }
-            let Some(sym) = p
-                .symbols
-                .function(outcrop_rv::symbols::FunctionId(id as u32))
-            else {
+            let Some((name, start, size)) = p.function_info(id as u32) else {
                 continue;
             };
             let idx = functions.len() as u32;
             remap.insert(id as u32, idx);
             let mut f = Function {
-                name: sym.name.to_string(),
-                start: sym.start,
-                size: sym.size,
+                name,
+                start,
+                size,
                 self_counts: Counts::default(),
                 total_counts: Counts::default(),
                 calls: 0,
@@ -676,7 +791,7 @@ impl Profile {
                 if c.instructions > 0 {
                     f.self_counts.add(c);
                     pcs.push(PcCounts {
-                        pc: sym.start + 2 * i as u64,
+                        pc: start + 2 * i as u64,
                         function: idx,
                         counts: *c,
                     });

@@ -56,6 +56,7 @@ mod error;
 mod execute;
 pub mod files;
 pub mod image;
+pub mod objects;
 pub mod pipeline;
 pub mod program;
 
@@ -293,7 +294,8 @@ impl<'a, 's> Run<'a, 's> {
             progress,
             interrupt,
         } = self;
-        let mut profiler = profile.map(Profiler::new);
+        let mut profiler =
+            profile.map(|s| Profiler::new(s).with_objects(objects::profile_resolver()));
         let mut rap = rap.map(|s| {
             let p = RapProfiler::new(&s.streams, &s.config, s.exact);
             if s.per_thread {

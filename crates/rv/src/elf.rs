@@ -595,6 +595,19 @@ pub fn build_id_in_prefix(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The load bias of the ELF file `data` mapped with file offset `offset` at `start` (a
+/// [`crate::kernel::MappedObject`]): `start` minus the page-aligned link-time address of the
+/// loadable segment that begins at that offset. `None` if no segment does.
+pub fn load_bias(data: &[u8], start: u64, offset: u64) -> Option<u64> {
+    let (header, endian) = parse_header(data).ok()?;
+    let phdrs = header.program_headers(endian, data).ok()?;
+    phdrs
+        .iter()
+        .filter(|p| p.p_type(endian) == elf::PT_LOAD)
+        .find(|p| p.p_offset(endian) & !(PAGE_SIZE - 1) == offset)
+        .and_then(|p| start.checked_sub(p.p_vaddr(endian) & !(PAGE_SIZE - 1)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::permission_ranges;

@@ -291,6 +291,8 @@ pub struct Machine {
     block_len: u32,
     /// The enabled extensions (`--isa`).
     isa: Isa,
+    /// Mapped objects the observer has heard of ([`Observer::mapped`]).
+    mappings_seen: usize,
 }
 
 /// rt_sigreturn's system call number.
@@ -373,6 +375,7 @@ impl Machine {
             block_start: pc,
             block_len: 0,
             isa: Isa::ALL,
+            mappings_seen: 0,
         }
     }
 
@@ -602,6 +605,28 @@ impl Machine {
         } else {
             Inst::illegal(inst.raw, inst.len)
         }
+    }
+
+    /// Tells the observer of the objects mapped executable since it last heard
+    /// ([`Observer::mapped`]).
+    #[cold]
+    fn note_mappings<O: Observer>(&mut self, obs: &mut O) -> Control {
+        let mut control = Control::Continue;
+        let objects = self.kernel.mapped_objects();
+        for (i, o) in objects.iter().enumerate().skip(self.mappings_seen) {
+            let m = outcrop_events::record::Mapping {
+                index: i as u32,
+                start: o.start,
+                len: o.len,
+                offset: o.offset,
+                path: &o.guest_path,
+                host_path: o.host_path.as_deref(),
+                build_id: o.build_id.as_deref(),
+            };
+            control = control.and(obs.mapped(&m));
+        }
+        self.mappings_seen = objects.len();
+        control
     }
 
     /// Enables only the extensions in `isa` (the default: every one the machine implements);
@@ -1085,6 +1110,12 @@ impl Machine {
                 self.block_start = next;
                 self.block_len = 0;
             }
+        }
+        if O::MAPPINGS
+            && inst.op == Op::Ecall
+            && self.mappings_seen != self.kernel.mapped_objects().len()
+        {
+            control = control.and(self.note_mappings(obs));
         }
         match exit {
             Some(code) => (Flow::Exit(code), control, next),

@@ -185,6 +185,14 @@ impl Symbols {
                 )))
             }
         };
+        Symbols::from_elf_at(data, bias)
+    }
+
+    /// [`Symbols::from_elf`] for an object loaded `bias` bytes above its link-time addresses
+    /// (a shared library or dynamic linker where the machine mapped it:
+    /// [`crate::elf::load_bias`]).
+    pub fn from_elf_at(data: &[u8], bias: u64) -> Result<Symbols, Error> {
+        let (header, endian) = crate::elf::parse_header(data)?;
         let sections = header
             .sections(endian, data)
             .map_err(|e| elf_err(format!("section headers: {e}")))?;
@@ -383,6 +391,19 @@ impl Symbols {
             }
         }
         None
+    }
+
+    /// The range `[lo, hi)` around `addr` that no function covers (`addr` itself not in a
+    /// function): from the end of the functions before it to the start of the next one.
+    /// `(addr, addr + 1)` if `addr` lies in a function.
+    pub fn gap(&self, addr: u64) -> (u64, u64) {
+        let i = self.functions.partition_point(|f| f.start <= addr);
+        let lo = if i == 0 { 0 } else { self.max_end[i - 1] };
+        if lo > addr {
+            return (addr, addr.saturating_add(1));
+        }
+        let hi = self.functions.get(i).map_or(u64::MAX, |f| f.start);
+        (lo, hi)
     }
 
     /// Indices of the functions overlapping `[lo, hi]`, by increasing start.

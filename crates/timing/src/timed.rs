@@ -119,6 +119,13 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
     const CLASSES: bool = O::CLASSES;
+    const MAPPINGS: bool = O::MAPPINGS;
+
+    /// Passed on at once: a mapping is made before any of its code runs, so the inner
+    /// observer may hear of it before records still held back.
+    fn mapped(&mut self, m: &outcrop_events::record::Mapping<'_>) -> Control {
+        self.inner.mapped(m)
+    }
 
     #[inline]
     fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {

@@ -338,6 +338,13 @@ impl Machine {
         let mut pc = self.pc;
         let mut id = self.block_at(pc, uops)?;
         loop {
+            if O::MAPPINGS
+                && self.mappings_seen != self.kernel.mapped_objects().len()
+                && self.note_mappings(obs) == Control::Stop
+            {
+                self.pc = pc;
+                return Some(Outcome::Stopped);
+            }
             let insns = u64::from(self.blocks.blocks[id as usize].insns);
             let left = self
                 .stop_at

@@ -199,6 +199,9 @@ impl Machine {
         // that can change code (stores, AMOs, system calls) re-check it.
         self.check_code_epoch();
         self.pc &= !1; // see the `pc` field
+        if O::MAPPINGS && self.note_mappings(obs) == Control::Stop {
+            return Outcome::Stopped;
+        }
         loop {
             self.stop_at = self.next_stop();
             match self.run_engine(obs) {
