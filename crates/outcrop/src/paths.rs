@@ -169,6 +169,11 @@ pub struct ReportArgs {
     /// build of the program than --binary (by GNU build-id, or a hash of the loaded code).
     #[arg(long)]
     ignore_program_id: bool,
+    /// Where the shared libraries of a dynamically linked program are found (as `run
+    /// --sysroot`): the objects the samples file lists are read from DIR/PATH and checked by
+    /// build-id. Default: their recorded paths on this host.
+    #[arg(long, value_name = "DIR")]
+    sysroot: Option<PathBuf>,
 }
 
 /// Runs a `paths` subcommand.
@@ -341,6 +346,41 @@ fn read_samples(files: &[PathBuf], ignore_program_id: bool) -> Result<Samples> {
     merged.context("no samples file given")
 }
 
+/// The CFG of the program, and of the shared objects the run mapped when the samples file
+/// lists them (a dynamically linked program: each object's code where it was loaded).
+fn program_cfg(
+    elf: &[u8],
+    binary: &std::path::Path,
+    objects: &[outcrop_sampling::SampledObject],
+    sysroot: Option<&std::path::Path>,
+    ignore_ids: bool,
+) -> Result<Cfg> {
+    if objects.is_empty() {
+        return Cfg::from_elf(elf).with_context(|| format!("{}", binary.display()));
+    }
+    let recorded: Vec<outcrop_run::objects::Recorded<'_>> = objects
+        .iter()
+        .map(|o| outcrop_run::objects::Recorded {
+            path: &o.path,
+            build_id: &o.build_id,
+            start: o.start,
+            offset: o.offset,
+        })
+        .collect();
+    let found = outcrop_run::objects::find_recorded(&recorded, sysroot, ignore_ids, &mut |w| {
+        eprintln!("outcrop: warning: {w}")
+    })?;
+    let program_bias = outcrop_rv::elf::load_bias(elf, objects[0].start, objects[0].offset)
+        .with_context(|| format!("{}: not the program that was mapped", binary.display()))?;
+    let mut parts: Vec<(&[u8], u64, &str)> = vec![(elf, program_bias, "")];
+    parts.extend(
+        found
+            .iter()
+            .map(|f| (f.bytes.as_slice(), f.bias, f.suffix.as_str())),
+    );
+    Cfg::from_objects(&parts).with_context(|| format!("{}", binary.display()))
+}
+
 fn report(args: ReportArgs) -> Result<()> {
     let samples = read_samples(&args.samples, args.ignore_program_id)?;
     let first = &args.samples[0];
@@ -369,7 +409,13 @@ fn report(args: ReportArgs) -> Result<()> {
         &elf,
         args.ignore_program_id,
     )?;
-    let cfg = Cfg::from_elf(&elf).with_context(|| format!("{}", binary.display()))?;
+    let cfg = program_cfg(
+        &elf,
+        &binary,
+        &samples.meta.objects,
+        args.sysroot.as_deref(),
+        args.ignore_program_id,
+    )?;
     let regions = Regions::new(&cfg, args.max_paths);
     let opts = Options {
         extend: !args.no_extend,

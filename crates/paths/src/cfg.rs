@@ -200,23 +200,44 @@ fn terminator(pc: u64, inst: &Inst) -> Option<Term> {
 }
 
 impl Cfg {
-    /// The CFG of every function in an ELF executable.
+    /// The CFG of every function in an ELF executable, where the machine loads it (a PIE at
+    /// `outcrop_rv::elf::PIE_BASE`).
     pub fn from_elf(data: &[u8]) -> Result<Cfg> {
-        let symbols = Symbols::from_elf(data).map_err(|e| Error::Elf(e.to_string()))?;
-        let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+        let bias = match object::File::parse(data)
+            .map_err(|e| Error::Elf(e.to_string()))?
+            .kind()
+        {
+            object::ObjectKind::Dynamic => outcrop_rv::elf::PIE_BASE,
+            _ => 0,
+        };
+        Cfg::from_objects(&[(data, bias, "")])
+    }
+
+    /// The CFG of every function of several objects loaded at once (a dynamically linked
+    /// program and its shared libraries): `(ELF bytes, load bias, suffix)` each, the suffix
+    /// appended to its function names (`@libc.so.6`).
+    pub fn from_objects(parts: &[(&[u8], u64, &str)]) -> Result<Cfg> {
         let mut code: Vec<(u64, &[u8])> = Vec::new();
-        for s in file.sections() {
-            if s.kind() == SectionKind::Text {
-                let d = s.data().map_err(|e| Error::Elf(e.to_string()))?;
-                if !d.is_empty() {
-                    code.push((s.address(), d));
+        let mut funcs: Vec<(String, u64, u64)> = Vec::new();
+        for &(data, bias, suffix) in parts {
+            let symbols =
+                Symbols::from_elf_at(data, bias).map_err(|e| Error::Elf(e.to_string()))?;
+            let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+            for s in file.sections() {
+                if s.kind() == SectionKind::Text {
+                    let d = s.data().map_err(|e| Error::Elf(e.to_string()))?;
+                    if !d.is_empty() {
+                        code.push((s.address().wrapping_add(bias), d));
+                    }
                 }
             }
+            funcs.extend(
+                symbols
+                    .functions()
+                    .map(|f| (format!("{}{suffix}", f.name), f.start, f.end())),
+            );
         }
-        let funcs: Vec<(String, u64, u64)> = symbols
-            .functions()
-            .map(|f| (f.name.to_string(), f.start, f.end()))
-            .collect();
+        funcs.sort_by_key(|f| f.1);
         Ok(Cfg::from_code(&code, &funcs))
     }
 

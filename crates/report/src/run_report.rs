@@ -56,7 +56,8 @@ impl<'a> RunReport<'a> {
         names: FileNames,
     ) -> Result<RunReport<'a>, outcrop_rap::Error> {
         let (exit_code, outcome) = s.status();
-        let symbols = image.symbols().ok();
+        // a dynamically linked program's code is named across its objects
+        let symbols = s.symbols.as_ref().or(image.symbols().ok());
         let mut warnings = Vec::new();
         let profile = s.profile.as_ref().map(|p| {
             let lines = match image.line_table() {

@@ -225,7 +225,11 @@ pub fn start<'s, W: Write + Send + 's>(
 impl<W: Write + Send> WppStage<'_, W> {
     /// Ends the capture after the run ended with `outcome`: joins the stages, writes the
     /// remaining items, the dictionaries and the statistics.
-    pub fn finish(self, outcome: &Outcome) -> Result<Captured<W>, CaptureError> {
+    pub fn finish(
+        self,
+        outcome: &Outcome,
+        objects: Vec<outcrop_strata::ObjectInfo>,
+    ) -> Result<Captured<W>, CaptureError> {
         let WppStage {
             front,
             builder,
@@ -270,6 +274,7 @@ impl<W: Write + Send> WppStage<'_, W> {
         }
         run.threaded = opts.threaded;
         run.outcome = outcome.describe();
+        run.objects = objects;
         let c = &opts.config;
         let mut stats = FileStats {
             layers: c.layers,

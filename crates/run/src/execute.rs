@@ -106,6 +106,12 @@ pub struct RunSummaries {
     pub wpp: Option<WppResult>,
     /// The RPA's accounting, services and exact references.
     pub rpa: Option<RpaResult>,
+    /// The objects the run mapped executable (the program first; more for a dynamically
+    /// linked program).
+    pub objects: Vec<outcrop_rv::kernel::MappedObject>,
+    /// The functions of the program and of every object it mapped (`name@object`), for
+    /// labelling code; `None` for a static program (the program's own symbols serve).
+    pub symbols: Option<outcrop_rv::symbols::Symbols>,
 }
 
 impl RunSummaries {
@@ -259,6 +265,16 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
                 .map(|u| {
                     let mut s = u.into_samples(&program, rec.instructions, rec.cycles);
                     s.meta.program_id = id.to_string();
+                    s.meta.objects = crate::objects::object_infos(machine.kernel.mapped_objects())
+                        .into_iter()
+                        .map(|o| outcrop_sampling::SampledObject {
+                            path: o.path,
+                            build_id: o.build_id,
+                            start: o.start,
+                            len: o.len,
+                            offset: o.offset,
+                        })
+                        .collect();
                     s
                 })
                 .collect()
@@ -286,6 +302,11 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         samples,
         wpp,
         rpa: result.rpa.take(),
+        objects: machine.kernel.mapped_objects().to_vec(),
+        symbols: crate::objects::merged_symbols(
+            image.symbols().ok(),
+            machine.kernel.mapped_objects(),
+        ),
     };
     drop(result);
     Ok(RunSummaries {
@@ -298,7 +319,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             context_switches: machine.context_switches(),
             schedule_seed: machine.schedule_seed(),
             deadlock: (summaries.outcome == Outcome::Deadlock).then(|| {
-                let symbols = image.symbols().ok();
+                let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
                 machine.deadlock_report_with(|pc| {
                     let f = symbols?.lookup(pc)?;
                     Some(f.name.to_string())

@@ -406,7 +406,10 @@ impl<'a, 's> Run<'a, 's> {
                     _ => None,
                 };
             let captured = match stage {
-                Some(s) => Some(s.finish(&outcome)?),
+                Some(s) => {
+                    let objects = objects::object_infos(driver.machine.kernel.mapped_objects());
+                    Some(s.finish(&outcome, objects)?)
+                }
                 None => None,
             };
             Ok((outcome, captured, rpa_out))

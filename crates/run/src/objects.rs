@@ -32,3 +32,150 @@ pub fn object_bytes(m: &Mapping<'_>) -> Option<Vec<u8>> {
 pub fn profile_resolver() -> outcrop_profile::ObjectSymbols {
     Box::new(symbols_of)
 }
+
+/// A build-id in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The objects a run mapped, as the whole-program capture records them; empty for a static
+/// program (only the program itself was mapped).
+pub fn object_infos(
+    objects: &[outcrop_rv::kernel::MappedObject],
+) -> Vec<outcrop_strata::ObjectInfo> {
+    if objects.len() <= 1 {
+        return Vec::new();
+    }
+    objects
+        .iter()
+        .map(|o| outcrop_strata::ObjectInfo {
+            path: o.guest_path.display().to_string(),
+            build_id: o.build_id.as_deref().map(hex).unwrap_or_default(),
+            start: o.start,
+            len: o.len,
+            offset: o.offset,
+        })
+        .collect()
+}
+
+/// The functions of the program and of every object it mapped (named `name@object`), for
+/// labelling code in reports; `None` for a static program.
+pub fn merged_symbols(
+    program: Option<&Symbols>,
+    objects: &[outcrop_rv::kernel::MappedObject],
+) -> Option<Symbols> {
+    if objects.len() <= 1 {
+        return None;
+    }
+    let mut parts: Vec<(Symbols, String)> = Vec::new();
+    for (i, o) in objects.iter().enumerate().skip(1) {
+        let m = Mapping {
+            index: i as u32,
+            start: o.start,
+            len: o.len,
+            offset: o.offset,
+            path: &o.guest_path,
+            host_path: o.host_path.as_deref(),
+            build_id: o.build_id.as_deref(),
+        };
+        if let Some(s) = symbols_of(&m) {
+            parts.push((s, format!("@{}", m.name())));
+        }
+    }
+    let empty = Symbols::default();
+    let mut refs: Vec<(&Symbols, &str)> = vec![(program.unwrap_or(&empty), "")];
+    refs.extend(parts.iter().map(|(s, n)| (s, n.as_str())));
+    Some(Symbols::merged(&refs))
+}
+
+/// An object a samples or `.wpp` file says its run mapped.
+#[derive(Clone, Copy, Debug)]
+pub struct Recorded<'a> {
+    /// The path the guest opened it by.
+    pub path: &'a str,
+    /// Its build-id in hex (empty: none recorded).
+    pub build_id: &'a str,
+    /// Where it was mapped, and the file offset there.
+    pub start: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
+}
+
+/// A recorded object found again: its bytes, load bias and name.
+pub struct Found {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Its load bias in the recorded run.
+    pub bias: u64,
+    /// `@libc.so.6`, the suffix its functions are named with.
+    pub suffix: String,
+    /// The host file it was read from.
+    pub host: std::path::PathBuf,
+}
+
+/// Finds the shared objects of a recorded run (every object but the program, index 0): each
+/// at `SYSROOT/PATH` when `sysroot` is given, else at its path, read with a bound, and
+/// checked against its recorded build-id. A mismatch is an error naming both (a warning with
+/// `ignore_ids`), as for the program itself.
+pub fn find_recorded(
+    objects: &[Recorded<'_>],
+    sysroot: Option<&std::path::Path>,
+    ignore_ids: bool,
+    warn: &mut dyn FnMut(String),
+) -> crate::Result<Vec<Found>> {
+    let mut out = Vec::new();
+    for o in objects.iter().skip(1) {
+        let guest = std::path::Path::new(o.path);
+        let host = match sysroot {
+            Some(root) => root.join(guest.strip_prefix("/").unwrap_or(guest)),
+            None => guest.to_path_buf(),
+        };
+        let bytes = read_bounded(&host, "shared object", MAX_PROGRAM_BYTES).map_err(|e| {
+            crate::Error::Config(format!(
+                "the run mapped {}, which cannot be read here ({e}){}",
+                o.path,
+                if sysroot.is_none() {
+                    "; name the directory its libraries are under with --sysroot"
+                } else {
+                    ""
+                }
+            ))
+        })?;
+        let id = outcrop_rv::elf::build_id_in_prefix(&bytes)
+            .map(|b| hex(&b))
+            .unwrap_or_default();
+        if !o.build_id.is_empty() && id != o.build_id {
+            let msg = format!(
+                "{} was build-id {} in the recorded run, but {} has {}",
+                o.path,
+                o.build_id,
+                host.display(),
+                if id.is_empty() { "none" } else { &id }
+            );
+            if ignore_ids {
+                warn(format!("{msg} (--ignore-program-id: reading it anyway)"));
+            } else {
+                return Err(crate::Error::Config(format!(
+                    "{msg}; point --sysroot at the libraries the run used, or pass --ignore-program-id"
+                )));
+            }
+        }
+        let bias = outcrop_rv::elf::load_bias(&bytes, o.start, o.offset).ok_or_else(|| {
+            crate::Error::Config(format!(
+                "{}: no loadable segment at file offset {:#x} (not the file that was mapped)",
+                host.display(),
+                o.offset
+            ))
+        })?;
+        let name = guest
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        out.push(Found {
+            bytes,
+            bias,
+            suffix: format!("@{name}"),
+            host,
+        });
+    }
+    Ok(out)
+}

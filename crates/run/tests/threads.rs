@@ -49,7 +49,7 @@ fn whole_program_paths_replay_every_thread_exactly() {
                 capture::start(scope, Vec::new(), opts, RunInfo::default(), true).unwrap();
             let outcome = guest.machine.run(&mut (&mut stage.front, &mut reference));
             stage.front.finish();
-            stage.finish(&outcome).unwrap()
+            stage.finish(&outcome, Vec::new()).unwrap()
         });
         assert!(guest.machine.context_switches() > 100);
         let f = WppFile::parse(&captured.writer).unwrap();

@@ -333,6 +333,37 @@ impl Symbols {
         Ok(out)
     }
 
+    /// One table of the functions of several objects loaded at once (a dynamically linked
+    /// program, its dynamic linker and its shared libraries, each already placed at its load
+    /// address): every name of a part with a suffix gets it (`memcpy` → `memcpy@libc.so.6`).
+    /// Functions keep their extents; lookups in overlapping parts pick the innermost.
+    pub fn merged(parts: &[(&Symbols, &str)]) -> Symbols {
+        let mut all: Vec<(Function, Vec<Box<str>>)> = Vec::new();
+        for (sym, suffix) in parts {
+            for f in &sym.functions {
+                let names = sym.names
+                    [f.first_name as usize..(f.first_name + f.name_count) as usize]
+                    .iter()
+                    .map(|n| Box::from(format!("{n}{suffix}")))
+                    .collect();
+                all.push((*f, names));
+            }
+        }
+        all.sort_by_key(|(f, _)| f.start);
+        all.dedup_by_key(|(f, _)| f.start); // two parts at one address: the first stays
+        let mut out = Symbols::default();
+        for (mut f, names) in all {
+            f.first_name = out.names.len() as u32;
+            f.name_count = names.len() as u32;
+            out.names.extend(names);
+            let end = f.start.saturating_add(f.size);
+            let max_end = out.max_end.last().map_or(end, |&m| m.max(end));
+            out.functions.push(f);
+            out.max_end.push(max_end);
+        }
+        out
+    }
+
     /// Number of functions.
     pub fn len(&self) -> usize {
         self.functions.len()

@@ -263,6 +263,7 @@ impl LbrUnit {
             meta: Meta {
                 program: program.to_string(),
                 program_id: String::new(),
+                objects: Vec::new(),
                 config: self.cfg,
                 instructions,
                 cycles,

@@ -60,4 +60,4 @@ pub use observe::{BranchFeed, BranchRecorder};
 pub use overlap::{overlap, Overlap, SiteProfile};
 pub use period::{GeometricSampler, PeriodSampler};
 pub use rng::SplitMix64;
-pub use samples::{Meta, Samples};
+pub use samples::{Meta, SampledObject, Samples};

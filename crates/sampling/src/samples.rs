@@ -28,15 +28,24 @@
 //!
 //! Each `trace` line is a count and the records, oldest first, `from>to` in hex (`to` 0 for a
 //! lost target). Header keys appear once each, in this order; `end` marks a complete file.
-//! Version 1 files (no `program-id` line) are still read.
+//! Version 1 files (no `program-id` line) are still read. A run of a dynamically linked
+//! program writes version 3: after `program-id`, `objects N` and N lines
+//! `object START LEN OFFSET BUILD-ID PATH` (hex numbers; `-` for no build-id; the path as the
+//! guest opened it, to the end of the line), one per object mapped executable, the program
+//! first.
 
 use crate::error::{Error, Result};
 use crate::lbr::{Filter, LbrConfig, PeriodUnit, Record};
 use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 
-/// The first line.
+/// The first line of files that list the objects of a dynamically linked program (version 3:
+/// an `objects N` line and N `object` lines after `program-id`).
+pub const MAGIC_V3: &str = "outcrop-branch-samples 3";
+/// The first line of files of static programs (version 2; no object lines).
 pub const MAGIC: &str = "outcrop-branch-samples 2";
+/// Most `object` lines a file may have.
+pub const MAX_OBJECTS: u64 = 4096;
 /// The first line of version 1 files (no `program-id`).
 pub const MAGIC_V1: &str = "outcrop-branch-samples 1";
 
@@ -48,6 +57,9 @@ pub struct Meta {
     /// What identifies the program's code (`build-id:…` or `sha256:…`, see
     /// `outcrop_rv::elf::program_id`); empty in version 1 files.
     pub program_id: String,
+    /// The objects mapped executable (the program first) when the program was dynamically
+    /// linked; empty otherwise.
+    pub objects: Vec<SampledObject>,
     /// The unit's configuration.
     pub config: LbrConfig,
     /// Instructions the run retired.
@@ -58,6 +70,21 @@ pub struct Meta {
     pub samples: u64,
     /// Branches the buffer recorded.
     pub recorded: u64,
+}
+
+/// An object mapped executable during the sampled run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SampledObject {
+    /// The path the guest opened it by.
+    pub path: String,
+    /// Its GNU build-id in hex (empty if none).
+    pub build_id: String,
+    /// The lowest address mapped.
+    pub start: u64,
+    /// The mapping's length.
+    pub len: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
 }
 
 /// Aggregated samples.
@@ -110,7 +137,15 @@ impl Samples {
         let m = &self.meta;
         let c = &m.config;
         let mut s = String::new();
-        let _ = writeln!(s, "{MAGIC}");
+        let _ = writeln!(
+            s,
+            "{}",
+            if m.objects.is_empty() {
+                MAGIC
+            } else {
+                MAGIC_V3
+            }
+        );
         let program: String = m
             .program
             .chars()
@@ -123,6 +158,29 @@ impl Samples {
             .filter(|c| c.is_ascii_graphic())
             .collect();
         let _ = writeln!(s, "program-id {id}");
+        if !m.objects.is_empty() {
+            let _ = writeln!(s, "objects {}", m.objects.len());
+            for o in &m.objects {
+                let id: String = o
+                    .build_id
+                    .chars()
+                    .filter(|c| c.is_ascii_hexdigit())
+                    .collect();
+                let path: String = o
+                    .path
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "object {:#x} {:#x} {:#x} {} {path}",
+                    o.start,
+                    o.len,
+                    o.offset,
+                    if id.is_empty() { "-" } else { &id }
+                );
+            }
+        }
         let _ = writeln!(s, "entries {}", c.entries);
         let _ = writeln!(s, "period {}", c.period);
         let _ = writeln!(
@@ -169,6 +227,7 @@ impl Samples {
         let eof = text.lines().count() + 1;
         let err = |line: usize, detail: String| Error::Samples { line, detail };
         let version = match lines.next() {
+            Some((_, l)) if l == MAGIC_V3 => 3,
             Some((_, l)) if l == MAGIC => 2,
             Some((_, l)) if l == MAGIC_V1 => 1,
             Some((n, l)) => {
@@ -218,6 +277,61 @@ impl Samples {
         } else {
             String::new()
         };
+        let mut objects = Vec::new();
+        if version >= 3 {
+            let (n, count) = field("objects")?;
+            let count = count
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&c| c <= MAX_OBJECTS)
+                .ok_or_else(|| {
+                    err(
+                        n,
+                        format!(
+                            "objects: not a count of at most {MAX_OBJECTS}: {:?}",
+                            truncate(&count)
+                        ),
+                    )
+                })?;
+            for _ in 0..count {
+                let (n, v) = field("object")?;
+                let parts: Vec<&str> = v.splitn(5, ' ').collect();
+                let bad = || {
+                    err(
+                        n,
+                        format!(
+                            "object: expected START LEN OFFSET BUILD-ID PATH, found {:?}",
+                            truncate(&v)
+                        ),
+                    )
+                };
+                let [start, len, offset, id, path] = parts[..] else {
+                    return Err(bad());
+                };
+                let (Some(start), Some(len), Some(offset)) = (hex(start), hex(len), hex(offset))
+                else {
+                    return Err(bad());
+                };
+                if id != "-" && !id.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(bad());
+                }
+                if path.chars().any(char::is_control) {
+                    return Err(err(n, "the object path has control characters".into()));
+                }
+                objects.push(SampledObject {
+                    path: path.to_string(),
+                    build_id: if id == "-" {
+                        String::new()
+                    } else {
+                        id.to_string()
+                    },
+                    start,
+                    len,
+                    offset,
+                });
+            }
+        }
         let entries = num(field("entries")?, "entries")?;
         let period = num(field("period")?, "period")?;
         let (n, unit) = field("unit")?;
@@ -350,6 +464,7 @@ impl Samples {
             meta: Meta {
                 program,
                 program_id,
+                objects,
                 config,
                 instructions,
                 cycles,
@@ -396,6 +511,7 @@ mod tests {
             meta: Meta {
                 program: "prog".into(),
                 program_id: "build-id:0011aabb".into(),
+                objects: Vec::new(),
                 config: LbrConfig::default(),
                 instructions: 1000,
                 cycles: 0,
@@ -463,5 +579,44 @@ mod tests {
             .replace(MAGIC, MAGIC_V1)
             .replace("program-id build-id:0011aabb\n", "");
         assert_eq!(Samples::parse(&v1).unwrap().meta.program_id, "");
+    }
+
+    #[test]
+    fn objects_of_a_dynamic_program_round_trip_and_bad_lines_are_errors() {
+        let mut s = sample();
+        s.meta.objects = vec![
+            SampledObject {
+                path: "/work/prog".into(),
+                build_id: "00aa".into(),
+                start: 0x4000_0000,
+                len: 0x2000,
+                offset: 0,
+            },
+            SampledObject {
+                path: "/lib/libc with space.so.6".into(),
+                build_id: String::new(),
+                start: 0x20_0000_0000,
+                len: 0x10_0000,
+                offset: 0,
+            },
+        ];
+        let text = s.to_text();
+        assert!(text.starts_with(MAGIC_V3));
+        assert!(text.contains("object 0x2000000000 0x100000 0x0 - /lib/libc with space.so.6\n"));
+        assert_eq!(Samples::parse(&text).unwrap(), s);
+        for (from, to) in [
+            ("objects 2\n", "objects 99999\n"),
+            ("objects 2\n", "objects 3\n"),
+            ("object 0x40000000 ", "object zz "),
+            (" 00aa ", " 0g "),
+        ] {
+            let t = text.replacen(from, to, 1);
+            assert_ne!(t, text);
+            let e = Samples::parse(&t).unwrap_err().to_string();
+            assert!(e.contains("line"), "{e}");
+        }
+        // a truncated object list
+        let cut: String = text.lines().take(4).map(|l| format!("{l}\n")).collect();
+        assert!(Samples::parse(&cut).is_err());
     }
 }

@@ -77,6 +77,26 @@ pub struct RunInfo {
     /// segments); empty in files written before it was kept.
     #[serde(default)]
     pub program_id: String,
+    /// The objects mapped executable in the run (the program, then its dynamic linker and
+    /// shared libraries), for a dynamically linked program; empty for a static one (and in
+    /// files written before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectInfo>,
+}
+
+/// An object mapped executable during a run: what names its code, and where it lay.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectInfo {
+    /// The path the guest opened it by.
+    pub path: String,
+    /// Its GNU build-id in hex (empty if it has none).
+    pub build_id: String,
+    /// The lowest address mapped.
+    pub start: u64,
+    /// The mapping's length in bytes.
+    pub len: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
 }
 
 /// The `STAT` section.

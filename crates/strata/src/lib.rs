@@ -49,7 +49,8 @@ pub use builder::{
 };
 pub use error::{Error, Result};
 pub use format::{
-    decode_budget, FileStats, RunInfo, SectionBytes, WppFile, WppWriter, MAX_DECODED_BYTES,
+    decode_budget, FileStats, ObjectInfo, RunInfo, SectionBytes, WppFile, WppWriter,
+    MAX_DECODED_BYTES,
 };
 pub use replay::Replay;
 
