@@ -45,6 +45,8 @@ const ESPIPE: i64 = 29;
 const ENOSYS: i64 = 38;
 const ENAMETOOLONG: i64 = 36;
 const ENOTDIR: i64 = 20;
+const EISDIR: i64 = 21;
+const EEXIST: i64 = 17;
 
 /// Longest path the guest may pass, with its NUL (Linux's PATH_MAX).
 const PATH_MAX: usize = 4096;
@@ -104,7 +106,38 @@ enum Fd {
     Stdout,
     Stderr,
     File(File),
+    /// A directory: the base of `*at` calls, and what getdents64 lists.
+    Dir(DirFd),
 }
+
+impl Fd {
+    /// Another descriptor for the same open file (`dup`): the host descriptor is duplicated,
+    /// so the two share its offset, as on Linux.
+    fn try_clone(&self) -> Result<Fd, i64> {
+        Ok(match self {
+            Fd::Stdin => Fd::Stdin,
+            Fd::Stdout => Fd::Stdout,
+            Fd::Stderr => Fd::Stderr,
+            Fd::File(f) => Fd::File(f.try_clone().map_err(|e| errno(&e))?),
+            Fd::Dir(d) => Fd::Dir(DirFd {
+                grant: d.grant.try_clone()?,
+                listing: None,
+                pos: 0,
+            }),
+        })
+    }
+}
+
+/// An open directory.
+struct DirFd {
+    grant: crate::sandbox::DirGrant,
+    /// Its entries, read at the first getdents64 (or after a rewind), and the next one.
+    listing: Option<Vec<(u64, u8, Vec<u8>)>>,
+    pos: usize,
+}
+
+/// Most entries one directory listing holds (a larger directory is listed up to it).
+const MAX_DIR_ENTRIES: usize = 1 << 16;
 
 /// A signal's disposition, as `rt_sigaction` set it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -381,9 +414,25 @@ impl Kernel {
             79 => self.sys_newfstatat(mem, a[0] as i64, a[1], a[2], a[3]),
             80 => self.sys_fstat(mem, a[0], a[1]),
             29 => -ENOTTY,
-            48 => self.sys_faccessat(mem, a[0] as i64, a[1]),
+            48 | 439 => self.sys_faccessat(mem, a[0] as i64, a[1]),
             35 => self.sys_unlinkat(mem, a[0] as i64, a[1], a[2]),
-            78 => self.sys_readlinkat(mem, a[1], a[2], a[3]),
+            78 => self.sys_readlinkat(mem, a[0] as i64, a[1], a[2], a[3]),
+            34 => self.sys_mkdirat(mem, a[0] as i64, a[1], a[2]),
+            276 => self.sys_renameat2(mem, a),
+            38 => self.sys_renameat2(mem, [a[0], a[1], a[2], a[3], 0, 0]),
+            61 => self.sys_getdents64(mem, a[0], a[1], a[2]),
+            23 => self.sys_dup(a[0], 0, None),
+            24 => self.sys_dup3(a[0], a[1], a[2]),
+            25 => self.sys_fcntl(a[0], a[1], a[2]),
+            65 => self.sys_readv(mem, a[0], a[1], a[2]),
+            67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
+            68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
+            17 => self.sys_getcwd(mem, a[0], a[1]),
+            46 => self.sys_ftruncate(a[0], a[1]),
+            82 | 83 => match self.fd(a[0]) {
+                Ok(_) => 0, // fsync, fdatasync: the host writes through its own cache
+                Err(e) => -e,
+            },
             214 => self.sys_brk(mem, a[0]) as i64,
             222 => self.sys_mmap(mem, a[0], a[1], a[2], a[3], a[4] as i64, a[5]),
             215 => Self::sys_munmap(mem, a[0], a[1]),
@@ -459,6 +508,7 @@ impl Kernel {
             Err(e) => return -e,
             Ok(Fd::Stdin) => self.config.stdin.read(&mut tmp),
             Ok(Fd::File(f)) => f.read(&mut tmp),
+            Ok(Fd::Dir(_)) => return -EISDIR,
             Ok(_) => return -EBADF,
         };
         match got {
@@ -480,7 +530,7 @@ impl Kernel {
                 .write_all(data)
                 .and_then(|()| self.config.stderr.flush()),
             Ok(Fd::File(f)) => f.write_all(data),
-            Ok(Fd::Stdin) => return -EBADF,
+            Ok(Fd::Stdin | Fd::Dir(_)) => return -EBADF,
         };
         match r {
             Ok(()) => data.len() as i64,
@@ -532,11 +582,27 @@ impl Kernel {
             return Err(ENAMETOOLONG); // no NUL within PATH_MAX bytes: never truncate
         }
         // Linux paths are bytes, not necessarily UTF-8
-        let p = PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
-        if p.is_absolute() || dirfd == AT_FDCWD {
-            Ok(p)
-        } else {
-            Err(EBADF) // directory file descriptors are not supported
+        let _ = dirfd; // resolved by `resolve_at`
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)))
+    }
+
+    /// Resolves `path` as an `*at` call does: absolute paths and `AT_FDCWD` against the
+    /// sandbox's grants, relative ones beneath the directory `dirfd` names (`ENOTDIR` for a
+    /// file, `EBADF` for no descriptor).
+    fn resolve_at(
+        &mut self,
+        dirfd: i64,
+        path: &std::path::Path,
+        write: bool,
+    ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        if path.is_absolute() || dirfd == AT_FDCWD {
+            return self.resolve(path, write);
+        }
+        let fd = usize::try_from(dirfd).map_err(|_| EBADF)?;
+        match self.fds.get(fd).and_then(Option::as_ref) {
+            Some(Fd::Dir(d)) => d.grant.resolve(path, write),
+            Some(_) => Err(ENOTDIR),
+            None => Err(EBADF),
         }
     }
 
@@ -561,9 +627,9 @@ impl Kernel {
         const O_NONBLOCK: u64 = 0o4000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
-        let opened = self.resolve(&path, write).and_then(|r| {
+        let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
             let host = r.host_path();
-            r.open(OpenFlags {
+            let opened = r.open(OpenFlags {
                 read: acc == 0 || acc == 2,
                 write: acc == 1 || acc == 2,
                 append: flags & O_APPEND != 0,
@@ -573,21 +639,236 @@ impl Kernel {
                 nofollow: flags & O_NOFOLLOW != 0,
                 nonblock: flags & O_NONBLOCK != 0,
                 mode: (mode & 0o7777) as u32,
-            })
-            .map(|f| (f, host))
+            })?;
+            let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
+            if flags & O_DIRECTORY != 0 && !is_dir {
+                return Err(ENOTDIR);
+            }
+            // a directory becomes the base of *at calls, beneath the same grant
+            let fd = if is_dir {
+                Fd::Dir(DirFd {
+                    grant: r.dir_grant(opened),
+                    listing: None,
+                    pos: 0,
+                })
+            } else {
+                Fd::File(opened)
+            };
+            Ok((fd, host))
         });
         match opened {
             Ok((f, host)) => {
-                if flags & O_DIRECTORY != 0 && !f.metadata().is_ok_and(|m| m.is_dir()) {
-                    return -ENOTDIR;
-                }
-                let fd = self.install(Fd::File(f));
+                let fd = self.install(f);
                 if fd >= 0 {
                     self.fd_paths.insert(fd as usize, path);
                     self.fd_hosts.insert(fd as usize, host);
                 }
                 fd
             }
+            Err(e) => -e,
+        }
+    }
+
+    /// dup / F_DUPFD: a copy of `fd` at the lowest free number ≥ `min` (or exactly `at`).
+    fn sys_dup(&mut self, fd: u64, min: u64, at: Option<u64>) -> i64 {
+        let copy = match self.fd(fd).and_then(|f| f.try_clone()) {
+            Ok(c) => c,
+            Err(e) => return -e,
+        };
+        let (path, host) = (
+            self.fd_paths.get(&(fd as usize)).cloned(),
+            self.fd_hosts.get(&(fd as usize)).cloned(),
+        );
+        let slot = match at {
+            Some(n) => n as usize,
+            None => {
+                let free =
+                    (min as usize..MAX_FDS).find(|&i| self.fds.get(i).is_none_or(Option::is_none));
+                match free {
+                    Some(i) => i,
+                    None => return -EMFILE,
+                }
+            }
+        };
+        if slot >= MAX_FDS {
+            return if at.is_some() { -EBADF } else { -EMFILE };
+        }
+        if self.fds.len() <= slot {
+            self.fds.resize_with(slot + 1, || None);
+        }
+        self.fds[slot] = Some(copy);
+        self.fd_paths.remove(&slot);
+        self.fd_hosts.remove(&slot);
+        if let Some(p) = path {
+            self.fd_paths.insert(slot, p);
+        }
+        if let Some(h) = host {
+            self.fd_hosts.insert(slot, h);
+        }
+        slot as i64
+    }
+
+    fn sys_dup3(&mut self, old: u64, new: u64, flags: u64) -> i64 {
+        const O_CLOEXEC: u64 = 0o2000000;
+        if old == new || flags & !O_CLOEXEC != 0 {
+            return -EINVAL;
+        }
+        if new as usize >= MAX_FDS {
+            return -EBADF;
+        }
+        self.sys_dup(old, 0, Some(new))
+    }
+
+    /// fcntl: F_DUPFD(_CLOEXEC), and the flag queries programs make (close-on-exec is
+    /// remembered nowhere: there is no exec).
+    fn sys_fcntl(&mut self, fd: u64, cmd: u64, arg: u64) -> i64 {
+        const F_DUPFD: u64 = 0;
+        const F_GETFD: u64 = 1;
+        const F_SETFD: u64 = 2;
+        const F_GETFL: u64 = 3;
+        const F_SETFL: u64 = 4;
+        const F_SETLK: u64 = 6;
+        const F_SETLKW: u64 = 7;
+        const F_GETLK: u64 = 5;
+        const F_DUPFD_CLOEXEC: u64 = 1030;
+        const O_RDWR: i64 = 2;
+        match cmd {
+            F_DUPFD | F_DUPFD_CLOEXEC => {
+                if arg as usize >= MAX_FDS {
+                    return -EINVAL;
+                }
+                self.sys_dup(fd, arg, None)
+            }
+            F_GETFD | F_SETFD => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            F_GETFL => match self.fd(fd) {
+                Ok(Fd::File(f)) => rustix::fs::fcntl_getfl(&*f)
+                    .map(|fl| i64::from(fl.bits()))
+                    .unwrap_or(O_RDWR),
+                Ok(Fd::Stdin) => 0,
+                Ok(Fd::Stdout | Fd::Stderr) => 1,
+                Ok(Fd::Dir(_)) => 0o200000, // O_DIRECTORY | O_RDONLY
+                Err(e) => -e,
+            },
+            // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor
+            F_SETFL => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            // advisory locks: one process, nothing to contend with
+            F_GETLK | F_SETLK | F_SETLKW => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            _ => -EINVAL,
+        }
+    }
+
+    fn sys_readv(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
+        if cnt > 1024 {
+            return -EINVAL;
+        }
+        let mut total = 0i64;
+        for i in 0..cnt {
+            let at = iov.wrapping_add(16 * i);
+            let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
+                return -EFAULT;
+            };
+            if len == 0 {
+                continue;
+            }
+            let n = self.sys_read(mem, fd, base, len);
+            if n < 0 {
+                return if total > 0 { total } else { n };
+            }
+            total += n;
+            if (n as u64) < len {
+                break; // a short read ends the vector, as Linux does
+            }
+        }
+        total
+    }
+
+    fn sys_pread(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64, off: u64) -> i64 {
+        use std::os::unix::fs::FileExt;
+        if (off as i64) < 0 {
+            return -EINVAL;
+        }
+        let n = (count as usize).min(MAX_IO);
+        if mem.check_range(buf, n as u64, perm::W).is_err() {
+            return -EFAULT;
+        }
+        let f = match self.fd(fd) {
+            Ok(Fd::File(f)) => f,
+            Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(_) => return -ESPIPE,
+            Err(e) => return -e,
+        };
+        let mut tmp = vec![0u8; n];
+        match f.read_at(&mut tmp, off) {
+            Ok(got) => match mem.write_bytes(buf, &tmp[..got]) {
+                Ok(()) => got as i64,
+                Err(_) => -EFAULT,
+            },
+            Err(e) => -errno(&e),
+        }
+    }
+
+    fn sys_pwrite(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64, off: u64) -> i64 {
+        use std::os::unix::fs::FileExt;
+        if (off as i64) < 0 {
+            return -EINVAL;
+        }
+        let n = (count as usize).min(MAX_IO);
+        let mut tmp = vec![0u8; n];
+        if mem.read_bytes(buf, &mut tmp).is_err() {
+            return -EFAULT;
+        }
+        match self.fd(fd) {
+            Ok(Fd::File(f)) => match f.write_at(&tmp, off) {
+                Ok(w) => w as i64,
+                Err(e) => -errno(&e),
+            },
+            Ok(Fd::Dir(_)) => -EISDIR,
+            Ok(_) => -ESPIPE,
+            Err(e) => -e,
+        }
+    }
+
+    fn sys_getcwd(&mut self, mem: &mut Memory, buf: u64, size: u64) -> i64 {
+        const ERANGE: i64 = 34;
+        let cwd = self.config.sandbox.host_path(std::path::Path::new("."));
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let mut bytes: Vec<u8> = cwd
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect::<PathBuf>()
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        bytes.push(0);
+        if (bytes.len() as u64) > size {
+            return -ERANGE;
+        }
+        match mem.write_bytes(buf, &bytes) {
+            Ok(()) => bytes.len() as i64,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    fn sys_ftruncate(&mut self, fd: u64, len: u64) -> i64 {
+        if (len as i64) < 0 {
+            return -EINVAL;
+        }
+        match self.fd(fd) {
+            Ok(Fd::File(f)) => match f.set_len(len) {
+                Ok(()) => 0,
+                Err(e) => -errno(&e),
+            },
+            Ok(Fd::Dir(_)) => -EISDIR,
+            Ok(_) => -EINVAL,
             Err(e) => -e,
         }
     }
@@ -627,6 +908,18 @@ impl Kernel {
             Ok(Fd::File(f)) => match f.seek(pos) {
                 Ok(p) => p as i64,
                 Err(e) => -errno(&e),
+            },
+            // a directory's position is its next entry (rewinddir seeks to 0)
+            Ok(Fd::Dir(d)) => match pos {
+                SeekFrom::Start(p) => {
+                    if p == 0 {
+                        d.listing = None;
+                    }
+                    d.pos = usize::try_from(p).unwrap_or(usize::MAX);
+                    p as i64
+                }
+                SeekFrom::Current(0) => d.pos as i64,
+                _ => -EINVAL,
             },
             Ok(_) => -ESPIPE,
             Err(e) => -e,
@@ -679,6 +972,12 @@ impl Kernel {
         let meta = match self.fd(fd) {
             Err(e) => return -e,
             Ok(Fd::File(f)) => f.metadata(),
+            Ok(Fd::Dir(d)) => {
+                return match d.grant.metadata() {
+                    Ok(m) => Self::write_stat(mem, buf, &m),
+                    Err(e) => -e,
+                }
+            }
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self
@@ -714,7 +1013,7 @@ impl Kernel {
             Err(e) => return -e,
         };
         let meta = self
-            .resolve(&path, false)
+            .resolve_at(dirfd, &path, false)
             .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
         match meta {
             Ok(m) => Self::write_stat(mem, buf, &m),
@@ -727,7 +1026,10 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        match self.resolve(&path, false).and_then(|r| r.metadata(false)) {
+        match self
+            .resolve_at(dirfd, &path, false)
+            .and_then(|r| r.metadata(false))
+        {
             Ok(_) => 0,
             Err(e) => -e,
         }
@@ -740,7 +1042,7 @@ impl Kernel {
             Err(e) => return -e,
         };
         match self
-            .resolve(&path, true)
+            .resolve_at(dirfd, &path, true)
             .and_then(|r| r.remove(flags & AT_REMOVEDIR != 0))
         {
             Ok(()) => 0,
@@ -748,25 +1050,143 @@ impl Kernel {
         }
     }
 
-    fn sys_readlinkat(&mut self, mem: &mut Memory, path: u64, buf: u64, size: u64) -> i64 {
-        let Ok(p) = mem.read_cstr(path, PATH_MAX) else {
-            return -EFAULT;
+    fn sys_readlinkat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        buf: u64,
+        size: u64,
+    ) -> i64 {
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
         };
-        if p.len() >= PATH_MAX {
-            return -ENAMETOOLONG;
+        if size == 0 || size > i32::MAX as u64 {
+            return -EINVAL;
         }
-        if p != b"/proc/self/exe" {
-            return -EINVAL; // only the program's own path is visible
-        }
-        let exe = self
-            .config
-            .exe_path
-            .to_string_lossy()
-            .into_owned()
-            .into_bytes();
-        let n = exe.len().min(size as usize);
-        match mem.write_bytes(buf, &exe[..n]) {
+        let target = if p.as_os_str() == "/proc/self/exe" {
+            // the program's own path
+            self.config.exe_path.as_os_str().as_bytes().to_vec()
+        } else {
+            match self
+                .resolve_at(dirfd, &p, false)
+                .and_then(|r| r.read_link())
+            {
+                Ok(t) => t.as_os_str().as_bytes().to_vec(),
+                Err(e) => return -e,
+            }
+        };
+        let n = target.len().min(size as usize);
+        match mem.write_bytes(buf, &target[..n]) {
             Ok(()) => n as i64,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    fn sys_mkdirat(&mut self, mem: &mut Memory, dirfd: i64, path: u64, mode: u64) -> i64 {
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match self
+            .resolve_at(dirfd, &p, true)
+            .and_then(|r| r.mkdir((mode & 0o7777) as u32))
+        {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    fn sys_renameat2(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const RENAME_NOREPLACE: u64 = 1;
+        let (olddir, newdir, flags) = (a[0] as i64, a[2] as i64, a[4]);
+        if flags & !RENAME_NOREPLACE != 0 {
+            return -EINVAL; // RENAME_EXCHANGE and RENAME_WHITEOUT are not supported
+        }
+        let (from, to) = match (
+            self.guest_path(mem, olddir, a[1]),
+            self.guest_path(mem, newdir, a[3]),
+        ) {
+            (Ok(f), Ok(t)) => (f, t),
+            (Err(e), _) | (_, Err(e)) => return -e,
+        };
+        // both ends resolved beneath writable grants; `resolve_at` borrows the kernel, so
+        // the first is checked, then both are taken from shared borrows
+        if let Err(e) = self.resolve_at(olddir, &from, true).map(drop) {
+            return -e;
+        }
+        if let Err(e) = self.resolve_at(newdir, &to, true).map(drop) {
+            return -e;
+        }
+        let this = &*self;
+        let r = this.resolve_at_shared(olddir, &from).and_then(|f| {
+            let t = this.resolve_at_shared(newdir, &to)?;
+            if flags & RENAME_NOREPLACE != 0 && t.metadata(true).is_ok() {
+                return Err(EEXIST);
+            }
+            f.rename(&t)
+        });
+        match r {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    /// [`Kernel::resolve_at`] for writing, without the denial hook (the caller checked).
+    fn resolve_at_shared(
+        &self,
+        dirfd: i64,
+        path: &std::path::Path,
+    ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        if path.is_absolute() || dirfd == AT_FDCWD {
+            return self.config.sandbox.resolve(path, true);
+        }
+        let fd = usize::try_from(dirfd).map_err(|_| EBADF)?;
+        match self.fds.get(fd).and_then(Option::as_ref) {
+            Some(Fd::Dir(d)) => d.grant.resolve(path, true),
+            Some(_) => Err(ENOTDIR),
+            None => Err(EBADF),
+        }
+    }
+
+    /// getdents64: the directory's entries from its position, as `linux_dirent64` records
+    /// (inode, next position, record length, type, name), as many as fit in `count` bytes.
+    fn sys_getdents64(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64) -> i64 {
+        let count = count.min(MAX_IO as u64) as usize;
+        let d = match self.fd(fd) {
+            Ok(Fd::Dir(d)) => d,
+            Ok(_) => return -ENOTDIR,
+            Err(e) => return -e,
+        };
+        if d.listing.is_none() {
+            match d.grant.entries(MAX_DIR_ENTRIES) {
+                Ok(l) => d.listing = Some(l),
+                Err(e) => return -e,
+            }
+        }
+        let listing = d.listing.as_deref().unwrap_or_default();
+        let mut out = Vec::new();
+        let mut pos = d.pos;
+        while let Some((ino, kind, name)) = listing.get(pos) {
+            let reclen = (19 + name.len() + 1).next_multiple_of(8);
+            if out.len() + reclen > count {
+                break;
+            }
+            out.extend_from_slice(&ino.to_le_bytes());
+            out.extend_from_slice(&((pos + 1) as i64).to_le_bytes());
+            out.extend_from_slice(&(reclen as u16).to_le_bytes());
+            out.push(*kind);
+            out.extend_from_slice(name);
+            out.resize(out.len() + reclen - 19 - name.len(), 0);
+            pos += 1;
+        }
+        if out.is_empty() && pos < listing.len() {
+            return -EINVAL; // the buffer holds not even one entry
+        }
+        d.pos = pos;
+        match mem.write_bytes(buf, &out) {
+            Ok(()) => out.len() as i64,
             Err(_) => -EFAULT,
         }
     }

@@ -32,6 +32,8 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const EACCES: i64 = 13;
 const ENOENT: i64 = 2;
 const ENOTDIR: i64 = 20;
+const EEXIST: i64 = 17;
+const EINVAL: i64 = 22;
 const EXDEV: i32 = 18;
 
 /// Paths the guest may open: granted roots, each a directory tree or a single file.
@@ -70,6 +72,91 @@ pub(crate) struct Resolved<'a> {
     rel: PathBuf,
     /// The root's host path.
     base: &'a Path,
+    /// Whether the root may be written.
+    write: bool,
+}
+
+/// A directory the guest opened (a directory file descriptor): the `*at` calls resolve
+/// relative paths beneath its handle, with the access of the grant it was opened under. The
+/// handle names the directory that was opened: renaming it, or putting a symlink in its
+/// place, changes nothing; `..` out of it is refused like any escape.
+#[derive(Debug)]
+pub(crate) struct DirGrant {
+    access: RootAccess,
+    write: bool,
+    host: PathBuf,
+}
+
+impl DirGrant {
+    /// Another handle to the same directory (`dup`).
+    pub(crate) fn try_clone(&self) -> Result<DirGrant, i64> {
+        let access = match &self.access {
+            RootAccess::Tree(d) => RootAccess::Tree(d.try_clone().map_err(|e| errno(&e))?),
+            RootAccess::File { parent, name } => RootAccess::File {
+                parent: parent.try_clone().map_err(|e| errno(&e))?,
+                name: name.clone(),
+            },
+        };
+        Ok(DirGrant {
+            access,
+            write: self.write,
+            host: self.host.clone(),
+        })
+    }
+
+    /// `rel` beneath this directory (for writing only if its grant allows it).
+    pub(crate) fn resolve(&self, rel: &Path, write: bool) -> Result<Resolved<'_>, i64> {
+        if write && !self.write {
+            return Err(EACCES);
+        }
+        Ok(Resolved {
+            access: &self.access,
+            rel: rel
+                .components()
+                .filter(|c| *c != Component::CurDir)
+                .collect(),
+            base: &self.host,
+            write: self.write,
+        })
+    }
+
+    /// The directory's metadata.
+    pub(crate) fn metadata(&self) -> Result<Metadata, i64> {
+        match &self.access {
+            RootAccess::Tree(d) => d.dir_metadata().map_err(|e| errno(&e)),
+            RootAccess::File { .. } => Err(ENOTDIR),
+        }
+    }
+
+    /// Its entries (`.` and `..` first, then by name: a deterministic order), at most `max`.
+    pub(crate) fn entries(&self, max: usize) -> Result<Vec<(u64, u8, Vec<u8>)>, i64> {
+        use std::os::unix::ffi::OsStrExt;
+        let RootAccess::Tree(d) = &self.access else {
+            return Err(ENOTDIR);
+        };
+        let meta = d.dir_metadata().map_err(|e| errno(&e))?;
+        let ino = cap_std::fs::MetadataExt::ino(&meta);
+        let mut out = vec![(ino, 4u8, b".".to_vec()), (ino, 4u8, b"..".to_vec())];
+        let mut rest = Vec::new();
+        for e in d.entries().map_err(|e| errno(&e))? {
+            if rest.len() >= max.saturating_sub(2) {
+                break;
+            }
+            let Ok(e) = e else { continue };
+            let kind = match e.file_type() {
+                Ok(t) if t.is_dir() => 4,
+                Ok(t) if t.is_file() => 8,
+                Ok(t) if t.is_symlink() => 10,
+                Ok(_) => 0,
+                Err(_) => 0,
+            };
+            let ino = std::os::unix::fs::DirEntryExt::ino(&e);
+            rest.push((ino, kind, e.file_name().as_bytes().to_vec()));
+        }
+        rest.sort_by(|a, b| a.2.cmp(&b.2));
+        out.extend(rest);
+        Ok(out)
+    }
 }
 
 /// How to open a file (the subset of `open(2)` flags the kernel passes on).
@@ -240,6 +327,7 @@ impl Sandbox {
             access: &root.access,
             rel,
             base: &root.host,
+            write: root.write,
         })
     }
 }
@@ -307,6 +395,51 @@ impl Resolved<'_> {
                 .map_err(|e| i64::from(e.raw_os_error()))?;
         }
         Ok(file)
+    }
+
+    /// The directory opened by `file` (a descriptor [`Resolved::open`] returned for a
+    /// directory) as a base for `*at` calls, with this root's access.
+    pub(crate) fn dir_grant(&self, file: File) -> DirGrant {
+        DirGrant {
+            access: RootAccess::Tree(Dir::from_std_file(file)),
+            write: self.write,
+            host: self.host_path(),
+        }
+    }
+
+    /// Creates the directory.
+    pub(crate) fn mkdir(&self, mode: u32) -> Result<(), i64> {
+        let RootAccess::Tree(d) = self.access else {
+            return Err(EEXIST);
+        };
+        if self.rel.as_os_str().is_empty() {
+            return Err(EEXIST);
+        }
+        let mut b = cap_std::fs::DirBuilder::new();
+        cap_std::fs::DirBuilderExt::mode(&mut b, mode);
+        d.create_dir_with(&self.rel, &b).map_err(|e| errno(&e))
+    }
+
+    /// The target of the symlink.
+    pub(crate) fn read_link(&self) -> Result<PathBuf, i64> {
+        match self.access {
+            RootAccess::Tree(d) if !self.rel.as_os_str().is_empty() => {
+                d.read_link_contents(&self.rel).map_err(|e| errno(&e))
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Renames it to `to` (both beneath writable roots).
+    pub(crate) fn rename(&self, to: &Resolved<'_>) -> Result<(), i64> {
+        match (self.access, to.access) {
+            (RootAccess::Tree(a), RootAccess::Tree(b))
+                if !self.rel.as_os_str().is_empty() && !to.rel.as_os_str().is_empty() =>
+            {
+                a.rename(&self.rel, b, &to.rel).map_err(|e| errno(&e))
+            }
+            _ => Err(EACCES),
+        }
     }
 
     /// The file's metadata (of a symlink itself with `nofollow`).
@@ -399,5 +532,47 @@ mod tests {
             std::path::absolute(&scratch).unwrap().join("a/b")
         );
         assert_eq!(s.host_path(Path::new("/etc/x")), Path::new("/etc/x"));
+    }
+
+    #[test]
+    fn a_sysroot_answers_absolute_paths_read_only_and_never_leads_out() {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("sysroot");
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        std::fs::write(root.join("lib/libc.so.6"), "libc").unwrap();
+        std::fs::write(base.path().join("secret"), "secret").unwrap();
+        std::os::unix::fs::symlink("libc.so.6", root.join("lib/libc.so")).unwrap();
+        std::os::unix::fs::symlink(base.path().join("secret"), root.join("lib/abs")).unwrap();
+        std::os::unix::fs::symlink("../../secret", root.join("lib/rel")).unwrap();
+        let mut s = Sandbox::new();
+        s.set_sysroot(&root).unwrap();
+        let read = OpenFlags {
+            read: true,
+            ..OpenFlags::default()
+        };
+        let open = |s: &Sandbox, p: &str| {
+            s.resolve(Path::new(p), false)
+                .and_then(|r| r.open(read).map(drop))
+        };
+        assert!(open(&s, "/lib/libc.so.6").is_ok());
+        assert!(open(&s, "/lib/libc.so").is_ok()); // a relative symlink inside it
+        assert_eq!(open(&s, "/lib/abs").err(), Some(EACCES)); // absolute: out of it
+        assert_eq!(open(&s, "/lib/rel").err(), Some(EACCES));
+        assert_eq!(open(&s, "/../secret").err(), Some(EACCES));
+        assert_eq!(open(&s, "/lib/missing").err(), Some(ENOENT));
+        // never written through
+        assert_eq!(s.resolve(Path::new("/lib/new"), true).err(), Some(EACCES));
+        let (bytes, host) = s.read_file(Path::new("/lib/libc.so.6"), 100).unwrap();
+        assert_eq!(
+            (bytes.as_slice(), host),
+            (
+                &b"libc"[..],
+                std::fs::canonicalize(&root).unwrap().join("lib/libc.so.6")
+            )
+        );
+        assert!(s.read_file(Path::new("/lib/libc.so.6"), 2).is_err()); // bounded
+                                                                       // a grant of its own wins over the sysroot for the paths under it
+        s.allow_read(base.path()).unwrap();
+        assert!(open(&s, base.path().join("secret").to_str().unwrap()).is_ok());
     }
 }
