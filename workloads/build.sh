@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the guest programs in src/*.c into bin/<name> (static RV64GC Linux
-# binaries, symbol table kept, no debug info; <name>_zb with the B extension, see
-# `march` below) and records the toolchain in bin/TOOLCHAIN.
+# binaries, symbol table kept, no debug info; <name>_zb with the B extension and
+# <name>_dyn dynamically linked, see `march` below) and records the toolchain in
+# bin/TOOLCHAIN.
 #
 #   ./build.sh           rebuild bin/ in place
 #   ./build.sh --check   rebuild into a temporary directory and compare with the
@@ -31,14 +32,17 @@ export LC_ALL=C
 
 cd "$(dirname "$0")"
 here=$(pwd)
-CFLAGS="-O2 -static -mabi=lp64d -Wall -Wextra -ffile-prefix-map=$here=."
+CFLAGS="-O2 -mabi=lp64d -Wall -Wextra -ffile-prefix-map=$here=."
 
-# march NAME: the -march a program is built for. NAME_zb is built with the B extension
-# (Zba, Zbb, Zbs: GCC 12's names) from a source that includes another's.
+# march NAME: how a program is built besides CFLAGS. NAME_zb is built with the B extension
+# (Zba, Zbb, Zbs: GCC 12's names) and NAME_dyn dynamically linked (the cross toolchain's
+# default: a PIE that needs /usr/riscv64-linux-gnu at run time), each from a source that
+# includes another's; every other program is static RV64GC.
 march() {
     case "$1" in
-    *_zb) echo "-march=rv64gc_zba_zbb_zbs" ;;
-    *) echo "-march=rv64gc" ;;
+    *_zb) echo "-static -march=rv64gc_zba_zbb_zbs" ;;
+    *_dyn) echo "-march=rv64gc" ;;
+    *) echo "-static -march=rv64gc" ;;
     esac
 }
 
@@ -57,7 +61,7 @@ build_into() {
     mkdir -p "$out"
     for src in src/*.c; do
         name=$(basename "$src" .c)
-        "$CC" $CFLAGS "$(march "$name")" -o "$out/$name" "$src" -lm
+        "$CC" $CFLAGS $(march "$name") -o "$out/$name" "$src" -lm
         "$STRIP" --strip-debug "$out/$name"
     done
     toolchain > "$out/TOOLCHAIN"
@@ -123,7 +127,7 @@ case "${1:-}" in
     mkdir -p "$out"
     for src in src/*.c; do
         name=$(basename "$src" .c)
-        "$CC" $CFLAGS "$(march "$name")" -S -o "$out/$name.s" "$src"
+        "$CC" $CFLAGS $(march "$name") -S -o "$out/$name.s" "$src"
         for sites in entries edges; do
             for sampling in full counter brr counter-dup brr-dup; do
                 case $sampling in
@@ -133,7 +137,7 @@ case "${1:-}" in
                 v="$out/$name.$sites.$sampling"
                 "$outcrop" instrument "$out/$name.s" -o "$v.s" --sites $sites $flags \
                     --interval "$interval" --unit "$name" 2>/dev/null
-                "$CC" $CFLAGS "$(march "$name")" -o "$v" "$v.s" runtime/outcrop_rt.c -lm
+                "$CC" $CFLAGS $(march "$name") -o "$v" "$v.s" runtime/outcrop_rt.c -lm
                 "$STRIP" --strip-debug "$v"
                 rm -f "$v.s"
             done

@@ -11,6 +11,7 @@
 # to compare):
 #   working directory  workloads/
 #   command            qemu-riscv64-static bin/<name>            (argv[0] = "bin/<name>")
+#                      qemu-riscv64-static -L /usr/riscv64-linux-gnu bin/<name>_dyn
 #                      qemu-riscv64-static bin/fileio src/fileio.c   (fileio only)
 #   environment        empty (env -i)
 #   stdin              /dev/null
@@ -26,6 +27,14 @@ if ! command -v "$QEMU" >/dev/null 2>&1; then
     exit 2
 fi
 qemu_path=$(command -v "$QEMU")
+
+# What qemu needs besides the program: the cross sysroot for dynamically linked ones (-L).
+qemu_flags() {
+    case "$1" in
+    *_dyn) echo "-L /usr/riscv64-linux-gnu" ;;
+    *) echo "" ;;
+    esac
+}
 
 # Arguments given to each program (only fileio takes one).
 args_for() {
@@ -43,7 +52,7 @@ run_into() {
         name=$(basename "$src" .c)
         status=0
         # shellcheck disable=SC2046 # word splitting of the argument list is intended
-        env -i "$qemu_path" "bin/$name" $(args_for "$name") \
+        env -i "$qemu_path" $(qemu_flags "$name") "bin/$name" $(args_for "$name") \
             < /dev/null > "$out/$name.stdout" 2> "$out/$name.stderr" || status=$?
         echo "$status" > "$out/$name.status"
     done

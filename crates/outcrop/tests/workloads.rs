@@ -40,8 +40,11 @@ fn run_one(name: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_outcrop"));
     cmd.current_dir(dir.path())
-        .args(["exec", "--deterministic", "--allow-rw", "."])
-        .arg("--")
+        .args(["exec", "--deterministic", "--allow-rw", "."]);
+    if name.ends_with("_dyn") {
+        cmd.args(["--sysroot", "/usr/riscv64-linux-gnu"]);
+    }
+    cmd.arg("--")
         .arg(format!("bin/{name}"))
         .stdin(Stdio::null());
     if name == "fileio" {

@@ -28,7 +28,10 @@ fn names() -> Vec<String> {
 /// input file and reports the error: a shorter, still real, block stream).
 fn machine(name: &str) -> Machine {
     let bin = workloads().join("bin").join(name);
-    let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    let mut spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+    if name.ends_with("_dyn") {
+        spec.sysroot = Some("/usr/riscv64-linux-gnu".into());
+    }
     outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine
 }
 

@@ -127,7 +127,10 @@ fn the_block_feed_samples_exactly_as_the_retire_stream() {
     names.sort();
     for name in &names {
         let bin = workloads().join(name);
-        let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+        let mut spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
+        if name.ends_with("_dyn") {
+            spec.sysroot = Some("/usr/riscv64-linux-gnu".into());
+        }
         let units = || -> Vec<LbrUnit> {
             configs
                 .iter()

@@ -40,6 +40,8 @@ pub enum FaultKind {
     StoreAccess(u64),
     /// A misaligned atomic memory operation.
     MisalignedAtomic(u64),
+    /// An access to a page of a file mapping past the end of its file (SIGBUS).
+    PastEndOfFile(u64),
     /// `ebreak`.
     Breakpoint,
 }
@@ -59,9 +61,9 @@ impl Fault {
     /// The exit status a shell would show for the signal Linux delivers (128 + signal).
     pub fn exit_status(&self) -> i32 {
         128 + match self.kind {
-            FaultKind::IllegalInstruction => 4,  // SIGILL
-            FaultKind::Breakpoint => 5,          // SIGTRAP
-            FaultKind::MisalignedAtomic(_) => 7, // SIGBUS
+            FaultKind::IllegalInstruction => 4, // SIGILL
+            FaultKind::Breakpoint => 5,         // SIGTRAP
+            FaultKind::MisalignedAtomic(_) | FaultKind::PastEndOfFile(_) => 7, // SIGBUS
             FaultKind::FetchAccess(_) | FaultKind::LoadAccess(_) | FaultKind::StoreAccess(_) => 11, // SIGSEGV
         }
     }
@@ -77,6 +79,9 @@ impl fmt::Display for Fault {
             FaultKind::LoadAccess(a) => format!("load from {a:#x} (unmapped or not readable)"),
             FaultKind::StoreAccess(a) => format!("store to {a:#x} (unmapped or read-only)"),
             FaultKind::MisalignedAtomic(a) => format!("misaligned atomic access at {a:#x}"),
+            FaultKind::PastEndOfFile(a) => {
+                format!("access to {a:#x}, in a file mapping past the end of its file (SIGBUS)")
+            }
             FaultKind::Breakpoint => "breakpoint (ebreak)".to_string(),
         };
         let width = if self.inst.len == 2 { 4 } else { 8 };
@@ -439,7 +444,7 @@ impl Machine {
                 if vpn != self.icache.cur_vpn {
                     self.pc = pc;
                     if let Err(fault) = self.switch_page(vpn) {
-                        return Some(Outcome::Fault(fault));
+                        return Some(Outcome::Fault(self.refine(fault)));
                     }
                 }
                 let slot = ((pc & (PAGE_SIZE - 1)) >> 1) as usize;
@@ -448,7 +453,7 @@ impl Machine {
                     self.pc = pc;
                     match self.decode_slot(slot) {
                         Ok(i) => inst = i,
-                        Err(fault) => return Some(Outcome::Fault(fault)),
+                        Err(fault) => return Some(Outcome::Fault(self.refine(fault))),
                     }
                 }
                 let (flow, control, next) = self.step(inst, pc, obs);
@@ -498,7 +503,7 @@ impl Machine {
                         // re-read rather than keep `inst` alive across `step` (which would force
                         // a stack copy of every instruction)
                         let inst = self.icache.page[slot];
-                        return Some(Outcome::Fault(Fault { pc, inst, kind }));
+                        return Some(Outcome::Fault(self.refine(Fault { pc, inst, kind })));
                     }
                 }
             }
@@ -627,6 +632,26 @@ impl Machine {
         }
         self.mappings_seen = objects.len();
         control
+    }
+
+    /// `fault` with an access to a page past the end of a mapped file made the SIGBUS Linux
+    /// raises there.
+    fn refine(&self, fault: Fault) -> Fault {
+        Fault {
+            kind: self.refine_kind(fault.kind),
+            ..fault
+        }
+    }
+
+    fn refine_kind(&self, kind: FaultKind) -> FaultKind {
+        match kind {
+            FaultKind::FetchAccess(a) | FaultKind::LoadAccess(a) | FaultKind::StoreAccess(a)
+                if self.mem.past_eof(a) =>
+            {
+                FaultKind::PastEndOfFile(a)
+            }
+            k => k,
+        }
     }
 
     /// Enables only the extensions in `isa` (the default: every one the machine implements);

@@ -214,6 +214,9 @@ pub mod perm {
     pub(crate) const DECODED: u8 = 0x80;
     /// The permission bits proper.
     pub(crate) const RWX: u8 = R | W | X;
+    /// A page of a file mapping wholly past the end of its file: no access, and an access
+    /// is SIGBUS (BUS_ADRERR) rather than SIGSEGV, as on Linux.
+    pub(crate) const PAST_EOF: u8 = 0x40;
 }
 
 /// Why an access failed.
@@ -448,6 +451,14 @@ impl Memory {
         self.flush_tlb();
         self.code_epoch += u64::from(code);
         Ok(())
+    }
+
+    /// Whether `addr` lies in a page of a file mapping past the end of its file
+    /// ([`perm::PAST_EOF`]).
+    pub fn past_eof(&self, addr: u64) -> bool {
+        self.map
+            .get(addr >> 12)
+            .is_some_and(|i| self.perms[i as usize] & perm::PAST_EOF != 0)
     }
 
     /// Whether every page of `[addr, addr + len)` is unmapped.

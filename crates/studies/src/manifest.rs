@@ -26,6 +26,9 @@ pub enum Kind {
     /// machine's decoder and engines on real compiler output, checked against qemu; not in
     /// the studies' set (its program is the same as the one it is built from).
     Isa,
+    /// A compute workload dynamically linked (`strsearch_dyn`): the dynamic linker, file
+    /// mappings and every mechanism across objects; needs its `sysroot`.
+    Dynamic,
 }
 
 /// One workload.
@@ -48,6 +51,9 @@ pub struct Workload {
     /// Whether it writes next to its inputs (in its working directory).
     #[serde(default)]
     pub writes: bool,
+    /// Where a dynamically linked program's libraries are (`--sysroot`).
+    #[serde(default)]
+    pub sysroot: Option<PathBuf>,
 }
 
 impl Workload {
@@ -167,6 +173,7 @@ impl Manifest {
         if w.writes {
             spec.allow_rw.push(scratch.to_path_buf());
         }
+        spec.sysroot = w.sysroot.clone();
         Ok(spec)
     }
 }

@@ -136,6 +136,7 @@ impl Kernel {
             return -ENOMEM;
         }
         // the file's bytes, a page at a time (a short file leaves zeros after its end)
+        let file_len = meta.len();
         let mut page = vec![0u8; PAGE_SIZE as usize];
         let mut at = 0u64;
         while at < len {
@@ -154,6 +155,14 @@ impl Kernel {
                 return -ENOMEM;
             }
             at += PAGE_SIZE;
+        }
+        // pages wholly past the end of the file: an access is SIGBUS, as on Linux
+        let past = file_len
+            .saturating_sub(offset)
+            .next_multiple_of(PAGE_SIZE)
+            .min(len);
+        if past < len {
+            let _ = mem.protect(start + past, len - past, crate::memory::perm::PAST_EOF);
         }
         if prot & PROT_EXEC != 0 && self.objects.len() < MAX_OBJECTS {
             let guest_path = self.fd_paths.get(&(fd as usize)).cloned();

@@ -29,6 +29,7 @@ pub(super) fn fault_signal(
         FaultKind::IllegalInstruction => (4, info(1, pc)), // ILL_ILLOPC
         FaultKind::Breakpoint => (5, info(1, pc)),         // TRAP_BRKPT
         FaultKind::MisalignedAtomic(a) => (7, info(1, a)), // BUS_ADRALN
+        FaultKind::PastEndOfFile(a) => (7, info(2, a)),    // BUS_ADRERR
         FaultKind::FetchAccess(a) | FaultKind::LoadAccess(a) | FaultKind::StoreAccess(a) => {
             // SEGV_MAPERR: nothing mapped there; SEGV_ACCERR: mapped without the permission
             (11, info(if mapped(a) { 2 } else { 1 }, a))
@@ -42,6 +43,7 @@ impl Machine {
     /// fault ends the run, as Linux's forced signal would.
     #[cold]
     pub(super) fn deliver_fault(&mut self, kind: FaultKind, pc: u64) -> bool {
+        let kind = self.refine_kind(kind);
         let (sig, info) = fault_signal(kind, pc, |a| self.mem.perm_at(a) != 0);
         let act = self.kernel.action(sig);
         let blocked = self.kernel.sigmask() & (1 << (sig - 1)) != 0;

@@ -3,10 +3,13 @@
 //! /dev/null, deterministic kernel, and `/proc/self/exe` naming the path the references were
 //! recorded at).
 
-use outcrop_rv::elf::{load, Program};
+use outcrop_rv::elf::Program;
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
 use outcrop_rv::Machine;
 use std::path::Path;
+
+/// Where Debian's cross toolchain keeps the riscv64 libraries (the dynamic workloads').
+pub const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 
 /// `workloads/bin/<name>` ready to run, stopping after `max_insns`.
 pub fn workload(name: &str, max_insns: u64) -> Machine {
@@ -32,7 +35,27 @@ pub fn workload(name: &str, max_insns: u64) -> Machine {
         env: vec![],
         memory_limit: 1 << 30,
     };
-    let mut m = load(program, kernel).unwrap();
+    // a dynamically linked workload (`*_dyn`) finds its libraries under the cross sysroot
+    let mut kernel = kernel;
+    let interp = match outcrop_rv::elf::interpreter(&elf).unwrap() {
+        Some(path) => {
+            kernel.sandbox.set_sysroot(Path::new(SYSROOT)).unwrap();
+            let (bytes, host) = kernel
+                .sandbox
+                .read_file(Path::new(&path), 64 << 20)
+                .unwrap();
+            Some((path, host, bytes))
+        }
+        None => None,
+    };
+    let interp = interp
+        .as_ref()
+        .map(|(path, host, bytes)| outcrop_rv::elf::Interp {
+            path: path.into(),
+            host_path: Some(host.clone()),
+            elf: bytes,
+        });
+    let mut m = outcrop_rv::elf::load_with(program, interp, kernel).unwrap();
     m.max_insns = max_insns;
     m
 }

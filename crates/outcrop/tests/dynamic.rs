@@ -1,0 +1,209 @@
+//! Distribution binaries from the command line: dynamically linked programs with `--sysroot`
+//! (and the clear errors without one, or with a bad one), the profile naming library code,
+//! `--isa`, and programs for other machines. Needs Debian's riscv64 cross libraries at
+//! /usr/riscv64-linux-gnu (the dynamic workload's sysroot); skipped without them unless
+//! `OUTCROP_REQUIRE_CROSS` is set.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SYSROOT: &str = "/usr/riscv64-linux-gnu";
+const INTERP: &str = "lib/ld-linux-riscv64-lp64d.so.1";
+
+fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+fn outcrop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn have_sysroot() -> bool {
+    let ok = Path::new(SYSROOT).join(INTERP).exists();
+    assert!(
+        ok || std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
+        "{SYSROOT} missing but OUTCROP_REQUIRE_CROSS is set"
+    );
+    ok
+}
+
+#[test]
+fn a_dynamic_program_without_a_sysroot_names_its_interpreter_and_the_flag() {
+    let prog = workload("strsearch_dyn");
+    let o = outcrop(&["exec", "--", prog.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(
+        e.contains("needs the interpreter /lib/ld-linux-riscv64-lp64d.so.1"),
+        "{e}"
+    );
+    assert!(e.contains("--sysroot /usr/riscv64-linux-gnu"), "{e}");
+}
+
+#[test]
+fn a_dynamic_program_runs_with_its_sysroot_and_its_profile_names_libc() {
+    if !have_sysroot() {
+        return;
+    }
+    let prog = workload("strsearch_dyn");
+    let want = std::fs::read(workload("../expected/strsearch_dyn.stdout")).unwrap();
+    let o = outcrop(&["exec", "--sysroot", SYSROOT, "--", prog.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(o.stdout, want);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
+    let o = outcrop(&[
+        "run",
+        "--no-progress",
+        "--deterministic",
+        "--json",
+        "-o",
+        json.to_str().unwrap(),
+        "--sysroot",
+        SYSROOT,
+        "--",
+        prog.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let names: Vec<&str> = v["profile"]["functions"]
+        .as_array()
+        .or(v["functions"].as_array())
+        .expect("functions")
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    for want in ["main", "strlen@libc.so.6", "printf@libc.so.6"] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    assert!(names
+        .iter()
+        .any(|n| n.ends_with("@ld-linux-riscv64-lp64d.so.1")));
+}
+
+/// A sysroot of our own under `dir`: the interpreter and libraries copied from the real one,
+/// each passed through `edit` (to damage it).
+fn fake_sysroot(dir: &Path, edit: &dyn Fn(&str, Vec<u8>) -> Vec<u8>) -> PathBuf {
+    let root = dir.join("sysroot");
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    for f in ["ld-linux-riscv64-lp64d.so.1", "libc.so.6"] {
+        let bytes = std::fs::read(Path::new(SYSROOT).join("lib").join(f)).unwrap();
+        std::fs::write(root.join("lib").join(f), edit(f, bytes)).unwrap();
+    }
+    root
+}
+
+#[test]
+fn bad_sysroots_are_clear_errors_never_panics() {
+    if !have_sysroot() {
+        return;
+    }
+    let prog = workload("strsearch_dyn");
+    let p = prog.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // no interpreter under it
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = outcrop(&["exec", "--sysroot", empty.to_str().unwrap(), "--", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains(
+            "its interpreter /lib/ld-linux-riscv64-lp64d.so.1 cannot be read under --sysroot"
+        ),
+        "{}",
+        err(&o)
+    );
+    // a sysroot that is not a directory
+    let o = outcrop(&["exec", "--sysroot", p, "--", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("--sysroot"), "{}", err(&o));
+    // a truncated interpreter
+    let d1 = tempfile::tempdir().unwrap();
+    let root = fake_sysroot(d1.path(), &|f, b| {
+        if f.starts_with("ld-") {
+            b[..b.len() / 3].to_vec()
+        } else {
+            b
+        }
+    });
+    let o = outcrop(&["exec", "--sysroot", root.to_str().unwrap(), "--", p]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(
+        e.contains("the interpreter /lib/ld-linux-riscv64-lp64d.so.1") && e.contains("truncated"),
+        "{e}"
+    );
+    // a truncated shared library: its pages past the end of the file are SIGBUS, as under
+    // qemu and Linux (exit status 135), never a panic
+    let d2 = tempfile::tempdir().unwrap();
+    let root = fake_sysroot(d2.path(), &|f, b| {
+        if f == "libc.so.6" {
+            b[..4096].to_vec()
+        } else {
+            b
+        }
+    });
+    let o = outcrop(&["exec", "--sysroot", root.to_str().unwrap(), "--", p]);
+    assert_eq!(o.status.code(), Some(135), "{}", err(&o));
+    assert!(
+        err(&o).contains("past the end of its file (SIGBUS)"),
+        "{}",
+        err(&o)
+    );
+    // a library missing under the sysroot (outside it, the host's own, is not reachable)
+    let d3 = tempfile::tempdir().unwrap();
+    let root = fake_sysroot(d3.path(), &|_, b| b);
+    std::fs::remove_file(root.join("lib/libc.so.6")).unwrap();
+    let o = outcrop(&["exec", "--sysroot", root.to_str().unwrap(), "--", p]);
+    assert_eq!(o.status.code(), Some(127), "{}", err(&o));
+    assert!(
+        err(&o).contains("libc.so.6: cannot open shared object file"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn programs_for_other_machines_are_named() {
+    // this test's own host binary: an x86-64 (or other host) ELF
+    let host = std::env::current_exe().unwrap();
+    let o = outcrop(&["exec", "--", host.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(e.contains("is not RISC-V"), "{e}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(e.contains("(x86-64)"), "{e}");
+    }
+}
+
+#[test]
+fn isa_switches_extensions_off_and_names_what_faulted() {
+    let prog = workload("lz_zb");
+    let o = outcrop(&["exec", "--isa", "rv64gc", "--", prog.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(132));
+    let e = err(&o);
+    assert!(
+        e.contains("is a Zba instruction, switched off by --isa"),
+        "{e}"
+    );
+    let o = outcrop(&["exec", "--isa", "rva22u64", "--", prog.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    for (bad, says) in [
+        ("rva23u64", "V (vector)"),
+        ("rv64gcv", "not implemented"),
+        ("x86", "rv64"),
+    ] {
+        let o = outcrop(&["exec", "--isa", bad, "--", prog.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(err(&o).contains(says), "{bad}: {}", err(&o));
+    }
+}

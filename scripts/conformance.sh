@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs a libc conformance suite built for riscv64 under qemu-riscv64-static and under
+# `outcrop exec`, side by side, and lists every test that passes under qemu but not under
+# Outcrop (docs/machine.md, "Conformance").
+#
+#   scripts/conformance.sh LIBC_TEST_DIR [OUT.tsv]
+#
+# LIBC_TEST_DIR is musl's libc-test (git.musl-libc.org/libc-test; a mirror: Boeing/libc-test)
+# built against Debian's cross glibc:
+#   cp config.mak.def config.mak
+#   printf 'CC=riscv64-linux-gnu-gcc\nCROSS_COMPILE=riscv64-linux-gnu-\n' >> config.mak
+#   make -k -j2 $(make -s debug | grep '^BINS' | cut -d' ' -f2-)
+# Every src/*/*.exe is run directly (not through libc-test's runtest.exe, which forks: the
+# machine runs one process), in a scratch working directory, with /tmp granted read-write,
+# a 30 s timeout and 2 GiB of guest memory each, dynamically linked ones with the cross sysroot. A test passes when it
+# exits 0. Prints `test<TAB>qemu status<TAB>outcrop status` lines to OUT (default
+# conformance.tsv) and the counts.
+set -u
+dir=${1:?usage: $0 LIBC_TEST_DIR [OUT.tsv]}
+out=${2:-conformance.tsv}
+here=$(cd "$(dirname "$0")/.." && pwd)
+outcrop=${OUTCROP:-$here/target/release/outcrop}
+sysroot=/usr/riscv64-linux-gnu
+[ -x "$outcrop" ] || { echo "no outcrop binary at $outcrop (cargo build --release)" >&2; exit 2; }
+: > "$out"
+pass_q=0 pass_o=0 total=0 both=0
+for exe in $(cd "$dir" && ls src/*/*.exe | sort); do
+    case $exe in src/common/*) continue ;; esac
+    scratch=$(mktemp -d)
+    # qemu's guest address space reserved at 2 GiB (-R), the machine's memory limited to
+    # 2 GiB: the malloc-failure tests would otherwise take the host's memory
+    ( cd "$scratch" && timeout 30 qemu-riscv64-static -R 2G -L "$sysroot" "$dir/$exe" >/dev/null 2>&1 ); q=$?
+    rm -rf "$scratch"; scratch=$(mktemp -d)
+    ( cd "$scratch" && timeout 30 "$outcrop" exec --memory-limit 2048 --sysroot "$sysroot" --allow-rw . --allow-rw /tmp \
+        --allow "$dir" -- "$dir/$exe" >/dev/null 2>&1 ); o=$?
+    rm -rf "$scratch"
+    total=$((total + 1))
+    [ $q -eq 0 ] && pass_q=$((pass_q + 1))
+    [ $o -eq 0 ] && pass_o=$((pass_o + 1))
+    [ $q -eq 0 ] && [ $o -eq 0 ] && both=$((both + 1))
+    printf '%s\t%s\t%s\n' "$exe" "$q" "$o" >> "$out"
+done
+echo "tests: $total; pass under qemu: $pass_q; under outcrop: $pass_o; both: $both"
+echo "pass under qemu, not under outcrop:"
+awk -F'\t' '$2 == 0 && $3 != 0 { print "  " $1 " (outcrop status " $3 ")" }' "$out"
+echo "pass under outcrop, not under qemu:"
+awk -F'\t' '$2 != 0 && $3 == 0 { print "  " $1 " (qemu status " $2 ")" }' "$out"
