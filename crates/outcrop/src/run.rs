@@ -356,6 +356,9 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
         eprintln!("outcrop: suite: {name}");
         let mut config = args.config(command, true)?;
         config.program.stdio = outcrop_run::Stdio::Quiet;
+        if let Some(root) = &w.sysroot {
+            config.program.sysroot = Some(root.clone());
+        }
         let (mut p, mut row) = profile(&config, &out)?;
         p.report = Some(sub.display().to_string());
         row.name = name.clone();

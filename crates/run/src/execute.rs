@@ -303,10 +303,12 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         wpp,
         rpa: result.rpa.take(),
         objects: machine.kernel.mapped_objects().to_vec(),
-        symbols: crate::objects::merged_symbols(
-            image.symbols().ok(),
-            machine.kernel.mapped_objects(),
-        ),
+        // (a static program maps only itself: its symbols are not read for this)
+        symbols: if machine.kernel.mapped_objects().len() > 1 {
+            crate::objects::merged_symbols(image.symbols().ok(), machine.kernel.mapped_objects())
+        } else {
+            None
+        },
     };
     drop(result);
     Ok(RunSummaries {

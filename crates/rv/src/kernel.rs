@@ -108,6 +108,43 @@ enum Fd {
     File(File),
     /// A directory: the base of `*at` calls, and what getdents64 lists.
     Dir(DirFd),
+    /// One of the machine's own devices (`/dev/null`, `/dev/zero`, `/dev/urandom`…): no
+    /// host file is involved.
+    Device(Device),
+}
+
+/// The character devices every guest has, whatever it was granted (they reach nothing on
+/// the host): reads of `/dev/null` end at once, of `/dev/zero` give zeros, of
+/// `/dev/urandom` and `/dev/random` the kernel's random bytes (fixed under
+/// `--deterministic`); writes to any of them are discarded (`/dev/full`: ENOSPC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    Null,
+    Zero,
+    Full,
+    Random,
+}
+
+impl Device {
+    fn at(path: &std::path::Path) -> Option<Device> {
+        Some(match path.as_os_str().as_bytes() {
+            b"/dev/null" => Device::Null,
+            b"/dev/zero" => Device::Zero,
+            b"/dev/full" => Device::Full,
+            b"/dev/urandom" | b"/dev/random" => Device::Random,
+            _ => return None,
+        })
+    }
+
+    /// `(major, minor)` as Linux numbers them.
+    fn rdev(self) -> (u64, u64) {
+        match self {
+            Device::Null => (1, 3),
+            Device::Zero => (1, 5),
+            Device::Full => (1, 7),
+            Device::Random => (1, 9),
+        }
+    }
 }
 
 impl Fd {
@@ -124,6 +161,7 @@ impl Fd {
                 listing: None,
                 pos: 0,
             }),
+            Fd::Device(d) => Fd::Device(*d),
         })
     }
 }
@@ -134,6 +172,20 @@ struct DirFd {
     /// Its entries, read at the first getdents64 (or after a rewind), and the next one.
     listing: Option<Vec<(u64, u8, Vec<u8>)>>,
     pos: usize,
+}
+
+const RLIMIT_DATA: usize = 2;
+const RLIMIT_NOFILE: usize = 7;
+const RLIMIT_AS: usize = 9;
+
+/// The limits a process starts with (Linux's defaults as a shell leaves them).
+fn default_rlimits() -> [(u64, u64); 16] {
+    let mut l = [(u64::MAX, u64::MAX); 16];
+    l[3] = (8 << 20, u64::MAX); // RLIMIT_STACK
+    l[4] = (0, u64::MAX); // RLIMIT_CORE
+    l[RLIMIT_NOFILE] = (MAX_FDS as u64, MAX_FDS as u64);
+    l[8] = (8 << 20, 8 << 20); // RLIMIT_MEMLOCK
+    l
 }
 
 /// Most entries one directory listing holds (a larger directory is listed up to it).
@@ -204,6 +256,8 @@ pub struct Kernel {
     denied: HashSet<PathBuf>,
     /// Objects mapped executable ([`Kernel::mapped_objects`]).
     objects: Vec<MappedObject>,
+    /// Resource limits the guest set (`prlimit64`): (soft, hard) by resource number.
+    rlimits: [(u64, u64); 16],
     /// The guest path and host path each open file descriptor was opened by.
     fd_paths: std::collections::HashMap<usize, PathBuf>,
     fd_hosts: std::collections::HashMap<usize, PathBuf>,
@@ -273,6 +327,7 @@ impl Kernel {
             denial_hook: None,
             denied: HashSet::new(),
             objects: Vec::new(),
+            rlimits: default_rlimits(),
             fd_paths: Default::default(),
             fd_hosts: Default::default(),
         }
@@ -429,6 +484,9 @@ impl Kernel {
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
             46 => self.sys_ftruncate(a[0], a[1]),
+            88 => self.sys_utimensat(mem, a[0] as i64, a[1], a[2], a[3]),
+            43 => self.sys_statfs(mem, a[0], a[1], true),
+            44 => self.sys_statfs(mem, a[0], a[1], false),
             82 | 83 => match self.fd(a[0]) {
                 Ok(_) => 0, // fsync, fdatasync: the host writes through its own cache
                 Err(e) => -e,
@@ -465,7 +523,7 @@ impl Kernel {
             132 => self.sys_sigaltstack(mem, a[0], a[1], x[2]),
             136 => self.sys_rt_sigpending(mem, a[0], a[1]),
             174..=177 => 0, // getuid, geteuid, getgid, getegid
-            261 => self.sys_prlimit64(mem, a[1], a[3]),
+            261 => self.sys_prlimit64(mem, a[0], a[1], a[2], a[3]),
             278 => self.sys_getrandom(mem, a[0], a[1]),
             113 => self.sys_clock_gettime(mem, a[0], a[1], instret),
             169 => self.sys_gettimeofday(mem, a[0], instret),
@@ -509,6 +567,12 @@ impl Kernel {
             Ok(Fd::Stdin) => self.config.stdin.read(&mut tmp),
             Ok(Fd::File(f)) => f.read(&mut tmp),
             Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(Fd::Device(Device::Null)) => Ok(0),
+            Ok(Fd::Device(Device::Zero | Device::Full)) => Ok(n),
+            Ok(Fd::Device(Device::Random)) => {
+                self.random_bytes(&mut tmp);
+                Ok(n)
+            }
             Ok(_) => return -EBADF,
         };
         match got {
@@ -530,6 +594,8 @@ impl Kernel {
                 .write_all(data)
                 .and_then(|()| self.config.stderr.flush()),
             Ok(Fd::File(f)) => f.write_all(data),
+            Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
+            Ok(Fd::Device(_)) => Ok(()),
             Ok(Fd::Stdin | Fd::Dir(_)) => return -EBADF,
         };
         match r {
@@ -627,6 +693,14 @@ impl Kernel {
         const O_NONBLOCK: u64 = 0o4000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
+        if path.is_absolute() {
+            if let Some(d) = Device::at(&path) {
+                if flags & O_DIRECTORY != 0 {
+                    return -ENOTDIR;
+                }
+                return self.install(Fd::Device(d));
+            }
+        }
         let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
             let host = r.host_path();
             let opened = r.open(OpenFlags {
@@ -749,6 +823,7 @@ impl Kernel {
                     .unwrap_or(O_RDWR),
                 Ok(Fd::Stdin) => 0,
                 Ok(Fd::Stdout | Fd::Stderr) => 1,
+                Ok(Fd::Device(_)) => O_RDWR,
                 Ok(Fd::Dir(_)) => 0o200000, // O_DIRECTORY | O_RDONLY
                 Err(e) => -e,
             },
@@ -858,6 +933,117 @@ impl Kernel {
         }
     }
 
+    /// utimensat / futimens: set a file's access and modification times (`UTIME_NOW`,
+    /// `UTIME_OMIT`), beneath a read-write grant.
+    fn sys_utimensat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        times: u64,
+        flags: u64,
+    ) -> i64 {
+        const UTIME_NOW: u64 = (1 << 30) - 1;
+        const UTIME_OMIT: u64 = (1 << 30) - 2;
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+            return -EINVAL;
+        }
+        let now = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_nanos(self.realtime_ns(0));
+        let mut ts = [None, None];
+        if times != 0 {
+            for (i, t) in ts.iter_mut().enumerate() {
+                let at = times.wrapping_add(16 * i as u64);
+                let (Ok(sec), Ok(nsec)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8)))
+                else {
+                    return -EFAULT;
+                };
+                *t = match nsec {
+                    UTIME_OMIT => None,
+                    UTIME_NOW => Some(now),
+                    n if n < 1_000_000_000 && (sec as i64) >= 0 => Some(
+                        std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(sec, n as u32),
+                    ),
+                    _ => return -EINVAL,
+                };
+            }
+        } else {
+            ts = [Some(now), Some(now)];
+        }
+        let mut set = std::fs::FileTimes::new();
+        if let Some(a) = ts[0] {
+            set = set.set_accessed(a);
+        }
+        if let Some(m) = ts[1] {
+            set = set.set_modified(m);
+        }
+        // futimens: a null path names the descriptor itself
+        if path == 0 {
+            return match self.fd(dirfd as u64) {
+                Ok(Fd::File(f)) => match f.set_times(set) {
+                    Ok(()) => 0,
+                    Err(e) => -errno(&e),
+                },
+                Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
+                Ok(Fd::Dir(_)) => -crate::sandbox::EACCES,
+                Err(e) => -e,
+            };
+        }
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        if Device::at(&p).is_some() {
+            return 0;
+        }
+        let r = self.resolve_at(dirfd, &p, true).and_then(|r| {
+            let f = r.open(OpenFlags {
+                write: true,
+                nofollow: flags & AT_SYMLINK_NOFOLLOW != 0,
+                ..OpenFlags::default()
+            });
+            // a directory cannot be opened for writing: its times are left alone
+            match f {
+                Ok(f) => f.set_times(set).map_err(|e| errno(&e)),
+                Err(e) => Err(e),
+            }
+        });
+        match r {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    /// statfs / fstatfs: a fixed description of one ext4-like file system (the host's is not
+    /// the guest's business): 4 KiB blocks, 16 Mi blocks, half free.
+    fn sys_statfs(&mut self, mem: &mut Memory, target: u64, buf: u64, by_path: bool) -> i64 {
+        if by_path {
+            let p = match self.guest_path(mem, AT_FDCWD, target) {
+                Ok(p) => p,
+                Err(e) => return -e,
+            };
+            if Device::at(&p).is_none() {
+                if let Err(e) = self.resolve(&p, false).and_then(|r| r.metadata(false)) {
+                    return -e;
+                }
+            }
+        } else if let Err(e) = self.fd(target) {
+            return -e;
+        }
+        let mut s = [0u8; 120];
+        let words: [u64; 7] = [0xef53, 4096, 1 << 24, 1 << 23, 1 << 23, 1 << 20, 1 << 19];
+        for (i, w) in words.iter().enumerate() {
+            s[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        s[64..72].copy_from_slice(&255u64.to_le_bytes()); // f_namelen
+        s[72..80].copy_from_slice(&4096u64.to_le_bytes()); // f_frsize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
     fn sys_ftruncate(&mut self, fd: u64, len: u64) -> i64 {
         if (len as i64) < 0 {
             return -EINVAL;
@@ -874,11 +1060,15 @@ impl Kernel {
     }
 
     fn install(&mut self, fd: Fd) -> i64 {
+        let limit = (self.rlimit(RLIMIT_NOFILE) as usize).min(MAX_FDS);
         if let Some(i) = self.fds.iter().position(Option::is_none) {
+            if i >= limit {
+                return -EMFILE;
+            }
             self.fds[i] = Some(fd);
             return i as i64;
         }
-        if self.fds.len() >= MAX_FDS {
+        if self.fds.len() >= limit {
             return -EMFILE;
         }
         self.fds.push(Some(fd));
@@ -921,6 +1111,7 @@ impl Kernel {
                 SeekFrom::Current(0) => d.pos as i64,
                 _ => -EINVAL,
             },
+            Ok(Fd::Device(_)) => 0,
             Ok(_) => -ESPIPE,
             Err(e) => -e,
         }
@@ -957,6 +1148,20 @@ impl Kernel {
         }
     }
 
+    /// The stat of one of the machine's devices (a character device, mode 0666).
+    fn write_device_stat(mem: &mut Memory, buf: u64, d: Device) -> i64 {
+        let (major, minor) = d.rdev();
+        let mut s = [0u8; 128];
+        s[16..20].copy_from_slice(&0o020666u32.to_le_bytes());
+        s[20..24].copy_from_slice(&1u32.to_le_bytes()); // nlink
+        s[32..40].copy_from_slice(&((major << 8) | minor).to_le_bytes()); // rdev
+        s[56..60].copy_from_slice(&4096i32.to_le_bytes()); // blksize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
     fn write_fixed_stat(mem: &mut Memory, buf: u64, mode: u32) -> i64 {
         let mut s = [0u8; 128];
         s[16..20].copy_from_slice(&mode.to_le_bytes());
@@ -977,6 +1182,10 @@ impl Kernel {
                     Ok(m) => Self::write_stat(mem, buf, &m),
                     Err(e) => -e,
                 }
+            }
+            Ok(Fd::Device(d)) => {
+                let d = *d;
+                return Self::write_device_stat(mem, buf, d);
             }
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
@@ -1012,6 +1221,9 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        if let Some(d) = Device::at(&path) {
+            return Self::write_device_stat(mem, buf, d);
+        }
         let meta = self
             .resolve_at(dirfd, &path, false)
             .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
@@ -1200,7 +1412,9 @@ impl Kernel {
             return self.brk;
         };
         if new_end > old_end {
-            if !mem.is_free(old_end, new_end - old_end)
+            if !self.within_rlimits(mem, new_end - old_end, true)
+                || addr - self.brk_start > self.rlimit(RLIMIT_DATA)
+                || !mem.is_free(old_end, new_end - old_end)
                 || mem
                     .map(old_end, new_end - old_end, perm::R | perm::W)
                     .is_err()
@@ -1229,6 +1443,12 @@ impl Kernel {
         const MAP_ANONYMOUS: u64 = 0x20;
         if len == 0 || len > self.memory_limit {
             return if len == 0 { -EINVAL } else { -ENOMEM };
+        }
+        const PROT_WRITE: u64 = 2;
+        const MAP_PRIVATE: u64 = 2;
+        let data = prot & PROT_WRITE != 0 && flags & 3 == MAP_PRIVATE;
+        if !self.within_rlimits(mem, len.next_multiple_of(PAGE_SIZE), data) {
+            return -ENOMEM;
         }
         if flags & MAP_ANONYMOUS == 0 {
             return self.mmap_file(mem, addr, len, prot, flags, fd, offset);
@@ -1360,13 +1580,41 @@ impl Kernel {
         }
     }
 
-    fn sys_prlimit64(&mut self, mem: &mut Memory, resource: u64, old: u64) -> i64 {
-        if old != 0 {
-            let (cur, max) = match resource {
-                3 => (8 << 20, u64::MAX), // RLIMIT_STACK
-                7 => (1024, 1024),        // RLIMIT_NOFILE
-                _ => (u64::MAX, u64::MAX),
+    /// prlimit64 on this process: the limits it sets are kept and those the machine can
+    /// enforce are: RLIMIT_NOFILE (descriptor numbers), RLIMIT_DATA (the program break and
+    /// private writable mappings) and RLIMIT_AS (everything mapped), on top of
+    /// `--memory-limit`. A soft limit above the hard one, or a hard one raised, is EINVAL /
+    /// EPERM as on Linux.
+    fn sys_prlimit64(
+        &mut self,
+        mem: &mut Memory,
+        pid: u64,
+        resource: u64,
+        new: u64,
+        old: u64,
+    ) -> i64 {
+        const EPERM_: i64 = EPERM;
+        if pid != 0 && pid as i64 != self.pid() {
+            return -ESRCH;
+        }
+        let Some(&(cur, max)) = self.rlimits.get(resource as usize) else {
+            return -EINVAL;
+        };
+        let set = if new != 0 {
+            let (Ok(c), Ok(m)) = (mem.load_u64(new), mem.load_u64(new.wrapping_add(8))) else {
+                return -EFAULT;
             };
+            if c > m {
+                return -EINVAL;
+            }
+            if m > max {
+                return -EPERM_;
+            }
+            Some((c, m))
+        } else {
+            None
+        };
+        if old != 0 {
             let mut b = [0u8; 16];
             b[..8].copy_from_slice(&u64::to_le_bytes(cur));
             b[8..].copy_from_slice(&u64::to_le_bytes(max));
@@ -1374,7 +1622,23 @@ impl Kernel {
                 return -EFAULT;
             }
         }
+        if let Some(l) = set {
+            self.rlimits[resource as usize] = l;
+        }
         0
+    }
+
+    /// The soft limit of `resource`.
+    fn rlimit(&self, resource: usize) -> u64 {
+        self.rlimits.get(resource).map_or(u64::MAX, |l| l.0)
+    }
+
+    /// Whether mapping `len` more bytes stays within RLIMIT_AS (and RLIMIT_DATA for a
+    /// private writable mapping).
+    fn within_rlimits(&self, mem: &Memory, len: u64, data: bool) -> bool {
+        let now = mem.mapped_pages().saturating_mul(PAGE_SIZE);
+        let total = now.saturating_add(len);
+        total <= self.rlimit(RLIMIT_AS) && (!data || total <= self.rlimit(RLIMIT_DATA))
     }
 
     fn sys_getrandom(&mut self, mem: &mut Memory, buf: u64, len: u64) -> i64 {

@@ -252,7 +252,12 @@ const EMPTY: TlbEntry = TlbEntry {
 
 /// The guest address space.
 pub struct Memory {
-    pages: Vec<Box<[u8; PAGE_SIZE as usize]>>,
+    /// Page frames; `None` is a page not yet written, which reads as zeros (a mapping costs
+    /// no host memory until the guest stores to it: thread stacks, arenas, PROT_NONE
+    /// reservations).
+    pages: Vec<Option<Box<[u8; PAGE_SIZE as usize]>>>,
+    /// Frames in `pages` that hold a page of bytes.
+    materialized: u64,
     perms: Vec<u8>,
     map: PageTable,
     regions: Regions,
@@ -269,6 +274,7 @@ impl Memory {
     pub fn new(limit_bytes: u64) -> Self {
         Memory {
             pages: Vec::new(),
+            materialized: 0,
             perms: Vec::new(),
             map: PageTable::default(),
             regions: Regions::default(),
@@ -294,7 +300,7 @@ impl Memory {
     /// permissions and the page table. Never more than 1.51 × the limit (see docs/machine.md,
     /// "Security model"), plus the region map's few bytes per mapped range.
     pub fn host_bytes(&self) -> u64 {
-        let frames = self.pages.len() as u64 * (PAGE_SIZE + 1);
+        let frames = self.materialized * PAGE_SIZE + self.pages.len() as u64 * 9;
         let table = self.map.leaves() as u64 * (LEAF as u64 * 4 + 4);
         frames + table
     }
@@ -366,12 +372,15 @@ impl Memory {
                 None => {
                     let i = match self.free.pop() {
                         Some(i) => {
-                            self.pages[i as usize].fill(0);
+                            // reused: zero again, without host memory until written
+                            if self.pages[i as usize].take().is_some() {
+                                self.materialized -= 1;
+                            }
                             self.perms[i as usize] = perm;
                             i
                         }
                         None => {
-                            self.pages.push(Box::new([0; PAGE_SIZE as usize]));
+                            self.pages.push(None);
                             self.perms.push(perm);
                             (self.pages.len() - 1) as u32
                         }
@@ -395,6 +404,10 @@ impl Memory {
             for vpn in s..e {
                 if let Some(i) = self.map.remove(vpn) {
                     code |= holds_code(self.perms[i as usize]);
+                    // its bytes go back to the host now; the slot is reused zeroed
+                    if self.pages[i as usize].take().is_some() {
+                        self.materialized -= 1;
+                    }
                     self.free.push(i);
                 }
             }
@@ -492,6 +505,16 @@ impl Memory {
             .map_or(0, |i| self.perms[i as usize] & perm::RWX)
     }
 
+    /// The bytes of frame `page`, made real (zeroed) on its first write.
+    #[inline(always)]
+    fn frame_mut(&mut self, page: u32) -> &mut [u8; PAGE_SIZE as usize] {
+        let slot = &mut self.pages[page as usize];
+        if slot.is_none() {
+            self.materialized += 1;
+        }
+        slot.get_or_insert_with(|| Box::new([0; PAGE_SIZE as usize]))
+    }
+
     /// Page index and permission for `vpn`, through the TLB.
     #[inline(always)]
     fn lookup(&mut self, vpn: u64) -> Option<(u32, u8)> {
@@ -518,7 +541,9 @@ impl Memory {
                 return Err(AccessError::Denied(addr));
             }
             let mut out = [0; N];
-            out.copy_from_slice(&self.pages[page as usize][off..off + N]);
+            if let Some(p) = &self.pages[page as usize] {
+                out.copy_from_slice(&p[off..off + N]);
+            }
             Ok(out)
         } else {
             let mut out = [0; N];
@@ -542,7 +567,7 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.pages[page as usize][off..off + N].copy_from_slice(&bytes);
+            self.frame_mut(page)[off..off + N].copy_from_slice(&bytes);
             Ok(())
         } else {
             // check every byte first so a failing store writes nothing
@@ -634,7 +659,10 @@ impl Memory {
             if perm & perm::R == 0 {
                 return Err(AccessError::Denied(a));
             }
-            out[done..done + n].copy_from_slice(&self.pages[page as usize][off..off + n]);
+            match &self.pages[page as usize] {
+                Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
+                None => out[done..done + n].fill(0),
+            }
             done += n;
         }
         Ok(())
@@ -683,7 +711,7 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.pages[page as usize][off..off + n].copy_from_slice(&data[done..done + n]);
+            self.frame_mut(page)[off..off + n].copy_from_slice(&data[done..done + n]);
             done += n;
         }
         Ok(())

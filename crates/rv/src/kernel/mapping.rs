@@ -97,6 +97,10 @@ impl Kernel {
             return -EOVERFLOW;
         }
         let file = match usize::try_from(fd).ok().and_then(|i| self.fds.get(i)) {
+            // /dev/zero: an anonymous mapping
+            Some(Some(Fd::Device(super::Device::Zero))) => {
+                return self.sys_mmap(mem, addr, len, prot, flags | 0x20, -1, 0);
+            }
             Some(Some(Fd::File(f))) => match f.try_clone() {
                 Ok(f) => f,
                 Err(e) => return -crate::sandbox::errno(&e),
