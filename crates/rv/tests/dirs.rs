@@ -165,3 +165,162 @@ fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
         assert_eq!(std::fs::read(&file).unwrap()[0], 0);
     }
 }
+
+mod kernel_level {
+    //! The machine's devices, resource limits and the other new calls, at the kernel layer.
+    use outcrop_rv::kernel::{Kernel, KernelConfig};
+    use outcrop_rv::memory::{perm, Memory};
+
+    const DATA: u64 = 0x10_0000;
+
+    fn kernel() -> (Kernel, Memory) {
+        let mut mem = Memory::new(64 << 20);
+        mem.map(DATA, 0x4000, perm::R | perm::W).unwrap();
+        let k = Kernel::new(
+            KernelConfig::silent("/p".into()),
+            DATA + 0x10_0000,
+            64 << 20,
+        );
+        (k, mem)
+    }
+
+    fn call(k: &mut Kernel, mem: &mut Memory, nr: u64, a: &[u64]) -> i64 {
+        let mut x = [0u64; 32];
+        x[17] = nr;
+        x[10..10 + a.len()].copy_from_slice(a);
+        k.syscall(mem, &mut x, 0);
+        x[10] as i64
+    }
+
+    fn path(mem: &mut Memory, at: u64, p: &str) -> u64 {
+        let mut b = p.as_bytes().to_vec();
+        b.push(0);
+        mem.write_bytes(at, &b).unwrap();
+        at
+    }
+
+    const OPENAT: u64 = 56;
+    const READ: u64 = 63;
+    const WRITE: u64 = 64;
+    const MMAP: u64 = 222;
+    const PRLIMIT: u64 = 261;
+    const AT_FDCWD: u64 = -100i64 as u64;
+
+    #[test]
+    fn devices_need_no_grant_and_reach_nothing_on_the_host() {
+        let (mut k, mut mem) = kernel();
+        let pz = path(&mut mem, DATA, "/dev/zero");
+        let pn = path(&mut mem, DATA + 0x40, "/dev/null");
+        let pf = path(&mut mem, DATA + 0x80, "/dev/full");
+        let ps = path(&mut mem, DATA + 0xc0, "/dev/sda");
+        let zero = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, pz, 2]);
+        assert!(zero >= 3);
+        mem.write_bytes(DATA + 0x100, &[7; 16]).unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, READ, &[zero as u64, DATA + 0x100, 16]),
+            16
+        );
+        let mut b = [1u8; 16];
+        mem.read_bytes(DATA + 0x100, &mut b).unwrap();
+        assert_eq!(b, [0; 16]);
+        let null = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, pn, 2]);
+        assert_eq!(
+            call(&mut k, &mut mem, READ, &[null as u64, DATA + 0x100, 16]),
+            0
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, WRITE, &[null as u64, DATA + 0x100, 16]),
+            16
+        );
+        let full = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, pf, 2]);
+        assert_eq!(
+            call(&mut k, &mut mem, WRITE, &[full as u64, DATA + 0x100, 16]),
+            -28
+        );
+        // a mapping of /dev/zero is anonymous memory
+        let m = call(&mut k, &mut mem, MMAP, &[0, 8192, 3, 2, zero as u64, 0]);
+        assert!(m > 0, "{m}");
+        assert_eq!(mem.load_u64(m as u64 + 8000).unwrap(), 0);
+        // other device paths are not provided
+        assert_eq!(call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, ps, 0]), -13);
+    }
+
+    #[test]
+    fn resource_limits_are_kept_and_enforced() {
+        let (mut k, mut mem) = kernel();
+        // RLIMIT_NOFILE 5: descriptors 0..4 only
+        mem.write_bytes(
+            DATA + 0x200,
+            &[5u64.to_le_bytes(), 5u64.to_le_bytes()].concat(),
+        )
+        .unwrap();
+        assert_eq!(call(&mut k, &mut mem, PRLIMIT, &[0, 7, DATA + 0x200, 0]), 0);
+        let p = path(&mut mem, DATA, "/dev/null");
+        assert_eq!(call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 0]), 3);
+        assert_eq!(call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 0]), 4);
+        assert_eq!(
+            call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 0]),
+            -24,
+            "EMFILE"
+        );
+        // raising the hard limit is EPERM; soft above hard EINVAL
+        mem.write_bytes(
+            DATA + 0x200,
+            &[6u64.to_le_bytes(), 6u64.to_le_bytes()].concat(),
+        )
+        .unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, PRLIMIT, &[0, 7, DATA + 0x200, 0]),
+            -1
+        );
+        mem.write_bytes(
+            DATA + 0x200,
+            &[9u64.to_le_bytes(), 4u64.to_le_bytes()].concat(),
+        )
+        .unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, PRLIMIT, &[0, 7, DATA + 0x200, 0]),
+            -22
+        );
+        // RLIMIT_AS: a mapping past it fails with ENOMEM
+        let as_ = (mem.mapped_pages() * 4096 + (1 << 20)).to_le_bytes();
+        mem.write_bytes(DATA + 0x200, &[as_, u64::MAX.to_le_bytes()].concat())
+            .unwrap();
+        assert_eq!(
+            call(
+                &mut k,
+                &mut mem,
+                PRLIMIT,
+                &[0, 9, DATA + 0x200, DATA + 0x300]
+            ),
+            0
+        );
+        assert_eq!(
+            mem.load_u64(DATA + 0x300).unwrap(),
+            u64::MAX,
+            "the old limit"
+        );
+        assert!(
+            call(
+                &mut k,
+                &mut mem,
+                MMAP,
+                &[0, 1 << 19, 3, 0x22, -1i64 as u64, 0]
+            ) > 0
+        );
+        assert_eq!(
+            call(
+                &mut k,
+                &mut mem,
+                MMAP,
+                &[0, 1 << 20, 3, 0x22, -1i64 as u64, 0]
+            ),
+            -12
+        );
+        // another process's limits: ESRCH
+        assert_eq!(
+            call(&mut k, &mut mem, PRLIMIT, &[4242, 7, 0, DATA + 0x300]),
+            -3
+        );
+    }
+}
