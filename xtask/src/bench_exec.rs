@@ -15,6 +15,17 @@ use std::time::Instant;
 pub struct Args {
     #[command(flatten)]
     bench: BenchArgs,
+    /// Instead of the bundled workloads, these programs (each `PROG ARGS...` quoted as one
+    /// argument, run in --dir with it granted read-write), against qemu with the same
+    /// `--sysroot` (qemu's -L) when given: programs the project did not write.
+    #[arg(long = "program", value_name = "'PROG ARGS'")]
+    programs: Vec<String>,
+    /// The directory the --program commands run in.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<std::path::PathBuf>,
+    /// Where the --program commands' libraries are (dynamically linked programs).
+    #[arg(long, value_name = "DIR")]
+    sysroot: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -27,6 +38,9 @@ pub fn run(args: Args) -> Result<()> {
         "build first: cargo build --release -p outcrop"
     );
     let wl = root.join("workloads");
+    if !args.programs.is_empty() {
+        return programs(&args, &outcrop, runs);
+    }
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
     crate::bench::stage_inputs(&tmp)?;
@@ -66,8 +80,19 @@ pub fn run(args: Args) -> Result<()> {
         let bin = wl.join("bin").join(&name);
         let args = crate::bench::guest_args(&name)?;
         let stats = tmp.join("stats.json");
+        // a dynamically linked workload: its sysroot for both (qemu's -L)
+        let sysroot = manifest.get(&name)?.sysroot.clone();
+        let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &sysroot {
+            Some(d) => (
+                vec!["--sysroot".into(), d.clone().into()],
+                vec!["-L".into(), d.clone().into()],
+            ),
+            None => (vec![], vec![]),
+        };
         let mut base = Command::new(&outcrop);
-        base.args(["exec", "--allow-rw", ".", "--stats-json"])
+        base.args(["exec", "--allow-rw", "."])
+            .args(&osys)
+            .arg("--stats-json")
             .arg(&stats)
             .arg("--")
             .arg(&bin)
@@ -85,20 +110,27 @@ pub fn run(args: Args) -> Result<()> {
         for _ in 0..runs {
             plain.push(timed(
                 Command::new(&outcrop)
-                    .args(["exec", "--allow-rw", ".", "--"])
+                    .args(["exec", "--allow-rw", "."])
+                    .args(&osys)
+                    .arg("--")
                     .arg(&bin)
                     .args(&args),
             )?);
             counted.push(timed(
                 Command::new(&outcrop)
-                    .args(["exec", "--allow-rw", ".", "--stats-json"])
+                    .args(["exec", "--allow-rw", "."])
+                    .args(&osys)
+                    .arg("--stats-json")
                     .arg(&stats)
                     .arg("--")
                     .arg(&bin)
                     .args(&args),
             )?);
             qemu.push(timed(
-                Command::new("qemu-riscv64-static").arg(&bin).args(&args),
+                Command::new("qemu-riscv64-static")
+                    .args(&qsys)
+                    .arg(&bin)
+                    .args(&args),
             )?);
         }
         let ratio = |a: &[f64], b: &[f64]| {
@@ -146,5 +178,75 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// `--program`: each command under `outcrop exec` and under qemu, alternating, in `--dir`.
+fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
+    use std::process::{Command, Stdio};
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+    let timed = |cmd: &mut Command| -> Result<f64> {
+        let t = Instant::now();
+        let st = cmd
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        let secs = t.elapsed().as_secs_f64();
+        anyhow::ensure!(st.success(), "{cmd:?} failed: {st}");
+        Ok(secs)
+    };
+    let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &args.sysroot {
+        Some(d) => (
+            vec!["--sysroot".into(), d.clone().into()],
+            vec!["-L".into(), d.clone().into()],
+        ),
+        None => (vec![], vec![]),
+    };
+    println!("{runs} runs each, alternating; median (min–max) wall seconds; in {}\n", dir.display());
+    println!("| command | instructions | outcrop exec s | MIPS | qemu s | outcrop / qemu |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for p in &args.programs {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        anyhow::ensure!(!words.is_empty(), "empty --program");
+        let stats = dir.join("outcrop-bench-stats.json");
+        let mut first = Command::new(outcrop);
+        first
+            .args(["exec", "--allow-rw", "."])
+            .args(&osys)
+            .arg("--stats-json")
+            .arg(&stats)
+            .arg("--")
+            .args(&words);
+        timed(&mut first)?;
+        #[derive(serde::Deserialize)]
+        struct Stats {
+            instructions: u64,
+        }
+        let insns = serde_json::from_slice::<Stats>(&std::fs::read(&stats)?)?.instructions;
+        let _ = std::fs::remove_file(&stats);
+        let (mut o, mut q) = (vec![], vec![]);
+        for _ in 0..runs {
+            o.push(timed(
+                Command::new(outcrop)
+                    .args(["exec", "--allow-rw", "."])
+                    .args(&osys)
+                    .arg("--")
+                    .args(&words),
+            )?);
+            q.push(timed(Command::new("qemu-riscv64-static").args(&qsys).args(&words))?);
+        }
+        let (om, olo, ohi) = bench_rap::spread(&o);
+        let (qm, qlo, qhi) = bench_rap::spread(&q);
+        let r: Vec<f64> = o.iter().zip(&q).map(|(a, b)| a / b).collect();
+        let (rm, rlo, rhi) = bench_rap::spread(&r);
+        println!(
+            "| `{p}` | {insns} | {om:.3} ({olo:.3}–{ohi:.3}) | {:.0} | {qm:.3} ({qlo:.3}–{qhi:.3}) | {rm:.2}x ({rlo:.2}–{rhi:.2}) |",
+            insns as f64 / om / 1e6
+        );
+    }
     Ok(())
 }

@@ -661,6 +661,10 @@ impl Kernel {
         path: &std::path::Path,
         write: bool,
     ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        // beneath one of the machine's devices there is nothing: not a directory
+        if path.ancestors().skip(1).any(|a| Device::at(a).is_some()) {
+            return Err(ENOTDIR);
+        }
         if path.is_absolute() || dirfd == AT_FDCWD {
             return self.resolve(path, write);
         }
@@ -753,18 +757,19 @@ impl Kernel {
             self.fd_paths.get(&(fd as usize)).cloned(),
             self.fd_hosts.get(&(fd as usize)).cloned(),
         );
+        let limit = (self.rlimit(RLIMIT_NOFILE) as usize).min(MAX_FDS);
         let slot = match at {
             Some(n) => n as usize,
             None => {
                 let free =
-                    (min as usize..MAX_FDS).find(|&i| self.fds.get(i).is_none_or(Option::is_none));
+                    (min as usize..limit).find(|&i| self.fds.get(i).is_none_or(Option::is_none));
                 match free {
                     Some(i) => i,
                     None => return -EMFILE,
                 }
             }
         };
-        if slot >= MAX_FDS {
+        if slot >= limit {
             return if at.is_some() { -EBADF } else { -EMFILE };
         }
         if self.fds.len() <= slot {
@@ -786,9 +791,6 @@ impl Kernel {
         const O_CLOEXEC: u64 = 0o2000000;
         if old == new || flags & !O_CLOEXEC != 0 {
             return -EINVAL;
-        }
-        if new as usize >= MAX_FDS {
-            return -EBADF;
         }
         self.sys_dup(old, 0, Some(new))
     }
