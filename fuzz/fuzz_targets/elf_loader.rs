@@ -2,15 +2,24 @@
 //!
 //! Loading must return an error or a machine (never panic, never map more than the 64 MiB
 //! limit); a loaded machine then runs at most 10,000 instructions with an empty sandbox and no
-//! stdin, which must end in an exit, a fault or the limit.
+//! stdin, which must end in an exit, a fault or the limit. When the first byte is odd, the
+//! input is split at its second byte's share of the length into a program and an interpreter
+//! (a dynamically linked program's dynamic linker: both loaded, the interpreter first to run).
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use outcrop_rv::elf::{load, Program};
+use outcrop_rv::elf::Program;
 use outcrop_rv::kernel::{KernelConfig, Sandbox};
 
 fuzz_target!(|data: &[u8]| {
+    let (data, interp) = match data {
+        [a, b, rest @ ..] if a & 1 == 1 => {
+            let at = rest.len() * usize::from(*b) / 256;
+            (&rest[..at], Some(&rest[at..]))
+        }
+        _ => (data, None),
+    };
     let program = Program {
         elf: data,
         args: vec!["prog".into()],
@@ -27,7 +36,12 @@ fuzz_target!(|data: &[u8]| {
         on_warning: Box::new(|_| {}),
         stdio_mode: None,
     };
-    if let Ok(mut machine) = load(program, kernel) {
+    let interp = interp.map(|elf| outcrop_rv::elf::Interp {
+        path: "/lib/ld.so".into(),
+        host_path: None,
+        elf,
+    });
+    if let Ok(mut machine) = outcrop_rv::elf::load_with(program, interp, kernel) {
         assert!(machine.mem.mapped_pages() * 4096 <= 64 << 20);
         machine.max_insns = 10_000;
         let _ = machine.run(&mut ());
