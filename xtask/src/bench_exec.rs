@@ -206,7 +206,10 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         ),
         None => (vec![], vec![]),
     };
-    println!("{runs} runs each, alternating; median (min–max) wall seconds; in {}\n", dir.display());
+    println!(
+        "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
+        dir.display()
+    );
     println!("| command | instructions | outcrop exec s | MIPS | qemu s | outcrop / qemu |");
     println!("|---|---:|---:|---:|---:|---:|");
     for p in &args.programs {
@@ -237,7 +240,9 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
                     .arg("--")
                     .args(&words),
             )?);
-            q.push(timed(Command::new("qemu-riscv64-static").args(&qsys).args(&words))?);
+            q.push(timed(
+                Command::new("qemu-riscv64-static").args(&qsys).args(&words),
+            )?);
         }
         let (om, olo, ohi) = bench_rap::spread(&o);
         let (qm, qlo, qhi) = bench_rap::spread(&q);

@@ -235,6 +235,12 @@ pub struct ReportArgs {
     /// program (by GNU build-id, or a hash of the loaded code).
     #[arg(long)]
     ignore_program_id: bool,
+
+    /// Where the shared libraries of a dynamically linked program are (as `run --sysroot`):
+    /// the objects the file lists are read from DIR/PATH, checked by build-id, and name the
+    /// hot paths' blocks in them. Default: their recorded paths on this host.
+    #[arg(long, value_name = "DIR")]
+    sysroot: Option<PathBuf>,
 }
 
 /// Runs a `wpp` subcommand.
@@ -397,6 +403,41 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
         },
         None => None,
     };
+    // a dynamically linked program: every object it mapped, checked, names code in it
+    let objects = match (&code, st.run.objects.is_empty()) {
+        (Some(c), false) => {
+            let recorded: Vec<outcrop_run::objects::Recorded<'_>> = st
+                .run
+                .objects
+                .iter()
+                .map(|o| outcrop_run::objects::Recorded {
+                    path: &o.path,
+                    build_id: &o.build_id,
+                    start: o.start,
+                    offset: o.offset,
+                })
+                .collect();
+            let found = outcrop_run::objects::find_recorded(
+                &recorded,
+                args.sysroot.as_deref(),
+                args.ignore_program_id,
+                &mut |w| eprintln!("outcrop: warning: {w}"),
+            )?;
+            let parts: Vec<(outcrop_rv::symbols::Symbols, &str)> = found
+                .iter()
+                .filter_map(|f| {
+                    outcrop_rv::symbols::Symbols::from_elf_at(&f.bytes, f.bias)
+                        .ok()
+                        .map(|s| (s, f.suffix.as_str()))
+                })
+                .collect();
+            let program = c.symbols().ok().cloned().unwrap_or_default();
+            let mut refs: Vec<(&outcrop_rv::symbols::Symbols, &str)> = vec![(&program, "")];
+            refs.extend(parts.iter().map(|(s, n)| (s, *n)));
+            Some(outcrop_rv::symbols::Symbols::merged(&refs))
+        }
+        _ => None,
+    };
     let hot = report::hot_paths(&file, &counts, args.top);
     let hot_json: Vec<HotJson> = hot
         .into_iter()
@@ -408,7 +449,10 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
                     .map(|&(addr, insns)| BlockText {
                         addr,
                         insns,
-                        function: c.function(addr),
+                        function: match &objects {
+                            Some(o) => o.lookup(addr).map(|f| f.to_string()),
+                            None => c.function(addr),
+                        },
                         disassembly: c.disassemble(addr, insns),
                     })
                     .collect(),

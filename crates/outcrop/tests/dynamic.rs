@@ -207,3 +207,96 @@ fn isa_switches_extensions_off_and_names_what_faulted() {
         assert!(err(&o).contains(says), "{bad}: {}", err(&o));
     }
 }
+
+#[test]
+fn wpp_and_samples_files_record_every_object_and_reports_check_them() {
+    if !have_sysroot() {
+        return;
+    }
+    let prog = workload("strsearch_dyn");
+    let p = prog.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let wpp = dir.path().join("s.wpp");
+    let samples = dir.path().join("s.samples");
+    let o = outcrop(&[
+        "run",
+        "--no-progress",
+        "--no-profile",
+        "--deterministic",
+        "--sysroot",
+        SYSROOT,
+        "--paths",
+        "16:5000",
+        "--samples",
+        samples.to_str().unwrap(),
+        "--wpp",
+        wpp.to_str().unwrap(),
+        "--",
+        p,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = std::fs::read_to_string(&samples).unwrap();
+    assert!(
+        text.starts_with("outcrop-branch-samples 3\n"),
+        "{text:.200}"
+    );
+    assert!(
+        text.contains(" /lib/libc.so.6\n") && text.contains(" /lib/ld-linux-riscv64-lp64d.so.1\n")
+    );
+    // the reports find the libraries under the sysroot and name code in them
+    let o = outcrop(&[
+        "paths",
+        "report",
+        samples.to_str().unwrap(),
+        "--binary",
+        p,
+        "--sysroot",
+        SYSROOT,
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = outcrop(&[
+        "wpp",
+        "report",
+        wpp.to_str().unwrap(),
+        "--binary",
+        p,
+        "--sysroot",
+        SYSROOT,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("@libc.so.6"));
+    // without the sysroot, or with a different libc in it, they say which object and why
+    let o = outcrop(&["paths", "report", samples.to_str().unwrap(), "--binary", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("--sysroot"), "{}", err(&o));
+    let other = tempfile::tempdir().unwrap();
+    let root = fake_sysroot(other.path(), &|f, b| {
+        if f == "libc.so.6" {
+            std::fs::read(Path::new(SYSROOT).join("lib/libm.so.6")).unwrap()
+        } else {
+            b
+        }
+    });
+    for cmd in [
+        vec!["paths", "report", samples.to_str().unwrap()],
+        vec!["wpp", "report", wpp.to_str().unwrap()],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--binary", p, "--sysroot", root.to_str().unwrap()]);
+        let o = outcrop(&args);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}");
+        assert!(
+            err(&o).contains("/lib/libc.so.6 was build-id"),
+            "{cmd:?}: {}",
+            err(&o)
+        );
+        args.push("--ignore-program-id");
+        let o = outcrop(&args);
+        assert!(
+            err(&o).contains("--ignore-program-id: reading it anyway"),
+            "{cmd:?}: {}",
+            err(&o)
+        );
+    }
+}
