@@ -785,16 +785,19 @@ fn a_guest_opening_a_fifo_in_a_granted_tree_gets_an_error_not_a_hang() {
         );
         assert_eq!(out(&o), "err 13\n", "{cmd}: {}", err(&o));
     }
-    // a granted device is refused the same way; a regular file still opens
+    // a granted socket is refused the same way (/dev/null, /dev/zero and /dev/urandom are
+    // the machine's own devices, which reach nothing on the host); a regular file still opens
+    let sock = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let o = run_or_kill(
         &[
             "exec",
             "--allow",
-            "/dev/zero",
+            sock.to_str().unwrap(),
             "--",
             p.to_str().unwrap(),
             "read",
-            "/dev/zero",
+            sock.to_str().unwrap(),
         ],
         20,
     );
