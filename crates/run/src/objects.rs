@@ -69,15 +69,7 @@ pub fn merged_symbols(
     }
     let mut parts: Vec<(Symbols, String)> = Vec::new();
     for (i, o) in objects.iter().enumerate().skip(1) {
-        let m = Mapping {
-            index: i as u32,
-            start: o.start,
-            len: o.len,
-            offset: o.offset,
-            path: &o.guest_path,
-            host_path: o.host_path.as_deref(),
-            build_id: o.build_id.as_deref(),
-        };
+        let m = o.mapping(i as u32);
         if let Some(s) = symbols_of(&m) {
             parts.push((s, format!("@{}", m.name())));
         }

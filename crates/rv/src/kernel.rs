@@ -1458,24 +1458,36 @@ impl Kernel {
         // len ≤ the memory limit, so rounding cannot overflow
         let len = len.next_multiple_of(PAGE_SIZE);
         let p = prot_to_perm(prot);
-        let start = if flags & MAP_FIXED != 0 {
-            if addr % PAGE_SIZE != 0 {
-                return -EINVAL;
-            }
-            if addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
-                return -ENOMEM;
-            }
-            let _ = mem.unmap(addr, len);
-            addr
-        } else {
-            match self.find_free(mem, len) {
-                Some(a) => a,
-                None => return -ENOMEM,
-            }
+        let start = match self.mmap_place(mem, addr, len, flags & MAP_FIXED != 0) {
+            Ok(a) => a,
+            Err(e) => return -e,
         };
         match mem.map(start, len, p) {
             Ok(()) => start as i64,
             Err(_) => -ENOMEM,
+        }
+    }
+
+    /// Where a new mapping of `len` (page-rounded) bytes goes: `addr` exactly for `MAP_FIXED`
+    /// (whatever was there unmapped), else a free range.
+    fn mmap_place(
+        &mut self,
+        mem: &mut Memory,
+        addr: u64,
+        len: u64,
+        fixed: bool,
+    ) -> Result<u64, i64> {
+        if fixed {
+            if addr % PAGE_SIZE != 0 {
+                return Err(EINVAL);
+            }
+            if addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
+                return Err(ENOMEM);
+            }
+            let _ = mem.unmap(addr, len);
+            Ok(addr)
+        } else {
+            self.find_free(mem, len).ok_or(ENOMEM)
         }
     }
 

@@ -619,16 +619,7 @@ impl Machine {
         let mut control = Control::Continue;
         let objects = self.kernel.mapped_objects();
         for (i, o) in objects.iter().enumerate().skip(self.mappings_seen) {
-            let m = outcrop_events::record::Mapping {
-                index: i as u32,
-                start: o.start,
-                len: o.len,
-                offset: o.offset,
-                path: &o.guest_path,
-                host_path: o.host_path.as_deref(),
-                build_id: o.build_id.as_deref(),
-            };
-            control = control.and(obs.mapped(&m));
+            control = control.and(obs.mapped(&o.mapping(i as u32)));
         }
         self.mappings_seen = objects.len();
         control

@@ -15,7 +15,7 @@
 //! events.
 
 use super::{Fd, Kernel, EBADF, EINVAL, ENOMEM};
-use crate::memory::{Memory, PAGE_SIZE, USER_TOP};
+use crate::memory::{Memory, PAGE_SIZE};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -45,6 +45,20 @@ pub struct MappedObject {
 }
 
 impl MappedObject {
+    /// The object as observers hear of it ([`outcrop_events::Mapping`]); `index` is its
+    /// place in the order objects were mapped.
+    pub fn mapping(&self, index: u32) -> outcrop_events::Mapping<'_> {
+        outcrop_events::Mapping {
+            index,
+            start: self.start,
+            len: self.len,
+            offset: self.offset,
+            path: &self.guest_path,
+            host_path: self.host_path.as_deref(),
+            build_id: self.build_id.as_deref(),
+        }
+    }
+
     /// The object's file name (`libc.so.6`), as reports label its functions.
     pub fn name(&self) -> String {
         self.guest_path
@@ -120,20 +134,9 @@ impl Kernel {
         }
         // len ≤ the memory limit (checked by the caller), so rounding cannot overflow
         let len = len.next_multiple_of(PAGE_SIZE);
-        let start = if flags & MAP_FIXED != 0 {
-            if addr % PAGE_SIZE != 0 {
-                return -EINVAL;
-            }
-            if addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
-                return -ENOMEM;
-            }
-            let _ = mem.unmap(addr, len);
-            addr
-        } else {
-            match self.find_free(mem, len) {
-                Some(a) => a,
-                None => return -ENOMEM,
-            }
+        let start = match self.mmap_place(mem, addr, len, flags & MAP_FIXED != 0) {
+            Ok(a) => a,
+            Err(e) => return -e,
         };
         let want = super::prot_to_perm(prot);
         if mem.map(start, len, want).is_err() {
