@@ -300,3 +300,53 @@ fn wpp_and_samples_files_record_every_object_and_reports_check_them() {
         );
     }
 }
+
+#[test]
+fn rap_labels_hot_code_ranges_in_shared_libraries_by_object_and_function() {
+    if !have_sysroot() {
+        return;
+    }
+    let prog = workload("strsearch_dyn");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = outcrop(&[
+        "run",
+        "--no-progress",
+        "--no-profile",
+        "--deterministic",
+        "--sysroot",
+        SYSROOT,
+        "--rap",
+        "pc",
+        "--hot",
+        "0.02",
+        "--json",
+        "-o",
+        json.to_str().unwrap(),
+        "--",
+        prog.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    fn codes(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    if k == "code" {
+                        out.extend(x.as_str().map(str::to_owned));
+                    }
+                    codes(x, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| codes(x, out)),
+            _ => {}
+        }
+    }
+    let mut labels = Vec::new();
+    codes(&v, &mut labels);
+    assert!(
+        labels.iter().any(|l| l.contains("memcmp@libc.so.6")),
+        "{labels:?}"
+    );
+    assert!(labels.iter().any(|l| l.starts_with("main")), "{labels:?}");
+}
