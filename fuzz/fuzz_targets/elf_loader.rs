@@ -2,9 +2,9 @@
 //!
 //! Loading must return an error or a machine (never panic, never map more than the 64 MiB
 //! limit); a loaded machine then runs at most 10,000 instructions with an empty sandbox and no
-//! stdin, which must end in an exit, a fault or the limit. When the first byte is odd, the
-//! input is split at its second byte's share of the length into a program and an interpreter
-//! (a dynamically linked program's dynamic linker: both loaded, the interpreter first to run).
+//! stdin, which must end in an exit, a fault or the limit. An input that starts with `PAIR`
+//! and a byte B is split at B/256 of the rest into a program and an interpreter (a dynamically
+//! linked program's dynamic linker: both loaded, the interpreter first to run).
 
 #![no_main]
 
@@ -14,7 +14,7 @@ use outcrop_rv::kernel::{KernelConfig, Sandbox};
 
 fuzz_target!(|data: &[u8]| {
     let (data, interp) = match data {
-        [a, b, rest @ ..] if a & 1 == 1 => {
+        [b'P', b'A', b'I', b'R', b, rest @ ..] => {
             let at = rest.len() * usize::from(*b) / 256;
             (&rest[..at], Some(&rest[at..]))
         }
