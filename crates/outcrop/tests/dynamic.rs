@@ -350,3 +350,76 @@ fn rap_labels_hot_code_ranges_in_shared_libraries_by_object_and_function() {
     );
     assert!(labels.iter().any(|l| l.starts_with("main")), "{labels:?}");
 }
+
+#[test]
+fn a_shared_library_with_debug_info_gets_its_functions_and_source_lines_named() {
+    if !have_sysroot() {
+        return;
+    }
+    let gcc_ok = Command::new("riscv64-linux-gnu-gcc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !gcc_ok {
+        eprintln!("skipped: no riscv64-linux-gnu-gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("work.c"),
+        "int work(int n) {\n  int s = 0;\n  for (int i = 0; i < n; i++)\n    s += i * i;\n  return s;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("main.c"),
+        "#include <stdio.h>\nint work(int);\nint main(void) { printf(\"%d\\n\", work(100000)); return 0; }\n",
+    )
+    .unwrap();
+    let gcc = |args: &[&str]| {
+        let o = Command::new("riscv64-linux-gnu-gcc")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    gcc(&[
+        "-O1",
+        "-g",
+        "-shared",
+        "-fPIC",
+        "-o",
+        "libwork.so",
+        "work.c",
+    ]);
+    gcc(&["-O1", "-o", "main", "main.c", "-L.", "-lwork"]);
+    let rep = d.join("rep");
+    let env = format!("LD_LIBRARY_PATH={}", d.display());
+    let o = outcrop(&[
+        "run",
+        "--no-progress",
+        "--deterministic",
+        "--sysroot",
+        SYSROOT,
+        "--allow",
+        d.to_str().unwrap(),
+        "--env",
+        &env,
+        "--report",
+        rep.to_str().unwrap(),
+        "--",
+        d.join("main").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rep.join("profile.json")).unwrap()).unwrap();
+    let lines = v["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().any(
+            |l| l["file"].as_str().is_some_and(|f| f.ends_with("work.c"))
+                && l["function"] == "work@libwork.so"
+        ),
+        "{lines:?}"
+    );
+}

@@ -53,6 +53,9 @@ pub struct LineTable {
     /// Subtracted from an address of the program as loaded to get its link-time address
     /// (the load base of a position-independent program, 0 otherwise).
     base: u64,
+    /// Other objects loaded with the program (shared libraries with DWARF): `[lo, hi)`, their
+    /// lines and their load bias. Looked up first, newest first.
+    parts: Vec<(u64, u64, addr2line::Context<Reader>, u64)>,
     files: Vec<String>,
     file_ids: FxHashMap<String, u32>,
 }
@@ -63,14 +66,21 @@ impl LineTable {
     /// (link-time addresses, plus [`outcrop_rv::elf::PIE_BASE`] for `ET_DYN`).
     pub fn from_elf(data: &[u8]) -> Result<Option<LineTable>, Error> {
         let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
-        if file.section_by_name(".debug_line").is_none() {
-            return Ok(None);
-        }
         let base = if file.kind() == object::ObjectKind::Dynamic {
             outcrop_rv::elf::PIE_BASE
         } else {
             0
         };
+        LineTable::from_elf_at(data, base)
+    }
+
+    /// The line table of an object loaded `base` bytes above its link-time addresses (a
+    /// shared library where the machine mapped it); `None` without `.debug_line`.
+    pub fn from_elf_at(data: &[u8], base: u64) -> Result<Option<LineTable>, Error> {
+        let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+        if file.section_by_name(".debug_line").is_none() {
+            return Ok(None);
+        }
         let endian = if file.is_little_endian() {
             gimli::RunTimeEndian::Little
         } else {
@@ -107,18 +117,31 @@ impl LineTable {
         Ok(Some(LineTable {
             ctx,
             base,
+            parts: Vec::new(),
             files: Vec::new(),
             file_ids: FxHashMap::default(),
         }))
     }
 
+    /// Adds the lines of another object loaded at `[lo, hi)` (a shared library's table, made
+    /// with [`LineTable::from_elf_at`] at its load bias): addresses there are looked up in it.
+    pub fn add_object(&mut self, other: LineTable, lo: u64, hi: u64) {
+        self.parts.push((lo, hi, other.ctx, other.base));
+        self.parts.extend(other.parts);
+    }
+
     /// The source location of the instruction at `pc`, if the line tables cover it.
     pub fn locate(&mut self, pc: u64) -> Option<Loc> {
+        // a shared object's lines where it lies
+        let (ctx, base) = match self.parts.iter().rev().find(|p| pc >= p.0 && pc < p.1) {
+            Some(p) => (&p.2, p.3),
+            None => (&self.ctx, self.base),
+        };
         // below a position-independent program's base is not the program (and would wrap);
         // the last address cannot start an instruction, and addr2line's lookup of it
         // overflows (`probe + 1`; found by fuzzing, `tests/lines.rs`)
-        let addr = pc.checked_sub(self.base).filter(|&a| a < u64::MAX)?;
-        let loc = self.ctx.find_location(addr).ok()??;
+        let addr = pc.checked_sub(base).filter(|&a| a < u64::MAX)?;
+        let loc = ctx.find_location(addr).ok()??;
         let file = loc.file?;
         let id = match self.file_ids.get(file) {
             Some(&id) => id,

@@ -60,7 +60,28 @@ impl<'a> RunReport<'a> {
         let symbols = s.symbols.as_ref().or(image.symbols().ok());
         let mut warnings = Vec::new();
         let profile = s.profile.as_ref().map(|p| {
-            let lines = match image.line_table() {
+            // the program's lines, and those of each shared object that has them
+            let mut extra = s.debug_objects.iter().filter_map(|o| {
+                outcrop_profile::lines::LineTable::from_elf_at(&o.bytes, o.bias)
+                    .ok()
+                    .flatten()
+                    .map(|t| (t, o.lo, o.hi))
+            });
+            let table = match image.line_table() {
+                Ok(Some(t)) => Ok(Some(t)),
+                // a program without lines: the first library's table is the base
+                Ok(None) => Ok(extra.next().map(|(t, _, _)| t)),
+                Err(e) => Err(e),
+            };
+            let table = table.map(|t| {
+                t.map(|mut t| {
+                    for (o, lo, hi) in extra {
+                        t.add_object(o, lo, hi);
+                    }
+                    t
+                })
+            });
+            let lines = match table {
                 Ok(Some(mut table)) => Some(p.by_line(&mut table)),
                 Ok(None) => None,
                 Err(e) => {

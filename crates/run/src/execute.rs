@@ -112,6 +112,8 @@ pub struct RunSummaries {
     /// The functions of the program and of every object it mapped (`name@object`), for
     /// labelling code; `None` for a static program (the program's own symbols serve).
     pub symbols: Option<outcrop_rv::symbols::Symbols>,
+    /// The shared objects it mapped that carry source lines (DWARF), for the lines report.
+    pub debug_objects: Vec<crate::objects::DebugObject>,
 }
 
 impl RunSummaries {
@@ -308,6 +310,11 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             crate::objects::merged_symbols(image.symbols().ok(), machine.kernel.mapped_objects())
         } else {
             None
+        },
+        debug_objects: if config.profile && machine.kernel.mapped_objects().len() > 1 {
+            crate::objects::debug_objects(machine.kernel.mapped_objects())
+        } else {
+            Vec::new()
         },
     };
     drop(result);

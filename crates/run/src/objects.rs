@@ -171,3 +171,44 @@ pub fn find_recorded(
     }
     Ok(out)
 }
+
+/// A shared object with source lines (DWARF), as mapped in a run: what a report needs to
+/// name its lines.
+#[derive(Clone, Debug)]
+pub struct DebugObject {
+    /// The file's bytes.
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    /// Its load bias.
+    pub bias: u64,
+    /// Where it was mapped.
+    pub lo: u64,
+    /// One past its mapping.
+    pub hi: u64,
+}
+
+/// The shared objects of a run (not the program) whose files carry `.debug_line`.
+pub fn debug_objects(objects: &[outcrop_rv::kernel::MappedObject]) -> Vec<DebugObject> {
+    let mut out = Vec::new();
+    for (i, o) in objects.iter().enumerate().skip(1) {
+        let m = o.mapping(i as u32);
+        let Some(bytes) = object_bytes(&m) else {
+            continue;
+        };
+        let Some(bias) = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset) else {
+            continue;
+        };
+        let has_lines = matches!(
+            outcrop_profile::lines::LineTable::from_elf_at(&bytes, bias),
+            Ok(Some(_))
+        );
+        if has_lines {
+            out.push(DebugObject {
+                bytes: std::sync::Arc::new(bytes),
+                bias,
+                lo: m.start,
+                hi: m.start.saturating_add(m.len),
+            });
+        }
+    }
+    out
+}
