@@ -360,12 +360,7 @@ fn program_cfg(
     }
     let recorded: Vec<outcrop_run::objects::Recorded<'_>> = objects
         .iter()
-        .map(|o| outcrop_run::objects::Recorded {
-            path: &o.path,
-            build_id: &o.build_id,
-            start: o.start,
-            offset: o.offset,
-        })
+        .map(outcrop_run::objects::Recorded::from)
         .collect();
     let found = outcrop_run::objects::find_recorded(&recorded, sysroot, ignore_ids, &mut |w| {
         eprintln!("outcrop: warning: {w}")

@@ -410,12 +410,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
                 .run
                 .objects
                 .iter()
-                .map(|o| outcrop_run::objects::Recorded {
-                    path: &o.path,
-                    build_id: &o.build_id,
-                    start: o.start,
-                    offset: o.offset,
-                })
+                .map(outcrop_run::objects::Recorded::from)
                 .collect();
             let found = outcrop_run::objects::find_recorded(
                 &recorded,

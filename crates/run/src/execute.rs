@@ -305,19 +305,25 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         wpp,
         rpa: result.rpa.take(),
         objects: machine.kernel.mapped_objects().to_vec(),
-        // (a static program maps only itself: its symbols are not read for this)
-        symbols: if machine.kernel.mapped_objects().len() > 1 {
-            crate::objects::merged_symbols(image.symbols().ok(), machine.kernel.mapped_objects())
-        } else {
-            None
-        },
-        debug_objects: if config.profile && machine.kernel.mapped_objects().len() > 1 {
-            crate::objects::debug_objects(machine.kernel.mapped_objects())
-        } else {
-            Vec::new()
-        },
+        symbols: None,
+        debug_objects: Vec::new(),
     };
     drop(result);
+    // (a static program maps only itself: its symbols are not read for this)
+    let (symbols, debug_objects) = if machine.kernel.mapped_objects().len() > 1 {
+        crate::objects::after_run(
+            image.symbols().ok(),
+            machine.kernel.mapped_objects(),
+            config.profile,
+        )
+    } else {
+        (None, Vec::new())
+    };
+    let summaries = RunSummaries {
+        symbols,
+        debug_objects,
+        ..summaries
+    };
     Ok(RunSummaries {
         machine: MachineCounts {
             pc: machine.pc,

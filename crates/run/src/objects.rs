@@ -58,26 +58,44 @@ pub fn object_infos(
         .collect()
 }
 
-/// The functions of the program and of every object it mapped (named `name@object`), for
-/// labelling code in reports; `None` for a static program.
-pub fn merged_symbols(
+/// What the reports of a dynamically linked run need of the objects it mapped, each file read
+/// once after the run: the functions of the program and of every object (named
+/// `name@object`), and the objects that carry source lines (only when `lines`). `None` and
+/// nothing for a static program.
+pub fn after_run(
     program: Option<&Symbols>,
     objects: &[outcrop_rv::kernel::MappedObject],
-) -> Option<Symbols> {
+    lines: bool,
+) -> (Option<Symbols>, Vec<DebugObject>) {
     if objects.len() <= 1 {
-        return None;
+        return (None, Vec::new());
     }
     let mut parts: Vec<(Symbols, String)> = Vec::new();
+    let mut debug = Vec::new();
     for (i, o) in objects.iter().enumerate().skip(1) {
         let m = o.mapping(i as u32);
-        if let Some(s) = symbols_of(&m) {
+        let Some(bytes) = object_bytes(&m) else {
+            continue;
+        };
+        let Some(bias) = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset) else {
+            continue;
+        };
+        if let Ok(s) = Symbols::from_elf_at(&bytes, bias) {
             parts.push((s, format!("@{}", m.name())));
+        }
+        if lines && outcrop_rv::elf::has_section(&bytes, ".debug_line") {
+            debug.push(DebugObject {
+                bytes: std::sync::Arc::new(bytes),
+                bias,
+                lo: m.start,
+                hi: m.start.saturating_add(m.len),
+            });
         }
     }
     let empty = Symbols::default();
     let mut refs: Vec<(&Symbols, &str)> = vec![(program.unwrap_or(&empty), "")];
     refs.extend(parts.iter().map(|(s, n)| (s, n.as_str())));
-    Some(Symbols::merged(&refs))
+    (Some(Symbols::merged(&refs)), debug)
 }
 
 /// An object a samples or `.wpp` file says its run mapped.
@@ -91,6 +109,28 @@ pub struct Recorded<'a> {
     pub start: u64,
     /// The file offset mapped at `start`.
     pub offset: u64,
+}
+
+impl<'a> From<&'a outcrop_sampling::SampledObject> for Recorded<'a> {
+    fn from(o: &'a outcrop_sampling::SampledObject) -> Self {
+        Recorded {
+            path: &o.path,
+            build_id: &o.build_id,
+            start: o.start,
+            offset: o.offset,
+        }
+    }
+}
+
+impl<'a> From<&'a outcrop_strata::ObjectInfo> for Recorded<'a> {
+    fn from(o: &'a outcrop_strata::ObjectInfo) -> Self {
+        Recorded {
+            path: &o.path,
+            build_id: &o.build_id,
+            start: o.start,
+            offset: o.offset,
+        }
+    }
 }
 
 /// A recorded object found again: its bytes, load bias and name.
@@ -184,31 +224,4 @@ pub struct DebugObject {
     pub lo: u64,
     /// One past its mapping.
     pub hi: u64,
-}
-
-/// The shared objects of a run (not the program) whose files carry `.debug_line`.
-pub fn debug_objects(objects: &[outcrop_rv::kernel::MappedObject]) -> Vec<DebugObject> {
-    let mut out = Vec::new();
-    for (i, o) in objects.iter().enumerate().skip(1) {
-        let m = o.mapping(i as u32);
-        let Some(bytes) = object_bytes(&m) else {
-            continue;
-        };
-        let Some(bias) = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset) else {
-            continue;
-        };
-        let has_lines = matches!(
-            outcrop_profile::lines::LineTable::from_elf_at(&bytes, bias),
-            Ok(Some(_))
-        );
-        if has_lines {
-            out.push(DebugObject {
-                bytes: std::sync::Arc::new(bytes),
-                bias,
-                lo: m.start,
-                hi: m.start.saturating_add(m.len),
-            });
-        }
-    }
-    out
 }

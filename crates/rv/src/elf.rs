@@ -608,6 +608,22 @@ pub fn load_bias(data: &[u8], start: u64, offset: u64) -> Option<u64> {
         .and_then(|p| start.checked_sub(p.p_vaddr(endian) & !(PAGE_SIZE - 1)))
 }
 
+/// Whether the ELF file `data` has a section named `name` (`.debug_line`), from its section
+/// headers alone (nothing else is parsed).
+pub fn has_section(data: &[u8], name: &str) -> bool {
+    let Ok((header, endian)) = parse_header(data) else {
+        return false;
+    };
+    let Ok(sections) = header.sections(endian, data) else {
+        return false;
+    };
+    sections.iter().any(|s| {
+        sections
+            .section_name(endian, s)
+            .is_ok_and(|n| n == name.as_bytes())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::permission_ranges;
