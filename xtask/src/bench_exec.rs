@@ -67,14 +67,15 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::ensure!(st.code().is_some(), "killed by a signal");
         Ok(secs)
     };
-    println!("{runs} runs each, alternating outcrop, outcrop with the class counter and qemu; median (min–max); MIPS = retired instructions / wall time\n");
-    println!("| workload | instructions | outcrop s | MIPS | class counter s | MIPS | counter overhead | qemu s | outcrop / qemu |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter and qemu; median (min–max); MIPS = retired instructions / wall time\n");
+    println!("| workload | instructions | blocks s | MIPS | jit s | MIPS | class counter s | MIPS | counter overhead | qemu s | blocks / qemu | jit / qemu |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mm = |v: &[f64]| {
         let (m, lo, hi) = bench_rap::spread(v);
         format!("{m:.3} ({lo:.3}–{hi:.3})")
     };
     let (mut g_mips, mut g_over, mut g_ratio, mut k) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let (mut g_jit_mips, mut g_jit_ratio) = (0.0f64, 0.0f64);
     let mut startup = Vec::new();
     for name in names {
         let bin = wl.join("bin").join(&name);
@@ -105,12 +106,21 @@ pub fn run(args: Args) -> Result<()> {
         let json: Stats = serde_json::from_slice(&std::fs::read(&stats)?)?;
         let insns = json.instructions;
         let mut plain = vec![];
+        let mut jit = vec![];
         let mut counted = vec![];
         let mut qemu = vec![];
         for _ in 0..runs {
             plain.push(timed(
                 Command::new(&outcrop)
                     .args(["exec", "--allow-rw", "."])
+                    .args(&osys)
+                    .arg("--")
+                    .arg(&bin)
+                    .args(&args),
+            )?);
+            jit.push(timed(
+                Command::new(&outcrop)
+                    .args(["exec", "--engine", "jit", "--allow-rw", "."])
                     .args(&osys)
                     .arg("--")
                     .arg(&bin)
@@ -144,14 +154,18 @@ pub fn run(args: Args) -> Result<()> {
             bench_rap::spread(&qemu).0,
         );
         let mips = insns as f64 / p / 1e6;
+        let j = bench_rap::spread(&jit).0;
+        let jit_mips = insns as f64 / j / 1e6;
         println!(
-            "| {name} | {insns} | {} | {mips:.0} | {} | {:.0} | {} | {} | {} |",
+            "| {name} | {insns} | {} | {mips:.0} | {} | {jit_mips:.0} | {} | {:.0} | {} | {} | {} | {} |",
             mm(&plain),
+            mm(&jit),
             mm(&counted),
             insns as f64 / c / 1e6,
             ratio(&counted, &plain),
             mm(&qemu),
-            ratio(&plain, &qemu)
+            ratio(&plain, &qemu),
+            ratio(&jit, &qemu)
         );
         if insns < 1_000_000 {
             // startup-only programs (hello, exitcode) measure process start, not the loop
@@ -161,6 +175,8 @@ pub fn run(args: Args) -> Result<()> {
         g_mips += mips.ln();
         g_over += (c / p).ln();
         g_ratio += (p / q).ln();
+        g_jit_mips += jit_mips.ln();
+        g_jit_ratio += (j / q).ln();
         k += 1.0;
     }
     if !startup.is_empty() {
@@ -175,6 +191,11 @@ pub fn run(args: Args) -> Result<()> {
             (g_mips / k).exp(),
             (g_over / k).exp(),
             (g_ratio / k).exp()
+        );
+        println!(
+            "compiling tier (--engine jit): {:.0} MIPS, {:.2}x qemu's wall time",
+            (g_jit_mips / k).exp(),
+            (g_jit_ratio / k).exp()
         );
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -210,8 +231,9 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
         dir.display()
     );
-    println!("| command | instructions | outcrop exec s | MIPS | qemu s | outcrop / qemu |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("| command | instructions | blocks s | MIPS | jit s | MIPS | qemu s | blocks / qemu | jit / qemu |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let (mut g_jit, mut k) = (0.0f64, 0.0f64);
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
         anyhow::ensure!(!words.is_empty(), "empty --program");
@@ -231,11 +253,18 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         }
         let insns = serde_json::from_slice::<Stats>(&std::fs::read(&stats)?)?.instructions;
         let _ = std::fs::remove_file(&stats);
-        let (mut o, mut q) = (vec![], vec![]);
+        let (mut o, mut jt, mut q) = (vec![], vec![], vec![]);
         for _ in 0..runs {
             o.push(timed(
                 Command::new(outcrop)
                     .args(["exec", "--allow-rw", "."])
+                    .args(&osys)
+                    .arg("--")
+                    .args(&words),
+            )?);
+            jt.push(timed(
+                Command::new(outcrop)
+                    .args(["exec", "--engine", "jit", "--allow-rw", "."])
                     .args(&osys)
                     .arg("--")
                     .args(&words),
@@ -245,12 +274,24 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
             )?);
         }
         let (om, olo, ohi) = bench_rap::spread(&o);
+        let (jm, jlo, jhi) = bench_rap::spread(&jt);
         let (qm, qlo, qhi) = bench_rap::spread(&q);
         let r: Vec<f64> = o.iter().zip(&q).map(|(a, b)| a / b).collect();
         let (rm, rlo, rhi) = bench_rap::spread(&r);
+        let rj: Vec<f64> = jt.iter().zip(&q).map(|(a, b)| a / b).collect();
+        let (jrm, jrlo, jrhi) = bench_rap::spread(&rj);
+        g_jit += jrm.ln();
+        k += 1.0;
         println!(
-            "| `{p}` | {insns} | {om:.3} ({olo:.3}–{ohi:.3}) | {:.0} | {qm:.3} ({qlo:.3}–{qhi:.3}) | {rm:.2}x ({rlo:.2}–{rhi:.2}) |",
-            insns as f64 / om / 1e6
+            "| `{p}` | {insns} | {om:.3} ({olo:.3}–{ohi:.3}) | {:.0} | {jm:.3} ({jlo:.3}–{jhi:.3}) | {:.0} | {qm:.3} ({qlo:.3}–{qhi:.3}) | {rm:.2}x ({rlo:.2}–{rhi:.2}) | {jrm:.2}x ({jrlo:.2}–{jrhi:.2}) |",
+            insns as f64 / om / 1e6,
+            insns as f64 / jm / 1e6
+        );
+    }
+    if k > 0.0 {
+        println!(
+            "\ngeometric mean of jit / qemu over the {k} programs: {:.2}x",
+            (g_jit / k).exp()
         );
     }
     Ok(())

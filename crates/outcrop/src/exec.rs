@@ -23,11 +23,12 @@ pub struct ExecArgs {
           default_missing_value = "default")]
     timing: Option<String>,
 
-    /// The interpreter: `blocks` (pre-decoded basic blocks, the default) or `step` (the
-    /// single-step interpreter the block engine is tested against; slower, for checking a
-    /// suspected engine bug: both must give the same output, counts and exit status).
-    /// Observers of retire records (--timing) use `step` whatever this says.
-    #[arg(long, value_name = "ENGINE", default_value = "blocks", value_parser = ["blocks", "step"])]
+    /// The interpreter: `blocks` (pre-decoded basic blocks, the default), `jit` (the block
+    /// engine with the compiling tier: hot code compiled to host code with Cranelift) or
+    /// `step` (the single-step interpreter the others are tested against; slower, for
+    /// checking a suspected engine bug: all must give the same output, counts and exit
+    /// status). Observers of retire records (--timing) use `step` whatever this says.
+    #[arg(long, value_name = "ENGINE", default_value = "blocks", value_parser = ["blocks", "jit", "step"])]
     engine: String,
 
     #[command(flatten)]
@@ -271,9 +272,11 @@ impl ExecArgs {
         let mut config = outcrop_run::RunConfig::new(self.guest.spec());
         config.timing = self.timing.as_deref().map(timing_config).transpose()?;
         config.classes = self.stats_json.is_some();
-        if self.engine == "step" {
-            config.engine = outcrop_rv::Engine::Step;
-        }
+        config.engine = match self.engine.as_str() {
+            "step" => outcrop_rv::Engine::Step,
+            "jit" => outcrop_rv::Engine::Jit,
+            _ => outcrop_rv::Engine::Blocks,
+        };
         Ok(config)
     }
 }

@@ -884,7 +884,7 @@ fn odd_program_counters_follow_one_rule_in_both_engines() {
     // Linux enters a handler and returns from one through sepc, whose bit 0 is zero: a
     // handler address or a resume pc with bit 0 set runs at the even address
     let p = probe();
-    for engine in ["blocks", "step"] {
+    for engine in ["blocks", "jit", "step"] {
         for (case, status, printed) in [
             ("odd-handler", 7, "handler\n"),
             ("odd-return", 0, "resumed\n"),
@@ -906,7 +906,7 @@ fn odd_program_counters_follow_one_rule_in_both_engines() {
 #[test]
 fn the_instruction_limit_counts_traps_that_retire_nothing() {
     let p = probe();
-    for engine in ["blocks", "step"] {
+    for engine in ["blocks", "jit", "step"] {
         // the handler is an illegal instruction with SA_NODEFER: it traps again at once,
         // ~250,000 times before its stack runs out; the probe retires ~20,000 before
         let o = run_or_kill(

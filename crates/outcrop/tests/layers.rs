@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("events", 0),
     ("sampling", 1),
     ("instrument", 1),
+    ("jit", 1),
     ("rv", 2),
     ("timing", 2),
     ("rap", 3),

@@ -247,6 +247,10 @@ pub enum Engine {
     Blocks,
     /// The single-step interpreter only: the oracle the block engine is tested against.
     Step,
+    /// The block engine with the compiling tier under it: blocks that run hot are compiled
+    /// to host code (Cranelift) when no observer reads block-level streams (docs/machine.md,
+    /// "The compiling tier"); everything else as [`Engine::Blocks`].
+    Jit,
 }
 
 /// A RISC-V hart with its memory and its Linux kernel emulation.
@@ -298,6 +302,12 @@ pub struct Machine {
     isa: Isa,
     /// Mapped objects the observer has heard of ([`Observer::mapped`]).
     mappings_seen: usize,
+    /// The compiling tier ([`Engine::Jit`]), made on first use.
+    jit: Option<Box<blocks::jit::Tier>>,
+    /// Cranelift cannot compile for this host: the block engine runs everything.
+    jit_unavailable: bool,
+    /// Runs of a block on the block engine before its unit is compiled.
+    pub jit_hot: u32,
 }
 
 /// rt_sigreturn's system call number.
@@ -381,6 +391,9 @@ impl Machine {
             block_len: 0,
             isa: Isa::ALL,
             mappings_seen: 0,
+            jit: None,
+            jit_unavailable: false,
+            jit_hot: blocks::jit::JIT_HOT,
         }
     }
 
@@ -391,7 +404,19 @@ impl Machine {
         self.mem.host_bytes()
             + self.icache_bytes()
             + self.blocks.host_bytes()
+            + self.jit_bytes()
             + self.kernel.threads().list.len() as u64 * crate::kernel::threads::THREAD_CHARGE
+    }
+
+    /// Host bytes of compiled code.
+    fn jit_bytes(&self) -> u64 {
+        self.jit.as_ref().map_or(0, |j| j.code_bytes())
+    }
+
+    /// What the compiling tier did: units compiled, their blocks, code bytes, compile time,
+    /// flushes and entries (all zero unless [`Engine::Jit`] ran).
+    pub fn jit_stats(&self) -> outcrop_jit::Stats {
+        self.jit.as_ref().map(|j| j.stats).unwrap_or_default()
     }
 
     /// Host bytes of the single-step interpreter's decoded pages.
@@ -525,6 +550,9 @@ impl Machine {
         self.mem.forget_decoded();
         self.code_flushes += 1;
         self.blocks.flush();
+        if let Some(j) = self.jit.as_deref_mut() {
+            j.flush();
+        }
         self.icache.pages.clear();
         self.icache.slots.clear();
         *self.icache.page = [NOT_DECODED; SLOTS];

@@ -267,6 +267,9 @@ pub struct Memory {
     code_epoch: u64,
     /// Pages marked [`perm::DECODED`]: (virtual page number, frame).
     decoded: Vec<(u64, u32)>,
+    /// Moves whenever a frame lent to the compiling tier may be freed or moved, or a page's
+    /// permission changes ([`outcrop_jit::Host::frames_epoch`]).
+    frames_epoch: u64,
 }
 
 impl Memory {
@@ -283,6 +286,7 @@ impl Memory {
             limit_pages: limit_bytes / PAGE_SIZE,
             code_epoch: 0,
             decoded: Vec::new(),
+            frames_epoch: 0,
         }
     }
 
@@ -338,6 +342,8 @@ impl Memory {
             if self.perms[f as usize] & perm::DECODED == 0 {
                 self.perms[f as usize] |= perm::DECODED;
                 self.decoded.push((vpn, f));
+                // compiled code's direct stores to the page must stop: they change code now
+                self.frames_epoch += 1;
                 // the TLB's copy of the permissions must carry the mark too
                 let e = &mut self.tlb[(vpn as usize) & (TLB_SIZE - 1)];
                 if e.vpn == vpn {
@@ -349,6 +355,9 @@ impl Memory {
 
     fn flush_tlb(&mut self) {
         self.tlb.fill(EMPTY);
+        // every change of mapping or permission comes here: frames lent to the compiling
+        // tier may be gone
+        self.frames_epoch += 1;
     }
 
     /// Maps `[addr, addr + len)` (page-rounded) with `perm`, zero-filled; pages already mapped
@@ -745,6 +754,56 @@ pub enum MapError {
 }
 
 /// Page numbers `[first, end)` of the pages `[addr, addr + len)` touches.
+/// Guest memory as compiled code sees it: frames are lent only for plain accesses (reads of
+/// readable pages that hold bytes; stores to writable pages that hold no decoded code), and
+/// [`Memory::flush_tlb`] and [`Memory::mark_decoded`] move the epoch on every change that could
+/// void a lent frame (every unmap, remap, move and permission change flushes the TLB).
+impl outcrop_jit::Host for Memory {
+    fn frames_epoch(&self) -> u64 {
+        self.frames_epoch
+    }
+
+    fn frame(&mut self, addr: u64, write: bool) -> Option<&mut [u8; PAGE_SIZE as usize]> {
+        let (page, p) = self.lookup(addr >> PAGE_SHIFT)?;
+        if write {
+            // (readable too: atomics read and write through these entries)
+            if p & perm::W == 0 || p & perm::R == 0 || p & perm::DECODED != 0 {
+                return None;
+            }
+            Some(self.frame_mut(page))
+        } else {
+            if p & perm::R == 0 {
+                return None;
+            }
+            self.pages[page as usize].as_deref_mut()
+        }
+    }
+
+    fn load(&mut self, addr: u64, size: u8) -> Option<u64> {
+        match size {
+            1 => self.load_u8(addr).ok().map(u64::from),
+            2 => self.load_u16(addr).ok().map(u64::from),
+            4 => self.load_u32(addr).ok().map(u64::from),
+            _ => self.load_u64(addr).ok(),
+        }
+    }
+
+    fn store(&mut self, addr: u64, size: u8, value: u64) -> outcrop_jit::Stored {
+        let epoch = self.code_epoch;
+        let r = match size {
+            1 => self.store_u8(addr, value as u8),
+            2 => self.store_u16(addr, value as u16),
+            4 => self.store_u32(addr, value as u32),
+            _ => self.store_u64(addr, value),
+        };
+        match r {
+            Err(_) => outcrop_jit::Stored::Fault,
+            Ok(()) if self.code_epoch != epoch => outcrop_jit::Stored::CodeChanged,
+            Ok(()) => outcrop_jit::Stored::Ok,
+        }
+    }
+}
+
 fn span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {
     if len == 0 {
         return Err(MapError::BadRange);

@@ -524,3 +524,21 @@ fn every_integer_form_agrees_on_edge_values() {
         }
     }
 }
+
+#[test]
+fn the_compiling_tier_compiles_hot_code_and_runs_it() {
+    // not vacuous: the differential runs above compare the tier only if it really runs
+    let mut m = common::workload("lz", 400_000_000);
+    m.engine = outcrop_rv::Engine::Jit;
+    let outcome = m.run(&mut ());
+    assert!(matches!(outcome, Outcome::Exited(0)), "{outcome:?}");
+    let s = m.jit_stats();
+    assert!(s.units > 10 && s.entries > 0, "{s:?}");
+    assert!(s.code_bytes > 0);
+    // an observer of any stream turns it off (the streams are not compiled in)
+    let mut m = common::workload("lz", 400_000_000);
+    m.engine = outcrop_rv::Engine::Jit;
+    let mut counter = outcrop_rv::ClassCounter::default();
+    m.run(&mut counter);
+    assert_eq!(m.jit_stats().units, 0);
+}

@@ -25,6 +25,8 @@ use crate::memory::{perm, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use std::collections::HashMap;
 
+pub(super) mod jit;
+
 /// Most micro-ops in one block.
 const MAX_UOPS: usize = 64;
 /// Pages whose block tables are found without a hash lookup.
@@ -184,6 +186,11 @@ struct Block {
     classes: [u32; 8],
     /// The last two successors: (pc, block id).
     links: [(u64, u32); 2],
+    /// Times the block engine ran it while the compiling tier was on.
+    heat: u32,
+    /// The compiling tier's generation (flushes + 1) its unit was compiled in, 0 if none,
+    /// [`jit::NEVER`] if it is not compiled.
+    jit: u32,
 }
 
 /// The decoded-block cache, dropped with the instruction cache whenever executable memory
@@ -337,7 +344,51 @@ impl Machine {
         use super::Outcome;
         let mut pc = self.pc;
         let mut id = self.block_at(pc, uops)?;
+        // the compiling tier runs hot blocks when nothing reads block-level streams (a
+        // reservation pending keeps every store on the engine's path, which clears it)
+        let tier = self.engine == super::Engine::Jit
+            && self.blocks.extended
+            && !self.jit_unavailable
+            && !(O::BLOCKS || O::BRANCHES || O::CLASSES || O::MAPPINGS);
+        // the block at `pc` runs on the engine once (compiled code left it there)
+        let mut engine_once = false;
         loop {
+            if tier && !engine_once && self.reservation.is_none() {
+                if !self.compiled(id) {
+                    let hot = self.jit_hot;
+                    if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
+                        if b.jit != jit::NEVER {
+                            b.heat = b.heat.saturating_add(1);
+                            if b.heat >= hot {
+                                b.heat = 0;
+                                self.compile_unit(id, uops);
+                            }
+                        }
+                    }
+                }
+                if self.compiled(id) {
+                    match self.enter_jit(pc) {
+                        jit::After::Go(next) => {
+                            // (a code change flushed the blocks: `uops` with them)
+                            if self.blocks.blocks.is_empty() {
+                                uops.clear();
+                            }
+                            pc = next;
+                            self.pc = pc;
+                            id = self.block_at(pc, uops)?;
+                        }
+                        jit::After::Engine(at) => {
+                            pc = at;
+                            self.pc = pc;
+                            id = self.block_at(pc, uops)?;
+                            engine_once = true;
+                        }
+                        jit::After::Oracle => return None,
+                    }
+                    continue;
+                }
+            }
+            engine_once = false;
             if O::MAPPINGS
                 && self.mappings_seen != self.kernel.mapped_objects().len()
                 && self.note_mappings(obs) == Control::Stop
@@ -579,7 +630,10 @@ impl Machine {
     fn make_room(&mut self, uops: &mut Vec<Uop>) {
         let block_max = TABLE_BYTES + BLOCK_BYTES + MAX_UOPS as u64 * (UOP_BYTES + GENERIC_BYTES);
         // one budget for decoded blocks and the single-step interpreter's decoded pages
-        let held = self.blocks.host_bytes() + uops.len() as u64 * UOP_BYTES + self.icache_bytes();
+        let held = self.blocks.host_bytes()
+            + uops.len() as u64 * UOP_BYTES
+            + self.icache_bytes()
+            + self.jit_bytes();
         if held + block_max > self.blocks.max_bytes {
             self.flush_icache();
             uops.clear();
@@ -689,6 +743,8 @@ impl Machine {
             ends_basic_block,
             classes,
             links: [(u64::MAX, 0); 2],
+            heat: 0,
+            jit: 0,
         });
         Some(id)
     }

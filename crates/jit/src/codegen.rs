@@ -1,0 +1,730 @@
+//! A [`Unit`] to Cranelift IR (safe code: it only builds IR).
+//!
+//! The function takes one argument, the [`Context`](crate::Context) pointer, and uses
+//! Cranelift's `tail` calling convention so that a unit can leave by a tail call into the
+//! next (the jump cache). Guest registers a unit touches are loaded into SSA variables at its
+//! guest block on first use and written through at once; the instruction budget is a variable.
+//!
+//! **Memory safety of generated code** (the contract `exec.rs` relies on): every guest load
+//! and store goes either through a TLB entry whose tag equals the access's page address with
+//! the access's alignment bits (so the access is aligned, lies wholly in that page, and the
+//! entry's host frame is 4096 bytes) or through a host helper. No other host address is ever
+//! computed from a guest value.
+
+use crate::exec::{layout, Helpers, TLB_ENTRIES};
+use crate::ir::{Alu, AmoOp, Block, Cond, Op, Src, Term, Unit};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, MemFlags, Signature, Value};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use std::collections::HashMap;
+
+/// Exit reasons written to `Context::reason`.
+pub mod reason {
+    /// The next pc is not compiled (or not in the jump cache): the engine goes on there.
+    pub const MISS: u64 = 0;
+    /// The budget does not cover the block at `pc`.
+    pub const BUDGET: u64 = 1;
+    /// The engine must run the instruction at `pc` (not compiled, or it faults).
+    pub const ENGINE: u64 = 2;
+    /// A store changed code; `pc` is the instruction after it (the store retired).
+    pub const CODE: u64 = 3;
+}
+
+/// The signature of a compiled unit.
+pub(crate) fn unit_signature(ptr: types::Type) -> Signature {
+    let mut sig = Signature::new(CallConv::Tail);
+    sig.params.push(AbiParam::new(ptr));
+    sig
+}
+
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'a>,
+    ctx: Value,
+    /// Register values known in the current guest block (loaded from the context on first
+    /// use; every write goes through to the context too). Values of one guest block dominate
+    /// the rest of it, so no SSA variables (and no block parameters) are needed for them.
+    regs: [Option<Value>; 32],
+    budget: Variable,
+    helpers: &'b Helpers,
+    /// Exit path: (pc, reason) as block parameters.
+    exit: cranelift_codegen::ir::Block,
+    /// Chain path: pc as a block parameter.
+    chain: cranelift_codegen::ir::Block,
+    heads: HashMap<u64, cranelift_codegen::ir::Block>,
+    tlb_r: Value,
+    tlb_w: Value,
+}
+
+fn flags() -> MemFlags {
+    MemFlags::trusted()
+}
+
+/// Builds `func`'s body for `unit`.
+pub(crate) fn build(
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    unit: &Unit,
+    helpers: &Helpers,
+) {
+    let ptr = types::I64;
+    func.signature = unit_signature(ptr);
+    let mut b = FunctionBuilder::new(func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let ctx = b.block_params(entry)[0];
+    let budget = b.declare_var(types::I64);
+    let bv = b
+        .ins()
+        .load(types::I64, flags(), ctx, layout::BUDGET as i32);
+    b.def_var(budget, bv);
+    let tlb_r = b.ins().load(ptr, flags(), ctx, layout::TLB_READ as i32);
+    let tlb_w = b.ins().load(ptr, flags(), ctx, layout::TLB_WRITE as i32);
+    let exit = b.create_block();
+    b.append_block_param(exit, types::I64);
+    b.append_block_param(exit, types::I64);
+    b.set_cold_block(exit);
+    let chain = b.create_block();
+    b.append_block_param(chain, types::I64);
+    let mut heads = HashMap::new();
+    for blk in &unit.blocks {
+        heads.entry(blk.start).or_insert_with(|| b.create_block());
+    }
+    let mut g = Gen {
+        b,
+        ctx,
+        regs: [None; 32],
+        budget,
+        helpers,
+        exit,
+        chain,
+        heads,
+        tlb_r,
+        tlb_w,
+    };
+    let first = g.heads[&unit.entry()];
+    g.b.ins().jump(first, &[]);
+    for blk in &unit.blocks {
+        g.block(blk);
+    }
+    g.finish_exits();
+    g.b.seal_all_blocks();
+    g.b.finalize();
+}
+
+impl Gen<'_, '_> {
+    fn get(&mut self, r: u8) -> Value {
+        let r = r as usize & 31;
+        if r == 0 {
+            return self.b.ins().iconst(types::I64, 0);
+        }
+        match self.regs[r] {
+            Some(v) => v,
+            None => {
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::I64, flags(), self.ctx, layout::x(r) as i32);
+                self.regs[r] = Some(v);
+                v
+            }
+        }
+    }
+
+    /// Writes `x[r]`: into its variable, and through to the context at once, so that no exit
+    /// has registers to write back (exits stay small, and so does the code).
+    fn set(&mut self, r: u8, v: Value) {
+        if r & 31 == 0 {
+            return;
+        }
+        self.regs[r as usize & 31] = Some(v);
+        self.b
+            .ins()
+            .store(flags(), v, self.ctx, layout::x(r as usize & 31) as i32);
+    }
+
+    fn src(&mut self, s: Src) -> Value {
+        match s {
+            Src::Reg(r) => self.get(r),
+            Src::Imm(v) => self.b.ins().iconst(types::I64, v as i64),
+        }
+    }
+
+    fn konst(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(types::I64, v as i64)
+    }
+
+    /// Leaves the unit with `pc` and `reason`, giving back `unretired` instructions of the
+    /// budget (those of the current block that did not retire).
+    fn leave(&mut self, pc: u64, reason: u64, unretired: u32) {
+        if unretired > 0 {
+            let bv = self.b.use_var(self.budget);
+            let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
+            self.b.def_var(self.budget, nb);
+        }
+        let p = self.konst(pc);
+        let r = self.konst(reason);
+        self.b.ins().jump(self.exit, &[p.into(), r.into()]);
+    }
+
+    /// Goes to `pc` after a block: a jump within the unit, else the chain path.
+    fn goto(&mut self, pc: u64) {
+        match self.heads.get(&pc) {
+            Some(&h) => {
+                self.b.ins().jump(h, &[]);
+            }
+            None => {
+                let p = self.konst(pc);
+                self.b.ins().jump(self.chain, &[p.into()]);
+            }
+        }
+    }
+
+    fn cond(&mut self, c: Cond, rs1: u8, rs2: u8) -> Value {
+        let a = self.get(rs1);
+        let bb = self.get(rs2);
+        let cc = match c {
+            Cond::Eq => IntCC::Equal,
+            Cond::Ne => IntCC::NotEqual,
+            Cond::Lt => IntCC::SignedLessThan,
+            Cond::Ge => IntCC::SignedGreaterThanOrEqual,
+            Cond::Ltu => IntCC::UnsignedLessThan,
+            Cond::Geu => IntCC::UnsignedGreaterThanOrEqual,
+        };
+        self.b.ins().icmp(cc, a, bb)
+    }
+
+    fn block(&mut self, blk: &Block) {
+        let head = self.heads[&blk.start];
+        self.b.switch_to_block(head);
+        self.regs = [None; 32];
+        // the budget check: the block runs whole, or the engine takes over before it
+        let bv = self.b.use_var(self.budget);
+        let enough =
+            self.b
+                .ins()
+                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, bv, i64::from(blk.insns));
+        let body = self.b.create_block();
+        let short = self.b.create_block();
+        self.b.set_cold_block(short);
+        self.b.ins().brif(enough, body, &[], short, &[]);
+        self.b.switch_to_block(short);
+        self.leave(blk.start, crate::codegen::reason::BUDGET, 0);
+        self.b.switch_to_block(body);
+        let nb = self.b.ins().iadd_imm(bv, -i64::from(blk.insns));
+        self.b.def_var(self.budget, nb);
+        for op in &blk.ops {
+            self.op(op, blk);
+        }
+        match blk.term {
+            Term::Fall { next } => self.goto(next),
+            Term::Branch {
+                cond,
+                rs1,
+                rs2,
+                taken,
+                fall,
+            } => {
+                let c = self.cond(cond, rs1, rs2);
+                let t = self.b.create_block();
+                let f = self.b.create_block();
+                self.b.ins().brif(c, t, &[], f, &[]);
+                self.b.switch_to_block(t);
+                self.goto(taken);
+                self.b.switch_to_block(f);
+                self.goto(fall);
+            }
+            Term::Jal { rd, link, target } => {
+                let l = self.konst(link);
+                self.set(rd, l);
+                self.goto(target);
+            }
+            Term::Jalr { rd, rs1, off, link } => {
+                let base = self.get(rs1);
+                let t = self.b.ins().iadd_imm(base, off);
+                let t = self.b.ins().band_imm(t, !1);
+                let l = self.konst(link);
+                self.set(rd, l);
+                self.b.ins().jump(self.chain, &[t.into()]);
+            }
+            Term::Engine { pc, .. } => self.leave(pc, reason::ENGINE, 0),
+        }
+    }
+
+    fn op(&mut self, op: &Op, blk: &Block) {
+        match *op {
+            Op::Li { rd, v } => {
+                let c = self.konst(v);
+                self.set(rd, c);
+            }
+            Op::Alu { op, rd, rs1, b } => {
+                let a = self.get(rs1);
+                let bv = self.src(b);
+                let v = self.alu(op, a, bv);
+                self.set(rd, v);
+            }
+            Op::Load {
+                rd,
+                rs1,
+                off,
+                size,
+                signed,
+                pc,
+                n,
+            } => {
+                let base = self.get(rs1);
+                let addr = self.b.ins().iadd_imm(base, off);
+                let v = self.load(addr, size, signed, pc, blk.insns - n);
+                self.set(rd, v);
+            }
+            Op::Store {
+                rs1,
+                rs2,
+                off,
+                size,
+                pc,
+                len,
+                n,
+            } => {
+                let base = self.get(rs1);
+                let addr = self.b.ins().iadd_imm(base, off);
+                let v = self.get(rs2);
+                self.store(addr, v, size, (pc, len), n, blk);
+            }
+            Op::Amo {
+                op,
+                rd,
+                rs1,
+                rs2,
+                size,
+                pc,
+                n,
+            } => self.amo(op, (rd, rs1, rs2), size, pc, blk.insns - n),
+            Op::Exit {
+                cond,
+                rs1,
+                rs2,
+                target,
+                n,
+            } => {
+                let c = self.cond(cond, rs1, rs2);
+                let t = self.b.create_block();
+                let f = self.b.create_block();
+                self.b.ins().brif(c, t, &[], f, &[]);
+                self.b.switch_to_block(t);
+                let unretired = blk.insns - n;
+                if unretired > 0 {
+                    let bv = self.b.use_var(self.budget);
+                    let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
+                    self.b.def_var(self.budget, nb);
+                }
+                self.goto(target);
+                self.b.switch_to_block(f);
+            }
+        }
+    }
+
+    /// The TLB entry for `addr` in `tlb`: (entry address, hit).
+    fn tlb_probe(&mut self, tlb: Value, addr: Value, size: u8) -> (Value, Value) {
+        let ins = self.b.ins();
+        let vpn = ins.ushr_imm(addr, 12);
+        let idx = self.b.ins().band_imm(vpn, (TLB_ENTRIES - 1) as i64);
+        let off = self.b.ins().ishl_imm(idx, 4);
+        let entry = self.b.ins().iadd(tlb, off);
+        let tag = self.b.ins().load(types::I64, flags(), entry, 0);
+        let masked = self
+            .b
+            .ins()
+            .band_imm(addr, !0xfff_i64 | (i64::from(size) - 1));
+        let hit = self.b.ins().icmp(IntCC::Equal, tag, masked);
+        (entry, hit)
+    }
+
+    fn host_addr(&mut self, entry: Value, addr: Value) -> Value {
+        let frame = self.b.ins().load(types::I64, flags(), entry, 8);
+        let off = self.b.ins().band_imm(addr, 0xfff);
+        self.b.ins().iadd(frame, off)
+    }
+
+    fn mem_type(size: u8) -> types::Type {
+        match size {
+            1 => types::I8,
+            2 => types::I16,
+            4 => types::I32,
+            _ => types::I64,
+        }
+    }
+
+    fn load(&mut self, addr: Value, size: u8, signed: bool, pc: u64, unretired: u32) -> Value {
+        let (entry, hit) = self.tlb_probe(self.tlb_r, addr, size);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, types::I64);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(hit, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let host = self.host_addr(entry, addr);
+        let ty = Self::mem_type(size);
+        // SAFETY (of the generated code): the tag matched, so `host` lies in a live frame
+        let v = if size == 8 {
+            self.b.ins().load(types::I64, flags(), host, 0)
+        } else if signed {
+            match size {
+                1 => self.b.ins().sload8(types::I64, flags(), host, 0),
+                2 => self.b.ins().sload16(types::I64, flags(), host, 0),
+                _ => self.b.ins().sload32(flags(), host, 0),
+            }
+        } else {
+            let raw = self.b.ins().load(ty, flags(), host, 0);
+            self.b.ins().uextend(types::I64, raw)
+        };
+        self.b.ins().jump(done, &[v.into()]);
+        // slow path: the host performs the access (and fills the TLB)
+        self.b.switch_to_block(slow);
+        let sig = self.helper_sig(3, 1);
+        let sig = self.b.import_signature(sig);
+        let f = self.b.ins().iconst(types::I64, self.helpers.load as i64);
+        let kind = self.konst(u64::from(size) | if signed { 0x100 } else { 0 });
+        let call = self.b.ins().call_indirect(sig, f, &[self.ctx, addr, kind]);
+        let v = self.b.inst_results(call)[0];
+        let fault = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, layout::FAULT as i32);
+        let ok = self.b.create_block();
+        let bad = self.b.create_block();
+        self.b.set_cold_block(bad);
+        self.b.ins().brif(fault, bad, &[], ok, &[]);
+        self.b.switch_to_block(bad);
+        self.leave(pc, reason::ENGINE, unretired);
+        self.b.switch_to_block(ok);
+        self.b.ins().jump(done, &[v.into()]);
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
+    }
+
+    fn store(&mut self, addr: Value, v: Value, size: u8, at: (u64, u8), n: u32, blk: &Block) {
+        let (pc, len) = at;
+        let (entry, hit) = self.tlb_probe(self.tlb_w, addr, size);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(hit, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let host = self.host_addr(entry, addr);
+        match size {
+            1 => self.b.ins().istore8(flags(), v, host, 0),
+            2 => self.b.ins().istore16(flags(), v, host, 0),
+            4 => self.b.ins().istore32(flags(), v, host, 0),
+            _ => self.b.ins().store(flags(), v, host, 0),
+        };
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(slow);
+        let sig = self.helper_sig(4, 1);
+        let sig = self.b.import_signature(sig);
+        let f = self.b.ins().iconst(types::I64, self.helpers.store as i64);
+        let kind = self.konst(u64::from(size));
+        let call = self
+            .b
+            .ins()
+            .call_indirect(sig, f, &[self.ctx, addr, kind, v]);
+        let status = self.b.inst_results(call)[0];
+        let ok = self.b.create_block();
+        let bad = self.b.create_block();
+        self.b.set_cold_block(bad);
+        self.b.ins().brif(status, bad, &[], ok, &[]);
+        self.b.switch_to_block(bad);
+        // 1: a fault (the engine runs the store); 2: it changed code (resume after it)
+        let faulted = self.b.ins().icmp_imm(IntCC::Equal, status, 1);
+        let f_blk = self.b.create_block();
+        let c_blk = self.b.create_block();
+        self.b.ins().brif(faulted, f_blk, &[], c_blk, &[]);
+        self.b.switch_to_block(f_blk);
+        self.leave(pc, reason::ENGINE, blk.insns - n);
+        self.b.switch_to_block(c_blk);
+        // the store retired: the engine resumes after it
+        self.leave(pc + u64::from(len), reason::CODE, blk.insns - n - 1);
+        self.b.switch_to_block(ok);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    fn amo(&mut self, op: AmoOp, regs: (u8, u8, u8), size: u8, pc: u64, unretired: u32) {
+        let (rd, rs1, rs2) = regs;
+        let addr = self.get(rs1);
+        let src = self.get(rs2);
+        let probe = self.b.create_block();
+        self.b.ins().jump(probe, &[]);
+        self.b.switch_to_block(probe);
+        let (entry, hit) = self.tlb_probe(self.tlb_w, addr, size);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(hit, fast, &[], slow, &[]);
+        // slow: ask the host to lend the frame, then probe again; else the engine runs it
+        self.b.switch_to_block(slow);
+        let sig = self.helper_sig(3, 1);
+        let sig = self.b.import_signature(sig);
+        let f = self.b.ins().iconst(types::I64, self.helpers.fill as i64);
+        let k = self.konst(u64::from(size));
+        let call = self.b.ins().call_indirect(sig, f, &[self.ctx, addr, k]);
+        let filled = self.b.inst_results(call)[0];
+        let bad = self.b.create_block();
+        self.b.set_cold_block(bad);
+        self.b.ins().brif(filled, probe, &[], bad, &[]);
+        self.b.switch_to_block(bad);
+        self.leave(pc, reason::ENGINE, unretired);
+        self.b.switch_to_block(fast);
+        let host = self.host_addr(entry, addr);
+        let ty = if size == 4 { types::I32 } else { types::I64 };
+        let old = self.b.ins().load(ty, flags(), host, 0);
+        let s = if size == 4 {
+            self.b.ins().ireduce(types::I32, src)
+        } else {
+            src
+        };
+        let new = match op {
+            AmoOp::Swap => s,
+            AmoOp::Add => self.b.ins().iadd(old, s),
+            AmoOp::Xor => self.b.ins().bxor(old, s),
+            AmoOp::And => self.b.ins().band(old, s),
+            AmoOp::Or => self.b.ins().bor(old, s),
+            AmoOp::Min => self.b.ins().smin(old, s),
+            AmoOp::Max => self.b.ins().smax(old, s),
+            AmoOp::Minu => self.b.ins().umin(old, s),
+            AmoOp::Maxu => self.b.ins().umax(old, s),
+        };
+        self.b.ins().store(flags(), new, host, 0);
+        let v = if size == 4 {
+            self.b.ins().sextend(types::I64, old)
+        } else {
+            old
+        };
+        self.set(rd, v);
+    }
+
+    fn helper_sig(&self, params: usize, rets: usize) -> Signature {
+        let mut sig = Signature::new(self.helpers.call_conv);
+        for _ in 0..params {
+            sig.params.push(AbiParam::new(types::I64));
+        }
+        for _ in 0..rets {
+            sig.returns.push(AbiParam::new(types::I64));
+        }
+        sig
+    }
+
+    fn alu(&mut self, op: Alu, a: Value, b: Value) -> Value {
+        let sext32 = |g: &mut Self, v: Value| {
+            let n = g.b.ins().ireduce(types::I32, v);
+            g.b.ins().sextend(types::I64, n)
+        };
+        match op {
+            Alu::Add => self.b.ins().iadd(a, b),
+            Alu::Sub => self.b.ins().isub(a, b),
+            Alu::Sll => {
+                let s = self.b.ins().band_imm(b, 63);
+                self.b.ins().ishl(a, s)
+            }
+            Alu::Srl => {
+                let s = self.b.ins().band_imm(b, 63);
+                self.b.ins().ushr(a, s)
+            }
+            Alu::Sra => {
+                let s = self.b.ins().band_imm(b, 63);
+                self.b.ins().sshr(a, s)
+            }
+            Alu::Slt => {
+                let c = self.b.ins().icmp(IntCC::SignedLessThan, a, b);
+                self.b.ins().uextend(types::I64, c)
+            }
+            Alu::Sltu => {
+                let c = self.b.ins().icmp(IntCC::UnsignedLessThan, a, b);
+                self.b.ins().uextend(types::I64, c)
+            }
+            Alu::Xor => self.b.ins().bxor(a, b),
+            Alu::Or => self.b.ins().bor(a, b),
+            Alu::And => self.b.ins().band(a, b),
+            Alu::Addw => {
+                let v = self.b.ins().iadd(a, b);
+                sext32(self, v)
+            }
+            Alu::Subw => {
+                let v = self.b.ins().isub(a, b);
+                sext32(self, v)
+            }
+            Alu::Sllw | Alu::Srlw | Alu::Sraw => {
+                let a32 = self.b.ins().ireduce(types::I32, a);
+                let b32 = self.b.ins().ireduce(types::I32, b);
+                let s = self.b.ins().band_imm(b32, 31);
+                let v = match op {
+                    Alu::Sllw => self.b.ins().ishl(a32, s),
+                    Alu::Srlw => self.b.ins().ushr(a32, s),
+                    _ => self.b.ins().sshr(a32, s),
+                };
+                self.b.ins().sextend(types::I64, v)
+            }
+            Alu::Mul => self.b.ins().imul(a, b),
+            Alu::Mulw => {
+                let v = self.b.ins().imul(a, b);
+                sext32(self, v)
+            }
+            Alu::Mulh => self.b.ins().smulhi(a, b),
+            Alu::Mulhu => self.b.ins().umulhi(a, b),
+            Alu::Mulhsu => {
+                // signed a × unsigned b: umulhi, less b when a is negative
+                let hi = self.b.ins().umulhi(a, b);
+                let neg = self.b.ins().sshr_imm(a, 63);
+                let corr = self.b.ins().band(neg, b);
+                self.b.ins().isub(hi, corr)
+            }
+            Alu::Div | Alu::Rem | Alu::Divw | Alu::Remw => {
+                let w = matches!(op, Alu::Divw | Alu::Remw);
+                let (a, b, ty, min) = if w {
+                    (
+                        self.b.ins().ireduce(types::I32, a),
+                        self.b.ins().ireduce(types::I32, b),
+                        types::I32,
+                        i64::from(i32::MIN),
+                    )
+                } else {
+                    (a, b, types::I64, i64::MIN)
+                };
+                let zero = self.b.ins().icmp_imm(IntCC::Equal, b, 0);
+                let a_min = self.b.ins().icmp_imm(IntCC::Equal, a, min);
+                let b_m1 = self.b.ins().icmp_imm(IntCC::Equal, b, -1);
+                let ovf = self.b.ins().band(a_min, b_m1);
+                let bad = self.b.ins().bor(zero, ovf);
+                let one = self.b.ins().iconst(ty, 1);
+                // a divisor that cannot trap: 1 on zero or overflow (MIN / 1 = MIN, MIN % 1 = 0
+                // are the overflow results RISC-V defines)
+                let safe = self.b.ins().select(bad, one, b);
+                let r = if matches!(op, Alu::Div | Alu::Divw) {
+                    let q = self.b.ins().sdiv(a, safe);
+                    let m1 = self.b.ins().iconst(ty, -1);
+                    self.b.ins().select(zero, m1, q)
+                } else {
+                    let r = self.b.ins().srem(a, safe);
+                    self.b.ins().select(zero, a, r)
+                };
+                if w {
+                    self.b.ins().sextend(types::I64, r)
+                } else {
+                    r
+                }
+            }
+            Alu::Divu | Alu::Remu | Alu::Divuw | Alu::Remuw => {
+                let w = matches!(op, Alu::Divuw | Alu::Remuw);
+                let (a, b, ty) = if w {
+                    (
+                        self.b.ins().ireduce(types::I32, a),
+                        self.b.ins().ireduce(types::I32, b),
+                        types::I32,
+                    )
+                } else {
+                    (a, b, types::I64)
+                };
+                let zero = self.b.ins().icmp_imm(IntCC::Equal, b, 0);
+                let one = self.b.ins().iconst(ty, 1);
+                let safe = self.b.ins().select(zero, one, b);
+                let r = if matches!(op, Alu::Divu | Alu::Divuw) {
+                    let q = self.b.ins().udiv(a, safe);
+                    let m1 = self.b.ins().iconst(ty, -1);
+                    self.b.ins().select(zero, m1, q)
+                } else {
+                    let r = self.b.ins().urem(a, safe);
+                    self.b.ins().select(zero, a, r)
+                };
+                if w {
+                    self.b.ins().sextend(types::I64, r)
+                } else {
+                    r
+                }
+            }
+            Alu::Sh1add | Alu::Sh2add | Alu::Sh3add => {
+                let k = match op {
+                    Alu::Sh1add => 1,
+                    Alu::Sh2add => 2,
+                    _ => 3,
+                };
+                let s = self.b.ins().ishl_imm(a, k);
+                self.b.ins().iadd(b, s)
+            }
+            Alu::AddUw => {
+                let lo = self.b.ins().ireduce(types::I32, a);
+                let z = self.b.ins().uextend(types::I64, lo);
+                self.b.ins().iadd(b, z)
+            }
+            Alu::Andn => {
+                let nb = self.b.ins().bnot(b);
+                self.b.ins().band(a, nb)
+            }
+            Alu::CzeroEqz | Alu::CzeroNez => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let c = self.b.ins().icmp_imm(IntCC::Equal, b, 0);
+                if op == Alu::CzeroEqz {
+                    self.b.ins().select(c, zero, a)
+                } else {
+                    self.b.ins().select(c, a, zero)
+                }
+            }
+        }
+    }
+
+    /// The shared exit and chain paths.
+    fn finish_exits(&mut self) {
+        // chain: registers and budget back to the context, then the jump cache
+        self.b.switch_to_block(self.chain);
+        let pc = self.b.block_params(self.chain)[0];
+        self.writeback();
+        let jc = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, layout::JUMP_CACHE as i32);
+        let h = self.b.ins().ushr_imm(pc, 1);
+        let idx = self
+            .b
+            .ins()
+            .band_imm(h, (crate::exec::JUMP_CACHE_ENTRIES - 1) as i64);
+        let off = self.b.ins().ishl_imm(idx, 4);
+        let e = self.b.ins().iadd(jc, off);
+        let tag = self.b.ins().load(types::I64, flags(), e, 0);
+        let hit = self.b.ins().icmp(IntCC::Equal, tag, pc);
+        let call = self.b.create_block();
+        let miss = self.b.create_block();
+        self.b.ins().brif(hit, call, &[], miss, &[]);
+        self.b.switch_to_block(call);
+        let f = self.b.ins().load(types::I64, flags(), e, 8);
+        let sig = unit_signature(types::I64);
+        let sig = self.b.import_signature(sig);
+        self.b.ins().return_call_indirect(sig, f, &[self.ctx]);
+        self.b.switch_to_block(miss);
+        self.b.ins().store(flags(), pc, self.ctx, layout::PC as i32);
+        let r = self.konst(reason::MISS);
+        self.b
+            .ins()
+            .store(flags(), r, self.ctx, layout::REASON as i32);
+        self.b.ins().return_(&[]);
+        // exit: registers and budget back, pc and reason
+        self.b.switch_to_block(self.exit);
+        let pc = self.b.block_params(self.exit)[0];
+        let why = self.b.block_params(self.exit)[1];
+        self.writeback();
+        self.b.ins().store(flags(), pc, self.ctx, layout::PC as i32);
+        self.b
+            .ins()
+            .store(flags(), why, self.ctx, layout::REASON as i32);
+        self.b.ins().return_(&[]);
+    }
+
+    /// What an exit writes back: the budget (registers were written through).
+    fn writeback(&mut self) {
+        let bv = self.b.use_var(self.budget);
+        self.b
+            .ins()
+            .store(flags(), bv, self.ctx, layout::BUDGET as i32);
+    }
+}

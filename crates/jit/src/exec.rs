@@ -1,0 +1,549 @@
+//! The audited module: host code memory, the context compiled code reads, the host helpers it
+//! calls, and the calls into it. This is the only place in Outcrop with `unsafe` code besides
+//! none; every `unsafe` block states its contract.
+//!
+//! # What keeps a guest from reaching host memory
+//! * Compiled code addresses host memory only through (a) the [`Context`] it is given, (b)
+//!   the TLB arrays and the jump cache the context points to, at offsets masked to their
+//!   sizes, and (c) a TLB entry's frame pointer plus the page offset of an access whose page
+//!   and alignment matched the entry's tag (`codegen.rs`, `tlb_probe`): an aligned access of
+//!   at most 8 bytes inside one 4096-byte frame.
+//! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
+//!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
+//!   and after every helper call), so an entry never outlives the frame it points to.
+//! * Jump-cache entries hold only pointers to functions of the live module ([`Jit::insert`]);
+//!   the module is freed only after the cache is cleared ([`Jit::flush`]).
+//! * Code pages are never writable and executable at once: `cranelift-jit` writes a function
+//!   into read-write pages and makes them read-execute when the module is finalized.
+
+#![allow(unsafe_code)]
+
+use crate::codegen::{self, reason};
+use crate::ir::Unit;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Entries of each TLB (read, write): a power of two.
+pub const TLB_ENTRIES: usize = 512;
+/// Entries of the jump cache: a power of two.
+pub const JUMP_CACHE_ENTRIES: usize = 4096;
+/// A page.
+pub const PAGE: usize = 4096;
+
+/// A TLB entry: the page address (an invalid entry has its low bits set, so it never matches)
+/// and the host frame's address.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Entry {
+    tag: u64,
+    frame: u64,
+}
+
+const INVALID: Entry = Entry {
+    tag: u64::MAX,
+    frame: 0,
+};
+
+/// A jump-cache entry: a guest pc and the compiled unit entered there.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct JumpEntry {
+    pc: u64,
+    code: u64,
+}
+
+const NO_JUMP: JumpEntry = JumpEntry {
+    pc: u64::MAX,
+    code: 0,
+};
+
+/// What compiled code reads and writes. `#[repr(C)]`: its offsets are compiled in
+/// ([`layout`]).
+#[repr(C)]
+pub struct Context {
+    /// Guest integer registers.
+    pub x: [u64; 32],
+    budget: u64,
+    pc: u64,
+    reason: u64,
+    fault: u64,
+    tlb_read: *mut Entry,
+    tlb_write: *mut Entry,
+    jump_cache: *mut JumpEntry,
+    host: *mut (),
+    epoch: u64,
+}
+
+/// Byte offsets into [`Context`].
+pub(crate) mod layout {
+    use super::Context;
+    use std::mem::offset_of;
+    pub const BUDGET: usize = offset_of!(Context, budget);
+    pub const PC: usize = offset_of!(Context, pc);
+    pub const REASON: usize = offset_of!(Context, reason);
+    pub const FAULT: usize = offset_of!(Context, fault);
+    pub const TLB_READ: usize = offset_of!(Context, tlb_read);
+    pub const TLB_WRITE: usize = offset_of!(Context, tlb_write);
+    pub const JUMP_CACHE: usize = offset_of!(Context, jump_cache);
+    pub const fn x(i: usize) -> usize {
+        offset_of!(Context, x) + 8 * i
+    }
+}
+
+/// What a store through the host did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Done.
+    Ok,
+    /// It faults: nothing was written; the engine runs it.
+    Fault,
+    /// Done, and it changed code the machine holds decoded.
+    CodeChanged,
+}
+
+/// Guest memory as the compiled code sees it (implemented by the machine's memory).
+///
+/// The contract the TLB's safety rests on: a frame lent by [`Host::frame`] stays allocated,
+/// unmoved and of the lent permission until [`Host::frames_epoch`] returns another value.
+pub trait Host {
+    /// Changes whenever a frame lent before may have been freed or moved, or a page's
+    /// permission changed (including a page becoming code the machine holds decoded, which
+    /// stores must not write directly).
+    fn frames_epoch(&self) -> u64;
+    /// The host frame of the page holding `addr`, if plain loads (`write`: plain stores,
+    /// which may not change code) may go straight to it.
+    fn frame(&mut self, addr: u64, write: bool) -> Option<&mut [u8; PAGE]>;
+    /// A load of `size` bytes (zero-extended) through the host's own path; `None`: it faults.
+    fn load(&mut self, addr: u64, size: u8) -> Option<u64>;
+    /// A store of the low `size` bytes of `value` through the host's own path.
+    fn store(&mut self, addr: u64, size: u8, value: u64) -> Stored;
+}
+
+/// Addresses and calling convention of the host helpers compiled code calls.
+pub(crate) struct Helpers {
+    pub load: usize,
+    pub store: usize,
+    pub fill: usize,
+    pub call_conv: CallConv,
+}
+
+/// How a call into compiled code ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Control reached `pc`, which no compiled unit in the jump cache starts at.
+    Miss(u64),
+    /// The budget did not cover the block at `pc`.
+    Budget(u64),
+    /// The engine must run the instruction at `pc`.
+    Engine(u64),
+    /// A store changed code; the run goes on at `pc`, after it.
+    CodeChanged(u64),
+}
+
+/// Why a unit was not compiled.
+#[derive(Debug)]
+pub struct CompileError(pub String);
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "compiling tier: {}", self.0)
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// Statistics of the compiling tier.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Units compiled.
+    pub units: u64,
+    /// Guest blocks in them.
+    pub blocks: u64,
+    /// Host code bytes produced (since the start; the live module holds [`Jit::code_bytes`]).
+    pub code_bytes: u64,
+    /// Time spent compiling.
+    pub compile_time: Duration,
+    /// Times compiled code was dropped.
+    pub flushes: u64,
+    /// Calls into compiled code.
+    pub entries: u64,
+    /// How calls ended: a pc not compiled, the budget, an instruction for the engine, a code
+    /// change.
+    pub exits: [u64; 4],
+}
+
+/// The compiling tier: a Cranelift module of compiled units, their jump cache and TLBs.
+pub struct Jit<H: Host> {
+    host: std::marker::PhantomData<fn(&mut H)>,
+    isa: OwnedTargetIsa,
+    module: Option<JITModule>,
+    fctx: FunctionBuilderContext,
+    ctx: Box<Context>,
+    tlb: Box<[Entry]>,
+    jump_cache: Box<[JumpEntry]>,
+    units: HashMap<u64, u64>,
+    trampoline: u64,
+    helper_conv: CallConv,
+    live_bytes: u64,
+    next_name: u32,
+    /// What it did so far.
+    pub stats: Stats,
+}
+
+/// The trampoline's type: a C-ABI function calling a unit (tail convention) with the context.
+type Trampoline = unsafe extern "C" fn(*mut Context, u64);
+
+impl<H: Host> Jit<H> {
+    /// A compiling tier for this host, or why there is none (the block engine runs then).
+    pub fn new() -> Result<Self, CompileError> {
+        let err = |e: &dyn std::fmt::Display| CompileError(e.to_string());
+        let mut flags = settings::builder();
+        // no mid-end optimisation: units are short and compile time is the tier's main cost
+        // (measured on four real programs: "none" ran each faster end to end than "speed";
+        // regalloc2's single-pass allocator compiles faster but its code runs slower)
+        flags.set("opt_level", "none").map_err(|e| err(&e))?;
+        // the IR is built by one generator, checked by tests: no verifier pass per unit
+        flags.set("enable_verifier", "false").map_err(|e| err(&e))?;
+        flags.set("is_pic", "false").map_err(|e| err(&e))?;
+        // the x86-64 tail calls of units into units need frame pointers
+        flags
+            .set("preserve_frame_pointers", "true")
+            .map_err(|e| err(&e))?;
+        flags
+            .set("use_colocated_libcalls", "false")
+            .map_err(|e| err(&e))?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| err(&e))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| err(&e))?;
+        let helper_conv = isa.default_call_conv();
+        let mut tlb = vec![INVALID; 2 * TLB_ENTRIES].into_boxed_slice();
+        let mut jump_cache = vec![NO_JUMP; JUMP_CACHE_ENTRIES].into_boxed_slice();
+        let ctx = Box::new(Context {
+            x: [0; 32],
+            budget: 0,
+            pc: 0,
+            reason: 0,
+            fault: 0,
+            tlb_read: tlb.as_mut_ptr(),
+            // SAFETY: TLB_ENTRIES < tlb.len(): the second half of the same allocation
+            tlb_write: unsafe { tlb.as_mut_ptr().add(TLB_ENTRIES) },
+            jump_cache: jump_cache.as_mut_ptr(),
+            host: std::ptr::null_mut(),
+            epoch: u64::MAX,
+        });
+        let mut jit = Jit {
+            host: std::marker::PhantomData,
+            isa,
+            module: None,
+            fctx: FunctionBuilderContext::new(),
+            ctx,
+            tlb,
+            jump_cache,
+            units: HashMap::new(),
+            trampoline: 0,
+            helper_conv,
+            live_bytes: 0,
+            next_name: 0,
+            stats: Stats::default(),
+        };
+        jit.start_module()?;
+        Ok(jit)
+    }
+
+    /// A fresh module with the trampoline in it.
+    fn start_module(&mut self) -> Result<(), CompileError> {
+        let builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
+        let mut module = JITModule::new(builder);
+        let err = |e: &dyn std::fmt::Display| CompileError(e.to_string());
+        let mut ctx = module.make_context();
+        let ptr = types::I64;
+        let mut sig = Signature::new(self.helper_conv);
+        sig.params.push(AbiParam::new(ptr));
+        sig.params.push(AbiParam::new(ptr));
+        ctx.func.signature = sig.clone();
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let (c, f) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let unit_sig = b.import_signature(codegen::unit_signature(ptr));
+            b.ins().call_indirect(unit_sig, f, &[c]);
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize();
+        }
+        let id = module
+            .declare_function("enter", Linkage::Local, &sig)
+            .map_err(|e| err(&e))?;
+        module.define_function(id, &mut ctx).map_err(|e| err(&e))?;
+        module.clear_context(&mut ctx);
+        module.finalize_definitions().map_err(|e| err(&e))?;
+        self.trampoline = module.get_finalized_function(id) as u64;
+        self.module = Some(module);
+        Ok(())
+    }
+
+    /// Host bytes of compiled code held now.
+    pub fn code_bytes(&self) -> u64 {
+        self.live_bytes
+    }
+
+    /// The compiled unit entered at `pc`, if any.
+    pub fn contains(&self, pc: u64) -> bool {
+        self.units.contains_key(&pc)
+    }
+
+    /// Compiles `unit` and makes it reachable at its entry.
+    pub fn compile(&mut self, unit: &Unit) -> Result<(), CompileError> {
+        let started = Instant::now();
+        let err = |e: &dyn std::fmt::Display| CompileError(e.to_string());
+        let Some(module) = self.module.as_mut() else {
+            return Err(CompileError("no module".into()));
+        };
+        if unit.blocks.is_empty() {
+            return Err(CompileError("empty unit".into()));
+        }
+        let helpers = Helpers {
+            load: load_helper::<H> as *const () as usize,
+            store: store_helper::<H> as *const () as usize,
+            fill: fill_helper::<H> as *const () as usize,
+            call_conv: self.helper_conv,
+        };
+        let mut ctx = module.make_context();
+        self.next_name += 1;
+        ctx.func.name = UserFuncName::user(0, self.next_name);
+        codegen::build(&mut ctx.func, &mut self.fctx, unit, &helpers);
+        let name = format!("u{:x}_{}", unit.entry(), self.next_name);
+        let id = module
+            .declare_function(&name, Linkage::Local, &ctx.func.signature)
+            .map_err(|e| err(&e))?;
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| err(&format!("{e:?}")))?;
+        let size = ctx
+            .compiled_code()
+            .map_or(0, |c| u64::from(c.code_info().total_size));
+        module.clear_context(&mut ctx);
+        module.finalize_definitions().map_err(|e| err(&e))?;
+        let code = module.get_finalized_function(id) as u64;
+        self.units.insert(unit.entry(), code);
+        self.insert(unit.entry(), code);
+        self.live_bytes += size.max(64);
+        self.stats.units += 1;
+        self.stats.blocks += unit.blocks.len() as u64;
+        self.stats.code_bytes += size;
+        self.stats.compile_time += started.elapsed();
+        Ok(())
+    }
+
+    /// Puts a unit of the live module in the jump cache.
+    fn insert(&mut self, pc: u64, code: u64) {
+        let i = ((pc >> 1) as usize) & (JUMP_CACHE_ENTRIES - 1);
+        self.jump_cache[i] = JumpEntry { pc, code };
+    }
+
+    /// Drops every compiled unit (code changed, or the budget for code is spent).
+    pub fn flush(&mut self) {
+        if self.units.is_empty() {
+            return;
+        }
+        self.jump_cache.fill(NO_JUMP);
+        self.units.clear();
+        self.live_bytes = 0;
+        self.stats.flushes += 1;
+        if let Some(module) = self.module.take() {
+            // SAFETY: no pointer into the module is left: the jump cache and the unit table
+            // were just cleared, the trampoline is replaced below, and no compiled code is
+            // running (`run` holds `&mut self` for the whole call).
+            unsafe { module.free_memory() };
+        }
+        if let Err(e) = self.start_module() {
+            // (the module was made once already with the same ISA: not expected) without a
+            // module, `compile` fails and the engine runs everything
+            self.module = None;
+            let _ = e;
+        }
+    }
+
+    /// Runs compiled code from `pc` (a unit must start there: [`Jit::contains`]) with the
+    /// guest registers `x`, retiring at most `budget` instructions. Returns how it ended
+    /// and the instructions retired.
+    pub fn run(&mut self, host: &mut H, x: &mut [u64; 32], pc: u64, budget: u64) -> (Exit, u64) {
+        let Some(&code) = self.units.get(&pc) else {
+            return (Exit::Miss(pc), 0);
+        };
+        if self.module.is_none() {
+            return (Exit::Miss(pc), 0);
+        }
+        let epoch = host.frames_epoch();
+        if epoch != self.ctx.epoch {
+            self.tlb.fill(INVALID);
+            self.ctx.epoch = epoch;
+        }
+        self.insert(pc, code);
+        self.stats.entries += 1;
+        self.ctx.x = *x;
+        self.ctx.x[0] = 0;
+        self.ctx.budget = budget;
+        self.ctx.fault = 0;
+        self.ctx.host = host as *mut H as *mut ();
+        let ctx: *mut Context = &mut *self.ctx;
+        // SAFETY: `trampoline` is the finalized `enter` function of the live module, of type
+        // `Trampoline`; `code` is a finalized unit of the same module (from `units`). The
+        // context is valid for the call and its `host` points at `host`, borrowed mutably for
+        // the whole call and used only by the helpers below through that pointer; the TLB
+        // holds only frames lent under the current epoch (flushed above).
+        unsafe {
+            let enter: Trampoline = std::mem::transmute::<u64, Trampoline>(self.trampoline);
+            enter(ctx, code);
+        }
+        self.ctx.host = std::ptr::null_mut();
+        *x = self.ctx.x;
+        x[0] = 0;
+        let retired = budget - self.ctx.budget;
+        let pc = self.ctx.pc;
+        self.stats.exits[(self.ctx.reason as usize).min(3)] += 1;
+        let exit = match self.ctx.reason {
+            reason::MISS => Exit::Miss(pc),
+            reason::BUDGET => Exit::Budget(pc),
+            reason::CODE => Exit::CodeChanged(pc),
+            _ => Exit::Engine(pc),
+        };
+        (exit, retired)
+    }
+}
+
+impl<H: Host> Drop for Jit<H> {
+    fn drop(&mut self) {
+        self.jump_cache.fill(NO_JUMP);
+        self.units.clear();
+        if let Some(module) = self.module.take() {
+            // SAFETY: as in `flush`: nothing refers to the module's code any more and none of
+            // it runs.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// Drops the TLB if the host's frames changed since it was filled (after a helper ran).
+///
+/// # Safety
+/// `ctx` is the context of a running call.
+unsafe fn check_epoch<H: Host>(ctx: &mut Context, host: &H) {
+    let epoch = host.frames_epoch();
+    if epoch != ctx.epoch {
+        // SAFETY: both TLB pointers point at TLB_ENTRIES entries of the Jit's TLB
+        unsafe {
+            std::slice::from_raw_parts_mut(ctx.tlb_read, TLB_ENTRIES).fill(INVALID);
+            std::slice::from_raw_parts_mut(ctx.tlb_write, TLB_ENTRIES).fill(INVALID);
+        }
+        ctx.epoch = epoch;
+    }
+}
+
+/// Fills the TLB entry for `addr` from the host, if it lends the frame.
+///
+/// # Safety
+/// `ctx` is the context of a running call.
+unsafe fn fill<H: Host>(ctx: &mut Context, host: &mut H, addr: u64, write: bool) {
+    let Some(frame) = host.frame(addr, write) else {
+        return;
+    };
+    let frame = frame.as_mut_ptr() as u64;
+    let i = ((addr >> 12) as usize) & (TLB_ENTRIES - 1);
+    let tlb = if write { ctx.tlb_write } else { ctx.tlb_read };
+    // SAFETY: i < TLB_ENTRIES, the length of the array `tlb` points at
+    unsafe {
+        *tlb.add(i) = Entry {
+            tag: addr & !0xfff,
+            frame,
+        };
+    }
+}
+
+/// The load slow path compiled code calls: performs the load through the host (value
+/// returned; `ctx.fault` set if it faults) and fills the read TLB.
+extern "C" fn load_helper<H: Host>(ctx: *mut Context, addr: u64, kind: u64) -> u64 {
+    // SAFETY: compiled code passes the context pointer it was entered with (`Jit::run`), whose
+    // `host` points at the `H` borrowed for the call; nothing else uses either meanwhile.
+    let (ctx, host) = unsafe {
+        let ctx = &mut *ctx;
+        let host = &mut *(ctx.host as *mut H);
+        (ctx, host)
+    };
+    let size = (kind & 0xff) as u8;
+    let signed = kind & 0x100 != 0;
+    match host.load(addr, size) {
+        Some(v) => {
+            ctx.fault = 0;
+            // SAFETY: ctx is the running call's context
+            unsafe {
+                check_epoch(ctx, host);
+                fill(ctx, host, addr, false);
+            }
+            if signed {
+                let shift = 64 - 8 * u32::from(size);
+                (((v << shift) as i64) >> shift) as u64
+            } else {
+                v
+            }
+        }
+        None => {
+            ctx.fault = 1;
+            0
+        }
+    }
+}
+
+/// The store slow path: 0 done, 1 fault (nothing written), 2 done and code changed.
+extern "C" fn store_helper<H: Host>(ctx: *mut Context, addr: u64, size: u64, value: u64) -> u64 {
+    // SAFETY: as in `load_helper`
+    let (ctx, host) = unsafe {
+        let ctx = &mut *ctx;
+        let host = &mut *(ctx.host as *mut H);
+        (ctx, host)
+    };
+    let r = host.store(addr, size as u8, value);
+    // SAFETY: ctx is the running call's context
+    unsafe { check_epoch(ctx, host) };
+    match r {
+        Stored::Ok => {
+            // SAFETY: as above
+            unsafe { fill(ctx, host, addr, true) };
+            0
+        }
+        Stored::Fault => 1,
+        Stored::CodeChanged => 2,
+    }
+}
+
+/// Lends the frame for an aligned `size`-byte read-modify-write at `addr` to the write TLB:
+/// 1 if it is there now, 0 if the engine must run the access.
+extern "C" fn fill_helper<H: Host>(ctx: *mut Context, addr: u64, size: u64) -> u64 {
+    // SAFETY: as in `load_helper`
+    let (ctx, host) = unsafe {
+        let ctx = &mut *ctx;
+        let host = &mut *(ctx.host as *mut H);
+        (ctx, host)
+    };
+    if size == 0 || addr % size != 0 {
+        return 0;
+    }
+    // SAFETY: ctx is the running call's context
+    unsafe {
+        check_epoch(ctx, host);
+        fill(ctx, host, addr, true);
+    }
+    let i = ((addr >> 12) as usize) & (TLB_ENTRIES - 1);
+    // SAFETY: i < TLB_ENTRIES, the length of the write TLB
+    let tag = unsafe { (*ctx.tlb_write.add(i)).tag };
+    u64::from(tag == addr & !0xfff)
+}

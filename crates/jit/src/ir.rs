@@ -1,0 +1,268 @@
+//! What the compiling tier compiles: a *unit* of guest blocks in a small, ISA-shaped form.
+//!
+//! The machine (`outcrop-rv`) translates its pre-decoded blocks into a [`Unit`]; this crate
+//! turns a unit into host code. A unit is entered at its first block's start. Every block
+//! begins with the instruction-budget check (a block runs whole or not at all, unless one of
+//! its instructions leaves early), runs its [`Op`]s and ends with a [`Term`]. A transfer to a
+//! block of the same unit is a host jump (guest registers stay in host registers); any other
+//! target leaves through the jump cache (a direct tail call when the target is compiled, else a
+//! return to the engine).
+//!
+//! Registers are numbered 0–31 (`x0` reads 0; a write to it is dropped by the code generator).
+
+/// A two-operand integer operation (RV64 semantics, including the division corner cases).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Alu {
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Mul,
+    Mulw,
+    Mulh,
+    Mulhu,
+    Mulhsu,
+    Div,
+    Divu,
+    Rem,
+    Remu,
+    Divw,
+    Divuw,
+    Remw,
+    Remuw,
+    /// `rs2 + (rs1 << 1)` (Zba), and the 2- and 3-bit forms.
+    Sh1add,
+    Sh2add,
+    Sh3add,
+    /// `rs2 + zext32(rs1)` (Zba).
+    AddUw,
+    /// `rs1 & !rs2` (Zbb).
+    Andn,
+    /// `rs2 == 0 ? 0 : rs1` (Zicond).
+    CzeroEqz,
+    /// `rs2 != 0 ? 0 : rs1` (Zicond).
+    CzeroNez,
+}
+
+/// The operation of an atomic memory operation (A extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum AmoOp {
+    Swap,
+    Add,
+    Xor,
+    And,
+    Or,
+    Min,
+    Max,
+    Minu,
+    Maxu,
+}
+
+/// A second operand: a register or an immediate (already sign-extended).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Src {
+    /// Register `x[n]`.
+    Reg(u8),
+    /// A constant.
+    Imm(u64),
+}
+
+/// A branch condition on two registers (`x0` for comparisons with zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Cond {
+    Eq,
+    Ne,
+    Lt,
+    Ge,
+    Ltu,
+    Geu,
+}
+
+/// One operation of a block. `pc` and `n` (instructions of the block before it) say where an
+/// early exit leaves the guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `x[rd] = v`.
+    Li {
+        /// Destination.
+        rd: u8,
+        /// The value.
+        v: u64,
+    },
+    /// `x[rd] = op(x[rs1], b)`.
+    Alu {
+        /// The operation.
+        op: Alu,
+        /// Destination.
+        rd: u8,
+        /// First source register.
+        rs1: u8,
+        /// Second operand.
+        b: Src,
+    },
+    /// `x[rd] = load(x[rs1] + off)` of `size` bytes (1, 2, 4, 8), sign- or zero-extended.
+    /// A miss in the compiled TLB calls the host; a fault leaves the unit at this instruction.
+    Load {
+        /// Destination.
+        rd: u8,
+        /// Base register.
+        rs1: u8,
+        /// Offset.
+        off: i64,
+        /// Bytes.
+        size: u8,
+        /// Sign-extend.
+        signed: bool,
+        /// Its pc.
+        pc: u64,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+    /// `store(x[rs1] + off, x[rs2])` of `size` bytes. A store that changes code leaves the
+    /// unit right after it.
+    Store {
+        /// Base register.
+        rs1: u8,
+        /// Value register.
+        rs2: u8,
+        /// Offset.
+        off: i64,
+        /// Bytes.
+        size: u8,
+        /// Its pc.
+        pc: u64,
+        /// Its length in bytes (2 or 4).
+        len: u8,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+    /// An atomic memory operation of `size` bytes (4 or 8) at `x[rs1]`: `x[rd]` = the old
+    /// value (sign-extended from a word), memory = `op(old, x[rs2])` in the operation's width.
+    /// Compiled code does it only through the write TLB on an aligned address; anything else
+    /// leaves the unit at this instruction for the engine.
+    Amo {
+        /// The operation.
+        op: AmoOp,
+        /// Destination.
+        rd: u8,
+        /// Address register.
+        rs1: u8,
+        /// Operand register.
+        rs2: u8,
+        /// Bytes.
+        size: u8,
+        /// Its pc.
+        pc: u64,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+    /// A conditional branch inside a block (the block goes on when it is not taken): taken,
+    /// control goes to `target` with `n` instructions of the block retired (the branch
+    /// included).
+    Exit {
+        /// Condition.
+        cond: Cond,
+        /// First register.
+        rs1: u8,
+        /// Second register.
+        rs2: u8,
+        /// Where a taken branch goes.
+        target: u64,
+        /// Instructions retired when taken.
+        n: u32,
+    },
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    /// Runs on to `next` (the block ended at a page boundary or its size limit).
+    Fall {
+        /// The next pc.
+        next: u64,
+    },
+    /// A conditional branch: `taken` or `fall`.
+    Branch {
+        /// Condition.
+        cond: Cond,
+        /// First register.
+        rs1: u8,
+        /// Second register.
+        rs2: u8,
+        /// Target when taken.
+        taken: u64,
+        /// The next instruction.
+        fall: u64,
+    },
+    /// `jal`: `x[rd] = link`, go to `target`.
+    Jal {
+        /// Link register.
+        rd: u8,
+        /// Return address.
+        link: u64,
+        /// Target.
+        target: u64,
+    },
+    /// `jalr`: `x[rd] = link`, go to `(x[rs1] + off) & !1` (the target read before the
+    /// link is written).
+    Jalr {
+        /// Link register.
+        rd: u8,
+        /// Base.
+        rs1: u8,
+        /// Offset.
+        off: i64,
+        /// Return address.
+        link: u64,
+    },
+    /// The engine runs the instruction at `pc` (anything this tier does not compile); `n`
+    /// instructions of the block retired before it.
+    Engine {
+        /// Its pc.
+        pc: u64,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+}
+
+/// One guest block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Its first instruction's pc.
+    pub start: u64,
+    /// Instructions it retires when it runs to its end (its terminator included, unless the
+    /// terminator is [`Term::Engine`]).
+    pub insns: u32,
+    /// Its operations.
+    pub ops: Vec<Op>,
+    /// How it ends.
+    pub term: Term,
+}
+
+/// A compilation unit: blocks entered at `blocks[0].start`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unit {
+    /// The blocks; the first is the entry. Starts are distinct.
+    pub blocks: Vec<Block>,
+}
+
+impl Unit {
+    /// The entry pc (0 for an empty unit).
+    pub fn entry(&self) -> u64 {
+        self.blocks.first().map_or(0, |b| b.start)
+    }
+}

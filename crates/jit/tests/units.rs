@@ -1,0 +1,260 @@
+//! Compiled units against a toy host: loops, memory, exits, the budget.
+use outcrop_jit::ir::{Alu, Block, Cond, Op, Src, Term, Unit};
+use outcrop_jit::{Exit, Host, Jit, Stored, PAGE};
+use std::collections::HashMap;
+
+/// Pages of bytes; page 0x10 is read-only, everything else absent faults.
+#[derive(Default)]
+struct Toy {
+    pages: HashMap<u64, Box<[u8; PAGE]>>,
+    epoch: u64,
+    slow: u64,
+}
+
+impl Toy {
+    fn with(pages: &[u64]) -> Toy {
+        let mut t = Toy::default();
+        for &p in pages {
+            t.pages.insert(p, Box::new([0; PAGE]));
+        }
+        t
+    }
+}
+
+impl Host for Toy {
+    fn frames_epoch(&self) -> u64 {
+        self.epoch
+    }
+    fn frame(&mut self, addr: u64, write: bool) -> Option<&mut [u8; PAGE]> {
+        if write && addr >> 12 == 0x10 {
+            return None;
+        }
+        self.pages.get_mut(&(addr >> 12)).map(|b| &mut **b)
+    }
+    fn load(&mut self, addr: u64, size: u8) -> Option<u64> {
+        self.slow += 1;
+        let mut v = 0u64;
+        for k in 0..u64::from(size) {
+            let a = addr.wrapping_add(k);
+            let p = self.pages.get(&(a >> 12))?;
+            v |= u64::from(p[(a & 0xfff) as usize]) << (8 * k);
+        }
+        Some(v)
+    }
+    fn store(&mut self, addr: u64, size: u8, value: u64) -> Stored {
+        self.slow += 1;
+        for k in 0..u64::from(size) {
+            let a = addr.wrapping_add(k);
+            if a >> 12 == 0x10 || !self.pages.contains_key(&(a >> 12)) {
+                return Stored::Fault;
+            }
+        }
+        for k in 0..u64::from(size) {
+            let a = addr.wrapping_add(k);
+            if let Some(p) = self.pages.get_mut(&(a >> 12)) {
+                p[(a & 0xfff) as usize] = (value >> (8 * k)) as u8;
+            }
+        }
+        Stored::Ok
+    }
+}
+
+/// sum = 0; for i in (1..=n).rev() { sum += i; mem[0x1000 + 8*(i%4)] = sum }
+fn sum_loop() -> Unit {
+    Unit {
+        blocks: vec![Block {
+            start: 0x100,
+            insns: 6,
+            ops: vec![
+                Op::Alu {
+                    op: Alu::Add,
+                    rd: 10,
+                    rs1: 10,
+                    b: Src::Reg(11),
+                },
+                Op::Alu {
+                    op: Alu::And,
+                    rd: 12,
+                    rs1: 11,
+                    b: Src::Imm(3),
+                },
+                Op::Alu {
+                    op: Alu::Sh3add,
+                    rd: 12,
+                    rs1: 12,
+                    b: Src::Reg(13),
+                },
+                Op::Store {
+                    rs1: 12,
+                    rs2: 10,
+                    off: 0,
+                    size: 8,
+                    pc: 0x10c,
+                    len: 4,
+                    n: 3,
+                },
+                Op::Alu {
+                    op: Alu::Add,
+                    rd: 11,
+                    rs1: 11,
+                    b: Src::Imm(u64::MAX),
+                },
+            ],
+            term: Term::Branch {
+                cond: Cond::Ne,
+                rs1: 11,
+                rs2: 0,
+                taken: 0x100,
+                fall: 0x118,
+            },
+        }],
+    }
+}
+
+#[test]
+fn a_loop_runs_to_its_end_in_registers() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    jit.compile(&sum_loop()).unwrap();
+    let mut host = Toy::with(&[1]);
+    let mut x = [0u64; 32];
+    x[11] = 1000;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, u64::MAX);
+    assert_eq!(exit, Exit::Miss(0x118));
+    assert_eq!(retired, 6 * 1000);
+    assert_eq!(x[10], 500500);
+    assert_eq!(x[11], 0);
+    // one slow store fills the TLB; the rest are inline
+    assert_eq!(host.slow, 1);
+    let last = u64::from_le_bytes(host.pages[&1][8..16].try_into().unwrap());
+    assert_eq!(last, 500500);
+}
+
+#[test]
+fn the_budget_stops_before_a_block() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    jit.compile(&sum_loop()).unwrap();
+    let mut host = Toy::with(&[1]);
+    let mut x = [0u64; 32];
+    x[11] = 1000;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, 6 * 10 + 5);
+    assert_eq!(exit, Exit::Budget(0x100));
+    assert_eq!(retired, 60);
+    assert_eq!(x[11], 990);
+}
+
+#[test]
+fn a_faulting_store_leaves_at_it_with_what_retired_before() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    jit.compile(&sum_loop()).unwrap();
+    let mut host = Toy::with(&[0x10]);
+    let mut x = [0u64; 32];
+    x[11] = 5;
+    x[13] = 0x10000; // read-only page
+    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, u64::MAX);
+    assert_eq!(exit, Exit::Engine(0x10c));
+    assert_eq!(retired, 3);
+    assert_eq!(x[10], 5);
+    assert_eq!(x[11], 5);
+}
+
+#[test]
+fn division_corner_cases_follow_riscv() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    let ops = [
+        (Alu::Div, 7u64, 0u64, u64::MAX),
+        (Alu::Rem, 7, 0, 7),
+        (Alu::Div, i64::MIN as u64, u64::MAX, i64::MIN as u64),
+        (Alu::Rem, i64::MIN as u64, u64::MAX, 0),
+        (Alu::Divu, 7, 0, u64::MAX),
+        (Alu::Remu, 7, 0, 7),
+        (Alu::Divw, 0x8000_0000, u64::MAX, 0xffff_ffff_8000_0000),
+        (Alu::Remw, 0x8000_0000, u64::MAX, 0),
+        (Alu::Divuw, 7, 0, u64::MAX),
+        (Alu::Remuw, 0x1_0000_0007, 0, 7),
+        (Alu::Mulhsu, u64::MAX, 2, u64::MAX),
+        (Alu::Mulh, u64::MAX, u64::MAX, 0),
+        (Alu::Sraw, 0x8000_0000, 33, 0xffff_ffff_c000_0000),
+    ];
+    let mut blocks = Vec::new();
+    for (k, &(op, _, _, _)) in ops.iter().enumerate() {
+        blocks.push(Op::Alu {
+            op,
+            rd: 20 + k as u8 % 10,
+            rs1: 1 + 2 * k as u8 % 10,
+            b: Src::Reg(2 + 2 * k as u8 % 10),
+        });
+    }
+    for (k, &(op, a, b, want)) in ops.iter().enumerate() {
+        let unit = Unit {
+            blocks: vec![Block {
+                start: 0x200 + 0x10 * k as u64,
+                insns: 1,
+                ops: vec![Op::Alu {
+                    op,
+                    rd: 3,
+                    rs1: 1,
+                    b: Src::Reg(2),
+                }],
+                term: Term::Fall { next: 0x1000 },
+            }],
+        };
+        jit.compile(&unit).unwrap();
+        let mut x = [0u64; 32];
+        x[1] = a;
+        x[2] = b;
+        let (exit, _) = jit.run(&mut Toy::default(), &mut x, unit.entry(), u64::MAX);
+        assert_eq!(exit, Exit::Miss(0x1000));
+        assert_eq!(x[3], want, "{op:?} {a:#x} {b:#x}");
+    }
+}
+
+#[test]
+fn units_chain_through_the_jump_cache() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    let a = Unit {
+        blocks: vec![Block {
+            start: 0x300,
+            insns: 2,
+            ops: vec![Op::Alu {
+                op: Alu::Add,
+                rd: 5,
+                rs1: 5,
+                b: Src::Imm(1),
+            }],
+            term: Term::Jal {
+                rd: 1,
+                link: 0x308,
+                target: 0x400,
+            },
+        }],
+    };
+    let b = Unit {
+        blocks: vec![Block {
+            start: 0x400,
+            insns: 2,
+            ops: vec![Op::Alu {
+                op: Alu::Add,
+                rd: 6,
+                rs1: 5,
+                b: Src::Reg(5),
+            }],
+            term: Term::Jalr {
+                rd: 0,
+                rs1: 1,
+                off: 0,
+                link: 0x408,
+            },
+        }],
+    };
+    jit.compile(&a).unwrap();
+    jit.compile(&b).unwrap();
+    let mut x = [0u64; 32];
+    let (exit, retired) = jit.run(&mut Toy::default(), &mut x, 0x300, u64::MAX);
+    assert_eq!(exit, Exit::Miss(0x308));
+    assert_eq!(retired, 4);
+    assert_eq!((x[1], x[5], x[6]), (0x308, 1, 2));
+    jit.flush();
+    assert!(!jit.contains(0x300));
+}
