@@ -6,13 +6,13 @@
 //! guest block on first use and written through at once; the instruction budget is a variable.
 //!
 //! **Memory safety of generated code** (the contract `exec.rs` relies on): every guest load
-//! and store goes either through a TLB entry whose tag equals the access's page address with
-//! the access's alignment bits (so the access is aligned, lies wholly in that page, and the
-//! entry's host frame is 4096 bytes) or through a host helper. No other host address is ever
-//! computed from a guest value.
+//! and store goes either through a TLB entry whose tag equals the access's page address and
+//! whose page offset leaves room for the access's bytes (so the access lies wholly in that
+//! page, and the entry's host frame is 4096 bytes) or through a host helper. No other host
+//! address is ever computed from a guest value.
 
 use crate::exec::{layout, Helpers, TLB_ENTRIES};
-use crate::ir::{Alu, AmoOp, Block, Cond, Op, Src, Term, Unit};
+use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Src, Term, Unit};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, MemFlags, Signature, Value};
 use cranelift_codegen::isa::CallConv;
@@ -31,6 +31,49 @@ pub mod reason {
     pub const CODE: u64 = 3;
 }
 
+/// A unit compiled to position-independent machine code (no relocations: helpers are called
+/// through constants, units through the jump cache).
+pub(crate) struct Compiled {
+    /// Its entry pc.
+    pub entry: u64,
+    /// Guest blocks in it.
+    pub blocks: usize,
+    /// The machine code.
+    pub bytes: Vec<u8>,
+    /// Its alignment.
+    pub alignment: u64,
+}
+
+/// Compiles `unit` for `isa` (on any thread: nothing here touches a module).
+pub(crate) fn compile(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    fctx: &mut FunctionBuilderContext,
+    unit: &Unit,
+    helpers: &Helpers,
+) -> Result<Compiled, String> {
+    if unit.blocks.is_empty() {
+        return Err("empty unit".into());
+    }
+    let mut ctx = cranelift_codegen::Context::new();
+    build(&mut ctx.func, fctx, unit, helpers);
+    let mut plane = cranelift_codegen::control::ControlPlane::default();
+    let code = ctx
+        .compile(isa, &mut plane)
+        .map_err(|e| format!("{:?}", e.inner))?;
+    if !code.buffer.relocs().is_empty() {
+        return Err("compiled code has relocations".into());
+    }
+    let alignment = u64::from(code.buffer.alignment)
+        .max(u64::from(isa.function_alignment().minimum))
+        .max(isa.symbol_alignment());
+    Ok(Compiled {
+        entry: unit.entry(),
+        blocks: unit.blocks.len(),
+        bytes: code.code_buffer().to_vec(),
+        alignment,
+    })
+}
+
 /// The signature of a compiled unit.
 pub(crate) fn unit_signature(ptr: types::Type) -> Signature {
     let mut sig = Signature::new(CallConv::Tail);
@@ -45,6 +88,8 @@ struct Gen<'a, 'b> {
     /// use; every write goes through to the context too). Values of one guest block dominate
     /// the rest of it, so no SSA variables (and no block parameters) are needed for them.
     regs: [Option<Value>; 32],
+    /// The same for FP registers (raw bits).
+    fregs: [Option<Value>; 32],
     budget: Variable,
     helpers: &'b Helpers,
     /// Exit path: (pc, reason) as block parameters.
@@ -95,6 +140,7 @@ pub(crate) fn build(
         b,
         ctx,
         regs: [None; 32],
+        fregs: [None; 32],
         budget,
         helpers,
         exit,
@@ -142,6 +188,29 @@ impl Gen<'_, '_> {
         self.b
             .ins()
             .store(flags(), v, self.ctx, layout::x(r as usize & 31) as i32);
+    }
+
+    fn fget(&mut self, r: u8) -> Value {
+        let r = r as usize & 31;
+        match self.fregs[r] {
+            Some(v) => v,
+            None => {
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::I64, flags(), self.ctx, layout::f(r) as i32);
+                self.fregs[r] = Some(v);
+                v
+            }
+        }
+    }
+
+    fn fset(&mut self, r: u8, v: Value) {
+        let r = r as usize & 31;
+        self.fregs[r] = Some(v);
+        self.b
+            .ins()
+            .store(flags(), v, self.ctx, layout::f(r) as i32);
     }
 
     fn src(&mut self, s: Src) -> Value {
@@ -199,6 +268,7 @@ impl Gen<'_, '_> {
         let head = self.heads[&blk.start];
         self.b.switch_to_block(head);
         self.regs = [None; 32];
+        self.fregs = [None; 32];
         // the budget check: the block runs whole, or the engine takes over before it
         let bv = self.b.use_var(self.budget);
         let enough =
@@ -292,6 +362,73 @@ impl Gen<'_, '_> {
                 let v = self.get(rs2);
                 self.store(addr, v, size, (pc, len), n, blk);
             }
+            Op::FLoad {
+                rd,
+                rs1,
+                off,
+                size,
+                pc,
+                n,
+            } => {
+                let base = self.get(rs1);
+                let addr = self.b.ins().iadd_imm(base, off);
+                let v = self.load(addr, size, false, pc, blk.insns - n);
+                let v = if size == 4 {
+                    self.b.ins().bor_imm(v, 0xffff_ffff_0000_0000_u64 as i64)
+                } else {
+                    v
+                };
+                self.fset(rd, v);
+            }
+            Op::FStore {
+                rs1,
+                rs2,
+                off,
+                size,
+                pc,
+                len,
+                n,
+            } => {
+                let base = self.get(rs1);
+                let addr = self.b.ins().iadd_imm(base, off);
+                let v = self.fget(rs2);
+                self.store(addr, v, size, (pc, len), n, blk);
+            }
+            Op::FMove { op, rd, rs1, rs2 } => {
+                const SIGN: i64 = i64::MIN;
+                match op {
+                    FMove::XFromD => {
+                        let v = self.fget(rs1);
+                        self.set(rd, v);
+                    }
+                    FMove::DFromX => {
+                        let v = self.get(rs1);
+                        self.fset(rd, v);
+                    }
+                    FMove::SgnjD | FMove::SgnjnD | FMove::SgnjxD => {
+                        let a = self.fget(rs1);
+                        let b = self.fget(rs2);
+                        let v = match op {
+                            FMove::SgnjD => {
+                                let m = self.b.ins().band_imm(a, !SIGN);
+                                let s = self.b.ins().band_imm(b, SIGN);
+                                self.b.ins().bor(m, s)
+                            }
+                            FMove::SgnjnD => {
+                                let m = self.b.ins().band_imm(a, !SIGN);
+                                let nb = self.b.ins().bnot(b);
+                                let s = self.b.ins().band_imm(nb, SIGN);
+                                self.b.ins().bor(m, s)
+                            }
+                            _ => {
+                                let s = self.b.ins().band_imm(b, SIGN);
+                                self.b.ins().bxor(a, s)
+                            }
+                        };
+                        self.fset(rd, v);
+                    }
+                }
+            }
             Op::Amo {
                 op,
                 rd,
@@ -325,7 +462,11 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// The TLB entry for `addr` in `tlb`: (entry address, hit).
+    /// The TLB entry for `addr` in `tlb`: (entry address, hit). A hit is a naturally aligned
+    /// access inside the entry's page (its tag is the page address, compared with the address
+    /// masked to its page and alignment bits); a misaligned one takes the host's path. (Also
+    /// letting misaligned accesses inside a page hit, with a second compare, ran all four
+    /// real programs slower.)
     fn tlb_probe(&mut self, tlb: Value, addr: Value, size: u8) -> (Value, Value) {
         let ins = self.b.ins();
         let vpn = ins.ushr_imm(addr, 12);

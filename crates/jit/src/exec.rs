@@ -6,8 +6,8 @@
 //! * Compiled code addresses host memory only through (a) the [`Context`] it is given, (b)
 //!   the TLB arrays and the jump cache the context points to, at offsets masked to their
 //!   sizes, and (c) a TLB entry's frame pointer plus the page offset of an access whose page
-//!   and alignment matched the entry's tag (`codegen.rs`, `tlb_probe`): an aligned access of
-//!   at most 8 bytes inside one 4096-byte frame.
+//!   matched the entry's tag and whose offset leaves room for its bytes (`codegen.rs`,
+//!   `tlb_probe`): an access of at most 8 bytes inside one 4096-byte frame.
 //! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
 //!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
 //!   and after every helper call), so an entry never outlives the frame it points to.
@@ -20,7 +20,7 @@
 
 use crate::codegen::{self, reason};
 use crate::ir::Unit;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
 use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -69,6 +69,8 @@ const NO_JUMP: JumpEntry = JumpEntry {
 pub struct Context {
     /// Guest integer registers.
     pub x: [u64; 32],
+    /// Guest FP registers (raw bits).
+    pub f: [u64; 32],
     budget: u64,
     pc: u64,
     reason: u64,
@@ -93,6 +95,9 @@ pub(crate) mod layout {
     pub const JUMP_CACHE: usize = offset_of!(Context, jump_cache);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
+    }
+    pub const fn f(i: usize) -> usize {
+        offset_of!(Context, f) + 8 * i
     }
 }
 
@@ -192,6 +197,9 @@ pub struct Jit<H: Host> {
     helper_conv: CallConv,
     live_bytes: u64,
     next_name: u32,
+    worker: Option<Worker>,
+    no_worker: bool,
+    pending: u64,
     /// What it did so far.
     pub stats: Stats,
 }
@@ -227,6 +235,7 @@ impl<H: Host> Jit<H> {
         let mut jump_cache = vec![NO_JUMP; JUMP_CACHE_ENTRIES].into_boxed_slice();
         let ctx = Box::new(Context {
             x: [0; 32],
+            f: [0; 32],
             budget: 0,
             pc: 0,
             reason: 0,
@@ -251,6 +260,9 @@ impl<H: Host> Jit<H> {
             helper_conv,
             live_bytes: 0,
             next_name: 0,
+            worker: None,
+            no_worker: false,
+            pending: 0,
             stats: Stats::default(),
         };
         jit.start_module()?;
@@ -301,46 +313,106 @@ impl<H: Host> Jit<H> {
         self.units.contains_key(&pc)
     }
 
-    /// Compiles `unit` and makes it reachable at its entry.
-    pub fn compile(&mut self, unit: &Unit) -> Result<(), CompileError> {
-        let started = Instant::now();
-        let err = |e: &dyn std::fmt::Display| CompileError(e.to_string());
-        let Some(module) = self.module.as_mut() else {
-            return Err(CompileError("no module".into()));
-        };
-        if unit.blocks.is_empty() {
-            return Err(CompileError("empty unit".into()));
-        }
-        let helpers = Helpers {
+    fn helpers(&self) -> Helpers {
+        Helpers {
             load: load_helper::<H> as *const () as usize,
             store: store_helper::<H> as *const () as usize,
             fill: fill_helper::<H> as *const () as usize,
             call_conv: self.helper_conv,
-        };
-        let mut ctx = module.make_context();
-        self.next_name += 1;
-        ctx.func.name = UserFuncName::user(0, self.next_name);
-        codegen::build(&mut ctx.func, &mut self.fctx, unit, &helpers);
-        let name = format!("u{:x}_{}", unit.entry(), self.next_name);
-        let id = module
-            .declare_function(&name, Linkage::Local, &ctx.func.signature)
-            .map_err(|e| err(&e))?;
-        module
-            .define_function(id, &mut ctx)
-            .map_err(|e| err(&format!("{e:?}")))?;
-        let size = ctx
-            .compiled_code()
-            .map_or(0, |c| u64::from(c.code_info().total_size));
-        module.clear_context(&mut ctx);
-        module.finalize_definitions().map_err(|e| err(&e))?;
-        let code = module.get_finalized_function(id) as u64;
-        self.units.insert(unit.entry(), code);
-        self.insert(unit.entry(), code);
-        self.live_bytes += size.max(64);
-        self.stats.units += 1;
-        self.stats.blocks += unit.blocks.len() as u64;
-        self.stats.code_bytes += size;
+        }
+    }
+
+    /// Compiles `unit` now and makes it reachable at its entry.
+    pub fn compile(&mut self, unit: &Unit) -> Result<(), CompileError> {
+        let started = Instant::now();
+        let helpers = self.helpers();
+        let compiled =
+            codegen::compile(&*self.isa, &mut self.fctx, unit, &helpers).map_err(CompileError)?;
         self.stats.compile_time += started.elapsed();
+        self.install(&[compiled])
+    }
+
+    /// Hands `unit` to the compiling thread (started on first use); [`Jit::poll`] installs it
+    /// when it is done. Returns false if there is no compiling thread (compile it now).
+    pub fn submit(&mut self, unit: Unit) -> bool {
+        if self.worker.is_none() && !self.no_worker {
+            self.worker = Worker::start(self.isa.clone(), self.helpers());
+            self.no_worker = self.worker.is_none();
+        }
+        let generation = self.stats.flushes;
+        match &self.worker {
+            Some(w) if w.jobs.send((generation, unit)).is_ok() => {
+                self.pending += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Units handed to the compiling thread and not installed yet.
+    pub fn pending(&self) -> u64 {
+        self.pending
+    }
+
+    /// Installs the units the compiling thread finished (those compiled before a flush are
+    /// dropped); returns their entry pcs.
+    pub fn poll(&mut self) -> Vec<u64> {
+        let mut done = Vec::new();
+        let mut time = Duration::ZERO;
+        if let Some(w) = &self.worker {
+            while let Ok((generation, result, spent)) = w.done.try_recv() {
+                self.pending = self.pending.saturating_sub(1);
+                time += spent;
+                if let (true, Ok(c)) = (generation == self.stats.flushes, result) {
+                    done.push(c);
+                }
+            }
+        }
+        self.stats.compile_time += time;
+        let entries: Vec<u64> = done.iter().map(|c| c.entry).collect();
+        match self.install(&done) {
+            Ok(()) => entries,
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Defines compiled units in the live module, finalizes them, and puts them in the jump
+    /// cache.
+    fn install(&mut self, units: &[codegen::Compiled]) -> Result<(), CompileError> {
+        if units.is_empty() {
+            return Ok(());
+        }
+        let err = |e: &dyn std::fmt::Display| CompileError(e.to_string());
+        let Some(module) = self.module.as_mut() else {
+            return Err(CompileError("no module".into()));
+        };
+        let sig = codegen::unit_signature(types::I64);
+        let mut ids = Vec::with_capacity(units.len());
+        for c in units {
+            self.next_name += 1;
+            let name = format!("u{:x}_{}", c.entry, self.next_name);
+            let id = module
+                .declare_function(&name, Linkage::Local, &sig)
+                .map_err(|e| err(&e))?;
+            module
+                .define_function_bytes(id, c.alignment, &c.bytes, &[])
+                .map_err(|e| err(&e))?;
+            ids.push(id);
+        }
+        module.finalize_definitions().map_err(|e| err(&e))?;
+        let codes: Vec<u64> = ids
+            .into_iter()
+            .map(|id| module.get_finalized_function(id) as u64)
+            .collect();
+        for (c, code) in units.iter().zip(codes) {
+            self.units.insert(c.entry, code);
+            self.insert(c.entry, code);
+            let size = c.bytes.len() as u64;
+            self.live_bytes += size.max(64);
+            self.stats.units += 1;
+            self.stats.blocks += c.blocks as u64;
+            self.stats.code_bytes += size;
+        }
         Ok(())
     }
 
@@ -374,11 +446,25 @@ impl<H: Host> Jit<H> {
     }
 
     /// Runs compiled code from `pc` (a unit must start there: [`Jit::contains`]) with the
-    /// guest registers `x`, retiring at most `budget` instructions. Returns how it ended
-    /// and the instructions retired.
-    pub fn run(&mut self, host: &mut H, x: &mut [u64; 32], pc: u64, budget: u64) -> (Exit, u64) {
-        let Some(&code) = self.units.get(&pc) else {
-            return (Exit::Miss(pc), 0);
+    /// guest registers `regs` (integer, FP), retiring at most `budget` instructions. Returns
+    /// how it ended and the instructions retired.
+    pub fn run(
+        &mut self,
+        host: &mut H,
+        regs: (&mut [u64; 32], &mut [u64; 32]),
+        pc: u64,
+        budget: u64,
+    ) -> (Exit, u64) {
+        let (x, f) = regs;
+        // the jump cache first (an array read), the unit table on a collision
+        let slot = self.jump_cache[((pc >> 1) as usize) & (JUMP_CACHE_ENTRIES - 1)];
+        let code = if slot.pc == pc {
+            slot.code
+        } else {
+            match self.units.get(&pc) {
+                Some(&code) => code,
+                None => return (Exit::Miss(pc), 0),
+            }
         };
         if self.module.is_none() {
             return (Exit::Miss(pc), 0);
@@ -392,6 +478,7 @@ impl<H: Host> Jit<H> {
         self.stats.entries += 1;
         self.ctx.x = *x;
         self.ctx.x[0] = 0;
+        self.ctx.f = *f;
         self.ctx.budget = budget;
         self.ctx.fault = 0;
         self.ctx.host = host as *mut H as *mut ();
@@ -408,6 +495,7 @@ impl<H: Host> Jit<H> {
         self.ctx.host = std::ptr::null_mut();
         *x = self.ctx.x;
         x[0] = 0;
+        *f = self.ctx.f;
         let retired = budget - self.ctx.budget;
         let pc = self.ctx.pc;
         self.stats.exits[(self.ctx.reason as usize).min(3)] += 1;
@@ -546,4 +634,57 @@ extern "C" fn fill_helper<H: Host>(ctx: *mut Context, addr: u64, size: u64) -> u
     // SAFETY: i < TLB_ENTRIES, the length of the write TLB
     let tag = unsafe { (*ctx.tlb_write.add(i)).tag };
     u64::from(tag == addr & !0xfff)
+}
+
+/// A compiled unit or why not, the generation it was asked in, and the time it took.
+type Done = (u64, Result<codegen::Compiled, String>, Duration);
+
+/// The compiling thread: units in, machine code out (it never touches the module).
+struct Worker {
+    jobs: std::sync::mpsc::Sender<(u64, Unit)>,
+    done: std::sync::mpsc::Receiver<Done>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    fn start(isa: OwnedTargetIsa, helpers: Helpers) -> Option<Worker> {
+        let (jobs, inbox) = std::sync::mpsc::channel::<(u64, Unit)>();
+        let (outbox, done) = std::sync::mpsc::channel::<Done>();
+        let thread = std::thread::Builder::new()
+            .name("outcrop-jit".into())
+            .spawn(move || {
+                let mut fctx = FunctionBuilderContext::new();
+                for (generation, unit) in inbox {
+                    let started = Instant::now();
+                    // a code generator panic loses one unit, never the run
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        codegen::compile(&*isa, &mut fctx, &unit, &helpers)
+                    }))
+                    .unwrap_or_else(|_| {
+                        fctx = FunctionBuilderContext::new();
+                        Err("the code generator panicked".into())
+                    });
+                    if outbox.send((generation, r, started.elapsed())).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Worker {
+            jobs,
+            done,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // closing the job channel ends the thread after the unit it is compiling
+        let (closed, _) = std::sync::mpsc::channel();
+        self.jobs = closed;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -71,6 +71,22 @@ pub enum AmoOp {
     Maxu,
 }
 
+/// A move or sign injection between FP and integer registers (bit patterns only: no rounding,
+/// no flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FMove {
+    /// `fmv.x.d`: `x[rd] = f[rs1]`.
+    XFromD,
+    /// `fmv.d.x`: `f[rd] = x[rs1]`.
+    DFromX,
+    /// `fsgnj.d`: `f[rd]` = `f[rs1]` with the sign of `f[rs2]`.
+    SgnjD,
+    /// `fsgnjn.d`: with the opposite sign of `f[rs2]`.
+    SgnjnD,
+    /// `fsgnjx.d`: with the sign of `f[rs1]` xor that of `f[rs2]`.
+    SgnjxD,
+}
+
 /// A second operand: a register or an immediate (already sign-extended).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Src {
@@ -169,6 +185,49 @@ pub enum Op {
         pc: u64,
         /// Instructions of the block before it.
         n: u32,
+    },
+    /// `f[rd] = load(x[rs1] + off)`: `size` 8 (`fld`) or 4 (`flw`, NaN-boxed).
+    FLoad {
+        /// Destination FP register.
+        rd: u8,
+        /// Base register.
+        rs1: u8,
+        /// Offset.
+        off: i64,
+        /// Bytes.
+        size: u8,
+        /// Its pc.
+        pc: u64,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+    /// `store(x[rs1] + off, f[rs2])`: the low `size` bytes (`fsd`, `fsw`).
+    FStore {
+        /// Base register.
+        rs1: u8,
+        /// Value FP register.
+        rs2: u8,
+        /// Offset.
+        off: i64,
+        /// Bytes.
+        size: u8,
+        /// Its pc.
+        pc: u64,
+        /// Its length in bytes.
+        len: u8,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+    /// A bit-pattern move between register files or a sign injection.
+    FMove {
+        /// Which.
+        op: FMove,
+        /// Destination.
+        rd: u8,
+        /// First source.
+        rs1: u8,
+        /// Second source (sign injections).
+        rs2: u8,
     },
     /// A conditional branch inside a block (the block goes on when it is not taken): taken,
     /// control goes to `target` with `n` instructions of the block retired (the branch

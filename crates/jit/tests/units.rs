@@ -119,7 +119,7 @@ fn a_loop_runs_to_its_end_in_registers() {
     let mut x = [0u64; 32];
     x[11] = 1000;
     x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, u64::MAX);
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
     assert_eq!(exit, Exit::Miss(0x118));
     assert_eq!(retired, 6 * 1000);
     assert_eq!(x[10], 500500);
@@ -138,7 +138,7 @@ fn the_budget_stops_before_a_block() {
     let mut x = [0u64; 32];
     x[11] = 1000;
     x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, 6 * 10 + 5);
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, 6 * 10 + 5);
     assert_eq!(exit, Exit::Budget(0x100));
     assert_eq!(retired, 60);
     assert_eq!(x[11], 990);
@@ -152,7 +152,7 @@ fn a_faulting_store_leaves_at_it_with_what_retired_before() {
     let mut x = [0u64; 32];
     x[11] = 5;
     x[13] = 0x10000; // read-only page
-    let (exit, retired) = jit.run(&mut host, &mut x, 0x100, u64::MAX);
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
     assert_eq!(exit, Exit::Engine(0x10c));
     assert_eq!(retired, 3);
     assert_eq!(x[10], 5);
@@ -204,7 +204,12 @@ fn division_corner_cases_follow_riscv() {
         let mut x = [0u64; 32];
         x[1] = a;
         x[2] = b;
-        let (exit, _) = jit.run(&mut Toy::default(), &mut x, unit.entry(), u64::MAX);
+        let (exit, _) = jit.run(
+            &mut Toy::default(),
+            (&mut x, &mut [0; 32]),
+            unit.entry(),
+            u64::MAX,
+        );
         assert_eq!(exit, Exit::Miss(0x1000));
         assert_eq!(x[3], want, "{op:?} {a:#x} {b:#x}");
     }
@@ -251,7 +256,7 @@ fn units_chain_through_the_jump_cache() {
     jit.compile(&a).unwrap();
     jit.compile(&b).unwrap();
     let mut x = [0u64; 32];
-    let (exit, retired) = jit.run(&mut Toy::default(), &mut x, 0x300, u64::MAX);
+    let (exit, retired) = jit.run(&mut Toy::default(), (&mut x, &mut [0; 32]), 0x300, u64::MAX);
     assert_eq!(exit, Exit::Miss(0x308));
     assert_eq!(retired, 4);
     assert_eq!((x[1], x[5], x[6]), (0x308, 1, 2));

@@ -135,6 +135,7 @@ fn run_observed<O: Observer>(
     // the compiling tier compiles a block the first time it runs, so that every block of a
     // short test program runs compiled from its second run on
     m.jit_hot = 1;
+    m.jit_background = false;
     let outcome = m.run(obs);
     let mut memory = Vec::new();
     for &(addr, len) in snapshot {

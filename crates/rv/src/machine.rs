@@ -308,6 +308,10 @@ pub struct Machine {
     jit_unavailable: bool,
     /// Runs of a block on the block engine before its unit is compiled.
     pub jit_hot: u32,
+    /// Compile on a second thread while the block engine goes on (the default); off, units are
+    /// compiled on the machine's thread when they get hot (tests: which blocks run compiled
+    /// is then the same on every run).
+    pub jit_background: bool,
 }
 
 /// rt_sigreturn's system call number.
@@ -394,6 +398,7 @@ impl Machine {
             jit: None,
             jit_unavailable: false,
             jit_hot: blocks::jit::JIT_HOT,
+            jit_background: true,
         }
     }
 

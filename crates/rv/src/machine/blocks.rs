@@ -191,6 +191,8 @@ struct Block {
     /// The compiling tier's generation (flushes + 1) its unit was compiled in, 0 if none,
     /// [`jit::NEVER`] if it is not compiled.
     jit: u32,
+    /// The generation (flushes + 1) its unit was handed to the compiling thread in, 0 if none.
+    pending: u32,
 }
 
 /// The decoded-block cache, dropped with the instruction cache whenever executable memory
@@ -352,9 +354,14 @@ impl Machine {
             && !(O::BLOCKS || O::BRANCHES || O::CLASSES || O::MAPPINGS);
         // the block at `pc` runs on the engine once (compiled code left it there)
         let mut engine_once = false;
+        let mut tick = 0u32;
         loop {
             if tier && !engine_once && self.reservation.is_none() {
-                if !self.compiled(id) {
+                tick = tick.wrapping_add(1);
+                if tick & 63 == 0 && self.jit_pending() {
+                    self.poll_jit();
+                }
+                if !self.compiled(id) && !self.jit_waiting(id) {
                     let hot = self.jit_hot;
                     if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
                         if b.jit != jit::NEVER {
@@ -745,6 +752,7 @@ impl Machine {
             links: [(u64::MAX, 0); 2],
             heat: 0,
             jit: 0,
+            pending: 0,
         });
         Some(id)
     }

@@ -6,7 +6,7 @@
 use super::{Block, Uop, K};
 use crate::inst::Op;
 use crate::machine::Machine;
-use outcrop_jit::ir::{self, Alu, AmoOp, Cond, Src, Term};
+use outcrop_jit::ir::{self, Alu, AmoOp, Cond, FMove, Src, Term};
 use outcrop_jit::{Exit, Jit};
 use std::collections::VecDeque;
 
@@ -21,6 +21,10 @@ pub(in crate::machine) const MAX_UNIT_BLOCKS: usize = 1;
 /// Runs of a block on the block engine before it is compiled (the default of
 /// [`Machine::jit_hot`]): 256 ran four real programs fastest among 32, 64, 256 and 1024.
 pub const JIT_HOT: u32 = 256;
+/// A block that ends early for the engine is compiled only if at least this many of its
+/// instructions run compiled first (`matmul`, whose loop is two FP loads and an FMA, ran 35%
+/// slower compiled than on the block engine without this).
+const MIN_PREFIX: u32 = 8;
 /// [`Block::jit`]: never compiled here (its first instruction is not compiled).
 pub(super) const NEVER: u32 = u32::MAX;
 
@@ -229,6 +233,33 @@ impl Machine {
                     len: (m.next_off - m.off) as u8,
                     n: u32::from(m.n),
                 }),
+                K::Flw | K::Fld => Some(ir::Op::FLoad {
+                    rd,
+                    rs1,
+                    off: u.imm as i64,
+                    size: if u.k == K::Flw { 4 } else { 8 },
+                    pc,
+                    n: u32::from(m.n),
+                }),
+                K::Fsw | K::Fsd => Some(ir::Op::FStore {
+                    rs1,
+                    rs2,
+                    off: u.imm as i64,
+                    size: if u.k == K::Fsw { 4 } else { 8 },
+                    pc,
+                    len: (m.next_off - m.off) as u8,
+                    n: u32::from(m.n),
+                }),
+                K::FmvXD | K::FmvDX | K::FsgnjD | K::FsgnjnD | K::FsgnjxD => {
+                    let op = match u.k {
+                        K::FmvXD => FMove::XFromD,
+                        K::FmvDX => FMove::DFromX,
+                        K::FsgnjD => FMove::SgnjD,
+                        K::FsgnjnD => FMove::SgnjnD,
+                        _ => FMove::SgnjxD,
+                    };
+                    Some(ir::Op::FMove { op, rd, rs1, rs2 })
+                }
                 K::Generic => {
                     let inst = self.blocks.generic.get(u.aux as usize).map(|g| g.0);
                     let alu = inst.and_then(|i| alu_generic(i.op).map(|op| (op, i)));
@@ -393,8 +424,9 @@ impl Machine {
                 b.jit = v;
             }
         };
-        if entry_ir.insns == 0 {
-            // its first instruction is the engine's: entering would only leave again
+        if entry_ir.insns < MIN_PREFIX && matches!(entry_ir.term, Term::Engine { .. }) {
+            // the engine runs its first instructions anyway (FP arithmetic, a system call…):
+            // a short compiled prefix costs an entry and an exit more than it saves
             mark(self, NEVER);
             return;
         }
@@ -428,6 +460,7 @@ impl Machine {
         }
         // compiled code shares the decoded-code budget: past half of it, start over
         let max = self.blocks.max_bytes / 2;
+        let background = self.jit_background;
         let Some(jit) = self.jit_tier() else {
             mark(self, NEVER);
             return;
@@ -435,12 +468,53 @@ impl Machine {
         if jit.code_bytes() > max {
             jit.flush();
         }
-        match jit.compile(&unit) {
-            Ok(()) => {
-                let generation = jit.stats.flushes as u32 + 1;
-                mark(self, generation);
+        let generation = jit.stats.flushes as u32 + 1;
+        if background {
+            if jit.submit(unit) {
+                // compiled on the other thread; `poll_jit` marks it when it is installed
+                if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
+                    b.heat = 0;
+                    b.pending = generation;
+                }
+                return;
             }
+            self.jit_background = false;
+            return;
+        }
+        match jit.compile(&unit) {
+            Ok(()) => mark(self, generation),
             Err(_) => mark(self, NEVER),
+        }
+    }
+
+    /// Installs the units the compiling thread finished and marks their blocks.
+    #[cold]
+    pub(super) fn poll_jit(&mut self) {
+        let Some(jit) = self.jit.as_deref_mut() else {
+            return;
+        };
+        let generation = jit.stats.flushes as u32 + 1;
+        for pc in jit.poll() {
+            if let Some(id) = self.peek_block(pc) {
+                if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
+                    b.jit = generation;
+                }
+            }
+        }
+    }
+
+    /// Units waiting for the compiling thread.
+    #[inline(always)]
+    pub(super) fn jit_pending(&self) -> bool {
+        self.jit.as_ref().is_some_and(|j| j.pending() > 0)
+    }
+
+    /// Whether block `id` waits for its unit from the compiling thread.
+    #[inline(always)]
+    pub(super) fn jit_waiting(&self, id: u32) -> bool {
+        match (&self.jit, self.blocks.blocks.get(id as usize)) {
+            (Some(j), Some(b)) => b.pending == j.stats.flushes as u32 + 1,
+            _ => false,
         }
     }
 
@@ -473,7 +547,7 @@ impl Machine {
         let Some(jit) = self.jit.as_deref_mut() else {
             return After::Engine(pc);
         };
-        let (exit, retired) = jit.run(&mut self.mem, &mut self.x, pc, budget);
+        let (exit, retired) = jit.run(&mut self.mem, (&mut self.x, &mut self.f), pc, budget);
         self.instret += retired;
         match exit {
             Exit::Miss(next) => After::Go(next),
