@@ -825,7 +825,10 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .load(types::I64, flags(), self.ctx, layout::JUMP_CACHE as i32);
-        let h = self.b.ins().ushr_imm(pc, 1);
+        // crate::exec::jump_slot
+        let lo = self.b.ins().ushr_imm(pc, 1);
+        let hi = self.b.ins().ushr_imm(pc, 15);
+        let h = self.b.ins().bxor(lo, hi);
         let idx = self
             .b
             .ins()

@@ -263,3 +263,60 @@ fn units_chain_through_the_jump_cache() {
     jit.flush();
     assert!(!jit.contains(0x300));
 }
+
+#[test]
+fn units_far_apart_chain_without_leaving_compiled_code() {
+    // two hot blocks 0x6c000 apart (they shared a jump-cache slot in SQLite once) ping-pong
+    // 1,000 times: one entry, one exit
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    let a = Unit {
+        blocks: vec![Block {
+            start: 0x18426,
+            insns: 2,
+            ops: vec![Op::Alu {
+                op: Alu::Add,
+                rd: 6,
+                rs1: 6,
+                b: Src::Imm(1),
+            }],
+            term: Term::Jal {
+                rd: 0,
+                link: 0x1842e,
+                target: 0x84426,
+            },
+        }],
+    };
+    let b = Unit {
+        blocks: vec![Block {
+            start: 0x84426,
+            insns: 2,
+            ops: vec![Op::Alu {
+                op: Alu::Add,
+                rd: 5,
+                rs1: 5,
+                b: Src::Imm(u64::MAX),
+            }],
+            term: Term::Branch {
+                cond: Cond::Ne,
+                rs1: 5,
+                rs2: 0,
+                taken: 0x18426,
+                fall: 0x9000,
+            },
+        }],
+    };
+    jit.compile(&a).unwrap();
+    jit.compile(&b).unwrap();
+    let mut x = [0u64; 32];
+    x[5] = 1000;
+    let (exit, retired) = jit.run(
+        &mut Toy::default(),
+        (&mut x, &mut [0; 32]),
+        0x18426,
+        u64::MAX,
+    );
+    assert_eq!(exit, Exit::Miss(0x9000));
+    assert_eq!(retired, 4000);
+    assert_eq!((x[5], x[6]), (0, 1000));
+    assert_eq!(jit.stats.entries, 1);
+}
