@@ -431,7 +431,9 @@ impl<H: Host> Jit<H> {
 
     /// Drops every compiled unit (code changed, or the budget for code is spent).
     pub fn flush(&mut self) {
-        if self.units.is_empty() {
+        // units still on the compiling thread belong to the old code too: the generation must
+        // move so that `poll` drops them
+        if self.units.is_empty() && self.pending == 0 {
             return;
         }
         self.jump_cache.fill(NO_JUMP);
