@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::ensure!(st.code().is_some(), "killed by a signal");
         Ok(secs)
     };
-    println!("{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter and qemu; median (min–max); MIPS = retired instructions / wall time\n");
+    println!("{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter (the default engine, jit) and qemu; median (min–max); MIPS = retired instructions / wall time\n");
     println!("| workload | instructions | blocks s | MIPS | jit s | MIPS | class counter s | MIPS | counter overhead | qemu s | blocks / qemu | jit / qemu |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mm = |v: &[f64]| {
@@ -112,7 +112,7 @@ pub fn run(args: Args) -> Result<()> {
         for _ in 0..runs {
             plain.push(timed(
                 Command::new(&outcrop)
-                    .args(["exec", "--allow-rw", "."])
+                    .args(["exec", "--engine", "blocks", "--allow-rw", "."])
                     .args(&osys)
                     .arg("--")
                     .arg(&bin)
@@ -257,7 +257,7 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         for _ in 0..runs {
             o.push(timed(
                 Command::new(outcrop)
-                    .args(["exec", "--allow-rw", "."])
+                    .args(["exec", "--engine", "blocks", "--allow-rw", "."])
                     .args(&osys)
                     .arg("--")
                     .args(&words),

@@ -10,6 +10,7 @@
 mod bench;
 mod bench_compose;
 mod bench_exec;
+mod bench_observed;
 mod bench_hostile;
 mod bench_layers;
 mod bench_profile;
@@ -84,6 +85,9 @@ enum Task {
     Bounds,
     /// The machine against qemu-riscv64-static on every bundled workload.
     BenchExec(bench_exec::Args),
+    /// Observed runs (exact profile, capture, branch records) under the compiling tier
+    /// against qemu-user with a block-counting plugin, on programs of your own.
+    BenchObserved(bench_observed::Args),
     /// Threaded programs against qemu-riscv64-static, and the scheduler's cost per switch.
     BenchThreads(bench_threads::Args),
     /// The timing model's cache misses against valgrind's cachegrind on native builds.
@@ -110,6 +114,7 @@ fn main() -> Result<()> {
         Task::BenchRap(a) => bench_rap::run(a),
         Task::Bounds => bench_rap::bounds(),
         Task::BenchExec(a) => bench_exec::run(a),
+        Task::BenchObserved(a) => bench_observed::run(a),
         Task::BenchThreads(a) => bench_threads::run(a),
         Task::Cachegrind(c) => cachegrind::run(c),
         Task::BenchStudies(a) => bench_studies::run(a),

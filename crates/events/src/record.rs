@@ -310,6 +310,11 @@ pub trait Observer {
     const CLASSES: bool = false;
     /// Call [`Observer::mapped`] for every object mapped executable.
     const MAPPINGS: bool = false;
+    /// Call [`Observer::block_lens`] instead of [`Observer::block`] at the end of every basic
+    /// block: with the length of each of its instructions (an observer that counts by
+    /// instruction address without retire records, such as the exact profiler's block mode).
+    /// An observer that sets it sets [`Observer::BLOCKS`] too.
+    const BLOCK_LENS: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -321,6 +326,13 @@ pub trait Observer {
     #[inline]
     fn block(&mut self, _start: u64, _insns: u32) -> Control {
         Control::Continue
+    }
+    /// A basic block ended ([`Observer::block`]) whose instructions are `lens.len()`
+    /// instructions of these lengths in bytes (2 or 4), from `start` on. Called instead of
+    /// `block` when [`Observer::BLOCK_LENS`] is set.
+    #[inline]
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        self.block(start, lens.len() as u32)
     }
     /// A taken branch or jump from `from` to `to`.
     #[inline]
@@ -382,9 +394,14 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const STAMPS: bool = O::STAMPS;
     const CLASSES: bool = O::CLASSES;
     const MAPPINGS: bool = O::MAPPINGS;
+    const BLOCK_LENS: bool = O::BLOCK_LENS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
+    }
+    #[inline]
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        (**self).block_lens(start, lens)
     }
     #[inline]
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {
@@ -431,6 +448,7 @@ macro_rules! tuple_observer {
             const STAMPS: bool = false $(|| $name::STAMPS)+;
             const CLASSES: bool = false $(|| $name::CLASSES)+;
             const MAPPINGS: bool = false $(|| $name::MAPPINGS)+;
+            const BLOCK_LENS: bool = false $(|| $name::BLOCK_LENS)+;
             #[inline]
             fn mapped(&mut self, m: &Mapping<'_>) -> Control {
                 let mut c = Control::Continue;
@@ -459,6 +477,15 @@ macro_rules! tuple_observer {
             fn block(&mut self, start: u64, insns: u32) -> Control {
                 let mut c = Control::Continue;
                 $(if $name::BLOCKS { c = c.and(self.$idx.block(start, insns)); })+
+                c
+            }
+            /// (members that want no lengths get [`Observer::block`], through the default)
+            #[inline]
+            fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::BLOCKS {
+                    c = c.and(self.$idx.block_lens(start, lens));
+                })+
                 c
             }
             #[inline]
@@ -504,9 +531,15 @@ impl<O: Observer> Observer for Option<O> {
     const STAMPS: bool = O::STAMPS;
     const CLASSES: bool = O::CLASSES;
     const MAPPINGS: bool = O::MAPPINGS;
+    const BLOCK_LENS: bool = O::BLOCK_LENS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.block_lens(start, lens))
     }
     #[inline]
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {

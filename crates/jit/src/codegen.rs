@@ -12,7 +12,7 @@
 //! address is ever computed from a guest value.
 
 use crate::exec::{layout, Helpers, TLB_ENTRIES};
-use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Src, Term, Unit};
+use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Record, Src, Term, Unit};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, MemFlags, Signature, Value};
 use cranelift_codegen::isa::CallConv;
@@ -99,6 +99,11 @@ struct Gen<'a, 'b> {
     heads: HashMap<u64, cranelift_codegen::ir::Block>,
     tlb_r: Value,
     tlb_w: Value,
+    /// The record buffer (loaded at entry when a block of the unit records).
+    records: Option<Value>,
+    /// The current block's record tag and instruction count.
+    tag: Option<u32>,
+    insns: u32,
 }
 
 fn flags() -> MemFlags {
@@ -136,6 +141,11 @@ pub(crate) fn build(
     for blk in &unit.blocks {
         heads.entry(blk.start).or_insert_with(|| b.create_block());
     }
+    let records = unit
+        .blocks
+        .iter()
+        .any(|blk| blk.record.is_some())
+        .then(|| b.ins().load(ptr, flags(), ctx, layout::RECORDS as i32));
     let mut g = Gen {
         b,
         ctx,
@@ -148,6 +158,9 @@ pub(crate) fn build(
         heads,
         tlb_r,
         tlb_w,
+        records,
+        tag: None,
+        insns: 0,
     };
     let first = g.heads[&unit.entry()];
     g.b.ins().jump(first, &[]);
@@ -224,9 +237,41 @@ impl Gen<'_, '_> {
         self.b.ins().iconst(types::I64, v as i64)
     }
 
+    /// Appends a record for the current block (if it records): it goes on at `next` with
+    /// `retired` of its instructions retired. Blocks that retired nothing append none, so a
+    /// call retiring at most [`crate::exec::RECORDS`] instructions appends at most that many;
+    /// a write past them lands in the spare slot (`exec.rs`).
+    fn record(&mut self, next: Value, retired: u32, how: u16) {
+        let (Some(tag), Some(base)) = (self.tag, self.records) else {
+            return;
+        };
+        if retired == 0 {
+            return;
+        }
+        let pos = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, layout::RECORD_POS as i32);
+        let cap = self.konst(crate::exec::RECORDS as u64);
+        let slot = self.b.ins().umin(pos, cap);
+        let off = self.b.ins().ishl_imm(slot, 4);
+        let at = self.b.ins().iadd(base, off);
+        let word = self.konst(Record::word(tag, retired, how));
+        self.b.ins().store(flags(), next, at, 0);
+        self.b.ins().store(flags(), word, at, 8);
+        let pos = self.b.ins().iadd_imm(pos, 1);
+        self.b
+            .ins()
+            .store(flags(), pos, self.ctx, layout::RECORD_POS as i32);
+    }
+
     /// Leaves the unit with `pc` and `reason`, giving back `unretired` instructions of the
     /// budget (those of the current block that did not retire).
     fn leave(&mut self, pc: u64, reason: u64, unretired: u32) {
+        if reason != reason::BUDGET {
+            let p = self.konst(pc);
+            self.record(p, self.insns.saturating_sub(unretired), Record::PARTIAL);
+        }
         if unretired > 0 {
             let bv = self.b.use_var(self.budget);
             let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
@@ -269,6 +314,8 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(head);
         self.regs = [None; 32];
         self.fregs = [None; 32];
+        self.tag = blk.record;
+        self.insns = blk.insns;
         // the budget check: the block runs whole, or the engine takes over before it
         let bv = self.b.use_var(self.budget);
         let enough =
@@ -288,7 +335,11 @@ impl Gen<'_, '_> {
             self.op(op, blk);
         }
         match blk.term {
-            Term::Fall { next } => self.goto(next),
+            Term::Fall { next } => {
+                let p = self.konst(next);
+                self.record(p, blk.insns, Record::END);
+                self.goto(next)
+            }
             Term::Branch {
                 cond,
                 rs1,
@@ -301,13 +352,19 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
+                let p = self.konst(taken);
+                self.record(p, blk.insns, Record::TAKEN);
                 self.goto(taken);
                 self.b.switch_to_block(f);
+                let p = self.konst(fall);
+                self.record(p, blk.insns, Record::END);
                 self.goto(fall);
             }
             Term::Jal { rd, link, target } => {
                 let l = self.konst(link);
                 self.set(rd, l);
+                let p = self.konst(target);
+                self.record(p, blk.insns, Record::TAKEN);
                 self.goto(target);
             }
             Term::Jalr { rd, rs1, off, link } => {
@@ -316,6 +373,7 @@ impl Gen<'_, '_> {
                 let t = self.b.ins().band_imm(t, !1);
                 let l = self.konst(link);
                 self.set(rd, l);
+                self.record(t, blk.insns, Record::TAKEN);
                 self.b.ins().jump(self.chain, &[t.into()]);
             }
             Term::Engine { pc, .. } => self.leave(pc, reason::ENGINE, 0),
@@ -450,6 +508,8 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
+                let p = self.konst(target);
+                self.record(p, n, Record::EXIT);
                 let unretired = blk.insns - n;
                 if unretired > 0 {
                     let bv = self.b.use_var(self.budget);

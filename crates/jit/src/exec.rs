@@ -11,6 +11,8 @@
 //! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
 //!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
 //!   and after every helper call), so an entry never outlives the frame it points to.
+//! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 16`, a slot
+//!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
 //! * Jump-cache entries hold only pointers to functions of the live module ([`Jit::insert`]);
 //!   the module is freed only after the cache is cleared ([`Jit::flush`]).
 //! * Code pages are never writable and executable at once: `cranelift-jit` writes a function
@@ -19,7 +21,7 @@
 #![allow(unsafe_code)]
 
 use crate::codegen::{self, reason};
-use crate::ir::Unit;
+use crate::ir::{Record, Unit};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
 use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -43,6 +45,9 @@ pub(crate) fn jump_slot(pc: u64) -> usize {
 }
 /// A page.
 pub const PAGE: usize = 4096;
+/// Records one recording call into compiled code can append
+/// ([`Jit::run_recording`] caps its budget at this: every record retires an instruction).
+pub const RECORDS: usize = 8192;
 
 /// A TLB entry: the page address (an invalid entry has its low bits set, so it never matches)
 /// and the host frame's address.
@@ -88,6 +93,8 @@ pub struct Context {
     jump_cache: *mut JumpEntry,
     host: *mut (),
     epoch: u64,
+    records: *mut Record,
+    record_pos: u64,
 }
 
 /// Byte offsets into [`Context`].
@@ -101,6 +108,8 @@ pub(crate) mod layout {
     pub const TLB_READ: usize = offset_of!(Context, tlb_read);
     pub const TLB_WRITE: usize = offset_of!(Context, tlb_write);
     pub const JUMP_CACHE: usize = offset_of!(Context, jump_cache);
+    pub const RECORDS: usize = offset_of!(Context, records);
+    pub const RECORD_POS: usize = offset_of!(Context, record_pos);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
     }
@@ -200,6 +209,8 @@ pub struct Jit<H: Host> {
     ctx: Box<Context>,
     tlb: Box<[Entry]>,
     jump_cache: Box<[JumpEntry]>,
+    /// [`RECORDS`] records and one more slot that absorbs any write past them.
+    records: Box<[Record]>,
     units: HashMap<u64, u64>,
     trampoline: u64,
     helper_conv: CallConv,
@@ -241,6 +252,7 @@ impl<H: Host> Jit<H> {
         let helper_conv = isa.default_call_conv();
         let mut tlb = vec![INVALID; 2 * TLB_ENTRIES].into_boxed_slice();
         let mut jump_cache = vec![NO_JUMP; JUMP_CACHE_ENTRIES].into_boxed_slice();
+        let mut records = vec![Record::default(); RECORDS + 1].into_boxed_slice();
         let ctx = Box::new(Context {
             x: [0; 32],
             f: [0; 32],
@@ -254,6 +266,8 @@ impl<H: Host> Jit<H> {
             jump_cache: jump_cache.as_mut_ptr(),
             host: std::ptr::null_mut(),
             epoch: u64::MAX,
+            records: records.as_mut_ptr(),
+            record_pos: 0,
         });
         let mut jit = Jit {
             host: std::marker::PhantomData,
@@ -263,6 +277,7 @@ impl<H: Host> Jit<H> {
             ctx,
             tlb,
             jump_cache,
+            records,
             units: HashMap::new(),
             trampoline: 0,
             helper_conv,
@@ -464,6 +479,42 @@ impl<H: Host> Jit<H> {
         pc: u64,
         budget: u64,
     ) -> (Exit, u64) {
+        self.enter(host, regs, pc, budget)
+    }
+
+    /// [`Jit::run`] for units compiled with [`crate::ir::Block::record`]: at most [`RECORDS`]
+    /// instructions retire, so every record the blocks append fits; [`Jit::records`] returns
+    /// them afterwards, in the order the blocks ran.
+    pub fn run_recording(
+        &mut self,
+        host: &mut H,
+        regs: (&mut [u64; 32], &mut [u64; 32]),
+        pc: u64,
+        budget: u64,
+    ) -> (Exit, u64) {
+        self.enter(host, regs, pc, budget.min(RECORDS as u64))
+    }
+
+    /// The records the last call appended ([`Jit::run_recording`]).
+    ///
+    /// # Panics
+    /// If compiled code appended more than [`RECORDS`] (a code-generator bug: each record
+    /// retires at least one instruction of the capped budget). None was written outside the
+    /// buffer: appends past its end all land in its spare slot.
+    pub fn records(&self) -> &[Record] {
+        let n = self.ctx.record_pos as usize;
+        assert!(n <= RECORDS, "compiled code appended {n} records");
+        &self.records[..n]
+    }
+
+    fn enter(
+        &mut self,
+        host: &mut H,
+        regs: (&mut [u64; 32], &mut [u64; 32]),
+        pc: u64,
+        budget: u64,
+    ) -> (Exit, u64) {
+        self.ctx.record_pos = 0;
         let (x, f) = regs;
         // the jump cache first (an array read), the unit table on a collision
         let slot = self.jump_cache[jump_slot(pc)];

@@ -310,6 +310,54 @@ pub struct Block {
     pub ops: Vec<Op>,
     /// How it ends.
     pub term: Term,
+    /// Record its runs for an observer: `Some(tag)` makes every exit from the block that
+    /// retired at least one of its instructions append a [`Record`] (module docs of
+    /// [`crate::exec`], "Records").
+    pub record: Option<u32>,
+}
+
+/// What a block appended when it ran with [`Block::record`] set: two words.
+///
+/// * `next`: the pc the guest goes to after it (the next block, or where the engine resumes);
+/// * `word`: the block's tag in bits 0–31, the instructions of the block that retired in bits
+///   32–47, and how it ended ([`Record::END`], [`Record::TAKEN`], [`Record::PARTIAL`],
+///   [`Record::EXIT`]) in bits 48–63.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Record {
+    /// Where the guest goes on.
+    pub next: u64,
+    /// Tag, retired instructions and how it ended.
+    pub word: u64,
+}
+
+impl Record {
+    /// It ran to its end and fell through (or its final branch was not taken).
+    pub const END: u16 = 0;
+    /// It ran to its end, and its final branch or jump was taken to `next`.
+    pub const TAKEN: u16 = 1;
+    /// It stopped before its end (the engine runs the instruction at `next`, or a store
+    /// changed code and the run resumes at `next`).
+    pub const PARTIAL: u16 = 2;
+    /// A conditional branch inside it ([`Op::Exit`]) was taken to `next`.
+    pub const EXIT: u16 = 3;
+
+    /// The word for `tag`, `retired` instructions and `how`.
+    pub fn word(tag: u32, retired: u32, how: u16) -> u64 {
+        u64::from(tag) | (u64::from(retired as u16) << 32) | (u64::from(how) << 48)
+    }
+    /// The block's tag.
+    pub fn tag(&self) -> u32 {
+        self.word as u32
+    }
+    /// Instructions of the block that retired.
+    pub fn retired(&self) -> u32 {
+        u32::from((self.word >> 32) as u16)
+    }
+    /// How it ended.
+    pub fn how(&self) -> u16 {
+        (self.word >> 48) as u16
+    }
 }
 
 /// A compilation unit: blocks entered at `blocks[0].start`.

@@ -100,6 +100,7 @@ fn sum_loop() -> Unit {
                     b: Src::Imm(u64::MAX),
                 },
             ],
+            record: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -197,6 +198,7 @@ fn division_corner_cases_follow_riscv() {
                     rs1: 1,
                     b: Src::Reg(2),
                 }],
+                record: None,
                 term: Term::Fall { next: 0x1000 },
             }],
         };
@@ -228,6 +230,7 @@ fn units_chain_through_the_jump_cache() {
                 rs1: 5,
                 b: Src::Imm(1),
             }],
+            record: None,
             term: Term::Jal {
                 rd: 1,
                 link: 0x308,
@@ -245,6 +248,7 @@ fn units_chain_through_the_jump_cache() {
                 rs1: 5,
                 b: Src::Reg(5),
             }],
+            record: None,
             term: Term::Jalr {
                 rd: 0,
                 rs1: 1,
@@ -279,6 +283,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 rs1: 6,
                 b: Src::Imm(1),
             }],
+            record: None,
             term: Term::Jal {
                 rd: 0,
                 link: 0x1842e,
@@ -296,6 +301,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 rs1: 5,
                 b: Src::Imm(u64::MAX),
             }],
+            record: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 5,

@@ -23,14 +23,6 @@ pub struct ExecArgs {
           default_missing_value = "default")]
     timing: Option<String>,
 
-    /// The interpreter: `blocks` (pre-decoded basic blocks, the default), `jit` (the block
-    /// engine with the compiling tier: hot code compiled to host code with Cranelift) or
-    /// `step` (the single-step interpreter the others are tested against; slower, for
-    /// checking a suspected engine bug: all must give the same output, counts and exit
-    /// status). Observers of retire records (--timing) use `step` whatever this says.
-    #[arg(long, value_name = "ENGINE", default_value = "blocks", value_parser = ["blocks", "jit", "step"])]
-    engine: String,
-
     #[command(flatten)]
     guest: GuestArgs,
 }
@@ -57,6 +49,15 @@ pub struct GuestArgs {
     /// Most memory the guest may map, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     memory_limit: u64,
+
+    /// The interpreter: `jit` (the default: the block engine with the compiling tier, which
+    /// compiles hot code to host code with Cranelift), `blocks` (pre-decoded basic blocks
+    /// only) or `step` (the single-step interpreter the others are tested against; slower,
+    /// for checking a suspected engine bug: all give the same output, counts, profiles and
+    /// exit status). Observers of retire records (--timing, RPA) use `step` whatever this
+    /// says.
+    #[arg(long, value_name = "ENGINE", default_value = "jit", value_parser = ["jit", "blocks", "step"])]
+    engine: String,
 
     /// How branch-on-random (`brr LEVEL`, taken with probability 1/2^(LEVEL+1); see
     /// workloads/outcrop.h) decides: lfsr (the paper's 20-bit LFSR, the default), counter
@@ -165,6 +166,18 @@ pub fn print_timing(t: &outcrop_timing::Totals) {
 use outcrop_sampling::{BrrConfig, BrrMode};
 
 impl GuestArgs {
+    /// A run of the program these options describe on the engine they ask for, with nothing
+    /// attached.
+    pub fn run_config(&self) -> outcrop_run::RunConfig {
+        let mut config = outcrop_run::RunConfig::new(self.spec());
+        config.engine = match self.engine.as_str() {
+            "step" => outcrop_rv::Engine::Step,
+            "blocks" => outcrop_rv::Engine::Blocks,
+            _ => outcrop_rv::Engine::Jit,
+        };
+        config
+    }
+
     /// The program spec these options describe.
     pub fn spec(&self) -> outcrop_run::ProgramSpec {
         outcrop_run::ProgramSpec {
@@ -269,14 +282,9 @@ pub fn run(args: ExecArgs) -> Result<ExitCode> {
 impl ExecArgs {
     /// The one conversion of these options: the run they ask for.
     fn config(&self) -> Result<outcrop_run::RunConfig> {
-        let mut config = outcrop_run::RunConfig::new(self.guest.spec());
+        let mut config = self.guest.run_config();
         config.timing = self.timing.as_deref().map(timing_config).transpose()?;
         config.classes = self.stats_json.is_some();
-        config.engine = match self.engine.as_str() {
-            "step" => outcrop_rv::Engine::Step,
-            "jit" => outcrop_rv::Engine::Jit,
-            _ => outcrop_rv::Engine::Blocks,
-        };
         Ok(config)
     }
 }

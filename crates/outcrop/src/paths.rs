@@ -206,7 +206,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     };
     LbrUnit::new(config.clone()).context("paths record")?;
     crate::files::check_output(&args.output)?;
-    let mut run = outcrop_run::RunConfig::new(args.guest.spec());
+    let mut run = args.guest.run_config();
     run.timing = args.timing.as_deref().map(timing_config).transpose()?;
     run.paths = vec![config];
     let image = crate::exec::read_image(&run.program)?;

@@ -132,9 +132,8 @@ impl RunArgs {
     /// The one conversion of these options: the run they ask for, of `command`. A cache
     /// stream turns the timing model on (`default`) when no `--timing` is given.
     fn config(&self, command: Vec<std::ffi::OsString>, wpp: bool) -> Result<RunConfig> {
-        let mut program = self.guest.spec();
-        program.command = command;
-        let mut config = RunConfig::new(program);
+        let mut config = self.guest.run_config();
+        config.program.command = command;
         let needs_timing = self.rap.iter().any(|s| s.needs_timing());
         let timing = self
             .timing

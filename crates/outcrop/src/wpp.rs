@@ -258,7 +258,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let image = crate::exec::read_image(&args.guest.spec())?;
     let baseline = if args.baseline {
         // the same program, quiet, with nothing attached
-        let mut bare = outcrop_run::RunConfig::new(args.guest.spec());
+        let mut bare = args.guest.run_config();
         bare.program.stdio = outcrop_run::Stdio::Quiet;
         outcrop_run::execute(&bare, &image, console_hooks(bare.program.stdio))?
             .wall
@@ -267,7 +267,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
         0.0
     };
 
-    let mut config = outcrop_run::RunConfig::new(args.guest.spec());
+    let mut config = args.guest.run_config();
     config.wpp = Some(CaptureOptions {
         baseline_seconds: baseline,
         ..opts

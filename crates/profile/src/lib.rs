@@ -210,6 +210,9 @@ pub struct Profiler {
     pcs: Vec<Vec<Counts>>,
     /// Counts of instructions outside every function, by address.
     unknown_pcs: FxHashMap<u64, Counts>,
+    /// [`ByBlocks`]' fast path: instructions per slot of `pcs` (8 bytes a slot rather than a
+    /// [`Counts`]' 48, so a hot function's slots stay in cache), added in at the end.
+    block_counts: Vec<Vec<u64>>,
     /// The function `[lo, hi)` that the last instruction was in.
     cur_fn: u32,
     lo: u64,
@@ -247,6 +250,7 @@ impl Profiler {
             unknown,
             pcs: (0..n).map(|_| Vec::new()).collect(),
             unknown_pcs: FxHashMap::default(),
+            block_counts: Vec::new(),
             cur_fn: unknown,
             lo: 0,
             hi: 0,
@@ -464,6 +468,43 @@ impl Profiler {
 }
 
 impl Profiler {
+    /// One retired instruction at `pc` of `len` bytes (`taken`: the kind of the branch or
+    /// jump it took), charged `cycles` and `ev`: what [`Observer::retire`] does per record
+    /// and [`ByBlocks`] per instruction of a block off its fast path.
+    #[inline(always)]
+    fn count(
+        &mut self,
+        pc: u64,
+        len: u8,
+        taken: Option<BranchKind>,
+        cycles: u64,
+        ev: TimingEvents,
+    ) {
+        self.instructions += 1;
+        let slot = match self.pcs.get_mut(self.cur_fn as usize) {
+            Some(v) if self.pending == Pending::None && pc >= self.lo && pc < self.hi => {
+                v.get_mut(((pc - self.lo) >> 1) as usize)
+            }
+            _ => None,
+        };
+        match slot {
+            Some(c) => c.add_retire(cycles, ev),
+            None => self.transition(pc, cycles, ev),
+        }
+        if let Some(n) = self.nodes.get_mut(self.cur_node as usize) {
+            n.counts.add_retire(cycles, ev);
+        }
+        match taken {
+            Some(BranchKind::Call) => {
+                self.pending = Pending::Call {
+                    ret: pc.wrapping_add(u64::from(len)),
+                }
+            }
+            Some(BranchKind::Return) => self.pending = Pending::Return,
+            _ => {}
+        }
+    }
+
     /// Everything but the common case (the next instruction of the current function, no call
     /// or return pending): a change of function, a call or return to account, code outside
     /// every function. Out of line, so that the common case inlines into the machine's loop
@@ -549,7 +590,6 @@ impl Observer for Profiler {
 
     #[inline(always)]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
-        let pc = r.pc;
         let (cycles, ev) = match t {
             Some(t) => {
                 self.timed = true;
@@ -559,31 +599,8 @@ impl Observer for Profiler {
             }
             None => (0, TimingEvents::default()),
         };
-        self.instructions += 1;
-        let slot = match self.pcs.get_mut(self.cur_fn as usize) {
-            Some(v) if self.pending == Pending::None && pc >= self.lo && pc < self.hi => {
-                v.get_mut(((pc - self.lo) >> 1) as usize)
-            }
-            _ => None,
-        };
-        match slot {
-            Some(c) => c.add_retire(cycles, ev),
-            None => self.transition(pc, cycles, ev),
-        }
-        if let Some(n) = self.nodes.get_mut(self.cur_node as usize) {
-            n.counts.add_retire(cycles, ev);
-        }
-        if r.taken {
-            match r.transfer {
-                Some(BranchKind::Call) => {
-                    self.pending = Pending::Call {
-                        ret: pc.wrapping_add(u64::from(r.len)),
-                    }
-                }
-                Some(BranchKind::Return) => self.pending = Pending::Return,
-                _ => {}
-            }
-        }
+        let taken = if r.taken { r.transfer } else { None };
+        self.count(r.pc, r.len, taken, cycles, ev);
         Control::Continue
     }
 
@@ -643,6 +660,143 @@ impl Observer for Profiler {
         self.stack = next.stack;
         self.go_to(next.at);
         Control::Continue
+    }
+}
+
+/// The exact profile from basic blocks and taken branches instead of retire records, for
+/// untimed runs: the machine's block engine and compiling tier deliver these (with each
+/// block's instruction lengths, [`Observer::BLOCK_LENS`]), so the profiled program runs at
+/// their speed. The profile is the one [`Profiler`] builds from retire records of the same
+/// run, equal in every field (checked on every bundled workload by the run layer's tests);
+/// it has no cycles or cache events, which need the timing model's retire records.
+///
+/// A block that lies in the current function, entered without a pending call or return, is
+/// counted in one pass over its instruction lengths; any other block goes instruction by
+/// instruction through the same code as a retire record.
+pub struct ByBlocks<'a> {
+    profiler: &'a mut Profiler,
+    /// The taken branch or jump reported for the block about to end: (its pc, its kind).
+    taken: Option<(u64, BranchKind)>,
+}
+
+impl Profiler {
+    /// This profiler, fed from basic blocks ([`ByBlocks`]).
+    pub fn by_blocks(&mut self) -> ByBlocks<'_> {
+        ByBlocks {
+            profiler: self,
+            taken: None,
+        }
+    }
+}
+
+impl ByBlocks<'_> {
+    /// The kind of the taken transfer at `pc` (the block's last instruction), if any.
+    #[inline(always)]
+    fn taken_at(&mut self, pc: u64) -> Option<BranchKind> {
+        match self.taken.take() {
+            Some((from, kind)) if from == pc => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+impl Observer for ByBlocks<'_> {
+    const BLOCKS: bool = true;
+    const BLOCK_LENS: bool = true;
+    const BRANCHES: bool = true;
+    const MAPPINGS: bool = true;
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.profiler.mapped(m)
+    }
+
+    #[inline(always)]
+    fn taken_branch(&mut self, from: u64, _to: u64, kind: BranchKind) -> Control {
+        self.taken = Some((from, kind));
+        Control::Continue
+    }
+
+    #[inline(always)]
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        let Some((&last_len, _)) = lens.split_last() else {
+            return Control::Continue;
+        };
+        let bytes: u64 = lens.iter().map(|&l| u64::from(l)).sum();
+        let end = start.wrapping_add(bytes);
+        let last = end.wrapping_sub(u64::from(last_len));
+        let p = &mut *self.profiler;
+        // the fast path: the whole block in the current function's slots, nothing pending
+        if p.pending == Pending::None && start >= p.lo && end <= p.hi && start <= last {
+            let f = p.cur_fn as usize;
+            if let Some(v) = p.pcs.get(f) {
+                let first = ((start - p.lo) >> 1) as usize;
+                if ((last - p.lo) >> 1) < v.len() as u64 {
+                    if p.block_counts.len() < p.pcs.len() {
+                        p.block_counts.resize_with(p.pcs.len(), Vec::new);
+                    }
+                    let counts = &mut p.block_counts[f];
+                    if counts.len() != v.len() {
+                        counts.resize(v.len(), 0);
+                    }
+                    let mut at = first;
+                    for &l in lens {
+                        if let Some(c) = counts.get_mut(at) {
+                            *c += 1;
+                        }
+                        at += usize::from(l >> 1);
+                    }
+                    let n = lens.len() as u64;
+                    p.instructions += n;
+                    if let Some(node) = p.nodes.get_mut(p.cur_node as usize) {
+                        node.counts.instructions += n;
+                    }
+                    let taken = self.taken_at(last);
+                    let p = &mut *self.profiler;
+                    match taken {
+                        Some(BranchKind::Call) => p.pending = Pending::Call { ret: end },
+                        Some(BranchKind::Return) => p.pending = Pending::Return,
+                        _ => {}
+                    }
+                    return Control::Continue;
+                }
+            }
+        }
+        let mut pc = start;
+        for (i, &l) in lens.iter().enumerate() {
+            let taken = if i + 1 == lens.len() {
+                self.taken_at(pc)
+            } else {
+                None
+            };
+            self.profiler
+                .count(pc, l, taken, 0, TimingEvents::default());
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        Control::Continue
+    }
+
+    /// Not called by sources that honour [`Observer::BLOCK_LENS`]; without the lengths the
+    /// instructions cannot be placed, so they are counted at the block's start.
+    fn block(&mut self, start: u64, insns: u32) -> Control {
+        for i in 0..insns {
+            let taken = if i + 1 == insns {
+                self.taken.take().map(|(_, kind)| kind)
+            } else {
+                None
+            };
+            self.profiler
+                .count(start, 2, taken, 0, TimingEvents::default());
+        }
+        Control::Continue
+    }
+
+    fn thread(&mut self, index: u32) -> Control {
+        self.taken = None;
+        self.profiler.thread(index)
+    }
+
+    fn signal(&mut self, entered: bool) -> Control {
+        self.profiler.signal(entered)
     }
 }
 
@@ -730,6 +884,11 @@ pub struct PcCounts {
 
 impl Profile {
     fn build(mut p: Profiler) -> Profile {
+        for (slots, counts) in p.pcs.iter_mut().zip(std::mem::take(&mut p.block_counts)) {
+            for (c, n) in slots.iter_mut().zip(counts) {
+                c.instructions += n;
+            }
+        }
         // functions that retired something, renumbered in address order
         let mut remap: FxHashMap<u32, u32> = FxHashMap::default();
         let mut functions = Vec::new();

@@ -233,3 +233,82 @@ fn the_recursive_workload_builds_a_deep_tree_and_counts_recursion_once() {
     }
     let _ = Counts::default();
 }
+
+/// Debian's riscv64 cross libraries: the dynamically linked workload's sysroot.
+const SYSROOT: &str = "/usr/riscv64-linux-gnu";
+
+/// `name` to run, with the sysroot a dynamically linked workload needs (`None`: it is
+/// dynamically linked and the sysroot is missing).
+fn spec_with_sysroot(name: &str) -> Option<ProgramSpec> {
+    let mut spec = command(name);
+    if name.ends_with("_dyn") {
+        if !Path::new(SYSROOT)
+            .join("lib/ld-linux-riscv64-lp64d.so.1")
+            .exists()
+        {
+            return None;
+        }
+        spec.sysroot = Some(SYSROOT.into());
+    }
+    Some(spec)
+}
+
+/// The profile of `name` fed from basic blocks ([`Profiler::by_blocks`]) under `engine`.
+fn profile_by_blocks(name: &str, engine: outcrop_rv::Engine) -> String {
+    let spec = spec_with_sysroot(name).unwrap();
+    let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+    let symbols = Symbols::from_elf(&guest.elf).unwrap();
+    let mut p = Profiler::new(symbols);
+    guest.machine.engine = engine;
+    // compiled from a block's second run, on this thread: every block that repeats runs
+    // compiled, whatever the host's timing
+    guest.machine.jit_hot = 1;
+    guest.machine.jit_background = false;
+    guest.machine.run(&mut p.by_blocks());
+    assert!(
+        engine != outcrop_rv::Engine::Jit || guest.machine.jit_stats().entries > 0,
+        "{name}: the compiling tier ran"
+    );
+    serde_json::to_string(&p.finish_profile()).unwrap()
+}
+
+#[test]
+fn the_profile_from_blocks_equals_the_profile_from_retire_records_on_every_workload() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            (e.file_type().ok()?.is_file() && !name.contains('.') && name != "TOOLCHAIN")
+                .then_some(name)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 18, "{names:?}");
+    for name in &names {
+        let Some(spec) = spec_with_sysroot(name) else {
+            continue;
+        };
+        let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+        let symbols = Symbols::from_elf(&guest.elf).unwrap();
+        let mut p = Profiler::new(symbols);
+        guest.machine.run(&mut p);
+        let reference = serde_json::to_string(&p.finish_profile()).unwrap();
+        for engine in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
+            let got = profile_by_blocks(name, engine);
+            if got != reference {
+                let at = got
+                    .bytes()
+                    .zip(reference.bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "{name} under {engine:?}: differs at byte {at}: {} vs {}",
+                    &got[at.saturating_sub(80)..(at + 80).min(got.len())],
+                    &reference[at.saturating_sub(80)..(at + 80).min(reference.len())]
+                );
+            }
+        }
+    }
+}

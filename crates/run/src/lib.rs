@@ -365,6 +365,13 @@ impl<'a, 's> Run<'a, 's> {
                 // fed per block from the class and taken-branch streams, so the machine runs
                 // its block engine (no retire records)
                 None if only_recorder => driver.drive(recorder.as_mut().map(BranchFeed::new)),
+                // untimed, no RAP, no branch-record unit: the exact profile is fed from basic
+                // blocks and taken branches (`Profiler::by_blocks`), so the machine runs its
+                // block engine and compiling tier (no retire records)
+                None if driver.timing.is_none() && rap.is_none() && recorder.is_none() => {
+                    let by_blocks = profiler.as_mut().map(Profiler::by_blocks);
+                    dispatch!(driver.drive_untimed; [counter.as_mut(), front, by_blocks])
+                }
                 None => {
                     dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()])
                 }
@@ -482,6 +489,14 @@ impl Driver<'_, '_> {
                 outcome
             }
         }
+    }
+
+    /// [`Driver::drive`] for a run without the timing model (observers that the timing
+    /// model's wrapper cannot carry, such as [`outcrop_profile::ByBlocks`]).
+    fn drive_untimed<O: Observer>(&mut self, mut obs: O) -> Outcome {
+        let outcome = self.sliced(&mut obs);
+        obs.finish();
+        outcome
     }
 
     /// [`Driver::drive`] with the RPA's hardware model acting on the core (timing is on:

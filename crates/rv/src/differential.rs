@@ -197,6 +197,16 @@ pub fn compare_engines(
                 &jit,
             ));
         }
+        // and under the compiling tier with the observer: compiled blocks record, and the
+        // observer sees the same streams
+        let observed = run_with(make, Engine::Jit, None, snapshot);
+        if observed != oracle {
+            return Err(describe(
+                "single-step vs the compiling tier, observed",
+                &oracle,
+                &observed,
+            ));
+        }
         return Ok(oracle);
     }
     Err(describe("single-step vs blocks", &oracle, &blocks))

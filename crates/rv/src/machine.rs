@@ -298,6 +298,8 @@ pub struct Machine {
     blocks: blocks::BlockCache,
     block_start: u64,
     block_len: u32,
+    /// The lengths of that block's instructions so far (observers of block lengths only).
+    block_lens: Vec<u8>,
     /// The enabled extensions (`--isa`).
     isa: Isa,
     /// Mapped objects the observer has heard of ([`Observer::mapped`]).
@@ -393,6 +395,7 @@ impl Machine {
             },
             block_start: pc,
             block_len: 0,
+            block_lens: Vec::new(),
             isa: Isa::ALL,
             mappings_seen: 0,
             jit: None,
@@ -510,22 +513,11 @@ impl Machine {
                         // block the fault interrupted ends before it
                         pc = self.pc;
                         self.traps += 1;
-                        if obs.signal(true) == Control::Stop {
+                        if self.signal_entered(obs) == Control::Stop {
                             return Some(Outcome::Stopped);
                         }
                         if self.instret.saturating_add(self.traps) >= self.stop_at {
                             return Some(Outcome::InstructionLimit);
-                        }
-                        if O::BLOCKS {
-                            if self.block_len > 0
-                                && obs.block(self.block_start, self.block_len) == Control::Stop
-                            {
-                                self.block_start = pc;
-                                self.block_len = 0;
-                                return Some(Outcome::Stopped);
-                            }
-                            self.block_start = pc;
-                            self.block_len = 0;
                         }
                     }
                     (Flow::Fault(kind), _) => {
@@ -648,6 +640,37 @@ impl Machine {
     /// Tells the observer of the objects mapped executable since it last heard
     /// ([`Observer::mapped`]).
     #[cold]
+    /// Ends the observers' current basic block ([`Observer::block`], or
+    /// [`Observer::block_lens`] with its instructions' lengths); the caller sets where the
+    /// next one starts.
+    #[inline(always)]
+    fn end_block<O: Observer>(&mut self, obs: &mut O) -> Control {
+        let control = if O::BLOCK_LENS {
+            obs.block_lens(self.block_start, &self.block_lens)
+        } else {
+            obs.block(self.block_start, self.block_len)
+        };
+        self.block_len = 0;
+        self.block_lens.clear();
+        control
+    }
+
+    /// A signal handler was entered (`self.pc` is its first instruction): the observers'
+    /// basic block the signal interrupted ends, the handler starts a new one, then
+    /// [`Observer::signal`].
+    fn signal_entered<O: Observer>(&mut self, obs: &mut O) -> Control {
+        let mut control = Control::Continue;
+        if O::BLOCKS {
+            if self.block_len > 0 {
+                control = self.end_block(obs);
+            }
+            self.block_start = self.pc;
+            self.block_len = 0;
+            self.block_lens.clear();
+        }
+        control.and(obs.signal(true))
+    }
+
     fn note_mappings<O: Observer>(&mut self, obs: &mut O) -> Control {
         let mut control = Control::Continue;
         let objects = self.kernel.mapped_objects();
@@ -1152,12 +1175,14 @@ impl Machine {
         }
         if O::BLOCKS {
             self.block_len += 1;
+            if O::BLOCK_LENS {
+                self.block_lens.push(inst.len);
+            }
             if matches!(inst.class(), Class::Branch | Class::Jump) || inst.op == Op::Ecall {
-                if obs.block(self.block_start, self.block_len) == Control::Stop {
+                if self.end_block(obs) == Control::Stop {
                     control = Control::Stop;
                 }
                 self.block_start = next;
-                self.block_len = 0;
             }
         }
         if O::MAPPINGS

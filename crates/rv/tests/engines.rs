@@ -544,10 +544,20 @@ fn the_compiling_tier_compiles_hot_code_and_runs_it() {
     let outcome = m.run(&mut ());
     assert!(matches!(outcome, Outcome::Exited(0)), "{outcome:?}");
     assert_eq!(m.instret, instret);
-    // an observer of any stream turns it off (the streams are not compiled in)
-    let mut m = common::workload("lz", 400_000_000);
-    m.engine = outcrop_rv::Engine::Jit;
-    let mut counter = outcrop_rv::ClassCounter::default();
-    m.run(&mut counter);
-    assert_eq!(m.jit_stats().units, 0);
+    // an observer of block-level streams: compiled blocks record, and the observer sees the
+    // same streams as under the block engine (and the oracle: the differential runs above)
+    let observed = |engine| {
+        let mut m = common::workload("lz", 400_000_000);
+        m.engine = engine;
+        m.jit_background = false;
+        let mut streams = outcrop_rv::differential::Streams::default();
+        let outcome = m.run(&mut streams);
+        assert!(matches!(outcome, Outcome::Exited(0)), "{outcome:?}");
+        (streams, m.instret, m.jit_stats())
+    };
+    let (jit, n, stats) = observed(outcrop_rv::Engine::Jit);
+    let (blocks, n2, _) = observed(outcrop_rv::Engine::Blocks);
+    assert!(stats.units > 10 && stats.entries > 0, "{stats:?}");
+    assert_eq!((jit, n), (blocks, n2));
+    assert_eq!(n, instret);
 }

@@ -116,6 +116,11 @@ impl<O: Observer, F: Feedback> Timed<O, F> {
 
 impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     const RETIRE: bool = true;
+    // an observer that wants block lengths runs untimed (a timed run gives retire records)
+    const BLOCK_LENS: bool = {
+        assert!(!O::BLOCK_LENS, "block lengths under the timing model");
+        false
+    };
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
     const CLASSES: bool = O::CLASSES;

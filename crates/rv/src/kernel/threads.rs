@@ -42,6 +42,8 @@ pub struct Hart {
     pub block_start: u64,
     /// Instructions of that block retired so far.
     pub block_len: u32,
+    /// Their lengths (observers of block lengths only).
+    pub block_lens: Vec<u8>,
 }
 
 /// What a thread waits for.

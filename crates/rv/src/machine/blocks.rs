@@ -184,6 +184,8 @@ struct Block {
     ends_basic_block: bool,
     /// Instructions per class when it runs to its end.
     classes: [u32; 8],
+    /// Where its instruction lengths start in [`BlockCache::lens`] (`insns` of them).
+    lens_at: u32,
     /// The last two successors: (pc, block id).
     links: [(u64, u32); 2],
     /// Times the block engine ran it while the compiling tier was on.
@@ -193,6 +195,9 @@ struct Block {
     jit: u32,
     /// The generation (flushes + 1) its unit was handed to the compiling thread in, 0 if none.
     pending: u32,
+    /// The kind of the branch or jump that ends it when taken (what compiled code's records
+    /// leave out).
+    taken_kind: BranchKind,
 }
 
 /// The decoded-block cache, dropped with the instruction cache whenever executable memory
@@ -209,6 +214,9 @@ pub(super) struct BlockCache {
     /// Instructions the generic micro-ops run: the decoded instruction, its pc and its index
     /// in the block.
     generic: Vec<(Inst, u64, u16)>,
+    /// Every block's instruction lengths in bytes, in order ([`Block::lens`]), for observers
+    /// of [`Observer::BLOCK_LENS`].
+    lens: Vec<u8>,
     /// Bumped by every flush: ids and links from before are void.
     generation: u64,
     /// Blocks run on through not-taken conditional branches (built so for observers that read
@@ -241,6 +249,7 @@ impl BlockCache {
             uops: Vec::new(),
             meta: Vec::new(),
             generic: Vec::new(),
+            lens: Vec::new(),
             generation: 0,
             extended: false,
             running: NOT_RUNNING,
@@ -255,6 +264,14 @@ impl BlockCache {
             + self.blocks.len() as u64 * BLOCK_BYTES
             + self.uops.len() as u64 * UOP_BYTES
             + self.generic.len() as u64 * GENERIC_BYTES
+            + self.lens.len() as u64
+    }
+
+    /// Block `b`'s instruction lengths.
+    #[inline(always)]
+    fn block_lens(&self, b: &Block) -> &[u8] {
+        let at = b.lens_at as usize;
+        self.lens.get(at..at + b.insns as usize).unwrap_or_default()
     }
 
     /// Forgets every block (keeping a copy of the running one's hook data).
@@ -270,6 +287,7 @@ impl BlockCache {
                     .get(first..first + count)
                     .unwrap_or_default()
                     .to_vec(),
+                lens: self.block_lens(b).to_vec(),
             })
         });
         self.running = NOT_RUNNING;
@@ -280,6 +298,7 @@ impl BlockCache {
         self.uops.clear();
         self.meta.clear();
         self.generic.clear();
+        self.lens.clear();
         self.generation += 1;
     }
 }
@@ -294,6 +313,7 @@ struct SavedBlock {
     insns: u32,
     ends_basic_block: bool,
     meta: Vec<Meta>,
+    lens: Vec<u8>,
 }
 
 /// How running one block ended.
@@ -348,10 +368,9 @@ impl Machine {
         let mut id = self.block_at(pc, uops)?;
         // the compiling tier runs hot blocks when nothing reads block-level streams (a
         // reservation pending keeps every store on the engine's path, which clears it)
-        let tier = self.engine == super::Engine::Jit
-            && self.blocks.extended
-            && !self.jit_unavailable
-            && !(O::BLOCKS || O::BRANCHES || O::CLASSES || O::MAPPINGS);
+        // runs hot blocks; under an observer that reads block-level streams, compiled blocks
+        // append records that the observer's hooks are run from (`jit::drain`)
+        let tier = self.engine == super::Engine::Jit && !self.jit_unavailable;
         // the block at `pc` runs on the engine once (compiled code left it there)
         let mut engine_once = false;
         let mut tick = 0u32;
@@ -374,7 +393,14 @@ impl Machine {
                     }
                 }
                 if self.compiled(id) {
-                    match self.enter_jit(pc) {
+                    if O::MAPPINGS
+                        && self.mappings_seen != self.kernel.mapped_objects().len()
+                        && self.note_mappings(obs) == Control::Stop
+                    {
+                        self.pc = pc;
+                        return Some(Outcome::Stopped);
+                    }
+                    match self.enter_jit(pc, obs) {
                         jit::After::Go(next) => {
                             // (a code change flushed the blocks: `uops` with them)
                             if self.blocks.blocks.is_empty() {
@@ -391,6 +417,7 @@ impl Machine {
                             engine_once = true;
                         }
                         jit::After::Oracle => return None,
+                        jit::After::Stopped => return Some(Outcome::Stopped),
                     }
                     continue;
                 }
@@ -484,7 +511,7 @@ impl Machine {
 
     /// The observer hooks for block `id`, run to its end, then going to `next`.
     #[inline(always)]
-    fn block_hooks<O: Observer>(
+    pub(super) fn block_hooks<O: Observer>(
         &mut self,
         id: u32,
         next: u64,
@@ -505,11 +532,21 @@ impl Machine {
             }
         }
         if O::BLOCKS {
+            if O::BLOCK_LENS {
+                let lens = self.blocks.block_lens(b);
+                if b.ends_basic_block && self.block_lens.is_empty() {
+                    // the common case: the basic block is this block
+                    control = control.and(obs.block_lens(self.block_start, lens));
+                    self.block_start = next;
+                    self.block_len = 0;
+                    return control;
+                }
+                self.block_lens.extend_from_slice(lens);
+            }
             self.block_len += b.insns;
             if b.ends_basic_block {
-                control = control.and(obs.block(self.block_start, self.block_len));
+                control = control.and(self.end_block(obs));
                 self.block_start = next;
-                self.block_len = 0;
             }
         }
         control
@@ -519,7 +556,7 @@ impl Machine {
     /// no branch was taken) or when it ran to its end (`None`) but a flush dropped it (from
     /// the copy the flush kept). `self.pc` is where the run goes on.
     #[cold]
-    fn cold_hooks<O: Observer>(
+    pub(super) fn cold_hooks<O: Observer>(
         &mut self,
         id: u32,
         flushed: bool,
@@ -539,6 +576,11 @@ impl Machine {
                     insns: b.insns,
                     ends_basic_block: b.ends_basic_block,
                     meta: self.blocks.meta[first..first + count].to_vec(),
+                    lens: if O::BLOCK_LENS {
+                        self.blocks.block_lens(b).to_vec()
+                    } else {
+                        Vec::new()
+                    },
                 })
             })
         };
@@ -558,6 +600,10 @@ impl Machine {
                 (classes, classes.iter().sum(), false)
             }
         };
+        if O::BLOCK_LENS {
+            let n = (insns as usize).min(saved.lens.len());
+            self.block_lens.extend_from_slice(&saved.lens[..n]);
+        }
         let mut control = Control::Continue;
         if O::CLASSES {
             control = control.and(obs.classes(&classes));
@@ -565,9 +611,8 @@ impl Machine {
         if O::BLOCKS {
             self.block_len += insns;
             if ends {
-                control = control.and(obs.block(self.block_start, self.block_len));
+                control = control.and(self.end_block(obs));
                 self.block_start = self.pc;
-                self.block_len = 0;
             }
         }
         control
@@ -668,6 +713,7 @@ impl Machine {
         self.make_room(uops);
         let page_end = (pc | (PAGE_SIZE - 1)) + 1;
         let first = uops.len();
+        let lens_at = self.blocks.lens.len() as u32;
         let mut at = pc;
         let mut insns: u16 = 0;
         let mut classes = [0u32; 8];
@@ -696,6 +742,10 @@ impl Machine {
                 None => after,
             };
             uops.push(uop);
+            self.blocks.lens.push(inst.len);
+            if fused.is_some() {
+                self.blocks.lens.push(last.len);
+            }
             self.blocks.meta.push(Meta {
                 off: (at - pc) as u16,
                 next_off: (end - pc) as u16,
@@ -737,6 +787,7 @@ impl Machine {
         }
         let count = uops.len() - first;
         if count == 0 {
+            self.blocks.lens.truncate(lens_at as usize);
             return None;
         }
         let id = self.blocks.blocks.len() as u32;
@@ -749,10 +800,12 @@ impl Machine {
             last_pc,
             ends_basic_block,
             classes,
+            lens_at,
             links: [(u64::MAX, 0); 2],
             heat: 0,
             jit: 0,
             pending: 0,
+            taken_kind: uops.last().map_or(BranchKind::Cond, jit::taken_kind),
         });
         Some(id)
     }

@@ -215,12 +215,8 @@ impl Machine {
                 Outcome::Fault(f) if self.deliver_fault(f.kind, f.pc) => {
                     // a fetch fault (the others are delivered inside the engines)
                     self.traps += 1;
-                    if obs.signal(true) == Control::Stop {
+                    if self.signal_entered(obs) == Control::Stop {
                         return Outcome::Stopped;
-                    }
-                    if O::BLOCKS {
-                        self.block_start = self.pc;
-                        self.block_len = 0;
                     }
                 }
                 other => return other,
@@ -298,6 +294,7 @@ impl Machine {
             reservation: self.reservation,
             block_start: self.block_start,
             block_len: self.block_len,
+            block_lens: std::mem::take(&mut self.block_lens),
         };
         let threads = self.kernel.threads_mut();
         let cur = threads.current;
@@ -386,7 +383,7 @@ impl Machine {
         let same = next == threads.current;
         let next_index = threads.list[next].index;
         // (the running thread's too: a wake may have changed its saved registers)
-        let h = threads.list[next].hart.clone();
+        let mut h = threads.list[next].hart.clone();
         self.x = h.x;
         self.f = h.f;
         self.pc = h.pc;
@@ -395,6 +392,7 @@ impl Machine {
         self.reservation = h.reservation;
         self.block_start = h.block_start;
         self.block_len = h.block_len;
+        self.block_lens = std::mem::take(&mut h.block_lens);
         // drop the threads that exited (the running one is never among them now)
         let next_tid = threads.list[next].tid;
         for t in threads.list.iter().filter(|t| t.wait == Wait::Exited) {
@@ -465,7 +463,7 @@ impl Machine {
                             core: true,
                         });
                     }
-                    if obs.signal(true) == Control::Stop {
+                    if self.signal_entered(obs) == Control::Stop {
                         return Some(Outcome::Stopped);
                     }
                 }

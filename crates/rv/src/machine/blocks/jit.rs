@@ -5,7 +5,9 @@
 
 use super::{Block, Uop, K};
 use crate::inst::Op;
-use crate::machine::Machine;
+use crate::machine::{jalr_kind, Machine};
+use outcrop_events::record::{BranchKind, Control, Observer};
+use outcrop_jit::ir::Record;
 use outcrop_jit::ir::{self, Alu, AmoOp, Cond, FMove, Src, Term};
 use outcrop_jit::{Exit, Jit};
 use std::collections::VecDeque;
@@ -40,6 +42,8 @@ pub(super) enum After {
     /// The single-step interpreter runs `self.pc` (the budget is spent, or no block starts
     /// there).
     Oracle,
+    /// The observer stopped the run (`self.pc` and `self.instret` are where it stopped).
+    Stopped,
 }
 
 fn cond(k: K) -> Option<Cond> {
@@ -172,8 +176,10 @@ fn store_size(k: K) -> Option<u8> {
 impl Machine {
     /// Block `id` of the cache as a compiled block (compiled up to the first instruction this
     /// tier leaves to the engine).
-    fn ir_block(&self, b: &Block, uops: &[Uop]) -> ir::Block {
+    fn ir_block(&self, b: &Block, id: u32, uops: &[Uop]) -> ir::Block {
         let (first, count) = (b.first as usize, b.count as usize);
+        // basic blocks (an observer reads block-level streams): every run is recorded
+        let record = (!self.blocks.extended).then_some(id);
         let mut ops = Vec::new();
         let block = uops.get(first..first + count).unwrap_or_default();
         let meta = self
@@ -287,6 +293,7 @@ impl Machine {
                                 insns,
                                 ops,
                                 term,
+                                record,
                             };
                         }
                     }
@@ -308,6 +315,7 @@ impl Machine {
                         start: b.start,
                         insns: b.insns,
                         ops,
+                        record,
                         term: Term::Branch {
                             cond: c,
                             rs1,
@@ -326,6 +334,7 @@ impl Machine {
                         start: b.start,
                         insns: b.insns,
                         ops,
+                        record,
                         term: Term::Jal {
                             rd,
                             link: b.end,
@@ -338,6 +347,7 @@ impl Machine {
                         start: b.start,
                         insns: b.insns,
                         ops,
+                        record,
                         term: Term::Jalr {
                             rd,
                             rs1,
@@ -353,6 +363,7 @@ impl Machine {
                         start: b.start,
                         insns: b.insns,
                         ops,
+                        record,
                         term: Term::Jal {
                             rd: rs2,
                             link: b.end,
@@ -368,6 +379,7 @@ impl Machine {
                         insns,
                         ops,
                         term,
+                        record,
                     };
                 }
             };
@@ -377,6 +389,7 @@ impl Machine {
             start: b.start,
             insns: b.insns,
             ops,
+            record,
             term: Term::Fall { next: b.end },
         }
     }
@@ -418,7 +431,7 @@ impl Machine {
         let Some(entry) = self.blocks.blocks.get(id as usize) else {
             return;
         };
-        let entry_ir = self.ir_block(entry, uops);
+        let entry_ir = self.ir_block(entry, id, uops);
         let mark = |m: &mut Machine, v: u32| {
             if let Some(b) = m.blocks.blocks.get_mut(id as usize) {
                 b.jit = v;
@@ -449,7 +462,7 @@ impl Machine {
                 let Some(nb) = self.blocks.blocks.get(nid as usize) else {
                     continue;
                 };
-                let ir = self.ir_block(nb, uops);
+                let ir = self.ir_block(nb, nid, uops);
                 if ir.insns == 0 {
                     continue;
                 }
@@ -539,15 +552,25 @@ impl Machine {
         }
     }
 
-    /// Runs compiled code from `pc` (a compiled unit starts there).
-    pub(super) fn enter_jit(&mut self, pc: u64) -> After {
+    /// Runs compiled code from `pc` (a compiled unit starts there), then runs the observer's
+    /// hooks for the blocks it ran (when the blocks record: [`Machine::drain`]).
+    pub(super) fn enter_jit<O: Observer>(&mut self, pc: u64, obs: &mut O) -> After {
         let budget = self
             .stop_at
             .saturating_sub(self.instret.saturating_add(self.traps));
+        let recording = !self.blocks.extended;
         let Some(jit) = self.jit.as_deref_mut() else {
             return After::Engine(pc);
         };
-        let (exit, retired) = jit.run(&mut self.mem, (&mut self.x, &mut self.f), pc, budget);
+        let regs = (&mut self.x, &mut self.f);
+        let (exit, retired) = if recording {
+            jit.run_recording(&mut self.mem, regs, pc, budget)
+        } else {
+            jit.run(&mut self.mem, regs, pc, budget)
+        };
+        if recording && self.drain(obs) == Control::Stop {
+            return After::Stopped;
+        }
         self.instret += retired;
         match exit {
             Exit::Miss(next) => After::Go(next),
@@ -562,5 +585,66 @@ impl Machine {
                 After::Go(next)
             }
         }
+    }
+
+    /// Runs the observer's hooks for the records the last call into compiled code left, as the
+    /// block engine runs them for the same blocks (checked by the differential tests). On a
+    /// stop, `self.pc` and `self.instret` are put where the engine would have stopped; the
+    /// registers and memory are then those of the end of the call (up to
+    /// [`outcrop_jit::exec::RECORDS`] instructions further), which ends the run anyway.
+    fn drain<O: Observer>(&mut self, obs: &mut O) -> Control {
+        if !(O::CLASSES || O::BRANCHES || O::BLOCKS) {
+            return Control::Continue;
+        }
+        let Some(jit) = self.jit.take() else {
+            return Control::Continue;
+        };
+        let mut control = Control::Continue;
+        let mut instret = self.instret;
+        for r in jit.records() {
+            let id = r.tag();
+            let Some(b) = self.blocks.blocks.get(id as usize) else {
+                continue;
+            };
+            instret += u64::from(r.retired());
+            control = match r.how() {
+                Record::END => self.block_hooks(id, r.next, None, obs),
+                Record::TAKEN => self.block_hooks(id, r.next, Some(b.taken_kind), obs),
+                Record::EXIT => self.block_hooks(id, r.next, Some(BranchKind::Cond), obs),
+                _ => {
+                    // stopped early: the micro-ops of the instructions that retired
+                    let (first, count) = (b.first as usize, b.count as usize);
+                    let meta = self
+                        .blocks
+                        .meta
+                        .get(first..first + count)
+                        .unwrap_or_default();
+                    let done = meta
+                        .iter()
+                        .take_while(|m| u32::from(m.n) < r.retired())
+                        .count();
+                    self.cold_hooks(id, false, Some(done), obs)
+                }
+            };
+            if control == Control::Stop {
+                self.instret = instret;
+                self.pc = r.next;
+                break;
+            }
+        }
+        self.jit = Some(jit);
+        control
+    }
+}
+
+/// The kind of the taken branch or jump `u` (a block's last micro-op) as the block engine
+/// reports it ([`BranchKind::Cond`] for anything but a jump).
+pub(super) fn taken_kind(u: &Uop) -> BranchKind {
+    match u.k {
+        K::Jal if matches!(u.rd & 31, 1 | 5) => BranchKind::Call,
+        K::Jal => BranchKind::Jump,
+        K::Jalr => jalr_kind(usize::from(u.rd & 31), u.rs1, u.aux),
+        K::AuipcJalr => jalr_kind(usize::from(u.rs2 & 31), u.rd, u.aux),
+        _ => BranchKind::Cond,
     }
 }

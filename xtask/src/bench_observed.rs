@@ -1,0 +1,139 @@
+//! `cargo run --release -p xtask -- bench-observed [--runs R] --dir DIR --program 'PROG ARGS'...`:
+//! what observing a run costs under the compiling tier, against qemu-user observing the same
+//! program with a block-counting TCG plugin (docs/BENCHMARKS.md, "The compiling tier").
+//!
+//! For each program, alternately: `qemu-riscv64` (Debian's dynamic qemu-user, which loads
+//! plugins), `qemu-riscv64 -plugin bbcount.so` (an exact block profile: every translation
+//! block's executions counted by an inline add, `scripts/qemu-plugin/bbcount.c`, built here
+//! with `cc`), `outcrop exec` (bare, the compiling tier), `outcrop run` (the exact profile by
+//! function, line and call path), `outcrop wpp record` (whole-program capture) and
+//! `outcrop paths record` (a 16-entry branch-record unit, untimed). Medians with min–max of R
+//! runs of process wall time; ratios are medians of per-run ratios (runs alternate, so run i
+//! of each is paired).
+
+use crate::bench::{mm, ratio, time};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Options of `bench-observed`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Runs of each mode per program.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// The programs (each `PROG ARGS...` quoted as one argument), run in --dir with it
+    /// granted read-write.
+    #[arg(long = "program", value_name = "'PROG ARGS'", required = true)]
+    programs: Vec<String>,
+    /// The directory the programs run in.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+}
+
+/// Builds the qemu plugin into `out` (a shared object).
+fn build_plugin(root: &Path, out: &Path) -> Result<()> {
+    let src = root.join("scripts/qemu-plugin/bbcount.c");
+    let st = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o"])
+        .arg(out)
+        .arg(&src)
+        .status()
+        .context("running cc to build the qemu plugin")?;
+    anyhow::ensure!(st.success(), "building {}: {st}", src.display());
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (root, outcrop) = crate::release_outcrop()?;
+    let outcrop = std::path::absolute(outcrop)?;
+    anyhow::ensure!(
+        Command::new("qemu-riscv64")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "needs Debian's dynamic qemu-user (apt-get install qemu-user): qemu-riscv64-static cannot load plugins"
+    );
+    let tmp = std::env::temp_dir().join(format!("outcrop-observed-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let plugin = tmp.join("bbcount.so");
+    build_plugin(&root, &plugin)?;
+    let dir = std::path::absolute(&args.dir)?;
+    let runs = args.runs.max(1);
+    println!(
+        "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
+        dir.display()
+    );
+    println!("| command | qemu s | qemu + bbcount s | exec s | run s | wpp record s | paths record s | plugin / qemu | run / exec | wpp / exec | paths / exec | run / (qemu + bbcount) |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut geo = [0.0f64; 5];
+    for p in &args.programs {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        anyhow::ensure!(!words.is_empty(), "empty --program");
+        let wpp = tmp.join("run.wpp");
+        let samples = tmp.join("run.samples");
+        let profile = tmp.join("profile.txt");
+        let plugin_arg = format!("{},out={}", plugin.display(), tmp.join("bb.txt").display());
+        let outcrop_mode = |mode: &[&str]| {
+            let mut c = Command::new(&outcrop);
+            c.current_dir(&dir)
+                .args(mode)
+                .args(["--allow-rw", ".", "--"])
+                .args(&words);
+            c
+        };
+        let mut t: [Vec<f64>; 6] = Default::default();
+        for _ in 0..runs {
+            t[0].push(time(Command::new("qemu-riscv64").current_dir(&dir).args(&words))?);
+            t[1].push(time(
+                Command::new("qemu-riscv64")
+                    .current_dir(&dir)
+                    .args(["-plugin", &plugin_arg])
+                    .args(&words),
+            )?);
+            t[2].push(time(&mut outcrop_mode(&["exec"]))?);
+            let prof = profile.to_string_lossy().into_owned();
+            t[3].push(time(&mut outcrop_mode(&["run", "--no-progress", "-o", &prof]))?);
+            let w = wpp.to_string_lossy().into_owned();
+            t[4].push(time(&mut outcrop_mode(&["wpp", "record", "-o", &w]))?);
+            let s = samples.to_string_lossy().into_owned();
+            t[5].push(time(&mut outcrop_mode(&["paths", "record", "-o", &s]))?);
+        }
+        let cells = [
+            ratio(&t[1], &t[0]),
+            ratio(&t[3], &t[2]),
+            ratio(&t[4], &t[2]),
+            ratio(&t[5], &t[2]),
+            ratio(&t[3], &t[1]),
+        ];
+        for (g, (m, _)) in geo.iter_mut().zip(&cells) {
+            *g += m.ln();
+        }
+        println!(
+            "| `{p}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            mm(&t[0], 3),
+            mm(&t[1], 3),
+            mm(&t[2], 3),
+            mm(&t[3], 3),
+            mm(&t[4], 3),
+            mm(&t[5], 3),
+            cells[0].1,
+            cells[1].1,
+            cells[2].1,
+            cells[3].1,
+            cells[4].1
+        );
+    }
+    let k = args.programs.len() as f64;
+    let g = |i: usize| (geo[i] / k).exp();
+    println!(
+        "\ngeometric means over the {k} programs: plugin / qemu {:.2}×, run / exec {:.2}×, wpp / exec {:.2}×, paths / exec {:.2}×, run / (qemu + bbcount) {:.2}×",
+        g(0),
+        g(1),
+        g(2),
+        g(3),
+        g(4)
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
