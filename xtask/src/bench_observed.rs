@@ -84,7 +84,9 @@ pub fn run(args: Args) -> Result<()> {
         };
         let mut t: [Vec<f64>; 6] = Default::default();
         for _ in 0..runs {
-            t[0].push(time(Command::new("qemu-riscv64").current_dir(&dir).args(&words))?);
+            t[0].push(time(
+                Command::new("qemu-riscv64").current_dir(&dir).args(&words),
+            )?);
             t[1].push(time(
                 Command::new("qemu-riscv64")
                     .current_dir(&dir)
@@ -93,7 +95,12 @@ pub fn run(args: Args) -> Result<()> {
             )?);
             t[2].push(time(&mut outcrop_mode(&["exec"]))?);
             let prof = profile.to_string_lossy().into_owned();
-            t[3].push(time(&mut outcrop_mode(&["run", "--no-progress", "-o", &prof]))?);
+            t[3].push(time(&mut outcrop_mode(&[
+                "run",
+                "--no-progress",
+                "-o",
+                &prof,
+            ]))?);
             let w = wpp.to_string_lossy().into_owned();
             t[4].push(time(&mut outcrop_mode(&["wpp", "record", "-o", &w]))?);
             let s = samples.to_string_lossy().into_owned();

@@ -10,9 +10,9 @@
 mod bench;
 mod bench_compose;
 mod bench_exec;
-mod bench_observed;
 mod bench_hostile;
 mod bench_layers;
+mod bench_observed;
 mod bench_profile;
 mod bench_rap;
 mod bench_rpa;
