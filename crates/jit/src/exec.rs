@@ -45,6 +45,10 @@ pub(crate) fn jump_slot(pc: u64) -> usize {
 }
 /// A page.
 pub const PAGE: usize = 4096;
+/// Finished units [`Jit::poll`] gathers before installing them.
+pub const INSTALL_BATCH: usize = 256;
+/// Polls after which [`Jit::poll`] installs whatever is ready.
+pub const INSTALL_POLLS: u32 = 256;
 /// Records one recording call into compiled code can append
 /// ([`Jit::run_recording`] caps its budget at this: every record retires an instruction).
 pub const RECORDS: usize = 8192;
@@ -219,6 +223,11 @@ pub struct Jit<H: Host> {
     worker: Option<Worker>,
     no_worker: bool,
     pending: u64,
+    /// Units the compiling thread finished, not installed yet ([`Jit::poll`] installs them
+    /// in batches).
+    ready: Vec<codegen::Compiled>,
+    /// Polls since the last install.
+    idle_polls: u32,
     /// What it did so far.
     pub stats: Stats,
 }
@@ -286,6 +295,8 @@ impl<H: Host> Jit<H> {
             worker: None,
             no_worker: false,
             pending: 0,
+            ready: Vec::new(),
+            idle_polls: 0,
             stats: Stats::default(),
         };
         jit.start_module()?;
@@ -374,24 +385,39 @@ impl<H: Host> Jit<H> {
 
     /// Units handed to the compiling thread and not installed yet.
     pub fn pending(&self) -> u64 {
-        self.pending
+        self.pending + self.ready.len() as u64
     }
 
     /// Installs the units the compiling thread finished (those compiled before a flush are
-    /// dropped); returns their entry pcs.
+    /// dropped); returns their entry pcs. Units are installed in batches of [`INSTALL_BATCH`]
+    /// (or whatever is ready once nothing more is coming, or after [`INSTALL_POLLS`] polls):
+    /// every install makes fresh pages executable (`mprotect`, and a TLB shootdown on every
+    /// core), which installing each unit as it came cost SQLite 6% of its run. (Batches of
+    /// 16, 64, 256 and 1,024 units with as many polls: 256 and 1,024 ran the four real
+    /// programs fastest, SQLite 0.36 → 0.30 s; the units' later arrival costs less than the
+    /// installs it saves.)
     pub fn poll(&mut self) -> Vec<u64> {
-        let mut done = Vec::new();
         let mut time = Duration::ZERO;
         if let Some(w) = &self.worker {
             while let Ok((generation, result, spent)) = w.done.try_recv() {
                 self.pending = self.pending.saturating_sub(1);
                 time += spent;
                 if let (true, Ok(c)) = (generation == self.stats.flushes, result) {
-                    done.push(c);
+                    self.ready.push(c);
                 }
             }
         }
         self.stats.compile_time += time;
+        self.idle_polls = self.idle_polls.saturating_add(1);
+        if self.ready.is_empty()
+            || (self.ready.len() < INSTALL_BATCH
+                && self.pending > 0
+                && self.idle_polls < INSTALL_POLLS)
+        {
+            return Vec::new();
+        }
+        self.idle_polls = 0;
+        let done = std::mem::take(&mut self.ready);
         let entries: Vec<u64> = done.iter().map(|c| c.entry).collect();
         match self.install(&done) {
             Ok(()) => entries,
@@ -448,11 +474,12 @@ impl<H: Host> Jit<H> {
     pub fn flush(&mut self) {
         // units still on the compiling thread belong to the old code too: the generation must
         // move so that `poll` drops them
-        if self.units.is_empty() && self.pending == 0 {
+        if self.units.is_empty() && self.pending == 0 && self.ready.is_empty() {
             return;
         }
         self.jump_cache.fill(NO_JUMP);
         self.units.clear();
+        self.ready.clear();
         self.live_bytes = 0;
         self.stats.flushes += 1;
         if let Some(module) = self.module.take() {
