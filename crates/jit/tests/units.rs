@@ -1,5 +1,5 @@
 //! Compiled units against a toy host: loops, memory, exits, the budget.
-use outcrop_jit::ir::{Alu, Block, Cond, Op, Src, Term, Unit};
+use outcrop_jit::ir::{Alu, Block, Cond, Op, Record, Src, Term, Unit};
 use outcrop_jit::{Exit, Host, Jit, Stored, PAGE};
 use std::collections::HashMap;
 
@@ -325,4 +325,82 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
     assert_eq!(retired, 4000);
     assert_eq!((x[5], x[6]), (0, 1000));
     assert_eq!(jit.stats.entries, 1);
+}
+
+#[test]
+fn recorded_blocks_append_one_record_per_run_and_the_budget_bounds_them() {
+    let mut unit = sum_loop();
+    unit.blocks[0].record = Some(7);
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    jit.compile(&unit).unwrap();
+    let mut host = Toy::with(&[1]);
+    let mut x = [0u64; 32];
+    x[11] = 1000;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+    assert_eq!(exit, Exit::Miss(0x118));
+    assert_eq!(retired, 6000);
+    let records = jit.records();
+    assert_eq!(records.len(), 1000);
+    assert!(records.iter().all(|r| r.tag() == 7 && r.retired() == 6));
+    // taken back to the start 999 times, then the fall-through
+    assert!(records[..999]
+        .iter()
+        .all(|r| r.how() == Record::TAKEN && r.next == 0x100));
+    assert_eq!(
+        (records[999].how(), records[999].next),
+        (Record::END, 0x118)
+    );
+    // a long loop: the call stops at the record buffer's capacity, at a block boundary
+    x[11] = 1_000_000;
+    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+    assert_eq!(exit, Exit::Budget(0x100));
+    assert!(retired <= outcrop_jit::RECORDS as u64);
+    assert_eq!(jit.records().len() as u64, retired / 6);
+    // a faulting store mid-block: a partial record with the instructions before it
+    x[13] = 0x10_000; // page 0x10 is read-only
+    x[11] = 5;
+    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+    assert_eq!(exit, Exit::Engine(0x10c));
+    assert_eq!(retired, 3);
+    let r = jit.records();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].how(), r[0].retired(), r[0].next),
+        (Record::PARTIAL, 3, 0x10c)
+    );
+}
+
+#[test]
+fn a_flush_drops_units_still_on_the_compiling_thread() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    assert!(jit.submit(sum_loop()));
+    jit.flush();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while jit.pending() > 0 {
+        assert!(
+            jit.poll().is_empty(),
+            "a unit from before the flush was installed"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the compiling thread never answered"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(!jit.contains(0x100));
+    let mut host = Toy::with(&[1]);
+    let (exit, retired) = jit.run(&mut host, (&mut [0; 32], &mut [0; 32]), 0x100, 100);
+    assert_eq!((exit, retired), (Exit::Miss(0x100), 0));
+    // and one submitted after the flush arrives
+    assert!(jit.submit(sum_loop()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !jit.contains(0x100) {
+        jit.poll();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the unit never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }

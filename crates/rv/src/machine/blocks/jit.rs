@@ -591,7 +591,7 @@ impl Machine {
     /// block engine runs them for the same blocks (checked by the differential tests). On a
     /// stop, `self.pc` and `self.instret` are put where the engine would have stopped; the
     /// registers and memory are then those of the end of the call (up to
-    /// [`outcrop_jit::exec::RECORDS`] instructions further), which ends the run anyway.
+    /// [`outcrop_jit::RECORDS`] instructions further), which ends the run anyway.
     fn drain<O: Observer>(&mut self, obs: &mut O) -> Control {
         if !(O::CLASSES || O::BRANCHES || O::BLOCKS) {
             return Control::Continue;
