@@ -228,7 +228,8 @@ fn both_engines_give_the_same_output_and_counts() {
         )
     };
     assert_eq!(run("blocks"), run("step"));
-    // the compiling tier runs only unobserved (no --stats-json): the same status and output
+    assert_eq!(run("jit"), run("step"));
+    // and unobserved (no --stats-json): the same status and output
     let plain = |engine: &str| {
         let o = exec(&["--engine", engine], &["fflags"]);
         (o.status.code(), o.stdout)
@@ -396,4 +397,49 @@ fn a_write_to_a_closed_pipe_raises_sigpipe() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(141));
     assert!(String::from_utf8_lossy(&o.stderr).contains("killed by SIGPIPE"));
+}
+
+#[test]
+fn stats_json_reports_what_the_compiling_tier_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let bin =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/qsort_ints");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--stats-json", stats.to_str().unwrap(), "--"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let t = &v["compiling_tier"];
+    assert!(t["units"].as_u64().unwrap() > 10, "{t}");
+    assert!(t["entries"].as_u64().unwrap() > 0, "{t}");
+    assert!(t["compile_seconds"].as_f64().unwrap() > 0.0, "{t}");
+    assert!(t["compile_us_per_unit"].as_f64().unwrap() > 0.0, "{t}");
+    let share = t["compile_share"].as_f64().unwrap();
+    assert!(share > 0.0 && share.is_finite(), "{t}");
+    let exits = t["exits"].as_object().unwrap();
+    let total: u64 = exits.values().map(|e| e.as_u64().unwrap()).sum();
+    assert_eq!(
+        total,
+        t["entries"].as_u64().unwrap(),
+        "every entry ends once"
+    );
+    // the block engine alone compiles nothing, and says nothing about it
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args([
+            "exec",
+            "--engine",
+            "blocks",
+            "--stats-json",
+            stats.to_str().unwrap(),
+            "--",
+        ])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert!(v.get("compiling_tier").is_none(), "{v}");
 }

@@ -124,6 +124,45 @@ pub struct ExecStats {
     /// Timing-model totals, with `--timing`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<outcrop_timing::Totals>,
+    /// What the compiling tier did (absent when it compiled nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiling_tier: Option<CompilingTier>,
+}
+
+/// The compiling tier in `--stats-json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompilingTier {
+    /// Units compiled and installed.
+    pub units: u64,
+    /// Guest blocks in them.
+    pub guest_blocks: u64,
+    /// Host code bytes produced.
+    pub code_bytes: u64,
+    /// Seconds spent compiling (on the compiling thread, beside the guest).
+    pub compile_seconds: f64,
+    /// Compile time per unit, in microseconds.
+    pub compile_us_per_unit: f64,
+    /// Compile time over the run's wall time (compiling overlaps the run on a second core).
+    pub compile_share: f64,
+    /// Times compiled code was dropped.
+    pub flushes: u64,
+    /// Calls into compiled code.
+    pub entries: u64,
+    /// How they ended.
+    pub exits: CompiledExits,
+}
+
+/// How calls into compiled code ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CompiledExits {
+    /// At a pc with no compiled unit (the block engine goes on there).
+    pub not_compiled: u64,
+    /// At the instruction budget (a limit, a time slice, a record buffer's worth).
+    pub budget: u64,
+    /// At an instruction the engine runs (a system call, FP arithmetic, a fault).
+    pub engine: u64,
+    /// After a store that changed code.
+    pub code_changed: u64,
 }
 
 /// One guest thread in `--stats-json`.

@@ -61,6 +61,28 @@ pub struct MachineCounts {
     pub schedule_seed: Option<u64>,
     /// Each thread and what it waited on, when the run ended in a deadlock.
     pub deadlock: Option<String>,
+    /// What the compiling tier did (`None`: it never compiled anything).
+    pub jit: Option<JitCounts>,
+}
+
+/// What the compiling tier did in a run (docs/machine.md, "The compiling tier").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JitCounts {
+    /// Units compiled and installed.
+    pub units: u64,
+    /// Guest blocks in them.
+    pub blocks: u64,
+    /// Host code bytes produced.
+    pub code_bytes: u64,
+    /// Time spent compiling (on the compiling thread, or inline), in nanoseconds.
+    pub compile_nanos: u64,
+    /// Times compiled code was dropped (code changed, or the decoded-code budget was full).
+    pub flushes: u64,
+    /// Calls into compiled code.
+    pub entries: u64,
+    /// How they ended: a pc not compiled, the instruction budget, an instruction for the
+    /// engine, a code change.
+    pub exits: [u64; 4],
 }
 
 /// The whole-program capture's result (its file went to the sink).
@@ -333,6 +355,15 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             threads: machine.thread_stats(),
             context_switches: machine.context_switches(),
             schedule_seed: machine.schedule_seed(),
+            jit: machine.jit_stats_if_used().map(|s| JitCounts {
+                units: s.units,
+                blocks: s.blocks,
+                code_bytes: s.code_bytes,
+                compile_nanos: u64::try_from(s.compile_time.as_nanos()).unwrap_or(u64::MAX),
+                flushes: s.flushes,
+                entries: s.entries,
+                exits: s.exits,
+            }),
             deadlock: (summaries.outcome == Outcome::Deadlock).then(|| {
                 let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
                 machine.deadlock_report_with(|pc| {

@@ -69,7 +69,7 @@ mod readme {}
 pub use config::{GcHeap, RpaConfig, RunConfig, TagPlace};
 pub use error::{Error, Result};
 pub use execute::{
-    execute, DenialHook, Hooks, MachineCounts, RunSummaries, WarningHook, WppResult,
+    execute, DenialHook, Hooks, JitCounts, MachineCounts, RunSummaries, WarningHook, WppResult,
 };
 pub use image::{ParseCounts, ProgramImage};
 pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};

@@ -427,6 +427,11 @@ impl Machine {
         self.jit.as_ref().map(|j| j.stats).unwrap_or_default()
     }
 
+    /// [`Machine::jit_stats`], if the compiling tier was started at all.
+    pub fn jit_stats_if_used(&self) -> Option<outcrop_jit::Stats> {
+        self.jit.as_ref().map(|j| j.stats)
+    }
+
     /// Host bytes of the single-step interpreter's decoded pages.
     fn icache_bytes(&self) -> u64 {
         (self.icache.slots.len() as u64 + 1) * DECODED_PAGE_BYTES
