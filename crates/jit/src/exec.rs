@@ -506,41 +506,6 @@ impl<H: Host> Jit<H> {
         pc: u64,
         budget: u64,
     ) -> (Exit, u64) {
-        self.enter(host, regs, pc, budget)
-    }
-
-    /// [`Jit::run`] for units compiled with [`crate::ir::Block::record`]: at most [`RECORDS`]
-    /// instructions retire, so every record the blocks append fits; [`Jit::records`] returns
-    /// them afterwards, in the order the blocks ran.
-    pub fn run_recording(
-        &mut self,
-        host: &mut H,
-        regs: (&mut [u64; 32], &mut [u64; 32]),
-        pc: u64,
-        budget: u64,
-    ) -> (Exit, u64) {
-        self.enter(host, regs, pc, budget.min(RECORDS as u64))
-    }
-
-    /// The records the last call appended ([`Jit::run_recording`]).
-    ///
-    /// # Panics
-    /// If compiled code appended more than [`RECORDS`] (a code-generator bug: each record
-    /// retires at least one instruction of the capped budget). None was written outside the
-    /// buffer: appends past its end all land in its spare slot.
-    pub fn records(&self) -> &[Record] {
-        let n = self.ctx.record_pos as usize;
-        assert!(n <= RECORDS, "compiled code appended {n} records");
-        &self.records[..n]
-    }
-
-    fn enter(
-        &mut self,
-        host: &mut H,
-        regs: (&mut [u64; 32], &mut [u64; 32]),
-        pc: u64,
-        budget: u64,
-    ) -> (Exit, u64) {
         self.ctx.record_pos = 0;
         let (x, f) = regs;
         // the jump cache first (an array read), the unit table on a collision
@@ -593,6 +558,31 @@ impl<H: Host> Jit<H> {
             _ => Exit::Engine(pc),
         };
         (exit, retired)
+    }
+
+    /// [`Jit::run`] for units compiled with [`crate::ir::Block::record`]: at most [`RECORDS`]
+    /// instructions retire, so every record the blocks append fits; [`Jit::records`] returns
+    /// them afterwards, in the order the blocks ran.
+    pub fn run_recording(
+        &mut self,
+        host: &mut H,
+        regs: (&mut [u64; 32], &mut [u64; 32]),
+        pc: u64,
+        budget: u64,
+    ) -> (Exit, u64) {
+        self.run(host, regs, pc, budget.min(RECORDS as u64))
+    }
+
+    /// The records the last call appended ([`Jit::run_recording`]).
+    ///
+    /// # Panics
+    /// If compiled code appended more than [`RECORDS`] (a code-generator bug: each record
+    /// retires at least one instruction of the capped budget). None was written outside the
+    /// buffer: appends past its end all land in its spare slot.
+    pub fn records(&self) -> &[Record] {
+        let n = self.ctx.record_pos as usize;
+        assert!(n <= RECORDS, "compiled code appended {n} records");
+        &self.records[..n]
     }
 }
 

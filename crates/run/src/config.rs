@@ -44,7 +44,8 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// A run of `program` with nothing attached: the block engine, no timing.
+    /// A run of `program` with nothing attached: the default engine (the compiling tier), no
+    /// timing.
     pub fn new(program: ProgramSpec) -> RunConfig {
         RunConfig {
             program,

@@ -243,13 +243,14 @@ pub fn decoded_pages_cap(limit_bytes: u64) -> usize {
 pub enum Engine {
     /// Pre-decoded basic blocks for observers that read no retire records; the single-step
     /// interpreter for those that do, and for every instruction a block cannot run.
-    #[default]
     Blocks,
     /// The single-step interpreter only: the oracle the block engine is tested against.
     Step,
-    /// The block engine with the compiling tier under it: blocks that run hot are compiled
-    /// to host code (Cranelift) when no observer reads block-level streams (docs/machine.md,
-    /// "The compiling tier"); everything else as [`Engine::Blocks`].
+    /// The default: the block engine with the compiling tier under it. Blocks that run hot
+    /// are compiled to host code (Cranelift); under observers of class counts, blocks and
+    /// taken branches, compiled blocks emit those streams as records (docs/machine.md, "The
+    /// compiling tier"). Observers of retire records run as under [`Engine::Blocks`].
+    #[default]
     Jit,
 }
 
