@@ -173,57 +173,58 @@ pub(crate) fn build(
 }
 
 impl Gen<'_, '_> {
+    /// Register `r` of the integer (`fp` false) or FP file: its value known in this guest
+    /// block, else loaded from the context on first use.
+    fn reg(&mut self, fp: bool, r: usize) -> Value {
+        let known = if fp { self.fregs[r] } else { self.regs[r] };
+        if let Some(v) = known {
+            return v;
+        }
+        let off = if fp { layout::f(r) } else { layout::x(r) };
+        let v = self.b.ins().load(types::I64, flags(), self.ctx, off as i32);
+        if fp {
+            self.fregs[r] = Some(v);
+        } else {
+            self.regs[r] = Some(v);
+        }
+        v
+    }
+
+    /// Writes register `r` of a file: into its value for the rest of the block, and through
+    /// to the context at once, so that no exit has registers to write back (exits stay small,
+    /// and so does the code).
+    fn write_reg(&mut self, fp: bool, r: usize, v: Value) {
+        let off = if fp {
+            self.fregs[r] = Some(v);
+            layout::f(r)
+        } else {
+            self.regs[r] = Some(v);
+            layout::x(r)
+        };
+        self.b.ins().store(flags(), v, self.ctx, off as i32);
+    }
+
     fn get(&mut self, r: u8) -> Value {
         let r = r as usize & 31;
         if r == 0 {
             return self.b.ins().iconst(types::I64, 0);
         }
-        match self.regs[r] {
-            Some(v) => v,
-            None => {
-                let v = self
-                    .b
-                    .ins()
-                    .load(types::I64, flags(), self.ctx, layout::x(r) as i32);
-                self.regs[r] = Some(v);
-                v
-            }
-        }
+        self.reg(false, r)
     }
 
-    /// Writes `x[r]`: into its variable, and through to the context at once, so that no exit
-    /// has registers to write back (exits stay small, and so does the code).
+    /// Writes `x[r]` (a write to `x0` is dropped).
     fn set(&mut self, r: u8, v: Value) {
-        if r & 31 == 0 {
-            return;
+        if r & 31 != 0 {
+            self.write_reg(false, r as usize & 31, v);
         }
-        self.regs[r as usize & 31] = Some(v);
-        self.b
-            .ins()
-            .store(flags(), v, self.ctx, layout::x(r as usize & 31) as i32);
     }
 
     fn fget(&mut self, r: u8) -> Value {
-        let r = r as usize & 31;
-        match self.fregs[r] {
-            Some(v) => v,
-            None => {
-                let v = self
-                    .b
-                    .ins()
-                    .load(types::I64, flags(), self.ctx, layout::f(r) as i32);
-                self.fregs[r] = Some(v);
-                v
-            }
-        }
+        self.reg(true, r as usize & 31)
     }
 
     fn fset(&mut self, r: u8, v: Value) {
-        let r = r as usize & 31;
-        self.fregs[r] = Some(v);
-        self.b
-            .ins()
-            .store(flags(), v, self.ctx, layout::f(r) as i32);
+        self.write_reg(true, r as usize & 31, v);
     }
 
     fn src(&mut self, s: Src) -> Value {
