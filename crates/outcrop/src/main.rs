@@ -77,8 +77,8 @@ enum Command {
     /// with --timing), as `paths record`; samples to --samples FILE or DIR/branch.samples.
     /// --report DIR: report.html (one offline page: functions, flame graph, CPI stack, hot
     /// ranges, paths, strata) and its report.json; the profile as profile.json,
-    /// profile.speedscope.json (speedscope), profile.firefox.json (Firefox Profiler) and
-    /// profile.folded; every other result and the run's statistics as JSON files.
+    /// profile.speedscope.json (speedscope), profile.firefox.json (Firefox Profiler),
+    /// profile.folded and profile.pb.gz (pprof); every other result and the run's statistics as JSON files.
     ///
     /// Each result equals its own command's on the same deterministic run. Outputs are
     /// checked before the guest starts; Ctrl-C stops the guest and keeps every profile

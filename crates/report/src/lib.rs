@@ -13,6 +13,7 @@
 pub mod brr;
 pub mod html;
 pub mod paths;
+pub mod pprof;
 pub mod profile;
 pub mod rap_run;
 pub mod rap_tree;

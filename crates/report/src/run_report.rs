@@ -259,6 +259,7 @@ impl<'a> RunReport<'a> {
                     "profile.folded",
                     "folded stacks for flamegraph.pl or inferno",
                 ),
+                ("profile.pb.gz", "pprof (go tool pprof, Pyroscope, Parca)"),
             ]);
         }
         if let Some(r) = &self.rap {
@@ -295,6 +296,7 @@ impl<'a> RunReport<'a> {
             ));
             out.push(("profile.firefox.json", firefox(p, &s.program).into_bytes()));
             out.push(("profile.folded", folded(p).into_bytes()));
+            out.push(("profile.pb.gz", crate::pprof::pprof(p, &s.program)));
         }
         let classes = self.classes();
         let page = RunPage {
