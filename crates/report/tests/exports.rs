@@ -1,12 +1,16 @@
 //! The exact profile's exports on a real run: speedscope files validate against speedscope's
 //! own schema, the Firefox Profiler file has the processed format's shape, folded stacks and
-//! the flame graph add up, and every output is byte-identical across runs.
+//! the flame graph add up, pprof files read back (by a protocol-buffer reader written here, not
+//! by `prost`, which writes them, and by `go tool pprof`), and every output is byte-identical
+//! across runs.
 
 use outcrop_profile::Profile;
 use outcrop_report::profile::{firefox, flame_svg, folded, speedscope, ProfileReport};
 use outcrop_report::Report as _;
 use outcrop_run::{load, ProgramSpec, Run};
 use outcrop_rv::symbols::Symbols;
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
 fn profile(name: &str, timed: bool) -> Profile {
@@ -119,4 +123,247 @@ fn folded_stacks_flame_graph_and_table_agree_with_the_profile() {
         json["tree"][0]["total"]["instructions"].as_u64(),
         Some(p.instructions)
     );
+}
+
+// pprof: the protocol-buffer wire format walked by hand
+
+/// One field of a message: its number and its value (a varint, or bytes).
+#[derive(Debug)]
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = b[*at];
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return v;
+        }
+    }
+    panic!("varint too long at {at}");
+}
+
+/// The fields of one message, in order (wire types 0 and 2 only: all profile.proto uses).
+fn fields(b: &[u8]) -> Vec<(u64, Field<'_>)> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < b.len() {
+        let key = varint(b, &mut at);
+        let (number, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => out.push((number, Field::Varint(varint(b, &mut at)))),
+            2 => {
+                let len = varint(b, &mut at) as usize;
+                out.push((number, Field::Bytes(&b[at..at + len])));
+                at += len;
+            }
+            w => panic!("wire type {w} at byte {at}"),
+        }
+    }
+    out
+}
+
+/// Repeated varints: packed (bytes) or one per field.
+fn varints(f: &Field<'_>) -> Vec<u64> {
+    match f {
+        Field::Varint(v) => vec![*v],
+        Field::Bytes(b) => {
+            let mut at = 0;
+            let mut v = Vec::new();
+            while at < b.len() {
+                v.push(varint(b, &mut at));
+            }
+            v
+        }
+    }
+}
+
+fn first_varint(msg: &[u8], number: u64) -> u64 {
+    fields(msg)
+        .iter()
+        .find(|(n, _)| *n == number)
+        .map_or(0, |(_, f)| varints(f)[0])
+}
+
+/// What a reader of the file sees: per sample (leaf-first function names, values, thread).
+struct Read_ {
+    strings: Vec<String>,
+    sample_types: Vec<String>,
+    samples: Vec<(Vec<String>, Vec<i64>, Option<i64>)>,
+}
+
+fn read(gz: &[u8]) -> Read_ {
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut raw)
+        .unwrap();
+    let top = fields(&raw);
+    let strings: Vec<String> = top
+        .iter()
+        .filter(|(n, _)| *n == 6)
+        .map(|(_, f)| match f {
+            Field::Bytes(b) => String::from_utf8(b.to_vec()).unwrap(),
+            Field::Varint(_) => panic!("a string as a varint"),
+        })
+        .collect();
+    let bytes = |n: u64| -> Vec<&[u8]> {
+        top.iter()
+            .filter(|(k, _)| *k == n)
+            .map(|(_, f)| match f {
+                Field::Bytes(b) => *b,
+                Field::Varint(_) => panic!("field {n} is not a message"),
+            })
+            .collect()
+    };
+    let functions: HashMap<u64, String> = bytes(5)
+        .into_iter()
+        .map(|m| {
+            (
+                first_varint(m, 1),
+                strings[first_varint(m, 2) as usize].clone(),
+            )
+        })
+        .collect();
+    let locations: HashMap<u64, u64> = bytes(4)
+        .into_iter()
+        .map(|m| {
+            let line = fields(m)
+                .into_iter()
+                .find(|(n, _)| *n == 4)
+                .map(|(_, f)| match f {
+                    Field::Bytes(b) => first_varint(b, 1),
+                    Field::Varint(_) => panic!("a line as a varint"),
+                })
+                .unwrap();
+            (first_varint(m, 1), line)
+        })
+        .collect();
+    let sample_types = bytes(1)
+        .into_iter()
+        .map(|m| strings[first_varint(m, 1) as usize].clone())
+        .collect();
+    let thread_key = strings.iter().position(|s| s == "thread");
+    let samples = bytes(2)
+        .into_iter()
+        .map(|m| {
+            let (mut names, mut values, mut thread) = (Vec::new(), Vec::new(), None);
+            for (n, f) in fields(m) {
+                match n {
+                    1 => names.extend(
+                        varints(&f)
+                            .into_iter()
+                            .map(|id| functions[&locations[&id]].clone()),
+                    ),
+                    2 => values.extend(varints(&f).into_iter().map(|v| v as i64)),
+                    3 => {
+                        let Field::Bytes(b) = f else { panic!() };
+                        if Some(first_varint(b, 1) as usize) == thread_key {
+                            thread = Some(first_varint(b, 3) as i64);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (names, values, thread)
+        })
+        .collect();
+    Read_ {
+        strings,
+        sample_types,
+        samples,
+    }
+}
+
+#[test]
+fn pprof_files_read_back_to_the_exact_profile() {
+    for (name, timed) in [
+        ("qsort_ints", false),
+        ("recursion", true),
+        ("threads", false),
+    ] {
+        let p = profile(name, timed);
+        let gz = outcrop_report::pprof::pprof(&p, name);
+        assert_eq!(gz, outcrop_report::pprof::pprof(&p, name), "deterministic");
+        let r = read(&gz);
+        assert_eq!(r.strings[0], "", "{name}: the string table starts empty");
+        let want: Vec<&str> = if timed {
+            vec!["instructions", "cycles"]
+        } else {
+            vec!["instructions"]
+        };
+        assert_eq!(r.sample_types, want, "{name}");
+        // the values sum to the run's counts
+        let total: i64 = r.samples.iter().map(|s| s.1[0]).sum();
+        assert_eq!(total as u64, p.instructions, "{name}: instructions");
+        if timed {
+            let cycles: i64 = r.samples.iter().map(|s| s.1[1]).sum();
+            assert_eq!(cycles as u64, p.self_sum().cycles, "{name}: cycles");
+        }
+        // self instructions per leaf function, as the profile has them
+        let mut by_leaf: HashMap<String, u64> = HashMap::new();
+        for (names, values, _) in &r.samples {
+            *by_leaf.entry(names[0].clone()).or_default() += values[0] as u64;
+        }
+        for f in &p.functions {
+            assert_eq!(
+                by_leaf.get(&f.name).copied().unwrap_or(0),
+                f.self_counts.instructions,
+                "{name}: {}",
+                f.name
+            );
+        }
+        // main is called from the start code: it is never a root
+        let main_chain = r
+            .samples
+            .iter()
+            .find(|s| s.0[0] == "main")
+            .expect("main retired something");
+        assert!(main_chain.0.len() > 1, "{name}: {:?}", main_chain.0);
+        // a threaded guest's samples say whose they are, and every thread is there
+        let threads: std::collections::BTreeSet<i64> =
+            r.samples.iter().filter_map(|s| s.2).collect();
+        if p.threads.len() > 1 {
+            assert_eq!(threads.len(), p.threads.len(), "{name}");
+        } else {
+            assert!(threads.is_empty(), "{name}");
+        }
+    }
+}
+
+/// `go tool pprof` itself reads the file and finds the run's instruction total (skipped
+/// where Go is not installed: `apt-get install golang-go`).
+#[test]
+fn go_tool_pprof_reads_the_file() {
+    let has_go = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_go {
+        eprintln!("skipped: no `go` on PATH");
+        return;
+    }
+    let p = profile("qsort_ints", false);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("profile.pb.gz");
+    std::fs::write(&file, outcrop_report::pprof::pprof(&p, "qsort_ints")).unwrap();
+    let o = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top"])
+        .arg(&file)
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want = format!("of {} total", p.instructions);
+    assert!(text.contains(&want), "{text}");
+    assert!(text.contains("Type: instructions"), "{text}");
+    assert!(text.contains(" main\n"), "{text}");
 }
