@@ -8,6 +8,7 @@
 mod brr;
 mod exec;
 mod files;
+mod import;
 mod input;
 mod instrument;
 mod paths;
@@ -110,6 +111,21 @@ enum Command {
     /// and score them against the exact path profile (Shye et al.).
     #[command(subcommand)]
     Paths(paths::PathsCommand),
+    /// Import real hardware's samples: a perf.data recorded with `perf record -b` (Intel
+    /// LBR, AMD LbrExtV2, Arm BRBE) or `perf script -F ip,brstack` text, for one program
+    /// (x86-64 or RISC-V), into a samples file that `outcrop paths report` reads.
+    ///
+    /// Addresses are mapped to the program's own through each process's mmap records (by
+    /// build-id, else file name); records outside it are kept as "outside" so paths break
+    /// there. Also prints a sampled flat profile by function (docs/import.md).
+    ///
+    /// Examples:
+    ///   perf record -b -e cycles:u -o perf.data -- ./prog
+    ///   outcrop import perf.data --binary prog -o prog.samples
+    ///   outcrop paths report prog.samples --binary prog --fdata prog.fdata
+    ///   perf script -F ip,brstack -i perf.data > lbr.txt && outcrop import lbr.txt --binary prog
+    #[command(verbatim_doc_comment)]
+    Import(import::ImportArgs),
     /// Branch-on-random tools: the overlap of a sampled site profile with the full one
     /// (accuracy, the paper's §4.1). The instruction itself is `--brr MODE` on every command
     /// that runs a program (docs/machine.md "Branch-on-random").
@@ -147,6 +163,7 @@ fn main() -> ExitCode {
         Command::Trace(cmd) => trace::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Wpp(cmd) => wpp::run(cmd),
         Command::Paths(cmd) => paths::run(cmd),
+        Command::Import(args) => import::run(args),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),
         Command::Query(cmd) => query::run(cmd),

@@ -162,6 +162,14 @@ pub struct ReportArgs {
     /// Also write the sampled edge profile in LLVM BOLT's .fdata format.
     #[arg(long, value_name = "FILE")]
     fdata: Option<PathBuf>,
+    /// Also write the branch records as BOLT's pre-aggregated profile (`B`/`F` lines;
+    /// `llvm-bolt PROG -pa -p FILE -o OUT`).
+    #[arg(long, value_name = "FILE")]
+    bolt_preagg: Option<PathBuf>,
+    /// Also write the branch records as llvm-profgen's unsymbolized profile
+    /// (`llvm-profgen --binary PROG --unsymbolized-profile FILE --output OUT`).
+    #[arg(long, value_name = "FILE")]
+    profgen: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -451,6 +459,28 @@ fn report(args: ReportArgs) -> Result<()> {
         })
         .with_context(|| format!("writing {}", path.display()))?;
     }
+    if args.bolt_preagg.is_some() || args.profgen.is_some() {
+        let counts = outcrop_paths::exports::lbr_counts(&samples);
+        let base = elf_base(&elf);
+        for (path, text) in [
+            (
+                &args.bolt_preagg,
+                outcrop_paths::exports::bolt_preaggregated(&counts),
+            ),
+            (
+                &args.profgen,
+                outcrop_paths::exports::profgen_unsymbolized(&counts, base),
+            ),
+        ] {
+            if let Some(path) = path {
+                write_output(path, |f| {
+                    f.write_all(text.as_bytes())?;
+                    Ok(())
+                })
+                .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
     let est_total: f64 = a.estimate.paths.values().sum();
     let exact_total: u64 = exact.as_ref().map_or(0, |(e, _)| e.values().sum());
     let ranked = outcrop_paths::accuracy::ranked(&a.estimate.paths);
@@ -519,6 +549,15 @@ fn report(args: ReportArgs) -> Result<()> {
         .lock()
         .write_all(outcrop_events::escape::text(&text).as_bytes())?;
     Ok(())
+}
+
+/// The page of the program's lowest loadable segment: what llvm-profgen's offsets count from.
+fn elf_base(elf: &[u8]) -> u64 {
+    use object::{Object, ObjectSegment};
+    object::File::parse(elf)
+        .ok()
+        .and_then(|f| f.segments().map(|s| s.address()).min())
+        .map_or(0, |a| a & !0xfff)
 }
 
 /// `--handler-cycles`: a number of cycles or a cost preset's name.

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("instrument", 1),
     ("jit", 1),
     ("rv", 2),
+    ("perf", 2),
     ("timing", 2),
     ("rap", 3),
     ("strata", 3),
@@ -94,7 +95,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn mechanisms_and_summaries_have_no_threads_files_or_machine() {
-    for name in ["events", "sampling", "timing", "rap", "strata", "paths"] {
+    for name in [
+        "events", "sampling", "timing", "rap", "strata", "paths", "perf",
+    ] {
         let mut files = Vec::new();
         sources(&crates_dir().join(name).join("src"), &mut files);
         for f in files {

@@ -1,4 +1,5 @@
-//! Control-flow graphs of a static RV64GC program (paper §3.2–3.3 work on the CFG).
+//! Control-flow graphs of a program (paper §3.2–3.3 work on the CFG): RV64GC, as the machine
+//! runs it, or x86-64 (decoded with `iced-x86`), for branch records from real hardware.
 //!
 //! * Functions come from the ELF symbol table ([`outcrop_rv::symbols::Symbols`]); each is
 //!   disassembled linearly over its extent (compressed instructions included).
@@ -17,6 +18,8 @@ use object::{Object, ObjectSection, SectionKind};
 use outcrop_rv::inst::{decode, Inst, Op};
 use outcrop_rv::symbols::Symbols;
 use rustc_hash::FxHashMap;
+
+mod x86;
 
 /// Index of a block in [`Cfg::blocks`].
 pub type BlockId = u32;
@@ -134,21 +137,74 @@ pub struct Cfg {
     /// Retreating edges whose target does not dominate their source (irreducible cycles):
     /// they end paths like back edges but form no natural loop.
     pub irreducible_edges: u64,
+    /// The instruction set.
+    pub isa: Isa,
     /// The code sections (address, bytes), for disassembly.
     code: Vec<(u64, Vec<u8>)>,
     by_start: FxHashMap<u64, BlockId>,
 }
 
+/// The instruction set of a program's code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// RV64GC (the machine's).
+    #[default]
+    RiscV,
+    /// x86-64.
+    X86_64,
+}
+
+impl Isa {
+    /// The instruction set of an ELF file's machine, or `None` if neither.
+    pub fn of_elf(data: &[u8]) -> Result<Isa> {
+        let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+        match file.architecture() {
+            object::Architecture::Riscv64 => Ok(Isa::RiscV),
+            object::Architecture::X86_64 => Ok(Isa::X86_64),
+            a => Err(Error::Elf(format!(
+                "{a:?} code: Outcrop builds CFGs of RISC-V (RV64) and x86-64 programs"
+            ))),
+        }
+    }
+}
+
+/// One decoded instruction: where, how long, how it ends a block.
+#[derive(Clone, Copy, Debug)]
+struct Insn {
+    pc: u64,
+    len: u64,
+    term: Option<Term>,
+}
+
+/// The code section holding `start`, cut to `end`.
+fn section_at<'c>(code: &[(u64, &'c [u8])], start: u64, end: u64) -> Option<(u64, &'c [u8], u64)> {
+    let &(base, bytes) = code
+        .iter()
+        .find(|(a, b)| start >= *a && start < *a + b.len() as u64)?;
+    Some((base, bytes, end.min(base + bytes.len() as u64)))
+}
+
+/// Instructions of one function.
+fn decode_range(isa: Isa, code: &[(u64, &[u8])], start: u64, end: u64) -> Vec<Insn> {
+    match isa {
+        Isa::RiscV => disassemble(code, start, end)
+            .iter()
+            .map(|(pc, i)| Insn {
+                pc: *pc,
+                len: u64::from(i.len.max(2)),
+                term: terminator(*pc, i),
+            })
+            .collect(),
+        Isa::X86_64 => x86::decode(code, start, end),
+    }
+}
+
 /// Instructions of one function: (pc, decoded).
 fn disassemble(code: &[(u64, &[u8])], start: u64, end: u64) -> Vec<(u64, Inst)> {
     let mut out = Vec::new();
-    let Some(&(base, bytes)) = code
-        .iter()
-        .find(|(a, b)| start >= *a && start < *a + b.len() as u64)
-    else {
+    let Some((base, bytes, end)) = section_at(code, start, end) else {
         return out;
     };
-    let end = end.min(base + bytes.len() as u64);
     let mut pc = start;
     while pc + 2 <= end {
         let off = (pc - base) as usize;
@@ -203,11 +259,11 @@ impl Cfg {
     /// The CFG of every function in an ELF executable, where the machine loads it (a PIE at
     /// `outcrop_rv::elf::PIE_BASE`).
     pub fn from_elf(data: &[u8]) -> Result<Cfg> {
-        let bias = match object::File::parse(data)
-            .map_err(|e| Error::Elf(e.to_string()))?
-            .kind()
-        {
-            object::ObjectKind::Dynamic => outcrop_rv::elf::PIE_BASE,
+        let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
+        let bias = match file.kind() {
+            object::ObjectKind::Dynamic if Isa::of_elf(data)? == Isa::RiscV => {
+                outcrop_rv::elf::PIE_BASE
+            }
             _ => 0,
         };
         Cfg::from_objects(&[(data, bias, "")])
@@ -215,11 +271,20 @@ impl Cfg {
 
     /// The CFG of every function of several objects loaded at once (a dynamically linked
     /// program and its shared libraries): `(ELF bytes, load bias, suffix)` each, the suffix
-    /// appended to its function names (`@libc.so.6`).
+    /// appended to its function names (`@libc.so.6`). All must be of one instruction set.
     pub fn from_objects(parts: &[(&[u8], u64, &str)]) -> Result<Cfg> {
         let mut code: Vec<(u64, &[u8])> = Vec::new();
         let mut funcs: Vec<(String, u64, u64)> = Vec::new();
+        let isa = match parts.first() {
+            Some((data, _, _)) => Isa::of_elf(data)?,
+            None => Isa::RiscV,
+        };
         for &(data, bias, suffix) in parts {
+            if Isa::of_elf(data)? != isa {
+                return Err(Error::Elf(format!(
+                    "object{suffix} is not {isa:?} code like the program"
+                )));
+            }
             let symbols =
                 Symbols::from_elf_at(data, bias).map_err(|e| Error::Elf(e.to_string()))?;
             let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
@@ -238,13 +303,21 @@ impl Cfg {
             );
         }
         funcs.sort_by_key(|f| f.1);
-        Ok(Cfg::from_code(&code, &funcs))
+        Ok(Cfg::from_code_of(isa, &code, &funcs))
     }
 
-    /// The CFG of `funcs` (name, start, end; address order) over code sections
+    /// The CFG of `funcs` (name, start, end; address order) over RISC-V code sections
     /// (address, bytes). Overlapping functions are cut at the next one's start.
     pub fn from_code(code: &[(u64, &[u8])], funcs: &[(String, u64, u64)]) -> Cfg {
-        let mut cfg = Cfg::default();
+        Cfg::from_code_of(Isa::RiscV, code, funcs)
+    }
+
+    /// [`Cfg::from_code`] for code of instruction set `isa`.
+    pub fn from_code_of(isa: Isa, code: &[(u64, &[u8])], funcs: &[(String, u64, u64)]) -> Cfg {
+        let mut cfg = Cfg {
+            isa,
+            ..Cfg::default()
+        };
         for (i, (name, start, end)) in funcs.iter().enumerate() {
             let end = match funcs.get(i + 1) {
                 Some(next) => (*end).min(next.1),
@@ -253,7 +326,7 @@ impl Cfg {
             if end <= *start || cfg.funcs.last().is_some_and(|f| f.end > *start) {
                 continue;
             }
-            let insts = disassemble(code, *start, end);
+            let insts = decode_range(isa, code, *start, end);
             let fid = cfg.funcs.len() as u32;
             let first = cfg.blocks.len() as u32;
             cfg.add_blocks(fid, &insts, *start, end);
@@ -276,6 +349,15 @@ impl Cfg {
             return Vec::new();
         };
         let code: Vec<(u64, &[u8])> = self.code.iter().map(|(a, v)| (*a, v.as_slice())).collect();
+        if self.isa == Isa::X86_64 {
+            return x86::text(&code, blk.start, blk.end)
+                .into_iter()
+                .map(|(pc, t, target)| match target {
+                    Some(a) => format!("{pc:#x}: {t}  <{}>", self.describe(a)),
+                    None => format!("{pc:#x}: {t}"),
+                })
+                .collect();
+        }
         disassemble(&code, blk.start, blk.end)
             .iter()
             .map(|(pc, i)| {
@@ -293,16 +375,16 @@ impl Cfg {
             .collect()
     }
 
-    fn add_blocks(&mut self, func: u32, insts: &[(u64, Inst)], start: u64, end: u64) {
+    fn add_blocks(&mut self, func: u32, insts: &[Insn], start: u64, end: u64) {
         if insts.is_empty() {
             return;
         }
         let mut leaders = rustc_hash::FxHashSet::default();
         leaders.insert(start);
-        for (i, (pc, inst)) in insts.iter().enumerate() {
-            if let Some(t) = terminator(*pc, inst) {
-                if let Some(&(next, _)) = insts.get(i + 1) {
-                    leaders.insert(next);
+        for (i, ins) in insts.iter().enumerate() {
+            if let Some(t) = ins.term {
+                if let Some(next) = insts.get(i + 1) {
+                    leaders.insert(next.pc);
                 }
                 match t {
                     Term::Cond { target } | Term::Jump { target }
@@ -315,8 +397,8 @@ impl Cfg {
             }
         }
         let mut b: Option<Block> = None;
-        for (i, (pc, inst)) in insts.iter().enumerate() {
-            let len = u64::from(inst.len.max(2));
+        for (i, ins) in insts.iter().enumerate() {
+            let (pc, len) = (&ins.pc, ins.len);
             let blk = b.get_or_insert(Block {
                 start: *pc,
                 end: *pc,
@@ -328,8 +410,8 @@ impl Cfg {
             blk.end = pc + len;
             blk.last = *pc;
             blk.insns += 1;
-            let term = terminator(*pc, inst);
-            let next_leader = insts.get(i + 1).is_none_or(|(n, _)| leaders.contains(n));
+            let term = ins.term;
+            let next_leader = insts.get(i + 1).is_none_or(|n| leaders.contains(&n.pc));
             if term.is_some() || next_leader {
                 let mut done = b.take().unwrap_or_else(|| unreachable_block(func));
                 done.term = match term {

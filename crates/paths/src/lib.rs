@@ -27,13 +27,14 @@ pub mod cfg;
 mod error;
 pub mod estimate;
 pub mod exact;
+pub mod exports;
 pub mod fdata;
 pub mod partial;
 pub mod regions;
 
 pub use accuracy::{accuracy, Accuracy, HOT};
 pub use analysis::{analyze, exact_profile, Analysis};
-pub use cfg::{Block, BlockId, Cfg, Edge, EdgeKind, Func, Term};
+pub use cfg::{Block, BlockId, Cfg, Edge, EdgeKind, Func, Isa, Term};
 pub use error::{Error, Result};
 pub use estimate::{estimate, Estimate, IndexCache, Weighting};
 pub use exact::{ExactCounter, ExactStats};

@@ -12,6 +12,7 @@
 
 pub mod brr;
 pub mod html;
+pub mod import;
 pub mod paths;
 pub mod pprof;
 pub mod profile;

@@ -50,6 +50,15 @@ pub enum Error {
     /// The RPA's queries, services or hardware model cannot run as configured.
     #[error("{0}")]
     Rpa(#[from] outcrop_rpa::Error),
+    /// A perf.data file or `perf script` text could not be imported (the reader's message
+    /// names the byte offset or line).
+    #[error("{}: {source}", path.display())]
+    Import {
+        /// The input's path.
+        path: PathBuf,
+        /// What the reader found.
+        source: outcrop_perf::Error,
+    },
     /// A branch-record unit's configuration is invalid.
     #[error("branch records: {0}")]
     Sampling(#[from] outcrop_sampling::Error),

@@ -56,6 +56,7 @@ mod error;
 mod execute;
 pub mod files;
 pub mod image;
+pub mod import;
 pub mod objects;
 pub mod pipeline;
 pub mod program;

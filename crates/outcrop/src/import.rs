@@ -1,0 +1,132 @@
+//! `outcrop import`: real hardware's samples (perf.data with branch stacks, or `perf script`
+//! text) into Outcrop's samples file, with a sampled flat profile of the program.
+
+use crate::files::{read_bounded, write_output, MAX_PROGRAM_BYTES};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use outcrop_report::import::{FlatRow, ImportReport};
+use outcrop_report::Report as _;
+use outcrop_run::import::{import, Format, ImportHooks};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// A perf.data file (`perf record -b`; pipe mode too), or the text of
+    /// `perf script -F ip,brstack` (or `-F pid,tid,ip,brstack`) from it or another tool.
+    #[arg(value_name = "INPUT")]
+    input: PathBuf,
+    /// The program whose samples to keep (an ELF with symbols: x86-64 or RISC-V). Its
+    /// mappings are found in the file by build-id, else by file name.
+    #[arg(long, value_name = "PROG")]
+    binary: PathBuf,
+    /// Where to write the samples file (`outcrop paths report` reads it).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "SAMPLES",
+        default_value = "perf.samples"
+    )]
+    output: PathBuf,
+    /// Functions shown in the sampled flat profile.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+    /// Print the import's statistics and the flat profile as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: ImportArgs) -> Result<ExitCode> {
+    crate::files::check_output(&args.output)?;
+    let elf = read_bounded(&args.binary, "program", MAX_PROGRAM_BYTES)?;
+    let program_id =
+        outcrop_rv::elf::program_id(&elf).with_context(|| format!("{}", args.binary.display()))?;
+    let size = std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0);
+    let bar = if size >= 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let b = indicatif::ProgressBar::new(size);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.set_message(format!("importing {}", args.input.display()));
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let (imported, format) = import(
+        &args.input,
+        &args.binary,
+        &elf,
+        &program_id,
+        ImportHooks {
+            progress: &mut |at, _| bar.set_position(at),
+        },
+    )?;
+    bar.finish_and_clear();
+    let st = &imported.stats;
+    if st.samples == 0 {
+        bail!("{} holds no samples", args.input.display());
+    }
+    write_output(&args.output, |f| {
+        f.write_all(imported.samples.to_text().as_bytes())?;
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", args.output.display()))?;
+    // the sampled flat profile by function
+    let symbols = outcrop_rv::symbols::Symbols::from_elf_at(&elf, 0).ok();
+    let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
+    for (&a, &c) in &imported.ips {
+        let name = symbols
+            .as_ref()
+            .and_then(|s| s.lookup(a))
+            .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string());
+        *by_func.entry(name).or_default() += c;
+    }
+    let total = st.samples_in_program.max(1);
+    let mut flat: Vec<FlatRow> = by_func
+        .into_iter()
+        .map(|(function, samples)| FlatRow {
+            share: samples as f64 / total as f64,
+            function,
+            samples,
+        })
+        .collect();
+    flat.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
+    flat.truncate(args.top);
+    let rep = ImportReport {
+        input: args.input.display().to_string(),
+        format: match format {
+            Format::PerfData => "perf.data",
+            Format::PerfScript => "perf script",
+        },
+        program: args.binary.display().to_string(),
+        program_id,
+        output: args.output.display().to_string(),
+        stats: st,
+        distinct_traces: imported.samples.traces.len(),
+        flat_profile_sampled: flat,
+    };
+    let out = if args.json {
+        rep.to_json()
+    } else {
+        rep.to_text()
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(outcrop_events::escape::text(&out).as_bytes())?;
+    if st.samples_in_program == 0 && st.branches_in_program == 0 {
+        eprintln!(
+            "outcrop: warning: no sample lies in {}: is it the program that was recorded{}?",
+            args.binary.display(),
+            if format == Format::PerfScript {
+                " (text input is read at the program's link-time addresses: a position-independent program needs its perf.data)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

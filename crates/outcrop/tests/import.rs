@@ -1,0 +1,328 @@
+//! `outcrop import` end to end on real hardware's data (google/autofdo's `test.lbr`, Intel
+//! LBR of an x86-64 gzip, and its `test.binary`): the samples file, `paths report` on it, and
+//! its BOLT and llvm-profgen outputs checked by the real tools (`llvm-bolt-19`,
+//! `llvm-profgen-19`, `perf`; skipped without them unless `OUTCROP_REQUIRE_BOLT` is set).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf/tests/fixtures")
+}
+
+fn outcrop(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("OUTCROP_REQUIRE_BOLT").is_none(),
+            "{tool} missing but OUTCROP_REQUIRE_BOLT is set"
+        );
+        eprintln!("skipped: {tool} missing");
+    }
+    ok
+}
+
+/// A work directory with the fixtures copied in (BOLT writes next to its input).
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["test.lbr", "test.binary"] {
+        std::fs::copy(fixtures().join(f), dir.path().join(f)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn import_then_paths_report_on_intel_lbr() {
+    let dir = setup();
+    let d = dir.path();
+    let out = ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "t.samples",
+            "--json",
+        ],
+        d,
+    ));
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["format"], "perf.data");
+    assert_eq!(j["stats"]["samples"], 9232);
+    assert_eq!(j["stats"]["branches"], 147_712);
+    assert_eq!(j["stats"]["max_entries"], 16);
+    assert_eq!(j["flat_profile_sampled"][0]["function"], "longest_match");
+    let rep = ok(&outcrop(
+        &[
+            "paths",
+            "report",
+            "t.samples",
+            "--binary",
+            "test.binary",
+            "--json",
+            "--bolt-preagg",
+            "t.preagg",
+            "--profgen",
+            "t.unsym",
+        ],
+        d,
+    ));
+    let r: serde_json::Value = serde_json::from_str(&rep).unwrap();
+    assert!(r["hot_paths"].as_array().unwrap().len() >= 5);
+    assert!(r["unmatched"].as_u64().unwrap() == 0);
+    let text = ok(&outcrop(
+        &["paths", "report", "t.samples", "--binary", "test.binary"],
+        d,
+    ));
+    assert!(text.contains("updcrc"), "{text}");
+    assert!(text.contains("%rdi"), "x86 disassembly: {text}");
+    let unsym = std::fs::read_to_string(d.join("t.unsym")).unwrap();
+    // AutoFDO's reader finds 357 ranges in this file (sample_reader_test.cc)
+    assert!(unsym.starts_with("357\n"), "{}", &unsym[..40]);
+}
+
+#[test]
+fn text_input_gives_the_same_samples_as_the_perf_data() {
+    let dir = setup();
+    let d = dir.path();
+    let Ok(o) = Command::new("perf")
+        .args(["script", "-F", "pid,tid,ip,brstack", "-i", "test.lbr"])
+        .current_dir(d)
+        .output()
+    else {
+        assert!(
+            std::env::var_os("OUTCROP_REQUIRE_BOLT").is_none(),
+            "perf missing"
+        );
+        return;
+    };
+    std::fs::write(d.join("lbr.txt"), &o.stdout).unwrap();
+    ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "a.samples",
+        ],
+        d,
+    ));
+    ok(&outcrop(
+        &[
+            "import",
+            "lbr.txt",
+            "--binary",
+            "test.binary",
+            "-o",
+            "b.samples",
+        ],
+        d,
+    ));
+    let a = std::fs::read_to_string(d.join("a.samples")).unwrap();
+    let b = std::fs::read_to_string(d.join("b.samples")).unwrap();
+    // the header's period is the perf.data's alone; the traces are the same
+    let traces = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with("trace"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(traces(&a), traces(&b));
+}
+
+#[test]
+fn llvm_profgen_reads_our_profile_as_it_reads_its_own() {
+    let dir = setup();
+    let d = dir.path();
+    if !(have("llvm-profgen-19") && have_perf()) {
+        return;
+    }
+    ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "t.samples",
+        ],
+        d,
+    ));
+    ok(&outcrop(
+        &[
+            "paths",
+            "report",
+            "t.samples",
+            "--binary",
+            "test.binary",
+            "--profgen",
+            "t.unsym",
+        ],
+        d,
+    ));
+    let o = Command::new("perf")
+        .args(["script", "-F", "ip,brstack", "-i", "test.lbr"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    std::fs::write(d.join("lbr.txt"), &o.stdout).unwrap();
+    let profgen = |args: &[&str]| {
+        let o = Command::new("llvm-profgen-19")
+            .args(["--binary=test.binary"])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    profgen(&["--unsymbolized-profile=t.unsym", "--output=ours.prof"]);
+    profgen(&["--perfscript=lbr.txt", "--output=theirs.prof"]);
+    let ours = std::fs::read(d.join("ours.prof")).unwrap();
+    let theirs = std::fs::read(d.join("theirs.prof")).unwrap();
+    assert!(ours.len() > 1000);
+    assert_eq!(
+        ours, theirs,
+        "llvm-profgen's profile from ours differs from its own from perf script"
+    );
+}
+
+#[test]
+fn llvm_bolt_optimizes_the_x86_program_from_our_preaggregated_profile() {
+    let dir = setup();
+    let d = dir.path();
+    if !have("llvm-bolt-19") {
+        return;
+    }
+    ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "t.samples",
+        ],
+        d,
+    ));
+    ok(&outcrop(
+        &[
+            "paths",
+            "report",
+            "t.samples",
+            "--binary",
+            "test.binary",
+            "--bolt-preagg",
+            "t.preagg",
+        ],
+        d,
+    ));
+    let o = Command::new("llvm-bolt-19")
+        .args([
+            "test.binary",
+            "-o",
+            "test.bolt",
+            "-pa",
+            "-p",
+            "t.preagg",
+            "-reorder-blocks=ext-tsp",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(
+        log.contains("basic block reordering modified layout"),
+        "{log}"
+    );
+    // the program compresses and checks its input; the optimized one must do the same
+    let input = d.join("in.dat");
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 27) as u8)
+        .collect();
+    std::fs::write(&input, data).unwrap();
+    let run = |p: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = d.join(p);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Command::new(&path)
+            .arg(&input)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (run("test.binary"), run("test.bolt"));
+    assert_eq!(a.status.code(), b.status.code());
+    assert_eq!(a.stdout, b.stdout);
+    assert!(
+        String::from_utf8_lossy(&a.stdout).contains("OK"),
+        "{}",
+        String::from_utf8_lossy(&a.stdout)
+    );
+}
+
+#[test]
+fn a_damaged_file_is_an_error_naming_the_offset() {
+    let dir = setup();
+    let d = dir.path();
+    let mut b = std::fs::read(d.join("test.lbr")).unwrap();
+    b.truncate(200_000);
+    std::fs::write(d.join("cut.data"), &b).unwrap();
+    let o = outcrop(
+        &[
+            "import",
+            "cut.data",
+            "--binary",
+            "test.binary",
+            "-o",
+            "x.samples",
+        ],
+        d,
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cut.data") && err.contains("byte offset 0x"),
+        "{err}"
+    );
+    assert!(!d.join("x.samples").exists());
+    let o = outcrop(&["import", "test.binary", "--binary", "test.binary"], d);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 1"), "{err}");
+}
+
+fn have_perf() -> bool {
+    let ok = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || std::env::var_os("OUTCROP_REQUIRE_PERF").is_none(),
+        "perf missing but OUTCROP_REQUIRE_PERF is set"
+    );
+    ok
+}

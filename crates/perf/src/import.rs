@@ -1,0 +1,313 @@
+//! From perf's events to Outcrop's samples for one program: runtime addresses are mapped to
+//! the program's link-time addresses through each process's own mappings (so several
+//! processes, each with the program loaded at its own address, are kept apart), branch stacks
+//! become traces oldest first, and IP samples become a histogram by address.
+
+use crate::data::{Event, Mmap, Sample};
+use outcrop_sampling::{Filter, LbrConfig, Meta, PeriodUnit, Record, Samples};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// Where a branch record's end lay outside the program (another object, the kernel, or an
+/// address no mapping covers): no block of the program's CFG contains it.
+pub const OUTSIDE: u64 = u64::MAX;
+
+/// Longest trace kept (the samples file's limit); longer stacks keep their newest entries.
+pub const MAX_TRACE: usize = 256;
+
+/// A loadable segment of the program: file bytes `offset .. offset + size` at `vaddr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// File offset.
+    pub offset: u64,
+    /// Link-time address.
+    pub vaddr: u64,
+    /// Bytes in the file.
+    pub size: u64,
+}
+
+/// The program whose samples are wanted.
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// Its file name (a mapping whose path ends in `/NAME` or is `NAME` is the program).
+    pub name: String,
+    /// Its GNU build-id; when set, a mapping is the program if its build-id (from the record
+    /// or the file's build-id table) matches, whatever its path.
+    pub build_id: Option<Vec<u8>>,
+    /// Its executable loadable segments.
+    pub segments: Vec<Segment>,
+    /// Text input (`perf script`) has no mappings: its addresses are taken as link-time
+    /// addresses of the program.
+    pub identity: bool,
+}
+
+impl Target {
+    fn vaddr_of_offset(&self, off: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|s| off >= s.offset && off - s.offset < s.size)
+            .map(|s| s.vaddr + (off - s.offset))
+    }
+    fn contains_vaddr(&self, a: u64) -> bool {
+        self.segments
+            .iter()
+            .any(|s| a >= s.vaddr && a - s.vaddr < s.size)
+    }
+}
+
+/// What an import read and kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Records read.
+    pub records: u64,
+    /// Samples read.
+    pub samples: u64,
+    /// Samples taken in the kernel.
+    pub kernel_samples: u64,
+    /// Samples whose IP lies in the program.
+    pub samples_in_program: u64,
+    /// Branch-stack entries read.
+    pub branches: u64,
+    /// Entries whose source and target both lie in the program.
+    pub branches_in_program: u64,
+    /// Entries flagged mispredicted.
+    pub mispredicted: u64,
+    /// Entries with a cycle count.
+    pub with_cycles: u64,
+    /// Entries on a wrong speculative path (dropped, as perf2bolt and AutoFDO do).
+    pub wrong_path: u64,
+    /// Samples with the LBR's hardware index.
+    pub with_hw_idx: u64,
+    /// Entries with branch counters (kernel 6.8+).
+    pub with_counters: u64,
+    /// Deepest branch stack.
+    pub max_entries: u64,
+    /// Records the kernel reported lost.
+    pub lost: u64,
+    /// Mappings of the program seen (over all processes).
+    pub program_mappings: u64,
+    /// Processes with at least one sample, and their samples (pid → samples).
+    pub processes: BTreeMap<u32, u64>,
+    /// Threads with at least one sample.
+    pub threads: u64,
+}
+
+/// One mapping of the program in one process.
+#[derive(Clone, Copy, Debug)]
+struct Map {
+    start: u64,
+    len: u64,
+    pgoff: u64,
+}
+
+/// An import in progress.
+pub struct Importer {
+    target: Target,
+    /// Build-ids by path, from the file's table.
+    ids_by_path: FxHashMap<String, Vec<u8>>,
+    maps: FxHashMap<u32, Vec<Map>>,
+    traces: FxHashMap<Vec<Record>, u64>,
+    ips: FxHashMap<u64, u64>,
+    data_addrs: FxHashMap<u64, u64>,
+    threads: rustc_hash::FxHashSet<(u32, u32)>,
+    trace: Vec<Record>,
+    /// What was read.
+    pub stats: Stats,
+}
+
+/// The result of an import.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The branch stacks as Outcrop's samples (program addresses; [`OUTSIDE`] elsewhere).
+    pub samples: Samples,
+    /// IP samples by program address.
+    pub ips: BTreeMap<u64, u64>,
+    /// Data addresses of samples that carry one (`ADDR`), by address.
+    pub data_addrs: BTreeMap<u64, u64>,
+    /// What was read.
+    pub stats: Stats,
+}
+
+impl Importer {
+    /// Starts an import of `target`'s samples; `build_ids` is the file's build-id table.
+    pub fn new(target: Target, build_ids: &[crate::data::BuildId]) -> Importer {
+        Importer {
+            target,
+            ids_by_path: build_ids
+                .iter()
+                .map(|b| (b.path.clone(), b.id.clone()))
+                .collect(),
+            maps: FxHashMap::default(),
+            traces: FxHashMap::default(),
+            ips: FxHashMap::default(),
+            data_addrs: FxHashMap::default(),
+            threads: Default::default(),
+            trace: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn is_program(&self, m: &Mmap) -> bool {
+        if let Some(want) = &self.target.build_id {
+            let id = m
+                .build_id
+                .as_ref()
+                .or_else(|| self.ids_by_path.get(&m.path));
+            if let Some(id) = id {
+                // tables without a size field pad short ids (xxHash's 8 bytes) to 20
+                let trim = |b: &[u8]| b.len() - b.iter().rev().take_while(|&&x| x == 0).count();
+                return id[..trim(id)] == want[..trim(want)];
+            }
+        }
+        let name = &self.target.name;
+        !name.is_empty()
+            && (m.path == *name
+                || m.path
+                    .strip_suffix(name.as_str())
+                    .is_some_and(|p| p.ends_with('/')))
+    }
+
+    /// The program's link-time address of runtime address `a` in process `pid`.
+    pub fn vaddr(&self, pid: u32, a: u64) -> Option<u64> {
+        if self.target.identity {
+            return self.target.contains_vaddr(a).then_some(a);
+        }
+        let maps = self.maps.get(&pid)?;
+        let m = maps
+            .iter()
+            .rev()
+            .find(|m| a >= m.start && a - m.start < m.len)?;
+        self.target
+            .vaddr_of_offset((a - m.start).checked_add(m.pgoff)?)
+    }
+
+    /// Takes one event.
+    pub fn event(&mut self, e: &Event) {
+        self.stats.records += 1;
+        match e {
+            Event::Sample(s) => self.sample(s),
+            Event::Mmap(m) if m.exec && self.is_program(m) => {
+                self.stats.program_mappings += 1;
+                let maps = self.maps.entry(m.pid).or_default();
+                if maps.len() < 4096 {
+                    maps.push(Map {
+                        start: m.start,
+                        len: m.len,
+                        pgoff: m.pgoff,
+                    });
+                }
+            }
+            Event::Task {
+                fork: true,
+                pid,
+                ppid,
+                ..
+            } if pid != ppid => {
+                // a new process starts with its parent's mappings
+                if let Some(m) = self.maps.get(ppid).cloned() {
+                    self.maps.entry(*pid).or_insert(m);
+                }
+            }
+            Event::Lost { count } => self.stats.lost = self.stats.lost.saturating_add(*count),
+            _ => {}
+        }
+    }
+
+    /// Takes one sample.
+    pub fn sample(&mut self, s: &Sample) {
+        let st = &mut self.stats;
+        st.samples += 1;
+        if s.mode == Some(crate::data::CpuMode::Kernel) {
+            st.kernel_samples += 1;
+        }
+        *st.processes.entry(s.pid).or_default() += 1;
+        if self.threads.len() < 1 << 20 {
+            self.threads.insert((s.pid, s.tid));
+        }
+        if let Some(ip) = s.ip {
+            if let Some(v) = self.vaddr(s.pid, ip) {
+                self.stats.samples_in_program += 1;
+                *self.ips.entry(v).or_default() += 1;
+                if let Some(a) = s.addr {
+                    *self.data_addrs.entry(a).or_default() += 1;
+                }
+            }
+        }
+        if s.hw_idx.is_some() {
+            self.stats.with_hw_idx += 1;
+        }
+        self.stats.max_entries = self.stats.max_entries.max(s.branches.len() as u64);
+        let mut trace = std::mem::take(&mut self.trace);
+        trace.clear();
+        let mut inside_any = false;
+        for b in s.branches.iter().take(MAX_TRACE).rev() {
+            let st = &mut self.stats;
+            st.branches += 1;
+            st.mispredicted += u64::from(b.mispred);
+            st.with_cycles += u64::from(b.cycles != 0);
+            st.with_counters += u64::from(b.counters.is_some());
+            if b.spec == 1 {
+                st.wrong_path += 1;
+                continue;
+            }
+            let from = self.vaddr(s.pid, b.from);
+            let to = self.vaddr(s.pid, b.to);
+            if from.is_some() && to.is_some() {
+                self.stats.branches_in_program += 1;
+            }
+            inside_any |= from.is_some() || to.is_some();
+            trace.push(Record {
+                from: from.unwrap_or(OUTSIDE),
+                to: to.unwrap_or(OUTSIDE),
+            });
+        }
+        if inside_any {
+            if let Some(c) = self.traces.get_mut(trace.as_slice()) {
+                *c += 1;
+            } else {
+                self.traces.insert(trace.clone(), 1);
+            }
+        }
+        self.trace = trace;
+    }
+
+    /// The samples file and histograms. `program` and `program_id` name the program as
+    /// Outcrop's files do; `period` is the event's sampling period (0 if by frequency).
+    pub fn finish(mut self, program: &str, program_id: &str, period: u64) -> Imported {
+        self.stats.threads = self.threads.len() as u64;
+        let entries = (self.stats.max_entries as usize).clamp(1, MAX_TRACE);
+        // the file counts the samples it keeps: those with a record in the program
+        let kept: u64 = self.traces.values().sum();
+        let recorded: u64 = self.traces.iter().map(|(t, c)| t.len() as u64 * c).sum();
+        let samples = Samples {
+            meta: Meta {
+                program: program.to_string(),
+                program_id: program_id.to_string(),
+                objects: Vec::new(),
+                config: LbrConfig {
+                    entries,
+                    period: period.max(1),
+                    unit: PeriodUnit::Cycles,
+                    random: false,
+                    seed: 0,
+                    filter: Filter::Taken,
+                    skew: 0.0,
+                    skew_bytes: 0,
+                    drop_target: 0.0,
+                    handler_cycles: 0,
+                },
+                instructions: 0,
+                cycles: 0,
+                samples: kept,
+                recorded,
+            },
+            traces: self.traces,
+        };
+        Imported {
+            samples,
+            ips: self.ips.into_iter().collect(),
+            data_addrs: self.data_addrs.into_iter().collect(),
+            stats: self.stats,
+        }
+    }
+}

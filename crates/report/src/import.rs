@@ -1,0 +1,93 @@
+//! The import report: what `outcrop import` read from a perf.data file or `perf script`
+//! text, and the sampled flat profile by function.
+
+use crate::Report;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One function of the sampled flat profile.
+#[derive(Serialize)]
+pub struct FlatRow {
+    /// Function name (or address when no symbol covers it).
+    pub function: String,
+    /// IP samples in it.
+    pub samples: u64,
+    /// Its share of the samples in the program.
+    pub share: f64,
+}
+
+/// The report of one import.
+#[derive(Serialize)]
+pub struct ImportReport<'a> {
+    /// The input file.
+    pub input: String,
+    /// `perf.data` or `perf script`.
+    pub format: &'static str,
+    /// The program.
+    pub program: String,
+    /// Its build id.
+    pub program_id: String,
+    /// The samples file written.
+    pub output: String,
+    /// What was read.
+    pub stats: &'a outcrop_perf::Stats,
+    /// Distinct branch-stack traces.
+    pub distinct_traces: usize,
+    /// The sampled flat profile, most samples first.
+    pub flat_profile_sampled: Vec<FlatRow>,
+}
+
+fn pct(a: u64, b: u64) -> f64 {
+    100.0 * a as f64 / b.max(1) as f64
+}
+
+impl Report for ImportReport<'_> {
+    fn write_text(&self, s: &mut String) {
+        let r = self;
+        let st = r.stats;
+        let _ = writeln!(s, "imported {} ({}) for {}", r.input, r.format, r.program);
+        let _ = writeln!(
+            s,
+            "  samples          {:>12}  ({:.1}% in the program, {} in the kernel, {} lost records)",
+            st.samples,
+            pct(st.samples_in_program, st.samples),
+            st.kernel_samples,
+            st.lost
+        );
+        let _ = writeln!(
+        s,
+        "  branch records   {:>12}  ({:.1}% inside the program; up to {} per sample; {} distinct traces)",
+        st.branches,
+        pct(st.branches_in_program, st.branches),
+        st.max_entries,
+        r.distinct_traces
+    );
+        let _ = writeln!(
+        s,
+        "  mispredicted     {:>12}  ({} with cycle counts, {} with hw_idx, {} with branch counters, {} wrong-path dropped)",
+        st.mispredicted, st.with_cycles, st.with_hw_idx, st.with_counters, st.wrong_path
+    );
+        let _ = writeln!(
+            s,
+            "  processes        {:>12}  ({} threads; {} mappings of the program)",
+            st.processes.len(),
+            st.threads,
+            st.program_mappings
+        );
+        let _ = writeln!(s, "\nsampled flat profile (IP samples, not exact counts):");
+        for f in &r.flat_profile_sampled {
+            let _ = writeln!(
+                s,
+                "  {:>6.2}%  {:>10}  {}",
+                100.0 * f.share,
+                f.samples,
+                f.function
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nwrote {}; next: outcrop paths report {} --binary {}",
+            r.output, r.output, r.program
+        );
+    }
+}
