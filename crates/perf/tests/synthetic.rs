@@ -1,0 +1,240 @@
+//! Layouts the fixtures do not have, written here byte by byte as the kernel and perf write
+//! them: the LBR's hardware index and kernel 6.8's branch counters, wrong-path entries, pipe
+//! mode, several attributes told apart by sample id, and two processes with the program
+//! mapped at different addresses.
+
+use outcrop_perf::{Event, Importer, Reader, Segment, Target};
+use std::io::Cursor;
+
+const IP: u64 = 1;
+const TID: u64 = 2;
+const IDENTIFIER: u64 = 1 << 16;
+const BRANCH_STACK: u64 = 1 << 11;
+const HW_INDEX: u64 = 1 << 17;
+const COUNTERS: u64 = 1 << 19;
+
+/// A 128-byte `perf_event_attr`.
+fn attr(sample_type: u64, branch_sample_type: u64) -> Vec<u8> {
+    let mut a = vec![0u8; 128];
+    a[4..8].copy_from_slice(&128u32.to_le_bytes());
+    a[16..24].copy_from_slice(&1000u64.to_le_bytes());
+    a[24..32].copy_from_slice(&sample_type.to_le_bytes());
+    a[72..80].copy_from_slice(&branch_sample_type.to_le_bytes());
+    a
+}
+
+fn record(kind: u32, misc: u16, body: &[u8]) -> Vec<u8> {
+    let mut r = Vec::new();
+    r.extend_from_slice(&kind.to_le_bytes());
+    r.extend_from_slice(&misc.to_le_bytes());
+    r.extend_from_slice(&((body.len() + 8) as u16).to_le_bytes());
+    r.extend_from_slice(body);
+    r
+}
+
+fn words(w: &[u64]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn mmap2(pid: u32, start: u64, len: u64, pgoff: u64, path: &str) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&pid.to_le_bytes());
+    b.extend_from_slice(&pid.to_le_bytes());
+    b.extend(words(&[start, len, pgoff]));
+    b.extend([0u8; 24]); // maj, min, ino, ino_generation
+    b.extend_from_slice(&5u32.to_le_bytes()); // PROT_READ | PROT_EXEC
+    b.extend_from_slice(&2u32.to_le_bytes()); // MAP_PRIVATE
+    b.extend_from_slice(path.as_bytes());
+    b.resize(b.len().div_ceil(8) * 8 + 8, 0);
+    record(10, 2, &b)
+}
+
+/// A seekable perf.data of `attrs` (attribute bytes, ids) and data records.
+fn file(attrs: &[(Vec<u8>, Vec<u64>)], records: &[Vec<u8>]) -> Vec<u8> {
+    let attr_size = 128 + 16;
+    let attrs_off = 104u64;
+    let ids_off = attrs_off + (attrs.len() * attr_size) as u64;
+    let mut ids = Vec::new();
+    let mut sec = Vec::new();
+    for (a, i) in attrs {
+        sec.extend_from_slice(a);
+        sec.extend(words(&[ids_off + ids.len() as u64, (i.len() * 8) as u64]));
+        ids.extend(words(i));
+    }
+    let data: Vec<u8> = records.concat();
+    let data_off = ids_off + ids.len() as u64;
+    let mut f = words(&[0x3245_4c49_4652_4550, 104, attr_size as u64]);
+    f.extend(words(&[
+        attrs_off,
+        sec.len() as u64,
+        data_off,
+        data.len() as u64,
+        0,
+        0,
+    ]));
+    f.extend([0u8; 32]);
+    f.extend(sec);
+    f.extend(ids);
+    f.extend(data);
+    f
+}
+
+fn read(bytes: Vec<u8>) -> (Reader<Cursor<Vec<u8>>>, Vec<Event>) {
+    let len = bytes.len() as u64;
+    let mut r = Reader::new(Cursor::new(bytes), len).unwrap();
+    let mut out = Vec::new();
+    while let Some((_, e)) = r.next_event().unwrap() {
+        out.push(e);
+    }
+    (r, out)
+}
+
+fn target() -> Target {
+    Target {
+        name: "prog".into(),
+        segments: vec![Segment {
+            offset: 0x1000,
+            vaddr: 0x1000,
+            size: 0x1000,
+        }],
+        ..Target::default()
+    }
+}
+
+#[test]
+fn hw_idx_counters_cycles_flags_and_wrong_path() {
+    let st = IP | TID | BRANCH_STACK;
+    let flags = |mispred: u64, cycles: u64, spec: u64| {
+        mispred | (1 - mispred) << 1 | cycles << 4 | spec << 24
+    };
+    let mut body = words(&[0x55_0000_1010]);
+    body.extend_from_slice(&7u32.to_le_bytes());
+    body.extend_from_slice(&7u32.to_le_bytes());
+    body.extend(words(&[3, 42])); // nr, hw_idx
+    body.extend(words(&[0x55_0000_1020, 0x55_0000_1000, flags(1, 17, 0)]));
+    body.extend(words(&[0x55_0000_1030, 0x55_0000_1040, flags(0, 3, 1)])); // wrong path
+    body.extend(words(&[0x55_0000_1008, 0x55_0000_1010, flags(0, 5, 2)]));
+    body.extend(words(&[9, 8, 7])); // counters
+    let recs = vec![
+        mmap2(7, 0x55_0000_0000, 0x3000, 0, "/bin/prog"),
+        record(9, 2, &body),
+    ];
+    let (r, evs) = read(file(&[(attr(st, HW_INDEX | COUNTERS), vec![1])], &recs));
+    let Event::Sample(s) = &evs[1] else {
+        panic!("{evs:?}")
+    };
+    assert_eq!(s.hw_idx, Some(42));
+    assert_eq!(s.branches.len(), 3);
+    assert!(s.branches[0].mispred && !s.branches[0].predicted && s.branches[0].cycles == 17);
+    assert_eq!(s.branches[1].spec, 1);
+    assert_eq!(
+        s.branches.iter().map(|b| b.counters).collect::<Vec<_>>(),
+        vec![Some(9), Some(8), Some(7)]
+    );
+    let mut imp = Importer::new(target(), &r.build_ids);
+    for e in &evs {
+        imp.event(e);
+    }
+    let out = imp.finish("prog", "", 1000);
+    assert_eq!(out.stats.wrong_path, 1);
+    assert_eq!(out.stats.with_hw_idx, 1);
+    assert_eq!(out.stats.with_counters, 3);
+    assert_eq!(out.stats.mispredicted, 1);
+    // oldest first, link-time addresses, the wrong-path entry dropped
+    let t: Vec<_> = out
+        .samples
+        .traces
+        .keys()
+        .next()
+        .unwrap()
+        .iter()
+        .map(|r| (r.from, r.to))
+        .collect();
+    assert_eq!(t, vec![(0x1008, 0x1010), (0x1020, 0x1000)]);
+    assert_eq!(out.ips.get(&0x1010), Some(&1));
+}
+
+#[test]
+fn two_processes_with_the_program_at_different_addresses_are_kept_apart() {
+    let st = IP | TID | BRANCH_STACK;
+    let sample = |pid: u32, base: u64| {
+        let mut b = words(&[base + 0x1010]);
+        b.extend_from_slice(&pid.to_le_bytes());
+        b.extend_from_slice(&pid.to_le_bytes());
+        b.extend(words(&[1, base + 0x1020, base + 0x1000, 0]));
+        record(9, 2, &b)
+    };
+    let fork = |pid: u32, ppid: u32| {
+        record(
+            7,
+            0,
+            &[
+                pid.to_le_bytes(),
+                ppid.to_le_bytes(),
+                pid.to_le_bytes(),
+                ppid.to_le_bytes(),
+                [0; 4],
+                [0; 4],
+            ]
+            .concat(),
+        )
+    };
+    let recs = vec![
+        mmap2(1, 0x10_0000_0000, 0x3000, 0, "/x/prog"),
+        mmap2(2, 0x20_0000_0000, 0x3000, 0, "/y/prog"),
+        mmap2(3, 0x30_0000_0000, 0x3000, 0, "/x/other"),
+        sample(1, 0x10_0000_0000),
+        sample(2, 0x20_0000_0000),
+        sample(3, 0x30_0000_0000), // another program: outside
+        fork(4, 1),
+        sample(4, 0x10_0000_0000), // the child has its parent's mapping
+    ];
+    let (r, evs) = read(file(&[(attr(st, 0), vec![])], &recs));
+    let mut imp = Importer::new(target(), &r.build_ids);
+    for e in &evs {
+        imp.event(e);
+    }
+    let out = imp.finish("prog", "", 0);
+    assert_eq!(out.stats.samples, 4);
+    assert_eq!(out.stats.samples_in_program, 3);
+    assert_eq!(out.stats.processes.len(), 4);
+    assert_eq!(out.ips.get(&0x1010), Some(&3));
+    let t = out.samples.traces.iter().next().unwrap();
+    assert_eq!((t.0[0].from, t.0[0].to, *t.1), (0x1020, 0x1000, 3));
+}
+
+#[test]
+fn pipe_mode_and_attributes_told_apart_by_identifier() {
+    let st = IDENTIFIER | IP | TID;
+    let header_attr = |a: Vec<u8>, id: u64| {
+        let mut b = a;
+        b.extend(words(&[id]));
+        record(64, 0, &b)
+    };
+    let sample = |id: u64, ip: u64| {
+        let mut b = words(&[id, ip]);
+        b.extend([0u8; 8]);
+        record(9, 2, &b)
+    };
+    let mut f = words(&[0x3245_4c49_4652_4550, 16]);
+    for r in [
+        header_attr(attr(st, 0), 100),
+        header_attr(attr(st | BRANCH_STACK, 0), 200),
+        sample(100, 0x10),
+        sample(200, 0x20),
+    ] {
+        f.extend(r);
+    }
+    // the second attribute's sample would need a branch stack: it has none, so it is
+    // damaged, and the error names the offset where the stack's size should be
+    let len = f.len() as u64;
+    let mut r = Reader::new(Cursor::new(f), len).unwrap();
+    assert!(r.pipe);
+    let Some((_, Event::Sample(s))) = r.next_event().unwrap() else {
+        panic!()
+    };
+    assert_eq!((s.attr, s.ip), (0, Some(0x10)));
+    let e = r.next_event().unwrap_err().to_string();
+    assert!(e.contains("branch stack size"), "{e}");
+    assert_eq!(r.attrs.len(), 2);
+}
