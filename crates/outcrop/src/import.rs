@@ -1,12 +1,14 @@
 //! `outcrop import`: real hardware's samples (perf.data with branch stacks, or `perf script`
 //! text) into Outcrop's samples file, with a sampled flat profile of the program.
 
-use crate::files::{read_bounded, write_output, MAX_PROGRAM_BYTES};
+use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use outcrop_rap::observe::{RapSpec, Stream};
 use outcrop_report::import::{FlatRow, ImportReport};
+use outcrop_report::run_report::{FileNames, RunReport};
 use outcrop_report::Report as _;
-use outcrop_run::import::{import, Format, ImportHooks};
+use outcrop_run::import::{import, Format, ImportConfig, ImportHooks};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,13 +37,20 @@ pub struct ImportArgs {
     /// Print the import's statistics and the flat profile as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Also write the report directory a run writes (`outcrop run --report`): the page,
+    /// the profile by function and line, flame graph, speedscope, pprof and RAP's hot ranges
+    /// of the sampled IPs (and data addresses, when samples carry them), and paths.json —
+    /// all from samples, which the page says.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// RAP's error bound ε for the hot ranges of the report (a fraction of the samples).
+    #[arg(long, value_name = "E", default_value_t = 0.01)]
+    eps: f64,
 }
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
     crate::files::check_output(&args.output)?;
-    let elf = read_bounded(&args.binary, "program", MAX_PROGRAM_BYTES)?;
-    let program_id =
-        outcrop_rv::elf::program_id(&elf).with_context(|| format!("{}", args.binary.display()))?;
+    let image = outcrop_run::ProgramImage::read(&args.binary)?;
     let size = std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0);
     let bar = if size >= 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let b = indicatif::ProgressBar::new(size);
@@ -56,15 +65,30 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let (imported, format) = import(
+    let config = ImportConfig {
+        profile: args.report.is_some(),
+        rap: match &args.report {
+            Some(_) => {
+                let tree = outcrop_rap::Config::builder()
+                    .eps(args.eps)
+                    .build()
+                    .context("RAP configuration")?;
+                Some(RapSpec::new(&[Stream::Pc, Stream::LoadAddr], tree, true))
+            }
+            None => None,
+        },
+    };
+    let result = import(
         &args.input,
-        &args.binary,
-        &elf,
-        &program_id,
+        &image,
+        &config,
         ImportHooks {
             progress: &mut |at, _| bar.set_position(at),
         },
     )?;
+    let (imported, format) = (&result.imported, result.format);
+    let program_id = image.program_id()?.to_string();
+    let elf = image.bytes();
     bar.finish_and_clear();
     let st = &imported.stats;
     if st.samples == 0 {
@@ -117,6 +141,21 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     std::io::stdout()
         .lock()
         .write_all(outcrop_events::escape::text(&out).as_bytes())?;
+    if let Some(dir) = &args.report {
+        let names = FileNames {
+            samples: Some(args.output.clone()),
+            wpp: None,
+            report_dir: Some(dir.clone()),
+        };
+        let report = RunReport::new(&result.summaries, &image, names)?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (name, bytes) in report.directory_files() {
+            let path = dir.join(name);
+            crate::files::write_report_file(&path, |f| Ok(f.write_all(&bytes)?))
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        eprintln!("outcrop: report → {}", dir.display());
+    }
     if st.samples_in_program == 0 && st.branches_in_program == 0 {
         eprintln!(
             "outcrop: warning: no sample lies in {}: is it the program that was recorded{}?",

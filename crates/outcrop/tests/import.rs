@@ -326,3 +326,58 @@ fn have_perf() -> bool {
     );
     ok
 }
+
+#[test]
+fn the_report_directory_of_an_import_says_it_is_sampled() {
+    let dir = setup();
+    let d = dir.path();
+    ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "t.samples",
+            "--report",
+            "rep",
+        ],
+        d,
+    ));
+    let page = std::fs::read_to_string(d.join("rep/report.html")).unwrap();
+    assert!(
+        page.contains("Sampled, not exact"),
+        "the page must say the profile is sampled"
+    );
+    assert!(!page.contains("Exact: every retired instruction counted"));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rep/report.json")).unwrap()).unwrap();
+    assert!(r["sampled"].as_str().unwrap().contains("IP samples"));
+    assert_eq!(r["instructions"], 8989, "IP samples in the program");
+    // DWARF lines of the x86-64 program: updcrc's loop line is the hottest
+    let top = &r["profile"]["lines"][0];
+    assert!(top["file"].as_str().unwrap().ends_with("util.c"), "{top}");
+    assert_eq!(
+        (top["line"].as_u64(), top["function"].as_str()),
+        (Some(73), Some("updcrc"))
+    );
+    // RAP over the sampled IPs, against exact counts of the same stream
+    let rap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rep/rap.json")).unwrap()).unwrap();
+    let pc = &rap["streams"][0];
+    assert_eq!(pc["stream"], "pc");
+    assert_eq!(pc["n"], 8989);
+    assert!(
+        pc["max_error_pct"].as_f64().unwrap() <= 1.0 + 1e-9,
+        "{}",
+        pc["max_error_pct"]
+    );
+    for f in [
+        "profile.pb.gz",
+        "profile.speedscope.json",
+        "paths.json",
+        "run.json",
+    ] {
+        assert!(d.join("rep").join(f).exists(), "{f}");
+    }
+}

@@ -181,11 +181,12 @@ impl Importer {
             .vaddr_of_offset((a - m.start).checked_add(m.pgoff)?)
     }
 
-    /// Takes one event.
-    pub fn event(&mut self, e: &Event) {
+    /// Takes one event; for a sample whose IP lies in the program, returns that IP (a
+    /// link-time address) and the sample's data address, if it has one.
+    pub fn event(&mut self, e: &Event) -> Option<(u64, Option<u64>)> {
         self.stats.records += 1;
         match e {
-            Event::Sample(s) => self.sample(s),
+            Event::Sample(s) => return self.sample(s),
             Event::Mmap(m) if m.exec && self.is_program(m) => {
                 self.stats.program_mappings += 1;
                 let maps = self.maps.entry(m.pid).or_default();
@@ -211,10 +212,11 @@ impl Importer {
             Event::Lost { count } => self.stats.lost = self.stats.lost.saturating_add(*count),
             _ => {}
         }
+        None
     }
 
-    /// Takes one sample.
-    pub fn sample(&mut self, s: &Sample) {
+    /// Takes one sample; returns its IP and data address as [`Importer::event`] does.
+    pub fn sample(&mut self, s: &Sample) -> Option<(u64, Option<u64>)> {
         let st = &mut self.stats;
         st.samples += 1;
         if s.mode == Some(crate::data::CpuMode::Kernel) {
@@ -224,6 +226,7 @@ impl Importer {
         if self.threads.len() < 1 << 20 {
             self.threads.insert((s.pid, s.tid));
         }
+        let mut hit = None;
         if let Some(ip) = s.ip {
             if let Some(v) = self.vaddr(s.pid, ip) {
                 self.stats.samples_in_program += 1;
@@ -231,6 +234,7 @@ impl Importer {
                 if let Some(a) = s.addr {
                     *self.data_addrs.entry(a).or_default() += 1;
                 }
+                hit = Some((v, s.addr));
             }
         }
         if s.hw_idx.is_some() {
@@ -269,6 +273,7 @@ impl Importer {
             }
         }
         self.trace = trace;
+        hit
     }
 
     /// The samples file and histograms. `program` and `program_id` name the program as

@@ -37,6 +37,8 @@ pub struct RunPage<'a> {
     pub outcome: &'a str,
     /// Whether the profiles cover only part of the run.
     pub truncated: bool,
+    /// Set when the profiles come from imported samples (`outcrop import`): what they are.
+    pub sampled: Option<&'a str>,
     /// Instructions retired.
     pub instructions: u64,
     /// Retired instructions by class.
@@ -112,6 +114,10 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
         ),
         ("instructions", page.instructions.to_string()),
     ];
+    if let Some(note) = page.sampled {
+        rows[0] = ("source", note.to_string());
+        rows[2] = ("IP samples", page.instructions.to_string());
+    }
     if let Some(t) = page.timing {
         rows.push((
             "cycles",
@@ -133,7 +139,7 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
         );
     }
     if let Some(p) = page.profile {
-        functions_section(&mut o, p);
+        functions_section(&mut o, p, page.sampled.is_some());
         threads_section(&mut o, p);
     }
     if let Some(p) = profile {
@@ -217,12 +223,18 @@ fn threads_section(o: &mut String, p: &ProfileReport) {
     let _ = writeln!(o, "</tbody></table>");
 }
 
-fn functions_section(o: &mut String, p: &ProfileReport) {
+fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
     let timed = p.cycles.is_some();
     let _ = writeln!(
         o,
-        "<h2 id=\"functions\">Functions</h2><p>Exact: every retired instruction counted; {} functions ran. Sorted by self {}.</p>",
+        "<h2 id=\"functions\">Functions</h2><p>{}; {} functions {}. Sorted by self {}.</p>",
+        if sampled {
+            "Sampled, not exact: each IP sample counts as one \"instruction\", and with no call stacks in the samples, total equals self and calls count changes of function between consecutive samples"
+        } else {
+            "Exact: every retired instruction counted"
+        },
         p.function_count,
+        if sampled { "were sampled" } else { "ran" },
         if timed { "cycles" } else { "instructions" }
     );
     let _ = write!(

@@ -18,6 +18,8 @@ pub struct RunSummary<'a> {
     pub outcome: &'a str,
     /// truncated.
     pub truncated: bool,
+    /// Set when the summaries come from imported samples: what they are.
+    pub sampled: Option<&'a str>,
     /// wall seconds.
     pub wall_seconds: f64,
     /// mips.

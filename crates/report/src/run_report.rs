@@ -55,10 +55,13 @@ impl<'a> RunReport<'a> {
         image: &ProgramImage,
         names: FileNames,
     ) -> Result<RunReport<'a>, outcrop_rap::Error> {
-        let (exit_code, outcome) = s.status();
+        let (exit_code, mut outcome) = s.status();
+        if s.sampled.is_some() {
+            outcome = "imported samples (not a run of the machine)".to_string();
+        }
         // a dynamically linked program's code is named across its objects
         let symbols = s.symbols.as_ref().or(image.symbols().ok());
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = s.sampled.iter().cloned().collect();
         let profile = s.profile.as_ref().map(|p| {
             // the program's lines, and those of each shared object that has them
             let mut extra = s.debug_objects.iter().filter_map(|o| {
@@ -305,6 +308,7 @@ impl<'a> RunReport<'a> {
             exit_code: self.exit_code,
             outcome: &self.outcome,
             truncated: s.truncated(),
+            sampled: s.sampled.as_deref(),
             instructions: s.instructions,
             classes: classes.clone(),
             timing: s.timing.as_ref(),
@@ -338,6 +342,7 @@ impl<'a> RunReport<'a> {
             exit_code: self.exit_code,
             outcome: &self.outcome,
             truncated: s.truncated(),
+            sampled: s.sampled.as_deref(),
             wall_seconds: s.wall.as_secs_f64(),
             mips: s.mips(),
             mechanisms,

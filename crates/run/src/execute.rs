@@ -136,6 +136,9 @@ pub struct RunSummaries {
     pub symbols: Option<outcrop_rv::symbols::Symbols>,
     /// The shared objects it mapped that carry source lines (DWARF), for the lines report.
     pub debug_objects: Vec<crate::objects::DebugObject>,
+    /// Set when the summaries come from samples taken elsewhere (`outcrop import`), not a
+    /// run of the machine: what they are, for every report to say.
+    pub sampled: Option<String>,
 }
 
 impl RunSummaries {
@@ -329,6 +332,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         objects: machine.kernel.mapped_objects().to_vec(),
         symbols: None,
         debug_objects: Vec::new(),
+        sampled: None,
     };
     drop(result);
     // (a static program maps only itself: its symbols are not read for this)

@@ -205,6 +205,10 @@ impl ProgramImage {
 
     /// The instruction at `pc`, decoded (`None`: not in the file's code).
     pub fn instruction(&self, pc: u64) -> Option<outcrop_rv::inst::Inst> {
+        // only RISC-V code decodes as RISC-V (an imported x86-64 program has none)
+        if self.bytes.get(18..20) != Some(&243u16.to_le_bytes()[..]) {
+            return None;
+        }
         let mut b = [0u8; 4];
         let n = self.read_code(pc, &mut b);
         if n < 2 {

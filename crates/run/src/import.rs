@@ -4,8 +4,13 @@
 //! importer are the `perf` crate's.
 
 use crate::error::{Error, Result};
+use crate::execute::RunSummaries;
+use crate::image::ProgramImage;
 use object::{Object, ObjectSegment};
+use outcrop_events::{Class, Observer, Retire};
 use outcrop_perf::{Imported, Importer, Reader, Segment, Target};
+use outcrop_profile::Profiler;
+use outcrop_rap::observe::{RapProfiler, RapSpec};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -66,14 +71,134 @@ pub fn sniff(head: &[u8]) -> Format {
     }
 }
 
-/// Imports the samples of the program `binary` (its bytes `elf`) from `input`. `program`
-/// and `program_id` are what the samples file records.
+/// What an import builds beside the samples file.
+#[derive(Clone, Debug, Default)]
+pub struct ImportConfig {
+    /// The sampled profile by function, line and address (each IP sample counts one).
+    pub profile: bool,
+    /// RAP trees over the sampled IPs (`pc`) and data addresses (`load-addr`), in file order.
+    pub rap: Option<RapSpec>,
+}
+
+/// An import's results.
+pub struct ImportResult {
+    /// The samples, histograms and statistics.
+    pub imported: Imported,
+    /// The input's format.
+    pub format: Format,
+    /// The same summaries a machine run returns, made from the samples, for the same
+    /// reports: `instructions` counts IP samples in the program, the profile's
+    /// "instructions" are samples, and `sampled` says so.
+    pub summaries: RunSummaries,
+}
+
+/// Imports the samples of `image` (the program the file sampled) from `input`, and builds
+/// what `config` asks for from its IP samples.
 pub fn import(
+    input: &Path,
+    image: &ProgramImage,
+    config: &ImportConfig,
+    hooks: ImportHooks<'_>,
+) -> Result<ImportResult> {
+    let started = std::time::Instant::now();
+    let binary = image.path();
+    let elf = image.bytes();
+    let program_id = image.program_id()?.to_string();
+    let mut profiler = if config.profile {
+        let symbols = image.symbols().map_err(|e| Error::Read {
+            what: "program",
+            path: binary.to_path_buf(),
+            detail: format!("{}: {e}", binary.display()),
+        })?;
+        Some(Profiler::new(symbols.clone()))
+    } else {
+        None
+    };
+    let mut rap = config
+        .rap
+        .as_ref()
+        .map(|s| RapProfiler::new(&s.streams, &s.config, s.exact));
+    let mut observe = |ip: u64, addr: Option<u64>| {
+        let r = Retire {
+            pc: ip,
+            len: 1,
+            class: Some(if addr.is_some() {
+                Class::Load
+            } else {
+                Class::Alu
+            }),
+            mem_addr: addr.unwrap_or(0),
+            mem_size: if addr.is_some() { 8 } else { 0 },
+            ..Retire::default()
+        };
+        if let Some(p) = profiler.as_mut() {
+            p.retire(&r, None);
+        }
+        if let Some(t) = rap.as_mut() {
+            t.retire(&r, None);
+        }
+    };
+    let (imported, format) = read(input, binary, elf, &program_id, hooks, &mut observe)?;
+    let profile = profiler.map(|mut p| {
+        p.finish();
+        p.finish_profile()
+    });
+    let rap = match (rap, &config.rap) {
+        (Some(mut t), Some(spec)) => {
+            t.finish_trees()?;
+            Some((spec.clone(), t))
+        }
+        _ => None,
+    };
+    let st = &imported.stats;
+    let summaries = RunSummaries {
+        program: binary.display().to_string(),
+        args: Vec::new(),
+        deterministic: true,
+        outcome: outcrop_rv::Outcome::Exited(0),
+        interrupted: false,
+        instructions: st.samples_in_program,
+        wall: started.elapsed(),
+        classes: None,
+        timing: None,
+        machine: Default::default(),
+        host_max_rss_bytes: None,
+        profile,
+        rap,
+        samples: vec![imported.samples.clone()],
+        wpp: None,
+        rpa: None,
+        objects: Vec::new(),
+        symbols: None,
+        debug_objects: Vec::new(),
+        sampled: Some(format!(
+            "imported from {} ({}): counts are IP samples taken by perf ({} in the program of {} samples), not exact instruction counts; paths come from {} hardware branch records",
+            input.display(),
+            match format {
+                Format::PerfData => "perf.data",
+                Format::PerfScript => "perf script text",
+            },
+            st.samples_in_program,
+            st.samples,
+            st.branches_in_program
+        )),
+    };
+    Ok(ImportResult {
+        imported,
+        format,
+        summaries,
+    })
+}
+
+/// Reads `input`, calling `observe` with the IP and data address of each sample in the
+/// program, in file order.
+fn read(
     input: &Path,
     binary: &Path,
     elf: &[u8],
     program_id: &str,
     hooks: ImportHooks<'_>,
+    observe: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<(Imported, Format)> {
     let open_err = |e: std::io::Error| Error::Read {
         what: "perf data",
@@ -103,7 +228,9 @@ pub fn import(
             let mut imp = Importer::new(target, &r.build_ids);
             let mut n = 0u64;
             while let Some((at, e)) = r.next_event().map_err(wrap)? {
-                imp.event(&e);
+                if let Some((ip, addr)) = imp.event(&e) {
+                    observe(ip, addr);
+                }
                 n += 1;
                 if n % 65536 == 0 {
                     progress(at, len);
@@ -134,7 +261,9 @@ pub fn import(
                     })
                 })?;
                 if let Some(s) = outcrop_perf::parse_line(text, lineno).map_err(wrap)? {
-                    imp.sample(&s);
+                    if let Some((ip, addr)) = imp.sample(&s) {
+                        observe(ip, addr);
+                    }
                 }
                 if lineno % 65536 == 0 {
                     progress(read, len);
