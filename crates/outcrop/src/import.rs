@@ -88,7 +88,6 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     )?;
     let (imported, format) = (&result.imported, result.format);
     let program_id = image.program_id()?.to_string();
-    let elf = image.bytes();
     bar.finish_and_clear();
     let st = &imported.stats;
     if st.samples == 0 {
@@ -100,7 +99,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     })
     .with_context(|| format!("writing {}", args.output.display()))?;
     // the sampled flat profile by function
-    let symbols = outcrop_rv::symbols::Symbols::from_elf_at(&elf, 0).ok();
+    let symbols = image.symbols().ok();
     let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
     for (&a, &c) in &imported.ips {
         let name = symbols
