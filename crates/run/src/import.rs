@@ -205,11 +205,8 @@ fn read(
         path: input.to_path_buf(),
         detail: format!("{}: {e}", input.display()),
     };
-    let file = std::fs::File::open(input).map_err(open_err)?;
-    let meta = file.metadata().map_err(open_err)?;
-    if !meta.is_file() {
-        return Err(open_err(std::io::Error::other("not a regular file")));
-    }
+    // no FIFO or device: the open cannot block, and the length is the file's
+    let (file, meta) = crate::files::open_regular(input, "perf data")?;
     let len = meta.len();
     let mut src = BufReader::with_capacity(1 << 18, file);
     let head = src.fill_buf().map_err(open_err)?;
