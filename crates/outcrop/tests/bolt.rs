@@ -1,6 +1,6 @@
 //! Outcrop's BOLT profile checked by BOLT itself: a bundled workload's source linked with
-//! relocations kept (`-Wl,-q`), profiled by `paths record`, its `.fdata` from `paths report`
-//! given to `llvm-bolt-19` (Debian's `bolt-19`), and the optimized program run: the same output
+//! relocations kept (`-Wl,-q`), profiled by `paths record`, its `.fdata` and BOLT pre-aggregated
+//! text from `paths report` each given to `llvm-bolt-19` (Debian's `bolt-19`), and the optimized program run: the same output
 //! and status, and fewer taken branches. Needs the riscv64 cross compiler and `llvm-bolt-19`;
 //! skipped without them unless `OUTCROP_REQUIRE_BOLT` is set (`.ci/run` sets it).
 
@@ -79,44 +79,58 @@ fn llvm_bolt_accepts_our_fdata_and_the_program_it_writes_runs_the_same_with_fewe
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = outcrop(
-        &["paths", "report", "bfs.samples", "--fdata", "bfs.fdata"],
+        &[
+            "paths",
+            "report",
+            "bfs.samples",
+            "--fdata",
+            "bfs.fdata",
+            "--bolt-preagg",
+            "bfs.preagg",
+        ],
         d,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new(bolt)
-        .arg(&prog)
-        .args([
-            "-o",
-            "bfs.bolt",
-            "-data=bfs.fdata",
-            "-reorder-blocks=ext-tsp",
-        ])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "{log}");
-    // BOLT used the profile: it moved blocks of the profiled functions
-    assert!(
-        log.contains("basic block reordering modified layout"),
-        "{log}"
-    );
     let run = |p: &str| {
         let o = outcrop(&["exec", "--deterministic", "--", p], d);
         (o.status.code(), o.stdout)
     };
     let before = run("./bfs");
     assert_eq!(before.0, Some(0));
-    assert_eq!(
-        run("./bfs.bolt"),
-        before,
-        "the optimized program's output and status"
-    );
-    let (a, b) = (taken_branches(&prog), taken_branches(&d.join("bfs.bolt")));
-    eprintln!("taken branches: {a} before BOLT, {b} after");
-    assert!(b < a, "taken branches: {a} before BOLT, {b} after");
+    let a = taken_branches(&prog);
+    // the same records as .fdata and as BOLT's pre-aggregated text
+    for (out, profile) in [
+        ("bfs.bolt", vec!["-data=bfs.fdata"]),
+        ("bfs.pa.bolt", vec!["-pa", "-p", "bfs.preagg"]),
+    ] {
+        let o = Command::new(bolt)
+            .arg(&prog)
+            .args(["-o", out, "-reorder-blocks=ext-tsp"])
+            .args(&profile)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{log}");
+        // BOLT used the profile: it moved blocks of the profiled functions
+        assert!(
+            log.contains("basic block reordering modified layout"),
+            "{profile:?}: {log}"
+        );
+        assert_eq!(
+            run(&format!("./{out}")),
+            before,
+            "the optimized program's output and status ({profile:?})"
+        );
+        let b = taken_branches(&d.join(out));
+        eprintln!("{profile:?}: taken branches: {a} before BOLT, {b} after");
+        assert!(
+            b < a,
+            "{profile:?}: taken branches: {a} before BOLT, {b} after"
+        );
+    }
 }
