@@ -381,3 +381,55 @@ fn the_report_directory_of_an_import_says_it_is_sampled() {
         assert!(d.join("rep").join(f).exists(), "{f}");
     }
 }
+
+#[test]
+fn a_position_independent_program_is_found_by_build_id_and_named_at_its_own_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // recorded as `propeller_sample_1.bin.gen`, here under another name: the build-id finds it
+    for f in ["propeller_sample_1.perfdata1", "propeller_sample_1.bin"] {
+        std::fs::copy(fixtures().join(f), d.join(f)).unwrap();
+    }
+    let out = ok(&outcrop(
+        &[
+            "import",
+            "propeller_sample_1.perfdata1",
+            "--binary",
+            "propeller_sample_1.bin",
+            "-o",
+            "p.samples",
+            "--json",
+            "--report",
+            "rep",
+        ],
+        d,
+    ));
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["stats"]["program_mappings"], 1);
+    // of 119,424 entries, 119,419 lie in the program: the count perf2bolt reports too
+    assert_eq!(j["stats"]["branches"], 119_424);
+    assert_eq!(j["stats"]["branches_in_program"], 119_419);
+    let names: Vec<&str> = j["flat_profile_sampled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["main", "compute_flag"]);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rep/report.json")).unwrap()).unwrap();
+    assert_eq!(r["profile"]["functions"][0]["name"], "main");
+    let rep = ok(&outcrop(
+        &[
+            "paths",
+            "report",
+            "p.samples",
+            "--binary",
+            "propeller_sample_1.bin",
+            "--top",
+            "1",
+        ],
+        d,
+    ));
+    assert!(rep.contains("main+0x"), "{rep}");
+}

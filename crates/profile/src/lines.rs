@@ -63,10 +63,13 @@ pub struct LineTable {
 impl LineTable {
     /// The line tables of the ELF file `data`, or `None` when it has no `.debug_line`.
     /// Addresses passed to [`LineTable::locate`] are where the machine loads the program
-    /// (link-time addresses, plus [`outcrop_rv::elf::PIE_BASE`] for `ET_DYN`).
+    /// (link-time addresses, plus [`outcrop_rv::elf::PIE_BASE`] for a RISC-V `ET_DYN`; other
+    /// ISAs' programs are never loaded and keep their link-time addresses).
     pub fn from_elf(data: &[u8]) -> Result<Option<LineTable>, Error> {
         let file = object::File::parse(data).map_err(|e| Error::Elf(e.to_string()))?;
-        let base = if file.kind() == object::ObjectKind::Dynamic {
+        let base = if file.kind() == object::ObjectKind::Dynamic
+            && file.architecture() == object::Architecture::Riscv64
+        {
             outcrop_rv::elf::PIE_BASE
         } else {
             0

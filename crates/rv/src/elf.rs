@@ -510,7 +510,8 @@ pub struct FileSegment {
 pub fn file_segments(data: &[u8]) -> Result<Vec<FileSegment>, Error> {
     let (header, endian) = parse_header(data)?;
     let bias = match header.e_type(endian) {
-        elf::ET_DYN => PIE_BASE,
+        // only RISC-V programs are loaded (at PIE_BASE when position-independent)
+        elf::ET_DYN if header.e_machine(endian) == elf::EM_RISCV => PIE_BASE,
         _ => 0,
     };
     let phdrs = header

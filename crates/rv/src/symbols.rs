@@ -28,7 +28,7 @@
 //!   the one with the greatest start that contains the address.
 //!
 //! Addresses are where [`crate::elf::load`] maps the program: link-time addresses for
-//! `ET_EXEC`, plus [`crate::elf::PIE_BASE`] for `ET_DYN` (static-pie).
+//! `ET_EXEC`, plus [`crate::elf::PIE_BASE`] for a RISC-V `ET_DYN` (static-pie).
 //!
 //! # Example
 //! ```
@@ -178,7 +178,11 @@ impl Symbols {
         let (header, endian) = crate::elf::parse_header(data)?;
         let bias = match header.e_type(endian) {
             elf::ET_EXEC => 0,
-            elf::ET_DYN => PIE_BASE,
+            // only the machine loads programs, and only RISC-V ones, at PIE_BASE; a
+            // position-independent program of another ISA (a perf.data import's) keeps its
+            // link-time addresses
+            elf::ET_DYN if header.e_machine(endian) == elf::EM_RISCV => PIE_BASE,
+            elf::ET_DYN => 0,
             t => {
                 return Err(elf_err(format!(
                     "ELF type {t} is not an executable; cannot read its function addresses"
