@@ -1,7 +1,8 @@
 //! `outcrop import` end to end on real hardware's data (google/autofdo's `test.lbr`, Intel
 //! LBR of an x86-64 gzip, and its `test.binary`): the samples file, `paths report` on it, and
 //! its BOLT and llvm-profgen outputs checked by the real tools (`llvm-bolt-19`,
-//! `llvm-profgen-19`, `perf`; skipped without them unless `OUTCROP_REQUIRE_BOLT` is set).
+//! `llvm-profgen-19`, `perf`, and `qemu-x86_64` with a plugin counting taken transfers; skipped
+//! without them unless `OUTCROP_REQUIRE_BOLT` / `OUTCROP_REQUIRE_PERF` is set).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -281,6 +282,42 @@ fn llvm_bolt_optimizes_the_x86_program_from_our_preaggregated_profile() {
         String::from_utf8_lossy(&a.stdout).contains("OK"),
         "{}",
         String::from_utf8_lossy(&a.stdout)
+    );
+    // fewer taken control transfers: no PMU here, so counted under qemu-x86_64 with the
+    // plugin scripts/qemu-plugin/taken.c (a block entered anywhere but where the last ended)
+    if !(have("qemu-x86_64") && have("cc")) {
+        return;
+    }
+    let plugin = d.join("taken.so");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/qemu-plugin/taken.c");
+    let st = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&plugin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let taken = |p: &str| -> u64 {
+        let o = Command::new("qemu-x86_64")
+            .args(["-d", "plugin", "-plugin"])
+            .arg(&plugin)
+            .arg(d.join(p))
+            .arg(&input)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("taken "))
+            .unwrap_or_else(|| panic!("{err}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let (before, after) = (taken("test.binary"), taken("test.bolt"));
+    eprintln!("taken control transfers: {before} before BOLT, {after} after");
+    assert!(
+        after < before,
+        "taken control transfers: {before} before BOLT, {after} after"
     );
 }
 
