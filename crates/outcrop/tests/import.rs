@@ -44,6 +44,33 @@ fn have(tool: &str) -> bool {
     ok
 }
 
+/// Imports `test.lbr` into `t.samples` and writes one of `paths report`'s exports.
+fn export(d: &Path, flag: &str, file: &str) {
+    ok(&outcrop(
+        &[
+            "import",
+            "test.lbr",
+            "--binary",
+            "test.binary",
+            "-o",
+            "t.samples",
+        ],
+        d,
+    ));
+    ok(&outcrop(
+        &[
+            "paths",
+            "report",
+            "t.samples",
+            "--binary",
+            "test.binary",
+            flag,
+            file,
+        ],
+        d,
+    ));
+}
+
 /// A work directory with the fixtures copied in (BOLT writes next to its input).
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -161,29 +188,7 @@ fn llvm_profgen_reads_our_profile_as_it_reads_its_own() {
     if !(have("llvm-profgen-19") && have_perf()) {
         return;
     }
-    ok(&outcrop(
-        &[
-            "import",
-            "test.lbr",
-            "--binary",
-            "test.binary",
-            "-o",
-            "t.samples",
-        ],
-        d,
-    ));
-    ok(&outcrop(
-        &[
-            "paths",
-            "report",
-            "t.samples",
-            "--binary",
-            "test.binary",
-            "--profgen",
-            "t.unsym",
-        ],
-        d,
-    ));
+    export(d, "--profgen", "t.unsym");
     let o = Command::new("perf")
         .args(["script", "-F", "ip,brstack", "-i", "test.lbr"])
         .current_dir(d)
@@ -217,29 +222,7 @@ fn llvm_bolt_optimizes_the_x86_program_from_our_preaggregated_profile() {
     if !have("llvm-bolt-19") {
         return;
     }
-    ok(&outcrop(
-        &[
-            "import",
-            "test.lbr",
-            "--binary",
-            "test.binary",
-            "-o",
-            "t.samples",
-        ],
-        d,
-    ));
-    ok(&outcrop(
-        &[
-            "paths",
-            "report",
-            "t.samples",
-            "--binary",
-            "test.binary",
-            "--bolt-preagg",
-            "t.preagg",
-        ],
-        d,
-    ));
+    export(d, "--bolt-preagg", "t.preagg");
     let o = Command::new("llvm-bolt-19")
         .args([
             "test.binary",
