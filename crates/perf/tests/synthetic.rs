@@ -238,3 +238,35 @@ fn pipe_mode_and_attributes_told_apart_by_identifier() {
     assert!(e.contains("branch stack size"), "{e}");
     assert_eq!(r.attrs.len(), 2);
 }
+
+#[test]
+fn data_addresses_of_samples_in_the_program_are_kept() {
+    const ADDR: u64 = 1 << 3;
+    let st = IP | TID | ADDR;
+    let sample = |ip: u64, addr: u64| {
+        let mut b = words(&[ip]);
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend(words(&[addr]));
+        record(9, 2, &b)
+    };
+    let recs = vec![
+        mmap2(7, 0x55_0000_0000, 0x3000, 0, "/bin/prog"),
+        sample(0x55_0000_1010, 0x7fff_0000),
+        sample(0x55_0000_1020, 0x7fff_0000),
+        sample(0x7f00_0000_0000, 0x1234), // not the program's: its address is not kept
+    ];
+    let (r, evs) = read(file(&[(attr(st, 0), vec![])], &recs));
+    let mut imp = Importer::new(target(), &r.build_ids);
+    let hits: Vec<_> = evs.iter().filter_map(|e| imp.event(e)).collect();
+    assert_eq!(
+        hits,
+        vec![(0x1010, Some(0x7fff_0000)), (0x1020, Some(0x7fff_0000))]
+    );
+    let out = imp.finish("prog", "", 0);
+    assert_eq!(
+        out.data_addrs.into_iter().collect::<Vec<_>>(),
+        vec![(0x7fff_0000, 2)]
+    );
+    assert_eq!(out.samples.traces.len(), 0, "no branch stacks");
+}
