@@ -276,8 +276,13 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let out = crate::files::create_output(&args.output)?;
     let mut hooks = console_hooks(config.program.stdio);
     hooks.wpp_sink = Some(Box::new(BufWriter::with_capacity(1 << 20, out.file()?)));
-    let s = outcrop_run::execute(&config, &image, hooks)
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    // only the capture's own errors are about the file being written
+    let s = outcrop_run::execute(&config, &image, hooks).map_err(|e| match e {
+        outcrop_run::Error::Wpp(_) => {
+            anyhow::Error::new(e).context(format!("writing {}", args.output.display()))
+        }
+        e => e.into(),
+    })?;
     out.commit()?;
     report_ending(&s);
     let Some(w) = &s.wpp else {

@@ -118,10 +118,17 @@ fn riscv_header<'d>(
         )));
     }
     if header.e_machine(endian) != elf::EM_RISCV {
+        let m = header.e_machine(endian);
+        // a program for a real machine: its own hardware's samples are what Outcrop can read
+        let hint = match m {
+            elf::EM_X86_64 | elf::EM_AARCH64 => {
+                "; the machine runs RISC-V programs only. To profile this one, record it on its own hardware (`perf record -b -- PROG`) and read that with `outcrop import perf.data --binary PROG`"
+            }
+            _ => "",
+        };
         return Err(elf_err(format!(
-            "{what}: ELF machine {} ({}) is not RISC-V ({})",
-            header.e_machine(endian),
-            machine_name(header.e_machine(endian)),
+            "{what}: ELF machine {m} ({}) is not RISC-V ({}){hint}",
+            machine_name(m),
             elf::EM_RISCV
         )));
     }
