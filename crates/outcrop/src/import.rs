@@ -145,6 +145,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             samples: Some(args.output.clone()),
             wpp: None,
             report_dir: Some(dir.clone()),
+            program: std::fs::canonicalize(&args.binary).ok(),
         };
         let report = RunReport::new(&result.summaries, &image, names)?;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -389,17 +389,14 @@ fn report(args: ReportArgs) -> Result<()> {
     let first = &args.samples[0];
     let binary = match &args.binary {
         Some(b) => b.clone(),
-        None => {
-            let p = PathBuf::from(&samples.meta.program);
-            if !p.exists() {
-                bail!(
-                    "the program {} recorded in {} does not exist; name it with --binary",
-                    samples.meta.program,
-                    first.display()
-                );
-            }
-            p
-        }
+        None => match find_recorded_program(&samples.meta.program, first) {
+            Some(p) => p,
+            None => bail!(
+                "the program {} recorded in {} does not exist here or beside the samples file; name it with --binary",
+                samples.meta.program,
+                first.display()
+            ),
+        },
     };
     if !(0.0..=1.0).contains(&args.hot) {
         bail!("--hot {} is not a fraction", args.hot);
@@ -549,6 +546,34 @@ fn report(args: ReportArgs) -> Result<()> {
         .lock()
         .write_all(outcrop_events::escape::text(&text).as_bytes())?;
     Ok(())
+}
+
+/// The program a samples file recorded: as given; else, for the samples of a report
+/// directory, the absolute path its `paths.json` names; else the recorded relative path under
+/// the samples file's directory or one of its ancestors. Its program id is checked afterwards.
+fn find_recorded_program(recorded: &str, samples: &Path) -> Option<PathBuf> {
+    let p = PathBuf::from(recorded);
+    if p.exists() {
+        return Some(p);
+    }
+    let dir = std::fs::canonicalize(samples).ok()?;
+    let dir = dir.parent()?;
+    // a report directory's paths.json names the program's absolute path
+    let from_report = read_text_bounded(&dir.join("paths.json"), "paths.json", 1 << 20)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|j| j["program"].as_str().map(PathBuf::from))
+        .filter(|c| c.is_file());
+    let found = match from_report {
+        Some(c) => c,
+        None if p.is_absolute() => return None,
+        None => dir.ancestors().map(|a| a.join(&p)).find(|c| c.is_file())?,
+    };
+    eprintln!(
+        "outcrop: the program recorded as {recorded} is {}",
+        found.display()
+    );
+    Some(found)
 }
 
 /// The page of the program's lowest loadable segment: what llvm-profgen's offsets count from.

@@ -413,6 +413,7 @@ fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> 
         samples: out.samples.clone(),
         wpp: out.wpp.clone(),
         report_dir: out.report.clone(),
+        program: std::fs::canonicalize(image.path()).ok(),
     };
     let report = RunReport::new(&summaries, &image, names)?;
     for w in &report.warnings {

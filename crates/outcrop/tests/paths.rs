@@ -270,3 +270,32 @@ fn several_runs_merge_into_one_profile() {
         "c.samples has buffer depth 16, ",
     );
 }
+
+#[test]
+fn paths_report_run_inside_a_report_directory_finds_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("rep");
+    let workloads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+    // recorded with a relative program path, from the workloads directory
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["run", "--paths", "16:20000", "--report"])
+        .arg(&rep)
+        .args(["--", "bin/qsort_ints"])
+        .current_dir(&workloads)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // read from inside the report directory, where bin/qsort_ints does not resolve
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["paths", "report", "branch.samples", "--top", "1"])
+        .current_dir(&rep)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("the program recorded as bin/qsort_ints is"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("hottest paths"));
+}

@@ -344,7 +344,7 @@ fn run_with_no_mechanism_prints_the_exact_flat_profile() {
     );
     assert!(out.contains("  main\n"), "{out}");
     assert!(
-        out.contains("self: instructions retired in the function itself"),
+        out.contains("self %: instructions retired in the function itself"),
         "{out}"
     );
     // --json without --rap: the profile as JSON, whose self counts add up to the run

@@ -6,7 +6,7 @@
 //! charts are inline SVG) and is byte-identical for the same data: no clock, no host
 //! statistics. docs/formats.md "The HTML report" lists its sections.
 
-use crate::profile::{escape, flame_svg, ProfileReport, LEGEND};
+use crate::profile::{escape, flame_svg, thousands, ProfileReport};
 use crate::rap_run::StreamReport;
 use outcrop_profile::Profile;
 use outcrop_timing::Totals;
@@ -112,16 +112,21 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
             "outcome",
             format!("{} (exit status {})", page.outcome, page.exit_code),
         ),
-        ("instructions", page.instructions.to_string()),
+        ("instructions", thousands(page.instructions)),
     ];
     if let Some(note) = page.sampled {
         rows[0] = ("source", note.to_string());
-        rows[2] = ("IP samples", page.instructions.to_string());
+        rows[2] = ("IP samples", thousands(page.instructions));
     }
     if let Some(t) = page.timing {
         rows.push((
             "cycles",
-            format!("{} (IPC {:.3}, timing model {})", t.cycles, t.ipc, t.config),
+            format!(
+                "{} (IPC {:.3}, timing model {})",
+                thousands(t.cycles),
+                t.ipc,
+                t.config
+            ),
         ));
     }
     for (k, v) in rows {
@@ -237,45 +242,25 @@ fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
         if sampled { "were sampled" } else { "ran" },
         if timed { "cycles" } else { "instructions" }
     );
-    let _ = write!(
-        o,
-        "<table><thead><tr><th>self {}</th><th></th><th>total instr.</th><th>self instructions</th><th>calls</th>",
-        if timed { "cycles" } else { "instr." }
-    );
-    if timed {
-        let _ = write!(
-            o,
-            "<th>cycles</th><th>CPI</th><th>mispred</th><th>L1I</th><th>L1D</th><th>L2</th>"
-        );
+    let cols = p.columns();
+    let _ = write!(o, "<table><thead><tr>");
+    for (i, (h, _)) in cols.iter().enumerate() {
+        let _ = write!(o, "<th>{}</th>", escape(h));
+        if i == 0 {
+            let _ = write!(o, "<th></th>");
+        }
     }
     let _ = writeln!(o, "<th class=\"l\">function</th></tr></thead><tbody>");
-    let (of, of_cycles) = (p.instructions, p.cycles.unwrap_or(0));
     for f in p.functions.iter().take(PAGE_ROWS) {
-        let c = &f.self_counts;
-        let share = if timed {
-            pct(c.cycles, of_cycles)
-        } else {
-            pct(c.instructions, of)
-        };
-        let _ = write!(
-            o,
-            "<tr><td>{share:.2}%</td><td class=\"l\">{}</td><td>{:.2}%</td><td>{}</td><td>{}</td>",
-            bar(share / 100.0),
-            pct(f.total.instructions, of),
-            c.instructions,
-            f.calls
-        );
-        if timed {
-            let _ = write!(
-                o,
-                "<td>{:.2}%</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                pct(c.cycles, of_cycles),
-                c.cycles as f64 / c.instructions.max(1) as f64,
-                c.mispredicts,
-                c.l1i_misses,
-                c.l1d_misses,
-                c.l2_misses
-            );
+        let cells = p.cells(f);
+        let _ = write!(o, "<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let _ = write!(o, "<td>{}</td>", escape(c));
+            if i == 0 {
+                // the sort key's share, as a bar
+                let share: f64 = c.trim_end_matches('%').parse().unwrap_or(0.0);
+                let _ = write!(o, "<td class=\"l\">{}</td>", bar(share / 100.0));
+            }
         }
         let _ = writeln!(
             o,
@@ -292,11 +277,8 @@ fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
         );
     }
     let _ = writeln!(o, "<dl class=\"legend\">");
-    for (k, v) in LEGEND
-        .iter()
-        .filter(|(k, _)| timed || !matches!(*k, "cycles" | "CPI" | "mispred" | "L1I/L1D/L2"))
-    {
-        let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", escape(v));
+    for (k, v) in cols {
+        let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
     }
     let _ = writeln!(o, "</dl>");
     if let Some(lines) = &p.lines {
@@ -306,7 +288,7 @@ fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
                 o,
                 "<tr><td>{:.2}%</td><td>{}</td><td class=\"l\"><code>{}:{}</code></td><td class=\"l\">{}</td></tr>",
                 pct(l.self_counts.instructions, p.instructions),
-                l.self_counts.instructions,
+                thousands(l.self_counts.instructions),
                 escape(&l.file),
                 l.line,
                 escape(&l.function_label())

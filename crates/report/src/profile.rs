@@ -17,15 +17,41 @@ pub const JSON_ROWS: usize = 500;
 
 /// What one column of the flat profile means (the legend printed under the table and on the
 /// HTML page).
-pub const LEGEND: &[(&str, &str)] = &[
-    ("self", "instructions retired in the function itself, % of the run"),
-    ("total", "instructions retired while the function was on the call stack (itself and everything it called; recursion counted once), % of the run"),
+/// The functions table's columns, untimed: header and what it means. The text report, the
+/// page and their legends all come from this one list, so headers and legend agree.
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("self %", "instructions retired in the function itself, % of the run (rows are sorted by it)"),
+    ("self instructions", "the same, counted"),
+    ("total %", "instructions retired while the function was on the call stack (itself and everything it called; recursion counted once), % of the run"),
     ("calls", "times the function was entered: by a call, a tail call or falling into it"),
-    ("cycles", "timing model: cycles charged to the function's instructions (from the previous retirement to theirs), % of the run"),
-    ("CPI", "timing model: self cycles per self instruction"),
-    ("mispred", "timing model: mispredicted branches and jumps in the function"),
-    ("L1I/L1D/L2", "timing model: instruction-fetch misses, data misses in the L1 data cache, and misses of either in the L2"),
 ];
+
+/// The functions table's columns under a timing model (rows sorted by self cycles).
+pub const TIMED_COLUMNS: &[(&str, &str)] = &[
+    ("self cycles %", "timing model: cycles charged to the function's own instructions (from the previous retirement to theirs), % of the run's cycles (rows are sorted by it)"),
+    ("self cycles", "the same, counted"),
+    ("total cycles %", "cycles while the function was on the call stack (itself and everything it called), % of the run's cycles"),
+    ("self instr. %", "instructions retired in the function itself, % of the run"),
+    ("CPI", "self cycles per self instruction"),
+    ("mispred", "mispredicted branches and jumps in the function"),
+    ("L1I", "instruction-fetch misses"),
+    ("L1D", "misses in the L1 data cache"),
+    ("L2", "misses of either in the L2"),
+    ("calls", "times the function was entered: by a call, a tail call or falling into it"),
+];
+
+/// `n` with a comma between each group of three digits (`12,345,678`).
+pub fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::with_capacity(d.len() + d.len() / 3);
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// One function row of [`ProfileReport`].
 #[derive(Clone, Debug, Serialize)]
@@ -223,6 +249,41 @@ impl ProfileReport {
         }
     }
 
+    /// The functions table's columns (header, meaning) for this profile.
+    pub fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        if self.cycles.is_some() {
+            TIMED_COLUMNS
+        } else {
+            COLUMNS
+        }
+    }
+
+    /// One function's cells, in [`ProfileReport::columns`] order.
+    pub fn cells(&self, f: &FunctionRow) -> Vec<String> {
+        let c = &f.self_counts;
+        if self.cycles.is_some() {
+            vec![
+                format!("{:.2}%", self.pct(c.cycles, true)),
+                thousands(c.cycles),
+                format!("{:.2}%", self.pct(f.total.cycles, true)),
+                format!("{:.2}%", self.pct(c.instructions, false)),
+                format!("{:.2}", c.cycles as f64 / c.instructions.max(1) as f64),
+                thousands(c.mispredicts),
+                thousands(c.l1i_misses),
+                thousands(c.l1d_misses),
+                thousands(c.l2_misses),
+                thousands(f.calls),
+            ]
+        } else {
+            vec![
+                format!("{:.2}%", self.pct(c.instructions, false)),
+                thousands(c.instructions),
+                format!("{:.2}%", self.pct(f.total.instructions, false)),
+                thousands(f.calls),
+            ]
+        }
+    }
+
     fn pct(&self, v: u64, of_cycles: bool) -> f64 {
         let d = if of_cycles {
             self.cycles.unwrap_or(0)
@@ -243,35 +304,31 @@ impl Report for ProfileReport {
             if timed { "cycles" } else { "instructions" },
             self.function_count
         );
-        let _ = write!(out, "  {:>7} {:>7} {:>10}", "self", "total", "calls");
-        if timed {
-            let _ = write!(
-                out,
-                " {:>7} {:>6} {:>9} {:>8} {:>8} {:>8}",
-                "cycles", "CPI", "mispred", "L1I", "L1D", "L2"
-            );
+        let cols = self.columns();
+        let rows: Vec<Vec<String>> = self
+            .functions
+            .iter()
+            .take(TEXT_ROWS)
+            .map(|f| self.cells(f))
+            .collect();
+        let widths: Vec<usize> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, (h, _))| {
+                rows.iter()
+                    .map(|r| r[i].len())
+                    .chain([h.len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for ((h, _), w) in cols.iter().zip(&widths) {
+            let _ = write!(out, "  {h:>w$}");
         }
         let _ = writeln!(out, "  function");
-        for f in self.functions.iter().take(TEXT_ROWS) {
-            let _ = write!(
-                out,
-                "  {:>6.2}% {:>6.2}% {:>10}",
-                self.pct(f.self_counts.instructions, false),
-                self.pct(f.total.instructions, false),
-                f.calls
-            );
-            if timed {
-                let c = &f.self_counts;
-                let _ = write!(
-                    out,
-                    " {:>6.2}% {:>6.2} {:>9} {:>8} {:>8} {:>8}",
-                    self.pct(c.cycles, true),
-                    c.cycles as f64 / c.instructions.max(1) as f64,
-                    c.mispredicts,
-                    c.l1i_misses,
-                    c.l1d_misses,
-                    c.l2_misses
-                );
+        for (f, r) in self.functions.iter().zip(&rows) {
+            for (c, w) in r.iter().zip(&widths) {
+                let _ = write!(out, "  {c:>w$}");
             }
             let _ = writeln!(out, "  {}", f.name);
         }
@@ -330,10 +387,7 @@ impl Report for ProfileReport {
                 outcrop_profile::MAX_NODES
             );
         }
-        for (k, v) in LEGEND
-            .iter()
-            .filter(|(k, _)| timed || !matches!(*k, "cycles" | "CPI" | "mispred" | "L1I/L1D/L2"))
-        {
+        for (k, v) in cols {
             let _ = writeln!(out, "  {k}: {v}");
         }
     }
@@ -672,4 +726,29 @@ pub fn flame_svg(profile: &Profile, width: u32) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod column_tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(61_055_030), "61,055,030");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn every_column_has_a_distinct_header_and_a_legend() {
+        for cols in [COLUMNS, TIMED_COLUMNS] {
+            let mut h: Vec<_> = cols.iter().map(|c| c.0).collect();
+            h.sort_unstable();
+            h.dedup();
+            assert_eq!(h.len(), cols.len());
+            assert!(cols.iter().all(|c| !c.1.is_empty()));
+        }
+    }
 }

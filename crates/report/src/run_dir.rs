@@ -64,6 +64,9 @@ pub struct PathsSummary<'a> {
     pub modelled_overhead: f64,
     /// config.
     pub config: &'a outcrop_sampling::LbrConfig,
+    /// The program's absolute path when it was recorded (what `paths report` falls back on
+    /// when the samples file's relative path does not resolve).
+    pub program: Option<String>,
 }
 
 /// One profiled program, for the suite's index.

@@ -22,6 +22,9 @@ pub struct FileNames {
     /// The report directory: files inside it are named relative to it on the page, so that
     /// the page does not depend on where the directory is.
     pub report_dir: Option<PathBuf>,
+    /// The program's absolute path, for `paths.json`: `paths report` run from inside the
+    /// report directory finds the program by it.
+    pub program: Option<PathBuf>,
 }
 
 /// Every report of one run.
@@ -172,6 +175,7 @@ impl<'a> RunReport<'a> {
             cycles: samples.meta.cycles,
             modelled_overhead: samples.overhead(),
             config: &samples.meta.config,
+            program: shown(&names.program),
         });
         let wpp = s.wpp.as_ref().map(|w| WppSummary {
             file: shown(&names.wpp).unwrap_or_default(),

@@ -115,6 +115,37 @@ fn folded_stacks_flame_graph_and_table_agree_with_the_profile() {
     let r = ProfileReport::new("recursion", &p, None, &[]);
     let text = r.to_text();
     assert!(text.contains("CPI") && text.contains("mispred"), "{text}");
+    // timed: the first column is the sort key (self cycles), and every header has a legend
+    let header = text.lines().nth(1).unwrap();
+    assert!(header.trim_start().starts_with("self cycles %"), "{header}");
+    let keys: Vec<f64> = text
+        .lines()
+        .skip(2)
+        .take_while(|l| {
+            l.trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap()
+                .trim_end_matches('%')
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        keys.len() >= 2 && keys.windows(2).all(|w| w[0] >= w[1]),
+        "{keys:?}"
+    );
+    for (h, _) in r.columns() {
+        assert!(text.contains(&format!("  {h}: ")), "{h} has no legend line");
+    }
+    // inclusive cycles: main's total cycles cover its callees
+    let main = r.functions.iter().find(|f| f.name == "main").unwrap();
+    assert!(main.total.cycles > main.self_counts.cycles);
     let first = r.functions.first().unwrap();
     assert!(text.contains(&first.name), "{text}");
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
