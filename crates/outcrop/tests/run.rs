@@ -71,6 +71,18 @@ fn rap_streams_with_exact_counts_as_json() {
                 labels.iter().any(|l| l.contains("queens_bits")),
                 "{labels:?}"
             );
+            // named by where the instructions ran: shares, most first, adding up to ≤ 100%
+            for l in &labels {
+                let shares: Vec<f64> = l
+                    .split(", ")
+                    .filter_map(|p| p.split_whitespace().nth(1))
+                    .filter_map(|p| p.strip_suffix('%'))
+                    .filter_map(|p| p.parse().ok())
+                    .collect();
+                assert!(!shares.is_empty(), "{l}");
+                assert!(shares.windows(2).all(|w| w[0] >= w[1]), "{l}");
+                assert!(shares.iter().sum::<f64>() <= 100.5, "{l}");
+            }
         }
         assert!(s["max_error_pct"].as_f64().unwrap() < 5.0);
         assert!(!s["sizes"].as_array().unwrap().is_empty());

@@ -415,7 +415,7 @@ fn rap_section(o: &mut String, r: &RapSection<'_>) {
         o,
         "<dl class=\"legend\"><dt>exclusive</dt><dd>events in the range and in none of its hot sub-ranges, % of the stream (the paper's Figure 5 annotation)</dd>\
 <dt>inclusive</dt><dd>every event the tree counts inside the range, % of the stream (a lower bound; the error bound is ε)</dd>\
-<dt>covers</dt><dd>the functions whose code the range spans (code streams)</dd>\
+<dt>covers</dt><dd>code streams: the functions whose instructions ran in the range, most first, with their shares of its instructions in the exact profile, until 90% are named (+N: the other functions that ran there); without the exact profile, the first and last function the range spans, and a trailing +? when some of its bytes lie in no function (padding, or code without a symbol)</dd>\
 <dt>paper</dt><dd>Mysore et al., Range Adaptive Profiling: hot ranges §4.1, tree size over time Figure 6, nodes Figure 7, accuracy Figure 8</dd></dl>"
     );
 }

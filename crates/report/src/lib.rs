@@ -237,7 +237,9 @@ pub const RANGE_LEGEND: &str = "  range: a hot range [lo..hi] (RAP §4.1: its ow
   incl.: count as a share of the stream
   excl.: events in the range but in none of its hot sub-ranges (the paper's Figure 5 annotation); with the last row, these sum to 100%
   exact, err%, excl.err%: exact counts of the same run and the tree's percent errors (Figure 8)
-  code: the functions the range covers
+  code: the functions whose instructions ran in the range, most first, with their shares (the exact
+        profile's counts), until 90% are named; without the profile, the first and last function the
+        range spans, with +? when some of its bytes lie in no function (padding, unsymbolized code)
 ";
 
 #[cfg(test)]

@@ -112,9 +112,16 @@ impl<'a> RunReport<'a> {
                         .as_ref()
                         .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
                     let labels: Option<Vec<String>> = match (symbols, p.stream.is_code()) {
-                        (Some(sym), true) => {
-                            Some(hot.iter().map(|h| sym.describe_range(h.lo, h.hi)).collect())
-                        }
+                        (Some(sym), true) => Some(
+                            hot.iter()
+                                .map(|h| match &s.profile {
+                                    // named by where the range's instructions ran
+                                    Some(prof) => range_label(prof, h.lo, h.hi)
+                                        .unwrap_or_else(|| sym.describe_range(h.lo, h.hi)),
+                                    None => sym.describe_range(h.lo, h.hi),
+                                })
+                                .collect(),
+                        ),
                         _ => None,
                     };
                     streams.push(StreamReport {
@@ -474,4 +481,47 @@ pub fn exec_stats(s: &RunSummaries) -> ExecStats {
 /// Pretty JSON bytes (no trailing newline), as the report directory's summaries are written.
 fn pretty<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec_pretty(v).unwrap_or_default()
+}
+
+/// A code range named by the functions whose instructions ran in it, most first, with their
+/// shares of the range's instructions in the exact profile: `luaV_execute 71%, luaH_get 12%
+/// (+6 functions)`. `None` when nothing in the profile ran there.
+pub fn range_label(p: &outcrop_profile::Profile, lo: u64, hi: u64) -> Option<String> {
+    let first = p.pcs.partition_point(|c| c.pc < lo);
+    let mut by_fn: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    let mut total = 0u64;
+    for c in p.pcs[first..].iter().take_while(|c| c.pc <= hi) {
+        *by_fn.entry(c.function).or_default() += c.counts.instructions;
+        total += c.counts.instructions;
+    }
+    if total == 0 {
+        return None;
+    }
+    let mut ranked: Vec<(u32, u64)> = by_fn.into_iter().filter(|&(_, n)| n > 0).collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let name = |f: u32| {
+        p.functions
+            .get(f as usize)
+            .map_or("[unknown]", |f| f.name.as_str())
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut shown = 0u64;
+    for &(f, n) in ranked.iter().take(3) {
+        // the functions that hold most of the range's instructions: stop at 90%
+        if shown * 10 >= total * 9 {
+            break;
+        }
+        parts.push(format!(
+            "{} {:.0}%",
+            name(f),
+            100.0 * n as f64 / total as f64
+        ));
+        shown += n;
+    }
+    let rest = ranked.len() - parts.len();
+    Some(if rest > 0 {
+        format!("{} (+{rest} functions)", parts.join(", "))
+    } else {
+        parts.join(", ")
+    })
 }
