@@ -111,10 +111,17 @@ fn riscv_header<'d>(
     data: &'d [u8],
     what: &str,
 ) -> Result<(&'d elf::FileHeader64<Endianness>, Endianness), Error> {
-    let (header, endian) = parse_header(data).map_err(|e| elf_err(format!("{what}: {e}")))?;
+    // the error already says "cannot load ELF program" after the program's path: name only
+    // another object (the dynamic linker)
+    let what = if what == "the program" {
+        String::new()
+    } else {
+        format!("{what}: ")
+    };
+    let (header, endian) = parse_header(data).map_err(|e| elf_err(format!("{what}{e}")))?;
     if endian != Endianness::Little {
         return Err(elf_err(format!(
-            "{what}: big-endian ELF; RISC-V Linux programs are little-endian"
+            "{what}big-endian ELF; RISC-V Linux programs are little-endian"
         )));
     }
     if header.e_machine(endian) != elf::EM_RISCV {
@@ -127,7 +134,7 @@ fn riscv_header<'d>(
             _ => "",
         };
         return Err(elf_err(format!(
-            "{what}: ELF machine {m} ({}) is not RISC-V ({}){hint}",
+            "{what}ELF machine {m} ({}) is not RISC-V ({}){hint}",
             machine_name(m),
             elf::EM_RISCV
         )));
