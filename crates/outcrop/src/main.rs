@@ -6,6 +6,7 @@
 //! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
 
 mod brr;
+mod diff;
 mod exec;
 mod files;
 mod import;
@@ -126,6 +127,27 @@ enum Command {
     ///   perf script -F ip,brstack -i perf.data > lbr.txt && outcrop import lbr.txt --binary prog
     #[command(verbatim_doc_comment)]
     Import(import::ImportArgs),
+    /// Compare two runs: what changed from A to B, per function, source line and call path
+    /// (instructions; cycles, CPI stack and cache misses when both were timed), hot ranges
+    /// that appeared, vanished or moved, hot paths gained and lost.
+    ///
+    /// A and B are report directories (`outcrop run --report DIR`) or the mechanisms' own
+    /// files: profile.json/report.json, rap.json, .rap trees, samples files, .wpp files.
+    /// The same code (equal program ids) is matched by address; different builds by function
+    /// name and by file and line, and rows only one side has are marked. Every row holds A,
+    /// B and B − A, so A + diff = B on every row and each column sums to the run's totals.
+    /// Profiles whose shared functions hold under half of both runs are refused as different
+    /// programs unless --force. --report DIR writes an offline page with a differential flame
+    /// graph (red: more in B, blue: less) and both profiles for speedscope and Firefox.
+    ///
+    /// Examples:
+    ///   outcrop run --report o1 -- ./prog-O1 && outcrop run --report o2 -- ./prog-O2
+    ///   outcrop diff o1 o2                      # what changed, by function, line, call path
+    ///   outcrop diff o1 o2 --report o1-vs-o2    # o1-vs-o2/diff.html, diff.svg, a/b exports
+    ///   outcrop diff --json -o d.json o1/profile.json o2/profile.json
+    ///   outcrop diff a.wpp b.wpp                # hot whole-program paths gained and lost
+    #[command(verbatim_doc_comment)]
+    Diff(diff::DiffArgs),
     /// Branch-on-random tools: the overlap of a sampled site profile with the full one
     /// (accuracy, the paper's §4.1). The instruction itself is `--brr MODE` on every command
     /// that runs a program (docs/machine.md "Branch-on-random").
@@ -164,6 +186,7 @@ fn main() -> ExitCode {
         Command::Wpp(cmd) => wpp::run(cmd),
         Command::Paths(cmd) => paths::run(cmd),
         Command::Import(args) => import::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),
         Command::Query(cmd) => query::run(cmd),

@@ -594,3 +594,49 @@ fn parse_cost(s: &str) -> Result<u64, String> {
         format!("expected cycles per sample or a preset (perf-lbr, itanium2-perfmon), not {s:?}")
     })
 }
+
+/// Every path estimated from a samples file (default options, as `paths report` without
+/// flags), with its share, for `outcrop diff`. The program is found as `paths report` finds
+/// it and its id checked.
+pub fn path_shares(samples_file: &Path) -> Result<Vec<outcrop_diff::paths::PathIn>> {
+    let files = [samples_file.to_path_buf()];
+    let samples = read_samples(&files, false)?;
+    let Some(binary) = find_recorded_program(&samples.meta.program, samples_file) else {
+        bail!(
+            "the program {} recorded in {} is not here: paths cannot be compared without it",
+            samples.meta.program,
+            samples_file.display()
+        );
+    };
+    let elf = read_bounded(&binary, "program", MAX_PROGRAM_BYTES)?;
+    check_program(samples_file, &samples.meta.program_id, &binary, &elf, false)?;
+    let cfg = program_cfg(&elf, &binary, &samples.meta.objects, None, false)?;
+    let regions = Regions::new(&cfg, 256);
+    let mut cache = IndexCache::default();
+    let a = analyze(
+        &cfg,
+        &regions,
+        &samples,
+        Options::default(),
+        Weighting::Equal,
+        &mut cache,
+    );
+    let total: f64 = a.estimate.paths.values().sum();
+    Ok(outcrop_paths::accuracy::ranked(&a.estimate.paths)
+        .iter()
+        .map(|((r, id), w)| {
+            let blocks = regions.decode(*r, *id).unwrap_or_default();
+            outcrop_diff::paths::PathIn {
+                function: blocks
+                    .first()
+                    .map(|&b| cfg.funcs[cfg.blocks[b as usize].func as usize].name.clone())
+                    .unwrap_or_default(),
+                blocks: blocks
+                    .iter()
+                    .map(|&b| cfg.describe(cfg.blocks[b as usize].start))
+                    .collect(),
+                share: if total > 0.0 { w / total } else { 0.0 },
+            }
+        })
+        .collect())
+}

@@ -42,7 +42,7 @@ pub mod lines;
 use outcrop_events::record::{BranchKind, Control, Mapping, Observer, Retire, Stamp, TimingEvents};
 use outcrop_rv::symbols::Symbols;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Deepest call stack kept: deeper calls are folded into the frame at this depth (their
 /// counts stay exact; only the tree stops growing). Counted in [`Profile::folded_calls`].
@@ -62,7 +62,8 @@ pub const RETURN_SEARCH: usize = 64;
 pub const MAX_SLOTS: u64 = 1 << 20;
 
 /// What one instruction, function, line or call-tree node accounts for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Counts {
     /// Retired instructions.
     pub instructions: u64,

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 /// Function rows on the page.
 pub const PAGE_ROWS: usize = 40;
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1280px;color:#222;padding:0 1em}\
+pub(crate) const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1280px;color:#222;padding:0 1em}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;text-align:right;white-space:nowrap}\
 th{background:#eee}td.l,th.l{text-align:left}tr:nth-child(even){background:#f7f7f7}\
@@ -83,7 +83,7 @@ fn bar(share: f64) -> String {
     )
 }
 
-fn head(out: &mut String, title: &str) {
+pub(crate) fn head(out: &mut String, title: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

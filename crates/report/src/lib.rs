@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod brr;
+pub mod diff;
 pub mod html;
 pub mod import;
 pub mod paths;

@@ -12,9 +12,6 @@ use std::fmt::Write as _;
 /// Rows in the text table of functions (the JSON and HTML carry more).
 pub const TEXT_ROWS: usize = 25;
 
-/// Functions and lines in `profile.json` (the hottest, by self instructions or cycles).
-pub const JSON_ROWS: usize = 500;
-
 /// What one column of the flat profile means (the legend printed under the table and on the
 /// HTML page).
 /// The functions table's columns, untimed: header and what it means. The text report, the
@@ -122,16 +119,20 @@ impl ThreadRow {
 pub struct ProfileReport {
     /// The program.
     pub program: String,
+    /// What identifies its code (docs/formats.md "Program ids"), when known: `outcrop diff`
+    /// compares two profiles of the same code by address.
+    pub program_id: Option<String>,
     /// Instructions retired.
     pub instructions: u64,
     /// Cycles (timing model), or `null`.
     pub cycles: Option<u64>,
     /// Functions that retired anything.
     pub function_count: usize,
-    /// The hottest [`JSON_ROWS`] functions by self instructions (self cycles with timing).
+    /// Every function that retired anything, hottest first by self instructions (self cycles
+    /// with timing): `outcrop diff` needs them all for its totals to add up.
     pub functions: Vec<FunctionRow>,
-    /// Source lines when the program has DWARF line information, hottest first (at most
-    /// [`JSON_ROWS`]).
+    /// Every source line that retired anything when the program has DWARF line information,
+    /// hottest first.
     pub lines: Option<Vec<LineRowReport>>,
     /// Instructions outside the line table (with `lines`).
     pub lines_unattributed: Option<Counts>,
@@ -188,7 +189,6 @@ impl ProfileReport {
         let functions = profile
             .hottest(profile.timed)
             .into_iter()
-            .take(JSON_ROWS)
             .map(|f| FunctionRow {
                 name: f.name.clone(),
                 start: f.start,
@@ -225,6 +225,7 @@ impl ProfileReport {
             .collect();
         ProfileReport {
             program: program.to_string(),
+            program_id: None,
             instructions: profile.instructions,
             cycles: profile.timed.then(|| profile.self_sum().cycles),
             function_count: profile.functions.len(),
@@ -232,7 +233,6 @@ impl ProfileReport {
             lines: lines.map(|l| {
                 l.rows
                     .iter()
-                    .take(JSON_ROWS)
                     .map(|r| LineRowReport {
                         file: r.file.clone(),
                         line: r.line,
@@ -627,48 +627,65 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-/// The call tree as an SVG flame graph (`width` pixels wide, callers below callees), weighted
-/// by instructions (cycles when timed). Frames narrower than 0.5 px are left out; each frame's
-/// tooltip gives its function, weight and share. Deterministic.
-pub fn flame_svg(profile: &Profile, width: u32) -> String {
-    const ROW: u32 = 17;
-    let children = profile.children();
-    let total = weight(profile, &profile.nodes[0].total_counts).max(1);
-    let unit = if profile.timed {
-        "cycles"
-    } else {
-        "instructions"
-    };
-    let w = f64::from(width);
-    // (node, x, depth), laid out depth-first, children by weight (heaviest first) then id
+/// Height of one flame-graph frame, pixels.
+pub(crate) const FLAME_ROW: u32 = 17;
+
+/// Lays out a call tree (`parents[i]` < i, node 0 the root) as flame-graph frames `width`
+/// pixels wide: `(node, x, depth, width)` depth-first, children heaviest first (then by
+/// id), frames narrower than 0.5 px left out; and the deepest depth placed.
+pub(crate) fn flame_layout(
+    parents: &[u32],
+    weights: &[u64],
+    width: f64,
+) -> (Vec<(u32, f64, u32, f64)>, u32) {
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); parents.len()];
+    for (i, &p) in parents.iter().enumerate().skip(1) {
+        if (p as usize) < i {
+            children[p as usize].push(i as u32);
+        }
+    }
+    let total = weights.first().copied().unwrap_or(0).max(1) as f64;
     let mut frames = Vec::new();
     let mut work = vec![(0u32, 0.0f64, 0u32)];
     let mut max_depth = 0;
     while let Some((n, x, d)) = work.pop() {
-        let node = &profile.nodes[n as usize];
-        let nw = weight(profile, &node.total_counts) as f64 / total as f64 * w;
+        let nw = weights[n as usize] as f64 / total * width;
         if nw < 0.5 {
             continue;
         }
         frames.push((n, x, d, nw));
         max_depth = max_depth.max(d);
         let mut kids = children[n as usize].clone();
-        kids.sort_by_key(|&c| {
-            (
-                std::cmp::Reverse(weight(profile, &profile.nodes[c as usize].total_counts)),
-                c,
-            )
-        });
+        kids.sort_by_key(|&c| (std::cmp::Reverse(weights[c as usize]), c));
         let mut cx = x;
         let mut placed = Vec::new();
         for c in kids {
-            let cw =
-                weight(profile, &profile.nodes[c as usize].total_counts) as f64 / total as f64 * w;
             placed.push((c, cx, d + 1));
-            cx += cw;
+            cx += weights[c as usize] as f64 / total * width;
         }
         work.extend(placed.into_iter().rev());
     }
+    (frames, max_depth)
+}
+
+/// The call tree as an SVG flame graph (`width` pixels wide, callers below callees), weighted
+/// by instructions (cycles when timed). Frames narrower than 0.5 px are left out; each frame's
+/// tooltip gives its function, weight and share. Deterministic.
+pub fn flame_svg(profile: &Profile, width: u32) -> String {
+    const ROW: u32 = FLAME_ROW;
+    let total = weight(profile, &profile.nodes[0].total_counts).max(1);
+    let unit = if profile.timed {
+        "cycles"
+    } else {
+        "instructions"
+    };
+    let parents: Vec<u32> = profile.nodes.iter().map(|n| n.parent).collect();
+    let weights: Vec<u64> = profile
+        .nodes
+        .iter()
+        .map(|n| weight(profile, &n.total_counts))
+        .collect();
+    let (frames, max_depth) = flame_layout(&parents, &weights, f64::from(width));
     let height = (max_depth + 1) * ROW + 4;
     let mut s = String::new();
     let _ = writeln!(

@@ -95,7 +95,9 @@ impl<'a> RunReport<'a> {
                     None
                 }
             };
-            ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads)
+            let mut r = ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads);
+            r.program_id = image.program_id().ok().map(str::to_string);
+            r
         });
         let rap = match &s.rap {
             Some((spec, prof)) => {

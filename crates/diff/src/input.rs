@@ -1,0 +1,276 @@
+//! What `outcrop diff` reads: the parts of a report directory's JSON files it compares
+//! (docs/formats.md "The report directory"), parsed from bytes the caller read with a bound.
+//! Unknown fields are ignored, so a newer file with more fields still reads.
+
+use crate::Error;
+use outcrop_profile::Counts;
+use serde::Deserialize;
+
+/// `profile.json` (or the `profile` of `report.json`): the exact profile of one run.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ProfileView {
+    /// The program path as given.
+    pub program: String,
+    /// What identifies its code (absent in files written before it was recorded).
+    #[serde(default)]
+    pub program_id: Option<String>,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Cycles (timing model), or null.
+    #[serde(default)]
+    pub cycles: Option<u64>,
+    /// Every function that ran (older files: the hottest 500).
+    pub functions: Vec<FunctionView>,
+    /// Every source line that ran, when the program has line information.
+    #[serde(default)]
+    pub lines: Option<Vec<LineView>>,
+    /// Instructions outside the line table.
+    #[serde(default)]
+    pub lines_unattributed: Option<Counts>,
+    /// The call tree, `tree[0]` the root, parents before children.
+    pub tree: Vec<NodeView>,
+    /// Calls folded into their callers by the tree's limits.
+    #[serde(default)]
+    pub folded_calls: u64,
+    /// Every guest thread that ran.
+    #[serde(default)]
+    pub threads: Vec<ThreadView>,
+}
+
+/// One guest thread of [`ProfileView`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct ThreadView {
+    /// Creation index (0: the main thread).
+    pub index: u32,
+    /// What it retired.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+}
+
+/// One function of [`ProfileView`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct FunctionView {
+    /// Name.
+    pub name: String,
+    /// First byte.
+    #[serde(default)]
+    pub start: u64,
+    /// Self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+    /// Inclusive counts.
+    pub total: Counts,
+    /// Times entered.
+    #[serde(default)]
+    pub calls: u64,
+}
+
+/// One source line of [`ProfileView`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct LineView {
+    /// File.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// The function most of its instructions ran in.
+    #[serde(default)]
+    pub function: String,
+    /// Self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+}
+
+/// One call-tree node of [`ProfileView`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct NodeView {
+    /// Parent node (an index smaller than the node's own; the root's is 0).
+    pub parent: u32,
+    /// Function name (null for the root and a thread's root).
+    pub function: Option<String>,
+    /// Self counts on this chain.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+    /// Counts on and below this chain.
+    pub total: Counts,
+    /// The thread whose calls reached it.
+    #[serde(default)]
+    pub thread: u32,
+}
+
+impl ProfileView {
+    /// Parses `profile.json` bytes, or a `report.json` (its `profile`), and checks the tree:
+    /// a root first, every parent before its child.
+    pub fn from_json(bytes: &[u8]) -> Result<ProfileView, Error> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(Error::json)?;
+        let v = match v.get("profile") {
+            Some(p) if v.get("tree").is_none() => p.clone(),
+            _ => v,
+        };
+        if v.is_null() {
+            return Err(Error::Input("the report has no profile (null)".into()));
+        }
+        let p: ProfileView = serde_json::from_value(v).map_err(Error::json)?;
+        if p.tree.is_empty() {
+            return Err(Error::Input(
+                "the profile's call tree is empty (no root)".into(),
+            ));
+        }
+        for (i, n) in p.tree.iter().enumerate().skip(1) {
+            if n.parent as usize >= i {
+                return Err(Error::Input(format!(
+                    "call-tree node {i} names parent {}, not an earlier node",
+                    n.parent
+                )));
+            }
+        }
+        Ok(p)
+    }
+
+    /// Whether a timing model counted cycles.
+    pub fn timed(&self) -> bool {
+        self.cycles.is_some()
+    }
+
+    /// The profile as [`outcrop_profile::Profile`] again (functions named by the call tree,
+    /// no per-instruction counts), so its exports can be written from the JSON alone.
+    pub fn to_profile(&self) -> outcrop_profile::Profile {
+        use outcrop_profile::{Function, ThreadCounts, TreeNode};
+        let mut index: rustc_hash::FxHashMap<&str, u32> = rustc_hash::FxHashMap::default();
+        let mut functions: Vec<Function> = Vec::new();
+        let mut nodes = Vec::with_capacity(self.tree.len());
+        for n in &self.tree {
+            let function = n.function.as_deref().map(|name| {
+                *index.entry(name).or_insert_with(|| {
+                    let f = self.functions.iter().find(|f| f.name == name);
+                    functions.push(Function {
+                        name: name.to_string(),
+                        start: f.map_or(0, |f| f.start),
+                        size: 0,
+                        self_counts: f.map_or(Counts::default(), |f| f.self_counts),
+                        total_counts: f.map_or(Counts::default(), |f| f.total),
+                        calls: f.map_or(0, |f| f.calls),
+                    });
+                    (functions.len() - 1) as u32
+                })
+            });
+            nodes.push(TreeNode {
+                parent: n.parent,
+                function,
+                self_counts: n.self_counts,
+                total_counts: n.total,
+                calls: 0,
+                thread: n.thread,
+            });
+        }
+        let mut threads: Vec<ThreadCounts> = self
+            .threads
+            .iter()
+            .map(|t| ThreadCounts {
+                index: t.index,
+                root: self
+                    .tree
+                    .iter()
+                    .position(|n| t.index != 0 && n.function.is_none() && n.thread == t.index)
+                    .unwrap_or(0) as u32,
+                counts: t.self_counts,
+            })
+            .collect();
+        if threads.is_empty() {
+            threads.push(ThreadCounts {
+                index: 0,
+                root: 0,
+                counts: self.totals(),
+            });
+        }
+        outcrop_profile::Profile {
+            instructions: self.instructions,
+            timed: self.timed(),
+            functions,
+            nodes,
+            folded_calls: self.folded_calls,
+            threads,
+            pcs: Vec::new(),
+        }
+    }
+
+    /// The run's counts (the sum of every node's self counts).
+    pub fn totals(&self) -> Counts {
+        let mut c = Counts::default();
+        for n in &self.tree {
+            c.add(&n.self_counts);
+        }
+        c
+    }
+}
+
+/// `run.json`: the run's statistics.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct RunView {
+    /// The program path as given.
+    #[serde(default)]
+    pub program: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Instructions retired.
+    #[serde(default)]
+    pub instructions: u64,
+    /// How it ended.
+    #[serde(default)]
+    pub outcome: String,
+    /// Whether the guest did not exit by itself.
+    #[serde(default)]
+    pub truncated: bool,
+    /// The mechanisms that ran.
+    #[serde(default)]
+    pub mechanisms: Vec<String>,
+    /// Where imported samples came from (null for a run of the machine).
+    #[serde(default)]
+    pub sampled: Option<String>,
+    /// The timing model's totals, as written (`cycles`, `ipc`, the caches, `cpi_stack`…).
+    #[serde(default)]
+    pub timing: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl RunView {
+    /// Parses `run.json` bytes.
+    pub fn from_json(bytes: &[u8]) -> Result<RunView, Error> {
+        serde_json::from_slice(bytes).map_err(Error::json)
+    }
+}
+
+/// `rap.json` (or the `rap` of `report.json`): the hot ranges of each RAP stream.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct RapView {
+    /// One per stream (and per thread with `--rap-per-thread`).
+    pub streams: Vec<StreamView>,
+}
+
+/// One stream of [`RapView`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct StreamView {
+    /// Stream name (`block`, `l1d-miss-value`…).
+    pub stream: String,
+    /// The thread whose events alone the tree holds, if any.
+    #[serde(default)]
+    pub thread: Option<u32>,
+    /// Events in the stream.
+    pub n: u64,
+    /// Hot ranges in pre-order.
+    pub hot: Vec<crate::ranges::Range>,
+}
+
+impl RapView {
+    /// Parses `rap.json` bytes, or a `report.json` (its `rap`).
+    pub fn from_json(bytes: &[u8]) -> Result<RapView, Error> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(Error::json)?;
+        let v = match v.get("rap") {
+            Some(r) if v.get("streams").is_none() => r.clone(),
+            _ => v,
+        };
+        if v.is_null() {
+            return Err(Error::Input("the report has no RAP trees (null)".into()));
+        }
+        serde_json::from_value(v).map_err(Error::json)
+    }
+}

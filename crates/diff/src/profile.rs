@@ -1,0 +1,562 @@
+//! The difference of two exact profiles: functions, source lines and call paths.
+//!
+//! Every row holds A's counts, B's counts and B − A. The rows of each table are the union
+//! of both sides' rows, so each column of A (and of B) sums to that side's run: a row one
+//! side lacks counts zero there and is marked [`Presence::OnlyA`] or [`Presence::OnlyB`].
+//! Profiles written before `profile.json` listed every function get an `(other functions)`
+//! row holding the rest, so the sums still hold.
+
+use crate::input::{NodeView, ProfileView};
+use crate::{Delta, Error, Matching, Presence, Weight};
+use outcrop_profile::Counts;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Below this share of either side's weight in functions both have, two profiles of
+/// different code are taken for different programs (`--force` compares them anyway).
+pub const MIN_SHARED: f64 = 0.5;
+
+/// Name of the row that holds what an older `profile.json` left out of its function list.
+pub const OTHER_FUNCTIONS: &str = "(other functions)";
+/// Name of the line row holding instructions outside the line table.
+pub const NO_LINE: &str = "(no line)";
+/// Name of the line row holding lines a file left out.
+pub const OTHER_LINES: &str = "(other lines)";
+
+/// Options of [`diff_profiles`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Compare even when the two look like different programs.
+    pub force: bool,
+    /// Match by symbol and line even when the program ids are equal.
+    pub by_symbol: bool,
+}
+
+/// What one side is.
+#[derive(Clone, Debug, Serialize)]
+pub struct SideInfo {
+    /// The program path as the profile recorded it.
+    pub program: String,
+    /// Its program id, when recorded.
+    pub program_id: Option<String>,
+    /// The run's counts.
+    pub totals: Counts,
+    /// Whether a timing model ran.
+    pub timed: bool,
+    /// Functions that ran.
+    pub functions: usize,
+    /// Calls the call tree folded (0: exact).
+    pub folded_calls: u64,
+}
+
+/// Self and total counts and calls of one function on one side.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FunctionSide {
+    /// Self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Counts,
+    /// Inclusive counts.
+    pub total: Counts,
+    /// Times entered.
+    pub calls: u64,
+    /// Its address on this side (null where it did not run).
+    pub start: Option<u64>,
+}
+
+/// B − A of a function.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FunctionDelta {
+    /// Of self counts.
+    #[serde(rename = "self")]
+    pub self_counts: Delta,
+    /// Of inclusive counts.
+    pub total: Delta,
+    /// Of calls.
+    pub calls: i64,
+}
+
+/// One function of the diff.
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionRow {
+    /// Its name (with ` (2)`… when a build has several functions of that name).
+    pub function: String,
+    /// Which sides it ran on.
+    pub presence: Presence,
+    /// A's.
+    pub a: FunctionSide,
+    /// B's.
+    pub b: FunctionSide,
+    /// B − A.
+    pub delta: FunctionDelta,
+}
+
+/// One source line of the diff.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineRow {
+    /// File.
+    pub file: String,
+    /// Line (0 for the `(no line)` and `(other lines)` rows).
+    pub line: u32,
+    /// The function most of its instructions ran in (B's, else A's).
+    pub function: String,
+    /// Which sides it ran on.
+    pub presence: Presence,
+    /// A's self counts.
+    pub a: Counts,
+    /// B's self counts.
+    pub b: Counts,
+    /// B − A.
+    pub delta: Delta,
+}
+
+/// One call path (a chain of calls from the program's entry) of the diff. Across builds,
+/// frames of functions only one build ran are left out on both sides.
+#[derive(Clone, Debug, Serialize)]
+pub struct CallPathRow {
+    /// Its frames, outermost first (a thread other than the main one starts with
+    /// `thread N`).
+    pub path: Vec<String>,
+    /// Which sides it ran on.
+    pub presence: Presence,
+    /// A's counts on the chain itself.
+    pub a: Counts,
+    /// B's.
+    pub b: Counts,
+    /// B − A.
+    pub delta: Delta,
+    /// A's counts on the chain and below it.
+    pub a_total: Counts,
+    /// B's.
+    pub b_total: Counts,
+}
+
+/// A frame of the differential flame graph: a node of B's call tree with A's counts on the
+/// same call path.
+#[derive(Clone, Debug)]
+pub struct FlameNode {
+    /// Parent index (the root's is 0).
+    pub parent: u32,
+    /// Frame name (`all` for the root).
+    pub name: String,
+    /// B's inclusive weight (the frame's width).
+    pub b_total: u64,
+    /// A's inclusive weight on the same path (0 where A never took it).
+    pub a_total: u64,
+    /// B's self weight.
+    pub b_self: u64,
+    /// A's self weight on the same path.
+    pub a_self: u64,
+}
+
+/// Rows of one side no row of the other matched.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Unmatched {
+    /// Functions only A ran.
+    pub only_a: usize,
+    /// Their share of A's weight, in percent.
+    pub only_a_pct: f64,
+    /// Functions only B ran.
+    pub only_b: usize,
+    /// Their share of B's weight, in percent.
+    pub only_b_pct: f64,
+}
+
+/// The difference of two profiles.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileDiff {
+    /// The baseline.
+    pub a: SideInfo,
+    /// The profile compared with it.
+    pub b: SideInfo,
+    /// How rows were matched.
+    pub matching: Matching,
+    /// What rows are sorted by: cycles when both were timed.
+    pub weight: Weight,
+    /// The runs' counts: A, B, B − A.
+    pub totals: (Counts, Counts, Delta),
+    /// Every function either ran, by absolute change of self weight (then of self
+    /// instructions, then name).
+    pub functions: Vec<FunctionRow>,
+    /// Every source line either ran, likewise sorted; null unless both have lines.
+    pub lines: Option<Vec<LineRow>>,
+    /// Every call path either ran, likewise sorted.
+    pub call_paths: Vec<CallPathRow>,
+    /// Functions only one side ran.
+    pub unmatched: Unmatched,
+    /// What a reader should know (one run timed and not the other, folded trees…).
+    pub notes: Vec<String>,
+    /// B's call tree with A's counts per call path (the differential flame graph).
+    #[serde(skip)]
+    pub flame: Vec<FlameNode>,
+}
+
+fn side_info(p: &ProfileView) -> SideInfo {
+    SideInfo {
+        program: p.program.clone(),
+        program_id: p.program_id.clone(),
+        totals: p.totals(),
+        timed: p.timed(),
+        functions: p.functions.len(),
+        folded_calls: p.folded_calls,
+    }
+}
+
+/// Functions of one side by key, with an `(other functions)` row for what the list left out.
+fn functions(p: &ProfileView, by_address: bool) -> BTreeMap<String, FunctionSide> {
+    let mut sorted: Vec<_> = p.functions.iter().collect();
+    sorted.sort_by(|x, y| (x.start, &x.name).cmp(&(y.start, &y.name)));
+    let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut out = BTreeMap::new();
+    let mut listed = Counts::default();
+    for f in sorted {
+        listed.add(&f.self_counts);
+        let n = seen.entry(f.name.as_str()).or_insert(0);
+        *n += 1;
+        let key = if by_address {
+            format!("{}\u{0}{:016x}", f.name, f.start)
+        } else if *n == 1 {
+            f.name.clone()
+        } else {
+            format!("{} ({n})", f.name)
+        };
+        let side = out.entry(key).or_insert(FunctionSide {
+            start: Some(f.start),
+            ..FunctionSide::default()
+        });
+        side.self_counts.add(&f.self_counts);
+        side.total.add(&f.total);
+        side.calls += f.calls;
+    }
+    let rest = minus(&p.totals(), &listed);
+    if rest != Counts::default() {
+        out.insert(
+            OTHER_FUNCTIONS.to_string(),
+            FunctionSide {
+                self_counts: rest,
+                ..FunctionSide::default()
+            },
+        );
+    }
+    out
+}
+
+fn minus(a: &Counts, b: &Counts) -> Counts {
+    Counts {
+        instructions: a.instructions.saturating_sub(b.instructions),
+        cycles: a.cycles.saturating_sub(b.cycles),
+        mispredicts: a.mispredicts.saturating_sub(b.mispredicts),
+        l1i_misses: a.l1i_misses.saturating_sub(b.l1i_misses),
+        l1d_misses: a.l1d_misses.saturating_sub(b.l1d_misses),
+        l2_misses: a.l2_misses.saturating_sub(b.l2_misses),
+    }
+}
+
+/// Lines of one side by (file, line), with `(no line)` and `(other lines)` rows.
+fn lines(p: &ProfileView) -> Option<BTreeMap<(String, u32), (String, Counts)>> {
+    let rows = p.lines.as_ref()?;
+    let mut out: BTreeMap<(String, u32), (String, Counts)> = BTreeMap::new();
+    let mut listed = Counts::default();
+    for l in rows {
+        listed.add(&l.self_counts);
+        let e = out
+            .entry((l.file.clone(), l.line))
+            .or_insert_with(|| (l.function.clone(), Counts::default()));
+        e.1.add(&l.self_counts);
+    }
+    let un = p.lines_unattributed.unwrap_or_default();
+    listed.add(&un);
+    if un != Counts::default() {
+        out.insert((NO_LINE.to_string(), 0), (String::new(), un));
+    }
+    let rest = minus(&p.totals(), &listed);
+    if rest != Counts::default() {
+        out.insert((OTHER_LINES.to_string(), 0), (String::new(), rest));
+    }
+    Some(out)
+}
+
+/// Frame names of every node's call path (`paths[i]` for node i; the root's is empty),
+/// leaving out frames of functions `keep` rejects (a thread's root frame always stays).
+fn node_paths(tree: &[NodeView], keep: &dyn Fn(&str) -> bool) -> Vec<Vec<String>> {
+    let mut paths: Vec<Vec<String>> = Vec::with_capacity(tree.len());
+    for (i, n) in tree.iter().enumerate() {
+        if i == 0 {
+            paths.push(Vec::new());
+            continue;
+        }
+        let mut p = paths.get(n.parent as usize).cloned().unwrap_or_default();
+        match &n.function {
+            Some(f) if keep(f) => p.push(f.clone()),
+            Some(_) => {}
+            None => p.push(format!("thread {}", n.thread)),
+        }
+        paths.push(p);
+    }
+    paths
+}
+
+/// Self and total counts per call path (nodes with the same path, which a folded tree can
+/// have, add up).
+fn call_paths(
+    tree: &[NodeView],
+    paths: &[Vec<String>],
+) -> FxHashMap<Vec<String>, (Counts, Counts)> {
+    let mut out: FxHashMap<Vec<String>, (Counts, Counts)> = FxHashMap::default();
+    for (n, p) in tree.iter().zip(paths).skip(1) {
+        let e = out.entry(p.clone()).or_default();
+        e.0.add(&n.self_counts);
+        e.1.add(&n.total);
+    }
+    out
+}
+
+fn sort_key(d: &Delta, w: Weight) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>) {
+    (
+        std::cmp::Reverse(d.of(w).unsigned_abs()),
+        std::cmp::Reverse(d.instructions.unsigned_abs()),
+    )
+}
+
+/// The difference of B against A. Profiles of different code (program ids differ or are
+/// unknown) are matched by symbol and line, and refused as different programs when the
+/// functions both ran hold under [`MIN_SHARED`] of both sides' weight, unless
+/// `options.force`.
+pub fn diff_profiles(
+    a: &ProfileView,
+    b: &ProfileView,
+    options: Options,
+) -> Result<ProfileDiff, Error> {
+    let same_code = matches!((&a.program_id, &b.program_id), (Some(x), Some(y)) if x == y);
+    let matching = if same_code && !options.by_symbol {
+        Matching::Address
+    } else {
+        Matching::Symbol
+    };
+    let weight = if a.timed() && b.timed() {
+        Weight::Cycles
+    } else {
+        Weight::Instructions
+    };
+    let mut notes = Vec::new();
+    match (a.timed(), b.timed()) {
+        (true, false) => notes.push(
+            "only A was timed: rows compare instructions (run B with --timing to compare cycles)"
+                .to_string(),
+        ),
+        (false, true) => notes.push(
+            "only B was timed: rows compare instructions (run A with --timing to compare cycles)"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    for (s, p) in [("A", a), ("B", b)] {
+        if p.folded_calls > 0 {
+            notes.push(format!(
+                "{s}'s call tree folded {} calls into their callers (depth or size limit): its call paths are coarser, its functions and lines exact",
+                p.folded_calls
+            ));
+        }
+    }
+    if matching == Matching::Symbol && !same_code {
+        notes.push(match (&a.program_id, &b.program_id) {
+            (Some(x), Some(y)) => format!(
+                "different builds ({x} and {y}): functions matched by name, lines by file and line"
+            ),
+            _ => {
+                "a profile without a program id: functions matched by name, lines by file and line"
+                    .to_string()
+            }
+        });
+    }
+
+    let by_address = matching == Matching::Address;
+    let fa = functions(a, by_address);
+    let fb = functions(b, by_address);
+    let wa = weight.of(&a.totals()) as f64;
+    let wb = weight.of(&b.totals()) as f64;
+    let shared_a: u64 = fa
+        .iter()
+        .filter(|(k, _)| fb.contains_key(*k))
+        .map(|(_, s)| weight.of(&s.self_counts))
+        .sum();
+    let shared_b: u64 = fb
+        .iter()
+        .filter(|(k, _)| fa.contains_key(*k))
+        .map(|(_, s)| weight.of(&s.self_counts))
+        .sum();
+    let (share_a, share_b) = (
+        if wa > 0.0 { shared_a as f64 / wa } else { 1.0 },
+        if wb > 0.0 { shared_b as f64 / wb } else { 1.0 },
+    );
+    if !same_code && share_a.max(share_b) < MIN_SHARED && !options.force {
+        return Err(Error::NotComparable(format!(
+            "A ({}) and B ({}) look like different programs: the functions both ran hold {:.1}% of A's {w} and {:.1}% of B's (under {:.0}%); --force compares them anyway",
+            a.program,
+            b.program,
+            100.0 * share_a,
+            100.0 * share_b,
+            100.0 * MIN_SHARED,
+            w = weight.name()
+        )));
+    }
+
+    let mut rows = Vec::new();
+    let mut unmatched = Unmatched::default();
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    for k in keys {
+        let (sa, sb) = (fa.get(k), fb.get(k));
+        let presence = Presence::of(sa.is_some(), sb.is_some());
+        let (sa, sb) = (
+            sa.copied().unwrap_or_default(),
+            sb.copied().unwrap_or_default(),
+        );
+        match presence {
+            Presence::OnlyA => {
+                unmatched.only_a += 1;
+                unmatched.only_a_pct += crate::pct(weight.of(&sa.self_counts) as f64, wa);
+            }
+            Presence::OnlyB => {
+                unmatched.only_b += 1;
+                unmatched.only_b_pct += crate::pct(weight.of(&sb.self_counts) as f64, wb);
+            }
+            Presence::Both => {}
+        }
+        let name = k.split('\u{0}').next().unwrap_or(k).to_string();
+        rows.push(FunctionRow {
+            function: name,
+            presence,
+            delta: FunctionDelta {
+                self_counts: Delta::between(&sa.self_counts, &sb.self_counts),
+                total: Delta::between(&sa.total, &sb.total),
+                calls: crate::signed(sa.calls, sb.calls),
+            },
+            a: sa,
+            b: sb,
+        });
+    }
+    rows.sort_by(|x, y| {
+        sort_key(&x.delta.self_counts, weight)
+            .cmp(&sort_key(&y.delta.self_counts, weight))
+            .then_with(|| x.function.cmp(&y.function))
+    });
+
+    let lines = match (lines(a), lines(b)) {
+        (Some(la), Some(lb)) => {
+            let keys: std::collections::BTreeSet<&(String, u32)> =
+                la.keys().chain(lb.keys()).collect();
+            let mut out: Vec<LineRow> = keys
+                .into_iter()
+                .map(|k| {
+                    let (xa, xb) = (la.get(k), lb.get(k));
+                    let ca = xa.map(|x| x.1).unwrap_or_default();
+                    let cb = xb.map(|x| x.1).unwrap_or_default();
+                    LineRow {
+                        file: k.0.clone(),
+                        line: k.1,
+                        function: xb.or(xa).map(|x| x.0.clone()).unwrap_or_default(),
+                        presence: Presence::of(xa.is_some(), xb.is_some()),
+                        a: ca,
+                        b: cb,
+                        delta: Delta::between(&ca, &cb),
+                    }
+                })
+                .collect();
+            out.sort_by(|x, y| {
+                sort_key(&x.delta, weight)
+                    .cmp(&sort_key(&y.delta, weight))
+                    .then_with(|| (&x.file, x.line).cmp(&(&y.file, y.line)))
+            });
+            Some(out)
+        }
+        (None, None) => None,
+        (None, Some(_)) => {
+            notes.push("only B has source lines (build A with -g to compare lines)".to_string());
+            None
+        }
+        (Some(_), None) => {
+            notes.push("only A has source lines (build B with -g to compare lines)".to_string());
+            None
+        }
+    };
+
+    // across builds, a frame of a function only one build has (inlined, or new) is left
+    // out of call paths on both sides, so a call inlined in one build still matches
+    let names = |p: &ProfileView| -> rustc_hash::FxHashSet<String> {
+        p.functions.iter().map(|f| f.name.clone()).collect()
+    };
+    let (na, nb) = (names(a), names(b));
+    let keep = |f: &str| by_address || (na.contains(f) && nb.contains(f));
+    let (pa, pb) = (node_paths(&a.tree, &keep), node_paths(&b.tree, &keep));
+    if !by_address {
+        let dropped = na.symmetric_difference(&nb).count();
+        if dropped > 0 {
+            notes.push(format!(
+                "call paths leave out the frames of the {dropped} functions only one build ran (inlined or new), so a call inlined in one build still matches"
+            ));
+        }
+    }
+    let (ca, cb) = (call_paths(&a.tree, &pa), call_paths(&b.tree, &pb));
+    let mut keys: Vec<&Vec<String>> = ca.keys().chain(cb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut call_rows: Vec<CallPathRow> = keys
+        .into_iter()
+        .map(|k| {
+            let (xa, xb) = (ca.get(k), cb.get(k));
+            let (sa, ta) = xa.copied().unwrap_or_default();
+            let (sb, tb) = xb.copied().unwrap_or_default();
+            CallPathRow {
+                path: k.clone(),
+                presence: Presence::of(xa.is_some(), xb.is_some()),
+                a: sa,
+                b: sb,
+                delta: Delta::between(&sa, &sb),
+                a_total: ta,
+                b_total: tb,
+            }
+        })
+        .collect();
+    call_rows.sort_by(|x, y| {
+        sort_key(&x.delta, weight)
+            .cmp(&sort_key(&y.delta, weight))
+            .then_with(|| x.path.cmp(&y.path))
+    });
+
+    let flame = b
+        .tree
+        .iter()
+        .zip(&pb)
+        .enumerate()
+        .map(|(i, (n, p))| {
+            let (sa, ta) = if i == 0 {
+                (a.tree[0].self_counts, a.tree[0].total)
+            } else {
+                ca.get(p).copied().unwrap_or_default()
+            };
+            FlameNode {
+                parent: n.parent,
+                name: p.last().cloned().unwrap_or_else(|| "all".to_string()),
+                b_total: weight.of(&n.total),
+                a_total: weight.of(&ta),
+                b_self: weight.of(&n.self_counts),
+                a_self: weight.of(&sa),
+            }
+        })
+        .collect();
+
+    let (ta, tb) = (a.totals(), b.totals());
+    Ok(ProfileDiff {
+        a: side_info(a),
+        b: side_info(b),
+        matching,
+        weight,
+        totals: (ta, tb, Delta::between(&ta, &tb)),
+        functions: rows,
+        lines,
+        call_paths: call_rows,
+        unmatched,
+        notes,
+        flame,
+    })
+}
