@@ -101,15 +101,20 @@ impl ProfileView {
     /// Parses `profile.json` bytes, or a `report.json` (its `profile`), and checks the tree:
     /// a root first, every parent before its child.
     pub fn from_json(bytes: &[u8]) -> Result<ProfileView, Error> {
-        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(Error::json)?;
-        let v = match v.get("profile") {
-            Some(p) if v.get("tree").is_none() => p.clone(),
-            _ => v,
-        };
-        if v.is_null() {
-            return Err(Error::Input("the report has no profile (null)".into()));
+        #[derive(Deserialize)]
+        struct Report {
+            profile: serde_json::Value,
         }
-        let p: ProfileView = serde_json::from_value(v).map_err(Error::json)?;
+        let p = match serde_json::from_slice::<ProfileView>(bytes) {
+            Ok(p) => p,
+            Err(first) => match serde_json::from_slice::<Report>(bytes) {
+                Ok(Report { profile }) if profile.is_null() => {
+                    return Err(Error::Input("the report has no profile (null)".into()))
+                }
+                Ok(Report { profile }) => serde_json::from_value(profile).map_err(Error::json)?,
+                Err(_) => return Err(Error::json(first)),
+            },
+        };
         if p.tree.is_empty() {
             return Err(Error::Input(
                 "the profile's call tree is empty (no root)".into(),
@@ -263,14 +268,19 @@ pub struct StreamView {
 impl RapView {
     /// Parses `rap.json` bytes, or a `report.json` (its `rap`).
     pub fn from_json(bytes: &[u8]) -> Result<RapView, Error> {
-        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(Error::json)?;
-        let v = match v.get("rap") {
-            Some(r) if v.get("streams").is_none() => r.clone(),
-            _ => v,
-        };
-        if v.is_null() {
-            return Err(Error::Input("the report has no RAP trees (null)".into()));
+        #[derive(Deserialize)]
+        struct Report {
+            rap: serde_json::Value,
         }
-        serde_json::from_value(v).map_err(Error::json)
+        match serde_json::from_slice::<RapView>(bytes) {
+            Ok(r) => Ok(r),
+            Err(first) => match serde_json::from_slice::<Report>(bytes) {
+                Ok(Report { rap }) if rap.is_null() => {
+                    Err(Error::Input("the report has no RAP trees (null)".into()))
+                }
+                Ok(Report { rap }) => serde_json::from_value(rap).map_err(Error::json),
+                Err(_) => Err(Error::json(first)),
+            },
+        }
     }
 }

@@ -45,6 +45,9 @@ pub enum Error {
 
 impl Error {
     fn json(e: serde_json::Error) -> Error {
+        if e.line() == 0 {
+            return Error::Input(format!("not the JSON expected: {e}"));
+        }
         Error::Input(format!(
             "not the JSON expected, at line {} column {}: {e}",
             e.line(),
