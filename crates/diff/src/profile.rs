@@ -82,8 +82,13 @@ pub struct FunctionDelta {
 /// One function of the diff.
 #[derive(Clone, Debug, Serialize)]
 pub struct FunctionRow {
-    /// Its name (with ` (2)`… when a build has several functions of that name).
+    /// Its name (with ` (2)`… when a build has several functions of that name). Across
+    /// builds, a compiler's clones count with their origin ([`base_name`]).
     pub function: String,
+    /// The symbols counted in this row when they are not just `function` (clones such as
+    /// `f.constprop.0`, on either side).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
     /// Which sides it ran on.
     pub presence: Presence,
     /// A's.
@@ -207,8 +212,48 @@ fn side_info(p: &ProfileView) -> SideInfo {
     }
 }
 
+/// The function a compiler's clone was made from: `f.constprop.0`, `f.isra.0`, `f.part.1`,
+/// `f.cold`, `f.lto_priv.0` and `f.localalias` (and their combinations) are `f`. Across
+/// builds a clone is matched with its origin, since one build clones what the other does
+/// not.
+pub fn base_name(name: &str) -> &str {
+    const CLONES: &[&str] = &[
+        "constprop",
+        "isra",
+        "part",
+        "cold",
+        "lto_priv",
+        "localalias",
+    ];
+    let mut s = name;
+    loop {
+        let Some((head, last)) = s.rsplit_once('.') else {
+            return s;
+        };
+        // `.N` after a clone kind
+        let (head, kind) = if !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()) {
+            match head.rsplit_once('.') {
+                Some((h, k)) => (h, k),
+                None => return s,
+            }
+        } else {
+            (head, last)
+        };
+        if head.is_empty() || !CLONES.contains(&kind) {
+            return s;
+        }
+        s = head;
+    }
+}
+
 /// Functions of one side by key, with an `(other functions)` row for what the list left out.
-fn functions(p: &ProfileView, by_address: bool) -> BTreeMap<String, FunctionSide> {
+/// Across builds (`by_address` false) a compiler's clone counts with its origin
+/// ([`base_name`]), and its symbols are in `names`.
+fn functions(
+    p: &ProfileView,
+    by_address: bool,
+    names: &mut BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> BTreeMap<String, FunctionSide> {
     let mut sorted: Vec<_> = p.functions.iter().collect();
     sorted.sort_by(|x, y| (x.start, &x.name).cmp(&(y.start, &y.name)));
     let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
@@ -221,10 +266,13 @@ fn functions(p: &ProfileView, by_address: bool) -> BTreeMap<String, FunctionSide
         let key = if by_address {
             format!("{}\u{0}{:016x}", f.name, f.start)
         } else if *n == 1 {
-            f.name.clone()
+            base_name(&f.name).to_string()
         } else {
-            format!("{} ({n})", f.name)
+            format!("{} ({n})", base_name(&f.name))
         };
+        if key != f.name {
+            names.entry(key.clone()).or_default().insert(f.name.clone());
+        }
         let side = out.entry(key).or_insert(FunctionSide {
             start: Some(f.start),
             ..FunctionSide::default()
@@ -283,7 +331,11 @@ fn lines(p: &ProfileView) -> Option<BTreeMap<(String, u32), (String, Counts)>> {
 
 /// Frame names of every node's call path (`paths[i]` for node i; the root's is empty),
 /// leaving out frames of functions `keep` rejects (a thread's root frame always stays).
-fn node_paths(tree: &[NodeView], keep: &dyn Fn(&str) -> bool) -> Vec<Vec<String>> {
+fn node_paths(
+    tree: &[NodeView],
+    keep: &dyn Fn(&str) -> bool,
+    by_address: bool,
+) -> Vec<Vec<String>> {
     let mut paths: Vec<Vec<String>> = Vec::with_capacity(tree.len());
     for (i, n) in tree.iter().enumerate() {
         if i == 0 {
@@ -292,7 +344,11 @@ fn node_paths(tree: &[NodeView], keep: &dyn Fn(&str) -> bool) -> Vec<Vec<String>
         }
         let mut p = paths.get(n.parent as usize).cloned().unwrap_or_default();
         match &n.function {
-            Some(f) if keep(f) => p.push(f.clone()),
+            Some(f) if keep(f) => p.push(if by_address {
+                f.clone()
+            } else {
+                base_name(f).to_string()
+            }),
             Some(_) => {}
             None => p.push(format!("thread {}", n.thread)),
         }
@@ -375,8 +431,9 @@ pub fn diff_profiles(
     }
 
     let by_address = matching == Matching::Address;
-    let fa = functions(a, by_address);
-    let fb = functions(b, by_address);
+    let mut clones = BTreeMap::new();
+    let fa = functions(a, by_address, &mut clones);
+    let fb = functions(b, by_address, &mut clones);
     let wa = weight.of(&a.totals()) as f64;
     let wb = weight.of(&b.totals()) as f64;
     let share = |s: &FunctionSide, w: f64| {
@@ -425,6 +482,10 @@ pub fn diff_profiles(
         }
         let name = k.split('\u{0}').next().unwrap_or(k).to_string();
         rows.push(FunctionRow {
+            symbols: clones
+                .get(k)
+                .map(|c| c.iter().cloned().collect())
+                .unwrap_or_default(),
             function: name,
             presence,
             delta: FunctionDelta {
@@ -484,11 +545,17 @@ pub fn diff_profiles(
     // across builds, a frame of a function only one build has (inlined, or new) is left
     // out of call paths on both sides, so a call inlined in one build still matches
     let names = |p: &ProfileView| -> rustc_hash::FxHashSet<String> {
-        p.functions.iter().map(|f| f.name.clone()).collect()
+        p.functions
+            .iter()
+            .map(|f| base_name(&f.name).to_string())
+            .collect()
     };
     let (na, nb) = (names(a), names(b));
-    let keep = |f: &str| by_address || (na.contains(f) && nb.contains(f));
-    let (pa, pb) = (node_paths(&a.tree, &keep), node_paths(&b.tree, &keep));
+    let keep = |f: &str| by_address || (na.contains(base_name(f)) && nb.contains(base_name(f)));
+    let (pa, pb) = (
+        node_paths(&a.tree, &keep, by_address),
+        node_paths(&b.tree, &keep, by_address),
+    );
     if !by_address {
         let dropped = na.symmetric_difference(&nb).count();
         if dropped > 0 {

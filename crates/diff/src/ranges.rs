@@ -2,7 +2,8 @@
 //! vanished, which moved and which kept their place, with the change of their share.
 //!
 //! Matching, per stream: first ranges with the same bounds (`kept`); then, where addresses
-//! are comparable, ranges that overlap, largest overlap first (`moved`). Code ranges of two
+//! are comparable, ranges whose overlap is at least [`MIN_JACCARD`] of their union, the most
+//! alike first (`moved`). Code ranges of two
 //! different builds are matched by what their labels say ran there instead
 //! ([`Range::similarity`] at least [`MIN_SIMILARITY`]), the most alike first, less half a
 //! point per point of share apart, since the same address holds different code (`kept`).
@@ -14,6 +15,11 @@ use serde::{Deserialize, Serialize};
 /// Two code ranges of different builds are the same code when the functions both labels
 /// name hold at least this much (percent) of both.
 pub const MIN_SIMILARITY: f64 = 50.0;
+
+/// Two ranges of comparable addresses are one range that moved when their overlap is at
+/// least this share of their union ([`Range::jaccard`]); a range that split into much finer
+/// ones, or merged into a much wider one, appears and vanishes instead.
+pub const MIN_JACCARD: f64 = 0.25;
 
 /// A hot range as `rap.json` writes it (the fields the diff uses).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -80,6 +86,16 @@ impl Range {
         } else {
             0.0
         }
+    }
+
+    /// The overlap of two ranges over their union (1: the same range, 0: disjoint).
+    pub fn jaccard(&self, o: &Range) -> f64 {
+        let inter = self.overlap(o);
+        if inter == 0 {
+            return 0.0;
+        }
+        let union = u128::from(self.hi - self.lo) + u128::from(o.hi - o.lo) + 2 - inter;
+        inter as f64 / union as f64
     }
 
     fn overlap(&self, o: &Range) -> u128 {
@@ -168,22 +184,22 @@ pub fn diff_stream(a: &[Range], b: &[Range], code: bool, by_address: bool) -> Ve
                 pair_b[j] = Some((i, Status::Kept));
             }
         }
-        // the remaining pairs that overlap, the largest overlap first
-        let mut cands: Vec<(u128, usize, usize)> = Vec::new();
+        // the remaining pairs that mostly overlap, the most alike first
+        let mut cands: Vec<(f64, usize, usize)> = Vec::new();
         for (j, rb) in b.iter().enumerate() {
             if pair_b[j].is_some() {
                 continue;
             }
             for (i, ra) in a.iter().enumerate() {
                 if !used_a[i] {
-                    let o = ra.overlap(rb);
-                    if o > 0 {
+                    let o = ra.jaccard(rb);
+                    if o >= MIN_JACCARD {
                         cands.push((o, i, j));
                     }
                 }
             }
         }
-        cands.sort_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+        cands.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
         for (_, i, j) in cands {
             if !used_a[i] && pair_b[j].is_none() {
                 used_a[i] = true;

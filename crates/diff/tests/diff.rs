@@ -476,3 +476,44 @@ fn compare_says_what_each_side_lacks() {
         "{e}"
     );
 }
+
+#[test]
+fn compiler_clones_count_with_their_origin_across_builds() {
+    use outcrop_diff::profile::base_name;
+    assert_eq!(
+        base_name("sqlite3BtreeNext.constprop.0"),
+        "sqlite3BtreeNext"
+    );
+    assert_eq!(base_name("f.isra.0.part.1"), "f");
+    assert_eq!(base_name("f.cold"), "f");
+    assert_eq!(base_name("f.lto_priv.12"), "f");
+    assert_eq!(base_name("f.2"), "f.2");
+    assert_eq!(base_name(".part.0"), ".part.0");
+    assert_eq!(base_name("a.b"), "a.b");
+    let a = profile(Some("build-id:aa"), false, &[(&["main", "next"], 100)]);
+    let b = profile(
+        Some("build-id:bb"),
+        false,
+        &[(&["main", "next.constprop.0"], 90), (&["main", "next"], 5)],
+    );
+    let d = diff_profiles(&a, &b, Options::default()).unwrap();
+    let next = d.functions.iter().find(|f| f.function == "next").unwrap();
+    assert_eq!(next.presence, Presence::Both);
+    assert_eq!(
+        (
+            next.a.self_counts.instructions,
+            next.b.self_counts.instructions
+        ),
+        (100, 95)
+    );
+    assert_eq!(next.symbols, ["next.constprop.0"]);
+    let path = d
+        .call_paths
+        .iter()
+        .find(|c| c.path == ["main", "next"])
+        .unwrap();
+    assert_eq!(path.b.instructions, 95);
+    // the same code keeps every symbol apart
+    let d = diff_profiles(&b, &b, Options::default()).unwrap();
+    assert!(d.functions.iter().any(|f| f.function == "next.constprop.0"));
+}

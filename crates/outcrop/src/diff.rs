@@ -160,27 +160,7 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
         let bytes = read_bounded(path, "RAP tree", MAX_PROFILE_BYTES)?;
         let tree = outcrop_rap::RapTree::from_bytes(&bytes)
             .with_context(|| format!("reading RAP tree {}", path.display()))?;
-        let hot = tree
-            .hot_ranges(rap_hot)
-            .with_context(|| format!("hot ranges of {}", path.display()))?;
-        inputs.rap = Some(RapView {
-            streams: vec![outcrop_diff::input::StreamView {
-                stream: "tree".to_string(),
-                thread: None,
-                n: tree.n(),
-                hot: hot
-                    .iter()
-                    .map(|h| outcrop_diff::ranges::Range {
-                        lo: h.lo,
-                        hi: h.hi,
-                        depth: h.depth,
-                        share: h.share,
-                        exclusive_share: h.exclusive_share,
-                        code: None,
-                    })
-                    .collect(),
-            }],
-        });
+        inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
     } else if head.starts_with(outcrop_strata::format::MAGIC) {
         inputs.wpp_paths = Some(crate::wpp::path_shares(path)?);
     } else if head.starts_with(b"outcrop-branch-samples") {
@@ -195,6 +175,17 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
                 e.column()
             )
         })?;
+        if v.get("format").and_then(|f| f.as_str()) == Some(outcrop_rap::FORMAT_NAME) {
+            let json: outcrop_rap::TreeJson = serde_json::from_value(v)
+                .with_context(|| format!("reading RAP tree {}", path.display()))?;
+            let tree = outcrop_rap::RapTree::from_json(&json)
+                .with_context(|| format!("reading RAP tree {}", path.display()))?;
+            inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
+            return Ok(Side {
+                inputs,
+                exports: Exports::default(),
+            });
+        }
         let is_profile = v.get("tree").is_some() || v.get("profile").is_some_and(|p| !p.is_null());
         let is_rap = v.get("streams").is_some() || v.get("rap").is_some_and(|p| !p.is_null());
         if is_profile {
@@ -218,6 +209,31 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
     Ok(Side {
         inputs,
         exports: Exports::default(),
+    })
+}
+
+/// A saved RAP tree's hot ranges as one stream, `tree`.
+fn tree_view(tree: &outcrop_rap::RapTree, rap_hot: f64, path: &Path) -> Result<RapView> {
+    let hot = tree
+        .hot_ranges(rap_hot)
+        .with_context(|| format!("hot ranges of {}", path.display()))?;
+    Ok(RapView {
+        streams: vec![outcrop_diff::input::StreamView {
+            stream: "tree".to_string(),
+            thread: None,
+            n: tree.n(),
+            hot: hot
+                .iter()
+                .map(|h| outcrop_diff::ranges::Range {
+                    lo: h.lo,
+                    hi: h.hi,
+                    depth: h.depth,
+                    share: h.share,
+                    exclusive_share: h.exclusive_share,
+                    code: None,
+                })
+                .collect(),
+        }],
     })
 }
 

@@ -357,3 +357,38 @@ fn errors_name_what_cannot_be_compared() {
     let e = fails(&outcrop(&["diff", "suite", "h"], d));
     assert!(e.contains("suite's report"), "{e}");
 }
+
+#[test]
+fn saved_rap_trees_binary_or_json() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let a: String = (1..=50_000).map(|i| format!("{i}\n")).collect();
+    let b: String = (1..=30_000)
+        .chain(100_000..140_000)
+        .map(|i| format!("{i}\n"))
+        .collect();
+    std::fs::write(d.join("a.txt"), a).unwrap();
+    std::fs::write(d.join("b.txt"), b).unwrap();
+    ok(&outcrop(&["rap", "--save-tree", "a.rap", "a.txt"], d));
+    ok(&outcrop(&["rap", "--save-tree", "b.json", "b.txt"], d));
+    let j = ok(&outcrop(&["diff", "a.rap", "b.json", "--json"], d));
+    let j: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let rows = j["ranges"]["streams"][0]["rows"].as_array().unwrap();
+    let status = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
+    assert!(
+        status("kept") > 0 && status("appeared") > 0 && status("vanished") > 0,
+        "{j}"
+    );
+    // a range of B's new values appeared; none of A's values past 50,000 was hot
+    assert!(rows
+        .iter()
+        .any(|r| r["status"] == "appeared" && r["b"]["lo"].as_u64().unwrap() >= 100_000 - 4096));
+    // the same tree against itself: every range kept, no change
+    let j = ok(&outcrop(&["diff", "a.rap", "a.rap", "--json"], d));
+    let j: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert!(j["ranges"]["streams"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["status"] == "kept" && r["share_delta"] == 0.0));
+}

@@ -24,6 +24,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("profile", 3),
     ("rpa", 3),
     ("run", 4),
+    ("diff", 4),
     ("report", 5),
     ("studies", 6),
     ("outcrop", 7),
@@ -96,7 +97,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn mechanisms_and_summaries_have_no_threads_files_or_machine() {
     for name in [
-        "events", "sampling", "timing", "rap", "strata", "paths", "perf",
+        "events", "sampling", "timing", "rap", "strata", "paths", "perf", "diff",
     ] {
         let mut files = Vec::new();
         sources(&crates_dir().join(name).join("src"), &mut files);

@@ -37,6 +37,15 @@ pub fn change_pct(a: u64, b: u64) -> String {
     }
 }
 
+/// A function row's name, its clones, and the side it is only on.
+fn function_label(f: &outcrop_diff::profile::FunctionRow) -> String {
+    let mut s = f.function.clone();
+    if !f.symbols.is_empty() {
+        s += &format!(" (as {})", f.symbols.join(", "));
+    }
+    s + tag(f.presence)
+}
+
 fn tag(p: Presence) -> &'static str {
     match p {
         Presence::Both => "",
@@ -310,7 +319,7 @@ impl Report for DiffText<'_> {
                             &f.b.self_counts,
                             &f.delta.self_counts,
                         ),
-                        format!("{}{}", f.function, tag(f.presence)),
+                        function_label(f),
                     )
                 })
                 .collect();
@@ -546,7 +555,7 @@ pub fn diff_page(d: &Diff, files: &[(&str, &str)]) -> String {
                         &f.b.self_counts,
                         &f.delta.self_counts,
                     ),
-                    format!("{}{}", f.function, tag(f.presence)),
+                    function_label(f),
                 )
             })
             .collect();
