@@ -5,8 +5,9 @@
 //! are comparable, ranges whose overlap is at least [`MIN_JACCARD`] of their union, the most
 //! alike first (`moved`). Code ranges of two
 //! different builds are matched by what their labels say ran there instead
-//! ([`Range::similarity`] at least [`MIN_SIMILARITY`]), the most alike first, less half a
-//! point per point of share apart, since the same address holds different code (`kept`).
+//! ([`Range::similarity`] at least [`MIN_SIMILARITY`], shares within [`MIN_SHARE_RATIO`] of
+//! each other), the most alike first, less half a point per point of share apart, since the
+//! same address holds different code (`kept`).
 //! What is left appeared (only B) or vanished (only A).
 
 use crate::input::RapView;
@@ -20,6 +21,11 @@ pub const MIN_SIMILARITY: f64 = 50.0;
 /// least this share of their union ([`Range::jaccard`]); a range that split into much finer
 /// ones, or merged into a much wider one, appears and vanishes instead.
 pub const MIN_JACCARD: f64 = 0.25;
+
+/// Two code ranges of different builds pair only when the smaller share is at least this
+/// fraction of the larger: a range holding the whole run is not the same as one holding a
+/// third of it, whatever their labels share.
+pub const MIN_SHARE_RATIO: f64 = 0.5;
 
 /// A hot range as `rap.json` writes it (the fields the diff uses).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -213,7 +219,8 @@ pub fn diff_stream(a: &[Range], b: &[Range], code: bool, by_address: bool) -> Ve
         for (j, rb) in b.iter().enumerate() {
             for (i, ra) in a.iter().enumerate() {
                 let sim = ra.similarity(rb);
-                if sim >= MIN_SIMILARITY {
+                let ratio = ra.share.min(rb.share) / ra.share.max(rb.share).max(f64::MIN_POSITIVE);
+                if sim >= MIN_SIMILARITY && ratio >= MIN_SHARE_RATIO {
                     // alike labels first; of two about as alike, the closer share
                     let d = (ra.share - rb.share).abs();
                     cands.push((sim - 50.0 * d, d, i, j));
