@@ -195,6 +195,7 @@ impl ProfileView {
             folded_calls: self.folded_calls,
             threads,
             pcs: Vec::new(),
+            timeline: outcrop_profile::Timeline::default(),
         }
     }
 

@@ -115,6 +115,20 @@ pub struct RunArgs {
     #[arg(long)]
     no_profile: bool,
 
+    /// The profile's timeline: a mark every N retired instructions (N cycles with --timing)
+    /// with the counts so far and the call chain on top of the stack; shown on the page as a
+    /// strip, and in profile.firefox.json as samples with times. 0: no timeline.
+    #[arg(long, value_name = "N", default_value_t = outcrop_run::DEFAULT_TIMELINE)]
+    timeline: u64,
+
+    /// Observe only retired instructions A to B (exclusive) of the same deterministic run:
+    /// the guest runs to A with nothing attached, every mechanism (profile, RAP, paths, wpp,
+    /// queries, the timing model, started cold) observes A..B, and the guest runs on to its
+    /// end unobserved. `A..` and `..B` are open; counts take k, M or G (`10M..25M`). Find A
+    /// and B on the page's timeline strip or in the Firefox Profiler file.
+    #[arg(long, value_name = "A..B", value_parser = parse_range)]
+    range: Option<(u64, u64)>,
+
     #[command(flatten, next_help_heading = "Whole-program capture (with --wpp)")]
     capture: CaptureArgs,
 
@@ -142,6 +156,8 @@ impl RunArgs {
         config.timing = timing.as_deref().map(timing_config).transpose()?;
         config.classes = true;
         config.profile = !self.no_profile;
+        config.timeline = self.timeline;
+        config.range = self.range;
         if !self.rap.is_empty() {
             let tree = Config::builder()
                 .eps(self.eps)
@@ -250,8 +266,50 @@ impl Outputs {
     }
 }
 
+/// `A..B`, `A..` or `..B`, each count a decimal integer with an optional k, M or G
+/// (thousand, million, billion) and `_` or `,` between digits.
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let Some((a, b)) = s.split_once("..") else {
+        return Err(format!(
+            "`{s}` is not a range: A..B (instructions; `10M..25M`, `A..`, `..B`)"
+        ));
+    };
+    let count = |t: &str, default: u64| -> Result<u64, String> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(default);
+        }
+        let (digits, scale) = match t.chars().last() {
+            Some('k' | 'K') => (&t[..t.len() - 1], 1_000u64),
+            Some('M') => (&t[..t.len() - 1], 1_000_000),
+            Some('G') => (&t[..t.len() - 1], 1_000_000_000),
+            _ => (t, 1),
+        };
+        let clean: String = digits.chars().filter(|c| *c != '_' && *c != ',').collect();
+        clean
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .ok_or_else(|| {
+                format!(
+                    "`{t}` is not an instruction count (e.g. 1500000, 1.5M is not accepted: 1500k)"
+                )
+            })
+    };
+    let (a, b) = (count(a, 0)?, count(b, u64::MAX)?);
+    if a >= b {
+        return Err(format!(
+            "the range {a}..{b} is empty: its start must be below its end"
+        ));
+    }
+    Ok((a, b))
+}
+
 pub fn run(mut args: RunArgs) -> Result<ExitCode> {
     if args.guest.command.is_empty() {
+        if args.range.is_some() {
+            anyhow::bail!("--range needs a program: it is a window of one run");
+        }
         return suite(args);
     }
     let samples = args.samples.clone().or_else(|| {

@@ -87,6 +87,12 @@ impl Counts {
     fn add_retire(&mut self, cycles: u64, ev: TimingEvents) {
         self.instructions += 1;
         self.cycles += cycles;
+        self.add_events(ev);
+    }
+
+    /// Adds the mispredictions and cache misses of `ev`.
+    #[inline(always)]
+    fn add_events(&mut self, ev: TimingEvents) {
         if ev.0 != 0 {
             self.mispredicts += u64::from(ev.contains(TimingEvents::MISPREDICT));
             self.l1i_misses += u64::from(ev.contains(TimingEvents::L1I_MISS));
@@ -236,6 +242,60 @@ pub struct Profiler {
     parked: FxHashMap<u32, Parked>,
     /// The running thread's call state when each signal handler it is in was entered.
     signals: FxHashMap<u32, std::collections::VecDeque<SignalMark>>,
+    /// The timeline's marks so far, and when the next is due.
+    timeline: TimelineState,
+}
+
+/// What a run looks like over time: every [`Timeline::interval`] retired instructions
+/// (cycles when timed) the profiler marks the counts so far and the call chain on top of the
+/// running thread's stack.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Timeline {
+    /// Instructions (cycles when timed) between two marks; 0: no timeline. Doubles when the
+    /// marks reach [`MAX_MARKS`] (every other mark is dropped).
+    pub interval: u64,
+    /// Whether time is cycles (a timing model ran) rather than instructions.
+    pub cycles: bool,
+    /// The marks, in time order; the last is the end of the run.
+    pub marks: Vec<Mark>,
+}
+
+/// One mark of the [`Timeline`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Mark {
+    /// The run's counts up to this mark (the counts of an interval are the difference of two
+    /// marks').
+    pub at: Counts,
+    /// The call-tree node on top of the running thread's stack (an index into
+    /// [`Profile::nodes`]).
+    pub node: u32,
+    /// The running thread (creation index).
+    pub thread: u32,
+}
+
+/// Most marks a timeline keeps before it halves them and doubles its interval.
+pub const MAX_MARKS: usize = 1 << 16;
+
+/// The timeline as it is being recorded.
+struct TimelineState {
+    interval: u64,
+    /// Instructions or cycles at which the next mark is due (`u64::MAX`: none).
+    next: u64,
+    marks: Vec<Mark>,
+    /// The run's mispredictions and cache misses so far (instructions and cycles are kept
+    /// anyway).
+    events: Counts,
+}
+
+impl Default for TimelineState {
+    fn default() -> Self {
+        TimelineState {
+            interval: 0,
+            next: u64::MAX,
+            marks: Vec::new(),
+            events: Counts::default(),
+        }
+    }
 }
 
 impl Profiler {
@@ -275,7 +335,62 @@ impl Profiler {
             thread: 0,
             parked: FxHashMap::default(),
             signals: FxHashMap::default(),
+            timeline: TimelineState::default(),
         }
+    }
+
+    /// Records a [`Timeline`]: a mark every `interval` retired instructions, or cycles when
+    /// a timing model runs (0: none).
+    pub fn with_timeline(mut self, interval: u64) -> Profiler {
+        self.timeline = TimelineState {
+            interval,
+            next: if interval == 0 { u64::MAX } else { interval },
+            ..TimelineState::default()
+        };
+        self
+    }
+
+    /// The run's counts so far.
+    fn counts_now(&self) -> Counts {
+        Counts {
+            instructions: self.instructions,
+            cycles: self.last_retire,
+            ..self.timeline.events
+        }
+    }
+
+    /// Marks the timeline now (its next mark is due) and schedules the next.
+    #[cold]
+    #[inline(never)]
+    fn mark(&mut self) {
+        self.mark_at(self.counts_now());
+    }
+
+    /// Marks the timeline at `at` (the counts when the mark fell due) and schedules the next.
+    fn mark_at(&mut self, at: Counts) {
+        let mark = Mark {
+            at,
+            node: self.cur_node,
+            thread: self.thread,
+        };
+        let t = &mut self.timeline;
+        t.marks.push(mark);
+        if t.marks.len() >= MAX_MARKS {
+            // keep every other mark (the 2nd, 4th, …: they fall on the doubled interval)
+            let kept: Vec<Mark> = t.marks.iter().skip(1).step_by(2).copied().collect();
+            t.marks = kept;
+            t.interval = t.interval.saturating_mul(2);
+        }
+        let now = if self.timed {
+            at.cycles
+        } else {
+            at.instructions
+        };
+        let t = &mut self.timeline;
+        // the next multiple of the interval after now
+        t.next = (now / t.interval.max(1))
+            .saturating_add(1)
+            .saturating_mul(t.interval.max(1));
     }
 
     /// Names the code of objects mapped during the run (shared libraries) with the symbols
@@ -495,6 +610,7 @@ impl Profiler {
         if let Some(n) = self.nodes.get_mut(self.cur_node as usize) {
             n.counts.add_retire(cycles, ev);
         }
+        self.timeline.events.add_events(ev);
         match taken {
             Some(BranchKind::Call) => {
                 self.pending = Pending::Call {
@@ -503,6 +619,14 @@ impl Profiler {
             }
             Some(BranchKind::Return) => self.pending = Pending::Return,
             _ => {}
+        }
+        let now = if self.timed {
+            self.last_retire
+        } else {
+            self.instructions
+        };
+        if now >= self.timeline.next {
+            self.mark();
         }
     }
 
@@ -751,6 +875,15 @@ impl Observer for ByBlocks<'_> {
                     if let Some(node) = p.nodes.get_mut(p.cur_node as usize) {
                         node.counts.instructions += n;
                     }
+                    // a mark due inside the block falls where the retire path puts it: the
+                    // block is all in one function, so the call chain is the same there
+                    while p.instructions >= p.timeline.next {
+                        let at = Counts {
+                            instructions: p.timeline.next,
+                            ..Counts::default()
+                        };
+                        p.mark_at(at);
+                    }
                     let taken = self.taken_at(last);
                     let p = &mut *self.profiler;
                     match taken {
@@ -870,6 +1003,8 @@ pub struct Profile {
     /// function (an index into `functions`).
     #[serde(skip)]
     pub pcs: Vec<PcCounts>,
+    /// The run over time (empty unless [`Profiler::with_timeline`]).
+    pub timeline: Timeline,
 }
 
 /// The counts of one instruction address.
@@ -1038,6 +1173,20 @@ impl Profile {
                 }
             }
         }
+        // the end of the run closes the last interval, so the intervals sum to the run
+        let end = p.counts_now();
+        let mut timeline = Timeline {
+            interval: p.timeline.interval,
+            cycles: p.timed,
+            marks: std::mem::take(&mut p.timeline.marks),
+        };
+        if timeline.interval > 0 && timeline.marks.last().map(|m| m.at) != Some(end) {
+            timeline.marks.push(Mark {
+                at: end,
+                node: p.cur_node,
+                thread: p.thread,
+            });
+        }
         Profile {
             instructions: p.instructions,
             timed: p.timed,
@@ -1046,6 +1195,7 @@ impl Profile {
             folded_calls: p.folded_calls,
             threads,
             pcs,
+            timeline,
         }
     }
 

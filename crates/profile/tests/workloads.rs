@@ -216,6 +216,29 @@ fn under_timing_cycles_and_events_sum_to_the_models_totals() {
             "{name}: L2 misses"
         );
         check_tree(&p);
+        // the timeline: marks by cycles, the last at the run's counts, time always rising
+        let tl = &p.timeline;
+        assert!(
+            tl.cycles && tl.interval == outcrop_run::DEFAULT_TIMELINE,
+            "{name}"
+        );
+        assert_eq!(tl.marks.last().unwrap().at, s, "{name}");
+        for (i, w) in tl.marks.windows(2).enumerate() {
+            assert!(w[1].at.cycles > w[0].at.cycles, "{name}");
+            assert!(w[1].at.instructions > w[0].at.instructions, "{name}");
+            // a mark falls on the first instruction retiring at or after its due cycle (the
+            // last mark is the end of the run, wherever it falls)
+            if i + 2 < tl.marks.len() {
+                assert!(
+                    w[0].at.cycles / tl.interval < w[1].at.cycles / tl.interval,
+                    "{name}"
+                );
+            }
+        }
+        assert!(
+            tl.marks.len() as u64 >= t.cycles / tl.interval,
+            "{name}: about one mark per interval"
+        );
     }
 }
 
@@ -253,12 +276,40 @@ fn spec_with_sysroot(name: &str) -> Option<ProgramSpec> {
     Some(spec)
 }
 
+/// An odd timeline interval, so that marks fall inside blocks.
+const TIMELINE: u64 = 97_003;
+
+/// The timeline's marks rise by about the interval, name nodes of the tree, and end at the
+/// run's counts (so the intervals sum to the run).
+fn timeline_adds_up(name: &str, p: &outcrop_profile::Profile) {
+    let t = &p.timeline;
+    assert!(t.interval >= TIMELINE, "{name}");
+    let last = t.marks.last().unwrap_or_else(|| panic!("{name}: no marks"));
+    assert_eq!(last.at, p.self_sum(), "{name}");
+    assert_eq!(last.at.instructions, p.instructions, "{name}");
+    for (i, m) in t.marks.iter().enumerate() {
+        assert!((m.node as usize) < p.nodes.len(), "{name}");
+        if i + 1 < t.marks.len() {
+            // untimed: every mark but the last exactly on a multiple of the interval
+            assert_eq!(m.at.instructions % t.interval, 0, "{name} mark {i}");
+        }
+        if i > 0 {
+            assert!(m.at.instructions > t.marks[i - 1].at.instructions, "{name}");
+        }
+    }
+    assert_eq!(
+        t.marks.len() as u64,
+        p.instructions.div_ceil(t.interval),
+        "{name}: one mark per interval and one at the end"
+    );
+}
+
 /// The profile of `name` fed from basic blocks ([`Profiler::by_blocks`]) under `engine`.
 fn profile_by_blocks(name: &str, engine: outcrop_rv::Engine) -> String {
     let spec = spec_with_sysroot(name).unwrap();
     let mut guest = load(&spec, Box::new(|_| {})).unwrap();
     let symbols = Symbols::from_elf(&guest.elf).unwrap();
-    let mut p = Profiler::new(symbols);
+    let mut p = Profiler::new(symbols).with_timeline(TIMELINE);
     guest.machine.engine = engine;
     // compiled from a block's second run, on this thread: every block that repeats runs
     // compiled, whatever the host's timing
@@ -292,9 +343,11 @@ fn the_profile_from_blocks_equals_the_profile_from_retire_records_on_every_workl
         };
         let mut guest = load(&spec, Box::new(|_| {})).unwrap();
         let symbols = Symbols::from_elf(&guest.elf).unwrap();
-        let mut p = Profiler::new(symbols);
+        let mut p = Profiler::new(symbols).with_timeline(TIMELINE);
         guest.machine.run(&mut p);
-        let reference = serde_json::to_string(&p.finish_profile()).unwrap();
+        let profile = p.finish_profile();
+        timeline_adds_up(name, &profile);
+        let reference = serde_json::to_string(&profile).unwrap();
         for engine in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
             let got = profile_by_blocks(name, engine);
             if got != reference {

@@ -39,6 +39,8 @@ pub struct RunPage<'a> {
     pub truncated: bool,
     /// Set when the profiles come from imported samples (`outcrop import`): what they are.
     pub sampled: Option<&'a str>,
+    /// With `--range`: the instructions every mechanism observed.
+    pub window: Option<&'a outcrop_run::Window>,
     /// Instructions retired.
     pub instructions: u64,
     /// Retired instructions by class.
@@ -118,6 +120,18 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
         rows[0] = ("source", note.to_string());
         rows[2] = ("IP samples", thousands(page.instructions));
     }
+    if let Some(w) = page.window {
+        rows.push((
+            "window",
+            format!(
+                "instructions {}–{} (--range {}..{}): every section below covers only these",
+                thousands(w.start),
+                thousands(w.end),
+                w.requested.0,
+                w.requested.1
+            ),
+        ));
+    }
     if let Some(t) = page.timing {
         rows.push((
             "cycles",
@@ -154,6 +168,7 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
             if p.timed { "cycles" } else { "instructions" }
         );
         o.push_str(&flame_svg(p, 1240));
+        timeline_section(&mut o, p);
     }
     if let Some(t) = page.timing {
         timing_section(&mut o, t);
@@ -193,6 +208,151 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// Bars in the page's timeline strip (intervals are grouped to fit).
+pub const TIMELINE_BARS: usize = 600;
+
+/// Colours of the timeline's most frequent functions (the rest are grey).
+const PALETTE: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+];
+
+/// The function on top at a mark: its name, or `thread N` / `(start)` for a root.
+fn mark_function(p: &Profile, node: u32) -> String {
+    match p.nodes.get(node as usize) {
+        Some(n) => match n.function {
+            Some(f) => p.functions[f as usize].name.clone(),
+            None if node == 0 => "(start)".to_string(),
+            None => format!("thread {}", n.thread),
+        },
+        None => String::new(),
+    }
+}
+
+/// The timeline strip: the run in at most [`TIMELINE_BARS`] bars, each coloured by the
+/// function most often on top at its marks; under timing a bar's height is its IPC.
+fn timeline_section(o: &mut String, p: &Profile) {
+    let t = &p.timeline;
+    let n = t.marks.len();
+    if t.interval == 0 || n == 0 {
+        return;
+    }
+    let unit = if t.cycles { "cycles" } else { "instructions" };
+    let bars = n.min(TIMELINE_BARS);
+    // functions by marks on top, weighted by their intervals, for the palette
+    let mut on_top: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    let mut prev = 0u64;
+    let time = |c: &outcrop_profile::Counts| if t.cycles { c.cycles } else { c.instructions };
+    for m in &t.marks {
+        *on_top.entry(mark_function(p, m.node)).or_default() += time(&m.at) - prev;
+        prev = time(&m.at);
+    }
+    let mut ranked: Vec<(&String, &u64)> = on_top.iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let colour = |f: &str| {
+        ranked
+            .iter()
+            .take(PALETTE.len())
+            .position(|(g, _)| g.as_str() == f)
+            .map_or("#bbb", |i| PALETTE[i])
+    };
+    // bins of marks: instructions, cycles, and the function on top longest
+    let mut bins = Vec::with_capacity(bars);
+    let mut start = outcrop_profile::Counts::default();
+    for b in 0..bars {
+        let (lo, hi) = (b * n / bars, (b + 1) * n / bars);
+        let end = t.marks[hi - 1].at;
+        let mut tops: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        let mut before = start;
+        for m in &t.marks[lo..hi] {
+            *tops.entry(mark_function(p, m.node)).or_default() += time(&m.at) - time(&before);
+            before = m.at;
+        }
+        let top = tops
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(f, w)| (f.clone(), *w))
+            .unwrap_or_default();
+        bins.push((start, end, top, hi - lo));
+        start = end;
+    }
+    let ipc = |a: &outcrop_profile::Counts, b: &outcrop_profile::Counts| {
+        (b.instructions - a.instructions) as f64 / (b.cycles - a.cycles).max(1) as f64
+    };
+    let max_ipc = bins
+        .iter()
+        .map(|(a, b, _, _)| ipc(a, b))
+        .fold(0.0f64, f64::max)
+        .max(0.01);
+    let _ = writeln!(
+        o,
+        "<h2 id=\"timeline\">Timeline</h2><p class=\"legend\">The run from left to right: a mark every {} {unit} ({} marks{}), each bar coloured by the function on top of the stack at most of its marks{}. The Firefox Profiler file (<code>profile.firefox.json</code>) holds the same marks as samples with times (1 ns = 1 {}), for range selection.</p>",
+        thousands(t.interval),
+        thousands(n as u64),
+        if bars < n { format!(", {bars} bars") } else { String::new() },
+        if t.cycles {
+            format!("; height is the interval's IPC (top of the strip: {max_ipc:.2})")
+        } else {
+            String::new()
+        },
+        if t.cycles { "cycle" } else { "instruction" }
+    );
+    let (w, h) = (1240.0f64, 90.0f64);
+    let bw = w / bars as f64;
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="timeline">"#
+    );
+    for (i, (a, b, (f, fw), k)) in bins.iter().enumerate() {
+        let bh = if t.cycles {
+            (ipc(a, b) / max_ipc * h).max(1.0)
+        } else {
+            h
+        };
+        let share = 100.0 * *fw as f64 / (time(b) - time(a)).max(1) as f64;
+        let _ = writeln!(
+            o,
+            r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{}"><title>instructions {}–{}{}; on top: {} ({share:.0}% of {k} marks)</title></rect>"#,
+            i as f64 * bw,
+            h - bh,
+            bw.max(0.5),
+            bh,
+            colour(f),
+            thousands(a.instructions),
+            thousands(b.instructions),
+            if t.cycles {
+                format!(
+                    ", cycles {}–{}, IPC {:.2}",
+                    thousands(a.cycles),
+                    thousands(b.cycles),
+                    ipc(a, b)
+                )
+            } else {
+                String::new()
+            },
+            escape(f)
+        );
+    }
+    let _ = writeln!(o, "</svg>");
+    let total = time(&t.marks[n - 1].at).max(1);
+    let _ = write!(o, "<p class=\"legend\">");
+    for (i, (f, v)) in ranked.iter().take(PALETTE.len()).enumerate() {
+        let _ = write!(
+            o,
+            r#"<span style="display:inline-block;width:10px;height:10px;background:{}"></span> {} {:.1}% &nbsp; "#,
+            PALETTE[i],
+            escape(f),
+            100.0 * **v as f64 / total as f64
+        );
+    }
+    if ranked.len() > PALETTE.len() {
+        let _ = write!(
+            o,
+            r#"<span style="display:inline-block;width:10px;height:10px;background:#bbb"></span> other"#
+        );
+    }
+    let _ = writeln!(o, "</p>");
 }
 
 /// The per-thread table, when the program ran more than one thread.

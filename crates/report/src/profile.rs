@@ -142,6 +142,45 @@ pub struct ProfileReport {
     pub folded_calls: u64,
     /// Every guest thread that ran, in creation order (one row for a single-threaded run).
     pub threads: Vec<ThreadRow>,
+    /// The run over time, or null when no timeline was recorded.
+    pub timeline: Option<TimelineReport>,
+}
+
+/// The timeline of [`ProfileReport`], column by column: mark `i` is `instructions[i]`,
+/// `cycles[i]`, `node[i]`, `thread[i]`; an interval's counts are the difference of two marks',
+/// the first interval's the first mark's.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineReport {
+    /// Instructions or cycles between marks.
+    pub interval: u64,
+    /// `instructions` or `cycles`: what the interval counts.
+    pub unit: &'static str,
+    /// Instructions retired up to each mark.
+    pub instructions: Vec<u64>,
+    /// Cycles up to each mark (all 0 untimed).
+    pub cycles: Vec<u64>,
+    /// The call-tree node (an index into `tree`) on top of the running thread's stack.
+    pub node: Vec<u32>,
+    /// The running thread (creation index).
+    pub thread: Vec<u32>,
+}
+
+impl TimelineReport {
+    /// The timeline of `profile`, if it has one.
+    pub fn new(profile: &Profile) -> Option<TimelineReport> {
+        let t = &profile.timeline;
+        if t.interval == 0 || t.marks.is_empty() {
+            return None;
+        }
+        Some(TimelineReport {
+            interval: t.interval,
+            unit: if t.cycles { "cycles" } else { "instructions" },
+            instructions: t.marks.iter().map(|m| m.at.instructions).collect(),
+            cycles: t.marks.iter().map(|m| m.at.cycles).collect(),
+            node: t.marks.iter().map(|m| m.node).collect(),
+            thread: t.marks.iter().map(|m| m.thread).collect(),
+        })
+    }
 }
 
 /// One source line of [`ProfileReport`].
@@ -246,6 +285,7 @@ impl ProfileReport {
             tree,
             folded_calls: profile.folded_calls,
             threads,
+            timeline: TimelineReport::new(profile),
         }
     }
 
@@ -536,74 +576,216 @@ pub fn speedscope(profile: &Profile, name: &str) -> String {
     s
 }
 
-/// The profile in the Firefox Profiler's processed format (via `fxprof-processed-profile`):
-/// one track per guest thread whose samples are the call chains that retired anything, weighted by
-/// instructions (cycles when timed); sample times are the cumulative weight in nanoseconds,
-/// so the timeline is a layout, not wall time. Deterministic.
+/// The profile in the Firefox Profiler's processed format (via `fxprof-processed-profile`).
+///
+/// With a timeline ([`outcrop_profile::Timeline`]), each guest thread's track (`main`,
+/// `thread 1`…) holds one sample per mark, at the mark's time — retired instructions, or
+/// cycles when timed, as nanoseconds (1 ns = 1 instruction or cycle; the profile's product
+/// name says which) — with the call chain on top of the stack there, weighted by the
+/// interval's instructions (cycles): the timeline, its track graph and range selection work.
+/// Under timing, counters give instructions (IPC against the cycle axis), mispredictions and
+/// L1D misses per interval. A second track per thread (`main (exact)`) holds the exact call
+/// tree: one sample per call chain that retired anything, laid side by side (its times are a
+/// layout, not a time). Without a timeline only those exact tracks are written, named
+/// `main`, `thread 1`…. Deterministic.
 pub fn firefox(profile: &Profile, name: &str) -> String {
     use fxprof_processed_profile as fx;
+    let tl = &profile.timeline;
+    let timeline = tl.interval > 0 && !tl.marks.is_empty();
+    let unit = if profile.timed {
+        "cycle"
+    } else {
+        "instruction"
+    };
     let mut p = fx::Profile::new(
         name,
         fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
-        fx::SamplingInterval::from_nanos(1),
+        fx::SamplingInterval::from_nanos(if timeline { tl.interval } else { 1 }),
     );
+    p.set_product(&if timeline {
+        format!(
+            "Outcrop: time is retired {unit}s (1 ns = 1 {unit}), a sample every {} {unit}s",
+            tl.interval
+        )
+    } else {
+        "Outcrop: exact call chains laid side by side (times are a layout)".to_string()
+    });
     let process = p.add_process(name, 1, fx::Timestamp::from_nanos_since_reference(0));
-    // one track per guest thread (the main thread first), each with its own call chains
-    let mut tracks = Vec::new();
-    for t in &profile.threads {
-        let track = p.add_thread(
-            process,
-            t.index + 1,
-            fx::Timestamp::from_nanos_since_reference(0),
-            t.index == 0,
-        );
-        p.set_thread_name(
-            track,
-            &if t.index == 0 {
-                "main".to_string()
-            } else {
-                format!("thread {}", t.index)
-            },
-        );
-        tracks.push((t.index, track, 0u64));
-    }
     let category = p.add_category("Guest code", fx::CategoryColor::Blue);
     let pair: fx::CategoryPairHandle = category.into();
-    let mut stacks: Vec<Option<fx::StackHandle>> = vec![None; profile.nodes.len()];
-    for (i, n) in profile.nodes.iter().enumerate().skip(1) {
-        let Some(f) = n.function else { continue };
-        let Some(k) = tracks.iter().position(|(index, _, _)| *index == n.thread) else {
-            continue;
-        };
-        let (_, thread, mut t) = tracks[k];
-        let label = p.intern_string(&profile.functions[f as usize].name);
-        let frame = p.intern_frame(
-            thread,
-            fx::FrameInfo {
-                frame: fx::Frame::Label(label),
-                category_pair: pair,
-                flags: fx::FrameFlags::empty(),
-            },
-        );
-        let parent = stacks.get(n.parent as usize).copied().flatten();
-        let stack = p.intern_stack(thread, parent, frame);
-        stacks[i] = Some(stack);
-        let mut w = weight(profile, &n.self_counts);
+    let label = |t: u32| {
+        if t == 0 {
+            "main".to_string()
+        } else {
+            format!("thread {t}")
+        }
+    };
+    // the call chain of `node` as a stack of `track`, interned outermost first (memoized)
+    let intern = |p: &mut fx::Profile,
+                  track: fx::ThreadHandle,
+                  node: u32,
+                  memo: &mut rustc_hash::FxHashMap<u32, fx::StackHandle>|
+     -> Option<fx::StackHandle> {
+        let mut chain = Vec::new();
+        let mut n = node;
+        loop {
+            if let Some(&s) = memo.get(&n) {
+                chain.push((n, Some(s)));
+                break;
+            }
+            let Some(tn) = profile.nodes.get(n as usize) else {
+                break;
+            };
+            chain.push((n, None));
+            if n == 0 {
+                break;
+            }
+            n = tn.parent;
+        }
+        let mut stack = None;
+        for (n, known) in chain.into_iter().rev() {
+            if let Some(s) = known {
+                stack = Some(s);
+                continue;
+            }
+            if let Some(f) = profile.nodes[n as usize].function {
+                let l = p.intern_string(&profile.functions[f as usize].name);
+                let frame = p.intern_frame(
+                    track,
+                    fx::FrameInfo {
+                        frame: fx::Frame::Label(l),
+                        category_pair: pair,
+                        flags: fx::FrameFlags::empty(),
+                    },
+                );
+                let s = p.intern_stack(track, stack, frame);
+                memo.insert(n, s);
+                stack = Some(s);
+            }
+        }
+        stack
+    };
+    let add = |p: &mut fx::Profile, track, t: u64, stack, mut w: u64| {
+        let mut t = t;
         while w > 0 {
             let part = w.min(i32::MAX as u64);
             p.add_sample(
-                thread,
+                track,
                 fx::Timestamp::from_nanos_since_reference(t),
-                Some(stack),
+                stack,
                 fx::CpuDelta::ZERO,
                 part as i32,
             );
             t += part;
             w -= part;
         }
-        tracks[k].2 = t;
+    };
+    let mut tid = 1;
+    // the timeline: one track per guest thread, a sample per mark
+    if timeline {
+        let time = |c: &Counts| {
+            if profile.timed {
+                c.cycles
+            } else {
+                c.instructions
+            }
+        };
+        let mut tracks: Vec<(
+            u32,
+            fx::ThreadHandle,
+            rustc_hash::FxHashMap<u32, fx::StackHandle>,
+        )> = Vec::new();
+        for t in &profile.threads {
+            let track = p.add_thread(
+                process,
+                tid,
+                fx::Timestamp::from_nanos_since_reference(0),
+                t.index == 0,
+            );
+            tid += 1;
+            p.set_thread_name(track, &label(t.index));
+            tracks.push((t.index, track, rustc_hash::FxHashMap::default()));
+        }
+        let counters = profile.timed.then(|| {
+            [
+                (
+                    "instructions",
+                    "instructions retired per interval (against the cycle axis: IPC)",
+                ),
+                (
+                    "mispredictions",
+                    "mispredicted branches and jumps per interval",
+                ),
+                ("L1D misses", "L1 data-cache misses per interval"),
+            ]
+            .map(|(n, d)| p.add_counter(process, n, "Timing model", d))
+        });
+        let mut prev = Counts::default();
+        for m in &tl.marks {
+            let Some(k) = tracks.iter().position(|(i, _, _)| *i == m.thread) else {
+                continue;
+            };
+            let (_, track, memo) = &mut tracks[k];
+            let track = *track;
+            let stack = intern(&mut p, track, m.node, memo);
+            let w = weight(profile, &m.at).saturating_sub(weight(profile, &prev));
+            add(&mut p, track, time(&m.at), stack, w);
+            if let Some(c) = &counters {
+                let at = fx::Timestamp::from_nanos_since_reference(time(&m.at));
+                let d = [
+                    m.at.instructions.saturating_sub(prev.instructions),
+                    m.at.mispredicts.saturating_sub(prev.mispredicts),
+                    m.at.l1d_misses.saturating_sub(prev.l1d_misses),
+                ];
+                for (h, v) in c.iter().zip(d) {
+                    p.add_counter_sample(*h, at, v as f64, 1);
+                }
+            }
+            prev = m.at;
+        }
+        let end = tl.marks.last().map_or(0, |m| time(&m.at));
+        for (_, track, _) in tracks {
+            p.set_thread_end_time(track, fx::Timestamp::from_nanos_since_reference(end));
+        }
     }
-    for (_, thread, t) in tracks {
+    // the exact call tree: one track per guest thread, its call chains side by side
+    let mut tracks = Vec::new();
+    for t in &profile.threads {
+        let track = p.add_thread(
+            process,
+            tid,
+            fx::Timestamp::from_nanos_since_reference(0),
+            t.index == 0 && !timeline,
+        );
+        tid += 1;
+        p.set_thread_name(
+            track,
+            &if timeline {
+                format!("{} (exact)", label(t.index))
+            } else {
+                label(t.index)
+            },
+        );
+        tracks.push((t.index, track, 0u64, rustc_hash::FxHashMap::default()));
+    }
+    for (i, n) in profile.nodes.iter().enumerate().skip(1) {
+        if n.function.is_none() {
+            continue;
+        }
+        let Some(k) = tracks
+            .iter()
+            .position(|(index, _, _, _)| *index == n.thread)
+        else {
+            continue;
+        };
+        let (_, track, t, memo) = &mut tracks[k];
+        let (track, at) = (*track, *t);
+        let stack = intern(&mut p, track, i as u32, memo);
+        let w = weight(profile, &n.self_counts);
+        add(&mut p, track, at, stack, w);
+        *t += w;
+    }
+    for (_, thread, t, _) in tracks {
         p.set_thread_end_time(thread, fx::Timestamp::from_nanos_since_reference(t));
     }
     let mut s = serde_json::to_string(&p).unwrap_or_default();

@@ -20,6 +20,8 @@ pub struct RunSummary<'a> {
     pub truncated: bool,
     /// Set when the summaries come from imported samples: what they are.
     pub sampled: Option<&'a str>,
+    /// With `--range`: the instructions every mechanism observed.
+    pub window: Option<&'a outcrop_run::Window>,
     /// wall seconds.
     pub wall_seconds: f64,
     /// mips.

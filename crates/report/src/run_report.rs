@@ -51,6 +51,20 @@ pub struct RunReport<'a> {
     names: FileNames,
 }
 
+/// What a person should know about a run observed in a window (`--range`).
+pub fn window_note(w: &outcrop_run::Window, instructions: u64) -> String {
+    if w.end == w.start && w.requested.0 > 0 && instructions <= w.requested.0 {
+        return format!(
+            "--range {}..{}: the program ended after {} instructions, before the window began: no mechanism observed anything",
+            w.requested.0, w.requested.1, instructions
+        );
+    }
+    format!(
+        "--range: every mechanism observed instructions {}..{} of the run's {} (the timing model and caches started cold at {}; the profile's call tree starts in the function running there)",
+        w.start, w.end, instructions, w.start
+    )
+}
+
 impl<'a> RunReport<'a> {
     /// The reports of `s`, a run of `image`; `names` says where its own files went.
     pub fn new(
@@ -65,6 +79,9 @@ impl<'a> RunReport<'a> {
         // a dynamically linked program's code is named across its objects
         let symbols = s.symbols.as_ref().or(image.symbols().ok());
         let mut warnings: Vec<String> = s.sampled.iter().cloned().collect();
+        if let Some(w) = &s.window {
+            warnings.push(window_note(w, s.instructions));
+        }
         let profile = s.profile.as_ref().map(|p| {
             // the program's lines, and those of each shared object that has them
             let mut extra = s.debug_objects.iter().filter_map(|o| {
@@ -322,6 +339,7 @@ impl<'a> RunReport<'a> {
             outcome: &self.outcome,
             truncated: s.truncated(),
             sampled: s.sampled.as_deref(),
+            window: s.window.as_ref(),
             instructions: s.instructions,
             classes: classes.clone(),
             timing: s.timing.as_ref(),
@@ -356,6 +374,7 @@ impl<'a> RunReport<'a> {
             outcome: &self.outcome,
             truncated: s.truncated(),
             sampled: s.sampled.as_deref(),
+            window: s.window.as_ref(),
             wall_seconds: s.wall.as_secs_f64(),
             mips: s.mips(),
             mechanisms,

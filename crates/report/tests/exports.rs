@@ -83,12 +83,75 @@ fn firefox_profile_has_the_processed_format_and_exact_weights() {
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert!(v["meta"]["version"].as_u64().is_some(), "meta.version");
     let threads = v["threads"].as_array().unwrap();
-    assert_eq!(threads.len(), 1);
-    let samples = &threads[0]["samples"];
-    let weights = samples["weight"].as_array().unwrap();
-    let sum: i64 = weights.iter().map(|w| w.as_i64().unwrap()).sum();
+    // the timeline's track, then the exact call tree's
+    assert_eq!(threads.len(), 2);
+    assert_eq!(
+        threads[0]["isMainThread"], true,
+        "the timeline's track is the main one"
+    );
+    assert_eq!(threads[1]["name"], "main (exact)");
+    for t in threads {
+        let samples = &t["samples"];
+        let weights = samples["weight"].as_array().unwrap();
+        let sum: i64 = weights.iter().map(|w| w.as_i64().unwrap()).sum();
+        assert_eq!(sum as u64, p.instructions, "{}", t["name"]);
+        assert_eq!(samples["weightType"], "samples");
+    }
+    // the timeline's samples sit at the marks: time is retired instructions
+    let times = timeline_times(&threads[0]["samples"]);
+    let marks: Vec<f64> = p
+        .timeline
+        .marks
+        .iter()
+        .map(|m| m.at.instructions as f64 / 1e6)
+        .collect();
+    assert_eq!(times.len(), marks.len());
+    for (t, m) in times.iter().zip(&marks) {
+        assert!((t - m).abs() < 1e-6, "{t} vs {m}");
+    }
+    assert!(v["meta"]["product"]
+        .as_str()
+        .unwrap()
+        .contains("retired instructions"));
+    // timed: time is cycles, and the counters give instructions per interval
+    let p = profile("recursion", true);
+    let v: serde_json::Value = serde_json::from_str(&firefox(&p, "recursion")).unwrap();
+    assert!(v["meta"]["product"]
+        .as_str()
+        .unwrap()
+        .contains("retired cycles"));
+    let counters = v["counters"].as_array().unwrap();
+    assert_eq!(counters[0]["name"], "instructions");
+    let c = &counters[0]["samples"];
+    let sum: f64 = c["count"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
     assert_eq!(sum as u64, p.instructions);
-    assert_eq!(samples["weightType"], "samples");
+    let times = timeline_times(&v["threads"][0]["samples"]);
+    assert!(
+        (times.last().unwrap() - p.self_sum().cycles as f64 / 1e6).abs() < 1e-6,
+        "the last sample at the run's last cycle"
+    );
+}
+
+/// A samples table's times in milliseconds (`time`, or `timeDeltas` summed).
+fn timeline_times(samples: &serde_json::Value) -> Vec<f64> {
+    if let Some(t) = samples["time"].as_array() {
+        return t.iter().map(|x| x.as_f64().unwrap()).collect();
+    }
+    let mut at = 0.0;
+    samples["timeDeltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            at += d.as_f64().unwrap();
+            at
+        })
+        .collect()
 }
 
 #[test]

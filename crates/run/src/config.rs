@@ -31,6 +31,12 @@ pub struct RunConfig {
     pub classes: bool,
     /// The exact profile by function, line and call chain.
     pub profile: bool,
+    /// The profile's timeline interval: a mark every N retired instructions (cycles under
+    /// timing); 0: none.
+    pub timeline: u64,
+    /// Observe only retired instructions `[start, end)` of the run (`outcrop run --range`;
+    /// [`crate::Run::range`]).
+    pub range: Option<(u64, u64)>,
     /// RAP trees over event streams, and the report's hot-range threshold.
     pub rap: Option<RapSpec>,
     /// Branch-record units, one per configuration (none: no unit). Periods count cycles
@@ -53,6 +59,8 @@ impl RunConfig {
             timing: None,
             classes: false,
             profile: false,
+            timeline: crate::DEFAULT_TIMELINE,
+            range: None,
             rap: None,
             paths: Vec::new(),
             wpp: None,

@@ -139,6 +139,8 @@ pub struct RunSummaries {
     /// Set when the summaries come from samples taken elsewhere (`outcrop import`), not a
     /// run of the machine: what they are, for every report to say.
     pub sampled: Option<String>,
+    /// With a range: the instructions every mechanism observed.
+    pub window: Option<crate::Window>,
 }
 
 impl RunSummaries {
@@ -240,8 +242,13 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     if let Some(f) = interrupt {
         run = run.interrupt(f);
     }
+    if let Some((a, b)) = config.range {
+        run = run.range(a, b);
+    }
     if config.profile {
-        run = run.profile(image.symbols().cloned().unwrap_or_default());
+        run = run
+            .profile(image.symbols().cloned().unwrap_or_default())
+            .timeline(config.timeline);
     }
     if let Some(r) = &config.rap {
         run = run.rap(r.clone());
@@ -333,6 +340,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         symbols: None,
         debug_objects: Vec::new(),
         sampled: None,
+        window: result.window,
     };
     drop(result);
     // (a static program maps only itself: its symbols are not read for this)

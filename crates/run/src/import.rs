@@ -171,6 +171,7 @@ pub fn import(
         objects: Vec::new(),
         symbols: None,
         debug_objects: Vec::new(),
+        window: None,
         sampled: Some(format!(
             "imported from {} ({}): counts are IP samples taken by perf ({} in the program of {} samples), not exact instruction counts; paths come from {} hardware branch records",
             input.display(),

@@ -77,6 +77,10 @@ pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
 use outcrop_profile::{Profile, Profiler};
+
+/// The timeline's default interval: a mark every 100,000 retired instructions (cycles under
+/// timing).
+pub const DEFAULT_TIMELINE: u64 = 100_000;
 use outcrop_rap::observe::{RapProfiler, RapSpec};
 use outcrop_rpa::observe as rpa;
 use outcrop_rv::symbols::Symbols;
@@ -124,9 +128,23 @@ pub struct Run<'a, 's> {
     wpp: Option<WppSpec<'s>>,
     paths: Vec<LbrConfig>,
     profile: Option<Symbols>,
+    timeline: u64,
+    range: Option<(u64, u64)>,
     rpa: Option<rpa::RpaSpec>,
     progress: Option<&'a mut dyn FnMut(Progress)>,
     interrupt: Option<&'a AtomicBool>,
+}
+
+/// The part of a run the mechanisms observed ([`Run::range`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Window {
+    /// The range asked for: retired instructions `[start, end)`.
+    pub requested: (u64, u64),
+    /// The first instruction observed (the program's instruction count there).
+    pub start: u64,
+    /// Where observing stopped: `requested.1`, or earlier when the program ended (equal to
+    /// `start` when it ended before the window).
+    pub end: u64,
 }
 
 /// What a run produced, mechanism by mechanism.
@@ -153,6 +171,8 @@ pub struct RunResult<'a> {
     pub paths: Option<BranchRecorder>,
     /// The exact profile by function, instruction and call chain.
     pub profile: Option<Profile>,
+    /// With [`Run::range`]: the instructions every mechanism observed.
+    pub window: Option<Window>,
     /// The RPA: accounting, services, exact references.
     pub rpa: Option<rpa::RpaResult>,
 }
@@ -184,6 +204,8 @@ impl<'a, 's> Run<'a, 's> {
             wpp: None,
             paths: Vec::new(),
             profile: None,
+            timeline: DEFAULT_TIMELINE,
+            range: None,
             rpa: None,
             progress: None,
             interrupt: None,
@@ -225,6 +247,22 @@ impl<'a, 's> Run<'a, 's> {
     /// `symbols`.
     pub fn profile(mut self, symbols: Symbols) -> Self {
         self.profile = Some(symbols);
+        self
+    }
+
+    /// Attaches every mechanism only to retired instructions `[start, end)` of the run: the
+    /// guest runs to `start` with nothing attached (on the fastest engine), then with every
+    /// mechanism (the timing model starting cold) to `end`, then to its end with nothing
+    /// attached again. [`RunResult::window`] says what was observed.
+    pub fn range(mut self, start: u64, end: u64) -> Self {
+        self.range = Some((start, end.max(start)));
+        self
+    }
+
+    /// The exact profile's timeline ([`outcrop_profile::Timeline`]): a mark every `interval`
+    /// retired instructions, or cycles under timing (default [`DEFAULT_TIMELINE`]; 0: none).
+    pub fn timeline(mut self, interval: u64) -> Self {
+        self.timeline = interval;
         self
     }
 
@@ -291,12 +329,17 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths,
             profile,
+            timeline,
+            range,
             rpa,
             progress,
             interrupt,
         } = self;
-        let mut profiler =
-            profile.map(|s| Profiler::new(s).with_objects(objects::profile_resolver()));
+        let mut profiler = profile.map(|s| {
+            Profiler::new(s)
+                .with_objects(objects::profile_resolver())
+                .with_timeline(timeline)
+        });
         let mut rap = rap.map(|s| {
             let p = RapProfiler::new(&s.streams, &s.config, s.exact);
             if s.per_thread {
@@ -331,6 +374,21 @@ impl<'a, 's> Run<'a, 's> {
             interrupted: false,
             totals: None,
         };
+        // a window: run to its start with nothing attached; the mechanisms stop at its end
+        let limit = driver.machine.max_insns;
+        let mut ended_before = None;
+        if let Some((a, b)) = range {
+            if a > 0 {
+                driver.machine.max_insns = a.min(limit);
+                let o = driver.sliced(&mut ());
+                driver.machine.max_insns = limit;
+                if o != Outcome::InstructionLimit || driver.machine.instret < a || a >= limit {
+                    ended_before = Some(o);
+                }
+            }
+            driver.machine.max_insns = b.min(limit);
+        }
+        let window_start = driver.machine.instret;
         let (outcome, wpp, rpa_out) = std::thread::scope(|scope| -> Result<_> {
             // owned here: if the machine panics, unwinding drops the queues' producers, so
             // the service threads stop and the scope can join them
@@ -362,6 +420,8 @@ impl<'a, 's> Run<'a, 's> {
                 && driver.timing.is_none()
                 && recorder.as_ref().is_some_and(|r| !r.needs_retire());
             let outcome = match rpa_obs.as_mut() {
+                // the program ended before the window: nothing to observe
+                _ if ended_before.is_some() => ended_before.unwrap_or(Outcome::Stopped),
                 // branch-record units alone, untimed, taken branches, instruction periods:
                 // fed per block from the class and taken-branch streams, so the machine runs
                 // its block engine (no retire records)
@@ -422,6 +482,20 @@ impl<'a, 's> Run<'a, 's> {
             };
             Ok((outcome, captured, rpa_out))
         })?;
+        // after a window: the rest of the run with nothing attached
+        let window_end = driver.machine.instret;
+        let mut outcome = outcome;
+        driver.machine.max_insns = limit;
+        if let Some((_, b)) = range {
+            if ended_before.is_none()
+                && outcome == Outcome::InstructionLimit
+                && window_end >= b
+                && b < limit
+                && !driver.interrupted
+            {
+                outcome = driver.sliced(&mut ());
+            }
+        }
         let wall = driver.start.elapsed();
         let _ = driver.machine.kernel.flush();
         if let Some(r) = rap.as_mut() {
@@ -439,6 +513,11 @@ impl<'a, 's> Run<'a, 's> {
             paths: recorder,
             profile: profiler.map(Profiler::finish_profile),
             rpa: rpa_out,
+            window: range.map(|(a, b)| Window {
+                requested: (a, b),
+                start: window_start,
+                end: window_end,
+            }),
         })
     }
 }
@@ -486,6 +565,9 @@ impl Driver<'_, '_> {
             None => {
                 let mut obs = obs;
                 let outcome = self.sliced(&mut obs);
+                if outcome == Outcome::InstructionLimit {
+                    self.machine.flush_blocks(&mut obs);
+                }
                 obs.finish();
                 outcome
             }
@@ -496,6 +578,10 @@ impl Driver<'_, '_> {
     /// model's wrapper cannot carry, such as [`outcrop_profile::ByBlocks`]).
     fn drive_untimed<O: Observer>(&mut self, mut obs: O) -> Outcome {
         let outcome = self.sliced(&mut obs);
+        if outcome == Outcome::InstructionLimit {
+            // a block in progress at the limit (`--range`'s end, `--max-insns`) is counted
+            self.machine.flush_blocks(&mut obs);
+        }
         obs.finish();
         outcome
     }

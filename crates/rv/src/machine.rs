@@ -301,6 +301,9 @@ pub struct Machine {
     block_len: u32,
     /// The lengths of that block's instructions so far (observers of block lengths only).
     block_lens: Vec<u8>,
+    /// Whether the last run's observer followed basic blocks (so `block_start` and the
+    /// parked threads' blocks in progress are current).
+    blocks_tracked: bool,
     /// The enabled extensions (`--isa`).
     isa: Isa,
     /// Mapped objects the observer has heard of ([`Observer::mapped`]).
@@ -397,6 +400,7 @@ impl Machine {
             block_start: pc,
             block_len: 0,
             block_lens: Vec::new(),
+            blocks_tracked: false,
             isa: Isa::ALL,
             mappings_seen: 0,
             jit: None,

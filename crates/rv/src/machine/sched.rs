@@ -199,6 +199,19 @@ impl Machine {
         // that can change code (stores, AMOs, system calls) re-check it.
         self.check_code_epoch();
         self.pc &= !1; // see the `pc` field
+        if O::BLOCKS && !self.blocks_tracked {
+            // the last run's observer did not follow blocks: every thread's next block
+            // starts where it is now
+            self.block_start = self.pc;
+            self.block_len = 0;
+            self.block_lens.clear();
+            for t in &mut self.kernel.threads_mut().list {
+                t.hart.block_start = t.hart.pc;
+                t.hart.block_len = 0;
+                t.hart.block_lens.clear();
+            }
+        }
+        self.blocks_tracked = O::BLOCKS;
         if O::MAPPINGS && self.note_mappings(obs) == Control::Stop {
             return Outcome::Stopped;
         }
@@ -221,6 +234,46 @@ impl Machine {
                 }
                 other => return other,
             }
+        }
+    }
+
+    /// Ends every thread's basic block in progress for `obs` (each reported under its thread,
+    /// [`Observer::thread`]), for an observer that will not see this run again: the run
+    /// stopped mid-block at the instruction limit, as at the end of `outcrop run --range`.
+    /// Without it, up to one block per thread would go unreported.
+    pub fn flush_blocks<O: Observer>(&mut self, obs: &mut O) {
+        if !O::BLOCKS {
+            return;
+        }
+        let running = self.sched.thread_index;
+        let current = self.kernel.threads().current;
+        let threads = &self.kernel.threads().list;
+        let parked: Vec<(usize, u32)> = threads
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| *i != current && t.hart.block_len > 0)
+            .map(|(i, t)| (i, t.index))
+            .collect();
+        let switched = !parked.is_empty();
+        for (i, index) in parked {
+            let _ = obs.thread(index);
+            let t = &mut self.kernel.threads_mut().list[i];
+            let (start, len) = (t.hart.block_start, t.hart.block_len);
+            let lens = std::mem::take(&mut t.hart.block_lens);
+            t.hart.block_start = t.hart.pc;
+            t.hart.block_len = 0;
+            let _ = if O::BLOCK_LENS {
+                obs.block_lens(start, &lens)
+            } else {
+                obs.block(start, len)
+            };
+        }
+        if switched {
+            let _ = obs.thread(running);
+        }
+        if self.block_len > 0 {
+            let _ = self.end_block(obs);
+            self.block_start = self.pc;
         }
     }
 

@@ -1,0 +1,140 @@
+//! The timeline and `--range` from the command line: the marks in profile.json, the page's
+//! strip, the Firefox Profiler file's times, a window of the run in every file, and the
+//! errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+fn outcrop(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn json(p: PathBuf) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn the_timeline_is_in_profile_json_the_page_and_the_firefox_file() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let q = bin("qsort_ints");
+    let o = outcrop(
+        &[
+            "run",
+            "--timeline",
+            "1000000",
+            "--report",
+            "r",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = json(d.join("r/profile.json"));
+    let tl = &p["timeline"];
+    assert_eq!(tl["interval"], 1_000_000);
+    assert_eq!(tl["unit"], "instructions");
+    let marks = tl["instructions"].as_array().unwrap();
+    let total = p["instructions"].as_u64().unwrap();
+    assert_eq!(marks.len() as u64, total.div_ceil(1_000_000));
+    assert_eq!(marks.last().unwrap().as_u64().unwrap(), total);
+    // every mark names a node of the call tree
+    let nodes = p["tree"].as_array().unwrap().len() as u64;
+    assert!(tl["node"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n.as_u64().unwrap() < nodes));
+    let page = std::fs::read_to_string(d.join("r/report.html")).unwrap();
+    assert!(page.contains("id=\"timeline\"") && page.contains("quick_sort"));
+    let fx = json(d.join("r/profile.firefox.json"));
+    assert!(fx["meta"]["product"]
+        .as_str()
+        .unwrap()
+        .contains("1 ns = 1 instruction"));
+    // no timeline
+    let o = outcrop(
+        &[
+            "run",
+            "--timeline",
+            "0",
+            "--report",
+            "n",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success());
+    assert!(json(d.join("n/profile.json"))["timeline"].is_null());
+    let page = std::fs::read_to_string(d.join("n/report.html")).unwrap();
+    assert!(!page.contains("id=\"timeline\""));
+}
+
+#[test]
+fn a_range_restricts_every_report_to_its_window() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let q = bin("qsort_ints");
+    let o = outcrop(
+        &[
+            "run",
+            "--range",
+            "1M..2500k",
+            "--rap",
+            "pc",
+            "--paths",
+            "16:997",
+            "--report",
+            "r",
+            "-o",
+            "r.txt",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // the guest's own output is all there: it ran to its end
+    assert!(String::from_utf8_lossy(&o.stdout).contains("checksum qsort_ints"));
+    let run = json(d.join("r/run.json"));
+    assert_eq!(run["window"]["start"], 1_000_000);
+    assert_eq!(run["window"]["end"], 2_500_000);
+    assert_eq!(run["truncated"], false);
+    assert_eq!(json(d.join("r/profile.json"))["instructions"], 1_500_000);
+    assert_eq!(json(d.join("r/rap.json"))["streams"][0]["n"], 1_500_000);
+    assert_eq!(json(d.join("r/paths.json"))["instructions"], 1_500_000);
+    let page = std::fs::read_to_string(d.join("r/report.html")).unwrap();
+    assert!(page.contains("window</th>") && page.contains("1,000,000–2,500,000"));
+    let text = std::fs::read_to_string(d.join("r.txt")).unwrap();
+    assert!(text.contains("quick_sort"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("observed instructions 1000000..2500000"));
+    // the errors
+    for (range, says) in [
+        ("5..3", "is empty"),
+        ("abc", "is not a range"),
+        ("1.5M..2M", "not an instruction count"),
+    ] {
+        let o = outcrop(&["run", "--range", range, "--", q.to_str().unwrap()], d);
+        assert_eq!(o.status.code(), Some(2), "{range}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{range}");
+    }
+    let o = outcrop(&["run", "--range", "1..2", "--report", "s"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--range needs a program"));
+}
