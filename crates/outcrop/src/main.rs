@@ -13,6 +13,7 @@ mod import;
 mod input;
 mod instrument;
 mod paths;
+mod phases;
 mod query;
 mod rap;
 mod run;
@@ -148,6 +149,24 @@ enum Command {
     ///   outcrop diff a.wpp b.wpp                # hot whole-program paths gained and lost
     #[command(verbatim_doc_comment)]
     Diff(diff::DiffArgs),
+    /// A program's phases, as SimPoint finds them, and a sampled timing estimate.
+    ///
+    /// One run on the fast engine cuts the program into intervals of --interval retired
+    /// instructions and counts each basic block's instructions per interval (its basic-block
+    /// vector); the vectors are normalized, randomly projected to 15 dimensions and clustered
+    /// by k-means for k = 1..=--max-k, k chosen by BIC (SimPoint 3.0). Each phase is reported
+    /// with its share of the run, its representative interval (the one nearest its
+    /// centroid) and its hottest functions. --bb FILE writes the vectors in SimPoint's .bb
+    /// format, as QEMU's bbv plugin does. --timing estimates the run's CPI by simulating only
+    /// the representatives (each after a --warmup), fast-forwarding between them;
+    /// --compare runs the full model too and reports the error and the speed-up.
+    ///
+    /// Examples:
+    ///   outcrop phases -- workloads/bin/bytecode_vm
+    ///   outcrop phases --interval 500000 --bb vm.bb -- workloads/bin/bytecode_vm
+    ///   outcrop phases --timing --compare -- workloads/bin/lz
+    #[command(verbatim_doc_comment)]
+    Phases(phases::PhasesArgs),
     /// Branch-on-random tools: the overlap of a sampled site profile with the full one
     /// (accuracy, the paper's §4.1). The instruction itself is `--brr MODE` on every command
     /// that runs a program (docs/machine.md "Branch-on-random").
@@ -187,6 +206,7 @@ fn main() -> ExitCode {
         Command::Paths(cmd) => paths::run(cmd),
         Command::Import(args) => import::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Phases(args) => phases::run(args),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),
         Command::Query(cmd) => query::run(cmd),

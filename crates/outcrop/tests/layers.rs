@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("strata", 3),
     ("paths", 3),
     ("profile", 3),
+    ("phases", 3),
     ("rpa", 3),
     ("run", 4),
     ("diff", 4),
@@ -97,7 +98,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn mechanisms_and_summaries_have_no_threads_files_or_machine() {
     for name in [
-        "events", "sampling", "timing", "rap", "strata", "paths", "perf", "diff",
+        "events", "sampling", "timing", "rap", "strata", "paths", "perf", "diff", "phases",
     ] {
         let mut files = Vec::new();
         sources(&crates_dir().join(name).join("src"), &mut files);

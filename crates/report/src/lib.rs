@@ -15,6 +15,7 @@ pub mod diff;
 pub mod html;
 pub mod import;
 pub mod paths;
+pub mod phases;
 pub mod pprof;
 pub mod profile;
 pub mod rap_run;

@@ -58,6 +58,7 @@ pub mod files;
 pub mod image;
 pub mod import;
 pub mod objects;
+pub mod phases;
 pub mod pipeline;
 pub mod program;
 

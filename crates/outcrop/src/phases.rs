@@ -1,0 +1,103 @@
+//! `outcrop phases`: a program's phases (basic-block vectors, SimPoint-style clustering) and
+//! a sampled timing estimate. The composition is `outcrop_run::phases`.
+
+use crate::exec::{timing_config, GuestArgs};
+use crate::files::{check_output, write_output};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use outcrop_phases::ClusterOptions;
+use outcrop_report::phases::PhasesReport;
+use outcrop_report::Report as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `outcrop phases`.
+#[derive(Args, Debug)]
+pub struct PhasesArgs {
+    /// Instructions per interval.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    interval: u64,
+    /// Most phases tried (k = 1..=K; SimPoint's -maxK).
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    max_k: usize,
+    /// Seed of the random projection and the k-means starts.
+    #[arg(long, value_name = "S", default_value_t = ClusterOptions::default().seed)]
+    seed: u64,
+    /// Write the basic-block vectors in SimPoint's .bb format (as QEMU's bbv plugin).
+    #[arg(long, value_name = "FILE")]
+    bb: Option<PathBuf>,
+    /// Estimate the run's CPI with this timing model (default preset without a value) from
+    /// one representative interval per phase, fast-forwarding between them.
+    #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "default", require_equals = true)]
+    timing: Option<String>,
+    /// Instructions simulated before each representative to warm the caches and predictors
+    /// (default: one interval).
+    #[arg(long, value_name = "N")]
+    warmup: Option<u64>,
+    /// Also run the full timing model and report the estimate's error and speed-up.
+    #[arg(long, requires = "timing")]
+    compare: bool,
+    /// Write JSON (docs/phases.md).
+    #[arg(long)]
+    json: bool,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    guest: GuestArgs,
+}
+
+/// `outcrop phases`.
+pub fn run(args: PhasesArgs) -> Result<ExitCode> {
+    if args.guest.command.is_empty() {
+        bail!("no program: outcrop phases [OPTIONS] -- PROG [ARGS...]");
+    }
+    if args.interval == 0 || args.max_k == 0 {
+        bail!("--interval and --max-k must be at least 1");
+    }
+    for p in [&args.bb, &args.output].into_iter().flatten() {
+        check_output(p)?;
+    }
+    let config = outcrop_run::phases::PhaseConfig {
+        interval: args.interval,
+        cluster: ClusterOptions {
+            max_k: args.max_k,
+            seed: args.seed,
+            ..ClusterOptions::default()
+        },
+        timing: args.timing.as_deref().map(timing_config).transpose()?,
+        warmup: args.warmup.unwrap_or(args.interval),
+        compare: args.compare,
+    };
+    let mut spec = args.guest.spec();
+    spec.stdio = outcrop_run::Stdio::Quiet;
+    let run = outcrop_run::phases::phases(&spec, &config)
+        .with_context(|| format!("phases of {}", spec.path().display()))?;
+    if let Some(bb) = &args.bb {
+        let text = run.bbv.to_bb();
+        write_output(bb, |f| {
+            f.write_all(text.as_bytes())?;
+            Ok(())
+        })
+        .with_context(|| format!("writing {}", bb.display()))?;
+    }
+    let image = outcrop_run::ProgramImage::read(&spec.path())?;
+    let report = PhasesReport::new(&run, image.symbols().ok());
+    let text = if args.json {
+        report.to_json()
+    } else {
+        report.to_text()
+    };
+    match &args.output {
+        Some(p) => write_output(p, |f| {
+            f.write_all(text.as_bytes())?;
+            Ok(())
+        })
+        .with_context(|| format!("writing {}", p.display()))?,
+        None => std::io::stdout()
+            .lock()
+            .write_all(outcrop_events::escape::text(&text).as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
