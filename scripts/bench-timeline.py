@@ -3,11 +3,11 @@
 kind compute, isa, dynamic and threads run by `outcrop run` with the timeline off
 (`--timeline 0`) and on (the default, a mark every 100,000 instructions, or cycles with
 --timing), untimed (the compiling tier feeding the profile by blocks) and timed (the retire
-path), RUNS alternating pairs each; the run's own wall time (`--stats-json`'s wall_seconds:
-the machine and its mechanisms, not loading) is compared. Prints a Markdown table.
+path), RUNS alternating pairs each; the run's own wall time (`run.json`'s wall_seconds:
+the machine and its mechanisms, not loading or writing the report) is compared. Prints a Markdown table.
 
 Usage: cargo build --release && scripts/bench-timeline.py [RUNS]"""
-import json, os, statistics, subprocess, sys, tempfile, tomllib
+import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.join(here, "..")
@@ -18,19 +18,20 @@ manifest = tomllib.load(open(os.path.join(wl, "manifest.toml"), "rb"))
 
 
 def wall(w, timeline, timed, tmp):
-    stats = os.path.join(tmp, "s.json")
-    cmd = [outcrop, "run", "--timeline", str(timeline), "--stats-json", stats, "-o", "/dev/null"]
+    report = os.path.join(tmp, "report")
+    # a scratch copy of its inputs, where it may write
+    for r in w.get("reads", []):
+        os.makedirs(os.path.join(tmp, os.path.dirname(r)), exist_ok=True)
+        shutil.copy(os.path.join(wl, r), os.path.join(tmp, r))
+    cmd = [outcrop, "run", "--timeline", str(timeline), "--report", report, "-o", "/dev/null",
+           "--allow-rw", "."]
     if timed:
         cmd.append("--timing")
-    for r in w.get("reads", []):
-        cmd += ["--allow", r]
-    if w.get("writes"):
-        cmd += ["--allow-rw", tmp]
     if "sysroot" in w:
         cmd += ["--sysroot", w["sysroot"]]
-    cmd += ["--", "bin/" + w.get("binary", w["name"])] + w.get("args", [])
-    subprocess.run(cmd, cwd=wl, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return json.load(open(stats))["wall_seconds"]
+    cmd += ["--", os.path.join(wl, "bin", w.get("binary", w["name"]))] + w.get("args", [])
+    subprocess.run(cmd, cwd=tmp, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return json.load(open(os.path.join(report, "run.json")))["wall_seconds"]
 
 
 print("| workload | mode | timeline off (s) | timeline on (s) | on / off |")

@@ -138,3 +138,47 @@ fn a_range_restricts_every_report_to_its_window() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--range needs a program"));
 }
+
+#[test]
+fn a_timed_page_has_an_ipc_strip_and_a_key_for_every_cpi_cause() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let q = bin("qsort_ints");
+    let o = outcrop(
+        &[
+            "run",
+            "--timing",
+            "--max-insns",
+            "3000000",
+            "--report",
+            "r",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(124),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let page = std::fs::read_to_string(d.join("r/report.html")).unwrap();
+    assert!(page.contains("height is the interval's IPC"));
+    // the key names every cause, the small ones (icache here is well under 1%) included
+    for cause in ["base", "branch", "icache", "dcache", "other"] {
+        assert!(page.contains(&format!("</span> {cause} ")), "{cause}");
+    }
+    let p = json(d.join("r/profile.json"));
+    assert_eq!(p["timeline"]["unit"], "cycles");
+    // the marks end at the run's counts even when the limit stopped it
+    let last = p["timeline"]["instructions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_u64();
+    assert_eq!(last, Some(3_000_000));
+}

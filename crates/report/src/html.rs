@@ -498,24 +498,36 @@ fn timing_section(o: &mut String, t: &Totals) {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="820" height="50" role="img" aria-label="CPI stack">"#
     );
     let mut x = 0.0;
-    for (name, v, colour) in parts {
-        let w = 800.0 * v as f64 / total as f64;
+    for (name, v, colour) in &parts {
+        let w = 800.0 * *v as f64 / total as f64;
         let _ = writeln!(
             o,
-            r#"<g><title>{name}: {v} cycles ({:.1}%)</title><rect x="{x:.1}" y="4" width="{w:.1}" height="24" fill="{colour}"/></g>"#,
-            pct(v, total)
+            r#"<g><title>{name}: {} cycles ({:.1}%)</title><rect x="{x:.1}" y="4" width="{w:.1}" height="24" fill="{colour}"/></g>"#,
+            thousands(*v),
+            pct(*v, total)
         );
         if w > 60.0 {
             let _ = writeln!(
                 o,
                 r#"<text x="{:.1}" y="44" font-size="12">{name} {:.1}%</text>"#,
                 x + 2.0,
-                pct(v, total)
+                pct(*v, total)
             );
         }
         x += w;
     }
     let _ = writeln!(o, "</svg>");
+    // the key: every cause, however small its bar
+    let _ = write!(o, "<p class=\"legend\">");
+    for (name, v, colour) in &parts {
+        let _ = write!(
+            o,
+            r#"<span style="display:inline-block;width:10px;height:10px;background:{colour}"></span> {name} {:.1}% ({} cycles) &nbsp; "#,
+            pct(*v, total),
+            thousands(*v)
+        );
+    }
+    let _ = writeln!(o, "</p>");
     let _ = writeln!(
         o,
         "<p class=\"legend\">Each cycle is charged to one cause: base (retiring at full width or a dependence), branch (refill after a misprediction), brr (refetch after a taken branch-on-random, shown when the program has any), icache (fetch misses), dcache (data misses at the head of the reorder buffer), other. The functions table above ties mispredictions and misses to code. L1I miss rate {:.2}%, L1D {:.2}%, L2 {:.2}%; {:.2}% of conditional branches mispredicted.</p>",

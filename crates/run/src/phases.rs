@@ -108,6 +108,10 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
     let started = Instant::now();
     let mut collector = BbvCollector::new(config.interval);
     let outcome = guest.machine.run(&mut collector);
+    if outcome == Outcome::InstructionLimit {
+        // the block in progress at the limit counts too
+        guest.machine.flush_blocks(&mut collector);
+    }
     let bbv_wall = started.elapsed();
     let instructions = guest.machine.instret;
     let bbv = collector.finish_bbv();

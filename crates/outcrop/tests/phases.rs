@@ -1,0 +1,115 @@
+//! `outcrop phases` end to end: the phases of a bundled workload, its `.bb` file, and the
+//! sampled timing estimate against the full timing model of the same run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+fn outcrop(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn phases_bb_and_the_sampled_estimate() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let vm = bin("bytecode_vm");
+    let o = outcrop(
+        &[
+            "phases",
+            "--interval",
+            "400000",
+            "--max-insns",
+            "40000000",
+            "--bb",
+            "vm.bb",
+            "--timing",
+            "--compare",
+            "--json",
+            "-o",
+            "p.json",
+            "--",
+            vm.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("p.json")).unwrap()).unwrap();
+    let n = j["intervals"].as_u64().unwrap();
+    assert_eq!(j["instructions"], 40_000_000);
+    assert!(n >= 99, "{n}");
+    let k = j["k"].as_u64().unwrap();
+    assert!(k >= 2, "bytecode_vm changes behaviour: {}", j["bic"]);
+    let phases = j["phases"].as_array().unwrap();
+    let w: f64 = phases.iter().map(|p| p["weight"].as_f64().unwrap()).sum();
+    assert!((w - 1.0).abs() < 1e-9);
+    let assignment: Vec<u64> = j["assignment"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_u64().unwrap())
+        .collect();
+    assert_eq!(assignment.len() as u64, n);
+    for p in phases {
+        let rep = p["representative"][0].as_u64().unwrap() as usize;
+        assert_eq!(assignment[rep], p["id"].as_u64().unwrap());
+        assert!(!p["functions"].as_array().unwrap().is_empty());
+    }
+    // the .bb file: one line per interval, its counts summing to the interval's instructions
+    let bb = std::fs::read_to_string(d.join("vm.bb")).unwrap();
+    let lines: Vec<&str> = bb.lines().collect();
+    assert_eq!(lines.len() as u64, n);
+    let mut total = 0u64;
+    for l in &lines {
+        assert!(l.starts_with("T:"), "{l}");
+        let sum: u64 = l[1..]
+            .split_whitespace()
+            .map(|p| p.rsplit(':').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        total += sum;
+    }
+    assert_eq!(total, 40_000_000);
+    // the estimate simulated a fraction of the run and is close to the full model
+    let e = &j["estimate"];
+    assert!(e["simulated"].as_u64().unwrap() < 40_000_000);
+    let err = e["error_pct"].as_f64().unwrap();
+    assert!(err.abs() < 10.0, "estimate error {err}%");
+    assert!(e["full_cpi"].as_f64().unwrap() > 0.2);
+    // the text report
+    let o = outcrop(
+        &[
+            "phases",
+            "--max-insns",
+            "5000000",
+            "--",
+            vm.to_str().unwrap(),
+        ],
+        d,
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Phases of") && text.contains("over time:"),
+        "{text}"
+    );
+    // bad arguments
+    let o = outcrop(
+        &["phases", "--interval", "0", "--", vm.to_str().unwrap()],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = outcrop(&["phases", "--compare", "--", vm.to_str().unwrap()], d);
+    assert_eq!(o.status.code(), Some(2));
+    let o = outcrop(&["phases"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no program"));
+}

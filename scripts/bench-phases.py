@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Sampled timing against the full model (docs/BENCHMARKS.md, "Phases and sampled timing"):
+every bundled workload of kind compute, isa, dynamic and threads through
+`outcrop phases --timing --compare --json` (1,000,000-instruction intervals, k <= 10, a
+one-interval warm-up before each representative), RUNS times. The CPIs are deterministic
+(the same in every run); the wall times are medians (min-max). Prints a Markdown table.
+
+Usage: cargo build --release && scripts/bench-phases.py [RUNS]"""
+import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "..")
+outcrop = os.environ.get("OUTCROP", os.path.join(root, "target/release/outcrop"))
+runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+wl = os.path.join(root, "workloads")
+manifest = tomllib.load(open(os.path.join(wl, "manifest.toml"), "rb"))
+
+print("| workload | instructions | phases | simulated | CPI, full model | CPI, sampled | error | full (s) | sampled (s) | speed-up |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+errors, speedups = [], []
+for w in manifest["workload"]:
+    if w["kind"] not in ("compute", "isa", "dynamic", "threads"):
+        continue
+    if "sysroot" in w and not os.path.exists(w["sysroot"]):
+        continue
+    # a scratch copy of its inputs, where it may write
+    scratch = tempfile.mkdtemp()
+    for r in w.get("reads", []):
+        os.makedirs(os.path.join(scratch, os.path.dirname(r)), exist_ok=True)
+        shutil.copy(os.path.join(wl, r), os.path.join(scratch, r))
+    cmd = [outcrop, "phases", "--timing", "--compare", "--json", "--allow-rw", "."]
+    if "sysroot" in w:
+        cmd += ["--sysroot", w["sysroot"]]
+    cmd += ["--", os.path.join(wl, "bin", w.get("binary", w["name"]))] + w.get("args", [])
+    full, sampled, cpis = [], [], set()
+    for _ in range(runs):
+        out = subprocess.run(cmd, cwd=scratch, check=True, capture_output=True, text=True).stdout
+        j = json.loads(out)
+        e = j["estimate"]
+        full.append(e["full_wall_seconds"])
+        sampled.append(e["wall_seconds"])
+        cpis.add((round(e["cpi"], 9), round(e["full_cpi"], 9)))
+    assert len(cpis) == 1, (w["name"], cpis)
+    est, ref = cpis.pop()
+    err = 100 * (est - ref) / ref
+    sp = statistics.median(full) / statistics.median(sampled)
+    errors.append(abs(err))
+    speedups.append(sp)
+    fmt = lambda v: f"{statistics.median(v):.2f} ({min(v):.2f}–{max(v):.2f})"
+    print(f"| {w['name']} | {j['instructions']:,} | {j['k']} | {100 * e['simulated_share']:.1f}% | {ref:.4f} | {est:.4f} | {err:+.2f}% | {fmt(full)} | {fmt(sampled)} | {sp:.1f}× |")
+print(f"| all ({len(errors)}) | | | | | | mean abs {statistics.mean(errors):.2f}%, max {max(errors):.2f}% | | | geo. mean {statistics.geometric_mean(speedups):.1f}× |")
