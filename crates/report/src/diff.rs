@@ -84,7 +84,7 @@ fn count_cells(w: Weight, timed: bool, a: &Counts, b: &Counts, d: &Delta) -> Vec
     c
 }
 
-fn table(out: &mut String, headers: &[&str], rows: &[(Vec<String>, String)]) {
+fn table(out: &mut String, headers: &[&str], rows: &Rows) {
     let widths: Vec<usize> = headers
         .iter()
         .enumerate()
@@ -275,6 +275,64 @@ fn timing_text(out: &mut String, t: &TimingDiff) {
     }
 }
 
+/// A table's rows: the cells of each and its label.
+type Rows = Vec<(Vec<String>, String)>;
+
+/// The first `n` function rows.
+fn function_rows(p: &ProfileDiff, n: usize) -> Rows {
+    let timed = p.weight == Weight::Cycles;
+    p.functions
+        .iter()
+        .take(n)
+        .map(|f| {
+            (
+                count_cells(
+                    p.weight,
+                    timed,
+                    &f.a.self_counts,
+                    &f.b.self_counts,
+                    &f.delta.self_counts,
+                ),
+                function_label(f),
+            )
+        })
+        .collect()
+}
+
+/// The first `n` source-line rows.
+fn line_rows(p: &ProfileDiff, lines: &[outcrop_diff::profile::LineRow], n: usize) -> Rows {
+    let timed = p.weight == Weight::Cycles;
+    lines
+        .iter()
+        .take(n)
+        .map(|l| {
+            (
+                count_cells(p.weight, timed, &l.a, &l.b, &l.delta),
+                if l.line == 0 {
+                    l.file.clone()
+                } else {
+                    format!("{}:{} ({}){}", l.file, l.line, l.function, tag(l.presence))
+                },
+            )
+        })
+        .collect()
+}
+
+/// The first `n` call-path rows.
+fn call_rows(p: &ProfileDiff, n: usize) -> Rows {
+    let timed = p.weight == Weight::Cycles;
+    p.call_paths
+        .iter()
+        .take(n)
+        .map(|c| {
+            (
+                count_cells(p.weight, timed, &c.a, &c.b, &c.delta),
+                format!("{}{}", path_label(&c.path), tag(c.presence)),
+            )
+        })
+        .collect()
+}
+
 /// The text report of a diff.
 pub struct DiffText<'a>(pub &'a Diff);
 
@@ -306,23 +364,7 @@ impl Report for DiffText<'_> {
                 out,
                 "Functions by change in self {w} (B - A; every column sums to the totals above)"
             );
-            let rows: Vec<_> = p
-                .functions
-                .iter()
-                .take(TEXT_ROWS)
-                .map(|f| {
-                    (
-                        count_cells(
-                            p.weight,
-                            timed,
-                            &f.a.self_counts,
-                            &f.b.self_counts,
-                            &f.delta.self_counts,
-                        ),
-                        function_label(f),
-                    )
-                })
-                .collect();
+            let rows = function_rows(p, TEXT_ROWS);
             table(out, &count_columns(p.weight, timed), &rows);
             if p.functions.len() > TEXT_ROWS {
                 let _ = writeln!(
@@ -341,34 +383,11 @@ impl Report for DiffText<'_> {
             }
             if let Some(lines) = &p.lines {
                 let _ = writeln!(out, "Source lines by change in self {w}");
-                let rows: Vec<_> = lines
-                    .iter()
-                    .take(TEXT_ROWS)
-                    .map(|l| {
-                        (
-                            count_cells(p.weight, timed, &l.a, &l.b, &l.delta),
-                            if l.line == 0 {
-                                l.file.clone()
-                            } else {
-                                format!("{}:{} ({}){}", l.file, l.line, l.function, tag(l.presence))
-                            },
-                        )
-                    })
-                    .collect();
+                let rows = line_rows(p, lines, TEXT_ROWS);
                 table(out, &count_columns(p.weight, timed), &rows);
             }
             let _ = writeln!(out, "Call paths by change in self {w} (the innermost frames; the JSON has each whole path)");
-            let rows: Vec<_> = p
-                .call_paths
-                .iter()
-                .take(TEXT_ROWS / 2)
-                .map(|c| {
-                    (
-                        count_cells(p.weight, timed, &c.a, &c.b, &c.delta),
-                        format!("{}{}", path_label(&c.path), tag(c.presence)),
-                    )
-                })
-                .collect();
+            let rows = call_rows(p, TEXT_ROWS / 2);
             table(out, &count_columns(p.weight, timed), &rows);
         }
         if let Some(t) = &d.timing {
@@ -542,23 +561,7 @@ pub fn diff_page(d: &Diff, files: &[(&str, &str)]) -> String {
             p.unmatched.only_b,
             p.unmatched.only_b_pct
         );
-        let rows: Vec<_> = p
-            .functions
-            .iter()
-            .take(PAGE_ROWS)
-            .map(|f| {
-                (
-                    count_cells(
-                        p.weight,
-                        timed,
-                        &f.a.self_counts,
-                        &f.b.self_counts,
-                        &f.delta.self_counts,
-                    ),
-                    function_label(f),
-                )
-            })
-            .collect();
+        let rows = function_rows(p, PAGE_ROWS);
         html_table(&mut o, &count_columns(p.weight, timed), &rows, "function");
         let _ = writeln!(
             o,
@@ -567,34 +570,11 @@ pub fn diff_page(d: &Diff, files: &[(&str, &str)]) -> String {
         o.push_str(&diff_flame_svg(p, 1240));
         if let Some(lines) = &p.lines {
             let _ = writeln!(o, "<h2 id=\"lines\">Source lines</h2>");
-            let rows: Vec<_> = lines
-                .iter()
-                .take(PAGE_ROWS)
-                .map(|l| {
-                    (
-                        count_cells(p.weight, timed, &l.a, &l.b, &l.delta),
-                        if l.line == 0 {
-                            l.file.clone()
-                        } else {
-                            format!("{}:{} ({}){}", l.file, l.line, l.function, tag(l.presence))
-                        },
-                    )
-                })
-                .collect();
+            let rows = line_rows(p, lines, PAGE_ROWS);
             html_table(&mut o, &count_columns(p.weight, timed), &rows, "line");
         }
         let _ = writeln!(o, "<h2 id=\"calls\">Call paths</h2>");
-        let rows: Vec<_> = p
-            .call_paths
-            .iter()
-            .take(PAGE_ROWS)
-            .map(|c| {
-                (
-                    count_cells(p.weight, timed, &c.a, &c.b, &c.delta),
-                    format!("{}{}", path_label(&c.path), tag(c.presence)),
-                )
-            })
-            .collect();
+        let rows = call_rows(p, PAGE_ROWS);
         html_table(&mut o, &count_columns(p.weight, timed), &rows, "call path");
     } else {
         for n in &notes {
