@@ -120,11 +120,20 @@ impl ProfileView {
                 "the profile's call tree is empty (no root)".into(),
             ));
         }
+        let mut depth = vec![0usize; p.tree.len()];
         for (i, n) in p.tree.iter().enumerate().skip(1) {
             if n.parent as usize >= i {
                 return Err(Error::Input(format!(
                     "call-tree node {i} names parent {}, not an earlier node",
                     n.parent
+                )));
+            }
+            depth[i] = depth[n.parent as usize] + 1;
+            if depth[i] > crate::profile::MAX_TREE_DEPTH {
+                return Err(Error::Input(format!(
+                    "call-tree node {i} is {} calls deep, deeper than any profile Outcrop writes ({})",
+                    depth[i],
+                    crate::profile::MAX_TREE_DEPTH
                 )));
             }
         }
@@ -203,7 +212,7 @@ impl ProfileView {
     pub fn totals(&self) -> Counts {
         let mut c = Counts::default();
         for n in &self.tree {
-            c.add(&n.self_counts);
+            crate::profile::add(&mut c, &n.self_counts);
         }
         c
     }

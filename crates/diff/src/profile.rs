@@ -260,7 +260,7 @@ fn functions(
     let mut out = BTreeMap::new();
     let mut listed = Counts::default();
     for f in sorted {
-        listed.add(&f.self_counts);
+        add(&mut listed, &f.self_counts);
         let n = seen.entry(f.name.as_str()).or_insert(0);
         *n += 1;
         let key = if by_address {
@@ -277,9 +277,9 @@ fn functions(
             start: Some(f.start),
             ..FunctionSide::default()
         });
-        side.self_counts.add(&f.self_counts);
-        side.total.add(&f.total);
-        side.calls += f.calls;
+        add(&mut side.self_counts, &f.self_counts);
+        add(&mut side.total, &f.total);
+        side.calls = side.calls.saturating_add(f.calls);
     }
     let rest = minus(&p.totals(), &listed);
     if rest != Counts::default() {
@@ -311,14 +311,14 @@ fn lines(p: &ProfileView) -> Option<BTreeMap<(String, u32), (String, Counts)>> {
     let mut out: BTreeMap<(String, u32), (String, Counts)> = BTreeMap::new();
     let mut listed = Counts::default();
     for l in rows {
-        listed.add(&l.self_counts);
+        add(&mut listed, &l.self_counts);
         let e = out
             .entry((l.file.clone(), l.line))
             .or_insert_with(|| (l.function.clone(), Counts::default()));
-        e.1.add(&l.self_counts);
+        add(&mut e.1, &l.self_counts);
     }
     let un = p.lines_unattributed.unwrap_or_default();
-    listed.add(&un);
+    add(&mut listed, &un);
     if un != Counts::default() {
         out.insert((NO_LINE.to_string(), 0), (String::new(), un));
     }
@@ -329,47 +329,140 @@ fn lines(p: &ProfileView) -> Option<BTreeMap<(String, u32), (String, Counts)>> {
     Some(out)
 }
 
-/// Frame names of every node's call path (`paths[i]` for node i; the root's is empty),
-/// leaving out frames of functions `keep` rejects (a thread's root frame always stays).
+/// Call paths, interned: path 0 is the root (no frame); every other is a frame below a parent
+/// path, so a tree of any shape takes memory in proportion to its nodes.
+struct PathTable {
+    frames: Vec<String>,
+    frame_ids: FxHashMap<String, u32>,
+    /// (parent path, frame) of each path.
+    links: Vec<(u32, u32)>,
+    ids: FxHashMap<(u32, u32), u32>,
+}
+
+impl PathTable {
+    fn new() -> PathTable {
+        PathTable {
+            frames: Vec::new(),
+            frame_ids: FxHashMap::default(),
+            links: vec![(0, u32::MAX)],
+            ids: FxHashMap::default(),
+        }
+    }
+
+    fn frame(&mut self, name: &str) -> u32 {
+        if let Some(&f) = self.frame_ids.get(name) {
+            return f;
+        }
+        let f = self.frames.len() as u32;
+        self.frames.push(name.to_string());
+        self.frame_ids.insert(name.to_string(), f);
+        f
+    }
+
+    fn child(&mut self, parent: u32, frame: u32) -> u32 {
+        if let Some(&p) = self.ids.get(&(parent, frame)) {
+            return p;
+        }
+        let p = self.links.len() as u32;
+        self.links.push((parent, frame));
+        self.ids.insert((parent, frame), p);
+        p
+    }
+
+    /// The path's innermost frame.
+    fn last(&self, path: u32) -> Option<&str> {
+        let (_, f) = *self.links.get(path as usize)?;
+        self.frames.get(f as usize).map(String::as_str)
+    }
+
+    /// The path's frames, outermost first; past [`MAX_PATH_FRAMES`] only the innermost,
+    /// after a `(N outer frames)` frame.
+    fn frames_of(&self, path: u32) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut p = path;
+        let mut cut = 0u64;
+        while p != 0 {
+            let Some(&(parent, f)) = self.links.get(p as usize) else {
+                break;
+            };
+            if out.len() < MAX_PATH_FRAMES {
+                out.push(self.frames.get(f as usize).cloned().unwrap_or_default());
+            } else {
+                cut += 1;
+            }
+            p = parent;
+        }
+        if cut > 0 {
+            out.push(format!("({cut} outer frames)"));
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Frames a call path's row lists (the innermost; deeper paths begin with a count of the
+/// frames left out).
+pub const MAX_PATH_FRAMES: usize = 256;
+
+/// Call-path rows listed; the rest are summed in one `(other call paths)` row, so the
+/// columns still sum to the runs.
+pub const MAX_CALL_PATH_ROWS: usize = 20_000;
+
+/// Deepest call tree read: Outcrop's are at most `outcrop_profile::MAX_DEPTH` deep (plus a
+/// thread's root).
+pub const MAX_TREE_DEPTH: usize = 4096;
+
+/// Every node's call path (`paths[i]` for node i; the root's is 0), leaving out frames of
+/// functions `keep` rejects (a thread's root frame always stays).
 fn node_paths(
     tree: &[NodeView],
     keep: &dyn Fn(&str) -> bool,
     by_address: bool,
-) -> Vec<Vec<String>> {
-    let mut paths: Vec<Vec<String>> = Vec::with_capacity(tree.len());
+    table: &mut PathTable,
+) -> Vec<u32> {
+    let mut paths: Vec<u32> = Vec::with_capacity(tree.len());
     for (i, n) in tree.iter().enumerate() {
         if i == 0 {
-            paths.push(Vec::new());
+            paths.push(0);
             continue;
         }
-        let mut p = paths.get(n.parent as usize).cloned().unwrap_or_default();
-        match &n.function {
-            Some(f) if keep(f) => p.push(if by_address {
-                f.clone()
-            } else {
-                base_name(f).to_string()
-            }),
-            Some(_) => {}
-            None => p.push(format!("thread {}", n.thread)),
-        }
+        let parent = paths.get(n.parent as usize).copied().unwrap_or(0);
+        let p = match &n.function {
+            Some(f) if keep(f) => {
+                let f = table.frame(if by_address { f } else { base_name(f) });
+                table.child(parent, f)
+            }
+            Some(_) => parent,
+            None => {
+                let f = table.frame(&format!("thread {}", n.thread));
+                table.child(parent, f)
+            }
+        };
         paths.push(p);
     }
     paths
 }
 
-/// Self and total counts per call path (nodes with the same path, which a folded tree can
-/// have, add up).
-fn call_paths(
-    tree: &[NodeView],
-    paths: &[Vec<String>],
-) -> FxHashMap<Vec<String>, (Counts, Counts)> {
-    let mut out: FxHashMap<Vec<String>, (Counts, Counts)> = FxHashMap::default();
-    for (n, p) in tree.iter().zip(paths).skip(1) {
-        let e = out.entry(p.clone()).or_default();
-        e.0.add(&n.self_counts);
-        e.1.add(&n.total);
+/// Self and total counts per call path (nodes with the same path, which a folded tree or a
+/// left-out frame can make, add up).
+fn call_paths(tree: &[NodeView], paths: &[u32]) -> FxHashMap<u32, (Counts, Counts)> {
+    let mut out: FxHashMap<u32, (Counts, Counts)> = FxHashMap::default();
+    for (n, &p) in tree.iter().zip(paths).skip(1) {
+        let e = out.entry(p).or_default();
+        add(&mut e.0, &n.self_counts);
+        add(&mut e.1, &n.total);
     }
     out
+}
+
+/// `a += b`, saturating (a file's counts are a stranger's).
+pub fn add(a: &mut Counts, b: &Counts) {
+    a.instructions = a.instructions.saturating_add(b.instructions);
+    a.cycles = a.cycles.saturating_add(b.cycles);
+    a.mispredicts = a.mispredicts.saturating_add(b.mispredicts);
+    a.l1i_misses = a.l1i_misses.saturating_add(b.l1i_misses);
+    a.l1d_misses = a.l1d_misses.saturating_add(b.l1d_misses);
+    a.l2_misses = a.l2_misses.saturating_add(b.l2_misses);
 }
 
 fn sort_key(d: &Delta, w: Weight) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>) {
@@ -552,10 +645,9 @@ pub fn diff_profiles(
     };
     let (na, nb) = (names(a), names(b));
     let keep = |f: &str| by_address || (na.contains(base_name(f)) && nb.contains(base_name(f)));
-    let (pa, pb) = (
-        node_paths(&a.tree, &keep, by_address),
-        node_paths(&b.tree, &keep, by_address),
-    );
+    let mut table = PathTable::new();
+    let pa = node_paths(&a.tree, &keep, by_address, &mut table);
+    let pb = node_paths(&b.tree, &keep, by_address, &mut table);
     if !by_address {
         let dropped = na.symmetric_difference(&nb).count();
         if dropped > 0 {
@@ -565,31 +657,65 @@ pub fn diff_profiles(
         }
     }
     let (ca, cb) = (call_paths(&a.tree, &pa), call_paths(&b.tree, &pb));
-    let mut keys: Vec<&Vec<String>> = ca.keys().chain(cb.keys()).collect();
-    keys.sort();
+    let mut keys: Vec<u32> = ca.keys().chain(cb.keys()).copied().collect();
+    keys.sort_unstable();
     keys.dedup();
-    let mut call_rows: Vec<CallPathRow> = keys
+    let mut rows_by_path: Vec<(u32, Presence, (Counts, Counts), (Counts, Counts))> = keys
         .into_iter()
         .map(|k| {
-            let (xa, xb) = (ca.get(k), cb.get(k));
-            let (sa, ta) = xa.copied().unwrap_or_default();
-            let (sb, tb) = xb.copied().unwrap_or_default();
-            CallPathRow {
-                path: k.clone(),
-                presence: Presence::of(xa.is_some(), xb.is_some()),
-                a: sa,
-                b: sb,
-                delta: Delta::between(&sa, &sb),
-                a_total: ta,
-                b_total: tb,
-            }
+            let (xa, xb) = (ca.get(&k), cb.get(&k));
+            (
+                k,
+                Presence::of(xa.is_some(), xb.is_some()),
+                xa.copied().unwrap_or_default(),
+                xb.copied().unwrap_or_default(),
+            )
         })
         .collect();
-    call_rows.sort_by(|x, y| {
-        sort_key(&x.delta, weight)
-            .cmp(&sort_key(&y.delta, weight))
-            .then_with(|| x.path.cmp(&y.path))
+    // by change; of equal changes, by path (ids are given in the trees' order)
+    rows_by_path.sort_by(|x, y| {
+        sort_key(&Delta::between(&x.2 .0, &x.3 .0), weight)
+            .cmp(&sort_key(&Delta::between(&y.2 .0, &y.3 .0), weight))
+            .then(x.0.cmp(&y.0))
     });
+    let mut call_rows: Vec<CallPathRow> = Vec::new();
+    let mut rest = (
+        (Counts::default(), Counts::default()),
+        (Counts::default(), Counts::default()),
+    );
+    for (i, (k, presence, (sa, ta), (sb, tb))) in rows_by_path.iter().enumerate() {
+        if i < MAX_CALL_PATH_ROWS {
+            call_rows.push(CallPathRow {
+                path: table.frames_of(*k),
+                presence: *presence,
+                a: *sa,
+                b: *sb,
+                delta: Delta::between(sa, sb),
+                a_total: *ta,
+                b_total: *tb,
+            });
+        } else {
+            add(&mut rest.0 .0, sa);
+            add(&mut rest.0 .1, ta);
+            add(&mut rest.1 .0, sb);
+            add(&mut rest.1 .1, tb);
+        }
+    }
+    if rows_by_path.len() > MAX_CALL_PATH_ROWS {
+        let ((sa, ta), (sb, tb)) = rest;
+        call_rows.push(CallPathRow {
+            path: vec![format!(
+                "(other call paths: {})",
+                rows_by_path.len() - MAX_CALL_PATH_ROWS
+            )],
+            presence: Presence::Both,
+            a: sa,
+            b: sb,
+            delta: Delta::between(&sa, &sb),
+            a_total: ta,
+            b_total: tb,
+        });
+    }
 
     let flame = b
         .tree
@@ -604,7 +730,11 @@ pub fn diff_profiles(
             };
             FlameNode {
                 parent: n.parent,
-                name: p.last().cloned().unwrap_or_else(|| "all".to_string()),
+                name: if i == 0 {
+                    "all".to_string()
+                } else {
+                    table.last(*p).unwrap_or("all").to_string()
+                },
                 b_total: weight.of(&n.total),
                 a_total: weight.of(&ta),
                 b_self: weight.of(&n.self_counts),

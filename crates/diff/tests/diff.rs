@@ -517,3 +517,51 @@ fn compiler_clones_count_with_their_origin_across_builds() {
     let d = diff_profiles(&b, &b, Options::default()).unwrap();
     assert!(d.functions.iter().any(|f| f.function == "next.constprop.0"));
 }
+
+#[test]
+fn hostile_profiles_are_bounded() {
+    // a chain deeper than any profile Outcrop writes is refused by name
+    let mut tree = String::from(r#"{"parent":0,"function":null,"self":{},"total":{}}"#);
+    for i in 1..=(outcrop_diff::profile::MAX_TREE_DEPTH + 1) {
+        tree += &format!(
+            r#",{{"parent":{},"function":"f","self":{{}},"total":{{}}}}"#,
+            i - 1
+        );
+    }
+    let json = format!(r#"{{"program":"p","instructions":0,"functions":[],"tree":[{tree}]}}"#);
+    let e = ProfileView::from_json(json.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("calls deep"), "{e}");
+    // counts at u64::MAX saturate instead of overflowing
+    let mut a = profile(None, true, &[(&["main", "f"], 10), (&["main", "g"], 10)]);
+    for n in &mut a.tree {
+        n.self_counts.cycles = u64::MAX;
+    }
+    let d = diff_profiles(&a, &a, Options::default()).unwrap();
+    assert_eq!(d.totals.0.cycles, u64::MAX);
+}
+
+#[test]
+fn call_paths_past_the_limit_are_summed_in_one_row() {
+    use outcrop_diff::profile::MAX_CALL_PATH_ROWS;
+    let names: Vec<String> = (0..MAX_CALL_PATH_ROWS + 7)
+        .map(|i| format!("f{i}"))
+        .collect();
+    let chains: Vec<(Vec<&str>, u64)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (vec!["main", n.as_str()], 1 + i as u64))
+        .collect();
+    let refs: Vec<(&[&str], u64)> = chains.iter().map(|(c, w)| (c.as_slice(), *w)).collect();
+    let a = profile(Some("build-id:aa"), false, &refs);
+    let b = profile(Some("build-id:aa"), false, &refs[1..]);
+    let d = diff_profiles(&a, &b, Options::default()).unwrap();
+    assert_eq!(d.call_paths.len(), MAX_CALL_PATH_ROWS + 1);
+    let other = d.call_paths.last().unwrap();
+    assert!(
+        other.path[0].starts_with("(other call paths: "),
+        "{:?}",
+        other.path
+    );
+    assert_eq!(sum(d.call_paths.iter().map(|c| &c.a)), a.totals());
+    assert_eq!(sum(d.call_paths.iter().map(|c| &c.b)), b.totals());
+}
