@@ -455,6 +455,10 @@ fn call_paths(tree: &[NodeView], paths: &[u32]) -> FxHashMap<u32, (Counts, Count
     out
 }
 
+/// A call path's row before it is listed: its id, where it ran, and A's and B's (self,
+/// total) counts.
+type PathCounts = (u32, Presence, (Counts, Counts), (Counts, Counts));
+
 /// `a += b`, saturating (a file's counts are a stranger's).
 pub fn add(a: &mut Counts, b: &Counts) {
     a.instructions = a.instructions.saturating_add(b.instructions);
@@ -660,7 +664,7 @@ pub fn diff_profiles(
     let mut keys: Vec<u32> = ca.keys().chain(cb.keys()).copied().collect();
     keys.sort_unstable();
     keys.dedup();
-    let mut rows_by_path: Vec<(u32, Presence, (Counts, Counts), (Counts, Counts))> = keys
+    let mut rows_by_path: Vec<PathCounts> = keys
         .into_iter()
         .map(|k| {
             let (xa, xb) = (ca.get(&k), cb.get(&k));
