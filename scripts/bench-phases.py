@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Sampled timing against the full model (docs/BENCHMARKS.md, "Phases and sampled timing"):
 every bundled workload of kind compute, isa, dynamic and threads through
-`outcrop phases --timing --compare --json` (1,000,000-instruction intervals, k <= 10, a
-one-interval warm-up before each representative), RUNS times. The CPIs are deterministic
+`outcrop phases --timing --compare --json` (defaults: 1,000,000-instruction intervals,
+k <= 10, 30 samples of 10,000 instructions per phase after 20,000 of detailed warm-up,
+functional warming over the whole fast-forward), RUNS times. The sampled wall time includes
+the run that finds the phases. The CPIs are deterministic
 (the same in every run); the wall times are medians (min-max). Prints a Markdown table.
 
-Usage: cargo build --release && scripts/bench-phases.py [RUNS]"""
+Usage: cargo build --release && scripts/bench-phases.py [RUNS [FLAG...]]
+(FLAGs go to `outcrop phases`, e.g. --warming 0 --warmup 100000)"""
 import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +31,7 @@ for w in manifest["workload"]:
     for r in w.get("reads", []):
         os.makedirs(os.path.join(scratch, os.path.dirname(r)), exist_ok=True)
         shutil.copy(os.path.join(wl, r), os.path.join(scratch, r))
-    cmd = [outcrop, "phases", "--timing", "--compare", "--json", "--allow-rw", "."]
+    cmd = [outcrop, "phases", "--timing", "--compare", "--json", "--allow-rw", "."] + sys.argv[2:]
     if "sysroot" in w:
         cmd += ["--sysroot", w["sysroot"]]
     cmd += ["--", os.path.join(wl, "bin", w.get("binary", w["name"]))] + w.get("args", [])

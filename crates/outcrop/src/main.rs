@@ -158,13 +158,17 @@ enum Command {
     /// with its share of the run, its representative interval (the one nearest its
     /// centroid) and its hottest functions. --bb FILE writes the vectors in SimPoint's .bb
     /// format, as QEMU's bbv plugin does. --timing estimates the run's CPI by simulating only
-    /// the representatives (each after a --warmup), fast-forwarding between them;
-    /// --compare runs the full model too and reports the error and the speed-up.
+    /// samples of each phase: --per-phase units of --unit instructions spread over the
+    /// phase (SMARTS within each phase), or with --per-phase 1 the phase's representative
+    /// interval alone (SimPoint). The caches, TLBs and predictors are warmed functionally
+    /// over the fast-forward (--warming), the pipeline by a detailed --warmup; --compare runs
+    /// the full model too and reports the error and the speed-up.
     ///
     /// Examples:
     ///   outcrop phases -- workloads/bin/bytecode_vm
     ///   outcrop phases --interval 500000 --bb vm.bb -- workloads/bin/bytecode_vm
     ///   outcrop phases --timing --compare -- workloads/bin/lz
+    ///   outcrop phases --timing --per-phase 1 --warming 0 -- workloads/bin/lz
     #[command(verbatim_doc_comment)]
     Phases(phases::PhasesArgs),
     /// Branch-on-random tools: the overlap of a sampled site profile with the full one

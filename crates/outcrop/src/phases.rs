@@ -31,10 +31,23 @@ pub struct PhasesArgs {
     /// one representative interval per phase, fast-forwarding between them.
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "default", require_equals = true)]
     timing: Option<String>,
-    /// Instructions simulated before each representative to warm the caches and predictors
-    /// (default: one interval).
+    /// Instructions simulated in detail, not counted, before each sample to fill the pipeline
+    /// (default: 20,000; one interval with --per-phase 1).
     #[arg(long, value_name = "N")]
     warmup: Option<u64>,
+    /// Functional warming before each warm-up: the last N instructions of the fast-forward
+    /// update the caches, TLBs and predictors without timing them ("all": the whole
+    /// fast-forward, as SMARTS does; 0: none).
+    #[arg(long, value_name = "N|all", value_parser = parse_warming, default_value = "all")]
+    warming: u64,
+    /// Samples per phase: units of --unit instructions spread evenly over the phase's
+    /// instructions, sharing its weight (SMARTS within each phase); 1 simulates the phase's
+    /// representative interval alone (SimPoint).
+    #[arg(long, value_name = "M", default_value_t = 30)]
+    per_phase: usize,
+    /// Instructions measured in detail per sample (0: a whole interval).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    unit: u64,
     /// Also run the full timing model and report the estimate's error and speed-up.
     #[arg(long, requires = "timing")]
     compare: bool,
@@ -46,6 +59,15 @@ pub struct PhasesArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     guest: GuestArgs,
+}
+
+/// `--warming`: a count of instructions, or "all".
+fn parse_warming(s: &str) -> std::result::Result<u64, String> {
+    if s == "all" {
+        return Ok(u64::MAX);
+    }
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a number of instructions or \"all\""))
 }
 
 /// `outcrop phases`.
@@ -67,7 +89,14 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
             ..ClusterOptions::default()
         },
         timing: args.timing.as_deref().map(timing_config).transpose()?,
-        warmup: args.warmup.unwrap_or(args.interval),
+        warmup: args.warmup.unwrap_or(if args.per_phase <= 1 {
+            args.interval
+        } else {
+            20_000
+        }),
+        warming: args.warming,
+        per_phase: args.per_phase,
+        unit: args.unit,
         compare: args.compare,
     };
     let mut spec = args.guest.spec();

@@ -121,6 +121,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = outcrop_run::DEFAULT_TIMELINE)]
     timeline: u64,
 
+    /// Find the run's phases: a basic-block vector every N retired instructions (default
+    /// 1,000,000), clustered as `outcrop phases` does; the page shows them as a strip and a
+    /// table per phase (share, hottest functions, and with --timing CPI and misses per
+    /// phase), report.json lists them.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000000", require_equals = true)]
+    phases: Option<u64>,
+
     /// Observe only retired instructions A to B (exclusive) of the same deterministic run:
     /// the guest runs to A with nothing attached, every mechanism (profile, RAP, paths, wpp,
     /// queries, the timing model, started cold) observes A..B, and the guest runs on to its
@@ -158,6 +165,7 @@ impl RunArgs {
         config.profile = !self.no_profile;
         config.timeline = self.timeline;
         config.range = self.range;
+        config.phases = self.phases.unwrap_or(0);
         if !self.rap.is_empty() {
             let tree = Config::builder()
                 .eps(self.eps)

@@ -182,3 +182,131 @@ fn a_timed_page_has_an_ipc_strip_and_a_key_for_every_cpi_cause() {
         .as_u64();
     assert_eq!(last, Some(3_000_000));
 }
+
+#[test]
+fn a_run_with_phases_has_a_table_per_phase_whose_counts_add_up() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let q = bin("recursion");
+    let o = outcrop(
+        &[
+            "run",
+            "--timing",
+            "--phases=2000000",
+            "--report",
+            "r",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(d.join("r/report.json"));
+    let ph = &r["phases"];
+    assert_eq!(ph["interval"], 2_000_000);
+    let rows = ph["phases"].as_array().unwrap();
+    assert!(rows.len() >= 2, "recursion has several phases: {ph}");
+    // shares sum to 1; every interval belongs to a listed phase
+    let share: f64 = rows.iter().map(|p| p["weight"].as_f64().unwrap()).sum();
+    assert!((share - 1.0).abs() < 1e-9, "{share}");
+    let assignment = ph["assignment"].as_array().unwrap();
+    assert!(assignment
+        .iter()
+        .all(|k| (k.as_u64().unwrap() as usize) < rows.len()));
+    // the timeline's counts are split over the phases, none lost
+    let instructions: u64 = rows
+        .iter()
+        .map(|p| p["counts"]["instructions"].as_u64().unwrap())
+        .sum();
+    let cycles: u64 = rows
+        .iter()
+        .map(|p| p["counts"]["cycles"].as_u64().unwrap())
+        .sum();
+    let p = json(d.join("r/profile.json"));
+    assert_eq!(instructions, p["instructions"].as_u64().unwrap());
+    let tl = p["timeline"]["cycles"].as_array().unwrap();
+    assert_eq!(cycles, tl.last().unwrap().as_u64().unwrap());
+    // the phases differ in CPI, as the run's strip does
+    let cpis: Vec<f64> = rows
+        .iter()
+        .map(|p| {
+            p["counts"]["cycles"].as_f64().unwrap() / p["counts"]["instructions"].as_f64().unwrap()
+        })
+        .collect();
+    let (lo, hi) = cpis
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &c| (a.min(c), b.max(c)));
+    assert!(hi > 1.5 * lo, "{cpis:?}");
+    let html = std::fs::read_to_string(d.join("r/report.html")).unwrap();
+    assert!(html.contains("id=\"phases\""));
+    assert!(html.contains("<th>CPI</th>"));
+    assert!(!html.contains("<script"));
+    // without --phases, nothing of it
+    let o = outcrop(
+        &[
+            "run",
+            "--report",
+            "s",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success());
+    assert!(json(d.join("s/report.json")).get("phases").is_none());
+}
+
+#[test]
+fn the_flame_graph_zooms_and_finds_without_script() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let q = bin("recursion");
+    let o = outcrop(
+        &[
+            "run",
+            "--report",
+            "r",
+            "-o",
+            "/dev/null",
+            "--",
+            q.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(d.join("r/report.html")).unwrap();
+    assert!(!html.contains("<script"));
+    assert!(html.contains("script-src") || html.contains("default-src 'none'"));
+    // every zoom link has its view, and every view is linked from a frame
+    let links: std::collections::BTreeSet<&str> = html
+        .match_indices("<a href=\"#z-")
+        .map(|(i, _)| {
+            let s = &html[i + 10..];
+            &s[..s.find('"').unwrap()]
+        })
+        .collect();
+    let views: std::collections::BTreeSet<&str> = html
+        .match_indices("<div class=\"zoom\" id=\"")
+        .map(|(i, _)| {
+            let s = &html[i + 22..];
+            &s[..s.find('"').unwrap()]
+        })
+        .collect();
+    assert!(!views.is_empty());
+    assert_eq!(links, views);
+    // the finder lists functions of the graph, each with the rule that colours its frames
+    for f in ["ackermann", "tree_fold", "_int_free"] {
+        let at = html
+            .find(&format!("\">{f}</a>"))
+            .unwrap_or_else(|| panic!("{f} in the finder"));
+        let id = &html[..at];
+        let id = &id[id.rfind("id=\"find-").unwrap() + 9..];
+        let id = &id[..id.find('"').unwrap()];
+        assert!(html.contains(&format!("body:has(#find-{id}:target) .f-{id} rect")));
+        assert!(html.contains(&format!("<g class=\"f-{id}\">")));
+    }
+}

@@ -6,7 +6,7 @@
 //! charts are inline SVG) and is byte-identical for the same data: no clock, no host
 //! statistics. docs/formats.md "The HTML report" lists its sections.
 
-use crate::profile::{escape, flame_svg, thousands, ProfileReport};
+use crate::profile::{escape, thousands, ProfileReport};
 use crate::rap_run::StreamReport;
 use outcrop_profile::Profile;
 use outcrop_timing::Totals;
@@ -49,6 +49,9 @@ pub struct RunPage<'a> {
     pub timing: Option<&'a Totals>,
     /// The exact profile.
     pub profile: Option<&'a ProfileReport>,
+    /// The run's phases (`--phases`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<&'a crate::phases::RunPhases>,
     /// RAP streams.
     pub rap: Option<RapSection<'a>>,
     /// Branch-record sampling.
@@ -164,11 +167,16 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     if let Some(p) = profile {
         let _ = writeln!(
             o,
-            "<h2 id=\"flame\">Flame graph</h2><p class=\"legend\">Every call chain, exact: width is {} (the caller below, its callees above); hover a frame for its numbers. Frames narrower than half a pixel are left out.</p>",
-            if p.timed { "cycles" } else { "instructions" }
+            "<h2 id=\"flame\">Flame graph</h2><p class=\"legend\">Every call chain, exact: width is {} (the caller below, its callees above); hover a frame for its numbers. Click a frame holding at least {:.0}% of the run to zoom on it (the {} widest have a view; Back or \u{201c}Reset zoom\u{201d} returns); pick a function under \u{201c}Find a function\u{201d} to colour its frames. Frames narrower than half a pixel are left out.</p>",
+            if p.timed { "cycles" } else { "instructions" },
+            100.0 * crate::profile::FLAME_ZOOM_SHARE,
+            crate::profile::FLAME_ZOOMS
         );
-        o.push_str(&flame_svg(p, 1240));
+        o.push_str(&crate::profile::flame_html(p, 1240));
         timeline_section(&mut o, p);
+    }
+    if let Some(ph) = page.phases {
+        phases_section(&mut o, ph);
     }
     if let Some(t) = page.timing {
         timing_section(&mut o, t);
@@ -208,6 +216,103 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// The run's phases: a strip of the run coloured by phase, and a table per phase (share,
+/// intervals, representative, CPI and misses from the timeline when timed, hottest
+/// functions).
+fn phases_section(o: &mut String, ph: &crate::phases::RunPhases) {
+    let n = ph.assignment.len();
+    if n == 0 {
+        return;
+    }
+    let timed = ph
+        .phases
+        .iter()
+        .any(|r| r.counts.is_some_and(|c| c.cycles > 0));
+    let _ = writeln!(
+        o,
+        "<h2 id=\"phases\">Phases</h2><p class=\"legend\">The run cut into {} intervals of {} instructions; intervals that run the same code in the same proportions (their basic-block vectors, clustered as SimPoint does: docs/phases.md) form a phase. The strip shows each interval's phase, in run order.{}</p>",
+        thousands(n as u64),
+        thousands(ph.interval),
+        if timed {
+            " CPI and misses per phase come from the timeline's marks, each counted in the phase of the interval holding its middle."
+        } else {
+            ""
+        }
+    );
+    let (w, h) = (1240.0f64, 24.0f64);
+    let bars = n.min(TIMELINE_BARS);
+    let bw = w / bars as f64;
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="phases over time">"#
+    );
+    for b in 0..bars {
+        let i = b * n / bars;
+        let k = ph.assignment[i];
+        let _ = writeln!(
+            o,
+            r#"<rect x="{:.2}" y="0" width="{:.2}" height="{h}" fill="{}"><title>interval {i} (instructions {}–): phase {k}</title></rect>"#,
+            b as f64 * bw,
+            bw.max(0.5),
+            PALETTE[k % PALETTE.len()],
+            thousands(i as u64 * ph.interval),
+        );
+    }
+    let _ = writeln!(o, "</svg>");
+    let _ = write!(
+        o,
+        "<table><thead><tr><th>phase</th><th>share</th><th>intervals</th><th>representative at</th>"
+    );
+    if timed {
+        let _ = write!(
+            o,
+            "<th>CPI</th><th>mispredicts /1k</th><th>L1D misses /1k</th><th>L2 misses /1k</th>"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<th class=\"l\">hottest functions</th></tr></thead><tbody>"
+    );
+    for r in &ph.phases {
+        let p = &r.phase;
+        let _ = write!(
+            o,
+            "<tr><td><span style=\"color:{}\">&#9632;</span> {}</td><td>{:.1}%</td><td>{}</td><td>{}</td>",
+            PALETTE[p.id % PALETTE.len()],
+            p.id,
+            100.0 * p.weight,
+            thousands(p.intervals as u64),
+            thousands(p.representative.1)
+        );
+        if timed {
+            match r.counts {
+                Some(c) if c.instructions > 0 => {
+                    let k = |v: u64| 1000.0 * v as f64 / c.instructions as f64;
+                    let _ = write!(
+                        o,
+                        "<td>{:.3}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td>",
+                        c.cycles as f64 / c.instructions as f64,
+                        k(c.mispredicts),
+                        k(c.l1d_misses),
+                        k(c.l2_misses)
+                    );
+                }
+                _ => {
+                    let _ = write!(o, "<td></td><td></td><td></td><td></td>");
+                }
+            }
+        }
+        let fs: Vec<String> = p
+            .functions
+            .iter()
+            .take(3)
+            .map(|(f, share)| format!("{} {:.0}%", escape(f), 100.0 * share))
+            .collect();
+        let _ = writeln!(o, "<td class=\"l\">{}</td></tr>", fs.join(", "));
+    }
+    let _ = writeln!(o, "</tbody></table>");
 }
 
 /// Bars in the page's timeline strip (intervals are grouped to fit).

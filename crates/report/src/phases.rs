@@ -3,6 +3,7 @@
 
 use crate::profile::thousands;
 use crate::Report;
+use outcrop_phases::{Bbv, Phases};
 use outcrop_run::phases::PhaseRun;
 use outcrop_rv::symbols::Symbols;
 use serde::Serialize;
@@ -27,16 +28,131 @@ pub struct PhaseRow {
     pub functions: Vec<(String, f64)>,
 }
 
+/// The rows of `phases` found in `bbv`, functions named by `symbols`.
+pub fn phase_rows(bbv: &Bbv, phases: &Phases, symbols: Option<&Symbols>) -> Vec<PhaseRow> {
+    let name = |b: u32| -> String {
+        let addr = bbv.blocks.get(b as usize).copied().unwrap_or(0);
+        symbols
+            .and_then(|s| s.lookup(addr))
+            .map_or_else(|| format!("{addr:#x}"), |f| f.name.to_string())
+    };
+    phases
+        .phases
+        .iter()
+        .map(|p| {
+            let mut by: std::collections::BTreeMap<String, u64> = Default::default();
+            let mut total = 0u64;
+            for &i in &p.intervals {
+                for &(b, c) in &bbv.intervals[i].counts {
+                    *by.entry(name(b)).or_default() += c;
+                    total += c;
+                }
+            }
+            let mut functions: Vec<(String, f64)> = by
+                .into_iter()
+                .map(|(f, c)| (f, c as f64 / total.max(1) as f64))
+                .collect();
+            functions.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            functions.truncate(PHASE_FUNCTIONS);
+            let r = &bbv.intervals[p.representative];
+            PhaseRow {
+                id: p.id,
+                weight: p.weight,
+                intervals: p.intervals.len(),
+                representative: (p.representative, r.start, r.instructions),
+                functions,
+            }
+        })
+        .collect()
+}
+
+/// A run's phases (`outcrop run --phases`), for its page and `report.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPhases {
+    /// Instructions per interval.
+    pub interval: u64,
+    /// Each interval's phase, in run order.
+    pub assignment: Vec<usize>,
+    /// The phases.
+    pub phases: Vec<RunPhaseRow>,
+}
+
+/// One phase of a run, with what the timeline says of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPhaseRow {
+    /// The phase.
+    #[serde(flatten)]
+    pub phase: PhaseRow,
+    /// The timeline's counts in the phase's intervals (each timeline interval counted in the
+    /// phase of the interval holding its middle instruction), when the profile has a timeline.
+    pub counts: Option<outcrop_profile::Counts>,
+}
+
+impl RunPhases {
+    /// The phases of a run: `bbv` and `phases` from [`outcrop_run::RunSummaries::phases`],
+    /// counts per phase from `profile`'s timeline.
+    pub fn new(
+        bbv: &Bbv,
+        phases: &Phases,
+        symbols: Option<&Symbols>,
+        profile: Option<&outcrop_profile::Profile>,
+    ) -> RunPhases {
+        let mut counts: Option<Vec<outcrop_profile::Counts>> = None;
+        if let Some(p) = profile {
+            let marks = &p.timeline.marks;
+            if p.timeline.interval > 0 && !marks.is_empty() && !bbv.intervals.is_empty() {
+                let mut per = vec![outcrop_profile::Counts::default(); phases.phases.len()];
+                let mut prev = outcrop_profile::Counts::default();
+                for m in marks {
+                    let mid = prev.instructions + (m.at.instructions - prev.instructions) / 2;
+                    let i = bbv
+                        .intervals
+                        .partition_point(|x| x.start <= mid)
+                        .saturating_sub(1);
+                    if let Some(c) = phases.assignment.get(i).and_then(|&k| per.get_mut(k)) {
+                        c.instructions += m.at.instructions - prev.instructions;
+                        c.cycles += m.at.cycles - prev.cycles;
+                        c.mispredicts += m.at.mispredicts - prev.mispredicts;
+                        c.l1i_misses += m.at.l1i_misses - prev.l1i_misses;
+                        c.l1d_misses += m.at.l1d_misses - prev.l1d_misses;
+                        c.l2_misses += m.at.l2_misses - prev.l2_misses;
+                    }
+                    prev = m.at;
+                }
+                counts = Some(per);
+            }
+        }
+        let rows = phase_rows(bbv, phases, symbols);
+        RunPhases {
+            interval: bbv.interval,
+            assignment: phases.assignment.clone(),
+            phases: rows
+                .into_iter()
+                .enumerate()
+                .map(|(k, phase)| RunPhaseRow {
+                    phase,
+                    counts: counts.as_ref().and_then(|c| c.get(k).copied()),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The sampled estimate beside the full model.
 #[derive(Clone, Debug, Serialize)]
 pub struct EstimateRow {
-    /// Σ weight × CPI of the representatives.
+    /// Σ weight × CPI of the samples.
     pub cpi: f64,
-    /// Instructions simulated in detail (representatives and warm-ups).
+    /// Samples simulated (units, or representative intervals with `--per-phase 1`).
+    pub samples: usize,
+    /// Instructions simulated in detail (samples and warm-ups).
     pub simulated: u64,
     /// Their share of the run.
     pub simulated_share: f64,
-    /// Wall seconds of the sampled run (fast-forwarding included) plus the vectors' run.
+    /// Instructions functionally warmed (caches, TLBs, predictors only).
+    pub warmed: u64,
+    /// Wall seconds of the sampled run (fast-forwarding and warming included) plus the
+    /// vectors' run.
     pub wall_seconds: f64,
     /// The full model's CPI, with `--compare`.
     pub full_cpi: Option<f64>,
@@ -79,48 +195,16 @@ impl PhasesReport {
     /// The report of `run`, functions named by `symbols`.
     pub fn new(run: &PhaseRun, symbols: Option<&Symbols>) -> PhasesReport {
         let bbv = &run.bbv;
-        let name = |b: u32| -> String {
-            let addr = bbv.blocks.get(b as usize).copied().unwrap_or(0);
-            symbols
-                .and_then(|s| s.lookup(addr))
-                .map_or_else(|| format!("{addr:#x}"), |f| f.name.to_string())
-        };
-        let phases = run
-            .phases
-            .phases
-            .iter()
-            .map(|p| {
-                let mut by: std::collections::BTreeMap<String, u64> = Default::default();
-                let mut total = 0u64;
-                for &i in &p.intervals {
-                    for &(b, c) in &bbv.intervals[i].counts {
-                        *by.entry(name(b)).or_default() += c;
-                        total += c;
-                    }
-                }
-                let mut functions: Vec<(String, f64)> = by
-                    .into_iter()
-                    .map(|(f, c)| (f, c as f64 / total.max(1) as f64))
-                    .collect();
-                functions.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                functions.truncate(PHASE_FUNCTIONS);
-                let r = &bbv.intervals[p.representative];
-                PhaseRow {
-                    id: p.id,
-                    weight: p.weight,
-                    intervals: p.intervals.len(),
-                    representative: (p.representative, r.start, r.instructions),
-                    functions,
-                }
-            })
-            .collect();
+        let phases = phase_rows(bbv, &run.phases, symbols);
         let estimate = run.estimate.as_ref().map(|e| {
             let wall = e.wall.as_secs_f64() + run.bbv_wall.as_secs_f64();
             let full = run.full.as_ref();
             EstimateRow {
                 cpi: e.cpi,
+                samples: e.windows.len(),
                 simulated: e.simulated,
                 simulated_share: e.simulated as f64 / run.instructions.max(1) as f64,
+                warmed: e.warmed,
                 wall_seconds: wall,
                 full_cpi: full.map(|f| f.cpi),
                 full_wall_seconds: full.map(|f| f.wall.as_secs_f64()),
@@ -191,10 +275,12 @@ impl Report for PhasesReport {
         if let Some(e) = &self.estimate {
             let _ = writeln!(
                 out,
-                "Sampled timing: CPI {:.4} from the representatives ({} instructions simulated, {:.2}% of the run, {:.2} s)",
+                "Sampled timing: CPI {:.4} from {} samples ({} instructions simulated in detail, {:.2}% of the run; {} warmed functionally; {:.2} s with the phases' run)",
                 e.cpi,
+                thousands(e.samples as u64),
                 thousands(e.simulated),
                 100.0 * e.simulated_share,
+                thousands(e.warmed),
                 e.wall_seconds
             );
             if let (Some(f), Some(err), Some(s)) = (e.full_cpi, e.error_pct, e.speedup) {

@@ -820,16 +820,39 @@ pub(crate) fn flame_layout(
     weights: &[u64],
     width: f64,
 ) -> (Vec<(u32, f64, u32, f64)>, u32) {
+    flame_layout_from(parents, weights, width, 0)
+}
+
+/// [`flame_layout`] zoomed on node `root`: its ancestors full width below it (root of the
+/// tree at depth 0), and its subtree scaled so that `root` is `width` pixels wide.
+pub(crate) fn flame_layout_from(
+    parents: &[u32],
+    weights: &[u64],
+    width: f64,
+    root: u32,
+) -> (Vec<(u32, f64, u32, f64)>, u32) {
     let mut children: Vec<Vec<u32>> = vec![Vec::new(); parents.len()];
     for (i, &p) in parents.iter().enumerate().skip(1) {
         if (p as usize) < i {
             children[p as usize].push(i as u32);
         }
     }
-    let total = weights.first().copied().unwrap_or(0).max(1) as f64;
     let mut frames = Vec::new();
-    let mut work = vec![(0u32, 0.0f64, 0u32)];
-    let mut max_depth = 0;
+    // the ancestors, outermost first
+    let mut chain = Vec::new();
+    let mut a = root;
+    while a != 0 && (a as usize) < parents.len() && parents[a as usize] < a {
+        a = parents[a as usize];
+        chain.push(a);
+    }
+    chain.reverse();
+    let d0 = chain.len() as u32;
+    for (d, &n) in chain.iter().enumerate() {
+        frames.push((n, 0.0, d as u32, width));
+    }
+    let total = weights.get(root as usize).copied().unwrap_or(0).max(1) as f64;
+    let mut work = vec![(root, 0.0f64, d0)];
+    let mut max_depth = d0;
     while let Some((n, x, d)) = work.pop() {
         let nw = weights[n as usize] as f64 / total * width;
         if nw < 0.5 {
@@ -854,6 +877,116 @@ pub(crate) fn flame_layout(
 /// by instructions (cycles when timed). Frames narrower than 0.5 px are left out; each frame's
 /// tooltip gives its function, weight and share. Deterministic.
 pub fn flame_svg(profile: &Profile, width: u32) -> String {
+    flame_svg_at(profile, width, 0, &|_| None)
+}
+
+/// Zoom views on a page: at most this many frames get one ([`flame_html`]).
+pub const FLAME_ZOOMS: usize = 48;
+/// A frame gets a zoom view when it holds at least this share of the run.
+pub const FLAME_ZOOM_SHARE: f64 = 0.01;
+/// Functions listed in the flame graph's finder.
+pub const FLAME_FIND: usize = 400;
+
+/// The flame graph for a page without script: [`flame_svg`] plus a zoom view of each of the
+/// [`FLAME_ZOOMS`] widest frames holding at least [`FLAME_ZOOM_SHARE`] of the run (each a
+/// flame graph of that frame's subtree over the full width, its callers below it), shown by
+/// CSS `:target` when a frame is clicked; and a finder listing the functions in the graph,
+/// each a link that colours that function's frames in every view (`:has(:target)`).
+/// Deterministic; needs no script, so the page's policy (no script, no fetch) stands.
+pub fn flame_html(profile: &Profile, width: u32) -> String {
+    let parents: Vec<u32> = profile.nodes.iter().map(|n| n.parent).collect();
+    let weights: Vec<u64> = profile
+        .nodes
+        .iter()
+        .map(|n| weight(profile, &n.total_counts))
+        .collect();
+    let total = weights.first().copied().unwrap_or(0).max(1);
+    let (frames, _) = flame_layout(&parents, &weights, f64::from(width));
+    // zoom views: the widest frames that are not the whole of their caller
+    let mut candidates: Vec<u32> = frames
+        .iter()
+        .map(|f| f.0)
+        .filter(|&n| {
+            let w = weights[n as usize];
+            n != 0
+                && w as f64 >= FLAME_ZOOM_SHARE * total as f64
+                && (w as f64) < 0.95 * weights[parents[n as usize] as usize] as f64
+        })
+        .collect();
+    candidates.sort_by_key(|&n| (std::cmp::Reverse(weights[n as usize]), n));
+    candidates.truncate(FLAME_ZOOMS);
+    let zoomable: std::collections::BTreeSet<u32> = candidates.iter().copied().collect();
+    let link = |n: u32| -> Option<String> {
+        if n == 0 {
+            Some("#flame".to_string())
+        } else {
+            zoomable.contains(&n).then(|| format!("#z-{n}"))
+        }
+    };
+    let mut o = String::new();
+    o.push_str(
+        "<style>.zoom{display:none}.zoom:target{display:block}body:has(.zoom:target) #flame-all{display:none}.flame a{cursor:zoom-in}.finder a{margin-right:.8em;white-space:nowrap}</style>\n",
+    );
+    // the finder: every function with a frame, widest first
+    let mut shown: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    for &(n, ..) in &frames {
+        if let Some(f) = profile.nodes[n as usize].function {
+            *shown.entry(f).or_default() += weights[n as usize];
+        }
+    }
+    let mut listed: Vec<(u32, u64)> = shown.into_iter().collect();
+    listed.sort_by_key(|&(f, w)| (std::cmp::Reverse(w), f));
+    listed.truncate(FLAME_FIND);
+    o.push_str("<style>");
+    for &(f, _) in &listed {
+        let _ = write!(
+            o,
+            "body:has(#find-{f}:target) .f-{f} rect{{fill:#d43df0}}body:has(#find-{f}:target) #find-{f}{{font-weight:bold}}"
+        );
+    }
+    o.push_str("</style>\n");
+    let _ = writeln!(
+        o,
+        "<details class=\"finder\"><summary>Find a function ({} in the graph, widest first; your browser's find searches this list)</summary><p><a href=\"#flame\">clear</a>",
+        listed.len()
+    );
+    for &(f, w) in &listed {
+        let _ = write!(
+            o,
+            "<a id=\"find-{f}\" href=\"#find-{f}\" title=\"{:.2}% in its frames\">{}</a> ",
+            100.0 * w as f64 / total as f64,
+            escape(&profile.functions[f as usize].name)
+        );
+    }
+    o.push_str("</p></details>\n");
+    let _ = writeln!(o, "<div id=\"flame-all\">");
+    o.push_str(&flame_svg_at(profile, width, 0, &link));
+    o.push_str("</div>\n");
+    for &n in &candidates {
+        let node = &profile.nodes[n as usize];
+        let name = node
+            .function
+            .map_or("?", |f| profile.functions[f as usize].name.as_str());
+        let _ = writeln!(
+            o,
+            "<div class=\"zoom\" id=\"z-{n}\"><p class=\"legend\">Zoomed on <b>{}</b> ({:.2}% of the run): its callees over the full width, its callers below. <a href=\"#flame\">Reset zoom</a></p>",
+            escape(name),
+            100.0 * weights[n as usize] as f64 / total as f64
+        );
+        o.push_str(&flame_svg_at(profile, width, n, &link));
+        o.push_str("</div>\n");
+    }
+    o
+}
+
+/// The flame graph zoomed on node `root` (0: the whole run), frames linked where `link` says
+/// and classed `f-F` by function for the finder.
+fn flame_svg_at(
+    profile: &Profile,
+    width: u32,
+    root: u32,
+    link: &dyn Fn(u32) -> Option<String>,
+) -> String {
     const ROW: u32 = FLAME_ROW;
     let total = weight(profile, &profile.nodes[0].total_counts).max(1);
     let unit = if profile.timed {
@@ -867,7 +1000,7 @@ pub fn flame_svg(profile: &Profile, width: u32) -> String {
         .iter()
         .map(|n| weight(profile, &n.total_counts))
         .collect();
-    let (frames, max_depth) = flame_layout(&parents, &weights, f64::from(width));
+    let (frames, max_depth) = flame_layout_from(&parents, &weights, f64::from(width), root);
     let height = (max_depth + 1) * ROW + 4;
     let mut s = String::new();
     let _ = writeln!(
@@ -892,9 +1025,19 @@ pub fn flame_svg(profile: &Profile, width: u32) -> String {
             (a ^ u32::from(b)).wrapping_mul(16777619)
         });
         let (r, g, b) = (205 + (h % 50), 80 + ((h >> 8) % 120), 40 + ((h >> 16) % 40));
+        let href = link(n);
+        if let Some(h) = &href {
+            let _ = write!(s, r#"<a href="{h}">"#);
+        }
+        match node.function {
+            Some(f) => {
+                let _ = write!(s, r#"<g class="f-{f}">"#);
+            }
+            None => s.push_str("<g>"),
+        }
         let _ = write!(
             s,
-            r#"<g><title>{} — {} {unit} ({:.2}%), self {}</title><rect x="{x:.1}" y="{y}" width="{:.1}" height="{}" fill="rgb({r},{g},{b})" rx="2"/>"#,
+            r#"<title>{} — {} {unit} ({:.2}%), self {}</title><rect x="{x:.1}" y="{y}" width="{:.1}" height="{}" fill="rgb({r},{g},{b})" rx="2"/>"#,
             escape(name),
             v,
             100.0 * v as f64 / total as f64,
@@ -921,7 +1064,11 @@ pub fn flame_svg(profile: &Profile, width: u32) -> String {
                 escape(&label)
             );
         }
-        s.push_str("</g>\n");
+        s.push_str("</g>");
+        if href.is_some() {
+            s.push_str("</a>");
+        }
+        s.push('\n');
     }
     s.push_str("</svg>\n");
     s

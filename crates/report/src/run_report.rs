@@ -46,6 +46,8 @@ pub struct RunReport<'a> {
     pub paths: Option<PathsSummary<'a>>,
     /// The whole-program capture's summary (`wpp.json`).
     pub wpp: Option<WppSummary<'a>>,
+    /// The run's phases (`--phases`).
+    pub phases: Option<crate::phases::RunPhases>,
     /// Things a person should know that did not stop the report (no source lines).
     pub warnings: Vec<String>,
     names: FileNames,
@@ -208,6 +210,9 @@ impl<'a> RunReport<'a> {
             bytes: w.bytes,
             stats: &w.stats,
         });
+        let phases = s.phases.as_ref().map(|(bbv, found)| {
+            crate::phases::RunPhases::new(bbv, found, symbols, s.profile.as_ref())
+        });
         Ok(RunReport {
             summaries: s,
             exit_code,
@@ -218,6 +223,7 @@ impl<'a> RunReport<'a> {
             fdata,
             paths,
             wpp,
+            phases,
             warnings,
             names,
         })
@@ -344,6 +350,7 @@ impl<'a> RunReport<'a> {
             classes: classes.clone(),
             timing: s.timing.as_ref(),
             profile: self.profile.as_ref(),
+            phases: self.phases.as_ref(),
             rap: self.rap.as_ref().map(|r| RapSection {
                 eps: r.eps,
                 branching: r.branching,

@@ -34,6 +34,9 @@ pub struct RunConfig {
     /// The profile's timeline interval: a mark every N retired instructions (cycles under
     /// timing); 0: none.
     pub timeline: u64,
+    /// The program's phases: basic-block vectors every N retired instructions, clustered
+    /// (`outcrop run --phases`; [`crate::Run::phases`]); 0: none.
+    pub phases: u64,
     /// Observe only retired instructions `[start, end)` of the run (`outcrop run --range`;
     /// [`crate::Run::range`]).
     pub range: Option<(u64, u64)>,
@@ -60,6 +63,7 @@ impl RunConfig {
             classes: false,
             profile: false,
             timeline: crate::DEFAULT_TIMELINE,
+            phases: 0,
             range: None,
             rap: None,
             paths: Vec::new(),

@@ -120,6 +120,8 @@ pub struct RunSummaries {
     pub host_max_rss_bytes: Option<u64>,
     /// The exact profile.
     pub profile: Option<Profile>,
+    /// The basic-block vectors and the phases found in them.
+    pub phases: Option<(outcrop_phases::Bbv, outcrop_phases::Phases)>,
     /// The RAP trees, finished, with the spec that made them.
     pub rap: Option<(RapSpec, RapProfiler)>,
     /// One samples file per branch-record unit (program name and id filled in).
@@ -245,6 +247,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     if let Some((a, b)) = config.range {
         run = run.range(a, b);
     }
+    run = run.phases(config.phases);
     if config.profile {
         run = run
             .profile(image.symbols().cloned().unwrap_or_default())
@@ -332,6 +335,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         machine: MachineCounts::default(),
         host_max_rss_bytes: None,
         profile: result.profile.take(),
+        phases: result.phases.take(),
         rap,
         samples,
         wpp,

@@ -164,6 +164,7 @@ pub fn import(
         machine: Default::default(),
         host_max_rss_bytes: None,
         profile,
+        phases: None,
         rap,
         samples: vec![imported.samples.clone()],
         wpp: None,

@@ -77,6 +77,7 @@ pub use image::{ParseCounts, ProgramImage};
 pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};
+use outcrop_phases::BbvCollector;
 use outcrop_profile::{Profile, Profiler};
 
 /// The timeline's default interval: a mark every 100,000 retired instructions (cycles under
@@ -130,6 +131,7 @@ pub struct Run<'a, 's> {
     paths: Vec<LbrConfig>,
     profile: Option<Symbols>,
     timeline: u64,
+    phases: Option<u64>,
     range: Option<(u64, u64)>,
     rpa: Option<rpa::RpaSpec>,
     progress: Option<&'a mut dyn FnMut(Progress)>,
@@ -172,6 +174,8 @@ pub struct RunResult<'a> {
     pub paths: Option<BranchRecorder>,
     /// The exact profile by function, instruction and call chain.
     pub profile: Option<Profile>,
+    /// The basic-block vectors and the phases found in them ([`Run::phases`]).
+    pub phases: Option<(outcrop_phases::Bbv, outcrop_phases::Phases)>,
     /// With [`Run::range`]: the instructions every mechanism observed.
     pub window: Option<Window>,
     /// The RPA: accounting, services, exact references.
@@ -206,6 +210,7 @@ impl<'a, 's> Run<'a, 's> {
             paths: Vec::new(),
             profile: None,
             timeline: DEFAULT_TIMELINE,
+            phases: None,
             range: None,
             rpa: None,
             progress: None,
@@ -257,6 +262,14 @@ impl<'a, 's> Run<'a, 's> {
     /// attached again. [`RunResult::window`] says what was observed.
     pub fn range(mut self, start: u64, end: u64) -> Self {
         self.range = Some((start, end.max(start)));
+        self
+    }
+
+    /// The program's phases: basic-block vectors every `interval` retired instructions of
+    /// the observed run, clustered as `outcrop phases` does ([`outcrop_phases::cluster`],
+    /// default options); [`RunResult::phases`].
+    pub fn phases(mut self, interval: u64) -> Self {
+        self.phases = (interval > 0).then_some(interval);
         self
     }
 
@@ -331,11 +344,13 @@ impl<'a, 's> Run<'a, 's> {
             paths,
             profile,
             timeline,
+            phases,
             range,
             rpa,
             progress,
             interrupt,
         } = self;
+        let mut bbv = phases.map(BbvCollector::new);
         let mut profiler = profile.map(|s| {
             Profiler::new(s)
                 .with_objects(objects::profile_resolver())
@@ -423,6 +438,17 @@ impl<'a, 's> Run<'a, 's> {
             let outcome = match rpa_obs.as_mut() {
                 // the program ended before the window: nothing to observe
                 _ if ended_before.is_some() => ended_before.unwrap_or(Outcome::Stopped),
+                // the phases' basic-block vectors ride as an option beside the rest, in one
+                // loop per engine rather than doubling every combination's
+                None if bbv.is_some() => {
+                    if driver.timing.is_none() && rap.is_none() && recorder.is_none() {
+                        let by_blocks = profiler.as_mut().map(Profiler::by_blocks);
+                        driver.drive_untimed((counter.as_mut(), front, by_blocks, bbv.as_mut()))
+                    } else {
+                        let rest = (rap.as_mut(), front, recorder.as_mut());
+                        driver.drive((counter.as_mut(), rest, profiler.as_mut(), bbv.as_mut()))
+                    }
+                }
                 // branch-record units alone, untimed, taken branches, instruction periods:
                 // fed per block from the class and taken-branch streams, so the machine runs
                 // its block engine (no retire records)
@@ -440,14 +466,14 @@ impl<'a, 's> Run<'a, 's> {
                 // the RPA's hardware acts on the core: the observer is the timing model's
                 // feedback, and the other mechanisms ride as options
                 Some(q) if q.hardware() => {
-                    let rest = Some((rap.as_mut(), front, recorder.as_mut()));
+                    let rest = Some((rap.as_mut(), front, recorder.as_mut(), bbv.as_mut()));
                     let obs = (counter.as_mut(), rest, profiler.as_mut());
                     driver.drive_hw(q, obs)
                 }
                 // with the RPA, the other mechanisms ride along as options (a branch per
                 // event) rather than doubling the monomorphized loops again
                 Some(q) => {
-                    let rest = Some((rap.as_mut(), front, recorder.as_mut()));
+                    let rest = Some((rap.as_mut(), front, recorder.as_mut(), bbv.as_mut()));
                     dispatch!(driver.drive; [Some(q), counter.as_mut(), rest, profiler.as_mut()])
                 }
             };
@@ -513,6 +539,12 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths: recorder,
             profile: profiler.map(Profiler::finish_profile),
+            phases: bbv.map(|c| {
+                let bbv = c.finish_bbv();
+                let found =
+                    outcrop_phases::cluster(&bbv, &outcrop_phases::ClusterOptions::default());
+                (bbv, found)
+            }),
             rpa: rpa_out,
             window: range.map(|(a, b)| Window {
                 requested: (a, b),

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 use outcrop_phases::{cluster, Bbv, BbvCollector, ClusterOptions, Phases};
 use outcrop_rv::Outcome;
 use outcrop_timing::Config as TimingConfig;
-use outcrop_timing::Timed;
+use outcrop_timing::{Model, Timed, Warming};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -23,9 +23,22 @@ pub struct PhaseConfig {
     pub cluster: ClusterOptions,
     /// Estimate the CPI with this timing model from the representatives alone.
     pub timing: Option<TimingConfig>,
-    /// Instructions simulated (not counted) before each representative, to warm the caches
-    /// and predictors.
+    /// Instructions simulated in detail (not counted) before each representative, to fill
+    /// the pipeline and finish warming.
     pub warmup: u64,
+    /// Functional warming before each detailed warm-up: the last this many instructions of
+    /// the fast-forward update the caches, TLBs and predictors without timing
+    /// ([`outcrop_timing::Warming`]); `u64::MAX` warms the whole fast-forward (SMARTS), 0
+    /// none.
+    pub warming: u64,
+    /// Intervals simulated per phase: 1 simulates each phase's representative (SimPoint);
+    /// more spreads that many over the phase's intervals in run order, each weighed by an
+    /// equal part of the phase's share (stratified sampling: a phase whose intervals run the
+    /// same code with different caches or branch outcomes is not judged by one of them).
+    pub per_phase: usize,
+    /// Instructions measured in detail from the start of each sampled interval (at most the
+    /// interval; 0 means the whole interval).
+    pub unit: u64,
     /// Also run the full timing model, for the estimate's error.
     pub compare: bool,
 }
@@ -45,6 +58,8 @@ pub struct WindowTiming {
     pub cycles: u64,
     /// Instructions simulated before it to warm up (not counted).
     pub warmup: u64,
+    /// Instructions functionally warmed before the warm-up.
+    pub warmed: u64,
 }
 
 /// The sampled estimate.
@@ -56,6 +71,8 @@ pub struct Estimate {
     pub cpi: f64,
     /// Instructions simulated in detail (representatives and warm-ups).
     pub simulated: u64,
+    /// Instructions functionally warmed (caches and predictors only).
+    pub warmed: u64,
     /// Wall time of the sampled run (fast-forwarding included).
     pub wall: Duration,
 }
@@ -130,14 +147,10 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
         });
     };
     // pass 2: the representatives in run order, each after its warm-up
-    let mut reps: Vec<(u64, u64, usize, f64)> = found
-        .phases
-        .iter()
-        .map(|p| {
-            let i = &bbv.intervals[p.representative];
-            (i.start, i.start + i.instructions, p.id, p.weight)
-        })
-        .collect();
+    let mut reps: Vec<(u64, u64, usize, f64)> = Vec::new();
+    for p in &found.phases {
+        reps.extend(samples(&bbv, p, config.per_phase, config.unit));
+    }
     reps.sort_unstable_by_key(|r| r.0);
     let mut guest = load(&spec, Box::new(quiet))?;
     let m = &mut guest.machine;
@@ -145,20 +158,39 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
     let started = Instant::now();
     let mut windows = Vec::new();
     let mut simulated = 0;
+    let mut warmed = 0;
+    // one model for the whole run: each window inherits the caches and predictors of the
+    // last, brought up to date by the functional warming before it
+    let mut model = Model::new(timing);
+    let ended_early = |m: &outcrop_rv::Machine, o: Outcome, phase: usize, a: u64| {
+        Error::Config(format!(
+            "the sampled run ended at {} instructions ({}) before phase {phase}'s representative at {a}: the program does not run the same way twice",
+            m.instret,
+            o.describe()
+        ))
+    };
     for (a, b, phase, weight) in reps {
-        let warm_from = a.saturating_sub(config.warmup).max(m.instret);
+        let detail_from = a.saturating_sub(config.warmup).max(m.instret);
+        let warm_from = detail_from.saturating_sub(config.warming).max(m.instret);
         if m.instret < warm_from {
             m.max_insns = warm_from;
             let o = m.run(&mut ());
             if o != Outcome::InstructionLimit {
-                return Err(Error::Config(format!(
-                    "the sampled run ended at {} instructions ({}) before phase {phase}'s representative at {a}: the program does not run the same way twice",
-                    m.instret,
-                    o.describe()
-                )));
+                return Err(ended_early(m, o, phase, a));
             }
         }
-        let mut timed = Timed::new(timing, ());
+        let f0 = m.instret;
+        if m.instret < detail_from {
+            m.max_insns = detail_from;
+            let mut warming = Warming { model };
+            let o = m.run(&mut warming);
+            model = warming.model;
+            if o != Outcome::InstructionLimit {
+                return Err(ended_early(m, o, phase, a));
+            }
+        }
+        warmed += m.instret - f0;
+        let mut timed = Timed::from_model(model, ());
         let w0 = m.instret;
         m.max_insns = a;
         if m.instret < a {
@@ -170,6 +202,7 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
         m.run(&mut timed);
         timed.finish();
         let cycles = timed.totals().cycles.saturating_sub(c0);
+        model = timed.into_model();
         simulated += m.instret - w0;
         windows.push(WindowTiming {
             phase,
@@ -178,6 +211,7 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
             instructions: m.instret - i0,
             cycles,
             warmup: i0 - w0,
+            warmed: w0 - f0,
         });
     }
     let wall = started.elapsed();
@@ -189,6 +223,7 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
         windows,
         cpi,
         simulated,
+        warmed,
         wall,
     };
     // pass 3: the full model
@@ -218,4 +253,137 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
         estimate: Some(estimate),
         full,
     })
+}
+
+/// What to simulate of phase `p`, as (first, end, phase, weight): its representative
+/// interval whole when `per_phase` ≤ 1 (SimPoint); otherwise `per_phase` units of `unit`
+/// instructions (the whole interval when `unit` is 0) spread evenly over the phase's
+/// instructions in run order, the middles of equal parts of them, sharing the phase's weight
+/// (SMARTS's systematic sampling within each phase: stratified by phase).
+fn samples(
+    bbv: &Bbv,
+    p: &outcrop_phases::Phase,
+    per_phase: usize,
+    unit: u64,
+) -> Vec<(u64, u64, usize, f64)> {
+    let whole = |k: usize, w: f64| {
+        let i = &bbv.intervals[k];
+        (i.start, i.start + i.instructions, p.id, w)
+    };
+    if per_phase <= 1 || p.intervals.is_empty() {
+        return vec![whole(p.representative, p.weight)];
+    }
+    if unit == 0 {
+        let n = p.intervals.len();
+        let m = per_phase.min(n);
+        let mut picked: Vec<usize> = (0..m)
+            .map(|j| p.intervals[(2 * j + 1) * n / (2 * m)])
+            .collect();
+        picked.dedup();
+        let w = p.weight / picked.len() as f64;
+        return picked.into_iter().map(|k| whole(k, w)).collect();
+    }
+    let total: u64 = p
+        .intervals
+        .iter()
+        .map(|&k| bbv.intervals[k].instructions)
+        .sum();
+    let m = (per_phase as u64).min(total / unit.max(1)).max(1);
+    let w = p.weight / m as f64;
+    let mut out = Vec::with_capacity(m as usize);
+    let mut ks = p.intervals.iter().map(|&k| &bbv.intervals[k]).peekable();
+    let mut before = 0; // instructions of the phase in intervals already passed
+    for j in 0..m {
+        // the middle of the j-th of m equal parts, less half a unit: the unit's first
+        let at = ((2 * j + 1) * total / (2 * m)).saturating_sub(unit / 2);
+        while let Some(i) = ks.peek() {
+            if before + i.instructions > at {
+                break;
+            }
+            before += i.instructions;
+            ks.next();
+        }
+        let Some(i) = ks.peek() else { break };
+        let first = i.start + (at - before);
+        let end = (first + unit).min(i.start + i.instructions);
+        out.push((first, end, p.id, w));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outcrop_phases::{Interval, Phase};
+
+    fn bbv(lens: &[u64]) -> Bbv {
+        let mut start = 0;
+        let intervals = lens
+            .iter()
+            .map(|&n| {
+                let i = Interval {
+                    start,
+                    instructions: n,
+                    counts: vec![(0, n)],
+                };
+                start += n;
+                i
+            })
+            .collect();
+        Bbv {
+            interval: 1000,
+            blocks: vec![0],
+            intervals,
+        }
+    }
+
+    #[test]
+    fn units_lie_in_their_phase_spread_evenly_and_share_its_weight() {
+        let b = bbv(&[1000, 1000, 1000, 1000, 1000, 1000, 500]);
+        let p = Phase {
+            id: 3,
+            intervals: vec![1, 2, 5, 6],
+            weight: 0.5,
+            representative: 2,
+        };
+        for (per, unit) in [
+            (1, 100),
+            (4, 100),
+            (7, 100),
+            (30, 100),
+            (3, 0),
+            (9, 0),
+            (5, 5000),
+        ] {
+            let s = samples(&b, &p, per, unit);
+            assert!(!s.is_empty());
+            let w: f64 = s.iter().map(|x| x.3).sum();
+            assert!((w - 0.5).abs() < 1e-12, "{per} {unit}: {w}");
+            for &(first, end, id, _) in &s {
+                assert_eq!(id, 3);
+                assert!(first < end);
+                // inside one of the phase's intervals
+                assert!(
+                    p.intervals.iter().any(|&k| {
+                        let i = &b.intervals[k];
+                        first >= i.start && end <= i.start + i.instructions
+                    }),
+                    "{per} {unit}: {first}..{end}"
+                );
+                if unit > 0 && per > 1 {
+                    assert!(end - first <= unit);
+                }
+            }
+            // in run order, no two alike
+            assert!(s.windows(2).all(|w| w[0].0 < w[1].0), "{per} {unit}: {s:?}");
+        }
+        // one per phase: the representative, whole
+        assert_eq!(samples(&b, &p, 1, 100), vec![(2000, 3000, 3, 0.5)]);
+        // 35 units of 100 over the phase's 3,500 instructions: one every 100
+        let s = samples(&b, &p, 35, 100);
+        assert_eq!(s.len(), 35);
+        assert_eq!(s[0].0, 1000);
+        assert_eq!(s[10].0, 2000);
+        assert_eq!(s[20].0, 5000);
+    }
 }

@@ -93,6 +93,24 @@ impl Cache {
         hit
     }
 
+    /// [`Cache::access`] without counting it (functional warming): true on a hit.
+    #[inline]
+    pub fn warm(&mut self, addr: u64) -> bool {
+        self.touch(self.line_of(addr))
+    }
+
+    /// [`Cache::access_range`] without counting it (functional warming).
+    #[inline]
+    pub fn warm_range(&mut self, addr: u64, size: u64) -> bool {
+        let first = self.line_of(addr);
+        let last = self.line_of(addr.wrapping_add(size.max(1) - 1));
+        let mut hit = self.touch(first);
+        if last != first {
+            hit &= self.touch(last);
+        }
+        hit
+    }
+
     /// Looks up and updates LRU for line number `line` without counting.
     #[inline]
     fn touch(&mut self, line: u64) -> bool {

@@ -29,4 +29,4 @@ pub use config::{Config, ConfigError};
 pub use feedback::{Feedback, Fills, NoFeedback};
 pub use model::{CpiStack, Events, Model, Stamp, Totals};
 pub use outcrop_events::record::Observer;
-pub use timed::Timed;
+pub use timed::{Timed, Warming};

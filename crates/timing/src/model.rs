@@ -540,6 +540,60 @@ impl Model {
         stamp
     }
 
+    /// Functional warming: updates the caches, TLBs, direction predictor, BTB and
+    /// return-address stack as [`Model::step`] would for `r`, without timing it and without
+    /// counting it in the totals (SMARTS's functional warming, Wunderlich et al. 2003: the
+    /// state a detailed window inherits from the fast-forward before it). docs/phases.md.
+    #[inline]
+    pub fn warm(&mut self, r: &Retire) {
+        let line = self.l1i.line_of(r.pc);
+        if line != self.fetch_line {
+            self.fetch_line = line;
+            let page = self.itlb.line_of(r.pc);
+            if page != self.fetch_page {
+                self.fetch_page = page;
+                self.itlb.warm(r.pc);
+            }
+            if !self.l1i.warm(r.pc) {
+                self.l2.warm(r.pc);
+            }
+        }
+        if r.mem_size > 0 {
+            self.dtlb.warm(r.mem_addr);
+            if !self.l1d.warm_range(r.mem_addr, u64::from(r.mem_size)) {
+                self.l2.warm_range(r.mem_addr, u64::from(r.mem_size));
+            }
+        }
+        match r.class {
+            _ if r.unit == Unit::BranchOnRandom => {}
+            Some(Class::Branch) => {
+                let predicted = self.predictor.predict_and_train(r.pc, r.taken);
+                if predicted == r.taken && r.taken && self.btb.lookup(r.pc) != Some(r.next_pc) {
+                    self.btb.update(r.pc, r.next_pc);
+                }
+            }
+            Some(Class::Jump) => match r.transfer {
+                Some(BranchKind::Return) => {
+                    self.ras.pop();
+                }
+                kind => {
+                    if kind == Some(BranchKind::Call) {
+                        self.ras.push(r.pc.wrapping_add(u64::from(r.len)));
+                    }
+                    if r.unit == Unit::Jump {
+                        if self.btb.lookup(r.pc) != Some(r.next_pc) {
+                            self.btb.update(r.pc, r.next_pc);
+                        }
+                    } else {
+                        self.btb.lookup(r.pc);
+                        self.btb.update(r.pc, r.next_pc);
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
     /// A taken direct branch or jump predicted correctly in direction: the BTB supplies the
     /// target at fetch, or decode redirects fetch after `redirect_penalty`.
     #[inline]

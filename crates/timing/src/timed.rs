@@ -47,6 +47,23 @@ impl<O: Observer> Timed<O> {
     }
 }
 
+impl<O: Observer> Timed<O> {
+    /// `model` (warmed by [`Warming`], say) around `inner`. The model's totals go on from
+    /// where they are: take differences of [`Timed::totals`] for a window.
+    pub fn from_model(model: Model, inner: O) -> Timed<O> {
+        let width = model.config().core.width as usize;
+        Timed {
+            model,
+            inner,
+            feedback: NoFeedback,
+            pending: Vec::with_capacity(3 * width),
+            group: 0,
+            cycle: 0,
+            stopped: false,
+        }
+    }
+}
+
 impl<O: Observer, F: Feedback> Timed<O, F> {
     /// A cold model with `cfg` around `inner`, with `feedback` acting on the core.
     pub fn with_feedback(cfg: &Config, inner: O, feedback: F) -> Timed<O, F> {
@@ -75,6 +92,11 @@ impl<O: Observer, F: Feedback> Timed<O, F> {
     /// The model.
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// Unwraps the model (call [`Observer::finish`] first).
+    pub fn into_model(self) -> Model {
+        self.model
     }
 
     /// Unwraps the inner observer (call [`Observer::finish`] first, or records held back are
@@ -111,6 +133,26 @@ impl<O: Observer, F: Feedback> Timed<O, F> {
         } else {
             Control::Continue
         }
+    }
+}
+
+/// Functional warming as an observer: every retired instruction updates the model's caches,
+/// TLBs and predictors ([`Model::warm`]) and nothing else; no instruction is timed. The
+/// sampled timing of `outcrop phases` runs it over the fast-forward before each detailed
+/// window, then hands the warmed model to [`Timed::from_model`].
+#[derive(Clone, Debug)]
+pub struct Warming {
+    /// The model being warmed.
+    pub model: Model,
+}
+
+impl Observer for Warming {
+    const RETIRE: bool = true;
+
+    #[inline]
+    fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
+        self.model.warm(r);
+        Control::Continue
     }
 }
 

@@ -101,3 +101,58 @@ proptest! {
         prop_assert_eq!(stalls + per_cycle.len() as u64, t.cycles);
     }
 }
+
+#[derive(Default)]
+struct Events(Vec<outcrop_timing::Events>);
+impl Observer for Events {
+    const RETIRE: bool = true;
+    fn retire(&mut self, _r: &Retire, t: Option<&Stamp>) -> Control {
+        self.0.extend(t.map(|t| t.events));
+        Control::Continue
+    }
+}
+
+/// Calls and returns as well as plain jumps, so that warming covers the return stack.
+fn with_transfer() -> impl Strategy<Value = Retire> {
+    (record(), 0u8..3).prop_map(|(mut r, k)| {
+        if r.class == Some(Class::Jump) {
+            r.transfer = Some(match k {
+                0 => outcrop_rv::BranchKind::Call,
+                1 => outcrop_rv::BranchKind::Return,
+                _ => outcrop_rv::BranchKind::Jump,
+            });
+        }
+        r
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Functional warming leaves the caches, TLBs and predictors exactly as timing the same
+    /// instructions would: every instruction after the warmed prefix has the same events
+    /// (misses, mispredictions, BTB misses) as when the prefix was timed.
+    #[test]
+    fn warming_leaves_the_same_state_as_timing(prefix in prop::collection::vec(with_transfer(), 0..1500),
+                                               suffix in prop::collection::vec(with_transfer(), 1..1500),
+                                               preset in prop::sample::select(vec!["default", "inorder"])) {
+        let cfg = Config::preset(preset).unwrap();
+        let mut timed = Timed::new(&cfg, Events::default());
+        for r in prefix.iter().chain(&suffix) {
+            timed.retire(r, None);
+        }
+        timed.finish();
+        let all = &timed.inner.0;
+        let mut warming = outcrop_timing::Warming { model: outcrop_timing::Model::new(&cfg) };
+        for r in &prefix {
+            warming.retire(r, None);
+        }
+        let mut warmed = Timed::from_model(warming.model, Events::default());
+        for r in &suffix {
+            warmed.retire(r, None);
+        }
+        warmed.finish();
+        prop_assert_eq!(&warmed.inner.0[..], &all[prefix.len()..]);
+        // warming counts nothing
+        prop_assert_eq!(warmed.totals().instructions, suffix.len() as u64);
+    }
+}
