@@ -8,7 +8,9 @@ the run that finds the phases. The CPIs are deterministic
 (the same in every run); the wall times are medians (min-max). Prints a Markdown table.
 
 Usage: cargo build --release && scripts/bench-phases.py [RUNS [FLAG...]]
-(FLAGs go to `outcrop phases`, e.g. --warming 0 --warmup 100000)"""
+(FLAGs go to `outcrop phases`, e.g. --warming 0 --warmup 100000). With REAL=DIR in the
+environment, the programs are instead real ones built by scripts/real-programs.sh DIR:
+Lua 5.5 running fib.lua, the SQLite 3.53.2 driver and zstd -3 compressing input.txt."""
 import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -21,6 +23,14 @@ manifest = tomllib.load(open(os.path.join(wl, "manifest.toml"), "rb"))
 print("| workload | instructions | phases | simulated | CPI, full model | CPI, sampled | error | full (s) | sampled (s) | speed-up |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 errors, speedups = [], []
+real = os.environ.get("REAL")
+if real:
+    real = os.path.abspath(real)
+    manifest = {"workload": [
+        {"name": "lua fib.lua", "kind": "compute", "binary": os.path.join(real, "lua-O2"), "args": [os.path.join(real, "fib.lua")]},
+        {"name": "sqlite (driver)", "kind": "compute", "binary": os.path.join(real, "sqlite-O2"), "args": []},
+        {"name": "zstd -3", "kind": "compute", "binary": os.path.join(real, "zstd"), "args": ["-3", "-c", "-f", os.path.join(real, "input.txt")]},
+    ]}
 for w in manifest["workload"]:
     if w["kind"] not in ("compute", "isa", "dynamic", "threads"):
         continue
@@ -32,6 +42,8 @@ for w in manifest["workload"]:
         os.makedirs(os.path.join(scratch, os.path.dirname(r)), exist_ok=True)
         shutil.copy(os.path.join(wl, r), os.path.join(scratch, r))
     cmd = [outcrop, "phases", "--timing", "--compare", "--json", "--allow-rw", "."] + sys.argv[2:]
+    if real:
+        cmd += ["--allow", real]
     if "sysroot" in w:
         cmd += ["--sysroot", w["sysroot"]]
     cmd += ["--", os.path.join(wl, "bin", w.get("binary", w["name"]))] + w.get("args", [])
