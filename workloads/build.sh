@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the guest programs in src/*.c into bin/<name> (static RV64GC Linux
-# binaries, symbol table kept, no debug info; <name>_zb with the B extension and
+# binaries, symbol table and DWARF debug info kept (-g: reports show source lines; -g
+# does not change the code GCC generates); <name>_zb with the B extension and
 # <name>_dyn dynamically linked, see `march` below) and records the toolchain in
 # bin/TOOLCHAIN.
 #
@@ -20,8 +21,8 @@
 #                        binary: $OUTCROP, else ../target/release/outcrop.
 #
 # The build is reproducible: the same toolchain gives byte-identical binaries
-# regardless of the checkout's location (relative source paths, no debug info,
-# -ffile-prefix-map for good measure; the GNU build-id is a hash of the content).
+# regardless of the checkout's location (relative source paths, -ffile-prefix-map
+# maps the checkout out of the debug info; the GNU build-id is a hash of the content).
 # Environment: CROSS (default "riscv64-linux-gnu-") selects the tool prefix.
 set -eu
 
@@ -61,8 +62,7 @@ build_into() {
     mkdir -p "$out"
     for src in src/*.c; do
         name=$(basename "$src" .c)
-        "$CC" $CFLAGS $(march "$name") -o "$out/$name" "$src" -lm
-        "$STRIP" --strip-debug "$out/$name"
+        "$CC" $CFLAGS -g $(march "$name") -o "$out/$name" "$src" -lm
     done
     toolchain > "$out/TOOLCHAIN"
 }

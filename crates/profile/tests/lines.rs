@@ -165,10 +165,21 @@ fn lookups_at_the_edges_of_the_address_space_do_not_panic() {
 }
 
 #[test]
-fn workloads_without_debug_info_have_no_line_table() {
-    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/hello");
-    let elf = std::fs::read(bin).unwrap();
+fn a_program_without_debug_info_has_no_line_table_and_the_workloads_have_one() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // a test guest linked without -g
+    let elf = std::fs::read(root.join("crates/outcrop/tests/fixtures/guest/probe")).unwrap();
     assert!(LineTable::from_elf(&elf).unwrap().is_none());
+    // the bundled workloads are built with -g (workloads/build.sh): main is in hello.c
+    let elf = std::fs::read(root.join("workloads/bin/hello")).unwrap();
+    let mut t = LineTable::from_elf(&elf)
+        .unwrap()
+        .expect("hello has DWARF lines");
+    let syms = outcrop_rv::symbols::Symbols::from_elf(&elf).unwrap();
+    let main = syms.named("main").expect("main").start;
+    let at = t.locate(main).expect("main has a line");
+    assert!(t.file_name(at.file).ends_with("hello.c"), "{at:?}");
+    assert!(at.line > 0);
     assert!(LineTable::from_elf(b"not an elf").is_err());
     let _ = Profiler::new(Symbols::default());
 }
