@@ -877,7 +877,19 @@ pub(crate) fn flame_layout_from(
 /// by instructions (cycles when timed). Frames narrower than 0.5 px are left out; each frame's
 /// tooltip gives its function, weight and share. Deterministic.
 pub fn flame_svg(profile: &Profile, width: u32) -> String {
-    flame_svg_at(profile, width, 0, &|_| None)
+    let (parents, weights) = tree_weights(profile);
+    flame_svg_at(profile, (&parents, &weights), width, 0, &|_| None)
+}
+
+/// Each call-tree node's parent and weight (instructions, cycles when timed).
+fn tree_weights(profile: &Profile) -> (Vec<u32>, Vec<u64>) {
+    let parents = profile.nodes.iter().map(|n| n.parent).collect();
+    let weights = profile
+        .nodes
+        .iter()
+        .map(|n| weight(profile, &n.total_counts))
+        .collect();
+    (parents, weights)
 }
 
 /// Zoom views on a page: at most this many frames get one ([`flame_html`]).
@@ -894,12 +906,7 @@ pub const FLAME_FIND: usize = 400;
 /// each a link that colours that function's frames in every view (`:has(:target)`).
 /// Deterministic; needs no script, so the page's policy (no script, no fetch) stands.
 pub fn flame_html(profile: &Profile, width: u32) -> String {
-    let parents: Vec<u32> = profile.nodes.iter().map(|n| n.parent).collect();
-    let weights: Vec<u64> = profile
-        .nodes
-        .iter()
-        .map(|n| weight(profile, &n.total_counts))
-        .collect();
+    let (parents, weights) = tree_weights(profile);
     let total = weights.first().copied().unwrap_or(0).max(1);
     let (frames, _) = flame_layout(&parents, &weights, f64::from(width));
     // zoom views: the widest frames that are not the whole of their caller
@@ -960,7 +967,13 @@ pub fn flame_html(profile: &Profile, width: u32) -> String {
     }
     o.push_str("</p></details>\n");
     let _ = writeln!(o, "<div id=\"flame-all\">");
-    o.push_str(&flame_svg_at(profile, width, 0, &link));
+    o.push_str(&flame_svg_at(
+        profile,
+        (&parents, &weights),
+        width,
+        0,
+        &link,
+    ));
     o.push_str("</div>\n");
     for &n in &candidates {
         let node = &profile.nodes[n as usize];
@@ -973,7 +986,13 @@ pub fn flame_html(profile: &Profile, width: u32) -> String {
             escape(name),
             100.0 * weights[n as usize] as f64 / total as f64
         );
-        o.push_str(&flame_svg_at(profile, width, n, &link));
+        o.push_str(&flame_svg_at(
+            profile,
+            (&parents, &weights),
+            width,
+            n,
+            &link,
+        ));
         o.push_str("</div>\n");
     }
     o
@@ -983,6 +1002,7 @@ pub fn flame_html(profile: &Profile, width: u32) -> String {
 /// and classed `f-F` by function for the finder.
 fn flame_svg_at(
     profile: &Profile,
+    (parents, weights): (&[u32], &[u64]),
     width: u32,
     root: u32,
     link: &dyn Fn(u32) -> Option<String>,
@@ -994,13 +1014,7 @@ fn flame_svg_at(
     } else {
         "instructions"
     };
-    let parents: Vec<u32> = profile.nodes.iter().map(|n| n.parent).collect();
-    let weights: Vec<u64> = profile
-        .nodes
-        .iter()
-        .map(|n| weight(profile, &n.total_counts))
-        .collect();
-    let (frames, max_depth) = flame_layout_from(&parents, &weights, f64::from(width), root);
+    let (frames, max_depth) = flame_layout_from(parents, weights, f64::from(width), root);
     let height = (max_depth + 1) * ROW + 4;
     let mut s = String::new();
     let _ = writeln!(
