@@ -6,25 +6,33 @@ kind compute, isa, dynamic and threads run by `outcrop run` with the timeline of
 path), RUNS alternating pairs each; the run's own wall time (`run.json`'s wall_seconds:
 the machine and its mechanisms, not loading or writing the report) is compared. Prints a Markdown table.
 
-Usage: cargo build --release && scripts/bench-timeline.py [RUNS]"""
+With `--phases` after RUNS it measures `outcrop run --phases` instead: the default run (timeline
+on) without and with the phases' basic-block vectors ("The page's phases' cost").
+
+Usage: cargo build --release && scripts/bench-timeline.py [RUNS [--phases]]"""
 import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.join(here, "..")
 outcrop = os.environ.get("OUTCROP", os.path.join(root, "target/release/outcrop"))
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+phases = "--phases" in sys.argv[2:]
+what = "phases" if phases else "timeline"
 wl = os.path.join(root, "workloads")
 manifest = tomllib.load(open(os.path.join(wl, "manifest.toml"), "rb"))
 
 
-def wall(w, timeline, timed, tmp):
+def wall(w, on, timed, tmp):
     report = os.path.join(tmp, "report")
     # a scratch copy of its inputs, where it may write
     for r in w.get("reads", []):
         os.makedirs(os.path.join(tmp, os.path.dirname(r)), exist_ok=True)
         shutil.copy(os.path.join(wl, r), os.path.join(tmp, r))
-    cmd = [outcrop, "run", "--timeline", str(timeline), "--report", report, "-o", "/dev/null",
-           "--allow-rw", "."]
+    if phases:
+        flags = ["--phases"] if on else []
+    else:
+        flags = ["--timeline", "100000" if on else "0"]
+    cmd = [outcrop, "run"] + flags + ["--report", report, "-o", "/dev/null", "--allow-rw", "."]
     if timed:
         cmd.append("--timing")
     if "sysroot" in w:
@@ -34,7 +42,7 @@ def wall(w, timeline, timed, tmp):
     return json.load(open(os.path.join(report, "run.json")))["wall_seconds"]
 
 
-print("| workload | mode | timeline off (s) | timeline on (s) | on / off |")
+print(f"| workload | mode | {what} off (s) | {what} on (s) | on / off |")
 print("|---|---|---|---|---|")
 ratios = {False: [], True: []}
 with tempfile.TemporaryDirectory() as tmp:
@@ -46,8 +54,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for timed in (False, True):
             off, on = [], []
             for _ in range(runs):
-                off.append(wall(w, 0, timed, tmp))
-                on.append(wall(w, 100_000, timed, tmp))
+                off.append(wall(w, False, timed, tmp))
+                on.append(wall(w, True, timed, tmp))
             r = statistics.median(on) / statistics.median(off)
             ratios[timed].append(r)
             fmt = lambda v: f"{statistics.median(v):.3f} ({min(v):.3f}–{max(v):.3f})"
