@@ -104,18 +104,21 @@ impl RunPhases {
                 let mut per = vec![outcrop_profile::Counts::default(); phases.phases.len()];
                 let mut prev = outcrop_profile::Counts::default();
                 for m in marks {
-                    let mid = prev.instructions + (m.at.instructions - prev.instructions) / 2;
+                    // marks are cumulative; saturating all the same, so that counts out of
+                    // order could never wrap
+                    let d = |a: u64, b: u64| a.saturating_sub(b);
+                    let mid = prev.instructions + d(m.at.instructions, prev.instructions) / 2;
                     let i = bbv
                         .intervals
                         .partition_point(|x| x.start <= mid)
                         .saturating_sub(1);
                     if let Some(c) = phases.assignment.get(i).and_then(|&k| per.get_mut(k)) {
-                        c.instructions += m.at.instructions - prev.instructions;
-                        c.cycles += m.at.cycles - prev.cycles;
-                        c.mispredicts += m.at.mispredicts - prev.mispredicts;
-                        c.l1i_misses += m.at.l1i_misses - prev.l1i_misses;
-                        c.l1d_misses += m.at.l1d_misses - prev.l1d_misses;
-                        c.l2_misses += m.at.l2_misses - prev.l2_misses;
+                        c.instructions += d(m.at.instructions, prev.instructions);
+                        c.cycles += d(m.at.cycles, prev.cycles);
+                        c.mispredicts += d(m.at.mispredicts, prev.mispredicts);
+                        c.l1i_misses += d(m.at.l1i_misses, prev.l1i_misses);
+                        c.l1d_misses += d(m.at.l1d_misses, prev.l1d_misses);
+                        c.l2_misses += d(m.at.l2_misses, prev.l2_misses);
                     }
                     prev = m.at;
                 }

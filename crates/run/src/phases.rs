@@ -255,6 +255,10 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
     })
 }
 
+/// Most samples taken of one phase, whatever `--per-phase` asks (the samples are held in
+/// memory before the run that simulates them).
+pub const MAX_PER_PHASE: usize = 10_000;
+
 /// What to simulate of phase `p`, as (first, end, phase, weight): its representative
 /// interval whole when `per_phase` ≤ 1 (SimPoint); otherwise `per_phase` units of `unit`
 /// instructions (the whole interval when `unit` is 0) spread evenly over the phase's
@@ -275,7 +279,7 @@ fn samples(
     }
     if unit == 0 {
         let n = p.intervals.len();
-        let m = per_phase.min(n);
+        let m = per_phase.min(n).min(MAX_PER_PHASE);
         let mut picked: Vec<usize> = (0..m)
             .map(|j| p.intervals[(2 * j + 1) * n / (2 * m)])
             .collect();
@@ -288,14 +292,18 @@ fn samples(
         .iter()
         .map(|&k| bbv.intervals[k].instructions)
         .sum();
-    let m = (per_phase as u64).min(total / unit.max(1)).max(1);
+    let m = (per_phase.min(MAX_PER_PHASE) as u64)
+        .min(total / unit.max(1))
+        .max(1);
     let w = p.weight / m as f64;
     let mut out = Vec::with_capacity(m as usize);
     let mut ks = p.intervals.iter().map(|&k| &bbv.intervals[k]).peekable();
     let mut before = 0; // instructions of the phase in intervals already passed
     for j in 0..m {
         // the middle of the j-th of m equal parts, less half a unit: the unit's first
-        let at = ((2 * j + 1) * total / (2 * m)).saturating_sub(unit / 2);
+        // in u128: (2j + 1) · total overflows 64 bits on a long run sampled densely
+        let mid = (u128::from(2 * j + 1) * u128::from(total) / u128::from(2 * m)) as u64;
+        let at = mid.saturating_sub(unit / 2);
         while let Some(i) = ks.peek() {
             if before + i.instructions > at {
                 break;
@@ -385,5 +393,17 @@ mod tests {
         assert_eq!(s[0].0, 1000);
         assert_eq!(s[10].0, 2000);
         assert_eq!(s[20].0, 5000);
+        // an absurd request is bounded, and a long run's positions do not overflow
+        let long = bbv(&[u64::MAX / 4, u64::MAX / 4]);
+        let q = Phase {
+            id: 0,
+            intervals: vec![0, 1],
+            weight: 1.0,
+            representative: 0,
+        };
+        let s = samples(&long, &q, usize::MAX, 1);
+        assert_eq!(s.len(), MAX_PER_PHASE);
+        assert!(s.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(s.last().unwrap().0 > u64::MAX / 4);
     }
 }
