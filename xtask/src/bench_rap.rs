@@ -37,14 +37,22 @@ fn rates<T>(events: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, 
         let out = black_box(f());
         v.push(events as f64 / t.elapsed().as_secs_f64());
         let c = region.change();
-        held = c.bytes_allocated as i64 - c.bytes_deallocated as i64 + c.bytes_reallocated as i64;
+        // stats_alloc already counts a realloc's growth in bytes_allocated (and its shrinking
+        // in bytes_deallocated); bytes_reallocated is the same change again, not to be added
+        held = c.bytes_allocated as i64 - c.bytes_deallocated as i64;
         last = Some(out);
     }
     (v, last.expect("runs ≥ 1"), held)
 }
 
 /// One row of the end-to-end table: `outcrop rap` on `raw` (u64le) and on the trace file it
-/// converts `raw` into, beside the tree's in-memory rates `mem`.
+/// converts `raw` into, beside the tree's in-memory rates `mem`, and what reading alone costs.
+///
+/// A 10M-event code stream takes 25 ms end to end, where a process start and a cold page
+/// cache are a large share: so each file is read once untimed first (warm cache), the two
+/// files' runs alternate, each is run at least [`E2E_RUNS`] times, and the table gives the
+/// start-up (`outcrop rap` on a one-event file) and the read (the file into memory, in this
+/// process) beside the rates.
 fn end_to_end(
     outcrop: &std::path::Path,
     label: &str,
@@ -60,17 +68,48 @@ fn end_to_end(
             .arg(&otr)
             .arg(raw),
     )?;
-    let r_raw = command_rates(outcrop, raw, events, runs)?;
-    let r_otr = command_rates(outcrop, &otr, events, runs)?;
+    let runs = runs.max(E2E_RUNS);
+    command_rates(outcrop, raw, events, 1)?;
+    command_rates(outcrop, &otr, events, 1)?;
+    let (mut r_raw, mut r_otr) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        r_raw.extend(command_rates(outcrop, raw, events, 1)?);
+        r_otr.extend(command_rates(outcrop, &otr, events, 1)?);
+    }
+    let mut read = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let bytes = std::fs::read(raw)?;
+        black_box(&bytes);
+        read.push(events as f64 / t.elapsed().as_secs_f64());
+    }
     Ok(format!(
-        "| {label} | {} | {} | {} | {:.2}x | {:.2}x | {} |",
+        "| {label} | {} | {} | {} | {:.2}x | {:.2}x | {} | {} |",
         mevs(mem),
         mevs(&r_raw),
         mevs(&r_otr),
         spread(&r_raw).0 / spread(mem).0,
         spread(&r_otr).0 / spread(mem).0,
+        mevs(&read),
         std::fs::metadata(&otr)?.len(),
     ))
+}
+
+/// Runs of each end-to-end measurement, at least.
+const E2E_RUNS: usize = 11;
+
+/// Wall time of `outcrop rap` on a file of one event: the process's start-up and exit (ms,
+/// median and min–max of [`E2E_RUNS`] runs after one untimed).
+fn startup_ms(outcrop: &std::path::Path, dir: &std::path::Path) -> Result<String> {
+    let one = dir.join("one.u64");
+    std::fs::write(&one, 1u64.to_le_bytes())?;
+    command_rates(outcrop, &one, 1, 1)?;
+    let ms: Vec<f64> = command_rates(outcrop, &one, 1, E2E_RUNS)?
+        .into_iter()
+        .map(|r| 1e3 / r)
+        .collect();
+    let (m, lo, hi) = spread(&ms);
+    Ok(format!("{m:.1} ms ({lo:.1}–{hi:.1})"))
 }
 
 /// Runs `cmd` and fails, naming it, unless it exits successfully.
@@ -266,9 +305,49 @@ pub fn run(args: Args) -> Result<()> {
     println!(
         "\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n"
     );
-    println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | .otr bytes |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | reading the u64le file alone | .otr bytes |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     e2e.iter().for_each(|r| println!("{r}"));
+    println!(
+        "\nStart-up and exit of `outcrop rap` (a one-event file), included in every end-to-end rate: {}",
+        startup_ms(&outcrop, tmp.path())?
+    );
+    println!("\nMemory held by stream length (one run each; the counting allocator):\n");
+    println!("| stream | events | distinct | RAP | FxHashMap presized | RAP / Fx |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for kind in [
+        StreamKind::CodeLike,
+        StreamKind::ValueLike,
+        StreamKind::Uniform,
+    ] {
+        for n in [10_000, 100_000, 1_000_000] {
+            let values: Vec<u64> = synth::stream(kind, 1).take(n).collect();
+            let (_, _, b_tree) = rates(n, 1, || {
+                let mut t = RapTree::new(config);
+                for c in values.chunks(1 << 16) {
+                    let _ = t.add_batch(c);
+                }
+                t
+            });
+            let distinct = values
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len();
+            let (_, _, b_fx) = rates(n, 1, || {
+                let mut m: rustc_hash::FxHashMap<u64, u64> =
+                    HashMap::with_capacity_and_hasher(distinct, Default::default());
+                for &v in &values {
+                    *m.entry(v).or_insert(0) += 1;
+                }
+                m
+            });
+            println!(
+                "| {} | {n} | {distinct} | {b_tree} | {b_fx} | {:.1}% |",
+                kind.name(),
+                100.0 * b_tree as f64 / b_fx as f64
+            );
+        }
+    }
     let phased = phased_stream(events);
     let mut exact = ExactCounts::new();
     phased.iter().for_each(|&v| exact.add(v));

@@ -63,7 +63,18 @@ pub struct Args {
     /// Leave out the peers (zstd, xz).
     #[arg(long)]
     no_peers: bool,
+    /// The programs nobody here wrote instead of the workloads (`xtask real-programs`, built
+    /// first): Lua 5.5.1 running fib.lua, SQLite 3.54.1, zstd 1.5.7 at level 3.
+    #[arg(long)]
+    real: bool,
 }
+
+/// `--real`: (row name, binary in the real-programs directory, arguments, files it reads).
+const REAL: [(&str, &str, &[&str]); 3] = [
+    ("lua-fib", "lua", &["fib.lua"]),
+    ("sqlite", "sqlite", &[]),
+    ("zstd-3", "zstd", &["3", "input.txt"]),
+];
 
 /// The fields of `outcrop wpp report --json` read here.
 #[derive(serde::Deserialize)]
@@ -86,16 +97,35 @@ pub fn run(args: Args) -> Result<()> {
     let peers = !args.no_peers;
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
-    let names = args.bench.names()?;
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-wpp-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
     std::fs::create_dir_all(tmp.join("bin"))?;
-    crate::bench::stage_inputs(&tmp)?;
+    // (name, program to copy, its arguments)
+    let mut programs: Vec<(String, std::path::PathBuf, Vec<String>)> = Vec::new();
+    if args.real {
+        let dir = crate::real_programs::build(None)?.dir;
+        for (name, bin, a) in REAL {
+            for f in a.iter().filter(|f| f.contains('.')) {
+                std::fs::copy(dir.join(f), tmp.join(f))?;
+            }
+            programs.push((
+                name.into(),
+                dir.join(bin),
+                a.iter().map(|s| s.to_string()).collect(),
+            ));
+        }
+    } else {
+        crate::bench::stage_inputs(&tmp)?;
+        for name in args.bench.names()? {
+            let a = guest_args(&name)?;
+            programs.push((name.clone(), wl.join("bin").join(&name), a));
+        }
+    }
     let mut rows = Vec::new();
-    for name in &names {
-        std::fs::copy(wl.join("bin").join(name), tmp.join("bin").join(name))?;
+    for (name, bin, guest_args) in &programs {
+        std::fs::copy(bin, tmp.join("bin").join(name))?;
         let mut guest = vec![format!("bin/{name}")];
-        guest.extend(guest_args(name)?);
+        guest.extend(guest_args.iter().cloned());
         let wpp = tmp.join(format!("{name}.wpp"));
         let record = |extra: &[&str], out: &Path| -> Command {
             let mut c = Command::new(&outcrop);

@@ -21,6 +21,7 @@ mod bench_threads;
 mod bench_timing;
 mod bench_wpp;
 mod cachegrind;
+mod real_programs;
 mod study_brr;
 mod study_paths;
 mod study_rap;
@@ -81,6 +82,9 @@ enum Task {
     BenchHostile(bench_hostile::Args),
     /// RAP against exact hash maps (speed, bytes held, accuracy), and `outcrop rap` end to end.
     BenchRap(bench_rap::Args),
+    /// Builds Lua, SQLite and zstd for riscv64 from the C sources vendored in crates (lua-src,
+    /// libsqlite3-sys, zstd-sys): the real programs of the studies' and benchmarks' rows.
+    RealPrograms(real_programs::Args),
     /// Worst-case RAP tree sizes by branching factor and merge ratio.
     Bounds,
     /// The machine against qemu-riscv64-static on every bundled workload.
@@ -112,6 +116,7 @@ fn main() -> Result<()> {
         Task::BenchWpp(a) => bench_wpp::run(a),
         Task::BenchHostile(a) => bench_hostile::run(a),
         Task::BenchRap(a) => bench_rap::run(a),
+        Task::RealPrograms(a) => real_programs::run(a),
         Task::Bounds => bench_rap::bounds(),
         Task::BenchExec(a) => bench_exec::run(a),
         Task::BenchObserved(a) => bench_observed::run(a),

@@ -107,6 +107,8 @@ struct Env {
     cc: String,
     /// The job's scratch directory (the guest's working directory).
     scratch: Option<PathBuf>,
+    /// A taken `brr`'s cost in the timing model, when not the preset's (the decode stage).
+    brr_penalty: Option<u32>,
 }
 
 impl Env {
@@ -235,7 +237,11 @@ fn exec(env: &Env, p: &Prog, bin: &Path, brr: BrrConfig, timed: bool) -> Result<
     };
     let mut m = outcrop_run::load(&spec, Box::new(|_| {}))?.machine;
     let (outcome, cycles, mispredicts) = if timed {
-        let mut t = outcrop_timing::Timed::new(&outcrop_timing::Config::default(), ());
+        let mut cfg = outcrop_timing::Config::default();
+        if let Some(p) = env.brr_penalty {
+            cfg.core.brr_penalty = p;
+        }
+        let mut t = outcrop_timing::Timed::new(&cfg, ());
         let o = m.run(&mut t);
         t.finish();
         let tot = t.totals();
@@ -607,7 +613,17 @@ struct Micro {
     #[serde(with = "pairs")]
     runs: BTreeMap<(&'static str, bool, u64), (u64, u64)>,
     base_mispredicts: u64,
+    /// A taken `brr`'s cost in these runs (the default preset's decode stage).
+    penalty: u32,
+    /// The sensitivity sweep: brr's frameworks alone with a taken `brr` costing
+    /// [`OLD_PENALTY`] cycles instead of the decode stage: (framework, interval) -> cycles.
+    #[serde(with = "pairs")]
+    old_penalty: BTreeMap<(&'static str, u64), (u64, u64)>,
 }
+
+/// The taken-`brr` cost the presets had before it followed the decode stage (the BTB-miss
+/// redirect's), kept as the study's sensitivity point.
+const OLD_PENALTY: u32 = 3;
 
 fn micro(env: &Env, p: &Prog, runs: usize) -> Result<Micro> {
     let median = |mut v: Vec<u64>| {
@@ -643,12 +659,32 @@ fn micro(env: &Env, p: &Prog, runs: usize) -> Result<Micro> {
         }
         eprintln!("study-brr: micro {fname} done");
     }
+    // the penalty only changes what a taken brr costs: the counters' runs and the base are
+    // the same at either penalty
+    let old = Env {
+        brr_penalty: Some(OLD_PENALTY),
+        ..env.clone()
+    };
+    let mut old_penalty = BTreeMap::new();
+    for (fname, sampling, dup) in FRAMEWORKS {
+        if sampling != Sampling::Brr {
+            continue;
+        }
+        for k in 1..=16 {
+            let interval = 1u64 << k;
+            let b = env.build(p, Variant::of(Sites::Edges, sampling, interval, dup, false))?;
+            let r = exec(&old, p, &b, lfsr(SEEDS[0]), true)?;
+            old_penalty.insert((fname, interval), (r.cycles, r.mispredicts));
+        }
+    }
     Ok(Micro {
         checks,
         base,
         full,
         runs: out,
         base_mispredicts,
+        penalty: outcrop_timing::Config::default().core.brr_penalty,
+        old_penalty,
     })
 }
 
@@ -719,21 +755,29 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
             );
             let _ = writeln!(
                 o,
-                "| program | checks | base cycles | counter | brr | counter, Full-Dup | brr, Full-Dup | counter / brr |"
+                "| program | checks | checks per 1,000 base cycles | base cycles | counter | brr | counter, Full-Dup | brr, Full-Dup | counter / brr | counter / brr, Full-Dup |"
             );
-            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|");
+            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            let mut ratios = (Vec::new(), Vec::new());
             for r in rs {
                 let g = |f: &str| r.overhead.get(&(sites, f)).copied().unwrap_or(f64::NAN);
-                let ratio = if g("brr") > 0.0 {
-                    format!("{:.1}×", g("counter") / g("brr"))
-                } else {
-                    "–".into()
+                let checks = r.sites.get(sites).map_or(0, |s| s.1);
+                // a ratio only where both frameworks cost something measurable (≥ 0.1%)
+                let ratio = |c: f64, b: f64, into: &mut Vec<f64>| {
+                    if b >= 0.001 && c >= 0.001 {
+                        into.push(c / b);
+                        format!("{:.1}×", c / b)
+                    } else {
+                        "–".into()
+                    }
                 };
+                let nodup = ratio(g("counter"), g("brr"), &mut ratios.0);
+                let dup = ratio(g("counter-dup"), g("brr-dup"), &mut ratios.1);
                 let _ = writeln!(
                     o,
-                    "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {ratio} |",
+                    "| {} | {checks} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {nodup} | {dup} |",
                     r.name,
-                    r.sites.get(sites).map_or(0, |s| s.1),
+                    1000.0 * checks as f64 / r.base_cycles.max(1) as f64,
                     r.base_cycles,
                     100.0 * g("counter"),
                     100.0 * g("brr"),
@@ -741,6 +785,26 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
                     100.0 * g("brr-dup"),
                 );
             }
+            let med = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                if v.is_empty() {
+                    "–".to_string()
+                } else {
+                    format!(
+                        "{:.1}× (of {}, {:.1}–{:.1}×)",
+                        v[v.len() / 2],
+                        v.len(),
+                        v[0],
+                        v[v.len() - 1]
+                    )
+                }
+            };
+            let _ = writeln!(
+                o,
+                "\nMedian counter / brr, {sites} sites: {} with No-Duplication, {} with Full-Duplication.",
+                med(ratios.0),
+                med(ratios.1)
+            );
         }
     }
     if let Some(m) = m {
@@ -788,6 +852,34 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
                 }
             );
             let _ = writeln!(o, "{row}");
+        }
+        let _ = writeln!(
+            o,
+            "\n#### Sensitivity to a taken brr's cost (charstat, edge sites, framework alone): cycles per site at {} cycles (the preset's decode stage, above) and at {OLD_PENALTY} (a BTB-miss redirect)\n",
+            m.penalty
+        );
+        let _ = writeln!(
+            o,
+            "| interval | brr, {p} | brr, {OLD_PENALTY} | brr Full-Dup, {p} | brr Full-Dup, {OLD_PENALTY} | counter/brr Full-Dup, {p} | counter/brr Full-Dup, {OLD_PENALTY} |",
+            p = m.penalty
+        );
+        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
+        for k in 1..=16 {
+            let i = 1u64 << k;
+            let per = |c: u64| (c as f64 - m.base as f64) / m.checks as f64;
+            let now = |f: &'static str| per(m.runs[&(f, false, i)].0);
+            let old = |f: &'static str| m.old_penalty.get(&(f, i)).map_or(f64::NAN, |r| per(r.0));
+            let c = now("counter-dup");
+            let _ = writeln!(
+                o,
+                "| {i} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
+                now("brr"),
+                old("brr"),
+                now("brr-dup"),
+                old("brr-dup"),
+                c / now("brr-dup"),
+                c / old("brr-dup"),
+            );
         }
     }
     o
@@ -1091,6 +1183,13 @@ impl Key for (usize, &'static str) {
     }
 }
 
+impl Key for (&'static str, u64) {
+    type Owned = (String, u64);
+    fn from_owned(o: Self::Owned) -> Self {
+        (intern(o.0), o.1)
+    }
+}
+
 impl Key for (&'static str, bool, u64) {
     type Owned = (String, bool, u64);
     fn from_owned(o: Self::Owned) -> Self {
@@ -1221,6 +1320,7 @@ pub fn run(args: Args) -> Result<()> {
         work,
         cc: std::env::var("CROSS").unwrap_or_else(|_| "riscv64-linux-gnu-".into()) + "gcc",
         scratch: None,
+        brr_penalty: None,
     };
     let manifest = crate::sweep::manifest()?;
     let mut progs = Vec::new();

@@ -63,6 +63,9 @@ struct Outcome {
     instructions: u64,
     hw: Option<HwReport>,
     lossless: bool,
+    /// Tag-1 stores (the GC query's records) and the barrier messages sent (non-null).
+    #[serde(default)]
+    barrier: (u64, u64),
 }
 
 /// A workload of the study: its name (the manifest's, or the GC guest's).
@@ -98,12 +101,96 @@ fn guests(results: &Path) -> Result<Manifest> {
     Manifest::parse(text, &dir).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// Real programs under the GC barrier query: every store in the functions that write
+/// pointers into the heap carries profile tag 1 (`--tag FUNCTION=1`), as a compiler that
+/// emits a write barrier for every reference store would mark them. Lua 5.5.1: the table
+/// writers (`luaH_*set*`, `luaH_newkey`, `luaH_resize`, `luaV_finishset`, the API's
+/// `lua_set*`/`lua_rawset*`), the upvalue and closure writers (`luaF_*`) and the collector's
+/// own barriers. SQLite 3.54.1: the B-tree page writers (cell insertion and removal, page
+/// rebuilding, balancing, defragmenting, zeroing). Built by `xtask real-programs`.
+const REAL: [(&str, &str, &[&str], &[&str]); 3] = [
+    ("lua-gc", "lua", &["gc.lua"], LUA_WRITERS),
+    ("lua-fib", "lua", &["fib.lua"], LUA_WRITERS),
+    ("sqlite", "sqlite", &[], SQLITE_WRITERS),
+];
+
+const LUA_WRITERS: &[&str] = &[
+    "luaH_pset",
+    "luaH_psetint",
+    "luaH_psetshortstr",
+    "luaH_psetstr",
+    "luaH_finishset",
+    "luaH_newkey.part.0",
+    "luaH_resize",
+    "luaH_resizearray",
+    "luaH_set",
+    "luaH_setint",
+    "luaV_finishset",
+    "lua_seti",
+    "lua_setfield",
+    "lua_settable",
+    "lua_rawset",
+    "lua_rawseti",
+    "lua_setglobal",
+    "luaF_closeupval",
+    "luaF_newLclosure",
+    "luaF_initupvals",
+    "luaF_findupval",
+    "luaC_barrier_",
+    "luaC_barrierback_",
+];
+
+const SQLITE_WRITERS: &[&str] = &[
+    "insertCell",
+    "dropCell.part.0",
+    "rebuildPage",
+    "pageInsertArray",
+    "balance",
+    "balance_nonroot",
+    "defragmentPage",
+    "zeroPage",
+    "copyNodeContent.part.0",
+    "sqlite3BtreeInsert",
+];
+
+/// The tags a workload runs with (none for the bundled ones: the GC guest tags itself).
+fn barrier_tags(name: &str) -> Vec<(outcrop_run::TagPlace, u8)> {
+    REAL.iter()
+        .find(|r| r.0 == name)
+        .map(|r| {
+            r.3.iter()
+                .map(|f| (outcrop_run::TagPlace::Function((*f).into()), 1))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The real programs' manifest (building them first).
+fn real_guests() -> Result<Manifest> {
+    let built = crate::real_programs::build(None)?;
+    let mut text = String::new();
+    for (name, binary, args, _) in REAL {
+        let list = |v: &[&str]| {
+            v.iter()
+                .map(|a| format!("{a:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        text.push_str(&format!(
+            "[[workload]]\nname = \"{name}\"\nkind = \"compute\"\nbinary = \"{binary}\"\nargs = [{}]\nreads = [{}]\n\n",
+            list(args),
+            list(args)
+        ));
+    }
+    Manifest::parse(&text, &built.dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// A sweep of `cells` over workloads: one job per (workload, cell), each a call of `run`.
 struct CellStudy<C, O> {
     name: &'static str,
     workloads: Vec<String>,
     cells: Vec<C>,
-    guests: Manifest,
+    guests: Vec<Manifest>,
     /// Whether a (workload, cell) pair is left out.
     skip: fn(&str, C) -> bool,
     run: fn(ProgramSpec, &str, C) -> Result<O>,
@@ -143,11 +230,11 @@ where
     }
 
     fn run(&self, m: &Manifest, job: &Job<C>, scratch: &Path) -> outcrop_studies::Result<O> {
-        let m = if self.guests.get(&job.workload).is_ok() {
-            &self.guests
-        } else {
-            m
-        };
+        let m = self
+            .guests
+            .iter()
+            .find(|g| g.get(&job.workload).is_ok())
+            .unwrap_or(m);
         let spec = m.spec(&job.workload, scratch)?;
         (self.run)(spec, &job.workload, job.params)
             .map_err(|e| outcrop_studies::Error::Job(format!("{e:#}")))
@@ -174,6 +261,7 @@ pub struct Args {
 #[allow(clippy::type_complexity)]
 fn sweep<C, O>(
     args: &StudyArgs,
+    real: bool,
     name: &'static str,
     cells: Vec<C>,
     skip: fn(&str, C) -> bool,
@@ -184,10 +272,15 @@ where
     O: Serialize + DeserializeOwned + Send,
 {
     let manifest = crate::sweep::manifest()?;
-    let guests = guests(&args.results)?;
+    let mut guests = vec![guests(&args.results)?];
+    if real {
+        guests.push(real_guests()?);
+    }
     let mut names: Vec<String> = manifest.workloads.iter().map(|w| w.name.clone()).collect();
     names.sort();
-    names.extend(guests.workloads.iter().map(|w| w.name.clone()));
+    for g in &guests {
+        names.extend(g.workloads.iter().map(|w| w.name.clone()));
+    }
     if !args.workloads.is_empty() {
         for w in &args.workloads {
             anyhow::ensure!(
@@ -252,11 +345,16 @@ fn run_one(spec: ProgramSpec, name: &str, cell: Cell) -> Result<Outcome> {
     let lossless = rpa
         .as_ref()
         .is_none_or(|x| x.queries.iter().all(|q| q.lost == 0) && x.queries[1].dropped == 0);
+    let barrier = rpa
+        .as_ref()
+        .and_then(|x| x.queries.get(1))
+        .map_or((0, 0), |q| (q.records, q.sent));
     Ok(Outcome {
         cycles: t.cycles,
         instructions: t.instructions,
         hw: rpa.and_then(|x| x.hardware),
         lossless,
+        barrier,
     })
 }
 
@@ -284,7 +382,8 @@ pub fn run(args: Args) -> Result<()> {
         Some("adaptive") => return adaptive(&args.study),
         _ => {}
     }
-    let Some((workloads, results)) = sweep(&args.study, "rpa", cells(), |_, _| false, run_one)?
+    let Some((workloads, results)) =
+        sweep(&args.study, true, "rpa", cells(), |_, _| false, run_one)?
     else {
         return Ok(());
     };
@@ -401,6 +500,55 @@ pub fn run(args: Args) -> Result<()> {
             cyc.push(format!("{:.0}", o.cycles as f64 / p));
         }
         println!("| {} | {} | {} |", w.name, ins.join(" | "), cyc.join(" | "));
+    }
+
+    println!("\n### Under load: the workloads with barrier stores (tag-1 stores), against the paper's (Table 6 at 1/256)\n");
+    println!("| workload | tagged stores per 1,000 instructions | barrier messages (non-null) per 1,000 | profiled per 1,000 (1/256, Table 6's inverse) | buffers ≥ 8 (32/32) | in flight ≥ 4 (32/32) | buffer hold, cycles per profiled instruction | stalled, 4 networks | slowdown, 3 networks | slowdown, 4 networks |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut loaded = Vec::new();
+    for (i, w) in workloads.iter().enumerate() {
+        let u = get(i, Cell::Hw(32, 32, false, 256))?;
+        if u.barrier.0 == 0 {
+            continue;
+        }
+        let h = hw(u)?;
+        let k = |x: u64| 1000.0 * x as f64 / u.instructions.max(1) as f64;
+        let (_, st, sl, _) = &fig8[i];
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} | {} |",
+            w.name,
+            k(u.barrier.0),
+            k(u.barrier.1),
+            k(h.stats.profiled),
+            pct(h.occupancy.buffers_at_least(8)),
+            pct(h.occupancy.networks_at_least(4)),
+            h.stats.buffer_cycles as f64 / h.stats.profiled.max(1) as f64,
+            pct(st[3]),
+            pct(sl[2]),
+            pct(sl[3]),
+        );
+        loaded.push((w.name.clone(), sl[2], sl[3]));
+    }
+    for (name, per_sample) in [
+        ("jack", 42.0),
+        ("strata", 205.0),
+        ("db", 290.0),
+        ("javac", 420.0),
+    ] {
+        println!(
+            "| paper: {name} | – | – | {:.2} | – | – | – | – | < 0.5 | ≈ 0 |",
+            1000.0 / per_sample
+        );
+    }
+    if let Some(worst) = loaded.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let w4 = loaded.iter().map(|l| l.2).fold(f64::MIN, f64::max);
+        println!(
+            "\nOver the {} loaded workloads: slowdown with 3 networks at most {}% ({}), with 4 at most {}%; the paper: < 0.5% with three, effectively zero with four.",
+            loaded.len(),
+            pct(worst.1),
+            worst.0,
+            pct(w4)
+        );
     }
 
     let out = match args.svg_dir {
@@ -542,7 +690,10 @@ fn run_spec(
 ) -> Result<(outcrop_timing::Totals, Option<RpaResult>)> {
     let mut c = RunConfig::new(spec);
     c.timing = Some(outcrop_timing::Config::preset(preset)?);
-    c.rpa = rpa;
+    c.rpa = rpa.map(|mut r| {
+        r.tags = barrier_tags(name);
+        r
+    });
     let image = ProgramImage::read(&c.program.path())?;
     let s = execute(&c, &image, Hooks::default())?;
     let (code, how) = s.status();
@@ -616,7 +767,8 @@ fn prefetch(args: &StudyArgs) -> Result<()> {
     let mut cells = vec![PCell::Bare, PCell::Open, PCell::Closed(100, false)];
     cells.extend(LATENCIES.map(|l| PCell::Closed(l, true)));
     let skip = |w: &str, c: PCell| matches!(c, PCell::Closed(l, _) if l != 100 && !MEMORY_BOUND.contains(&w));
-    let Some((workloads, results)) = sweep(args, "rpa-prefetch", cells, skip, prefetch_one)? else {
+    let Some((workloads, results)) = sweep(args, false, "rpa-prefetch", cells, skip, prefetch_one)?
+    else {
         return Ok(());
     };
     let get = |i: usize, c: PCell| results.get(&(i, c)).context("missing run");
@@ -750,8 +902,14 @@ fn adaptive(args: &StudyArgs) -> Result<()> {
             }
         }
     }
-    let Some((workloads, results)) =
-        sweep(args, "rpa-adaptive", cells, |_, _| false, adaptive_one)?
+    let Some((workloads, results)) = sweep(
+        args,
+        false,
+        "rpa-adaptive",
+        cells,
+        |_, _| false,
+        adaptive_one,
+    )?
     else {
         return Ok(());
     };

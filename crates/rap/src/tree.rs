@@ -261,12 +261,14 @@ impl RapTree {
         self.live_nodes * std::mem::size_of::<Node>() as u64
     }
 
-    /// Bytes the arena holds, including empty slots of partial child blocks and free blocks.
-    /// Also counts the jump table (20 KiB for a full 12-bit table).
+    /// Bytes the tree holds: the arena, including empty slots of partial child blocks and free
+    /// blocks, the jump table (20 KiB for a full 12-bit table) and the stage-0 buffer.
     pub fn allocated_bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.free_blocks.capacity() * 4
             + self.jump.node.capacity() * 4
-            + self.jump.depth.capacity()) as u64
+            + self.jump.depth.capacity()
+            + self.combiner.bytes()) as u64
     }
 
     /// Size of one node in bytes.
@@ -648,7 +650,37 @@ impl RapTree {
         self.path_len = 1;
         self.path_from = 0;
         self.merge_epoch += 1;
+        if self.free_blocks.len() * 4 >= self.nodes.len() / self.geo.b as usize {
+            self.compact_arena();
+        }
         self.rebuild_jump();
+    }
+
+    /// Moves the live blocks to the front of a new arena of exactly their size, in depth-first
+    /// order, and drops the free ones: what merge batches fold (the exact warm-up's chains,
+    /// above all) goes back to the allocator instead of waiting for reuse. Runs after a merge
+    /// batch that left a quarter or more of the arena's blocks free; node ids change, so the
+    /// caller resets the lookup path and rebuilds the jump table.
+    fn compact_arena(&mut self) {
+        let b = self.geo.b as usize;
+        let used = self.nodes.len() / b - self.free_blocks.len();
+        let mut nodes = Vec::with_capacity(used * b);
+        nodes.extend_from_slice(&self.nodes[..b]); // block 0: the root
+                                                   // nodes[i] for i in `next..` still point into the old arena
+        let mut next = 0;
+        while next < nodes.len() {
+            let old = nodes[next].children;
+            if nodes[next].present && old != NONE {
+                let new = (nodes.len() / b) as u32;
+                let base = old as usize * b;
+                nodes.extend_from_slice(&self.nodes[base..base + b]);
+                nodes[next].children = new;
+            }
+            next += 1;
+        }
+        debug_assert_eq!(nodes.len(), used * b);
+        self.nodes = nodes;
+        self.free_blocks = Vec::new();
     }
 
     /// Post-order merge (RAP §2.2 "Merge"): after its children are processed, a node folds
@@ -877,12 +909,16 @@ impl JumpTable {
 }
 
 /// Stage-0 combining buffer: a small open-addressing table that counts identical values of one
-/// window and hands them out in first-seen order (deterministic).
+/// window and hands them out in first-seen order (deterministic). It starts at
+/// [`Combiner::MIN_SLOTS`] and doubles when half full, so it holds what the stream's windows
+/// need (at most 2 × [`COMBINE_WINDOW`] slots), not a fixed maximum.
 #[derive(Clone, Debug, Default)]
 struct Combiner {
     keys: Vec<u64>,
     counts: Vec<u64>,
     stamp: Vec<u32>,
+    /// `64 − log₂(slots)`: the hash's top bits index the table.
+    shift: u32,
     generation: u32,
     order: Vec<u32>,
     /// Windows left to add without combining.
@@ -890,13 +926,11 @@ struct Combiner {
 }
 
 impl Combiner {
-    const SLOTS: usize = 4 * COMBINE_WINDOW;
+    const MIN_SLOTS: usize = 64;
 
     fn fill(&mut self, window: &[u64]) {
         if self.keys.is_empty() {
-            self.keys = vec![0; Self::SLOTS];
-            self.counts = vec![0; Self::SLOTS];
-            self.stamp = vec![0; Self::SLOTS];
+            self.resize(Self::MIN_SLOTS);
         }
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
@@ -904,29 +938,123 @@ impl Combiner {
             self.generation = 1;
         }
         self.order.clear();
-        let mask = Self::SLOTS - 1;
         for &v in window {
-            let mut i = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize & mask;
-            loop {
-                if self.stamp[i] != self.generation {
-                    self.stamp[i] = self.generation;
-                    self.keys[i] = v;
-                    self.counts[i] = 1;
-                    self.order.push(i as u32);
-                    break;
-                }
-                if self.keys[i] == v {
-                    self.counts[i] += 1;
-                    break;
-                }
-                i = (i + 1) & mask;
+            if (self.order.len() + 1) * 2 > self.keys.len() {
+                self.grow();
             }
+            self.insert(v, 1);
         }
+    }
+
+    /// Empty tables of `slots` (a power of two) slots.
+    fn resize(&mut self, slots: usize) {
+        self.keys = vec![0; slots];
+        self.counts = vec![0; slots];
+        self.stamp = vec![0; slots];
+        self.shift = 64 - slots.trailing_zeros();
+        self.generation = 1;
+        self.order = Vec::with_capacity(slots / 2);
+    }
+
+    /// Twice the slots, keeping this window's values in their first-seen order.
+    fn grow(&mut self) {
+        let entries: Vec<(u64, u64)> = self.drain().collect();
+        self.resize(self.keys.len() * 2);
+        for (v, c) in entries {
+            self.insert(v, c);
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, v: u64, count: u64) {
+        let mask = self.keys.len() - 1;
+        let mut i = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & mask;
+        loop {
+            if self.stamp[i] != self.generation {
+                self.stamp[i] = self.generation;
+                self.keys[i] = v;
+                self.counts[i] = count;
+                self.order.push(i as u32);
+                return;
+            }
+            if self.keys[i] == v {
+                self.counts[i] += count;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Bytes the buffer holds.
+    fn bytes(&self) -> usize {
+        self.keys.capacity() * 8
+            + self.counts.capacity() * 8
+            + self.stamp.capacity() * 4
+            + self.order.capacity() * 4
     }
 
     fn drain(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.order
             .iter()
             .map(|&i| (self.keys[i as usize], self.counts[i as usize]))
+    }
+}
+
+#[cfg(test)]
+mod arena_tests {
+    use super::*;
+
+    /// A spread-out stream: its exact warm-up builds a chain of splits per distinct value,
+    /// which the merge batches fold away.
+    fn spread(n: u64) -> Vec<u64> {
+        (0..n)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 7))
+            .collect()
+    }
+
+    #[test]
+    fn compaction_keeps_the_tree_and_returns_the_warm_up_blocks() {
+        let mut t = RapTree::new(Config::default());
+        for c in spread(200_000).chunks(4096) {
+            t.add_batch(c).unwrap();
+        }
+        let before = (t.to_bytes(), t.nodes(), t.node_count());
+        let held = t.nodes.capacity();
+        t.compact_arena();
+        t.path_len = 1;
+        t.path_from = 0;
+        t.rebuild_jump();
+        assert_eq!((t.to_bytes(), t.nodes(), t.node_count()), before);
+        assert!(t.free_blocks.is_empty());
+        assert!(t.nodes.capacity() <= held);
+        // the warm-up peaked far above what the tree keeps, and the arena shrank with it
+        let slots = t.nodes.len() as u64;
+        assert!(t.peak_nodes() > 8 * t.node_count(), "{}", t.peak_nodes());
+        assert!(
+            slots <= u64::from(t.geo.b) * t.node_count(),
+            "{slots} slots"
+        );
+        // and it keeps counting the same as before
+        let mut u = t.clone();
+        t.add_batch(&[1, 2, 3, 1 << 40]).unwrap();
+        for v in [1, 2, 3, 1 << 40] {
+            u.add(v).unwrap();
+        }
+        assert_eq!(t.nodes(), u.nodes());
+    }
+
+    #[test]
+    fn the_combining_buffer_grows_with_the_windows_distinct_values() {
+        let mut t = RapTree::new(Config::default());
+        t.add_batch(&[7; 4096]).unwrap();
+        let small = t.combiner.bytes();
+        assert!(small < 2_000, "{small} bytes for one distinct value");
+        let wide: Vec<u64> = (0..1024).map(|i| i * 977).collect();
+        t.add_batch(&wide).unwrap();
+        assert!(t.combiner.keys.len() <= 2 * COMBINE_WINDOW);
+        assert_eq!(t.n(), 4096 + 1024);
+        // a window with more distinct values than the table had slots is still combined exactly
+        let est = t.estimate(7, 7).unwrap();
+        assert_eq!(est.lower, 4096);
     }
 }

@@ -79,7 +79,10 @@ pub struct CoreConfig {
     /// Fetch bubble when decode finds a taken direct branch/jump the BTB did not predict.
     pub redirect_penalty: u32,
     /// Fetch bubble after a taken branch-on-random (`brr`), resolved at decode: the paper's
-    /// "front-end misprediction" (§3.3).
+    /// "front-end misprediction" (§3.3). A configuration that leaves it out gets
+    /// `frontend_depth`: the paper resolves `brr` at decode, its pipeline's 5th stage, and
+    /// charges a taken one the flush of every stage before (§5.3, "the 5-cycle pipeline
+    /// flush").
     pub brr_penalty: u32,
     /// Cycles a switch between the guest's threads costs the one core they share: fetch of
     /// the incoming thread starts this long after the outgoing one's last retirement (the
@@ -197,8 +200,25 @@ impl Default for Config {
 impl Config {
     /// A built-in preset by name.
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
-        let text = preset_text(name)?;
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let table: toml::Table = preset_text(name)?
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
+        Config::from_table(table)
+    }
+
+    /// A complete table to a checked configuration; `core.brr_penalty` defaults to
+    /// `core.frontend_depth` (the decode stage).
+    fn from_table(mut table: toml::Table) -> Result<Config, ConfigError> {
+        if let Some(toml::Value::Table(core)) = table.get_mut("core") {
+            if !core.contains_key("brr_penalty") {
+                if let Some(depth) = core.get("frontend_depth").cloned() {
+                    core.insert("brr_penalty".into(), depth);
+                }
+            }
+        }
+        let cfg: Config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -223,11 +243,7 @@ impl Config {
             }
             overlay(&mut base, k, v);
         }
-        let cfg: Config = toml::Value::Table(base)
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
-        cfg.validate()?;
-        Ok(cfg)
+        Config::from_table(base)
     }
 
     /// This configuration as a complete TOML document.
@@ -449,12 +465,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn brr_penalty_follows_the_decode_stage_unless_set() {
+        let deep = Config::from_toml("[core]\nfrontend_depth = 9\n").unwrap();
+        assert_eq!(deep.core.brr_penalty, 9);
+        let set = Config::from_toml("[core]\nfrontend_depth = 9\nbrr_penalty = 3\n").unwrap();
+        assert_eq!(set.core.brr_penalty, 3);
+        assert_eq!(Config::preset("inorder").unwrap().core.brr_penalty, 3);
+        // the complete document round-trips with the value written out
+        let back = Config::from_toml(&set.to_toml()).unwrap();
+        assert_eq!(back, set);
+    }
+
+    #[test]
     fn presets_parse_and_validate() {
         for (name, _) in PRESETS {
             let c = Config::preset(name).unwrap();
             assert_eq!(&c.name, name);
         }
         let d = Config::default();
+        assert_eq!(d.core.brr_penalty, 5, "brr resolves at decode, stage 5");
         assert_eq!(d.core.width, 4);
         assert_eq!(d.core.rob, 80);
         assert_eq!(d.l2.size, 1 << 20);
