@@ -1413,3 +1413,17 @@ pub fn run(args: Args) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_studys_penalty_is_the_presets_decode_stage() {
+        let c = outcrop_timing::Config::default();
+        assert_eq!(c.core.brr_penalty, c.core.frontend_depth);
+        assert_ne!(
+            super::OLD_PENALTY,
+            c.core.brr_penalty,
+            "the sweep shows another point"
+        );
+    }
+}

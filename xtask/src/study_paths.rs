@@ -906,3 +906,21 @@ fn plot_fig6(ws: &[Workload]) -> Result<String> {
     };
     Ok(grid(&[panel], 1, (760, 480))?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_decile_is_the_nearest_rank_10th_percentile() {
+        let v: Vec<f64> = (1..=15).rev().map(f64::from).collect();
+        assert_eq!(worst_decile(&v), 2.0, "2nd lowest of 15");
+        assert_eq!(worst_decile(&[0.9, 0.5]), 0.5, "1st of 2");
+        assert_eq!(
+            worst_decile(&(1..=20).map(f64::from).collect::<Vec<_>>()),
+            2.0
+        );
+        assert!(worst_decile(&[]).is_nan());
+        assert_eq!(spread(&[0.95, 0.9, 0.99]), "95.0 [90.0] (90.0–99.0)");
+    }
+}
