@@ -180,6 +180,28 @@ pub fn build(dir: Option<&Path>) -> Result<RealPrograms> {
     Ok(RealPrograms { dir })
 }
 
+/// A studies manifest of real programs, built first: `(workload name, binary, arguments)`;
+/// arguments that name files (a `.` in them) are the files it reads.
+pub fn manifest(programs: &[(&str, &str, &[&str])]) -> Result<outcrop_studies::Manifest> {
+    let built = build(None)?;
+    let mut text = String::new();
+    let list = |v: &[&str]| {
+        v.iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (name, binary, args) in programs {
+        let reads: Vec<&str> = args.iter().copied().filter(|a| a.contains('.')).collect();
+        text.push_str(&format!(
+            "[[workload]]\nname = \"{name}\"\nkind = \"compute\"\nbinary = \"{binary}\"\nargs = [{}]\nreads = [{}]\n\n",
+            list(args),
+            list(&reads)
+        ));
+    }
+    outcrop_studies::Manifest::parse(&text, &built.dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// The crates' source directories, in [`CRATES`] order, fetched by cargo.
 fn sources(root: &Path) -> Result<Vec<PathBuf>> {
     let fetch = root.join("target/real-programs/fetch");

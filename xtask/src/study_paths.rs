@@ -247,27 +247,6 @@ const REAL: [(&str, &str, &[&str]); 3] = [
     ("zstd-3", "zstd", &["3", "input.txt"]),
 ];
 
-/// The real programs' manifest (building them first).
-fn real_manifest() -> Result<Manifest> {
-    let built = crate::real_programs::build(None)?;
-    let mut text = String::new();
-    for (name, binary, args) in REAL {
-        let list = |v: &[&str]| {
-            v.iter()
-                .map(|a| format!("{a:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let reads: Vec<&str> = args.iter().copied().filter(|a| a.contains('.')).collect();
-        text.push_str(&format!(
-            "[[workload]]\nname = \"{name}\"\nkind = \"compute\"\nbinary = \"{binary}\"\nargs = [{}]\nreads = [{}]\n\n",
-            list(args),
-            list(&reads)
-        ));
-    }
-    Manifest::parse(&text, &built.dir).map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 impl Study for PathsStudy {
     type Params = ();
     type Output = Workload;
@@ -554,7 +533,7 @@ pub fn run(args: Args) -> Result<()> {
         real: if real_names.is_empty() {
             None
         } else {
-            Some((real_manifest()?, real_names))
+            Some((crate::real_programs::manifest(&REAL)?, real_names))
         },
     };
     let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {

@@ -173,22 +173,8 @@ fn barrier_tags(name: &str) -> Vec<(outcrop_run::TagPlace, u8)> {
 
 /// The real programs' manifest (building them first).
 fn real_guests() -> Result<Manifest> {
-    let built = crate::real_programs::build(None)?;
-    let mut text = String::new();
-    for (name, binary, args, _) in REAL {
-        let list = |v: &[&str]| {
-            v.iter()
-                .map(|a| format!("{a:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        text.push_str(&format!(
-            "[[workload]]\nname = \"{name}\"\nkind = \"compute\"\nbinary = \"{binary}\"\nargs = [{}]\nreads = [{}]\n\n",
-            list(args),
-            list(args)
-        ));
-    }
-    Manifest::parse(&text, &built.dir).map_err(|e| anyhow::anyhow!("{e}"))
+    let programs: Vec<(&str, &str, &[&str])> = REAL.iter().map(|r| (r.0, r.1, r.2)).collect();
+    crate::real_programs::manifest(&programs)
 }
 
 /// A sweep of `cells` over workloads: one job per (workload, cell), each a call of `run`.
