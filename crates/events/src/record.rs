@@ -168,6 +168,10 @@ pub struct Retire {
     pub next_pc: u64,
     /// The thread that retired it (0 for single-threaded sources).
     pub thread: u32,
+    /// The stack pointer after it (x2 on RISC-V); 0 when the source does not know it. The
+    /// exact profile matches call frames by it where a program leaves functions without
+    /// returning (`longjmp`, unwinders).
+    pub sp: u64,
 }
 
 /// Kinds of control transfer in the taken-branch stream.
@@ -315,6 +319,10 @@ pub trait Observer {
     /// instruction address without retire records, such as the exact profiler's block mode).
     /// An observer that sets it sets [`Observer::BLOCKS`] too.
     const BLOCK_LENS: bool = false;
+    /// Wants [`Observer::stack`] after each taken call, return and indirect jump (an observer
+    /// of blocks that follows the call stack by stack pointer; retire records carry it in
+    /// [`Retire::sp`]).
+    const STACK: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -333,6 +341,23 @@ pub trait Observer {
     #[inline]
     fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
         self.block(start, lens.len() as u32)
+    }
+    /// The running thread leaves the machine in the middle of a basic block (its quantum
+    /// ended, or it blocked): `lens` are the lengths of the instructions of that block
+    /// retired so far, from `start`. Called only when [`Observer::BLOCK_LENS`] is set, just
+    /// before [`Observer::thread`] names the next thread. The block is still reported whole
+    /// by `block_lens` when it ends, with these instructions at its head: an observer that
+    /// counts them here (so that its counts follow the instructions as they retire, as they
+    /// would under retire records) skips them there.
+    #[inline]
+    fn block_part(&mut self, _start: u64, _lens: &[u8]) -> Control {
+        Control::Continue
+    }
+    /// The stack pointer after the call, return or indirect jump that
+    /// [`Observer::taken_branch`] has just reported (only when [`Observer::STACK`] is set).
+    #[inline]
+    fn stack(&mut self, _sp: u64) -> Control {
+        Control::Continue
     }
     /// A taken branch or jump from `from` to `to`.
     #[inline]
@@ -395,13 +420,22 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const CLASSES: bool = O::CLASSES;
     const MAPPINGS: bool = O::MAPPINGS;
     const BLOCK_LENS: bool = O::BLOCK_LENS;
+    const STACK: bool = O::STACK;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
     }
     #[inline]
+    fn stack(&mut self, sp: u64) -> Control {
+        (**self).stack(sp)
+    }
+    #[inline]
     fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
         (**self).block_lens(start, lens)
+    }
+    #[inline]
+    fn block_part(&mut self, start: u64, lens: &[u8]) -> Control {
+        (**self).block_part(start, lens)
     }
     #[inline]
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {
@@ -449,6 +483,13 @@ macro_rules! tuple_observer {
             const CLASSES: bool = false $(|| $name::CLASSES)+;
             const MAPPINGS: bool = false $(|| $name::MAPPINGS)+;
             const BLOCK_LENS: bool = false $(|| $name::BLOCK_LENS)+;
+            const STACK: bool = false $(|| $name::STACK)+;
+            #[inline]
+            fn stack(&mut self, sp: u64) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::STACK { c = c.and(self.$idx.stack(sp)); })+
+                c
+            }
             #[inline]
             fn mapped(&mut self, m: &Mapping<'_>) -> Control {
                 let mut c = Control::Continue;
@@ -485,6 +526,14 @@ macro_rules! tuple_observer {
                 let mut c = Control::Continue;
                 $(if $name::BLOCKS {
                     c = c.and(self.$idx.block_lens(start, lens));
+                })+
+                c
+            }
+            #[inline]
+            fn block_part(&mut self, start: u64, lens: &[u8]) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::BLOCK_LENS {
+                    c = c.and(self.$idx.block_part(start, lens));
                 })+
                 c
             }
@@ -532,14 +581,24 @@ impl<O: Observer> Observer for Option<O> {
     const CLASSES: bool = O::CLASSES;
     const MAPPINGS: bool = O::MAPPINGS;
     const BLOCK_LENS: bool = O::BLOCK_LENS;
+    const STACK: bool = O::STACK;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
     }
     #[inline]
+    fn stack(&mut self, sp: u64) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.stack(sp))
+    }
+    #[inline]
     fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
         self.as_mut()
             .map_or(Control::Continue, |o| o.block_lens(start, lens))
+    }
+    #[inline]
+    fn block_part(&mut self, start: u64, lens: &[u8]) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.block_part(start, lens))
     }
     #[inline]
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {

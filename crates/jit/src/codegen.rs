@@ -255,11 +255,25 @@ impl Gen<'_, '_> {
             .load(types::I64, flags(), self.ctx, layout::RECORD_POS as i32);
         let cap = self.konst(crate::exec::RECORDS as u64);
         let slot = self.b.ins().umin(pos, cap);
-        let off = self.b.ins().ishl_imm(slot, 4);
+        let off = self
+            .b
+            .ins()
+            .imul_imm(slot, std::mem::size_of::<Record>() as i64);
         let at = self.b.ins().iadd(base, off);
         let word = self.konst(Record::word(tag, retired, how));
+        // x2 as the block knows it, else from the context (registers are written through,
+        // so the context holds the current value; the load is not cached: this may be an
+        // exit path that later code does not pass through)
+        let sp = match self.regs[2] {
+            Some(v) => v,
+            None => self
+                .b
+                .ins()
+                .load(types::I64, flags(), self.ctx, layout::x(2) as i32),
+        };
         self.b.ins().store(flags(), next, at, 0);
         self.b.ins().store(flags(), word, at, 8);
+        self.b.ins().store(flags(), sp, at, 16);
         let pos = self.b.ins().iadd_imm(pos, 1);
         self.b
             .ins()

@@ -11,7 +11,7 @@
 //! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
 //!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
 //!   and after every helper call), so an entry never outlives the frame it points to.
-//! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 16`, a slot
+//! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 24`, a slot
 //!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
 //! * Jump-cache entries hold only pointers to functions of the live module ([`Jit::insert`]);
 //!   the module is freed only after the cache is cleared ([`Jit::flush`]).

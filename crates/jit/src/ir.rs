@@ -316,12 +316,14 @@ pub struct Block {
     pub record: Option<u32>,
 }
 
-/// What a block appended when it ran with [`Block::record`] set: two words.
+/// What a block appended when it ran with [`Block::record`] set: three words.
 ///
 /// * `next`: the pc the guest goes to after it (the next block, or where the engine resumes);
 /// * `word`: the block's tag in bits 0–31, the instructions of the block that retired in bits
 ///   32–47, and how it ended ([`Record::END`], [`Record::TAKEN`], [`Record::PARTIAL`],
-///   [`Record::EXIT`]) in bits 48–63.
+///   [`Record::EXIT`]) in bits 48–63;
+/// * `sp`: the guest's stack pointer (x2) when it left the block (an observer that follows
+///   the call stack matches frames by it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Record {
@@ -329,6 +331,8 @@ pub struct Record {
     pub next: u64,
     /// Tag, retired instructions and how it ended.
     pub word: u64,
+    /// The stack pointer (x2) at the block's exit.
+    pub sp: u64,
 }
 
 impl Record {

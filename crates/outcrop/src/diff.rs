@@ -70,11 +70,22 @@ fn context(path: &Path) -> impl Fn(outcrop_diff::Error) -> anyhow::Error + '_ {
     move |e| anyhow::anyhow!("{}: {e}", path.display())
 }
 
-/// A file a report directory names, relative to the directory first.
+/// A file a report directory's summary names (`key`), found beneath the directory only: the
+/// name as a path relative to it, else its last component in it. A path inside a file is as
+/// untrusted as the file: one that leads out of the directory (absolute, `..`, a symlink) is
+/// never opened (`resolve_beneath`, race-free).
 fn named_in(dir: &Path, v: &serde_json::Value, key: &str) -> Option<PathBuf> {
     let f = PathBuf::from(v.get(key)?.as_str()?);
-    let inside = dir.join(f.file_name()?);
-    [dir.join(&f), inside, f].into_iter().find(|p| p.is_file())
+    let mut candidates = Vec::new();
+    if f.is_relative() {
+        candidates.push(f.clone());
+    }
+    candidates.push(PathBuf::from(f.file_name()?));
+    candidates.into_iter().find_map(|rel| {
+        outcrop_run::files::resolve_beneath(dir, &rel, "file")
+            .ok()
+            .filter(|p| p.is_file())
+    })
 }
 
 fn load_dir(dir: &Path) -> Result<Side> {

@@ -416,13 +416,16 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
             progress: !args.no_progress,
         };
         let w = manifest.get(name)?;
+        // paths from the manifest, resolved beneath its directory (a checkout cannot name
+        // a program or a sysroot outside itself)
+        manifest.binary_path(w)?;
         let mut command = vec![w.binary().into_os_string()];
         command.extend(w.args.iter().map(std::ffi::OsString::from));
         eprintln!("outcrop: suite: {name}");
         let mut config = args.config(command, true)?;
         config.program.stdio = outcrop_run::Stdio::Quiet;
-        if let Some(root) = &w.sysroot {
-            config.program.sysroot = Some(root.clone());
+        if let Some(root) = manifest.sysroot(w)? {
+            config.program.sysroot = Some(root);
         }
         let (mut p, mut row) = profile(&config, &out)?;
         p.report = Some(sub.display().to_string());

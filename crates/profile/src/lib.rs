@@ -163,6 +163,10 @@ struct Frame {
     node: u32,
     /// Where the callee returns to.
     ret: u64,
+    /// The stack pointer at the call (0: not known). The frame is gone once the stack
+    /// pointer rises above it, whatever the program did to get there (`longjmp`, an
+    /// unwinder): the caller's own frame was below this address.
+    sp: u64,
 }
 
 /// Entries of the cache of [`Profiler::enter`] results.
@@ -181,8 +185,17 @@ struct Entered {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pending {
     None,
-    Call { ret: u64 },
-    Return,
+    Call {
+        ret: u64,
+        sp: u64,
+    },
+    Return {
+        sp: u64,
+    },
+    /// An indirect jump that left the stack above the innermost frame: frames are unwound.
+    Unwind {
+        sp: u64,
+    },
 }
 
 /// Gives the symbols of an object mapped during the run (a shared library), placed at its
@@ -244,6 +257,11 @@ pub struct Profiler {
     signals: FxHashMap<u32, std::collections::VecDeque<SignalMark>>,
     /// The timeline's marks so far, and when the next is due.
     timeline: TimelineState,
+    /// The stack pointer after the last taken call, return or indirect jump (0: unknown).
+    sp: u64,
+    /// [`ByBlocks`]: per thread switched out in the middle of a block, that block's start and
+    /// how many of its instructions were counted then ([`Observer::block_part`]).
+    parts: FxHashMap<u32, (u64, usize)>,
 }
 
 /// What a run looks like over time: every [`Timeline::interval`] retired instructions
@@ -336,6 +354,8 @@ impl Profiler {
             parked: FxHashMap::default(),
             signals: FxHashMap::default(),
             timeline: TimelineState::default(),
+            parts: FxHashMap::default(),
+            sp: 0,
         }
     }
 
@@ -542,7 +562,26 @@ impl Profiler {
         n
     }
 
-    fn call(&mut self, ret: u64) {
+    /// What the taken transfer `kind` of the instruction that ends at `ret` leaves for the
+    /// next instruction to account (with the stack pointer the source gave, `self.sp`).
+    #[inline(always)]
+    fn transfer(&mut self, kind: Option<BranchKind>, ret: u64) {
+        let sp = self.sp;
+        match kind {
+            Some(BranchKind::Call) => self.pending = Pending::Call { ret, sp },
+            Some(BranchKind::Return) => self.pending = Pending::Return { sp },
+            // a jump that leaves the stack above the innermost frame left it (longjmp and
+            // unwinders jump so on some targets); any other indirect jump costs a compare
+            Some(BranchKind::Indirect)
+                if sp != 0 && self.stack.last().is_some_and(|f| f.sp != 0 && sp > f.sp) =>
+            {
+                self.pending = Pending::Unwind { sp }
+            }
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, ret: u64, sp: u64) {
         if self.stack.len() >= MAX_DEPTH || self.overflow > 0 {
             self.overflow += 1;
             self.folded_calls += 1;
@@ -551,13 +590,16 @@ impl Profiler {
         self.stack.push(Frame {
             node: self.cur_node,
             ret,
+            sp,
         });
         self.cur_node = self.child(self.cur_node, self.cur_fn);
         self.nodes[self.cur_node as usize].calls += 1;
     }
 
-    fn ret(&mut self, to: u64) {
-        if self.overflow > 0 {
+    fn ret(&mut self, to: u64, sp: u64) {
+        if self.overflow > 0 && (sp == 0 || self.stack.last().is_none_or(|f| sp <= f.sp)) {
+            // a return from a call folded at the depth limit (a stack pointer above the
+            // deepest frame means more than those calls were left: unwound below)
             self.overflow -= 1;
             return;
         }
@@ -568,12 +610,39 @@ impl Profiler {
             .rev()
             .take(RETURN_SEARCH)
             .position(|f| f.ret == to);
-        // a return to an address no frame expects (hand-written code using `ret` as a
-        // jump) pops one frame
+        if found.is_none() && sp != 0 {
+            // a return to an address no frame expects, with the stack pointer known: a
+            // longjmp (it ends with `ret` on RISC-V) or an unwinder left frames behind
+            self.unwind(sp);
+            return;
+        }
+        // without a stack pointer, a return no frame expects (hand-written code using `ret`
+        // as a jump) pops one frame
         let keep = len - found.map_or(1, |i| i + 1).min(len);
         if keep < len {
             self.cur_node = self.stack[keep].node;
             self.stack.truncate(keep);
+        }
+    }
+
+    /// The stack pointer is now `sp`, and control is in `self.cur_fn` by a transfer no frame
+    /// expected: every frame whose call was made below `sp` is gone (their callers' stack is
+    /// released), and so is a frame made at `sp` itself when control is back in the function
+    /// that made it (a `longjmp` to the `setjmp` of the caller of the function it leaves).
+    fn unwind(&mut self, sp: u64) {
+        let before = self.stack.len();
+        while let Some(f) = self.stack.last() {
+            let gone = f.sp != 0
+                && (f.sp < sp
+                    || (f.sp == sp && self.nodes[f.node as usize].function == self.cur_fn));
+            if !gone {
+                break;
+            }
+            self.cur_node = f.node;
+            self.stack.pop();
+        }
+        if self.stack.len() < before {
+            self.overflow = 0; // the calls folded above the deepest frame went with it
         }
     }
 
@@ -611,14 +680,8 @@ impl Profiler {
             n.counts.add_retire(cycles, ev);
         }
         self.timeline.events.add_events(ev);
-        match taken {
-            Some(BranchKind::Call) => {
-                self.pending = Pending::Call {
-                    ret: pc.wrapping_add(u64::from(len)),
-                }
-            }
-            Some(BranchKind::Return) => self.pending = Pending::Return,
-            _ => {}
+        if taken.is_some() {
+            self.transfer(taken, pc.wrapping_add(u64::from(len)));
         }
         let now = if self.timed {
             self.last_retire
@@ -641,8 +704,9 @@ impl Profiler {
         }
         match std::mem::replace(&mut self.pending, Pending::None) {
             Pending::None => {}
-            Pending::Call { ret } => self.call(ret),
-            Pending::Return => self.ret(pc),
+            Pending::Call { ret, sp } => self.call(ret, sp),
+            Pending::Return { sp } => self.ret(pc, sp),
+            Pending::Unwind { sp } => self.unwind(sp),
         }
         if self.nodes[self.cur_node as usize].function != self.cur_fn && self.overflow == 0 {
             // entered another function without a call: a tail call, a fall-through, or the
@@ -725,6 +789,9 @@ impl Observer for Profiler {
             None => (0, TimingEvents::default()),
         };
         let taken = if r.taken { r.transfer } else { None };
+        if taken.is_some() {
+            self.sp = r.sp;
+        }
         self.count(r.pc, r.len, taken, cycles, ev);
         Control::Continue
     }
@@ -743,7 +810,7 @@ impl Observer for Profiler {
             }
             nested.push_back(saved);
             // no frame returns to 0: the handler's own return (to the trampoline) pops it
-            self.pending = Pending::Call { ret: 0 };
+            self.pending = Pending::Call { ret: 0, sp: 0 };
         } else if let Some(p) = self
             .signals
             .get_mut(&self.thread)
@@ -815,6 +882,29 @@ impl Profiler {
 }
 
 impl ByBlocks<'_> {
+    /// The end of a block whose first `done` instructions were counted at a thread switch
+    /// ([`Observer::block_part`]): the rest, instruction by instruction, and the taken
+    /// transfer at its end.
+    fn block_rest(&mut self, start: u64, lens: &[u8], done: usize) -> Control {
+        let done = done.min(lens.len());
+        let mut pc = start.wrapping_add(lens[..done].iter().map(|&l| u64::from(l)).sum::<u64>());
+        let last = lens.len() - 1;
+        if done > last {
+            // every instruction was counted: only the transfer at its end is left
+            let last_pc = pc.wrapping_sub(u64::from(lens[last]));
+            let taken = self.taken_at(last_pc);
+            self.profiler.transfer(taken, pc);
+            return Control::Continue;
+        }
+        for (i, &l) in lens.iter().enumerate().skip(done) {
+            let taken = if i == last { self.taken_at(pc) } else { None };
+            self.profiler
+                .count(pc, l, taken, 0, TimingEvents::default());
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        Control::Continue
+    }
+
     /// The kind of the taken transfer at `pc` (the block's last instruction), if any.
     #[inline(always)]
     fn taken_at(&mut self, pc: u64) -> Option<BranchKind> {
@@ -829,6 +919,7 @@ impl Observer for ByBlocks<'_> {
     const BLOCKS: bool = true;
     const BLOCK_LENS: bool = true;
     const BRANCHES: bool = true;
+    const STACK: bool = true;
     const MAPPINGS: bool = true;
 
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {
@@ -842,10 +933,41 @@ impl Observer for ByBlocks<'_> {
     }
 
     #[inline(always)]
+    fn stack(&mut self, sp: u64) -> Control {
+        self.profiler.sp = sp;
+        Control::Continue
+    }
+
+    /// Counts the instructions of a block in progress that were not counted yet, as retire
+    /// records would have at the switch; `block_lens` skips them when the block ends.
+    fn block_part(&mut self, start: u64, lens: &[u8]) -> Control {
+        let p = &mut *self.profiler;
+        let done = match p.parts.get(&p.thread) {
+            Some(&(s, n)) if s == start => n.min(lens.len()),
+            _ => 0,
+        };
+        let mut pc = start.wrapping_add(lens[..done].iter().map(|&l| u64::from(l)).sum::<u64>());
+        for &l in &lens[done..] {
+            p.count(pc, l, None, 0, TimingEvents::default());
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        p.parts.insert(p.thread, (start, lens.len()));
+        Control::Continue
+    }
+
+    #[inline(always)]
     fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
         let Some((&last_len, _)) = lens.split_last() else {
             return Control::Continue;
         };
+        if !self.profiler.parts.is_empty() {
+            let thread = self.profiler.thread;
+            if let Some((s, done)) = self.profiler.parts.remove(&thread) {
+                if s == start && done > 0 {
+                    return self.block_rest(start, lens, done);
+                }
+            }
+        }
         let bytes: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let end = start.wrapping_add(bytes);
         let last = end.wrapping_sub(u64::from(last_len));
@@ -886,10 +1008,8 @@ impl Observer for ByBlocks<'_> {
                     }
                     let taken = self.taken_at(last);
                     let p = &mut *self.profiler;
-                    match taken {
-                        Some(BranchKind::Call) => p.pending = Pending::Call { ret: end },
-                        Some(BranchKind::Return) => p.pending = Pending::Return,
-                        _ => {}
+                    if taken.is_some() {
+                        p.transfer(taken, end);
                     }
                     return Control::Continue;
                 }

@@ -55,13 +55,24 @@ pub fn set_blocking(f: &File) -> std::io::Result<()> {
 /// Reads `path`, `what` it is (for messages), refusing anything but a regular file of at most
 /// `cap` bytes.
 pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>> {
+    let (f, meta) = open_regular(path, what)?;
+    read_opened(f, &meta, path, what, cap)
+}
+
+/// The bytes of `f` (opened from `path`, a regular file with `meta`), at most `cap`.
+fn read_opened(
+    f: File,
+    meta: &std::fs::Metadata,
+    path: &Path,
+    what: &'static str,
+    cap: u64,
+) -> Result<Vec<u8>> {
     let p = path.display();
     let fail = |detail: String| Error::Read {
         what,
         path: path.to_path_buf(),
         detail,
     };
-    let (f, meta) = open_regular(path, what)?;
     if meta.len() > cap {
         return Err(fail(format!(
             "{what} {p} has {} bytes; the most Outcrop reads is {cap} bytes",
@@ -78,6 +89,89 @@ pub fn read_bounded(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>
         )));
     }
     Ok(out)
+}
+
+/// Opens `rel`, a path read from a file in `root` (a manifest, a report's summary), beneath
+/// `root` and nowhere else: absolute paths, `..` above `root` and symlinks that lead out of it
+/// are refused by the kernel during the lookup itself (`openat2` with `RESOLVE_BENEATH`), so
+/// nothing can swap a component between a check and the open. `flags` are added to
+/// `O_CLOEXEC|O_NOCTTY|O_NONBLOCK` (`O_CLOEXEC` alone with `O_PATH`).
+fn open_beneath(root: &Path, rel: &Path, flags: rustix::fs::OFlags) -> std::io::Result<File> {
+    use rustix::fs::{openat2, Mode, OFlags, ResolveFlags};
+    let dir = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let fd = openat2(
+        &dir,
+        rel,
+        // (openat2 refuses flags that mean nothing with O_PATH)
+        if flags.contains(OFlags::PATH) {
+            flags | OFlags::CLOEXEC
+        } else {
+            flags | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK
+        },
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    )
+    .map_err(|e| {
+        if e == rustix::io::Errno::XDEV {
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("it leads out of {}", root.display()),
+            )
+        } else {
+            e.into()
+        }
+    })?;
+    Ok(File::from(fd))
+}
+
+/// As [`read_bounded`], for `rel`, a path named inside a file in directory `root`: resolved
+/// beneath `root` only (see `open_beneath`: an absolute path, `..` out of it or a symlink
+/// that leaves it is refused, race-free).
+pub fn read_beneath(root: &Path, rel: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>> {
+    let path = root.join(rel);
+    let fail = |detail: String| Error::Read {
+        what,
+        path: path.clone(),
+        detail,
+    };
+    let f = open_beneath(root, rel, rustix::fs::OFlags::RDONLY)
+        .map_err(|e| fail(format!("cannot open {what} {}: {e}", path.display())))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| fail(format!("cannot stat {what} {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        let kind = file_kind(&meta);
+        return Err(fail(format!(
+            "{what} {} is not a regular file ({kind})",
+            path.display()
+        )));
+    }
+    set_blocking(&f).map_err(|e| fail(format!("cannot use {what} {}: {e}", path.display())))?;
+    read_opened(f, &meta, &path, what, cap)
+}
+
+/// The real path of `rel` (a path named inside a file in directory `root`), resolved beneath
+/// `root` as [`read_beneath`] resolves (race-free) and then named by the kernel: absolute, with
+/// no symlink left in it, inside `root`'s own real path. For a directory or program a run
+/// grants or loads by name; a component swapped for a symlink after this call would be
+/// followed then, so `root` should be a directory its owner does not change during the run.
+pub fn resolve_beneath(root: &Path, rel: &Path, what: &'static str) -> Result<std::path::PathBuf> {
+    let path = root.join(rel);
+    let f = open_beneath(root, rel, rustix::fs::OFlags::PATH).map_err(|e| Error::Read {
+        what,
+        path: path.clone(),
+        detail: format!("cannot use {what} {}: {e}", path.display()),
+    })?;
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).map_err(|e| Error::Read {
+        what,
+        path: path.clone(),
+        detail: format!("cannot name {what} {}: {e}", path.display()),
+    })
 }
 
 /// As [`read_bounded`], as UTF-8 text; invalid UTF-8 is an error naming the line and byte.

@@ -1168,6 +1168,7 @@ impl Machine {
                 transfer: branch,
                 next_pc: next,
                 thread: self.sched.thread_index,
+                sp: self.x[2],
             };
             if obs.retire(&r, None) == Control::Stop {
                 control = Control::Stop;
@@ -1179,6 +1180,15 @@ impl Machine {
         if O::BRANCHES {
             if let Some(kind) = branch {
                 if obs.taken_branch(pc, next, kind) == Control::Stop {
+                    control = Control::Stop;
+                }
+                if O::STACK
+                    && matches!(
+                        kind,
+                        BranchKind::Call | BranchKind::Return | BranchKind::Indirect
+                    )
+                    && obs.stack(self.x[2]) == Control::Stop
+                {
                     control = Control::Stop;
                 }
             }

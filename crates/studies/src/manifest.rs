@@ -9,6 +9,15 @@ use std::path::{Path, PathBuf};
 /// The most bytes of a manifest file read.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
+/// The most bytes of one workload input copied into a job's scratch directory.
+const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// Absolute sysroots a manifest may name: the cross toolchains' own (Debian's
+/// `libc6-dev-riscv64-cross`), which hold a libc and its loader and nothing of the user's. Any
+/// other sysroot in a manifest must lie inside the manifest's directory: a checkout must not
+/// widen the guest's sandbox (a sysroot is granted read-only as the guest's `/`).
+pub const SYSTEM_SYSROOTS: &[&str] = &["/usr/riscv64-linux-gnu"];
+
 /// What a workload is for.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -110,6 +119,17 @@ impl Manifest {
             if w.name.is_empty() || !inside(Path::new(&w.name)) {
                 return Err(format!("workload name `{}` is not a plain name", w.name));
             }
+            if let Some(root) = &w.sysroot {
+                let system = SYSTEM_SYSROOTS.iter().any(|s| Path::new(s) == root);
+                if !system && !inside(root) {
+                    return Err(format!(
+                        "workload `{}`: sysroot {} must be a directory inside the manifest's directory or one of the cross toolchains' own ({}); a sysroot is granted to the guest as its `/`, so give any other with --sysroot on the command line",
+                        w.name,
+                        root.display(),
+                        SYSTEM_SYSROOTS.join(", ")
+                    ));
+                }
+            }
             for p in w.binary.iter().chain(&w.reads) {
                 if !inside(p) {
                     return Err(format!(
@@ -148,13 +168,37 @@ impl Manifest {
         names.iter().map(|n| self.get(n)).collect()
     }
 
+    /// Where workload `w`'s program is: its real path, resolved beneath the manifest's
+    /// directory (a symlink in the checkout that leads out of it is refused).
+    pub fn binary_path(&self, w: &Workload) -> Result<PathBuf> {
+        Ok(outcrop_run::files::resolve_beneath(
+            &self.root,
+            &w.binary(),
+            "program",
+        )?)
+    }
+
+    /// Workload `w`'s sysroot: one of [`SYSTEM_SYSROOTS`] as named, or a directory inside the
+    /// manifest's directory by its real path (resolved beneath it, race-free: a symlink that
+    /// leads out is refused).
+    pub fn sysroot(&self, w: &Workload) -> Result<Option<PathBuf>> {
+        match &w.sysroot {
+            None => Ok(None),
+            Some(p) if SYSTEM_SYSROOTS.iter().any(|s| Path::new(s) == p) => Ok(Some(p.clone())),
+            Some(p) => Ok(Some(outcrop_run::files::resolve_beneath(
+                &self.root, p, "sysroot",
+            )?)),
+        }
+    }
+
     /// How a job runs workload `name` with `scratch` as its working directory: the program
     /// by absolute path, seen by the guest as `bin/NAME`; its inputs copied into `scratch`
     /// (which is granted read-write when it writes, its inputs read-only otherwise);
-    /// deterministic, quiet, 1 GiB of memory.
+    /// deterministic, quiet, 1 GiB of memory. Every path comes from the manifest, so each is
+    /// resolved beneath the manifest's directory.
     pub fn spec(&self, name: &str, scratch: &Path) -> Result<ProgramSpec> {
         let w = self.get(name)?;
-        let binary = self.root.join(w.binary());
+        let binary = self.binary_path(w)?;
         let mut spec = ProgramSpec::observed(&binary, &w.binary().to_string_lossy());
         spec.command
             .extend(w.args.iter().map(std::ffi::OsString::from));
@@ -164,8 +208,9 @@ impl Manifest {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
-            let from = self.root.join(r);
-            std::fs::copy(&from, &to).map_err(|e| Error::io(&from, e))?;
+            let bytes =
+                outcrop_run::files::read_beneath(&self.root, r, "workload input", MAX_INPUT_BYTES)?;
+            std::fs::write(&to, bytes).map_err(|e| Error::io(&to, e))?;
             if !w.writes {
                 spec.allow.push(to);
             }
@@ -173,7 +218,7 @@ impl Manifest {
         if w.writes {
             spec.allow_rw.push(scratch.to_path_buf());
         }
-        spec.sysroot = w.sysroot.clone();
+        spec.sysroot = self.sysroot(w)?;
         Ok(spec)
     }
 }
@@ -220,5 +265,56 @@ mod tests {
             root
         )
         .is_err());
+    }
+
+    /// A checkout cannot widen the sandbox: a sysroot outside the manifest's directory (`/`,
+    /// `../..`) is refused when the manifest is read, and a symlink planted in the checkout
+    /// that leads out is refused when a job resolves it (as a sysroot, a program or an input).
+    #[test]
+    fn paths_in_a_manifest_stay_beneath_its_directory() {
+        let root = Path::new("/nowhere");
+        for sysroot in ["/", "../..", "/etc", "/usr/riscv64-linux-gnu/../.."] {
+            let text = format!(
+                "[[workload]]\nname = \"a\"\nkind = \"dynamic\"\nsysroot = \"{sysroot}\"\n"
+            );
+            let e = Manifest::parse(&text, root).unwrap_err();
+            assert!(e.contains("sysroot"), "{sysroot}: {e}");
+        }
+        let ok = "[[workload]]\nname = \"a\"\nkind = \"dynamic\"\nsysroot = \"/usr/riscv64-linux-gnu\"\n";
+        assert!(Manifest::parse(ok, root).is_ok());
+
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("bin")).unwrap();
+        std::fs::create_dir_all(d.join("sys/lib")).unwrap();
+        std::os::unix::fs::symlink("/", d.join("root")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", d.join("secret")).unwrap();
+        std::os::unix::fs::symlink("/bin/true", d.join("bin/a")).unwrap();
+        std::fs::write(d.join("data"), "fine").unwrap();
+        let text = "[[workload]]\nname = \"a\"\nkind = \"dynamic\"\nsysroot = \"root\"\nreads = [\"secret\"]\n";
+        let m = Manifest::parse(text, d).unwrap();
+        let w = m.get("a").unwrap();
+        let e = m.sysroot(w).unwrap_err().to_string();
+        assert!(e.contains("leads out"), "{e}");
+        let e = m.binary_path(w).unwrap_err().to_string();
+        assert!(e.contains("leads out"), "{e}");
+        let scratch = tempfile::tempdir().unwrap();
+        let e = m.spec("a", scratch.path()).unwrap_err().to_string();
+        assert!(e.contains("leads out"), "{e}");
+        // inside the checkout, by real path
+        let text = "[[workload]]\nname = \"a\"\nkind = \"dynamic\"\nsysroot = \"sys\"\nreads = [\"data\"]\nbinary = \"data\"\n";
+        let m = Manifest::parse(text, d).unwrap();
+        let w = m.get("a").unwrap();
+        let real = std::fs::canonicalize(d.join("sys")).unwrap();
+        assert_eq!(m.sysroot(w).unwrap(), Some(real));
+        let spec = m.spec("a", scratch.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(scratch.path().join("data")).unwrap(),
+            "fine"
+        );
+        assert_eq!(
+            spec.sysroot,
+            Some(std::fs::canonicalize(d.join("sys")).unwrap())
+        );
     }
 }

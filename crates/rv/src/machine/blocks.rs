@@ -457,7 +457,7 @@ impl Machine {
             };
             if let Some((next, kind, retired)) = ended {
                 self.instret = base + retired;
-                if self.block_hooks(id, next, kind, obs) == Control::Stop {
+                if self.block_hooks(id, next, kind, self.x[2], obs) == Control::Stop {
                     self.pc = next;
                     return Some(Outcome::Stopped);
                 }
@@ -509,13 +509,15 @@ impl Machine {
         }
     }
 
-    /// The observer hooks for block `id`, run to its end, then going to `next`.
+    /// The observer hooks for block `id`, run to its end, then going to `next` with the stack
+    /// pointer at `sp`.
     #[inline(always)]
     pub(super) fn block_hooks<O: Observer>(
         &mut self,
         id: u32,
         next: u64,
         kind: Option<BranchKind>,
+        sp: u64,
         obs: &mut O,
     ) -> Control {
         let mut control = Control::Continue;
@@ -529,6 +531,14 @@ impl Machine {
         if O::BRANCHES {
             if let Some(kind) = kind {
                 control = control.and(obs.taken_branch(b.last_pc, next, kind));
+                if O::STACK
+                    && matches!(
+                        kind,
+                        BranchKind::Call | BranchKind::Return | BranchKind::Indirect
+                    )
+                {
+                    control = control.and(obs.stack(sp));
+                }
             }
         }
         if O::BLOCKS {

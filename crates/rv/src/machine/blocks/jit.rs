@@ -608,9 +608,9 @@ impl Machine {
             };
             instret += u64::from(r.retired());
             control = match r.how() {
-                Record::END => self.block_hooks(id, r.next, None, obs),
-                Record::TAKEN => self.block_hooks(id, r.next, Some(b.taken_kind), obs),
-                Record::EXIT => self.block_hooks(id, r.next, Some(BranchKind::Cond), obs),
+                Record::END => self.block_hooks(id, r.next, None, r.sp, obs),
+                Record::TAKEN => self.block_hooks(id, r.next, Some(b.taken_kind), r.sp, obs),
+                Record::EXIT => self.block_hooks(id, r.next, Some(BranchKind::Cond), r.sp, obs),
                 _ => {
                     // stopped early: the micro-ops of the instructions that retired
                     let (first, count) = (b.first as usize, b.count as usize);
