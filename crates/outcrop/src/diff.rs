@@ -261,6 +261,12 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.hot) || !(0.0..=1.0).contains(&args.rap_hot) {
         bail!("--hot and --rap-hot are fractions between 0 and 1");
     }
+    let outputs: Vec<&Path> = args.output.iter().map(PathBuf::as_path).collect();
+    let report_dirs: Vec<&Path> = args.report.iter().map(PathBuf::as_path).collect();
+    crate::files::distinct_outputs(&[&args.a, &args.b], &outputs, &report_dirs)?;
+    if let Some(dir) = &args.report {
+        crate::files::check_report_dir(dir)?;
+    }
     if let Some(o) = &args.output {
         crate::files::check_output(o)?;
     }
@@ -301,8 +307,9 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_dir(dir: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+fn write_dir(shown: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
+    let staged = crate::files::ReportDir::begin(shown)?;
+    let dir = staged.path().to_path_buf();
     let mut files: Vec<(String, &'static str)> = Vec::new();
     let mut put = |name: &str, what: &'static str, bytes: &[u8]| -> Result<()> {
         let p = dir.join(name);
@@ -310,7 +317,7 @@ fn write_dir(dir: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Resul
             f.write_all(bytes)?;
             Ok(())
         })
-        .with_context(|| format!("writing {}", p.display()))?;
+        .with_context(|| format!("writing {}", shown.join(name).display()))?;
         files.push((name.to_string(), what));
         Ok(())
     };
@@ -366,6 +373,6 @@ fn write_dir(dir: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Resul
         f.write_all(page.as_bytes())?;
         Ok(())
     })
-    .with_context(|| format!("writing {}", p.display()))?;
-    Ok(())
+    .with_context(|| format!("writing {}", shown.join("diff.html").display()))?;
+    staged.commit()
 }

@@ -57,7 +57,10 @@ pub fn remove_partials_on_signals() {
                 continue; // the run stops the guest and finishes its profiles
             }
             for p in partials().drain(..) {
-                let _ = std::fs::remove_file(p);
+                // a .partial file, or a report directory being staged
+                if std::fs::remove_file(&p).is_err() {
+                    let _ = std::fs::remove_dir_all(&p);
+                }
             }
             std::process::exit(128 + sig);
         }
@@ -280,6 +283,221 @@ pub fn write_output(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) ->
     let mut out = create_output(path)?;
     write(&mut out.file)?;
     out.commit()
+}
+
+/// The file that marks a directory as an Outcrop report directory, which a later run may
+/// replace whole.
+pub const REPORT_MARKER: &str = ".outcrop-report";
+
+/// Checks, before any work, that `dir` may become a report directory: a new name, an empty
+/// directory, or a directory that carries [`REPORT_MARKER`] (Outcrop's own, replaced whole).
+/// A symlink at `dir`, a file, or a non-empty directory without the marker is refused with
+/// what to do: a report never mixes with, or replaces, files Outcrop did not write.
+pub fn check_report_dir(dir: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("--report {}", dir.display())),
+    };
+    if meta.file_type().is_symlink() {
+        bail!(
+            "--report {}: is a symlink; a report directory is replaced whole, so give the directory itself (or a new name)",
+            dir.display()
+        );
+    }
+    if !meta.is_dir() {
+        bail!("--report {}: exists and is not a directory", dir.display());
+    }
+    if dir.join(REPORT_MARKER).is_file() {
+        return Ok(());
+    }
+    let mut entries =
+        std::fs::read_dir(dir).with_context(|| format!("--report {}", dir.display()))?;
+    if entries.next().is_some() {
+        bail!(
+            "--report {}: the directory holds files and is not an Outcrop report (no {REPORT_MARKER} in it); a report directory is replaced whole, so choose a new or empty directory",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// A report directory being written: every file goes into a private staging directory beside
+/// it (`.NAME.XXXXXX.partial`), which [`ReportDir::commit`] swaps in for the old one as a set
+/// (`renameat2` with `RENAME_EXCHANGE`, then the old one removed): no file of an earlier run
+/// survives beside the new ones, and a run that fails (a full disk included) or is
+/// interrupted leaves the old directory as it was and removes the staging one.
+pub struct ReportDir {
+    /// Where the report will be.
+    pub dir: PathBuf,
+    staging: Option<PathBuf>,
+}
+
+impl ReportDir {
+    /// Starts writing the report directory `dir` ([`check_report_dir`] first).
+    pub fn begin(dir: &Path) -> Result<ReportDir> {
+        check_report_dir(dir)?;
+        let name = dir
+            .file_name()
+            .with_context(|| format!("--report {}: not a directory name", dir.display()))?;
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(parent).with_context(|| {
+            format!(
+                "--report {}: cannot create {}",
+                dir.display(),
+                parent.display()
+            )
+        })?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let staging = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".partial")
+            .tempdir_in(parent)
+            .with_context(|| {
+                format!(
+                    "--report {}: cannot create a directory in {}",
+                    dir.display(),
+                    parent.display()
+                )
+            })?
+            .keep();
+        // the mode a plain mkdir gives, not tempfile's private 0700
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755));
+        partials().push(staging.clone());
+        Ok(ReportDir {
+            dir: dir.to_path_buf(),
+            staging: Some(staging),
+        })
+    }
+
+    /// Where files are written until the commit.
+    pub fn path(&self) -> &Path {
+        self.staging.as_deref().unwrap_or(&self.dir)
+    }
+
+    /// `p`, a path in the report directory, as it is written now (in the staging directory);
+    /// any other path as given.
+    pub fn place(&self, p: &Path) -> PathBuf {
+        match p.strip_prefix(&self.dir) {
+            Ok(rel) => self.path().join(rel),
+            Err(_) => p.to_path_buf(),
+        }
+    }
+
+    /// Writes the marker and swaps the staging directory in for `dir`.
+    pub fn commit(mut self) -> Result<()> {
+        let Some(staging) = self.staging.take() else {
+            return Ok(());
+        };
+        let done = (|| -> Result<()> {
+            std::fs::write(
+                staging.join(REPORT_MARKER),
+                "This directory is an Outcrop report: the next run with --report here replaces it whole.\n",
+            )
+            .with_context(|| format!("writing {}", self.dir.display()))?;
+            // checked again: something may have appeared at the name during the run
+            check_report_dir(&self.dir)?;
+            if self.dir.exists() {
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &staging,
+                    rustix::fs::CWD,
+                    &self.dir,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .with_context(|| format!("cannot replace {}", self.dir.display()))?;
+                // the staging name now holds the old report
+                std::fs::remove_dir_all(&staging).with_context(|| {
+                    format!("cannot remove the old report {}", staging.display())
+                })?;
+            } else {
+                std::fs::rename(&staging, &self.dir)
+                    .with_context(|| format!("cannot create {}", self.dir.display()))?;
+            }
+            Ok(())
+        })();
+        if done.is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        partials().retain(|p| p != &staging);
+        done
+    }
+}
+
+impl Drop for ReportDir {
+    fn drop(&mut self) {
+        if let Some(staging) = self.staging.take() {
+            partials().retain(|p| p != &staging);
+            let _ = std::fs::remove_dir_all(staging);
+        }
+    }
+}
+
+/// The device and inode of the file at `p` (symlinks followed), if there is one.
+fn identity(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Refuses, before any work, an output that is one of the command's inputs: the same file
+/// (device and inode, through any symlink or hard link), or — for a report directory, which
+/// is replaced whole — a directory that holds an input.
+pub fn distinct_outputs(inputs: &[&Path], outputs: &[&Path], report_dirs: &[&Path]) -> Result<()> {
+    for out in outputs {
+        if standard_stream(out).is_some() {
+            continue;
+        }
+        // an input that is a directory (a report read whole) holds no output either
+        let real_out = std::fs::canonicalize(out).ok().or_else(|| {
+            let parent = match out.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            Some(std::fs::canonicalize(parent).ok()?.join(out.file_name()?))
+        });
+        for input in inputs.iter().filter(|i| i.is_dir()) {
+            if let (Some(o), Ok(d)) = (&real_out, std::fs::canonicalize(input)) {
+                if o.starts_with(&d) {
+                    bail!(
+                        "output {} is inside the input {}: Outcrop never changes what it reads; choose another name",
+                        out.display(),
+                        input.display()
+                    );
+                }
+            }
+        }
+        let Some(id) = identity(out) else { continue };
+        if let Some(input) = inputs.iter().find(|i| identity(i) == Some(id)) {
+            bail!(
+                "output {} is the same file as the input {}: Outcrop never replaces a file it reads; choose another name",
+                out.display(),
+                input.display()
+            );
+        }
+    }
+    for dir in report_dirs {
+        let Ok(real_dir) = std::fs::canonicalize(dir) else {
+            continue;
+        };
+        for input in inputs {
+            if let Ok(real) = std::fs::canonicalize(input) {
+                if real.starts_with(&real_dir) {
+                    bail!(
+                        "--report {} holds the input {}, and a report directory is replaced whole: choose another directory",
+                        dir.display(),
+                        input.display()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Set by the first SIGINT while a run is interruptible ([`interrupt_flag`]).

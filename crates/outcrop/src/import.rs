@@ -10,7 +10,7 @@ use outcrop_report::run_report::{FileNames, RunReport};
 use outcrop_report::Report as _;
 use outcrop_run::import::{import, Format, ImportConfig, ImportHooks};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -49,6 +49,11 @@ pub struct ImportArgs {
 }
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
+    let report_dirs: Vec<&Path> = args.report.iter().map(PathBuf::as_path).collect();
+    crate::files::distinct_outputs(&[&args.input, &args.binary], &[&args.output], &report_dirs)?;
+    if let Some(dir) = &args.report {
+        crate::files::check_report_dir(dir)?;
+    }
     crate::files::check_output(&args.output)?;
     let image = outcrop_run::ProgramImage::read(&args.binary)?;
     let size = std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0);
@@ -148,12 +153,13 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             program: std::fs::canonicalize(&args.binary).ok(),
         };
         let report = RunReport::new(&result.summaries, &image, names)?;
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let staged = crate::files::ReportDir::begin(dir)?;
         for (name, bytes) in report.directory_files() {
-            let path = dir.join(name);
+            let path = staged.path().join(name);
             crate::files::write_report_file(&path, |f| Ok(f.write_all(&bytes)?))
-                .with_context(|| format!("writing {}", path.display()))?;
+                .with_context(|| format!("writing {}", dir.join(name).display()))?;
         }
+        staged.commit()?;
         eprintln!("outcrop: report → {}", dir.display());
     }
     if st.samples_in_program == 0 && st.branches_in_program == 0 {

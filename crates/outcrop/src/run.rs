@@ -221,21 +221,33 @@ struct Outputs {
     report: Option<PathBuf>,
     fdata: Option<PathBuf>,
     progress: bool,
+    /// (staging, final): the report directory is being written in `staging`, and every path
+    /// under it is named in messages and pages by its place under `final`.
+    shown: Option<(PathBuf, PathBuf)>,
 }
 
 impl Outputs {
-    /// Checks every output before the run starts.
-    fn check(&self, config: &RunConfig) -> Result<()> {
-        if let Some(dir) = &self.report {
-            std::fs::create_dir_all(dir).with_context(|| {
-                format!("--report {}: cannot create the directory", dir.display())
-            })?;
-            check_output(&dir.join("run.json"))?;
-            check_output(&dir.join("report.html"))?;
-            if config.rpa.is_some() {
-                check_output(&dir.join("rpa.json"))?;
-            }
+    /// `p` as a person should see it: under the final report directory, not the staging one.
+    fn show(&self, p: &Path) -> PathBuf {
+        match &self.shown {
+            Some((staging, last)) => match p.strip_prefix(staging) {
+                Ok(rel) => last.join(rel),
+                Err(_) => p.to_path_buf(),
+            },
+            None => p.to_path_buf(),
         }
+    }
+
+    /// Checks every output before the run starts (the report directory is staged already).
+    fn check(&self, config: &RunConfig) -> Result<()> {
+        let inputs: Vec<&Path> = config
+            .program
+            .command
+            .first()
+            .map(Path::new)
+            .into_iter()
+            .collect();
+        let report_dirs: Vec<&Path> = self.shown.iter().map(|(_, last)| last.as_path()).collect();
         let console = match &self.console {
             Console::File(f) => Some(f),
             _ => None,
@@ -251,7 +263,17 @@ impl Outputs {
         {
             check_output(p)?;
         }
-        Ok(())
+        let outputs: Vec<&Path> = [
+            console,
+            self.wpp.as_ref(),
+            self.samples.as_ref(),
+            self.fdata.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .collect();
+        crate::files::distinct_outputs(&inputs, &outputs, &report_dirs)
     }
 
     /// Writes the console report where it goes.
@@ -335,17 +357,44 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
         Some(p) if p.as_os_str() == "-" => Console::Stdout,
         Some(p) => Console::File(p),
     };
+    let config = args.config(args.guest.command.clone(), args.wpp.is_some())?;
+    // the report directory is written aside and swapped in whole when the run is done
+    let staged = match &args.report {
+        Some(dir) => {
+            let program: Vec<&Path> = config
+                .program
+                .command
+                .first()
+                .map(Path::new)
+                .into_iter()
+                .collect();
+            crate::files::distinct_outputs(&program, &[], &[dir.as_path()])?;
+            Some(crate::files::ReportDir::begin(dir)?)
+        }
+        None => None,
+    };
+    let place = |p: Option<PathBuf>| match (&staged, p) {
+        (Some(s), Some(p)) => Some(s.place(&p)),
+        (_, p) => p,
+    };
     let out = Outputs {
         console,
         json: args.json,
-        wpp: args.wpp.take(),
-        samples,
-        report: args.report.take(),
-        fdata: args.rpa.fdata.clone(),
+        wpp: place(args.wpp.take()),
+        samples: place(samples),
+        report: staged.as_ref().map(|s| s.path().to_path_buf()),
+        fdata: place(args.rpa.fdata.clone()),
         progress: !args.no_progress,
+        shown: staged
+            .as_ref()
+            .map(|s| (s.path().to_path_buf(), s.dir.clone())),
     };
-    let config = args.config(args.guest.command.clone(), out.wpp.is_some())?;
     let (p, _) = profile(&config, &out)?;
+    if let Some(s) = staged {
+        let dir = s.dir.clone();
+        s.commit()?;
+        eprintln!("outcrop: report → {}", dir.display());
+    }
     Ok(ExitCode::from((p.exit_code & 0xff) as u8))
 }
 
@@ -377,11 +426,12 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
     if args.timing.is_none() {
         args.timing = Some("default".into());
     }
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("--report {}: cannot create the directory", dir.display()))?;
     // the workloads read their inputs relative to their own directory: every path given on
     // the command line is made absolute before moving there
     let dir = std::path::absolute(&dir)?;
+    let staged = crate::files::ReportDir::begin(&dir)?;
+    let final_dir = dir.clone();
+    let dir = staged.path().to_path_buf();
     if let Some(t) = args.timing.as_mut() {
         if Path::new(t.as_str()).exists() {
             *t = std::path::absolute(t.as_str())?
@@ -414,6 +464,7 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
             report: Some(sub.clone()),
             fdata: None,
             progress: !args.no_progress,
+            shown: Some((dir.clone(), final_dir.clone())),
         };
         let w = manifest.get(name)?;
         // paths from the manifest, resolved beneath its directory (a checkout cannot name
@@ -428,7 +479,7 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
             config.program.sysroot = Some(root);
         }
         let (mut p, mut row) = profile(&config, &out)?;
-        p.report = Some(sub.display().to_string());
+        p.report = Some(final_dir.join(name).display().to_string());
         row.name = name.clone();
         index.push(p);
         rows.push(row);
@@ -440,11 +491,12 @@ fn suite(mut args: RunArgs) -> Result<ExitCode> {
         &dir.join("index.html"),
         outcrop_report::html::index_page(&rows).as_bytes(),
     )?;
+    staged.commit()?;
     eprintln!(
         "outcrop: suite: {} workloads profiled with every mechanism → {} (open {})",
         index.len(),
-        dir.display(),
-        dir.join("index.html").display()
+        final_dir.display(),
+        final_dir.join("index.html").display()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -479,9 +531,9 @@ fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> 
         print_timing(t);
     }
     let names = FileNames {
-        samples: out.samples.clone(),
-        wpp: out.wpp.clone(),
-        report_dir: out.report.clone(),
+        samples: out.samples.as_deref().map(|p| out.show(p)),
+        wpp: out.wpp.as_deref().map(|p| out.show(p)),
+        report_dir: out.report.as_deref().map(|p| out.show(p)),
         program: std::fs::canonicalize(image.path()).ok(),
     };
     let report = RunReport::new(&summaries, &image, names)?;
@@ -494,7 +546,6 @@ fn profile(config: &RunConfig, out: &Outputs) -> Result<(SuiteEntry, IndexRow)> 
         for (name, bytes) in report.directory_files() {
             save_in_report(&dir.join(name), &bytes)?;
         }
-        eprintln!("outcrop: report → {}", dir.display());
     }
     Ok((report.suite_entry(), report.index_row()))
 }
@@ -545,7 +596,10 @@ fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs) ->
         match &report.fdata {
             Some(text) => {
                 save(file, text.as_bytes())?;
-                eprintln!("outcrop: query: BOLT profile → {}", file.display());
+                eprintln!(
+                    "outcrop: query: BOLT profile → {}",
+                    out.show(file).display()
+                );
             }
             None => anyhow::bail!(
                 "--fdata {}: no queue is read by the edges service",
@@ -566,7 +620,7 @@ fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs) ->
             samples.meta.samples,
             samples.traces.len(),
             100.0 * samples.overhead(),
-            file.display()
+            out.show(file).display()
         );
     }
     if let (Some(c), Some(file)) = (&s.wpp, &out.wpp) {
@@ -577,7 +631,7 @@ fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs) ->
             b.paths.executions,
             b.paths.unique,
             c.bytes,
-            file.display()
+            out.show(file).display()
         );
     }
     Ok(())

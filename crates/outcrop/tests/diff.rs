@@ -1,5 +1,5 @@
 //! `outcrop diff` end to end: two builds of one C program (-O0 and -O2, built here with the
-//! riscv64 cross compiler; skipped without it unless `OUTCROP_REQUIRE_GCC` is set), the same
+//! riscv64 cross compiler; skipped without it unless `OUTCROP_REQUIRE_CROSS` is set), the same
 //! build on two inputs, the mechanisms' own files, and the errors.
 
 use std::path::{Path, PathBuf};
@@ -65,8 +65,8 @@ fn build(d: &Path) -> bool {
     let gcc = "riscv64-linux-gnu-gcc";
     if Command::new(gcc).arg("--version").output().is_err() {
         assert!(
-            std::env::var_os("OUTCROP_REQUIRE_GCC").is_none(),
-            "{gcc} missing but OUTCROP_REQUIRE_GCC is set"
+            std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
+            "{gcc} missing but OUTCROP_REQUIRE_CROSS is set"
         );
         eprintln!("skipped: no {gcc}");
         return false;

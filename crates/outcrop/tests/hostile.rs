@@ -617,7 +617,9 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     std::os::unix::fs::symlink(&victim, dir.path().join("out.json.partial")).unwrap();
     let report = dir.path().join("report");
     std::fs::create_dir(&report).unwrap();
-    // and links at the report's own names: Outcrop's files there replace them
+    // an Outcrop report directory (a directory without the marker is refused whole:
+    // a_report_directory_is_outcrops_own_and_replaced_whole) with links planted at its own
+    // names: the new report replaces the directory, links and all
     for name in [
         "report.html.partial",
         "run.json.partial",
@@ -628,6 +630,7 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     ] {
         std::os::unix::fs::symlink(&victim, report.join(name)).unwrap();
     }
+    std::fs::write(report.join(".outcrop-report"), "").unwrap();
     let o = run_within(
         &[
             "exec",
@@ -674,7 +677,7 @@ fn a_planted_partial_name_cannot_redirect_an_output() {
     let left: Vec<_> = std::fs::read_dir(&report)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".partial") && !n.starts_with("report.") && !n.starts_with("run."))
+        .filter(|n| n.ends_with(".partial"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -1148,4 +1151,196 @@ fn a_load_error_is_printed_once() {
             err(&o)
         );
     }
+}
+
+// ------------------------------------------------------------------ the user's files (issue 48)
+
+fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+/// Every file under `dir` with its bytes, names relative to it.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prog = d.join("prog");
+    std::fs::copy(workload("hello"), &prog).unwrap();
+    let before = std::fs::read(&prog).unwrap();
+    let p = prog.to_str().unwrap();
+    // import: the program as its own samples file, the input as its output
+    let o = run_within(&["import", p, "--binary", p, "-o", p], 30);
+    assert_host_error(&o, "same file as the input");
+    // through a symlink and a hard link too
+    std::os::unix::fs::symlink(&prog, d.join("alias")).unwrap();
+    std::fs::hard_link(&prog, d.join("hard")).unwrap();
+    for other in ["alias", "hard"] {
+        let o2 = d.join(other);
+        let o = run_within(
+            &["import", p, "--binary", p, "-o", o2.to_str().unwrap()],
+            30,
+        );
+        assert_host_error(&o, "same file as the input");
+    }
+    // run: the console report onto the program
+    let o = run_within(&["run", "-o", p, "--", p], 30);
+    assert_host_error(&o, "same file as the input");
+    assert_eq!(
+        std::fs::read(&prog).unwrap(),
+        before,
+        "the program was changed"
+    );
+    // diff: an output inside a report directory it reads
+    let r = d.join("r");
+    let o = run_within(&["run", "--report", r.to_str().unwrap(), "--", p], 60);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let report = tree(&r);
+    let rs = r.to_str().unwrap();
+    let inside = r.join("profile.json");
+    let o = run_within(&["diff", rs, rs, "-o", inside.to_str().unwrap()], 30);
+    assert_host_error(&o, "inside the input");
+    let o = run_within(&["diff", rs, rs, "--report", rs], 30);
+    assert_host_error(&o, "holds the input");
+    // a run whose report directory holds its program
+    let o = run_within(&["run", "--report", d.to_str().unwrap(), "--", p], 30);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(tree(&r), report, "report A was changed");
+    assert_eq!(
+        std::fs::read(&prog).unwrap(),
+        before,
+        "the program was changed"
+    );
+}
+
+#[test]
+fn a_report_directory_is_outcrops_own_and_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prog = workload("qsort_ints");
+    let p = prog.to_str().unwrap();
+    let r = d.join("r");
+    let rs = r.to_str().unwrap();
+    // a first run with --paths leaves branch.samples and paths.json
+    let o = run_within(&["run", "--paths", "16", "--report", rs, "--", p], 120);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(r.join("paths.json").is_file() && r.join(".outcrop-report").is_file());
+    // a second run without it: no file of the first run stays behind
+    let o = run_within(&["run", "--report", rs, "--", p], 120);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(!r.join("paths.json").exists() && !r.join("branch.samples").exists());
+    assert!(r.join("profile.json").is_file());
+    // no staging directory left beside it
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["r".to_string()], "{names:?}");
+    // a user's directory with files in it is refused, and left as it was
+    let mine = d.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("report.html"), "my own page").unwrap();
+    let o = run_within(&["run", "--report", mine.to_str().unwrap(), "--", p], 30);
+    assert_host_error(&o, "not an Outcrop report");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("report.html")).unwrap(),
+        "my own page"
+    );
+    // a symlink planted at the name is refused: its target is not written
+    let link = d.join("link");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    std::fs::write(mine.join(".outcrop-report"), "").unwrap();
+    let o = run_within(&["run", "--report", link.to_str().unwrap(), "--", p], 30);
+    assert_host_error(&o, "is a symlink");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("report.html")).unwrap(),
+        "my own page"
+    );
+    // a run that fails leaves the old report as it was (the guest's program is missing here:
+    // the run fails after the directory was staged)
+    let before = tree(&r);
+    let o = run_within(&["run", "--report", rs, "--", "/nonexistent/prog"], 30);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(tree(&r), before);
+    // import --report FILE fails before writing the samples
+    let f = d.join("file");
+    std::fs::write(&f, "x").unwrap();
+    let samples = d.join("s.samples");
+    let perf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf/tests/fixtures/small.perfdata");
+    let o = run_within(
+        &[
+            "import",
+            perf.to_str().unwrap(),
+            "--binary",
+            p,
+            "-o",
+            samples.to_str().unwrap(),
+            "--report",
+            f.to_str().unwrap(),
+        ],
+        30,
+    );
+    assert_host_error(&o, "not a directory");
+    assert!(
+        !samples.exists(),
+        "the samples were written before the report was refused"
+    );
+}
+
+#[test]
+fn a_report_directory_names_no_file_outside_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prog = workload("qsort_ints");
+    let r = d.join("r");
+    let o = run_within(
+        &[
+            "run",
+            "--paths",
+            "16",
+            "--report",
+            r.to_str().unwrap(),
+            "--",
+            prog.to_str().unwrap(),
+        ],
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // a crafted summary points at a host file: diff never opens it
+    let secret = d.join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-LINE\n").unwrap();
+    let paths = std::fs::read_to_string(r.join("paths.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&paths).unwrap();
+    let mut v = v;
+    v["file"] = serde_json::Value::String(secret.display().to_string());
+    std::fs::write(r.join("paths.json"), v.to_string()).unwrap();
+    std::fs::remove_file(r.join("branch.samples")).unwrap();
+    let rs = r.to_str().unwrap();
+    let o = run_within(&["diff", rs, rs], 60);
+    assert!(
+        !out(&o).contains("TOP-SECRET") && !err(&o).contains("TOP-SECRET"),
+        "{}",
+        err(&o)
+    );
 }

@@ -429,7 +429,8 @@ fn pprof_files_read_back_to_the_exact_profile() {
 }
 
 /// `go tool pprof` itself reads the file and finds the run's instruction total (skipped
-/// where Go is not installed: `apt-get install golang-go`).
+/// where Go is not installed: `apt-get install golang-go`, unless `OUTCROP_REQUIRE_GO` is
+/// set, as `.ci/run` sets it).
 #[test]
 fn go_tool_pprof_reads_the_file() {
     let has_go = std::process::Command::new("go")
@@ -437,6 +438,10 @@ fn go_tool_pprof_reads_the_file() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_go {
+        assert!(
+            std::env::var_os("OUTCROP_REQUIRE_GO").is_none(),
+            "go missing but OUTCROP_REQUIRE_GO is set"
+        );
         eprintln!("skipped: no `go` on PATH");
         return;
     }

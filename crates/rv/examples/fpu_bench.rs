@@ -1,7 +1,7 @@
-//! A quick micro-benchmark (ignored by default) of the binary64 hot operations in
-//! round-to-nearest-even: the public API (fast path), the slow path alone, and the bare host
-//! operation. Run with
-//! `cargo test --release -p outcrop-rv --test fpu_bench -- --ignored --nocapture`.
+//! A quick micro-benchmark of the binary64 hot operations in round-to-nearest-even: the
+//! public API (fast path), the slow path alone, and the bare host operation. A benchmark, not
+//! a test (it asserts nothing): run with
+//! `cargo run --release -p outcrop-rv --example fpu_bench`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -41,9 +41,7 @@ fn time(name: &str, a: &[u64], b: &[u64], c: &[u64], op: impl Fn(u64, u64, u64) 
     best
 }
 
-#[test]
-#[ignore = "benchmark; run explicitly with --release"]
-fn bench_f64_rne() {
+fn main() {
     const N: usize = 2_000_000;
     let (a, b, c) = (operands(N, 1), operands(N, 2), operands(N, 3));
     let rm = Rm::Rne;
