@@ -377,6 +377,11 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
         (Some(s), Some(p)) => Some(s.place(&p)),
         (_, p) => p,
     };
+    // (an output named inside the report directory is written there, with the rest)
+    let console = match console {
+        Console::File(p) => Console::File(place(Some(p)).unwrap_or_default()),
+        other => other,
+    };
     let out = Outputs {
         console,
         json: args.json,

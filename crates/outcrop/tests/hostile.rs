@@ -1344,3 +1344,34 @@ fn a_report_directory_names_no_file_outside_itself() {
         err(&o)
     );
 }
+
+/// Messages say each thing once and briefly: a perf.data error names its offset once, and
+/// an ε out of range is printed in scientific notation, not 300 digits.
+#[test]
+fn error_messages_say_each_thing_once_and_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let perf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf/tests/fixtures/small.perfdata");
+    let mut bytes = std::fs::read(perf).unwrap();
+    bytes.truncate(104);
+    bytes.extend_from_slice(&[0x5a; 300]);
+    let data = d.join("cut.data");
+    std::fs::write(&data, &bytes).unwrap();
+    let samples = d.join("s.samples");
+    let o = run_within(
+        &[
+            "import",
+            data.to_str().unwrap(),
+            "--binary",
+            workload("hello").to_str().unwrap(),
+            "-o",
+            samples.to_str().unwrap(),
+        ],
+        30,
+    );
+    assert_host_error(&o, "perf.data byte offset");
+    assert_eq!(err(&o).matches("byte offset").count(), 1, "{}", err(&o));
+    let o = run_within(&["rap", "--eps", "1e-300", "/dev/null"], 30);
+    assert_host_error(&o, "1e-300");
+    assert!(err(&o).len() < 200, "{}", err(&o));
+}

@@ -319,14 +319,17 @@ impl<'a> Fields<'a> {
 /// Reads `n` bytes at `offset` of `src` (bounded by the caller).
 fn read_at<R: Read + Seek>(src: &mut R, offset: u64, n: u64, buf: &mut Vec<u8>) -> Result<()> {
     src.seek(SeekFrom::Start(offset))
-        .map_err(|source| Error::Io { offset, source })?;
+        .map_err(|error| Error::Io { offset, error })?;
     buf.clear();
     buf.resize(n as usize, 0);
     src.read_exact(buf).map_err(|source| match source.kind() {
         std::io::ErrorKind::UnexpectedEof => {
             damaged(offset, format!("the file ends within {n} bytes read here"))
         }
-        _ => Error::Io { offset, source },
+        _ => Error::Io {
+            offset,
+            error: source,
+        },
     })
 }
 
@@ -519,11 +522,11 @@ impl<R: Read + Seek> Reader<R> {
             if self.cursor != at {
                 self.src
                     .seek(SeekFrom::Start(at))
-                    .map_err(|source| Error::Io { offset: at, source })?;
+                    .map_err(|error| Error::Io { offset: at, error })?;
             }
             self.src
                 .read_exact(&mut head)
-                .map_err(|source| Error::Io { offset: at, source })?;
+                .map_err(|error| Error::Io { offset: at, error })?;
             self.cursor = at + 8;
             let kind = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
             let misc = u16::from_le_bytes([head[4], head[5]]);
@@ -543,9 +546,9 @@ impl<R: Read + Seek> Reader<R> {
             let mut body = std::mem::take(&mut self.buf);
             body.clear();
             body.resize((size - 8) as usize, 0);
-            self.src.read_exact(&mut body).map_err(|source| Error::Io {
+            self.src.read_exact(&mut body).map_err(|error| Error::Io {
                 offset: at + 8,
-                source,
+                error,
             })?;
             self.cursor = at + size;
             self.pos = at + size;

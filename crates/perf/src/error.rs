@@ -20,12 +20,12 @@ pub enum Error {
         what: String,
     },
     /// Reading the input failed.
-    #[error("perf.data byte offset {offset:#x}: {source}")]
+    #[error("perf.data byte offset {offset:#x}: {error}")]
     Io {
         /// Byte offset in the file.
         offset: u64,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a source: a chain would print it twice).
+        error: std::io::Error,
     },
     /// A line of `perf script` text is not `IP FROM/TO/… …`.
     #[error("perf script text line {line}: {what}")]

@@ -197,10 +197,13 @@ impl ConfigBuilder {
             );
         }
         if !(self.eps.is_finite() && self.eps > 0.0 && self.eps <= 1.0) {
-            return invalid("eps", format!("ε must be in (0, 1], got {}", self.eps));
+            return invalid("eps", format!("ε must be in (0, 1], got {:e}", self.eps));
         }
         if self.eps < MIN_EPS {
-            return invalid("eps", format!("ε must be at least 2^-32, got {}", self.eps));
+            return invalid(
+                "eps",
+                format!("ε must be at least 2^-32, got {:e}", self.eps),
+            );
         }
         if self.first_merge == 0 {
             return invalid(

@@ -50,6 +50,17 @@ pub trait Report: Serialize {
     }
 }
 
+/// A parameter such as ε as a person reads it: the shortest decimal that round-trips
+/// (`0.01`) while that is short, else scientific notation (`1e-300`, not 300 digits).
+pub fn short_float(x: f64) -> String {
+    let plain = format!("{x}");
+    if plain.len() <= 12 {
+        plain
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// `value` as pretty-printed JSON, newline-terminated.
 pub fn json<T: Serialize + ?Sized>(value: &T) -> String {
     let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
@@ -247,6 +258,15 @@ pub const RANGE_LEGEND: &str = "  range: a hot range [lo..hi] (RAP §4.1: its ow
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_print_short() {
+        assert_eq!(short_float(0.01), "0.01");
+        assert_eq!(short_float(0.5), "0.5");
+        assert_eq!(short_float(1e-300), "1e-300");
+        assert_eq!(short_float(1.0 / 3.0), "3.333333333333333e-1");
+        assert!(short_float(f64::MIN_POSITIVE).len() < 30);
+    }
 
     #[test]
     fn hot_table_lists_ranges_with_errors_and_labels() {

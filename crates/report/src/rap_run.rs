@@ -123,7 +123,7 @@ impl crate::Report for RapRunReport {
             "RAP on {}: {} instructions, ε = {}, b = {}, hot ≥ {}% ({})",
             self.program,
             self.instructions,
-            self.eps,
+            crate::short_float(self.eps),
             self.branching,
             100.0 * self.hot_fraction,
             self.outcome

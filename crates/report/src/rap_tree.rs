@@ -72,7 +72,7 @@ fn write_text(out: &mut String, r: &TreeReport<'_>, hardware: bool) -> std::fmt:
         "RAP over {}: n = {} events, ε = {}, b = {}, {}-bit universe{}",
         r.input,
         r.n,
-        r.eps,
+        crate::short_float(r.eps),
         r.branching,
         r.bits,
         if r.combined { "" } else { " (no combining)" }

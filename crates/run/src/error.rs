@@ -52,12 +52,14 @@ pub enum Error {
     Rpa(#[from] outcrop_rpa::Error),
     /// A perf.data file or `perf script` text could not be imported (the reader's message
     /// names the byte offset or line).
-    #[error("{}: {source}", path.display())]
+    // (the reader's error is part of this message, not its source: a chain would print it
+    // twice)
+    #[error("{}: {detail}", path.display())]
     Import {
         /// The input's path.
         path: PathBuf,
         /// What the reader found.
-        source: outcrop_perf::Error,
+        detail: outcrop_perf::Error,
     },
     /// A branch-record unit's configuration is invalid.
     #[error("branch records: {0}")]

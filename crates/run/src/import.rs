@@ -214,9 +214,9 @@ fn read(
     let head = src.fill_buf().map_err(open_err)?;
     let format = sniff(head);
     let target = target(binary, elf, format)?;
-    let wrap = |source| Error::Import {
+    let wrap = |detail| Error::Import {
         path: input.to_path_buf(),
-        source,
+        detail,
     };
     let program = binary.display().to_string();
     let progress = hooks.progress;

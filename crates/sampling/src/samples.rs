@@ -39,6 +39,8 @@ use crate::lbr::{Filter, LbrConfig, PeriodUnit, Record};
 use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 
+/// The most entries a samples file's branch-record unit may say it has.
+const MAX_FILE_ENTRIES: u64 = 1 << 20;
 /// The first line of files that list the objects of a dynamically linked program (version 3:
 /// an `objects N` line and N `object` lines after `program-id`).
 pub const MAGIC_V3: &str = "outcrop-branch-samples 3";
@@ -332,7 +334,17 @@ impl Samples {
                 });
             }
         }
-        let entries = num(field("entries")?, "entries")?;
+        let entries_field = field("entries")?;
+        let entries_line = entries_field.0;
+        let entries = num(entries_field, "entries")?;
+        if entries == 0 || entries > MAX_FILE_ENTRIES {
+            return Err(err(
+                entries_line,
+                format!(
+                    "entries {entries}: a branch-record unit has 1 to {MAX_FILE_ENTRIES} entries"
+                ),
+            ));
+        }
         let period = num(field("period")?, "period")?;
         let (n, unit) = field("unit")?;
         let unit = match unit.as_str() {
@@ -387,7 +399,7 @@ impl Samples {
         let (tn, ntraces) = field("traces")?;
         let ntraces = num((tn, ntraces), "traces")?;
         let config = LbrConfig {
-            entries: entries.min(1 << 20) as usize,
+            entries: entries as usize,
             period,
             unit,
             random,
@@ -579,6 +591,22 @@ mod tests {
             .replace(MAGIC, MAGIC_V1)
             .replace("program-id build-id:0011aabb\n", "");
         assert_eq!(Samples::parse(&v1).unwrap().meta.program_id, "");
+        // an entry count out of range is named as such, not reported as a trace's length
+        let entries = t
+            .lines()
+            .find(|l| l.starts_with("entries "))
+            .unwrap()
+            .to_string();
+        for bad in [
+            "entries 18446744073709551615",
+            "entries 0",
+            "entries 1048577",
+        ] {
+            let e = Samples::parse(&t.replace(&entries, bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("1 to 1048576 entries") && e.contains(bad), "{e}");
+        }
     }
 
     #[test]
