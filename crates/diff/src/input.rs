@@ -137,7 +137,89 @@ impl ProfileView {
                 )));
             }
         }
+        p.check_counts()?;
         Ok(p)
+    }
+
+    /// Every count fits a signed 64-bit difference, and so does every sum the comparison
+    /// makes (each kind of count over the functions, the lines, the nodes): a count no run can
+    /// have (2^64−1, or sums past 2^63−1) is a damaged or forged file, refused by name, so
+    /// that B − A is always exact and A + (B − A) = B.
+    fn check_counts(&self) -> Result<(), Error> {
+        const MAX: u64 = i64::MAX as u64;
+        let fields = |c: &Counts| {
+            [
+                ("instructions", c.instructions),
+                ("cycles", c.cycles),
+                ("mispredicts", c.mispredicts),
+                ("l1i_misses", c.l1i_misses),
+                ("l1d_misses", c.l1d_misses),
+                ("l2_misses", c.l2_misses),
+            ]
+        };
+        let too_big = |what: String, v: u64| {
+            Error::Input(format!(
+                "{what} is {v}, more than any run counts (2^63−1): the file is damaged"
+            ))
+        };
+        if self.instructions > MAX {
+            return Err(too_big("`instructions`".into(), self.instructions));
+        }
+        if let Some(c) = self.cycles.filter(|&c| c > MAX) {
+            return Err(too_big("`cycles`".into(), c));
+        }
+        if let Some(c) = self.functions.iter().map(|f| f.calls).find(|&c| c > MAX) {
+            return Err(too_big("a function's `calls`".into(), c));
+        }
+        let groups: [(&str, Vec<&Counts>); 4] = [
+            (
+                "functions' self",
+                self.functions.iter().map(|f| &f.self_counts).collect(),
+            ),
+            (
+                "lines' self",
+                self.lines
+                    .iter()
+                    .flatten()
+                    .map(|l| &l.self_counts)
+                    .collect(),
+            ),
+            (
+                "call-tree nodes' self",
+                self.tree.iter().map(|n| &n.self_counts).collect(),
+            ),
+            (
+                "threads' self",
+                self.threads.iter().map(|t| &t.self_counts).collect(),
+            ),
+        ];
+        for (group, counts) in groups {
+            let mut sums = [0u64; 6];
+            for c in counts {
+                for (k, (name, v)) in fields(c).into_iter().enumerate() {
+                    sums[k] = sums[k]
+                        .checked_add(v)
+                        .filter(|&s| s <= MAX)
+                        .ok_or_else(|| {
+                            Error::Input(format!(
+                                "the {group} `{name}` add up to more than any run counts (2^63−1): the file is damaged"
+                            ))
+                        })?;
+                }
+            }
+        }
+        for (i, c) in self
+            .functions
+            .iter()
+            .map(|f| &f.total)
+            .chain(self.tree.iter().map(|n| &n.total))
+            .enumerate()
+        {
+            if let Some((name, v)) = fields(c).into_iter().find(|&(_, v)| v > MAX) {
+                return Err(too_big(format!("total `{name}` of entry {i}"), v));
+            }
+        }
+        Ok(())
     }
 
     /// Whether a timing model counted cycles.

@@ -306,6 +306,30 @@ fn bad_profile_json_is_named() {
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
+/// Counts no run can have are refused, so B − A is exact (it once printed a saturated
+/// difference for a self count of 2^64−1, and A + diff ≠ B).
+#[test]
+fn counts_past_what_a_run_counts_are_refused() {
+    let f = |self_i: &str, other: &str| {
+        format!(
+            r#"{{"program":"p","instructions":10,"functions":[{{"name":"f","self":{{"instructions":{self_i}}},"total":{{}}}},{{"name":"g","self":{{"instructions":{other}}},"total":{{}}}}],"tree":[{{"parent":0,"function":null,"self":{{}},"total":{{}}}}]}}"#
+        )
+    };
+    let ok = ProfileView::from_json(f("5", "5").as_bytes());
+    assert!(ok.is_ok(), "{ok:?}");
+    let e = ProfileView::from_json(f("18446744073709551615", "1").as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("2^63"), "{e}");
+    // each below 2^63, their sum past it
+    let half = (1u64 << 62).to_string();
+    let e = ProfileView::from_json(f(&half, &(3u64 << 61).to_string()).as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("add up"), "{e}");
+    let e = ProfileView::from_json(
+        br#"{"program":"p","instructions":18446744073709551615,"functions":[],"tree":[{"parent":0,"function":null,"self":{},"total":{}}]}"#,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("`instructions`"), "{e}");
+}
+
 fn range(lo: u64, hi: u64, share: f64, code: Option<&str>) -> Range {
     Range {
         lo,

@@ -443,3 +443,47 @@ fn stats_json_reports_what_the_compiling_tier_did() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert!(v.get("compiling_tier").is_none(), "{v}");
 }
+
+/// A program whose `PT_GNU_STACK` asks for an executable stack (GCC's trampolines for a
+/// nested function whose address is taken) runs code on its stack, as under Linux and qemu
+/// (it faulted here once: the stack was never executable). Built with the cross compiler
+/// (skipped without it unless `OUTCROP_REQUIRE_CROSS`).
+#[test]
+fn an_executable_stack_is_executable_when_the_program_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("nest.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n\
+         static int apply(int (*f)(int), int x) { return f(x); }\n\
+         int main(int argc, char **argv) {\n\
+             int k = argc + 41;\n\
+             int add(int x) { return x + k; }\n\
+             printf(\"%d\\n\", apply(add, 1));\n\
+             return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let prog = dir.path().join("nest");
+    let built = Command::new("riscv64-linux-gnu-gcc")
+        .args(["-O1", "-static", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !built {
+        assert!(
+            std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
+            "riscv64-linux-gnu-gcc missing but OUTCROP_REQUIRE_CROSS is set"
+        );
+        eprintln!("skipped: no riscv64-linux-gnu-gcc");
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o), "43\n");
+}

@@ -1375,3 +1375,65 @@ fn error_messages_say_each_thing_once_and_briefly() {
     assert_host_error(&o, "1e-300");
     assert!(err(&o).len() < 200, "{}", err(&o));
 }
+
+/// An interpreter under the sysroot that is a FIFO is named as one, never waited on and
+/// never reported as "Permission denied".
+#[test]
+fn a_fifo_interpreter_is_named_as_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    mkfifo(&lib.join("ld-linux-riscv64-lp64d.so.1"));
+    let prog = workload("strsearch_dyn");
+    let o = run_within(
+        &[
+            "exec",
+            "--sysroot",
+            dir.path().to_str().unwrap(),
+            "--",
+            prog.to_str().unwrap(),
+        ],
+        20,
+    );
+    assert_host_error(&o, "a FIFO");
+    assert!(!err(&o).contains("Permission denied"), "{}", err(&o));
+}
+
+/// `diff -o FILE` writes names from crafted profiles escaped, as on the terminal: no raw
+/// ESC, BEL or CR reaches the file, and a newline in a name cannot forge a line.
+#[test]
+fn diff_output_files_escape_names_from_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let evil = "f\\u001b[31m\\u0007\\r\\nforged 1 2 3";
+    for (side, n) in [("a", 10), ("b", 20)] {
+        let sub = d.join(side);
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(
+            sub.join("profile.json"),
+            format!(
+                r#"{{"program":"p\u001b]0;x\u0007","instructions":{n},"functions":[{{"name":"{evil}","start":4096,"self":{{"instructions":{n}}},"total":{{"instructions":{n}}},"calls":1}}],"tree":[{{"parent":0,"function":null,"self":{{}},"total":{{"instructions":{n}}}}},{{"parent":0,"function":"{evil}","self":{{"instructions":{n}}},"total":{{"instructions":{n}}}}}]}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let out_file = d.join("diff.txt");
+    let o = run_within(
+        &[
+            "diff",
+            d.join("a").to_str().unwrap(),
+            d.join("b").to_str().unwrap(),
+            "-o",
+            out_file.to_str().unwrap(),
+        ],
+        30,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character in {text:?}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("forged")), "{text}");
+    assert!(text.contains("\\x1b[31m"), "{text}");
+}

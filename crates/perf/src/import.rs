@@ -105,7 +105,10 @@ pub struct Importer {
     target: Target,
     /// Build-ids by path, from the file's table.
     ids_by_path: FxHashMap<String, Vec<u8>>,
-    maps: FxHashMap<u32, Vec<Map>>,
+    /// The program's mappings by process, shared copy-on-write between a parent and the
+    /// children forked from it (40,000 forks of a process with 2,000 mappings hold one copy,
+    /// not 40,000).
+    maps: FxHashMap<u32, std::sync::Arc<Vec<Map>>>,
     traces: FxHashMap<Vec<Record>, u64>,
     ips: FxHashMap<u64, u64>,
     data_addrs: FxHashMap<u64, u64>,
@@ -189,7 +192,7 @@ impl Importer {
             Event::Sample(s) => return self.sample(s),
             Event::Mmap(m) if m.exec && self.is_program(m) => {
                 self.stats.program_mappings += 1;
-                let maps = self.maps.entry(m.pid).or_default();
+                let maps = std::sync::Arc::make_mut(self.maps.entry(m.pid).or_default());
                 if maps.len() < 4096 {
                     maps.push(Map {
                         start: m.start,
@@ -205,7 +208,8 @@ impl Importer {
                 ..
             } if pid != ppid => {
                 // a new process starts with its parent's mappings
-                if let Some(m) = self.maps.get(ppid).cloned() {
+                if let Some(m) = self.maps.get(ppid) {
+                    let m = std::sync::Arc::clone(m);
                     self.maps.entry(*pid).or_insert(m);
                 }
             }

@@ -365,3 +365,58 @@ fn the_profile_from_blocks_equals_the_profile_from_retire_records_on_every_workl
         }
     }
 }
+
+/// Thread switches fall inside blocks at every quantum: the block engines hold a thread's
+/// block in progress while others run, so the profile (its timeline above all) must count the
+/// instructions retired before the switch when they retire, as retire records do. Several
+/// quanta, timeline intervals and schedule seeds, so that switches land near marks (the
+/// default schedule alone passed on one machine and failed on another).
+#[test]
+fn the_profile_from_blocks_equals_the_reference_under_any_schedule() {
+    let mut bad = Vec::new();
+    for (quantum, interval, seed) in [
+        (50_000u64, 97_003u64, None),
+        (13_331, 97_003, None),
+        (7_919, 10_007, None),
+        (50_000, 97_003, Some(3u64)),
+        (20_011, 30_011, Some(7)),
+    ] {
+        let run = |engine: Option<outcrop_rv::Engine>| {
+            let mut spec = command("threads");
+            spec.quantum = quantum;
+            spec.schedule_seed = seed;
+            let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+            let symbols = Symbols::from_elf(&guest.elf).unwrap();
+            let mut p = Profiler::new(symbols).with_timeline(interval);
+            match engine {
+                None => {
+                    guest.machine.run(&mut p);
+                }
+                Some(e) => {
+                    guest.machine.engine = e;
+                    guest.machine.jit_hot = 1;
+                    guest.machine.jit_background = false;
+                    guest.machine.run(&mut p.by_blocks());
+                }
+            }
+            serde_json::to_string(&p.finish_profile()).unwrap()
+        };
+        let reference = run(None);
+        for e in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
+            let got = run(Some(e));
+            if got != reference {
+                let at = got
+                    .bytes()
+                    .zip(reference.bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                bad.push(format!(
+                    "quantum {quantum}, interval {interval}, seed {seed:?}, {e:?}: differs at byte {at}: {} vs {}",
+                    &got[at.saturating_sub(60)..(at + 60).min(got.len())],
+                    &reference[at.saturating_sub(60)..(at + 60).min(reference.len())]
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -104,8 +104,14 @@ fn table(out: &mut String, headers: &[&str], rows: &Rows) {
         for (c, w) in cells.iter().zip(&widths) {
             let _ = write!(out, "  {c:>w$}");
         }
-        let _ = writeln!(out, "  {what}");
+        let _ = writeln!(out, "  {}", terminal(what));
     }
+}
+
+/// A name from the inputs as one line of text: control characters escaped (a newline in a
+/// name cannot forge a row, an escape sequence cannot reach a terminal, in `-o FILE` too).
+fn terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    outcrop_events::escape::terminal(s)
 }
 
 fn totals_lines(out: &mut String, p: &ProfileDiff) {
@@ -155,7 +161,7 @@ fn path_label(p: &[String]) -> String {
 fn range_text(r: &Range) -> String {
     let mut s = format!("{:#x}-{:#x}", r.lo, r.hi);
     if let Some(c) = &r.code {
-        s += &format!(" ({c})");
+        s += &format!(" ({})", terminal(c));
     }
     s
 }
@@ -191,7 +197,7 @@ fn ranges_text(out: &mut String, r: &RangesDiff) {
         let _ = writeln!(
             out,
             "  stream {}{}: {} kept, {} moved, {} appeared, {} vanished ({} → {} events)",
-            s.stream,
+            terminal(&s.stream),
             s.thread
                 .map(|t| format!(" (thread {t})"))
                 .unwrap_or_default(),
@@ -226,9 +232,9 @@ fn path_row_text(p: &PathRow) -> String {
         "{:>7.2}% → {:>7.2}%  {} ({} blocks: {})",
         100.0 * p.a_share,
         100.0 * p.b_share,
-        p.function,
+        terminal(&p.function),
         p.blocks.len(),
-        p.blocks.first().cloned().unwrap_or_default()
+        terminal(p.blocks.first().map_or("", String::as_str))
     )
 }
 
@@ -252,7 +258,7 @@ fn paths_text(out: &mut String, label: &str, p: &PathsDiff) {
             100.0 * f.a_share,
             100.0 * f.b_share,
             100.0 * (f.b_share - f.a_share),
-            f.function
+            terminal(&f.function)
         );
     }
 }
@@ -345,13 +351,18 @@ impl serde::Serialize for DiffText<'_> {
 impl Report for DiffText<'_> {
     fn write_text(&self, out: &mut String) {
         let d = self.0;
-        let _ = writeln!(out, "outcrop diff: B = {} against A = {}", d.b, d.a);
+        let _ = writeln!(
+            out,
+            "outcrop diff: B = {} against A = {}",
+            terminal(&d.b),
+            terminal(&d.a)
+        );
         if let Some(p) = &d.profile {
             let _ = writeln!(
                 out,
                 "  programs: A {}, B {}; matched by {}",
-                p.a.program,
-                p.b.program,
+                terminal(&p.a.program),
+                terminal(&p.b.program),
                 match p.matching {
                     outcrop_diff::Matching::Address => "address (the same code)",
                     outcrop_diff::Matching::Symbol => "symbol and line",
@@ -407,7 +418,7 @@ impl Report for DiffText<'_> {
             .iter()
             .chain(d.profile.iter().flat_map(|p| &p.notes));
         for n in notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", terminal(n));
         }
         let _ = writeln!(
             out,

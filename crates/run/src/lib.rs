@@ -586,7 +586,17 @@ struct Driver<'a, 'm> {
 }
 
 impl Driver<'_, '_> {
-    fn drive<O: Observer>(&mut self, obs: O) -> Outcome {
+    /// Tells an observer attached now which guest thread runs, when it is not the first
+    /// (the observer starts with thread 0: a window of the run may open in any thread).
+    fn attach<O: Observer>(&self, obs: &mut O) {
+        let running = self.machine.thread_index();
+        if running != 0 {
+            let _ = obs.thread(running);
+        }
+    }
+
+    fn drive<O: Observer>(&mut self, mut obs: O) -> Outcome {
+        self.attach(&mut obs);
         match self.timing.take() {
             Some(cfg) => {
                 let mut timed = Timed::new(&cfg, obs);
@@ -610,6 +620,7 @@ impl Driver<'_, '_> {
     /// [`Driver::drive`] for a run without the timing model (observers that the timing
     /// model's wrapper cannot carry, such as [`outcrop_profile::ByBlocks`]).
     fn drive_untimed<O: Observer>(&mut self, mut obs: O) -> Outcome {
+        self.attach(&mut obs);
         let outcome = self.sliced(&mut obs);
         if outcome == Outcome::InstructionLimit {
             // a block in progress at the limit (`--range`'s end, `--max-insns`) is counted
@@ -621,7 +632,8 @@ impl Driver<'_, '_> {
 
     /// [`Driver::drive`] with the RPA's hardware model acting on the core (timing is on:
     /// [`rpa::RpaSpec::plan`] checked it).
-    fn drive_hw<O: Observer>(&mut self, rpa: &mut rpa::RpaObserver, obs: O) -> Outcome {
+    fn drive_hw<O: Observer>(&mut self, rpa: &mut rpa::RpaObserver, mut obs: O) -> Outcome {
+        self.attach(&mut obs);
         let Some(cfg) = self.timing.take() else {
             let mut obs = obs;
             let outcome = self.sliced(&mut obs);

@@ -83,6 +83,20 @@ pub fn interpreter(data: &[u8]) -> Result<Option<String>, Error> {
     Ok(None)
 }
 
+/// Whether the program asks for an executable stack: a `PT_GNU_STACK` header with `PF_X`
+/// (`-z execstack`, or GCC's nested-function trampolines), as Linux maps the stack for it.
+fn wants_exec_stack(data: &[u8]) -> bool {
+    let Ok((header, endian)) = parse_header(data) else {
+        return false;
+    };
+    let Ok(phdrs) = header.program_headers(endian, data) else {
+        return false;
+    };
+    phdrs
+        .iter()
+        .any(|p| p.p_type(endian) == elf::PT_GNU_STACK && p.p_flags(endian) & elf::PF_X != 0)
+}
+
 /// The dynamic linker of a dynamically linked program, read by the caller (from beneath the
 /// sysroot).
 pub struct Interp<'a> {
@@ -342,7 +356,12 @@ pub fn load_with(
         )?),
         None => None,
     };
-    mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, perm::R | perm::W)
+    let stack_perm = if wants_exec_stack(data) {
+        perm::R | perm::W | perm::X
+    } else {
+        perm::R | perm::W
+    };
+    mem.map(STACK_TOP - STACK_SIZE, STACK_SIZE, stack_perm)
         .map_err(|_| Error::OutOfMemory("mapping the stack".into()))?;
     // the signal trampoline (Linux puts it in the vDSO): `li a7, 139; ecall`, rt_sigreturn
     mem.map(SIGRETURN_TRAMPOLINE, PAGE_SIZE, perm::R | perm::X)

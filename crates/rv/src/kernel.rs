@@ -38,6 +38,7 @@ const EAGAIN: i64 = 11;
 const EPIPE: i64 = 32;
 const ENOMEM: i64 = 12;
 const EFAULT: i64 = 14;
+const EACCES: i64 = 13;
 const EINVAL: i64 = 22;
 const EMFILE: i64 = 24;
 const ENOTTY: i64 = 25;
@@ -188,8 +189,9 @@ fn default_rlimits() -> [(u64, u64); 16] {
     l
 }
 
-/// Most entries one directory listing holds (a larger directory is listed up to it).
-const MAX_DIR_ENTRIES: usize = 1 << 16;
+/// Most entries one directory listing holds: `getdents64` on a larger directory is `ENOMEM`
+/// (with a warning), never a listing that ends early as if complete.
+const MAX_DIR_ENTRIES: usize = 1 << 20;
 
 /// A signal's disposition, as `rt_sigaction` set it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -256,6 +258,10 @@ pub struct Kernel {
     denied: HashSet<PathBuf>,
     /// Objects mapped executable ([`Kernel::mapped_objects`]).
     objects: Vec<MappedObject>,
+    /// Where the `MAP_SHARED` file mappings are (they never become writable).
+    shared: mapping::SharedRanges,
+    /// Where any file mapping is (`MADV_DONTNEED` leaves them be).
+    file_maps: mapping::SharedRanges,
     /// Resource limits the guest set (`prlimit64`): (soft, hard) by resource number.
     rlimits: [(u64, u64); 16],
     /// The guest path and host path each open file descriptor was opened by.
@@ -327,6 +333,8 @@ impl Kernel {
             denial_hook: None,
             denied: HashSet::new(),
             objects: Vec::new(),
+            shared: mapping::SharedRanges::default(),
+            file_maps: mapping::SharedRanges::default(),
             rlimits: default_rlimits(),
             fd_paths: Default::default(),
             fd_hosts: Default::default(),
@@ -493,10 +501,10 @@ impl Kernel {
             },
             214 => self.sys_brk(mem, a[0]) as i64,
             222 => self.sys_mmap(mem, a[0], a[1], a[2], a[3], a[4] as i64, a[5]),
-            215 => Self::sys_munmap(mem, a[0], a[1]),
+            215 => self.sys_munmap(mem, a[0], a[1]),
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
-            226 => Self::sys_mprotect(mem, a[0], a[1], a[2]),
-            233 => 0, // madvise
+            226 => self.sys_mprotect(mem, a[0], a[1], a[2]),
+            233 => self.sys_madvise(mem, a[0], a[1], a[2]),
             172 => self.pid(),
             173 => 1, // getppid
             178 => i64::from(self.tid()),
@@ -1376,6 +1384,16 @@ impl Kernel {
         if d.listing.is_none() {
             match d.grant.entries(MAX_DIR_ENTRIES) {
                 Ok(l) => d.listing = Some(l),
+                Err(ENOMEM) => {
+                    self.warn_once(
+                        61 | 1 << 40,
+                        &format!(
+                            "getdents64: a directory has more than {MAX_DIR_ENTRIES} entries or {} MiB of names; the guest's listing fails with ENOMEM",
+                            crate::sandbox::MAX_DIR_BYTES >> 20
+                        ),
+                    );
+                    return -ENOMEM;
+                }
                 Err(e) => return -e,
             }
         }
@@ -1485,6 +1503,7 @@ impl Kernel {
                 return Err(ENOMEM);
             }
             let _ = mem.unmap(addr, len);
+            self.forget_ranges(addr, addr + len);
             Ok(addr)
         } else {
             self.find_free(mem, len).ok_or(ENOMEM)
@@ -1501,23 +1520,57 @@ impl Kernel {
         Some(a)
     }
 
-    fn sys_munmap(mem: &mut Memory, addr: u64, len: u64) -> i64 {
+    fn sys_munmap(&mut self, mem: &mut Memory, addr: u64, len: u64) -> i64 {
         // as Linux: the range must lie in the user address space
         if addr % PAGE_SIZE != 0 || len == 0 || addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
             return -EINVAL;
         }
         match mem.unmap(addr, len) {
-            Ok(()) => 0,
+            Ok(()) => {
+                self.forget_ranges(addr, addr.saturating_add(len));
+                0
+            }
             Err(_) => -EINVAL,
         }
     }
 
-    fn sys_mprotect(mem: &mut Memory, addr: u64, len: u64, prot: u64) -> i64 {
+    /// `madvise`: advice is accepted and ignored, except `MADV_DONTNEED` (and
+    /// `MADV_FREE`, which may act so), whose private anonymous pages read as zeros afterwards,
+    /// as on Linux. Pages of file mappings keep their bytes (Linux would read a private file
+    /// page from the file again).
+    fn sys_madvise(&mut self, mem: &mut Memory, addr: u64, len: u64, advice: u64) -> i64 {
+        const MADV_DONTNEED: u64 = 4;
+        const MADV_FREE: u64 = 8;
+        if addr % PAGE_SIZE != 0 || addr.checked_add(len).is_none_or(|e| e > USER_TOP) {
+            return -EINVAL;
+        }
+        if len == 0 {
+            return 0;
+        }
+        if advice == MADV_DONTNEED || advice == MADV_FREE {
+            let end = addr.saturating_add(len.saturating_add(PAGE_SIZE - 1) & !(PAGE_SIZE - 1));
+            if !mem.is_mapped(addr, end - addr) {
+                return -ENOMEM;
+            }
+            if !self.file_maps.overlaps(addr, end) {
+                let _ = mem.discard(addr, end - addr);
+            }
+        }
+        0
+    }
+
+    fn sys_mprotect(&mut self, mem: &mut Memory, addr: u64, len: u64, prot: u64) -> i64 {
+        const PROT_WRITE: u64 = 2;
         if addr % PAGE_SIZE != 0 {
             return -EINVAL;
         }
         if len == 0 {
             return 0;
+        }
+        let end = addr.saturating_add(len.saturating_add(PAGE_SIZE - 1) & !(PAGE_SIZE - 1));
+        if prot & PROT_WRITE != 0 && self.shared.overlaps(addr, end) {
+            // a shared file mapping's stores would not reach the file: refused, never lost
+            return -EACCES;
         }
         match mem.protect(addr, len, prot_to_perm(prot)) {
             Ok(()) => 0,
@@ -1555,6 +1608,7 @@ impl Kernel {
         if new_len <= old_len {
             if new_len < old_len {
                 let _ = mem.unmap(old + new_len, old_len - new_len);
+                self.forget_ranges(old + new_len, old + old_len);
             }
             return old as i64;
         }
@@ -1583,6 +1637,18 @@ impl Kernel {
         };
         if mem.move_pages(old, old_len, new).is_err() {
             return -ENOMEM;
+        }
+        // a file mapping moved stays one (its grown tail is new, anonymous memory)
+        let (shared, file) = (
+            self.shared.overlaps(old, old + old_len),
+            self.file_maps.overlaps(old, old + old_len),
+        );
+        self.forget_ranges(old, old + old_len);
+        if shared {
+            let _ = self.shared.insert(new, new + old_len);
+        }
+        if file {
+            let _ = self.file_maps.insert(new, new + old_len);
         }
         match mem.map(new + old_len, grow, p) {
             Ok(()) => new as i64,

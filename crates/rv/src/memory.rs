@@ -427,6 +427,27 @@ impl Memory {
         Ok(())
     }
 
+    /// Drops the bytes of every mapped page in `[addr, addr + len)` (`madvise(MADV_DONTNEED)`
+    /// on private anonymous memory): the pages stay mapped with their permissions and read as
+    /// zeros again, and their frames go back to the host. Walks the mapped pages only.
+    pub fn discard(&mut self, addr: u64, len: u64) -> Result<(), MapError> {
+        let (first, end) = span(addr, len)?;
+        let mut code = false;
+        for (s, e) in self.regions.overlapping(first, end) {
+            for vpn in s..e {
+                if let Some(i) = self.map.get(vpn) {
+                    if self.pages[i as usize].take().is_some() {
+                        code |= holds_code(self.perms[i as usize]);
+                        self.materialized -= 1;
+                    }
+                }
+            }
+        }
+        self.flush_tlb();
+        self.code_epoch += u64::from(code);
+        Ok(())
+    }
+
     /// Moves the mapped pages of `[from, from + len)` to `[to, to + len)` with their contents
     /// and permissions (mremap): page-table entries move, no bytes are copied. The
     /// destination must be free, and both addresses page aligned.

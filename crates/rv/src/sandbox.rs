@@ -128,7 +128,9 @@ impl DirGrant {
         }
     }
 
-    /// Its entries (`.` and `..` first, then by name: a deterministic order), at most `max`.
+    /// Its entries (`.` and `..` first, then by name: a deterministic order, which needs
+    /// them all). A directory with more than `max` entries, or more than [`MAX_DIR_BYTES`] of
+    /// names, is `ENOMEM`: never a listing that stops early and looks complete.
     pub(crate) fn entries(&self, max: usize) -> Result<Vec<(u64, u8, Vec<u8>)>, i64> {
         use std::os::unix::ffi::OsStrExt;
         let RootAccess::Tree(d) = &self.access else {
@@ -138,11 +140,13 @@ impl DirGrant {
         let ino = cap_std::fs::MetadataExt::ino(&meta);
         let mut out = vec![(ino, 4u8, b".".to_vec()), (ino, 4u8, b"..".to_vec())];
         let mut rest = Vec::new();
+        let mut bytes = 0usize;
         for e in d.entries().map_err(|e| errno(&e))? {
-            if rest.len() >= max.saturating_sub(2) {
-                break;
-            }
             let Ok(e) = e else { continue };
+            bytes += e.file_name().len() + 24;
+            if rest.len() >= max.saturating_sub(2) || bytes > MAX_DIR_BYTES {
+                return Err(ENOMEM);
+            }
             let kind = match e.file_type() {
                 Ok(t) if t.is_dir() => 4,
                 Ok(t) if t.is_file() => 8,
@@ -158,6 +162,12 @@ impl DirGrant {
         Ok(out)
     }
 }
+
+/// Most bytes of names (plus 24 per entry) one directory listing holds.
+pub(crate) const MAX_DIR_BYTES: usize = 64 << 20;
+
+/// Out of memory, as `getdents64` answers for a directory larger than a listing holds.
+const ENOMEM: i64 = 12;
 
 /// How to open a file (the subset of `open(2)` flags the kernel passes on).
 #[derive(Clone, Copy, Debug, Default)]
@@ -234,6 +244,26 @@ impl Sandbox {
         let resolved = self
             .resolve(path, false)
             .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+        // a FIFO, socket or device is named as such (opening one is refused before it could
+        // block, which would otherwise read as "Permission denied")
+        if let Ok(meta) = resolved.metadata(false) {
+            if !meta.is_file() {
+                let ft = meta.file_type();
+                use cap_std::fs::FileTypeExt;
+                let kind = if ft.is_dir() {
+                    "a directory"
+                } else if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else if ft.is_char_device() || ft.is_block_device() {
+                    "a device"
+                } else {
+                    "a special file"
+                };
+                return Err(std::io::Error::other(format!("{kind}, not a regular file")));
+            }
+        }
         let file = resolved
             .open(OpenFlags {
                 read: true,
@@ -496,6 +526,30 @@ pub(crate) fn errno(e: &std::io::Error) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory larger than a listing holds is an error, never a short listing that
+    /// looks complete (getdents64 once stopped at 65,536 entries with no error).
+    #[test]
+    fn a_directory_listing_is_complete_or_an_error() {
+        let base = tempfile::tempdir().unwrap();
+        for i in 0..100 {
+            std::fs::write(base.path().join(format!("f{i:03}")), "").unwrap();
+        }
+        let dir =
+            cap_std::fs::Dir::open_ambient_dir(base.path(), cap_std::ambient_authority()).unwrap();
+        let grant = DirGrant {
+            access: RootAccess::Tree(dir),
+            write: false,
+            host: base.path().to_path_buf(),
+        };
+        let all = grant.entries(1000).unwrap();
+        assert_eq!(all.len(), 102);
+        assert_eq!(all[2].2, b"f000".to_vec());
+        assert_eq!(all[101].2, b"f099".to_vec());
+        assert_eq!(grant.entries(102).unwrap().len(), 102);
+        assert_eq!(grant.entries(101).err(), Some(ENOMEM));
+        assert_eq!(grant.entries(50).err(), Some(ENOMEM));
+    }
 
     #[test]
     fn a_guest_working_directory_resolves_relative_paths_beneath_it_only() {

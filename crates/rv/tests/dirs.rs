@@ -155,7 +155,17 @@ fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
         let want = std::fs::read_to_string(fixture("maps.qemu")).unwrap();
         if shared_write {
             assert_eq!(outcome, Outcome::Exited(0));
-            assert!(text.ends_with("shared writable: -1 EACCES\n"), "{text}");
+            assert!(
+                text.ends_with(
+                    "shared writable: -1 EACCES\n\
+                     shared read-only of a writable file: 0\n\
+                     mprotect shared writable: -1 EACCES\n\
+                     munmap half: 0\n\
+                     anonymous over it: 0\n\
+                     mprotect anonymous writable: 0\n"
+                ),
+                "{text}"
+            );
         } else {
             // it ends touching a page past the end of the file: SIGBUS, as under qemu
             let status = outcome.exit_status().unwrap();
@@ -205,6 +215,65 @@ mod kernel_level {
     const MMAP: u64 = 222;
     const PRLIMIT: u64 = 261;
     const AT_FDCWD: u64 = -100i64 as u64;
+
+    /// `madvise(MADV_DONTNEED)` on private anonymous memory: the pages read as zeros
+    /// afterwards (glibc's allocator relies on it), as on Linux and under qemu; other advice
+    /// changes nothing.
+    #[test]
+    fn madvise_dontneed_zeroes_private_anonymous_pages() {
+        const MADVISE: u64 = 233;
+        let (mut k, mut mem) = kernel();
+        mem.write_bytes(DATA, &[7; 0x4000]).unwrap();
+        assert_eq!(call(&mut k, &mut mem, MADVISE, &[DATA, 0x2000, 3]), 0); // WILLNEED
+        assert_eq!(mem.load_u8(DATA).unwrap(), 7);
+        assert_eq!(call(&mut k, &mut mem, MADVISE, &[DATA, 0x2000, 4]), 0); // DONTNEED
+        assert_eq!(mem.load_u64(DATA).unwrap(), 0);
+        assert_eq!(mem.load_u64(DATA + 0x1ff8).unwrap(), 0);
+        assert_eq!(mem.load_u8(DATA + 0x2000).unwrap(), 7, "past the range");
+        // still mapped and writable
+        mem.store_u8(DATA + 5, 1).unwrap();
+        assert_eq!(mem.load_u8(DATA + 5).unwrap(), 1);
+        // an unmapped range is ENOMEM, a misaligned one EINVAL
+        assert_eq!(
+            call(&mut k, &mut mem, MADVISE, &[DATA + 0x8000, 0x1000, 4]),
+            -12
+        );
+        assert_eq!(call(&mut k, &mut mem, MADVISE, &[DATA + 1, 0x1000, 4]), -22);
+    }
+
+    /// FUTEX_WAKE and (CMP_)REQUEUE find each futex's key first, as Linux does: a shared
+    /// futex on an unmapped page is EFAULT, any futex outside the user address space too; a
+    /// private one needs only a user address.
+    #[test]
+    fn futex_wake_and_requeue_fault_on_addresses_linux_cannot_key() {
+        const FUTEX: u64 = 98;
+        const WAKE: u64 = 1;
+        const REQUEUE: u64 = 3;
+        const CMP_REQUEUE: u64 = 4;
+        const PRIVATE: u64 = 128;
+        let (mut k, mut mem) = kernel();
+        let unmapped = DATA + 0x8000;
+        let kernel_half = 0xffff_ffff_0000_0000;
+        assert_eq!(call(&mut k, &mut mem, FUTEX, &[DATA, WAKE, 1]), 0);
+        assert_eq!(call(&mut k, &mut mem, FUTEX, &[unmapped, WAKE, 1]), -14);
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[unmapped, WAKE | PRIVATE, 1]),
+            0
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[kernel_half, WAKE | PRIVATE, 1]),
+            -14
+        );
+        for op in [REQUEUE, CMP_REQUEUE] {
+            // val3 (the compared word) is 0, as the mapped word is
+            let a = [DATA, op, 1, 1, unmapped, 0];
+            assert_eq!(call(&mut k, &mut mem, FUTEX, &a), -14, "{op}");
+            let a = [DATA, op | PRIVATE, 1, 1, kernel_half, 0];
+            assert_eq!(call(&mut k, &mut mem, FUTEX, &a), -14, "{op}");
+            let a = [DATA, op, 1, 1, DATA + 8, 0];
+            assert_eq!(call(&mut k, &mut mem, FUTEX, &a), 0, "{op}");
+        }
+    }
 
     #[test]
     fn devices_need_no_grant_and_reach_nothing_on_the_host() {

@@ -5,7 +5,8 @@
 //! (read, write, execute; the guest's writes stay its own, as copy on write) and `MAP_SHARED`
 //! read-only. The pages are a snapshot: a later change to the file by another process is not
 //! seen (Linux would show it through a shared mapping). A writable `MAP_SHARED` mapping is
-//! refused with `EACCES` (writing the guest's stores back to the host file is not done).
+//! refused with `EACCES` (writing the guest's stores back to the host file is not done), and
+//! so is `mprotect` adding `PROT_WRITE` to one ([`SharedRanges`]).
 //! Pages past the end of the file are zero. Every byte counts against the memory limit as
 //! anonymous memory does; the host reads at most the mapping's length, which the limit bounds.
 //!
@@ -14,12 +15,11 @@
 //! reports can name code in shared libraries (`memcpy@libc.so.6`), as perf records `MMAP`
 //! events.
 
-use super::{Fd, Kernel, EBADF, EINVAL, ENOMEM};
+use super::{Fd, Kernel, EACCES, EBADF, EINVAL, ENOMEM};
 use crate::memory::{Memory, PAGE_SIZE};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-const EACCES: i64 = 13;
 const ENODEV: i64 = 19;
 /// Most mapped objects recorded (a guest that maps without end cannot grow the list).
 pub const MAX_OBJECTS: usize = 4096;
@@ -81,6 +81,12 @@ impl Kernel {
         }
     }
 
+    /// Forgets what was mapped at `[start, end)` (unmapped, or mapped over).
+    pub(super) fn forget_ranges(&mut self, start: u64, end: u64) {
+        self.shared.remove(start, end);
+        self.file_maps.remove(start, end);
+    }
+
     /// `mmap` of file descriptor `fd` at `offset` (the anonymous case is the caller's).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn mmap_file(
@@ -139,7 +145,14 @@ impl Kernel {
             Err(e) => return -e,
         };
         let want = super::prot_to_perm(prot);
+        if (shared && !self.shared.insert(start, start + len))
+            || !self.file_maps.insert(start, start + len)
+        {
+            self.forget_ranges(start, start + len);
+            return -ENOMEM;
+        }
         if mem.map(start, len, want).is_err() {
+            self.forget_ranges(start, start + len);
             return -ENOMEM;
         }
         // the file's bytes, a page at a time (a short file leaves zeros after its end)
@@ -151,6 +164,7 @@ impl Kernel {
                 Ok(n) => n,
                 Err(e) => {
                     let _ = mem.unmap(start, len);
+                    self.forget_ranges(start, start + len);
                     return -crate::sandbox::errno(&e);
                 }
             };
@@ -159,6 +173,7 @@ impl Kernel {
             }
             if mem.poke_bytes(start + at, &page[..n]).is_err() {
                 let _ = mem.unmap(start, len);
+                self.forget_ranges(start, start + len);
                 return -ENOMEM;
             }
             at += PAGE_SIZE;
@@ -190,6 +205,62 @@ impl Kernel {
 
 const EOVERFLOW: i64 = 75;
 
+/// Most shared file mappings kept apart at once (Linux's default `vm.max_map_count` is
+/// 65,530): a guest that makes more gets `ENOMEM`, as on Linux, and the record stays bounded.
+const MAX_SHARED: usize = 65_530;
+
+/// Disjoint address ranges the kernel keeps apart: where the guest's `MAP_SHARED` file
+/// mappings are (their pages are a snapshot of the file and stores are not written back, so
+/// they can never become writable: `mprotect` adding `PROT_WRITE` over any of them is
+/// `EACCES`, an error the guest sees, never a silent success whose stores would be lost), and
+/// where any file mapping is (`madvise(MADV_DONTNEED)` zeroes anonymous pages only)
+/// (docs/machine.md, "File mappings").
+#[derive(Clone, Debug, Default)]
+pub struct SharedRanges {
+    /// Start → end (exclusive), disjoint.
+    ranges: std::collections::BTreeMap<u64, u64>,
+}
+
+impl SharedRanges {
+    /// Records `[start, end)` as shared; `false` when the record is full.
+    pub fn insert(&mut self, start: u64, end: u64) -> bool {
+        self.remove(start, end);
+        if self.ranges.len() >= MAX_SHARED {
+            return false;
+        }
+        self.ranges.insert(start, end);
+        true
+    }
+
+    /// Forgets `[start, end)` (unmapped, or mapped over), splitting ranges it cuts.
+    pub fn remove(&mut self, start: u64, end: u64) {
+        let cut: Vec<(u64, u64)> = self
+            .ranges
+            .range(..end)
+            .rev()
+            .take_while(|(_, &e)| e > start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in cut {
+            self.ranges.remove(&s);
+            if s < start {
+                self.ranges.insert(s, start);
+            }
+            if e > end {
+                self.ranges.insert(end, e);
+            }
+        }
+    }
+
+    /// Whether any byte of `[start, end)` is in a shared mapping.
+    pub fn overlaps(&self, start: u64, end: u64) -> bool {
+        self.ranges
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, &e)| e > start)
+    }
+}
+
 /// Reads into `buf` from `offset` until it is full or the file ends.
 fn read_full(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut got = 0;
@@ -212,4 +283,22 @@ fn build_id_of(file: &std::fs::File) -> Option<Vec<u8>> {
     let n = read_full(file, &mut head, 0).ok()?;
     head.truncate(n);
     crate::elf::build_id_in_prefix(&head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SharedRanges;
+
+    #[test]
+    fn shared_ranges_split_and_forget_as_pages_are_unmapped() {
+        let mut r = SharedRanges::default();
+        assert!(r.insert(0x1000, 0x5000));
+        assert!(r.overlaps(0x4000, 0x5000) && r.overlaps(0, 0x2000));
+        assert!(!r.overlaps(0x5000, 0x6000) && !r.overlaps(0, 0x1000));
+        r.remove(0x2000, 0x3000); // a hole in the middle
+        assert!(!r.overlaps(0x2000, 0x3000));
+        assert!(r.overlaps(0x1000, 0x2000) && r.overlaps(0x3000, 0x4000));
+        r.remove(0, u64::MAX);
+        assert!(!r.overlaps(0, u64::MAX));
+    }
 }

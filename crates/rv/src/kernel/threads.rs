@@ -707,6 +707,19 @@ impl Kernel {
         }
         let val = val as u32;
         let done = |r: u64| Ok(Ret::Value(r as i64));
+        // Linux finds a futex's key before waking or requeueing: a private futex needs only a
+        // user address (`access_ok`), a shared one a mapped page (EFAULT otherwise)
+        let private = op & FUTEX_PRIVATE != 0;
+        let key = |mem: &Memory, a: u64| {
+            let user = a
+                .checked_add(4)
+                .is_some_and(|e| e <= crate::memory::USER_TOP);
+            if user && (private || mem.is_mapped(a & !0xfff, 0x1000)) {
+                Ok(())
+            } else {
+                Err(EFAULT)
+            }
+        };
         match cmd {
             FUTEX_WAIT | FUTEX_WAIT_BITSET => {
                 let bitset = if cmd == FUTEX_WAIT {
@@ -761,12 +774,15 @@ impl Kernel {
                 if bitset == 0 {
                     return Err(EINVAL);
                 }
+                key(mem, addr)?;
                 done(self.threads.futex_wake(addr, bitset, u64::from(val)))
             }
             FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
                 if addr2 % 4 != 0 {
                     return Err(EINVAL);
                 }
+                key(mem, addr)?;
+                key(mem, addr2)?;
                 if cmd == FUTEX_CMP_REQUEUE {
                     let word = mem.load_u32(addr).map_err(|_| EFAULT)?;
                     if word != val3 as u32 {

@@ -435,6 +435,15 @@ impl Machine {
         let threads = self.kernel.threads_mut();
         let same = next == threads.current;
         let next_index = threads.list[next].index;
+        let mut part = Control::Continue;
+        if O::BLOCK_LENS && !same {
+            // the outgoing thread's block in progress: its instructions retired so far, told
+            // now so that counts by address follow the retired instructions in time order
+            let h = &threads.list[threads.current].hart;
+            if !h.block_lens.is_empty() {
+                part = obs.block_part(h.block_start, &h.block_lens);
+            }
+        }
         let threads = self.kernel.threads_mut();
         // (the running thread's too: a wake may have changed its saved registers)
         let mut h = threads.list[next].hart.clone();
@@ -469,7 +478,7 @@ impl Machine {
         if let Some(s) = self.kernel.threads_mut().stat_mut(next_index) {
             s.switches += 1;
         }
-        obs.thread(next_index)
+        part.and(obs.thread(next_index))
     }
 
     /// Delivers the running thread's deliverable signals: enters their handlers (nested, the
