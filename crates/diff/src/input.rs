@@ -6,6 +6,129 @@ use crate::Error;
 use outcrop_profile::Counts;
 use serde::Deserialize;
 
+/// Which top-level keys a JSON object has, read without keeping their values (serde skips
+/// them as it parses: no allocation in proportion to the file). An input that is not an
+/// object has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keys {
+    /// `profile`: absent (`None`), null (`Some(false)`) or a value (a report.json).
+    pub profile: Option<bool>,
+    /// `rap`: absent, null or a value (a report.json with RAP trees).
+    pub rap: Option<bool>,
+    /// A `tree` key (a profile.json).
+    pub tree: bool,
+    /// A `streams` key (a rap.json).
+    pub streams: bool,
+    /// The `format` string, when short (a saved RAP tree in JSON says `outcrop-rap-tree`).
+    pub format: Option<String>,
+}
+
+/// A value skipped as it is parsed, remembering only whether it was null.
+struct Skipped(bool);
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Skipped;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_unit<E>(self) -> Result<Skipped, E> {
+                Ok(Skipped(false))
+            }
+            fn visit_none<E>(self) -> Result<Skipped, E> {
+                Ok(Skipped(false))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skipped, E> {
+                Ok(Skipped(true))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skipped, E> {
+                Ok(Skipped(true))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skipped, E> {
+                Ok(Skipped(true))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skipped, E> {
+                Ok(Skipped(true))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skipped, E> {
+                Ok(Skipped(true))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Skipped, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Skipped(true))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Skipped, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Skipped(true))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A string kept only when short (a format name), else skipped.
+struct ShortString(Option<String>);
+
+impl<'de> Deserialize<'de> for ShortString {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ShortString;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ShortString, E> {
+                Ok(ShortString((v.len() <= 64).then(|| v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl Keys {
+    /// Whether `bytes` are JSON at all (skipped as parsed); the error names line and column.
+    pub fn check_json(bytes: &[u8]) -> Result<(), Error> {
+        serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            .map(drop)
+            .map_err(Error::json)
+    }
+
+    /// The keys of the JSON object in `bytes`.
+    pub fn of(bytes: &[u8]) -> Keys {
+        /// Present, whatever its value (null included: `Option` alone would read null as
+        /// absent).
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Skipped>, D::Error> {
+            Skipped::deserialize(d).map(Some)
+        }
+        #[derive(Deserialize)]
+        struct Seen {
+            #[serde(default, deserialize_with = "present")]
+            profile: Option<Skipped>,
+            #[serde(default, deserialize_with = "present")]
+            rap: Option<Skipped>,
+            #[serde(default, deserialize_with = "present")]
+            tree: Option<Skipped>,
+            #[serde(default, deserialize_with = "present")]
+            streams: Option<Skipped>,
+            #[serde(default)]
+            format: Option<ShortString>,
+        }
+        match serde_json::from_slice::<Seen>(bytes) {
+            Ok(s) => Keys {
+                profile: s.profile.map(|p| p.0),
+                rap: s.rap.map(|p| p.0),
+                tree: s.tree.is_some(),
+                streams: s.streams.is_some(),
+                format: s.format.and_then(|f| f.0),
+            },
+            Err(_) => Keys::default(),
+        }
+    }
+}
+
 /// `profile.json` (or the `profile` of `report.json`): the exact profile of one run.
 #[derive(Clone, Debug, Deserialize)]
 pub struct ProfileView {
@@ -101,19 +224,21 @@ impl ProfileView {
     /// Parses `profile.json` bytes, or a `report.json` (its `profile`), and checks the tree:
     /// a root first, every parent before its child.
     pub fn from_json(bytes: &[u8]) -> Result<ProfileView, Error> {
+        // typed all the way (no `serde_json::Value` tree, which holds 10 times its text): a
+        // report.json is told apart by its keys, read without keeping their values
         #[derive(Deserialize)]
         struct Report {
-            profile: serde_json::Value,
+            profile: Option<ProfileView>,
         }
-        let p = match serde_json::from_slice::<ProfileView>(bytes) {
-            Ok(p) => p,
-            Err(first) => match serde_json::from_slice::<Report>(bytes) {
-                Ok(Report { profile }) if profile.is_null() => {
+        let p = match Keys::of(bytes).profile {
+            Some(false) => return Err(Error::Input("the report has no profile (null)".into())),
+            Some(true) => match serde_json::from_slice::<Report>(bytes).map_err(Error::json)? {
+                Report { profile: Some(p) } => p,
+                Report { profile: None } => {
                     return Err(Error::Input("the report has no profile (null)".into()))
                 }
-                Ok(Report { profile }) => serde_json::from_value(profile).map_err(Error::json)?,
-                Err(_) => return Err(Error::json(first)),
             },
+            None => serde_json::from_slice::<ProfileView>(bytes).map_err(Error::json)?,
         };
         if p.tree.is_empty() {
             return Err(Error::Input(
@@ -362,17 +487,17 @@ impl RapView {
     pub fn from_json(bytes: &[u8]) -> Result<RapView, Error> {
         #[derive(Deserialize)]
         struct Report {
-            rap: serde_json::Value,
+            rap: Option<RapView>,
         }
-        match serde_json::from_slice::<RapView>(bytes) {
-            Ok(r) => Ok(r),
-            Err(first) => match serde_json::from_slice::<Report>(bytes) {
-                Ok(Report { rap }) if rap.is_null() => {
+        match Keys::of(bytes).rap {
+            Some(false) => Err(Error::Input("the report has no RAP trees (null)".into())),
+            Some(true) => match serde_json::from_slice::<Report>(bytes).map_err(Error::json)? {
+                Report { rap: Some(r) } => Ok(r),
+                Report { rap: None } => {
                     Err(Error::Input("the report has no RAP trees (null)".into()))
                 }
-                Ok(Report { rap }) => serde_json::from_value(rap).map_err(Error::json),
-                Err(_) => Err(Error::json(first)),
             },
+            None => serde_json::from_slice::<RapView>(bytes).map_err(Error::json),
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod profile;
 pub mod ranges;
 pub mod timing;
 
-pub use input::{ProfileView, RapView, RunView};
+pub use input::{Keys, ProfileView, RapView, RunView};
 pub use profile::{diff_profiles, ProfileDiff};
 
 use outcrop_profile::Counts;

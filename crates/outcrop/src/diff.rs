@@ -60,9 +60,37 @@ struct Side {
 
 fn optional(path: &Path, what: &'static str) -> Result<Option<Vec<u8>>> {
     if path.exists() {
-        Ok(Some(read_bounded(path, what, MAX_PROFILE_BYTES)?))
+        Ok(Some(read_to_parse(path, what)?))
     } else {
         Ok(None)
+    }
+}
+
+/// The bytes of an input diff parses, read with a bound.
+fn read_to_parse(path: &Path, what: &'static str) -> Result<Vec<u8>> {
+    Ok(read_bounded(path, what, MAX_PROFILE_BYTES)?)
+}
+
+/// The bytes diff may read from `path`: a file's size, or the sum of a report directory's
+/// files (each capped as it is read).
+fn input_bytes(path: &Path) -> u64 {
+    let size = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| {
+                if m.is_file() {
+                    m.len().min(MAX_PROFILE_BYTES)
+                } else {
+                    0
+                }
+            })
+            .unwrap_or(0)
+    };
+    if path.is_dir() {
+        std::fs::read_dir(path)
+            .map(|d| d.flatten().map(|e| size(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        size(path)
     }
 }
 
@@ -168,7 +196,7 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
         ..Inputs::default()
     };
     if head.starts_with(b"ORAPTREE") {
-        let bytes = read_bounded(path, "RAP tree", MAX_PROFILE_BYTES)?;
+        let bytes = read_to_parse(path, "RAP tree")?;
         let tree = outcrop_rap::RapTree::from_bytes(&bytes)
             .with_context(|| format!("reading RAP tree {}", path.display()))?;
         inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
@@ -177,18 +205,19 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
     } else if head.starts_with(b"outcrop-branch-samples") {
         inputs.paths = Some(crate::paths::path_shares(path)?);
     } else if head.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{') {
-        let bytes = read_bounded(path, "JSON report", MAX_PROFILE_BYTES)?;
-        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{}: not JSON, at line {} column {}: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })?;
-        if v.get("format").and_then(|f| f.as_str()) == Some(outcrop_rap::FORMAT_NAME) {
-            let json: outcrop_rap::TreeJson = serde_json::from_value(v)
-                .with_context(|| format!("reading RAP tree {}", path.display()))?;
+        let bytes = read_to_parse(path, "JSON report")?;
+        // which file it is, from its keys alone: no `serde_json::Value` of the whole file
+        // (it holds 10 times the text; a 112 MB tree once took 1.7 GB before it was refused)
+        let keys = outcrop_diff::Keys::of(&bytes);
+        if keys.format.as_deref() == Some(outcrop_rap::FORMAT_NAME) {
+            let json: outcrop_rap::TreeJson = serde_json::from_slice(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "reading RAP tree {}: at line {} column {}: {e}",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                )
+            })?;
             let tree = outcrop_rap::RapTree::from_json(&json)
                 .with_context(|| format!("reading RAP tree {}", path.display()))?;
             inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
@@ -197,8 +226,12 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
                 exports: Exports::default(),
             });
         }
-        let is_profile = v.get("tree").is_some() || v.get("profile").is_some_and(|p| !p.is_null());
-        let is_rap = v.get("streams").is_some() || v.get("rap").is_some_and(|p| !p.is_null());
+        if keys == outcrop_diff::Keys::default() {
+            // not an object, or not JSON: say where
+            outcrop_diff::Keys::check_json(&bytes).map_err(context(path))?;
+        }
+        let is_profile = keys.tree || keys.profile == Some(true);
+        let is_rap = keys.streams || keys.rap == Some(true);
         if is_profile {
             inputs.profile = Some(ProfileView::from_json(&bytes).map_err(context(path))?);
         }
@@ -270,6 +303,15 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
     if let Some(o) = &args.output {
         crate::files::check_output(o)?;
     }
+    // the parsed inputs and their comparison take up to 6 times the input in address space
+    // (measured under prlimit: 8.6 MB profiles need 150 MB with the binary's 45 MB), and the
+    // allocator reserves arenas besides
+    crate::files::check_memory_for(
+        &format!("{} and {}", args.a.display(), args.b.display()),
+        input_bytes(&args.a).saturating_add(input_bytes(&args.b)),
+        6,
+        64 << 20,
+    )?;
     let a =
         load(&args.a, args.rap_hot).with_context(|| format!("reading A ({})", args.a.display()))?;
     let b =

@@ -593,6 +593,36 @@ pub fn check_program(
     }
 }
 
+/// Refuses, before anything is read, inputs of `len` bytes in all whose parse and comparison
+/// need about `factor` times their size in address space, plus `reserve` (the allocator's
+/// per-thread arenas), when the address-space limit (`ulimit -v`, `prlimit --as`) would not
+/// leave that much: an error naming the inputs and the numbers, never an abort when an
+/// allocation fails halfway through.
+pub fn check_memory_for(what: &str, len: u64, factor: u64, reserve: u64) -> Result<()> {
+    let Ok(limit) = rustix::process::getrlimit(rustix::process::Resource::As)
+        .current
+        .ok_or(())
+    else {
+        return Ok(()); // unlimited
+    };
+    let used = vm_size_bytes().unwrap_or(0);
+    let needed = len.saturating_mul(factor).saturating_add(reserve);
+    if used.saturating_add(needed) > limit {
+        bail!(
+            "{what}: {len} bytes of input need about {needed} bytes of address space to compare, and the limit ({limit} bytes, {used} in use) does not leave them; raise it (ulimit -v) or give smaller files"
+        );
+    }
+    Ok(())
+}
+
+/// This process's virtual size (`VmSize`), if the host says.
+fn vm_size_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The most resident memory this process has used, in bytes (`VmHWM`), if the host says.
 pub fn max_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -1437,3 +1437,46 @@ fn diff_output_files_escape_names_from_its_inputs() {
     assert!(!text.lines().any(|l| l.starts_with("forged")), "{text}");
     assert!(text.contains("\\x1b[31m"), "{text}");
 }
+
+/// Under an address-space cap, a profile too big to parse in what the cap leaves is an
+/// error naming the file and the numbers, never an abort in the middle of an allocation
+/// (exit 134); with room, the same files compare.
+#[test]
+fn diff_under_a_memory_cap_refuses_what_does_not_fit_instead_of_aborting() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: no prlimit");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n = 60_000u64;
+    let mut json = String::from(r#"{"program":"big","instructions":"#);
+    json += &(n * (n + 1) / 2).to_string();
+    json += r#","functions":["#;
+    for i in 1..=n {
+        if i > 1 {
+            json.push(',');
+        }
+        json += &format!(
+            r#"{{"name":"function_number_{i}_with_a_name_long_enough_to_weigh","start":{},"self":{{"instructions":{i}}},"total":{{"instructions":{i}}},"calls":1}}"#,
+            4096 + i * 64
+        );
+    }
+    json += r#"],"tree":[{"parent":0,"function":null,"self":{},"total":{}}]}"#;
+    assert!(json.len() > 8 << 20);
+    for side in ["a", "b"] {
+        std::fs::create_dir(d.join(side)).unwrap();
+        std::fs::write(d.join(side).join("profile.json"), &json).unwrap();
+    }
+    let (a, b) = (d.join("a"), d.join("b"));
+    let capped = Command::new("prlimit")
+        .arg(format!("--as={}", 80u64 << 20))
+        .arg(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["diff", a.to_str().unwrap(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(capped.status.code(), Some(1), "{}", err(&capped));
+    assert!(err(&capped).contains("address space"), "{}", err(&capped));
+    let o = run_within(&["diff", a.to_str().unwrap(), b.to_str().unwrap()], 120);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}

@@ -83,7 +83,9 @@ fn phases_bb_and_the_sampled_estimate() {
     let e = &j["estimate"];
     assert!(e["simulated"].as_u64().unwrap() < 40_000_000);
     let err = e["error_pct"].as_f64().unwrap();
-    assert!(err.abs() < 10.0, "estimate error {err}%");
+    // within the worst error docs/BENCHMARKS.md reports for sampled timing on the bundled
+    // workloads (3.24%; this run measured 0.05%)
+    assert!(err.abs() < 3.24, "estimate error {err}%");
     assert!(e["full_cpi"].as_f64().unwrap() > 0.2);
     // the text report
     let o = outcrop(

@@ -21,6 +21,15 @@ struct Scored {
 }
 
 fn run(name: &str, configs: &[LbrConfig]) -> Vec<Scored> {
+    run_with(name, configs, Options::default(), Weighting::Equal)
+}
+
+fn run_with(
+    name: &str,
+    configs: &[LbrConfig],
+    options: Options,
+    weighting: Weighting,
+) -> Vec<Scored> {
     let bin = workloads().join(name);
     let elf = std::fs::read(&bin).unwrap();
     let cfg = Cfg::from_elf(&elf).unwrap();
@@ -51,8 +60,8 @@ fn run(name: &str, configs: &[LbrConfig]) -> Vec<Scored> {
             &cfg,
             &regions,
             &samples,
-            Options::default(),
-            Weighting::Equal,
+            options.clone(),
+            weighting,
             &mut cache,
         );
         let acc = accuracy(&exact, &a.estimate.paths, HOT);
@@ -89,7 +98,10 @@ fn sampled_paths_match_the_exact_profile_on_workloads() {
         // precise records always place on the CFG and always match a region path
         assert_eq!(p.discarded, 0, "{name}");
         assert_eq!(p.unmatched, 0, "{name}");
-        assert!(p.wall >= 0.9, "{name}: Wall accuracy {}", p.wall);
+        // the paper's method with 4 entries at a coarser period than the target's: the
+        // docs' mean over the workloads near it is 93.3% (750 K cycles); measured here 95.8%
+        // (qsort_ints) and 95.0% (bytecode_vm)
+        assert!(p.wall >= 0.933, "{name}: Wall accuracy {}", p.wall);
         // untimed: samples × 7,500 cycles (perf-lbr) ÷ instructions, one sample per ~1M
         assert!(
             (p.overhead - 0.0075).abs() < 0.0015,
@@ -156,5 +168,32 @@ fn the_block_feed_samples_exactly_as_the_retire_stream() {
             assert_eq!(a.meta.recorded, b.meta.recorded, "{name}");
             assert!(a.traces == b.traces, "{name}: traces differ");
         }
+    }
+}
+
+/// At the operating point docs/BENCHMARKS.md states its target at (16 entries, about 1%
+/// modelled overhead under perf-lbr's cost, both extensions: stitching and edge weights),
+/// one run reaches the target, 95% Wall accuracy, on these workloads (measured: 99.6% on
+/// qsort_ints, 97.8% on bytecode_vm; the schedule and the unit's seed are fixed).
+#[test]
+fn one_run_at_one_percent_reaches_the_target_on_workloads() {
+    let config = LbrConfig {
+        entries: 16,
+        period: 750_000,
+        random: true,
+        ..LbrConfig::default()
+    };
+    let options = Options {
+        stitch: true,
+        ..Options::default()
+    };
+    for name in ["qsort_ints", "bytecode_vm"] {
+        let r = run_with(name, &[config.clone()], options.clone(), Weighting::Edges);
+        assert!(
+            r[0].overhead <= 0.0105,
+            "{name}: overhead {}",
+            r[0].overhead
+        );
+        assert!(r[0].wall >= 0.95, "{name}: Wall accuracy {}", r[0].wall);
     }
 }
