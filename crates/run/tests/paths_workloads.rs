@@ -60,7 +60,7 @@ fn run_with(
             &cfg,
             &regions,
             &samples,
-            options.clone(),
+            options,
             weighting,
             &mut cache,
         );
@@ -188,7 +188,7 @@ fn one_run_at_one_percent_reaches_the_target_on_workloads() {
         ..Options::default()
     };
     for name in ["qsort_ints", "bytecode_vm"] {
-        let r = run_with(name, &[config.clone()], options.clone(), Weighting::Edges);
+        let r = run_with(name, std::slice::from_ref(&config), options, Weighting::Edges);
         assert!(
             r[0].overhead <= 0.0105,
             "{name}: overhead {}",

@@ -491,7 +491,7 @@ impl Kernel {
             67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
-            46 => self.sys_ftruncate(a[0], a[1]),
+            46 => self.sys_ftruncate(mem, a[0], a[1]),
             88 => self.sys_utimensat(mem, a[0] as i64, a[1], a[2], a[3]),
             43 => self.sys_statfs(mem, a[0], a[1], true),
             44 => self.sys_statfs(mem, a[0], a[1], false),
@@ -624,7 +624,33 @@ impl Kernel {
         if mem.read_bytes(buf, &mut tmp).is_err() {
             return -EFAULT;
         }
-        self.write_fd(fd, &tmp)
+        let r = self.write_fd(fd, &tmp);
+        self.written(mem, fd, None, &tmp, r);
+        r
+    }
+
+    /// After a write of `data` to `fd` that returned `r` (at file offset `at`, or where the
+    /// file position now ends it): the file's shared mappings show what was written.
+    fn written(&mut self, mem: &mut Memory, fd: u64, at: Option<u64>, data: &[u8], r: i64) {
+        use std::io::Seek;
+        if self.shared.is_empty() || r <= 0 {
+            return;
+        }
+        let n = (r as usize).min(data.len());
+        let Ok(Fd::File(f)) = self.fd(fd) else {
+            return;
+        };
+        let start = match at {
+            Some(a) => Some(a),
+            None => f
+                .stream_position()
+                .ok()
+                .and_then(|p| p.checked_sub(n as u64)),
+        };
+        let (Some(start), Ok(meta)) = (start, f.metadata()) else {
+            return;
+        };
+        self.write_through_shared(mem, &meta, start, &data[..n]);
     }
 
     fn sys_writev(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
@@ -647,7 +673,9 @@ impl Kernel {
                 return -EFAULT;
             }
         }
-        self.write_fd(fd, &data)
+        let r = self.write_fd(fd, &data);
+        self.written(mem, fd, None, &data, r);
+        r
     }
 
     fn guest_path(&self, mem: &mut Memory, dirfd: i64, addr: u64) -> Result<PathBuf, i64> {
@@ -911,7 +939,7 @@ impl Kernel {
         if mem.read_bytes(buf, &mut tmp).is_err() {
             return -EFAULT;
         }
-        match self.fd(fd) {
+        let r = match self.fd(fd) {
             Ok(Fd::File(f)) => match f.write_at(&tmp, off) {
                 Ok(w) => w as i64,
                 Err(e) => -errno(&e),
@@ -919,7 +947,9 @@ impl Kernel {
             Ok(Fd::Dir(_)) => -EISDIR,
             Ok(_) => -ESPIPE,
             Err(e) => -e,
-        }
+        };
+        self.written(mem, fd, Some(off), &tmp, r);
+        r
     }
 
     fn sys_getcwd(&mut self, mem: &mut Memory, buf: u64, size: u64) -> i64 {
@@ -1054,19 +1084,24 @@ impl Kernel {
         }
     }
 
-    fn sys_ftruncate(&mut self, fd: u64, len: u64) -> i64 {
+    fn sys_ftruncate(&mut self, mem: &mut Memory, fd: u64, len: u64) -> i64 {
         if (len as i64) < 0 {
             return -EINVAL;
         }
-        match self.fd(fd) {
+        let meta = match self.fd(fd) {
             Ok(Fd::File(f)) => match f.set_len(len) {
-                Ok(()) => 0,
-                Err(e) => -errno(&e),
+                Ok(()) => f.metadata(),
+                Err(e) => return -errno(&e),
             },
-            Ok(Fd::Dir(_)) => -EISDIR,
-            Ok(_) => -EINVAL,
-            Err(e) => -e,
+            Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(_) => return -EINVAL,
+            Err(e) => return -e,
+        };
+        // the file's shared mappings end where it now ends (SIGBUS past it), as on Linux
+        if let Ok(meta) = meta {
+            self.truncate_shared(mem, &meta, len);
         }
+        0
     }
 
     fn install(&mut self, fd: Fd) -> i64 {
@@ -1643,9 +1678,10 @@ impl Kernel {
             self.shared.overlaps(old, old + old_len),
             self.file_maps.overlaps(old, old + old_len),
         );
+        let key = self.shared.key_at(old);
         self.forget_ranges(old, old + old_len);
         if shared {
-            let _ = self.shared.insert(new, new + old_len);
+            let _ = self.shared.insert_file(new, new + old_len, key);
         }
         if file {
             let _ = self.file_maps.insert(new, new + old_len);

@@ -176,6 +176,54 @@ fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
     }
 }
 
+/// Shared file mappings as Linux keeps them (`fixtures/dirs/shared.c`, against qemu's
+/// output): the guest's writes to the file show through, a truncation makes the pages past
+/// the new end SIGBUS and zeroes the rest of the last page, an appended or grown file covers
+/// its pages again, and a 1 GiB sparse file maps in a moment without its size in host
+/// memory (it once took 1 GB and seconds, and the mapping showed stale bytes).
+#[test]
+fn shared_file_mappings_follow_the_file_as_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = std::fs::read(fixture("shared")).unwrap();
+    let out = Shared::default();
+    let mut sandbox = Sandbox::new();
+    sandbox.allow_write(dir.path()).unwrap();
+    sandbox.set_cwd(dir.path()).unwrap();
+    let kernel = KernelConfig {
+        sandbox,
+        deterministic: true,
+        exe_path: "/shared".into(),
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(out.clone()),
+        stderr: Box::new(std::io::sink()),
+        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
+        stdio_mode: None,
+    };
+    let program = Program {
+        elf: &elf,
+        args: vec!["shared".into(), "f.bin".into(), "sparse.bin".into()],
+        env: vec![],
+        memory_limit: 2 << 30,
+    };
+    let mut m = load(program, kernel).unwrap();
+    let t = std::time::Instant::now();
+    let outcome = m.run(&mut ());
+    let status = outcome.exit_status().unwrap();
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    let want = std::fs::read_to_string(fixture("shared.qemu")).unwrap();
+    assert_eq!(format!("{text}status {status}\n"), want, "{outcome:?}");
+    assert!(
+        m.mem.host_bytes() < 64 << 20,
+        "{} bytes of host memory for a sparse mapping",
+        m.mem.host_bytes()
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
 mod kernel_level {
     //! The machine's devices, resource limits and the other new calls, at the kernel layer.
     use outcrop_rv::kernel::{Kernel, KernelConfig};

@@ -145,7 +145,16 @@ impl Kernel {
             Err(e) => return -e,
         };
         let want = super::prot_to_perm(prot);
-        if (shared && !self.shared.insert(start, start + len))
+        let key = {
+            use std::os::unix::fs::MetadataExt;
+            FileKey {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                offset,
+                perm: want,
+            }
+        };
+        if (shared && !self.shared.insert_file(start, start + len, Some(key)))
             || !self.file_maps.insert(start, start + len)
         {
             self.forget_ranges(start, start + len);
@@ -159,24 +168,54 @@ impl Kernel {
         let file_len = meta.len();
         let mut page = vec![0u8; PAGE_SIZE as usize];
         let mut at = 0u64;
+        // holes of a sparse file are skipped (`SEEK_DATA`) and pages of zeros never stored:
+        // either stays an untouched page that reads as zero and costs no host memory (a 3 GiB
+        // mapping of a sparse file once took 3.1 GB and 42 s). The descriptor is the guest's
+        // (a duplicate shares its position), so the position is put back.
+        let position = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).ok();
         while at < len {
+            if let Some(here) = offset.checked_add(at) {
+                match rustix::fs::seek(&file, rustix::fs::SeekFrom::Data(here)) {
+                    Ok(data) if data > here => {
+                        at = (data - offset) & !(PAGE_SIZE - 1);
+                        if at >= len {
+                            break;
+                        }
+                    }
+                    Err(rustix::io::Errno::NXIO) => break, // only a hole is left
+                    _ => {}
+                }
+            }
             let n = match read_full(&file, &mut page, offset + at) {
                 Ok(n) => n,
                 Err(e) => {
                     let _ = mem.unmap(start, len);
                     self.forget_ranges(start, start + len);
+                    if let Some(p) = position {
+                        let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
+                    }
                     return -crate::sandbox::errno(&e);
                 }
             };
             if n == 0 {
                 break;
             }
+            if page[..n].iter().all(|&b| b == 0) {
+                at += PAGE_SIZE;
+                continue;
+            }
             if mem.poke_bytes(start + at, &page[..n]).is_err() {
                 let _ = mem.unmap(start, len);
                 self.forget_ranges(start, start + len);
+                if let Some(p) = position {
+                    let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
+                }
                 return -ENOMEM;
             }
             at += PAGE_SIZE;
+        }
+        if let Some(p) = position {
+            let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
         }
         // pages wholly past the end of the file: an access is SIGBUS, as on Linux
         let past = file_len
@@ -209,55 +248,174 @@ const EOVERFLOW: i64 = 75;
 /// 65,530): a guest that makes more gets `ENOMEM`, as on Linux, and the record stays bounded.
 const MAX_SHARED: usize = 65_530;
 
+/// The file a shared mapping shows: which file (device and inode), from which offset, and
+/// the protection the guest asked for (restored where a truncated file grows again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKey {
+    /// Device of the file.
+    pub dev: u64,
+    /// Inode of the file.
+    pub ino: u64,
+    /// File offset at the range's start.
+    pub offset: u64,
+    /// The guest's protection of the pages (`perm` bits).
+    pub perm: u8,
+}
+
 /// Disjoint address ranges the kernel keeps apart: where the guest's `MAP_SHARED` file
-/// mappings are (their pages are a snapshot of the file and stores are not written back, so
-/// they can never become writable: `mprotect` adding `PROT_WRITE` over any of them is
-/// `EACCES`, an error the guest sees, never a silent success whose stores would be lost), and
-/// where any file mapping is (`madvise(MADV_DONTNEED)` zeroes anonymous pages only)
-/// (docs/machine.md, "File mappings").
+/// mappings are, with the file each shows (their pages can never become writable: `mprotect`
+/// adding `PROT_WRITE` over any of them is `EACCES`, an error the guest sees, never a silent
+/// success whose stores would be lost; the guest's own writes to the file reach them, and a
+/// truncation makes the pages past the new end SIGBUS), and where any file mapping is
+/// (`madvise(MADV_DONTNEED)` zeroes anonymous pages only) (docs/machine.md, "File mappings").
 #[derive(Clone, Debug, Default)]
 pub struct SharedRanges {
-    /// Start → end (exclusive), disjoint.
-    ranges: std::collections::BTreeMap<u64, u64>,
+    /// Start → (end (exclusive), the file it maps), disjoint.
+    ranges: std::collections::BTreeMap<u64, (u64, Option<FileKey>)>,
 }
 
 impl SharedRanges {
-    /// Records `[start, end)` as shared; `false` when the record is full.
+    /// Records `[start, end)`; `false` when the record is full.
     pub fn insert(&mut self, start: u64, end: u64) -> bool {
+        self.insert_file(start, end, None)
+    }
+
+    /// Records `[start, end)` as showing `file`; `false` when the record is full.
+    pub fn insert_file(&mut self, start: u64, end: u64, file: Option<FileKey>) -> bool {
         self.remove(start, end);
         if self.ranges.len() >= MAX_SHARED {
             return false;
         }
-        self.ranges.insert(start, end);
+        self.ranges.insert(start, (end, file));
         true
     }
 
-    /// Forgets `[start, end)` (unmapped, or mapped over), splitting ranges it cuts.
+    /// Forgets `[start, end)` (unmapped, or mapped over), splitting ranges it cuts (the part
+    /// after a cut shows the file from further on).
     pub fn remove(&mut self, start: u64, end: u64) {
-        let cut: Vec<(u64, u64)> = self
+        let cut: Vec<(u64, u64, Option<FileKey>)> = self
             .ranges
             .range(..end)
             .rev()
-            .take_while(|(_, &e)| e > start)
-            .map(|(&s, &e)| (s, e))
+            .take_while(|(_, &(e, _))| e > start)
+            .map(|(&s, &(e, f))| (s, e, f))
             .collect();
-        for (s, e) in cut {
+        for (s, e, f) in cut {
             self.ranges.remove(&s);
             if s < start {
-                self.ranges.insert(s, start);
+                self.ranges.insert(s, (start, f));
             }
             if e > end {
-                self.ranges.insert(end, e);
+                let moved = f.map(|k| FileKey {
+                    offset: k.offset.saturating_add(end - s),
+                    ..k
+                });
+                self.ranges.insert(end, (e, moved));
             }
         }
     }
 
-    /// Whether any byte of `[start, end)` is in a shared mapping.
+    /// Whether any byte of `[start, end)` is in a recorded range.
     pub fn overlaps(&self, start: u64, end: u64) -> bool {
         self.ranges
             .range(..end)
             .next_back()
-            .is_some_and(|(_, &e)| e > start)
+            .is_some_and(|(_, &(e, _))| e > start)
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The file shown at `addr`, its offset that of `addr`, if a recorded range holds it.
+    pub fn key_at(&self, addr: u64) -> Option<FileKey> {
+        let (&s, &(e, f)) = self.ranges.range(..=addr).next_back()?;
+        (addr < e).then_some(())?;
+        f.map(|k| FileKey {
+            offset: k.offset.saturating_add(addr - s),
+            ..k
+        })
+    }
+
+    /// The ranges that show file (`dev`, `ino`): (start, end, its key).
+    pub fn of_file(&self, dev: u64, ino: u64) -> Vec<(u64, u64, FileKey)> {
+        self.ranges
+            .iter()
+            .filter_map(|(&s, &(e, f))| {
+                f.filter(|k| k.dev == dev && k.ino == ino)
+                    .map(|k| (s, e, k))
+            })
+            .collect()
+    }
+}
+
+impl Kernel {
+    /// The guest wrote `data` at `offset` of the file behind `meta`: the shared mappings of
+    /// that file show it (Linux's page cache makes them coherent with `write`).
+    pub(super) fn write_through_shared(
+        &self,
+        mem: &mut Memory,
+        meta: &std::fs::Metadata,
+        offset: u64,
+        data: &[u8],
+    ) {
+        use std::os::unix::fs::MetadataExt;
+        if self.shared.is_empty() || data.is_empty() {
+            return;
+        }
+        let end = offset.saturating_add(data.len() as u64);
+        if end >= meta.len() {
+            // the write may have extended the file: pages it now covers are no longer past
+            // its end
+            self.truncate_shared(mem, meta, meta.len());
+        }
+        for (start, stop, key) in self.shared.of_file(meta.dev(), meta.ino()) {
+            let map_end = key.offset.saturating_add(stop - start);
+            let (lo, hi) = (offset.max(key.offset), end.min(map_end));
+            if lo >= hi {
+                continue;
+            }
+            let bytes = &data[(lo - offset) as usize..(hi - offset) as usize];
+            // pages past the end of the file (SIGBUS) stay so: a write never maps them
+            let at = start + (lo - key.offset);
+            if !mem.past_eof(at) {
+                let _ = mem.poke_bytes(at, bytes);
+            }
+        }
+    }
+
+    /// The file behind `meta` now has `len` bytes: in its shared mappings, the rest of the
+    /// page that holds the new end reads as zero and pages wholly past it are SIGBUS, as on
+    /// Linux; pages a longer file covers again come back (zero) with their protection.
+    pub(super) fn truncate_shared(&self, mem: &mut Memory, meta: &std::fs::Metadata, len: u64) {
+        use std::os::unix::fs::MetadataExt;
+        if self.shared.is_empty() {
+            return;
+        }
+        for (start, stop, key) in self.shared.of_file(meta.dev(), meta.ino()) {
+            let mut page = start;
+            while page < stop {
+                let file_at = key.offset + (page - start);
+                let was_past = mem.past_eof(page);
+                if file_at >= len {
+                    if !was_past {
+                        let _ = mem.protect(page, PAGE_SIZE, crate::memory::perm::PAST_EOF);
+                    }
+                } else {
+                    if was_past {
+                        let _ = mem.protect(page, PAGE_SIZE, key.perm);
+                        let _ = mem.poke_bytes(page, &[0u8; PAGE_SIZE as usize]);
+                    }
+                    let tail = len - file_at;
+                    if tail < PAGE_SIZE {
+                        let zeros = vec![0u8; (PAGE_SIZE - tail) as usize];
+                        let _ = mem.poke_bytes(page + tail, &zeros);
+                    }
+                }
+                page += PAGE_SIZE;
+            }
+        }
     }
 }
 
