@@ -56,14 +56,7 @@ fn run_with(
     let mut cache = IndexCache::default();
     for u in recorder.units {
         let samples = u.into_samples(name, insns, 0);
-        let a = analyze(
-            &cfg,
-            &regions,
-            &samples,
-            options,
-            weighting,
-            &mut cache,
-        );
+        let a = analyze(&cfg, &regions, &samples, options, weighting, &mut cache);
         let acc = accuracy(&exact, &a.estimate.paths, HOT);
         let st = &a.reconstruction.stats;
         out.push(Scored {
@@ -188,7 +181,12 @@ fn one_run_at_one_percent_reaches_the_target_on_workloads() {
         ..Options::default()
     };
     for name in ["qsort_ints", "bytecode_vm"] {
-        let r = run_with(name, std::slice::from_ref(&config), options, Weighting::Edges);
+        let r = run_with(
+            name,
+            std::slice::from_ref(&config),
+            options,
+            Weighting::Edges,
+        );
         assert!(
             r[0].overhead <= 0.0105,
             "{name}: overhead {}",
