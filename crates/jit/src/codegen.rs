@@ -243,6 +243,13 @@ impl Gen<'_, '_> {
     /// call retiring at most [`crate::exec::RECORDS`] instructions appends at most that many;
     /// a write past them lands in the spare slot (`exec.rs`).
     fn record(&mut self, next: Value, retired: u32, how: u16) {
+        self.record_sp(next, retired, how, false);
+    }
+
+    /// [`Gen::record`], storing the stack pointer too when `sp` (a block that ends in a call,
+    /// a return or an indirect jump: the only records whose `sp` an observer reads; the
+    /// others leave the slot's `sp` as it was).
+    fn record_sp(&mut self, next: Value, retired: u32, how: u16, sp: bool) {
         let (Some(tag), Some(base)) = (self.tag, self.records) else {
             return;
         };
@@ -261,19 +268,21 @@ impl Gen<'_, '_> {
             .imul_imm(slot, std::mem::size_of::<Record>() as i64);
         let at = self.b.ins().iadd(base, off);
         let word = self.konst(Record::word(tag, retired, how));
-        // x2 as the block knows it, else from the context (registers are written through,
-        // so the context holds the current value; the load is not cached: this may be an
-        // exit path that later code does not pass through)
-        let sp = match self.regs[2] {
-            Some(v) => v,
-            None => self
-                .b
-                .ins()
-                .load(types::I64, flags(), self.ctx, layout::x(2) as i32),
-        };
         self.b.ins().store(flags(), next, at, 0);
         self.b.ins().store(flags(), word, at, 8);
-        self.b.ins().store(flags(), sp, at, 16);
+        if sp {
+            // x2 as the block knows it, else from the context (registers are written
+            // through, so the context holds the current value; the load is not cached: this
+            // may be an exit path that later code does not pass through)
+            let v = match self.regs[2] {
+                Some(v) => v,
+                None => self
+                    .b
+                    .ins()
+                    .load(types::I64, flags(), self.ctx, layout::x(2) as i32),
+            };
+            self.b.ins().store(flags(), v, at, 16);
+        }
         let pos = self.b.ins().iadd_imm(pos, 1);
         self.b
             .ins()
@@ -379,7 +388,8 @@ impl Gen<'_, '_> {
                 let l = self.konst(link);
                 self.set(rd, l);
                 let p = self.konst(target);
-                self.record(p, blk.insns, Record::TAKEN);
+                // a jal that links is a call: its record carries the stack pointer
+                self.record_sp(p, blk.insns, Record::TAKEN, rd != 0);
                 self.goto(target);
             }
             Term::Jalr { rd, rs1, off, link } => {
@@ -388,7 +398,7 @@ impl Gen<'_, '_> {
                 let t = self.b.ins().band_imm(t, !1);
                 let l = self.konst(link);
                 self.set(rd, l);
-                self.record(t, blk.insns, Record::TAKEN);
+                self.record_sp(t, blk.insns, Record::TAKEN, true);
                 self.b.ins().jump(self.chain, &[t.into()]);
             }
             Term::Engine { pc, .. } => self.leave(pc, reason::ENGINE, 0),

@@ -322,8 +322,9 @@ pub struct Block {
 /// * `word`: the block's tag in bits 0–31, the instructions of the block that retired in bits
 ///   32–47, and how it ended ([`Record::END`], [`Record::TAKEN`], [`Record::PARTIAL`],
 ///   [`Record::EXIT`]) in bits 48–63;
-/// * `sp`: the guest's stack pointer (x2) when it left the block (an observer that follows
-///   the call stack matches frames by it).
+/// * `sp`: the guest's stack pointer (x2) when it left the block, stored only by blocks that
+///   end in a call, a return or an indirect jump (an observer that follows the call stack
+///   matches frames by it); other records leave the slot as it was.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Record {

@@ -252,17 +252,6 @@ impl Outputs {
             Console::File(f) => Some(f),
             _ => None,
         };
-        for p in [
-            console,
-            self.wpp.as_ref(),
-            self.samples.as_ref(),
-            self.fdata.as_ref(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            check_output(p)?;
-        }
         let outputs: Vec<&Path> = [
             console,
             self.wpp.as_ref(),
@@ -273,6 +262,9 @@ impl Outputs {
         .flatten()
         .map(PathBuf::as_path)
         .collect();
+        for p in &outputs {
+            check_output(p)?;
+        }
         crate::files::distinct_outputs(&inputs, &outputs, &report_dirs)
     }
 

@@ -114,6 +114,40 @@ fn a_directory_fd_stays_beneath_its_grant_when_its_directory_is_swapped_mid_run(
     assert!(dir.join("sub_old/kept.txt").exists());
 }
 
+/// Fixture `name` loaded with `args`, `dir` granted read-write as its working directory,
+/// deterministic, its stdout kept; `memory_limit` bytes of guest memory.
+fn in_writable_dir(
+    name: &str,
+    args: &[&str],
+    dir: &Path,
+    memory_limit: u64,
+) -> (outcrop_rv::Machine, Shared) {
+    let elf = std::fs::read(fixture(name)).unwrap();
+    let out = Shared::default();
+    let mut sandbox = Sandbox::new();
+    sandbox.allow_write(dir).unwrap();
+    sandbox.set_cwd(dir).unwrap();
+    let kernel = KernelConfig {
+        sandbox,
+        deterministic: true,
+        exe_path: format!("/{name}").into(),
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(out.clone()),
+        stderr: Box::new(std::io::sink()),
+        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
+        stdio_mode: None,
+    };
+    let mut argv: Vec<std::ffi::OsString> = vec![name.into()];
+    argv.extend(args.iter().map(std::ffi::OsString::from));
+    let program = Program {
+        elf: &elf,
+        args: argv,
+        env: vec![],
+        memory_limit,
+    };
+    (load(program, kernel).unwrap(), out)
+}
+
 #[test]
 fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -123,33 +157,12 @@ fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
         (0..10_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>(),
     )
     .unwrap();
-    let elf = std::fs::read(fixture("maps")).unwrap();
     for shared_write in [false, true] {
-        let out = Shared::default();
-        let mut sandbox = Sandbox::new();
-        sandbox.allow_write(dir.path()).unwrap();
-        sandbox.set_cwd(dir.path()).unwrap();
-        let kernel = KernelConfig {
-            sandbox,
-            deterministic: true,
-            exe_path: "/maps".into(),
-            stdin: Box::new(std::io::empty()),
-            stdout: Box::new(out.clone()),
-            stderr: Box::new(std::io::sink()),
-            on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
-            stdio_mode: None,
-        };
-        let mut args: Vec<std::ffi::OsString> = vec!["maps".into(), "f.bin".into()];
+        let mut args = vec!["f.bin"];
         if shared_write {
-            args.push("shared-write".into());
+            args.push("shared-write");
         }
-        let program = Program {
-            elf: &elf,
-            args,
-            env: vec![],
-            memory_limit: 1 << 28,
-        };
-        let mut m = load(program, kernel).unwrap();
+        let (mut m, out) = in_writable_dir("maps", &args, dir.path(), 1 << 28);
         let outcome = m.run(&mut ());
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
         let want = std::fs::read_to_string(fixture("maps.qemu")).unwrap();
@@ -184,28 +197,7 @@ fn file_mappings_behave_as_under_qemu_and_shared_writable_ones_are_refused() {
 #[test]
 fn shared_file_mappings_follow_the_file_as_under_qemu() {
     let dir = tempfile::tempdir().unwrap();
-    let elf = std::fs::read(fixture("shared")).unwrap();
-    let out = Shared::default();
-    let mut sandbox = Sandbox::new();
-    sandbox.allow_write(dir.path()).unwrap();
-    sandbox.set_cwd(dir.path()).unwrap();
-    let kernel = KernelConfig {
-        sandbox,
-        deterministic: true,
-        exe_path: "/shared".into(),
-        stdin: Box::new(std::io::empty()),
-        stdout: Box::new(out.clone()),
-        stderr: Box::new(std::io::sink()),
-        on_warning: Box::new(|m| panic!("unexpected warning: {m}")),
-        stdio_mode: None,
-    };
-    let program = Program {
-        elf: &elf,
-        args: vec!["shared".into(), "f.bin".into(), "sparse.bin".into()],
-        env: vec![],
-        memory_limit: 2 << 30,
-    };
-    let mut m = load(program, kernel).unwrap();
+    let (mut m, out) = in_writable_dir("shared", &["f.bin", "sparse.bin"], dir.path(), 2 << 30);
     let t = std::time::Instant::now();
     let outcome = m.run(&mut ());
     let status = outcome.exit_status().unwrap();
