@@ -492,6 +492,7 @@ impl Kernel {
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
             46 => self.sys_ftruncate(mem, a[0], a[1]),
+            45 => self.sys_truncate(mem, a[0], a[1]),
             88 => self.sys_utimensat(mem, a[0] as i64, a[1], a[2], a[3]),
             43 => self.sys_statfs(mem, a[0], a[1], true),
             44 => self.sys_statfs(mem, a[0], a[1], false),
@@ -1082,6 +1083,40 @@ impl Kernel {
             Ok(()) => 0,
             Err(_) => -EFAULT,
         }
+    }
+
+    /// `truncate(path, len)`: as `ftruncate` on the file the path names (beneath a grant that
+    /// allows writing), its shared mappings following.
+    fn sys_truncate(&mut self, mem: &mut Memory, path: u64, len: u64) -> i64 {
+        if (len as i64) < 0 {
+            return -EINVAL;
+        }
+        let path = match self.guest_path(mem, AT_FDCWD, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        let opened = self.resolve_at(AT_FDCWD, &path, true).and_then(|r| {
+            r.open(crate::sandbox::OpenFlags {
+                write: true,
+                ..Default::default()
+            })
+        });
+        let f = match opened {
+            Ok(f) => f,
+            Err(e) => return -e,
+        };
+        if let Ok(m) = f.metadata() {
+            if m.is_dir() {
+                return -EISDIR;
+            }
+        }
+        if let Err(e) = f.set_len(len) {
+            return -errno(&e);
+        }
+        if let Ok(meta) = f.metadata() {
+            self.truncate_shared(mem, &meta, len);
+        }
+        0
     }
 
     fn sys_ftruncate(&mut self, mem: &mut Memory, fd: u64, len: u64) -> i64 {
