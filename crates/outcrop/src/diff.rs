@@ -205,45 +205,7 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
     } else if head.starts_with(b"outcrop-branch-samples") {
         inputs.paths = Some(crate::paths::path_shares(path)?);
     } else if head.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{') {
-        let bytes = read_to_parse(path, "JSON report")?;
-        // which file it is, from its keys alone: no `serde_json::Value` of the whole file
-        // (it holds 10 times the text; a 112 MB tree once took 1.7 GB before it was refused)
-        let keys = outcrop_diff::Keys::of(&bytes);
-        if keys.format.as_deref() == Some(outcrop_rap::FORMAT_NAME) {
-            let json: outcrop_rap::TreeJson = serde_json::from_slice(&bytes).map_err(|e| {
-                anyhow::anyhow!(
-                    "reading RAP tree {}: at line {} column {}: {e}",
-                    path.display(),
-                    e.line(),
-                    e.column()
-                )
-            })?;
-            let tree = outcrop_rap::RapTree::from_json(&json)
-                .with_context(|| format!("reading RAP tree {}", path.display()))?;
-            inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
-            return Ok(Side {
-                inputs,
-                exports: Exports::default(),
-            });
-        }
-        if keys == outcrop_diff::Keys::default() {
-            // not an object, or not JSON: say where
-            outcrop_diff::Keys::check_json(&bytes).map_err(context(path))?;
-        }
-        let is_profile = keys.tree || keys.profile == Some(true);
-        let is_rap = keys.streams || keys.rap == Some(true);
-        if is_profile {
-            inputs.profile = Some(ProfileView::from_json(&bytes).map_err(context(path))?);
-        }
-        if is_rap {
-            inputs.rap = Some(RapView::from_json(&bytes).map_err(context(path))?);
-        }
-        if !is_profile && !is_rap {
-            bail!(
-                "{}: a JSON file diff does not read (it reads profile.json, report.json and rap.json)",
-                path.display()
-            );
-        }
+        load_json(path, rap_hot, &mut inputs)?;
     } else {
         bail!(
             "{}: not an input diff reads (a report directory, profile.json, report.json, rap.json, a .rap tree, a samples file or a .wpp file)",
@@ -254,6 +216,48 @@ fn load_file(path: &Path, rap_hot: f64) -> Result<Side> {
         inputs,
         exports: Exports::default(),
     })
+}
+
+/// A JSON input of diff: a saved RAP tree, a profile.json, report.json or rap.json, told
+/// apart by its keys.
+fn load_json(path: &Path, rap_hot: f64, inputs: &mut Inputs) -> Result<()> {
+    let bytes = read_to_parse(path, "JSON report")?;
+    // which file it is, from its keys alone: no `serde_json::Value` of the whole file
+    // (it holds 10 times the text; a 112 MB tree once took 1.7 GB before it was refused)
+    let keys = outcrop_diff::Keys::of(&bytes);
+    if keys.format.as_deref() == Some(outcrop_rap::FORMAT_NAME) {
+        let json: outcrop_rap::TreeJson = serde_json::from_slice(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "reading RAP tree {}: at line {} column {}: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        let tree = outcrop_rap::RapTree::from_json(&json)
+            .with_context(|| format!("reading RAP tree {}", path.display()))?;
+        inputs.rap = Some(tree_view(&tree, rap_hot, path)?);
+        return Ok(());
+    }
+    if keys == outcrop_diff::Keys::default() {
+        // not an object, or not JSON: say where
+        outcrop_diff::Keys::check_json(&bytes).map_err(context(path))?;
+    }
+    let is_profile = keys.tree || keys.profile == Some(true);
+    let is_rap = keys.streams || keys.rap == Some(true);
+    if is_profile {
+        inputs.profile = Some(ProfileView::from_json(&bytes).map_err(context(path))?);
+    }
+    if is_rap {
+        inputs.rap = Some(RapView::from_json(&bytes).map_err(context(path))?);
+    }
+    if !is_profile && !is_rap {
+        bail!(
+            "{}: a JSON file diff does not read (it reads profile.json, report.json and rap.json)",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// A saved RAP tree's hot ranges as one stream, `tree`.

@@ -202,6 +202,17 @@ fn save(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// The run's input among the files it writes beside: the program.
+fn program_input(config: &RunConfig) -> Vec<&Path> {
+    config
+        .program
+        .command
+        .first()
+        .map(Path::new)
+        .into_iter()
+        .collect()
+}
+
 /// Where the console report (the profile, then RAP; or JSON) goes.
 enum Console {
     /// The default: stdout belongs to the guest.
@@ -240,13 +251,7 @@ impl Outputs {
 
     /// Checks every output before the run starts (the report directory is staged already).
     fn check(&self, config: &RunConfig) -> Result<()> {
-        let inputs: Vec<&Path> = config
-            .program
-            .command
-            .first()
-            .map(Path::new)
-            .into_iter()
-            .collect();
+        let inputs = program_input(config);
         let report_dirs: Vec<&Path> = self.shown.iter().map(|(_, last)| last.as_path()).collect();
         let console = match &self.console {
             Console::File(f) => Some(f),
@@ -353,14 +358,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
     // the report directory is written aside and swapped in whole when the run is done
     let staged = match &args.report {
         Some(dir) => {
-            let program: Vec<&Path> = config
-                .program
-                .command
-                .first()
-                .map(Path::new)
-                .into_iter()
-                .collect();
-            crate::files::distinct_outputs(&program, &[], &[dir.as_path()])?;
+            crate::files::distinct_outputs(&program_input(&config), &[], &[dir.as_path()])?;
             Some(crate::files::ReportDir::begin(dir)?)
         }
         None => None,

@@ -2,6 +2,8 @@
 //! the instruction count, the timing model's totals, and a naive profiler that looks every
 //! address up and walks an explicit stack of function names.
 
+mod common;
+
 use outcrop_events::record::{BranchKind, Control, Observer, Retire, Stamp};
 use outcrop_profile::{Counts, Profile, Profiler};
 use outcrop_run::{load, ProgramSpec, Run};
@@ -307,20 +309,10 @@ fn timeline_adds_up(name: &str, p: &outcrop_profile::Profile) {
 /// The profile of `name` fed from basic blocks ([`Profiler::by_blocks`]) under `engine`.
 fn profile_by_blocks(name: &str, engine: outcrop_rv::Engine) -> String {
     let spec = spec_with_sysroot(name).unwrap();
-    let mut guest = load(&spec, Box::new(|_| {})).unwrap();
-    let symbols = Symbols::from_elf(&guest.elf).unwrap();
-    let mut p = Profiler::new(symbols).with_timeline(TIMELINE);
-    guest.machine.engine = engine;
-    // compiled from a block's second run, on this thread: every block that repeats runs
-    // compiled, whatever the host's timing
-    guest.machine.jit_hot = 1;
-    guest.machine.jit_background = false;
-    guest.machine.run(&mut p.by_blocks());
-    assert!(
-        engine != outcrop_rv::Engine::Jit || guest.machine.jit_stats().entries > 0,
-        "{name}: the compiling tier ran"
-    );
-    serde_json::to_string(&p.finish_profile()).unwrap()
+    let p = common::profile_on(&spec, Some(engine), |s| {
+        Profiler::new(s).with_timeline(TIMELINE)
+    });
+    serde_json::to_string(&p).unwrap()
 }
 
 #[test]
@@ -350,17 +342,8 @@ fn the_profile_from_blocks_equals_the_profile_from_retire_records_on_every_workl
         let reference = serde_json::to_string(&profile).unwrap();
         for engine in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
             let got = profile_by_blocks(name, engine);
-            if got != reference {
-                let at = got
-                    .bytes()
-                    .zip(reference.bytes())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
-                panic!(
-                    "{name} under {engine:?}: differs at byte {at}: {} vs {}",
-                    &got[at.saturating_sub(80)..(at + 80).min(got.len())],
-                    &reference[at.saturating_sub(80)..(at + 80).min(reference.len())]
-                );
+            if let Some(d) = common::first_difference(&got, &reference, 80) {
+                panic!("{name} under {engine:?}: {d}");
             }
         }
     }
@@ -381,39 +364,18 @@ fn the_profile_from_blocks_equals_the_reference_under_any_schedule() {
         (50_000, 97_003, Some(3u64)),
         (20_011, 30_011, Some(7)),
     ] {
-        let run = |engine: Option<outcrop_rv::Engine>| {
-            let mut spec = command("threads");
-            spec.quantum = quantum;
-            spec.schedule_seed = seed;
-            let mut guest = load(&spec, Box::new(|_| {})).unwrap();
-            let symbols = Symbols::from_elf(&guest.elf).unwrap();
-            let mut p = Profiler::new(symbols).with_timeline(interval);
-            match engine {
-                None => {
-                    guest.machine.run(&mut p);
-                }
-                Some(e) => {
-                    guest.machine.engine = e;
-                    guest.machine.jit_hot = 1;
-                    guest.machine.jit_background = false;
-                    guest.machine.run(&mut p.by_blocks());
-                }
-            }
-            serde_json::to_string(&p.finish_profile()).unwrap()
+        let mut spec = command("threads");
+        spec.quantum = quantum;
+        spec.schedule_seed = seed;
+        let run = |engine| {
+            let p = common::profile_on(&spec, engine, |s| Profiler::new(s).with_timeline(interval));
+            serde_json::to_string(&p).unwrap()
         };
         let reference = run(None);
         for e in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
-            let got = run(Some(e));
-            if got != reference {
-                let at = got
-                    .bytes()
-                    .zip(reference.bytes())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
+            if let Some(d) = common::first_difference(&run(Some(e)), &reference, 60) {
                 bad.push(format!(
-                    "quantum {quantum}, interval {interval}, seed {seed:?}, {e:?}: differs at byte {at}: {} vs {}",
-                    &got[at.saturating_sub(60)..(at + 60).min(got.len())],
-                    &reference[at.saturating_sub(60)..(at + 60).min(reference.len())]
+                    "quantum {quantum}, interval {interval}, seed {seed:?}, {e:?}: {d}"
                 ));
             }
         }

@@ -166,56 +166,16 @@ impl Kernel {
         }
         // the file's bytes, a page at a time (a short file leaves zeros after its end)
         let file_len = meta.len();
-        let mut page = vec![0u8; PAGE_SIZE as usize];
-        let mut at = 0u64;
-        // holes of a sparse file are skipped (`SEEK_DATA`) and pages of zeros never stored:
-        // either stays an untouched page that reads as zero and costs no host memory (a 3 GiB
-        // mapping of a sparse file once took 3.1 GB and 42 s). The descriptor is the guest's
-        // (a duplicate shares its position), so the position is put back.
+        // the descriptor is the guest's (a duplicate shares its position): put it back
         let position = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).ok();
-        while at < len {
-            if let Some(here) = offset.checked_add(at) {
-                match rustix::fs::seek(&file, rustix::fs::SeekFrom::Data(here)) {
-                    Ok(data) if data > here => {
-                        at = (data - offset) & !(PAGE_SIZE - 1);
-                        if at >= len {
-                            break;
-                        }
-                    }
-                    Err(rustix::io::Errno::NXIO) => break, // only a hole is left
-                    _ => {}
-                }
-            }
-            let n = match read_full(&file, &mut page, offset + at) {
-                Ok(n) => n,
-                Err(e) => {
-                    let _ = mem.unmap(start, len);
-                    self.forget_ranges(start, start + len);
-                    if let Some(p) = position {
-                        let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
-                    }
-                    return -crate::sandbox::errno(&e);
-                }
-            };
-            if n == 0 {
-                break;
-            }
-            if page[..n].iter().all(|&b| b == 0) {
-                at += PAGE_SIZE;
-                continue;
-            }
-            if mem.poke_bytes(start + at, &page[..n]).is_err() {
-                let _ = mem.unmap(start, len);
-                self.forget_ranges(start, start + len);
-                if let Some(p) = position {
-                    let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
-                }
-                return -ENOMEM;
-            }
-            at += PAGE_SIZE;
-        }
+        let read = read_mapping(&file, mem, start, len, offset);
         if let Some(p) = position {
             let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
+        }
+        if let Err(e) = read {
+            let _ = mem.unmap(start, len);
+            self.forget_ranges(start, start + len);
+            return -e;
         }
         // pages wholly past the end of the file: an access is SIGBUS, as on Linux
         let past = file_len
@@ -387,36 +347,86 @@ impl Kernel {
 
     /// The file behind `meta` now has `len` bytes: in its shared mappings, the rest of the
     /// page that holds the new end reads as zero and pages wholly past it are SIGBUS, as on
-    /// Linux; pages a longer file covers again come back (zero) with their protection.
+    /// Linux; pages a longer file covers again come back (zero) with their protection. The
+    /// pages past the end of a mapping's file form a suffix of it (the mapping starts so and
+    /// every change keeps it), so only the pages that change are visited: an appending write
+    /// costs what it uncovers, not the mapping's length.
     pub(super) fn truncate_shared(&self, mem: &mut Memory, meta: &std::fs::Metadata, len: u64) {
+        use crate::memory::perm::PAST_EOF;
         use std::os::unix::fs::MetadataExt;
         if self.shared.is_empty() {
             return;
         }
         for (start, stop, key) in self.shared.of_file(meta.dev(), meta.ino()) {
-            let mut page = start;
-            while page < stop {
-                let file_at = key.offset + (page - start);
-                let was_past = mem.past_eof(page);
-                if file_at >= len {
-                    if !was_past {
-                        let _ = mem.protect(page, PAGE_SIZE, crate::memory::perm::PAST_EOF);
-                    }
-                } else {
-                    if was_past {
-                        let _ = mem.protect(page, PAGE_SIZE, key.perm);
-                        let _ = mem.poke_bytes(page, &[0u8; PAGE_SIZE as usize]);
-                    }
-                    let tail = len - file_at;
-                    if tail < PAGE_SIZE {
-                        let zeros = vec![0u8; (PAGE_SIZE - tail) as usize];
-                        let _ = mem.poke_bytes(page + tail, &zeros);
-                    }
-                }
-                page += PAGE_SIZE;
+            let pages = (stop - start) / PAGE_SIZE;
+            let page = |i: u64| start + i * PAGE_SIZE;
+            // pages [0, in_file) hold file bytes now
+            let in_file = len.saturating_sub(key.offset).div_ceil(PAGE_SIZE);
+            let boundary = in_file.min(pages);
+            // marked past the end, now inside the file: the run just below the boundary
+            let mut first = boundary;
+            while first > 0 && mem.past_eof(page(first - 1)) {
+                first -= 1;
+            }
+            if first < boundary {
+                let n = (boundary - first) * PAGE_SIZE;
+                let _ = mem.protect(page(first), n, key.perm);
+                let _ = mem.discard(page(first), n); // the file's new bytes there are zero
+            }
+            // inside the file before, now past its end: the run from the boundary up
+            let mut last = boundary;
+            while last < pages && !mem.past_eof(page(last)) {
+                last += 1;
+            }
+            if last > boundary {
+                let _ = mem.protect(page(boundary), (last - boundary) * PAGE_SIZE, PAST_EOF);
+            }
+            // the rest of the page that holds the end
+            let tail = len.saturating_sub(key.offset) % PAGE_SIZE;
+            if tail != 0 && in_file >= 1 && in_file <= pages {
+                let zeros = vec![0u8; (PAGE_SIZE - tail) as usize];
+                let _ = mem.poke_bytes(page(in_file - 1) + tail, &zeros);
             }
         }
     }
+}
+
+/// Puts the data of `file` from `offset` into the `len` bytes mapped at `start`. Holes of a
+/// sparse file are skipped (`SEEK_DATA`) and pages of zeros never stored: either stays an
+/// untouched page that reads as zero and costs no host memory (a 1 GiB sparse mapping once
+/// took 1 GB and seconds). Moves the file's position; an errno on failure.
+fn read_mapping(
+    file: &std::fs::File,
+    mem: &mut Memory,
+    start: u64,
+    len: u64,
+    offset: u64,
+) -> Result<(), i64> {
+    let mut page = vec![0u8; PAGE_SIZE as usize];
+    let mut at = 0u64;
+    while at < len {
+        if let Some(here) = offset.checked_add(at) {
+            match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(here)) {
+                Ok(data) if data > here => {
+                    at = (data - offset) & !(PAGE_SIZE - 1);
+                    if at >= len {
+                        break;
+                    }
+                }
+                Err(rustix::io::Errno::NXIO) => break, // only a hole is left
+                _ => {}
+            }
+        }
+        let n = read_full(file, &mut page, offset + at).map_err(|e| crate::sandbox::errno(&e))?;
+        if n == 0 {
+            break;
+        }
+        if page[..n].iter().any(|&b| b != 0) {
+            mem.poke_bytes(start + at, &page[..n]).map_err(|_| ENOMEM)?;
+        }
+        at += PAGE_SIZE;
+    }
+    Ok(())
 }
 
 /// Reads into `buf` from `offset` until it is full or the file ends.
