@@ -262,6 +262,8 @@ pub struct Kernel {
     shared: mapping::SharedRanges,
     /// Where any file mapping is (`MADV_DONTNEED` leaves them be).
     file_maps: mapping::SharedRanges,
+    /// The host files behind lazily read file mappings, one handle per file.
+    sources: mapping::Sources,
     /// Resource limits the guest set (`prlimit64`): (soft, hard) by resource number.
     rlimits: [(u64, u64); 16],
     /// The guest path and host path each open file descriptor was opened by.
@@ -335,6 +337,7 @@ impl Kernel {
             objects: Vec::new(),
             shared: mapping::SharedRanges::default(),
             file_maps: mapping::SharedRanges::default(),
+            sources: mapping::Sources::default(),
             rlimits: default_rlimits(),
             fd_paths: Default::default(),
             fd_hosts: Default::default(),
@@ -634,7 +637,7 @@ impl Kernel {
     /// file position now ends it): the file's shared mappings show what was written.
     fn written(&mut self, mem: &mut Memory, fd: u64, at: Option<u64>, data: &[u8], r: i64) {
         use std::io::Seek;
-        if self.shared.is_empty() || r <= 0 {
+        if self.file_maps.is_empty() || r <= 0 {
             return;
         }
         let n = (r as usize).min(data.len());
@@ -1114,7 +1117,7 @@ impl Kernel {
             return -errno(&e);
         }
         if let Ok(meta) = f.metadata() {
-            self.truncate_shared(mem, &meta, len);
+            self.follow_truncation(mem, &meta, len);
         }
         0
     }
@@ -1134,7 +1137,7 @@ impl Kernel {
         };
         // the file's shared mappings end where it now ends (SIGBUS past it), as on Linux
         if let Ok(meta) = meta {
-            self.truncate_shared(mem, &meta, len);
+            self.follow_truncation(mem, &meta, len);
         }
         0
     }
@@ -1713,13 +1716,13 @@ impl Kernel {
             self.shared.overlaps(old, old + old_len),
             self.file_maps.overlaps(old, old + old_len),
         );
-        let key = self.shared.key_at(old);
+        let (key, file_key) = (self.shared.key_at(old), self.file_maps.key_at(old));
         self.forget_ranges(old, old + old_len);
         if shared {
             let _ = self.shared.insert_file(new, new + old_len, key);
         }
         if file {
-            let _ = self.file_maps.insert(new, new + old_len);
+            let _ = self.file_maps.insert_file(new, new + old_len, file_key);
         }
         match mem.map(new + old_len, grow, p) {
             Ok(()) => new as i64,

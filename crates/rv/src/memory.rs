@@ -217,7 +217,21 @@ pub mod perm {
     /// A page of a file mapping wholly past the end of its file: no access, and an access
     /// is SIGBUS (BUS_ADRERR) rather than SIGSEGV, as on Linux.
     pub(crate) const PAST_EOF: u8 = 0x40;
+    /// A page of a file mapping not yet touched: its bytes are read from its
+    /// [`super::PageSource`] on first access (kept across `mprotect`).
+    pub(crate) const LAZY: u8 = 0x20;
 }
+
+/// Where the bytes of a file-mapped page come from, read on the page's first access
+/// (`mmap` reads nothing up front, as Linux's page cache faults pages in).
+pub trait PageSource: Send + Sync {
+    /// Reads the page at file offset `offset` into `out`; the bytes read (fewer at the
+    /// file's end, 0 past it).
+    fn read_page(&self, offset: u64, out: &mut [u8; PAGE_SIZE as usize]) -> std::io::Result<usize>;
+}
+
+/// The source and file offset of a page not yet read.
+type Backing = (std::sync::Arc<dyn PageSource>, u64);
 
 /// Why an access failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +284,8 @@ pub struct Memory {
     /// Moves whenever a frame lent to the compiling tier may be freed or moved, or a page's
     /// permission changes ([`outcrop_jit::Host::frames_epoch`]).
     frames_epoch: u64,
+    /// Frames marked [`perm::LAZY`]: where their bytes come from.
+    lazy: std::collections::HashMap<u32, Backing>,
 }
 
 impl Memory {
@@ -287,6 +303,7 @@ impl Memory {
             code_epoch: 0,
             decoded: Vec::new(),
             frames_epoch: 0,
+            lazy: std::collections::HashMap::new(),
         }
     }
 
@@ -301,12 +318,14 @@ impl Memory {
     }
 
     /// Host bytes held for guest memory: page frames (in use or kept for reuse), their
-    /// permissions and the page table. Never more than 1.51 × the limit (see docs/machine.md,
+    /// permissions, the page table and the record of lazily read file pages. Never more than 1.51 × the limit (see docs/machine.md,
     /// "Security model"), plus the region map's few bytes per mapped range.
     pub fn host_bytes(&self) -> u64 {
         let frames = self.materialized * PAGE_SIZE + self.pages.len() as u64 * 9;
         let table = self.map.leaves() as u64 * (LEAF as u64 * 4 + 4);
-        frames + table
+        // a lazily read page's source and offset (about 40 bytes with the hash table's own)
+        let lazy = self.lazy.capacity() as u64 * 40;
+        frames + table + lazy
     }
 
     /// Changes whenever code the machine may hold decoded changed: a store to a page an
@@ -376,7 +395,7 @@ impl Memory {
             match self.map.get(vpn) {
                 Some(i) => {
                     code |= holds_code(self.perms[i as usize]);
-                    self.perms[i as usize] = perm;
+                    self.perms[i as usize] = perm | (self.perms[i as usize] & perm::LAZY);
                 }
                 None => {
                     let i = match self.free.pop() {
@@ -417,6 +436,7 @@ impl Memory {
                     if self.pages[i as usize].take().is_some() {
                         self.materialized -= 1;
                     }
+                    self.drop_backing(i);
                     self.free.push(i);
                 }
             }
@@ -440,6 +460,7 @@ impl Memory {
                         code |= holds_code(self.perms[i as usize]);
                         self.materialized -= 1;
                     }
+                    self.drop_backing(i);
                 }
             }
         }
@@ -488,7 +509,7 @@ impl Memory {
         for vpn in first..end {
             if let Some(i) = self.map.get(vpn) {
                 code |= holds_code(self.perms[i as usize]);
-                self.perms[i as usize] = perm;
+                self.perms[i as usize] = perm | (self.perms[i as usize] & perm::LAZY);
             }
         }
         self.flush_tlb();
@@ -535,14 +556,92 @@ impl Memory {
             .map_or(0, |i| self.perms[i as usize] & perm::RWX)
     }
 
-    /// The bytes of frame `page`, made real (zeroed) on its first write.
+    /// The bytes of frame `page`, made real on its first write (zeroed, or read from its
+    /// file); `None` if the file no longer reaches the page (it is past the end now).
     #[inline(always)]
-    fn frame_mut(&mut self, page: u32) -> &mut [u8; PAGE_SIZE as usize] {
-        let slot = &mut self.pages[page as usize];
-        if slot.is_none() {
-            self.materialized += 1;
+    fn frame_mut(&mut self, page: u32) -> Option<&mut [u8; PAGE_SIZE as usize]> {
+        if self.pages[page as usize].is_none() {
+            self.materialize(page)?;
         }
-        slot.get_or_insert_with(|| Box::new([0; PAGE_SIZE as usize]))
+        self.pages[page as usize].as_deref_mut()
+    }
+
+    /// Gives frame `page` bytes: its file's ([`Memory::fill`]), else zeros.
+    #[cold]
+    #[inline(never)]
+    fn materialize(&mut self, page: u32) -> Option<()> {
+        self.fill(page)?;
+        if self.pages[page as usize].is_none() {
+            self.materialized += 1;
+            self.pages[page as usize] = Some(Box::new([0; PAGE_SIZE as usize]));
+        }
+        Some(())
+    }
+
+    /// Reads a [`perm::LAZY`] frame's bytes from its file (a page of zeros, a hole of a
+    /// sparse file, stays without a frame: it reads as zero). A file that no longer reaches
+    /// the page (truncated since, or unreadable) makes it a page past the end: no access,
+    /// SIGBUS as on Linux; `None` then.
+    #[cold]
+    #[inline(never)]
+    fn fill(&mut self, page: u32) -> Option<()> {
+        if self.perms[page as usize] & perm::LAZY == 0 {
+            return Some(());
+        }
+        self.perms[page as usize] &= !perm::LAZY;
+        self.flush_tlb();
+        let Some((source, offset)) = self.lazy.remove(&page) else {
+            return Some(());
+        };
+        let mut bytes = Box::new([0; PAGE_SIZE as usize]);
+        match source.read_page(offset, &mut bytes) {
+            Ok(n) if n > 0 => {
+                if bytes.iter().any(|&b| b != 0) {
+                    self.materialized += 1;
+                    self.pages[page as usize] = Some(bytes);
+                }
+                Some(())
+            }
+            _ => {
+                self.perms[page as usize] = perm::PAST_EOF;
+                None
+            }
+        }
+    }
+
+    /// Forgets where frame `page`'s bytes would have come from (its page is gone or zeroed).
+    fn drop_backing(&mut self, page: u32) {
+        if self.perms[page as usize] & perm::LAZY != 0 {
+            self.perms[page as usize] &= !perm::LAZY;
+            self.lazy.remove(&page);
+        }
+    }
+
+    /// Backs the mapped pages of `[addr, addr + len)`, which hold no bytes yet, by `source`
+    /// from file offset `offset`: each is read on its first access ([`PageSource`]).
+    /// Pages holding bytes already are left as they are.
+    pub fn back(
+        &mut self,
+        addr: u64,
+        len: u64,
+        source: std::sync::Arc<dyn PageSource>,
+        offset: u64,
+    ) -> Result<(), MapError> {
+        let (first, end) = span(addr, len)?;
+        if self.regions.count(first, end) != end - first {
+            return Err(MapError::NotMapped);
+        }
+        for vpn in first..end {
+            if let Some(i) = self.map.get(vpn) {
+                if self.pages[i as usize].is_none() {
+                    let at = offset.saturating_add((vpn - first) * PAGE_SIZE);
+                    self.perms[i as usize] |= perm::LAZY;
+                    self.lazy.insert(i, (source.clone(), at));
+                }
+            }
+        }
+        self.flush_tlb();
+        Ok(())
     }
 
     /// Page index and permission for `vpn`, through the TLB.
@@ -573,6 +672,11 @@ impl Memory {
             let mut out = [0; N];
             if let Some(p) = &self.pages[page as usize] {
                 out.copy_from_slice(&p[off..off + N]);
+            } else if perm & perm::LAZY != 0 {
+                self.fill(page).ok_or(AccessError::Denied(addr))?;
+                if let Some(p) = &self.pages[page as usize] {
+                    out.copy_from_slice(&p[off..off + N]);
+                }
             }
             Ok(out)
         } else {
@@ -597,7 +701,8 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.frame_mut(page)[off..off + N].copy_from_slice(&bytes);
+            self.frame_mut(page).ok_or(AccessError::Denied(addr))?[off..off + N]
+                .copy_from_slice(&bytes);
             Ok(())
         } else {
             // check every byte first so a failing store writes nothing
@@ -689,6 +794,9 @@ impl Memory {
             if perm & perm::R == 0 {
                 return Err(AccessError::Denied(a));
             }
+            if perm & perm::LAZY != 0 {
+                self.fill(page).ok_or(AccessError::Denied(a))?;
+            }
             match &self.pages[page as usize] {
                 Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
                 None => out[done..done + n].fill(0),
@@ -741,7 +849,8 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.frame_mut(page)[off..off + n].copy_from_slice(&data[done..done + n]);
+            self.frame_mut(page).ok_or(AccessError::Denied(a))?[off..off + n]
+                .copy_from_slice(&data[done..done + n]);
             done += n;
         }
         Ok(())
@@ -791,10 +900,13 @@ impl outcrop_jit::Host for Memory {
             if p & perm::W == 0 || p & perm::R == 0 || p & perm::DECODED != 0 {
                 return None;
             }
-            Some(self.frame_mut(page))
+            self.frame_mut(page)
         } else {
             if p & perm::R == 0 {
                 return None;
+            }
+            if p & perm::LAZY != 0 {
+                self.fill(page)?;
             }
             self.pages[page as usize].as_deref_mut()
         }
@@ -1022,6 +1134,176 @@ mod tests {
                     let want = (first..=200 - len).find(|&a| (a..a + len).all(|v| !model.contains(&v)));
                     prop_assert_eq!(g, want);
                 }
+            }
+        }
+    }
+
+    mod lazy {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A file of `len` bytes, byte `i` being `i % 251 + 1` (never zero), that counts reads.
+        struct File {
+            len: u64,
+            reads: std::sync::atomic::AtomicU64,
+        }
+
+        impl PageSource for File {
+            fn read_page(
+                &self,
+                offset: u64,
+                out: &mut [u8; PAGE_SIZE as usize],
+            ) -> std::io::Result<usize> {
+                self.reads
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let n = self.len.saturating_sub(offset).min(PAGE_SIZE) as usize;
+                for (i, b) in out[..n].iter_mut().enumerate() {
+                    *b = ((offset + i as u64) % 251 + 1) as u8;
+                }
+                Ok(n)
+            }
+        }
+
+        const BASE: u64 = 0x40_0000;
+        const PAGES: u64 = 16;
+
+        /// The same file mapped at BASE eagerly (`lazy == None`) or lazily.
+        fn mapped(lazy: Option<std::sync::Arc<File>>) -> Memory {
+            let mut m = Memory::new(1 << 24);
+            m.map(BASE, PAGES * PAGE_SIZE, perm::R | perm::W).unwrap();
+            match lazy {
+                Some(f) => m.back(BASE, PAGES * PAGE_SIZE, f, 0).unwrap(),
+                None => {
+                    let bytes: Vec<u8> = (0..PAGES * PAGE_SIZE)
+                        .map(|i| (i % 251 + 1) as u8)
+                        .collect();
+                    m.poke_bytes(BASE, &bytes).unwrap();
+                }
+            }
+            m
+        }
+
+        #[test]
+        fn pages_are_read_on_first_touch_only() {
+            let f = std::sync::Arc::new(File {
+                len: PAGES * PAGE_SIZE,
+                reads: 0.into(),
+            });
+            let mut m = mapped(Some(f.clone()));
+            assert_eq!(m.host_bytes() / PAGE_SIZE, 0, "nothing read when mapped");
+            assert_eq!(
+                m.load_u8(BASE + 5 * PAGE_SIZE + 7).unwrap(),
+                ((5 * PAGE_SIZE + 7) % 251 + 1) as u8
+            );
+            assert_eq!(
+                m.load_u8(BASE + 5 * PAGE_SIZE + 8).unwrap(),
+                ((5 * PAGE_SIZE + 8) % 251 + 1) as u8
+            );
+            assert_eq!(f.reads.load(std::sync::atomic::Ordering::Relaxed), 1);
+            // a store to an untouched page keeps the rest of the file's bytes
+            m.store_u8(BASE + 3 * PAGE_SIZE, 0).unwrap();
+            assert_eq!(
+                m.load_u8(BASE + 3 * PAGE_SIZE + 1).unwrap(),
+                ((3 * PAGE_SIZE + 1) % 251 + 1) as u8
+            );
+            assert_eq!(f.reads.load(std::sync::atomic::Ordering::Relaxed), 2);
+            // unmapped before being touched: never read
+            m.unmap(BASE + 8 * PAGE_SIZE, 8 * PAGE_SIZE).unwrap();
+            assert_eq!(f.reads.load(std::sync::atomic::Ordering::Relaxed), 2);
+            assert!(m.lazy.len() <= 6);
+        }
+
+        #[test]
+        fn a_page_the_file_no_longer_reaches_is_past_its_end() {
+            let f = std::sync::Arc::new(File {
+                len: PAGE_SIZE + 10, // truncated since the mapping was made
+                reads: 0.into(),
+            });
+            let mut m = mapped(Some(f));
+            assert_eq!(
+                m.load_u8(BASE + PAGE_SIZE + 20).unwrap(),
+                0,
+                "the rest of the last page"
+            );
+            assert_eq!(
+                m.load_u8(BASE + 2 * PAGE_SIZE),
+                Err(AccessError::Denied(BASE + 2 * PAGE_SIZE))
+            );
+            assert!(m.past_eof(BASE + 2 * PAGE_SIZE));
+            assert_eq!(
+                m.store_u8(BASE + 3 * PAGE_SIZE, 1),
+                Err(AccessError::Denied(BASE + 3 * PAGE_SIZE))
+            );
+        }
+
+        #[derive(Clone, Debug)]
+        enum Op {
+            Load(u64),
+            Store(u64, u8),
+            Protect(u64, u64, bool),
+            Discard(u64, u64),
+            Unmap(u64, u64),
+            Remap(u64, u64),
+            Move(u64),
+            ReadBytes(u64, u64),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            let page = 0..PAGES;
+            prop_oneof![
+                (0..PAGES * PAGE_SIZE).prop_map(Op::Load),
+                (0..PAGES * PAGE_SIZE, any::<u8>()).prop_map(|(a, v)| Op::Store(a, v)),
+                (page.clone(), 1..4u64, any::<bool>()).prop_map(|(p, n, w)| Op::Protect(p, n, w)),
+                (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Discard(p, n)),
+                (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Unmap(p, n)),
+                (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Remap(p, n)),
+                (0..4u64).prop_map(Op::Move),
+                (0..PAGES * PAGE_SIZE, 1..3 * PAGE_SIZE).prop_map(|(a, n)| Op::ReadBytes(a, n)),
+            ]
+        }
+
+        fn apply(m: &mut Memory, op: &Op) -> String {
+            let at = |p: u64| BASE + p * PAGE_SIZE;
+            match *op {
+                Op::Load(a) => format!("{:?}", m.load_u64(BASE + a)),
+                Op::Store(a, v) => format!("{:?}", m.store_u16(BASE + a, u16::from(v) * 257)),
+                Op::Protect(p, n, w) => {
+                    let perm = if w { perm::R | perm::W } else { perm::R };
+                    format!("{:?}", m.protect(at(p), n * PAGE_SIZE, perm))
+                }
+                Op::Discard(p, n) => format!("{:?}", m.discard(at(p), n * PAGE_SIZE)),
+                Op::Unmap(p, n) => format!("{:?}", m.unmap(at(p), n * PAGE_SIZE)),
+                Op::Remap(p, n) => format!("{:?}", m.map(at(p), n * PAGE_SIZE, perm::R | perm::W)),
+                Op::Move(k) => {
+                    // the whole window away and back: page-table entries move, frames stay
+                    let away = BASE + (64 + k) * PAGE_SIZE * PAGES;
+                    let a = m.move_pages(BASE, PAGES * PAGE_SIZE, away);
+                    let b = m.move_pages(away, PAGES * PAGE_SIZE, BASE);
+                    format!("{a:?}{b:?}")
+                }
+                Op::ReadBytes(a, n) => {
+                    let mut out = vec![0; n as usize];
+                    let r = m.read_bytes(BASE + a, &mut out);
+                    format!("{r:?}{}", out.iter().map(|&b| u64::from(b)).sum::<u64>())
+                }
+            }
+        }
+
+        proptest! {
+            /// A lazily read mapping is indistinguishable from one read when made, whatever
+            /// the guest does to it.
+            #[test]
+            fn lazy_pages_read_as_eager_ones(ops in proptest::collection::vec(op(), 1..80)) {
+                let f = std::sync::Arc::new(File { len: PAGES * PAGE_SIZE, reads: 0.into() });
+                let (mut lazy, mut eager) = (mapped(Some(f)), mapped(None));
+                for op in &ops {
+                    prop_assert_eq!(apply(&mut lazy, op), apply(&mut eager, op), "{:?}", op);
+                }
+                for p in 0..PAGES * PAGE_SIZE / 8 {
+                    let a = BASE + p * 8;
+                    prop_assert_eq!(lazy.load_u64(a), eager.load_u64(a));
+                }
+                prop_assert!(lazy.materialized <= eager.materialized);
             }
         }
     }

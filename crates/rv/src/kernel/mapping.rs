@@ -1,14 +1,14 @@
 //! File-backed `mmap` and the record of the objects mapped executable (docs/machine.md,
-//! "Dynamic linking").
+//! "Dynamic linking", "File mappings").
 //!
-//! A file mapping is read into freshly mapped guest pages when it is made: `MAP_PRIVATE`
-//! (read, write, execute; the guest's writes stay its own, as copy on write) and `MAP_SHARED`
-//! read-only. The pages are a snapshot: a later change to the file by another process is not
-//! seen (Linux would show it through a shared mapping). A writable `MAP_SHARED` mapping is
-//! refused with `EACCES` (writing the guest's stores back to the host file is not done), and
-//! so is `mprotect` adding `PROT_WRITE` to one ([`SharedRanges`]).
-//! Pages past the end of the file are zero. Every byte counts against the memory limit as
-//! anonymous memory does; the host reads at most the mapping's length, which the limit bounds.
+//! A file mapping's pages are read from the host file on first touch ([`Memory::back`]), one
+//! host descriptor per mapped file ([`Sources`]): `MAP_PRIVATE` (read, write, execute; the
+//! guest's writes stay its own, as copy on write) and `MAP_SHARED` read-only, which the
+//! guest's own writes to the file reach. A writable `MAP_SHARED` mapping is refused with
+//! `EACCES` (writing the guest's stores back to the host file is not done), and so is
+//! `mprotect` adding `PROT_WRITE` to one ([`SharedRanges`]). A truncation makes the pages past
+//! the file's new end SIGBUS in every mapping of it. Every page counts against the memory
+//! limit as anonymous memory does.
 //!
 //! Each executable file mapping is recorded as a [`MappedObject`] (the guest path, the host
 //! file it came from, where it lies, and the build-id read from the file's notes), so that
@@ -134,6 +134,13 @@ impl Kernel {
         if !meta.is_file() {
             return -ENODEV;
         }
+        // pages are read on first touch: a descriptor that cannot read is refused now
+        let readable = rustix::fs::fcntl_getfl(&file).is_ok_and(|f| {
+            !f.contains(rustix::fs::OFlags::WRONLY) && !f.contains(rustix::fs::OFlags::PATH)
+        });
+        if !readable {
+            return -EACCES;
+        }
         if shared && prot & PROT_WRITE != 0 {
             // stores would have to reach the host file: not done (docs/machine.md)
             return -EACCES;
@@ -155,7 +162,7 @@ impl Kernel {
             }
         };
         if (shared && !self.shared.insert_file(start, start + len, Some(key)))
-            || !self.file_maps.insert(start, start + len)
+            || !self.file_maps.insert_file(start, start + len, Some(key))
         {
             self.forget_ranges(start, start + len);
             return -ENOMEM;
@@ -164,18 +171,30 @@ impl Kernel {
             self.forget_ranges(start, start + len);
             return -ENOMEM;
         }
-        // the file's bytes, a page at a time (a short file leaves zeros after its end)
+        // the file's bytes, read a page at a time on first touch (a short file leaves zeros
+        // after its end)
         let file_len = meta.len();
-        // the descriptor is the guest's (a duplicate shares its position): put it back
-        let position = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).ok();
-        let read = read_mapping(&file, mem, start, len, offset);
-        if let Some(p) = position {
-            let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
-        }
-        if let Err(e) = read {
-            let _ = mem.unmap(start, len);
-            self.forget_ranges(start, start + len);
-            return -e;
+        let in_file = file_len
+            .saturating_sub(offset)
+            .next_multiple_of(PAGE_SIZE)
+            .min(len);
+        let backed = match self.sources.get(&meta, &file) {
+            Some(source) => mem.back(start, in_file, source, offset).is_ok(),
+            None => false,
+        };
+        if !backed && in_file > 0 {
+            // too many distinct files mapped: this one is read now
+            // (the descriptor is the guest's and a duplicate shares its position: put it back)
+            let position = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).ok();
+            let read = read_mapping(&file, mem, start, in_file, offset);
+            if let Some(p) = position {
+                let _ = rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(p));
+            }
+            if let Err(e) = read {
+                let _ = mem.unmap(start, len);
+                self.forget_ranges(start, start + len);
+                return -e;
+            }
         }
         // pages wholly past the end of the file: an access is SIGBUS, as on Linux
         let past = file_len
@@ -203,6 +222,52 @@ impl Kernel {
 }
 
 const EOVERFLOW: i64 = 75;
+
+/// Most distinct host files read lazily at once; a mapping of one more file is read when it
+/// is made (each lazily read file holds one host descriptor until its last page is read or
+/// unmapped).
+const MAX_SOURCES: usize = 256;
+
+/// A host file whose pages are read on first touch ([`crate::memory::PageSource`]).
+struct MappedFile(std::fs::File);
+
+impl crate::memory::PageSource for MappedFile {
+    fn read_page(&self, offset: u64, out: &mut [u8; PAGE_SIZE as usize]) -> std::io::Result<usize> {
+        read_full(&self.0, out, offset)
+    }
+}
+
+/// The host files behind lazily read mappings, one handle per file (device, inode), however
+/// often the guest opens and maps it.
+#[derive(Default)]
+pub struct Sources {
+    files: std::collections::HashMap<(u64, u64), std::sync::Weak<MappedFile>>,
+}
+
+impl Sources {
+    /// The page source for the file behind `meta` (`file` is a descriptor of it), `None`
+    /// when [`MAX_SOURCES`] files are being read lazily already.
+    fn get(
+        &mut self,
+        meta: &std::fs::Metadata,
+        file: &std::fs::File,
+    ) -> Option<std::sync::Arc<dyn crate::memory::PageSource>> {
+        use std::os::unix::fs::MetadataExt;
+        let key = (meta.dev(), meta.ino());
+        if let Some(live) = self.files.get(&key).and_then(std::sync::Weak::upgrade) {
+            return Some(live);
+        }
+        if self.files.len() >= MAX_SOURCES {
+            self.files.retain(|_, w| w.strong_count() > 0);
+            if self.files.len() >= MAX_SOURCES {
+                return None;
+            }
+        }
+        let source = std::sync::Arc::new(MappedFile(file.try_clone().ok()?));
+        self.files.insert(key, std::sync::Arc::downgrade(&source));
+        Some(source)
+    }
+}
 
 /// Most shared file mappings kept apart at once (Linux's default `vm.max_map_count` is
 /// 65,530): a guest that makes more gets `ENOMEM`, as on Linux, and the record stays bounded.
@@ -321,14 +386,14 @@ impl Kernel {
         data: &[u8],
     ) {
         use std::os::unix::fs::MetadataExt;
-        if self.shared.is_empty() || data.is_empty() {
+        if self.file_maps.is_empty() || data.is_empty() {
             return;
         }
         let end = offset.saturating_add(data.len() as u64);
         if end >= meta.len() {
             // the write may have extended the file: pages it now covers are no longer past
             // its end
-            self.truncate_shared(mem, meta, meta.len());
+            self.follow_truncation(mem, meta, meta.len());
         }
         for (start, stop, key) in self.shared.of_file(meta.dev(), meta.ino()) {
             let map_end = key.offset.saturating_add(stop - start);
@@ -345,19 +410,20 @@ impl Kernel {
         }
     }
 
-    /// The file behind `meta` now has `len` bytes: in its shared mappings, the rest of the
-    /// page that holds the new end reads as zero and pages wholly past it are SIGBUS, as on
-    /// Linux; pages a longer file covers again come back (zero) with their protection. The
+    /// The file behind `meta` now has `len` bytes: in its mappings, shared and private, the
+    /// rest of the page that holds the new end reads as zero and pages wholly past it are
+    /// SIGBUS, the guest's private copies of them included (Linux drops those too); pages a
+    /// longer file covers again come back (zero) with their protection. The
     /// pages past the end of a mapping's file form a suffix of it (the mapping starts so and
     /// every change keeps it), so only the pages that change are visited: an appending write
     /// costs what it uncovers, not the mapping's length.
-    pub(super) fn truncate_shared(&self, mem: &mut Memory, meta: &std::fs::Metadata, len: u64) {
+    pub(super) fn follow_truncation(&self, mem: &mut Memory, meta: &std::fs::Metadata, len: u64) {
         use crate::memory::perm::PAST_EOF;
         use std::os::unix::fs::MetadataExt;
-        if self.shared.is_empty() {
+        if self.file_maps.is_empty() {
             return;
         }
-        for (start, stop, key) in self.shared.of_file(meta.dev(), meta.ino()) {
+        for (start, stop, key) in self.file_maps.of_file(meta.dev(), meta.ino()) {
             let pages = (stop - start) / PAGE_SIZE;
             let page = |i: u64| start + i * PAGE_SIZE;
             // pages [0, in_file) hold file bytes now
@@ -381,9 +447,12 @@ impl Kernel {
             if last > boundary {
                 let _ = mem.protect(page(boundary), (last - boundary) * PAGE_SIZE, PAST_EOF);
             }
-            // the rest of the page that holds the end
+            // the rest of the page that holds the end (shared pages only: a private page the
+            // guest wrote is its own copy, and one it only read keeps its bytes here, unlike
+            // Linux, whose untouched copy would read zero from the page cache)
             let tail = len.saturating_sub(key.offset) % PAGE_SIZE;
-            if tail != 0 && in_file >= 1 && in_file <= pages {
+            let shared = self.shared.key_at(start).is_some();
+            if shared && tail != 0 && in_file >= 1 && in_file <= pages {
                 let zeros = vec![0u8; (PAGE_SIZE - tail) as usize];
                 let _ = mem.poke_bytes(page(in_file - 1) + tail, &zeros);
             }
