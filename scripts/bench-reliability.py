@@ -12,7 +12,11 @@ one side by side in the same run, alternating:
    `outcrop import` of a perf.data whose process maps the program 2,000 times and forks 40,000
    times.
 
-Usage: OLD=/path/to/old/outcrop scripts/bench-reliability.py [RUNS]   (NEW: target/release)"""
+3. with REAL=DIR (the programs `xtask real-programs` builds): the same run cost on Lua, SQLite
+   and zstd, untimed and timed, with `outcrop exec` (this build) and qemu-user as context.
+
+Usage: OLD=/path/to/old/outcrop [REAL=target/real-programs] scripts/bench-reliability.py [RUNS]
+       (NEW: target/release; --hostile: part 2 only; --real: part 3 only)"""
 import json, os, resource, shutil, statistics, struct, subprocess, sys, tempfile, time, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -176,7 +180,54 @@ def hostile():
             print(f"| {name} | {cols[0]} | {cols[1]} | {p} |")
 
 
+REAL = [("lua fib.lua", ["./lua", "fib.lua"]), ("lua gc.lua", ["./lua", "gc.lua"]),
+        ("sqlite", ["./sqlite"]), ("zstd 3", ["./zstd", "3", "input.txt"])]
+
+
+def real_cost(d):
+    """Part 3: old and new `run` alternating on each real program; exec and qemu as context."""
+    print("| program | mode | older build (s) | this build (s) | this / older | exec (s) | qemu (s) |")
+    print("|---|---|---|---|---|---|---|")
+    ratios = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report")
+
+        def one(binary, argv, timed):
+            shutil.rmtree(report, ignore_errors=True)
+            cmd = [binary, "run", "--report", report, "-o", "/dev/null", "--allow-rw", "."]
+            cmd += (["--timing"] if timed else []) + ["--"] + argv
+            subprocess.run(cmd, cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return json.load(open(os.path.join(report, "run.json")))["wall_seconds"]
+
+        def wall(cmd):
+            t = time.perf_counter()
+            subprocess.run(cmd, cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return time.perf_counter() - t
+
+        for name, argv in REAL:
+            ex = [wall([new, "exec", "--allow-rw", ".", "--"] + argv) for _ in range(runs)]
+            qm = [wall(["qemu-riscv64-static"] + argv) for _ in range(runs)]
+            for timed in (False, True):
+                a, b = [], []
+                for _ in range(runs):
+                    a.append(one(old, argv, timed))
+                    b.append(one(new, argv, timed))
+                r = statistics.median(b) / statistics.median(a)
+                ratios[timed].append(r)
+                mode = "timed" if timed else "untimed"
+                print(f"| {name} | {mode} | {fmt(a)} | {fmt(b)} | {r:.3f} | {fmt(ex)} | {fmt(qm)} |")
+    for timed in (False, True):
+        g = statistics.geometric_mean(ratios[timed])
+        print(f"| geometric mean | {'timed' if timed else 'untimed'} | | | {g:.3f} | | |")
+
+
+if "--real" in sys.argv:
+    real_cost(os.environ.get("REAL", os.path.join(root, "target/real-programs")))
+    sys.exit(0)
 if "--hostile" not in sys.argv:
     run_cost()
     print()
 hostile()
+if os.environ.get("REAL"):
+    print()
+    real_cost(os.environ["REAL"])

@@ -12,6 +12,7 @@ mod files;
 mod import;
 mod input;
 mod instrument;
+mod oom;
 mod paths;
 mod phases;
 mod query;
@@ -19,6 +20,10 @@ mod rap;
 mod run;
 mod trace;
 mod wpp;
+
+/// Allocation failure is an error, not an abort ([`oom`]).
+#[global_allocator]
+static ALLOCATOR: oom::Allocator = oom::Allocator;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

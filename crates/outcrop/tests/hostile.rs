@@ -1480,3 +1480,52 @@ fn diff_under_a_memory_cap_refuses_what_does_not_fit_instead_of_aborting() {
     let o = run_within(&["diff", a.to_str().unwrap(), b.to_str().unwrap()], 120);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
+
+#[test]
+fn an_allocation_the_host_refuses_is_an_error_not_an_abort() {
+    // a guest that touches 1000 MiB under a host address-space cap of 600 MiB: each page it
+    // touches is a host allocation, and one fails (this aborted with SIGABRT and a core)
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: no prlimit");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r");
+    let p = probe();
+    let o = run_or_kill(
+        &[
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            p.to_str().unwrap(),
+            "alloc",
+            "8",
+        ],
+        60,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let before = std::fs::read(report.join("profile.json")).unwrap();
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--as={}", 600u64 << 20))
+        .arg("--")
+        .arg(outcrop().get_program())
+        .args([
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--memory-limit",
+            "2048",
+        ])
+        .args(["--", p.to_str().unwrap(), "alloc", "1000"]);
+    let o = wait_or_kill(cmd, 120);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert!(
+        e.contains("out of host memory") && e.contains("address-space limit of 600 MiB"),
+        "{e}"
+    );
+    assert!(!e.contains("memory allocation of"), "{e}");
+    // the earlier report is whole
+    assert_eq!(std::fs::read(report.join("profile.json")).unwrap(), before);
+}
