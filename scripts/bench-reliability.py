@@ -16,7 +16,8 @@ one side by side in the same run, alternating:
    and zstd, untimed and timed, with `outcrop exec` (this build) and qemu-user as context.
 
 Usage: OLD=/path/to/old/outcrop [REAL=target/real-programs] scripts/bench-reliability.py [RUNS]
-       (NEW: target/release; --hostile: part 2 only; --real: part 3 only)"""
+       (NEW: target/release; --hostile: part 2 only, --mappings: its file mappings only;
+       --real: part 3 only)"""
 import json, os, resource, shutil, statistics, struct, subprocess, sys, tempfile, time, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -146,6 +147,12 @@ def hostile():
         cases.append(("guest maps a 1 GiB sparse file (`shared` fixture)",
                       lambda b: [b, "exec", "--allow-rw", ".", "--", shared, "f.bin", "sparse.bin"],
                       ["qemu-riscv64-static", shared, "f.bin", "sparse.bin"]))
+        cases.append(("… then writes a 96 MiB file and maps it privately, touching 2 pages",
+                      lambda b: [b, "exec", "--allow-rw", ".", "--", shared, "f.bin", "sparse.bin", "dense.bin"],
+                      ["qemu-riscv64-static", shared, "f.bin", "sparse.bin", "dense.bin"]))
+        if "--mappings" in sys.argv:
+            run_cases(cases, tmp)
+            return
         for side in ("A", "B"):
             os.makedirs(os.path.join(tmp, side))
             profile_json(os.path.join(tmp, side, "profile.json"), 160_000)
@@ -160,24 +167,28 @@ def hostile():
         kb = os.path.getsize(os.path.join(tmp, "forks.data")) >> 10
         cases.append((f"`import` of a {kb} KB perf.data: 2,000 mmaps, 40,000 forks",
                       lambda b: [b, "import", "forks.data", "--binary", prog, "-o", "/dev/null"], None))
-        for name, cmd, peer in cases:
-            cols = []
-            for b in (old, new):
-                walls, rss = [], []
-                for _ in range(runs):
-                    w, r, _ = measured(cmd(b), tmp)
-                    walls.append(w)
-                    rss.append(r)
-                cols.append(f"{fmt(walls, 2)} s, {statistics.median(rss):.0f} MB")
-            p = "—"
-            if peer and shutil.which(peer[0]):
-                walls, rss = [], []
-                for _ in range(runs):
-                    w, r, _ = measured(peer, tmp)
-                    walls.append(w)
-                    rss.append(r)
-                p = f"qemu: {fmt(walls, 2)} s, {statistics.median(rss):.0f} MB"
-            print(f"| {name} | {cols[0]} | {cols[1]} | {p} |")
+        run_cases(cases, tmp)
+
+
+def run_cases(cases, tmp):
+    for name, cmd, peer in cases:
+        cols = []
+        for b in (old, new):
+            walls, rss = [], []
+            for _ in range(runs):
+                w, r, _ = measured(cmd(b), tmp)
+                walls.append(w)
+                rss.append(r)
+            cols.append(f"{fmt(walls, 2)} s, {statistics.median(rss):.0f} MB")
+        p = "—"
+        if peer and shutil.which(peer[0]):
+            walls, rss = [], []
+            for _ in range(runs):
+                w, r, _ = measured(peer, tmp)
+                walls.append(w)
+                rss.append(r)
+            p = f"qemu: {fmt(walls, 2)} s, {statistics.median(rss):.0f} MB"
+        print(f"| {name} | {cols[0]} | {cols[1]} | {p} |")
 
 
 REAL = [("lua fib.lua", ["./lua", "fib.lua"]), ("lua gc.lua", ["./lua", "gc.lua"]),
@@ -224,7 +235,7 @@ def real_cost(d):
 if "--real" in sys.argv:
     real_cost(os.environ.get("REAL", os.path.join(root, "target/real-programs")))
     sys.exit(0)
-if "--hostile" not in sys.argv:
+if "--hostile" not in sys.argv and "--mappings" not in sys.argv:
     run_cost()
     print()
 hostile()

@@ -127,6 +127,15 @@ pub fn available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether a Slurm controller answers (`scontrol ping` succeeds): `sbatch` may be installed
+/// with no cluster running, and a submission then fails.
+pub fn controller_up() -> bool {
+    Command::new("scontrol")
+        .arg("ping")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Submits the script at `path` (`sbatch --parsable`, with `--wait` when `wait`): the job id.
 /// With `wait`, returns once every task has ended (a failed task is not an error here: its
 /// job has an error record, or none, and [`crate::executor::unfinished`] lists it).

@@ -1,6 +1,7 @@
 //! The same small study run by the local pool and as a Slurm job array must give equal
 //! tables. Not a mock: it submits to the cluster `sbatch` reaches (CI starts a one-node one
-//! with `scripts/slurm-one-node.sh`). Without `sbatch` it says so and passes, unless
+//! with `scripts/slurm-one-node.sh`). Without `sbatch`, or with no controller answering
+//! (Slurm installed, no cluster started), it says so and passes, unless
 //! `OUTCROP_REQUIRE_SLURM` is set (CI sets it).
 //!
 //! `harness = false`: this binary is also the array task (`slurm --task N --results DIR`),
@@ -83,11 +84,18 @@ fn main() {
         }
         return;
     }
-    if !slurm::available() {
+    let missing = if !slurm::available() {
+        Some("sbatch not found")
+    } else if !slurm::controller_up() {
+        Some("sbatch is installed but no controller answers (`scontrol ping`)")
+    } else {
+        None
+    };
+    if let Some(why) = missing {
         if std::env::var_os("OUTCROP_REQUIRE_SLURM").is_some() {
-            panic!("OUTCROP_REQUIRE_SLURM is set but sbatch is not available (scripts/slurm-one-node.sh starts a one-node cluster)");
+            panic!("OUTCROP_REQUIRE_SLURM is set but {why} (scripts/slurm-one-node.sh starts a one-node cluster)");
         }
-        eprintln!("slurm: sbatch not found; the Slurm test did not run (scripts/slurm-one-node.sh starts a one-node cluster)");
+        eprintln!("slurm: {why}; the Slurm test did not run (scripts/slurm-one-node.sh starts a one-node cluster)");
         return;
     }
     let base = tempfile::Builder::new()
