@@ -230,8 +230,9 @@ pub trait PageSource: Send + Sync {
     fn read_page(&self, offset: u64, out: &mut [u8; PAGE_SIZE as usize]) -> std::io::Result<usize>;
 }
 
-/// The source and file offset of a page not yet read.
-type Backing = (std::sync::Arc<dyn PageSource>, u64);
+/// A lazily read range of virtual pages: its end (exclusive), source, and the file offset of
+/// its first page.
+type Backing = (u64, std::sync::Arc<dyn PageSource>, u64);
 
 /// Why an access failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,8 +285,9 @@ pub struct Memory {
     /// Moves whenever a frame lent to the compiling tier may be freed or moved, or a page's
     /// permission changes ([`outcrop_jit::Host::frames_epoch`]).
     frames_epoch: u64,
-    /// Frames marked [`perm::LAZY`]: where their bytes come from.
-    lazy: std::collections::HashMap<u32, Backing>,
+    /// Where the bytes of pages marked [`perm::LAZY`] come from, by range of virtual pages
+    /// (first page → [`Backing`]; disjoint; one entry per file mapping, whatever its size).
+    lazy: std::collections::BTreeMap<u64, Backing>,
 }
 
 impl Memory {
@@ -303,7 +305,7 @@ impl Memory {
             code_epoch: 0,
             decoded: Vec::new(),
             frames_epoch: 0,
-            lazy: std::collections::HashMap::new(),
+            lazy: std::collections::BTreeMap::new(),
         }
     }
 
@@ -323,8 +325,8 @@ impl Memory {
     pub fn host_bytes(&self) -> u64 {
         let frames = self.materialized * PAGE_SIZE + self.pages.len() as u64 * 9;
         let table = self.map.leaves() as u64 * (LEAF as u64 * 4 + 4);
-        // a lazily read page's source and offset (about 40 bytes with the hash table's own)
-        let lazy = self.lazy.capacity() as u64 * 40;
+        // a lazily read range's entry (about 64 bytes with the tree's own)
+        let lazy = self.lazy.len() as u64 * 64;
         frames + table + lazy
     }
 
@@ -442,6 +444,7 @@ impl Memory {
             }
         }
         self.regions.remove(first, end);
+        self.cut_backing(first, end);
         self.flush_tlb();
         self.code_epoch += u64::from(code);
         Ok(())
@@ -492,6 +495,21 @@ impl Memory {
         for (s, e) in moved {
             self.regions
                 .insert(s - first + to_first, e - first + to_first);
+        }
+        // the lazily read ranges move with their pages
+        let backing: Vec<(u64, Backing)> = self
+            .lazy
+            .range(..end)
+            .rev()
+            .take_while(|(_, b)| b.0 > first)
+            .map(|(&s, b)| (s, b.clone()))
+            .collect();
+        self.cut_backing(first, end);
+        for (s, (e, source, offset)) in backing {
+            let (lo, hi) = (s.max(first), e.min(end));
+            let at = offset.saturating_add((lo - s) * PAGE_SIZE);
+            self.lazy
+                .insert(lo - first + to_first, (hi - first + to_first, source, at));
         }
         self.flush_tlb();
         self.code_epoch += u64::from(code);
@@ -556,12 +574,13 @@ impl Memory {
             .map_or(0, |i| self.perms[i as usize] & perm::RWX)
     }
 
-    /// The bytes of frame `page`, made real on its first write (zeroed, or read from its
-    /// file); `None` if the file no longer reaches the page (it is past the end now).
+    /// The bytes of frame `page` (at virtual page `vpn`), made real on its first write
+    /// (zeroed, or read from its file); `None` if the file no longer reaches the page (it is
+    /// past the end now).
     #[inline(always)]
-    fn frame_mut(&mut self, page: u32) -> Option<&mut [u8; PAGE_SIZE as usize]> {
+    fn frame_mut(&mut self, page: u32, vpn: u64) -> Option<&mut [u8; PAGE_SIZE as usize]> {
         if self.pages[page as usize].is_none() {
-            self.materialize(page)?;
+            self.materialize(page, vpn)?;
         }
         self.pages[page as usize].as_deref_mut()
     }
@@ -569,8 +588,8 @@ impl Memory {
     /// Gives frame `page` bytes: its file's ([`Memory::fill`]), else zeros.
     #[cold]
     #[inline(never)]
-    fn materialize(&mut self, page: u32) -> Option<()> {
-        self.fill(page)?;
+    fn materialize(&mut self, page: u32, vpn: u64) -> Option<()> {
+        self.fill(page, vpn)?;
         if self.pages[page as usize].is_none() {
             self.materialized += 1;
             self.pages[page as usize] = Some(Box::new([0; PAGE_SIZE as usize]));
@@ -578,23 +597,28 @@ impl Memory {
         Some(())
     }
 
-    /// Reads a [`perm::LAZY`] frame's bytes from its file (a page of zeros, a hole of a
-    /// sparse file, stays without a frame: it reads as zero). A file that no longer reaches
-    /// the page (truncated since, or unreadable) makes it a page past the end: no access,
-    /// SIGBUS as on Linux; `None` then.
+    /// Reads a [`perm::LAZY`] frame's bytes (virtual page `vpn`) from its file (a page of
+    /// zeros, a hole of a sparse file, stays without a frame: it reads as zero). A file that
+    /// no longer reaches the page (truncated since, or unreadable) makes it a page past the
+    /// end: no access, SIGBUS as on Linux; `None` then.
     #[cold]
     #[inline(never)]
-    fn fill(&mut self, page: u32) -> Option<()> {
+    fn fill(&mut self, page: u32, vpn: u64) -> Option<()> {
         if self.perms[page as usize] & perm::LAZY == 0 {
             return Some(());
         }
         self.perms[page as usize] &= !perm::LAZY;
         self.flush_tlb();
-        let Some((source, offset)) = self.lazy.remove(&page) else {
+        let Some((&start, (end, source, offset))) = self.lazy.range(..=vpn).next_back() else {
             return Some(());
         };
+        if vpn >= *end {
+            return Some(());
+        }
+        let at = offset.saturating_add((vpn - start) * PAGE_SIZE);
+        let source = source.clone();
         let mut bytes = Box::new([0; PAGE_SIZE as usize]);
-        match source.read_page(offset, &mut bytes) {
+        match source.read_page(at, &mut bytes) {
             Ok(n) if n > 0 => {
                 if bytes.iter().any(|&b| b != 0) {
                     self.materialized += 1;
@@ -609,17 +633,36 @@ impl Memory {
         }
     }
 
-    /// Forgets where frame `page`'s bytes would have come from (its page is gone or zeroed).
+    /// Frame `page` no longer reads from a file (its page is gone or zeroed).
     fn drop_backing(&mut self, page: u32) {
-        if self.perms[page as usize] & perm::LAZY != 0 {
-            self.perms[page as usize] &= !perm::LAZY;
-            self.lazy.remove(&page);
+        self.perms[page as usize] &= !perm::LAZY;
+    }
+
+    /// Forgets the lazily read ranges over virtual pages `[first, end)`, splitting those it
+    /// cuts (the part after a cut reads from further on in its file).
+    fn cut_backing(&mut self, first: u64, end: u64) {
+        let cut: Vec<(u64, Backing)> = self
+            .lazy
+            .range(..end)
+            .rev()
+            .take_while(|(_, b)| b.0 > first)
+            .map(|(&s, b)| (s, b.clone()))
+            .collect();
+        for (s, (e, source, offset)) in cut {
+            self.lazy.remove(&s);
+            if s < first {
+                self.lazy.insert(s, (first, source.clone(), offset));
+            }
+            if e > end {
+                let at = offset.saturating_add((end - s) * PAGE_SIZE);
+                self.lazy.insert(end, (e, source, at));
+            }
         }
     }
 
     /// Backs the mapped pages of `[addr, addr + len)`, which hold no bytes yet, by `source`
-    /// from file offset `offset`: each is read on its first access ([`PageSource`]).
-    /// Pages holding bytes already are left as they are.
+    /// from file offset `offset`: each is read on its first access ([`PageSource`]). Pages
+    /// holding bytes already are left as they are. Costs one entry, whatever the length.
     pub fn back(
         &mut self,
         addr: u64,
@@ -634,12 +677,12 @@ impl Memory {
         for vpn in first..end {
             if let Some(i) = self.map.get(vpn) {
                 if self.pages[i as usize].is_none() {
-                    let at = offset.saturating_add((vpn - first) * PAGE_SIZE);
                     self.perms[i as usize] |= perm::LAZY;
-                    self.lazy.insert(i, (source.clone(), at));
                 }
             }
         }
+        self.cut_backing(first, end);
+        self.lazy.insert(first, (end, source, offset));
         self.flush_tlb();
         Ok(())
     }
@@ -673,7 +716,8 @@ impl Memory {
             if let Some(p) = &self.pages[page as usize] {
                 out.copy_from_slice(&p[off..off + N]);
             } else if perm & perm::LAZY != 0 {
-                self.fill(page).ok_or(AccessError::Denied(addr))?;
+                self.fill(page, addr >> PAGE_SHIFT)
+                    .ok_or(AccessError::Denied(addr))?;
                 if let Some(p) = &self.pages[page as usize] {
                     out.copy_from_slice(&p[off..off + N]);
                 }
@@ -701,7 +745,8 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.frame_mut(page).ok_or(AccessError::Denied(addr))?[off..off + N]
+            self.frame_mut(page, addr >> PAGE_SHIFT)
+                .ok_or(AccessError::Denied(addr))?[off..off + N]
                 .copy_from_slice(&bytes);
             Ok(())
         } else {
@@ -795,7 +840,8 @@ impl Memory {
                 return Err(AccessError::Denied(a));
             }
             if perm & perm::LAZY != 0 {
-                self.fill(page).ok_or(AccessError::Denied(a))?;
+                self.fill(page, a >> PAGE_SHIFT)
+                    .ok_or(AccessError::Denied(a))?;
             }
             match &self.pages[page as usize] {
                 Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
@@ -849,7 +895,8 @@ impl Memory {
             if perm & perm::DECODED != 0 {
                 self.code_epoch += 1;
             }
-            self.frame_mut(page).ok_or(AccessError::Denied(a))?[off..off + n]
+            self.frame_mut(page, a >> PAGE_SHIFT)
+                .ok_or(AccessError::Denied(a))?[off..off + n]
                 .copy_from_slice(&data[done..done + n]);
             done += n;
         }
@@ -900,13 +947,13 @@ impl outcrop_jit::Host for Memory {
             if p & perm::W == 0 || p & perm::R == 0 || p & perm::DECODED != 0 {
                 return None;
             }
-            self.frame_mut(page)
+            self.frame_mut(page, addr >> PAGE_SHIFT)
         } else {
             if p & perm::R == 0 {
                 return None;
             }
             if p & perm::LAZY != 0 {
-                self.fill(page)?;
+                self.fill(page, addr >> PAGE_SHIFT)?;
             }
             self.pages[page as usize].as_deref_mut()
         }
@@ -1210,7 +1257,7 @@ mod tests {
             // unmapped before being touched: never read
             m.unmap(BASE + 8 * PAGE_SIZE, 8 * PAGE_SIZE).unwrap();
             assert_eq!(f.reads.load(std::sync::atomic::Ordering::Relaxed), 2);
-            assert!(m.lazy.len() <= 6);
+            assert!(m.lazy.len() <= 1);
         }
 
         #[test]
@@ -1244,7 +1291,7 @@ mod tests {
             Discard(u64, u64),
             Unmap(u64, u64),
             Remap(u64, u64),
-            Move(u64),
+            Move(u64, u64, u64),
             ReadBytes(u64, u64),
         }
 
@@ -1257,7 +1304,7 @@ mod tests {
                 (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Discard(p, n)),
                 (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Unmap(p, n)),
                 (page.clone(), 1..4u64).prop_map(|(p, n)| Op::Remap(p, n)),
-                (0..4u64).prop_map(Op::Move),
+                (0..4u64, page.clone(), 1..6u64).prop_map(|(k, p, n)| Op::Move(k, p, n)),
                 (0..PAGES * PAGE_SIZE, 1..3 * PAGE_SIZE).prop_map(|(a, n)| Op::ReadBytes(a, n)),
             ]
         }
@@ -1274,12 +1321,14 @@ mod tests {
                 Op::Discard(p, n) => format!("{:?}", m.discard(at(p), n * PAGE_SIZE)),
                 Op::Unmap(p, n) => format!("{:?}", m.unmap(at(p), n * PAGE_SIZE)),
                 Op::Remap(p, n) => format!("{:?}", m.map(at(p), n * PAGE_SIZE, perm::R | perm::W)),
-                Op::Move(k) => {
-                    // the whole window away and back: page-table entries move, frames stay
+                Op::Move(k, p, n) => {
+                    // part of the window away and back: page-table entries move, frames stay
+                    let n = n.min(PAGES - p);
                     let away = BASE + (64 + k) * PAGE_SIZE * PAGES;
-                    let a = m.move_pages(BASE, PAGES * PAGE_SIZE, away);
-                    let b = m.move_pages(away, PAGES * PAGE_SIZE, BASE);
-                    format!("{a:?}{b:?}")
+                    let a = m.move_pages(at(p), n * PAGE_SIZE, away);
+                    let seen = m.load_u64(away + (n - 1) * PAGE_SIZE + 8);
+                    let b = m.move_pages(away, n * PAGE_SIZE, at(p));
+                    format!("{a:?}{seen:?}{b:?}")
                 }
                 Op::ReadBytes(a, n) => {
                     let mut out = vec![0; n as usize];
