@@ -1,4 +1,4 @@
-//! `outcrop exec`: run a static RISC-V Linux program on the built-in machine, with its stdio
+//! `outcrop exec`: run a RISC-V Linux program on the built-in machine, with its stdio
 //! passed through and its exit status returned.
 
 use crate::files::{max_rss_bytes, read_text_bounded, write_output, MAX_CONFIG_BYTES};
@@ -116,8 +116,8 @@ pub struct GuestArgs {
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     pub env: Vec<std::ffi::OsString>,
 
-    /// The program (a static riscv64 Linux ELF executable) and its arguments (`outcrop run`
-    /// without one profiles the bundled workloads).
+    /// The program (a riscv64 Linux ELF executable: static, or dynamically linked with
+    /// --sysroot) and its arguments (`outcrop run` without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
     pub command: Vec<std::ffi::OsString>,
 }

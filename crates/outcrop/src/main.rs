@@ -30,8 +30,8 @@ use std::process::ExitCode;
 
 /// Outcrop: a workbench for low-overhead, hardware-assisted program profiling.
 ///
-/// Each subcommand implements one profiling mechanism from the research papers in
-/// `shared/papers` (see README.md). Every command that reports takes `--json`.
+/// Each subcommand implements one profiling mechanism from the research literature
+/// (docs/cli.md). Every command that reports takes `--json`.
 #[derive(Parser, Debug)]
 #[command(name = "outcrop", version, about, long_about = None, propagate_version = true)]
 struct Cli {
@@ -55,7 +55,7 @@ enum Command {
     ///   seq 1 1000000 | outcrop rap --dump -       # from stdin, print the whole tree
     #[command(verbatim_doc_comment)]
     Rap(rap::RapArgs),
-    /// Run a static RISC-V (RV64GC) Linux program on the built-in machine.
+    /// Run a RISC-V (RV64GC) Linux program, static or dynamically linked, on the built-in machine.
     ///
     /// The guest's stdin, stdout and stderr are passed through and its exit status is
     /// returned. It sees no host files except those granted with --allow (read-only) or

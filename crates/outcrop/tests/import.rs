@@ -373,6 +373,11 @@ fn the_report_directory_of_an_import_says_it_is_sampled() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("rep/report.json")).unwrap()).unwrap();
     assert!(r["sampled"].as_str().unwrap().contains("IP samples"));
+    // no program ran: the summaries say so rather than that it exited
+    assert_eq!(
+        r["outcome"], "imported samples (not a run of the machine)",
+        "{r}"
+    );
     // the IP samples in the program, as perf itself counts them (`perf script`, by the
     // sample's dso); 8,989 when perf is not installed (what it printed for this fixture)
     let in_program = if have_perf() {

@@ -98,7 +98,17 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn mechanisms_and_summaries_have_no_threads_files_or_machine() {
     for name in [
-        "events", "sampling", "timing", "rap", "strata", "paths", "perf", "diff", "phases",
+        "events",
+        "sampling",
+        "timing",
+        "rap",
+        "strata",
+        "paths",
+        "profile",
+        "perf",
+        "diff",
+        "phases",
+        "instrument",
     ] {
         let mut files = Vec::new();
         sources(&crates_dir().join(name).join("src"), &mut files);

@@ -74,10 +74,7 @@ impl<'a> RunReport<'a> {
         image: &ProgramImage,
         names: FileNames,
     ) -> Result<RunReport<'a>, outcrop_rap::Error> {
-        let (exit_code, mut outcome) = s.status();
-        if s.sampled.is_some() {
-            outcome = "imported samples (not a run of the machine)".to_string();
-        }
+        let (exit_code, outcome) = s.status();
         // a dynamically linked program's code is named across its objects
         let symbols = s.symbols.as_ref().or(image.symbols().ok());
         let mut warnings: Vec<String> = s.sampled.iter().cloned().collect();

@@ -102,8 +102,9 @@ pub struct RunSummaries {
     pub args: Vec<String>,
     /// Whether the run was deterministic (fixed clocks and seeds, lossless queues).
     pub deterministic: bool,
-    /// How the guest ended ([`Outcome::Stopped`] when interrupted).
-    pub outcome: Outcome,
+    /// How the guest ended ([`Outcome::Stopped`] when interrupted); `None` when no program
+    /// ran: the summaries come from samples taken elsewhere ([`RunSummaries::sampled`]).
+    pub outcome: Option<Outcome>,
     /// Whether the interrupt flag stopped it.
     pub interrupted: bool,
     /// Instructions retired.
@@ -147,18 +148,19 @@ pub struct RunSummaries {
 
 impl RunSummaries {
     /// The exit status and outcome text (`exited`, `fault: …`; 130 and `interrupted` when
-    /// interrupted; 124 at the instruction limit).
+    /// interrupted; 124 at the instruction limit; 0 and `imported samples …` when no program
+    /// ran).
     pub fn status(&self) -> (i32, String) {
-        if self.interrupted {
-            (EXIT_INTERRUPTED, "interrupted".to_string())
-        } else {
-            outcome_status(&self.outcome)
+        match &self.outcome {
+            _ if self.interrupted => (EXIT_INTERRUPTED, "interrupted".to_string()),
+            Some(o) => outcome_status(o),
+            None => (0, "imported samples (not a run of the machine)".to_string()),
         }
     }
 
     /// Whether the profiles cover only part of the program's execution.
     pub fn truncated(&self) -> bool {
-        self.interrupted || !matches!(self.outcome, Outcome::Exited(_))
+        self.interrupted || matches!(&self.outcome, Some(o) if !matches!(o, Outcome::Exited(_)))
     }
 
     /// Instructions per second of wall time, in millions.
@@ -170,7 +172,8 @@ impl RunSummaries {
     /// the instruction limit (with signals delivered), an interrupt.
     pub fn ending(&self) -> Option<String> {
         let m = &self.machine;
-        match &self.outcome {
+        let outcome = self.outcome.as_ref()?;
+        match outcome {
             _ if self.interrupted => Some(format!(
                 "interrupted after {} instructions; the profiles cover the run so far (truncated)",
                 self.instructions
@@ -178,13 +181,13 @@ impl RunSummaries {
             Outcome::Fault(f) => Some(f.to_string()),
             Outcome::Signaled { .. } | Outcome::ThreadLimit => Some(format!(
                 "{} after {} instructions (pc {:#x})",
-                self.outcome.describe(),
+                outcome.describe(),
                 self.instructions,
                 m.pc
             )),
             Outcome::Deadlock => Some(format!(
                 "{} after {} instructions:\n{}",
-                self.outcome.describe(),
+                outcome.describe(),
                 self.instructions,
                 m.deadlock.as_deref().unwrap_or("").trim_end()
             )),
@@ -326,7 +329,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         program,
         args,
         deterministic: spec.deterministic,
-        outcome: result.outcome,
+        outcome: Some(result.outcome),
         interrupted: result.interrupted,
         instructions: result.instructions,
         wall: result.wall,
@@ -380,7 +383,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
                 entries: s.entries,
                 exits: s.exits,
             }),
-            deadlock: (summaries.outcome == Outcome::Deadlock).then(|| {
+            deadlock: (summaries.outcome == Some(Outcome::Deadlock)).then(|| {
                 let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
                 machine.deadlock_report_with(|pc| {
                     let f = symbols?.lookup(pc)?;

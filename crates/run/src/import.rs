@@ -155,7 +155,7 @@ pub fn import(
         program: binary.display().to_string(),
         args: Vec::new(),
         deterministic: true,
-        outcome: outcrop_rv::Outcome::Exited(0),
+        outcome: None,
         interrupted: false,
         instructions: st.samples_in_program,
         wall: started.elapsed(),

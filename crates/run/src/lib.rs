@@ -64,10 +64,10 @@ pub mod program;
 
 pub use capture::{CaptureOptions, Captured};
 
-/// README.md's library examples, compiled as doctests so that they move with the code.
+/// docs/library.md's examples, compiled as doctests so that they move with the code.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-mod readme {}
+#[doc = include_str!("../../../docs/library.md")]
+mod library_examples {}
 pub use config::{GcHeap, RpaConfig, RunConfig, TagPlace};
 pub use error::{Error, Result};
 pub use execute::{

@@ -26,7 +26,7 @@ pub enum Stdio {
 /// Everything needed to load a guest.
 #[derive(Clone, Debug)]
 pub struct ProgramSpec {
-    /// The program (a static riscv64 Linux ELF) and its arguments; `command[0]` is its path.
+    /// The program (a riscv64 Linux ELF, static or dynamically linked) and its arguments; `command[0]` is its path.
     pub command: Vec<OsString>,
     /// Paths the guest may read (files or directory trees).
     pub allow: Vec<PathBuf>,

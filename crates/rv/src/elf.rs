@@ -1,5 +1,5 @@
-//! Loading a static riscv64 ELF program (the `object` crate parses, every size and offset is
-//! checked) and building the Linux initial stack: argc, argv, envp and the auxiliary vector
+//! Loading a riscv64 ELF program and its interpreter (the `object` crate parses, every size
+//! and offset is checked) and building the Linux initial stack: argc, argv, envp and the auxiliary vector
 //! with AT_RANDOM, AT_PAGESZ, AT_HWCAP (IMAFDC), AT_PHDR/PHENT/PHNUM, AT_ENTRY, AT_CLKTCK,
 //! AT_EXECFN, as qemu-user does (see `shared/notes/riscv-linux.md`).
 

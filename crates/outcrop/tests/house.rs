@@ -1,0 +1,190 @@
+//! The house rules of docs/architecture.md ("House rules"), checked on the sources: no
+//! non-test function longer than 150 lines, and the binary and xtask no larger than their
+//! bounds. The functions and sizes listed below predate the rule: each may shrink, none may
+//! grow, and no other may join them (a ratchet toward none).
+
+use std::path::{Path, PathBuf};
+
+/// The longest a function may be, in lines from its `fn` to its closing brace.
+const MAX_FN_LINES: usize = 150;
+
+/// Functions longer than [`MAX_FN_LINES`] when the rule was made: (file, name, their length
+/// then, which they may not exceed).
+const OLDER: &[(&str, &str, usize)] = &[
+    ("crates/diff/src/profile.rs", "diff_profiles", 284),
+    ("crates/jit/src/codegen.rs", "alu", 156),
+    ("crates/outcrop/src/diff.rs", "load_file", 248),
+    ("crates/outcrop/src/paths.rs", "report", 163),
+    ("crates/outcrop/src/wpp.rs", "report_cmd", 155),
+    ("crates/paths/src/cfg.rs", "analyze_loops", 158),
+    ("crates/perf/src/data.rs", "sample", 165),
+    ("crates/profile/src/lib.rs", "build", 179),
+    ("crates/report/src/profile.rs", "firefox", 204),
+    ("crates/report/src/rpa.rs", "report", 202),
+    ("crates/report/src/rpa.rs", "write_detail", 155),
+    ("crates/report/src/run_report.rs", "new", 159),
+    ("crates/run/src/execute.rs", "execute", 189),
+    ("crates/run/src/lib.rs", "execute", 220),
+    ("crates/rv/src/compressed.rs", "expand", 216),
+    ("crates/rv/src/kernel/threads.rs", "sys_futex", 160),
+    ("crates/rv/src/machine.rs", "step", 486),
+    ("crates/rv/src/machine/blocks.rs", "exec_block", 243),
+    ("crates/rv/src/machine/blocks/jit.rs", "ir_block", 217),
+    ("crates/sampling/src/samples.rs", "parse", 263),
+    ("crates/strata/src/format.rs", "parse", 355),
+    ("crates/timing/src/model.rs", "step_with", 259),
+    ("xtask/src/bench_exec.rs", "run", 173),
+    ("xtask/src/bench_hostile.rs", "run", 175),
+    ("xtask/src/bench_rap.rs", "run", 206),
+    ("xtask/src/study_brr.rs", "tables", 184),
+    ("xtask/src/study_paths.rs", "print_tables", 249),
+    ("xtask/src/study_rap.rs", "print_tables", 207),
+    ("xtask/src/study_rpa.rs", "run", 207),
+];
+
+/// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
+/// size when it was made (which may not grow).
+const BINARY_LINES: (usize, usize) = (3_000, 5_110);
+const XTASK_LINES: (usize, usize) = (1_500, 8_170);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if !["tests", "benches", "examples", "target", "fixtures"].contains(&name.as_str()) {
+                rust_files(&p, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// A function's name if `line` starts one (`fn`, with any visibility and qualifiers).
+fn fn_name(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        match w {
+            "fn" => {
+                let name = words.next()?;
+                let end = name.find(['(', '<']).unwrap_or(name.len());
+                return Some(&name[..end]);
+            }
+            "pub" | "const" | "async" | "unsafe" | "extern" | "\"C\"" | "default" => {}
+            w if w.starts_with("pub(") => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// (name, first line, length) of each function in `text`, up to its `#[cfg(test)] mod`.
+/// Braces are counted outside `//` comments; strings holding braces are rare enough in these
+/// sources that a count off by one would show as a test failure to look at, not pass silently.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < end {
+        let Some(name) = fn_name(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let (mut depth, mut started, mut j) = (0i64, false, i);
+        while j < end {
+            let code = lines[j].split("//").next().unwrap_or("");
+            for c in code.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        started = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if (started && depth <= 0) || (!started && code.trim_end().ends_with(';')) {
+                break;
+            }
+            j += 1;
+        }
+        out.push((name.to_string(), i + 1, j - i + 1));
+        i = if started { j + 1 } else { i + 1 };
+    }
+    out
+}
+
+#[test]
+fn no_function_grows_past_150_lines() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("xtask"), &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for (name, line, len) in functions(&std::fs::read_to_string(f).unwrap()) {
+            if len <= MAX_FN_LINES {
+                continue;
+            }
+            match OLDER.iter().find(|(p, n, _)| *p == rel && *n == name) {
+                Some(&(_, _, was)) if len <= was => {}
+                Some(&(_, _, was)) => long.push(format!(
+                    "{rel}:{line}: `{name}` grew to {len} lines (was {was}; the bound is {MAX_FN_LINES})"
+                )),
+                None => long.push(format!(
+                    "{rel}:{line}: `{name}` is {len} lines, over {MAX_FN_LINES}: split it"
+                )),
+            }
+        }
+    }
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
+
+fn lines_in(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap().lines().count())
+        .sum()
+}
+
+#[test]
+fn the_binary_and_xtask_do_not_grow() {
+    let root = root();
+    for (dir, (bound, was)) in [
+        ("crates/outcrop/src", BINARY_LINES),
+        ("xtask/src", XTASK_LINES),
+    ] {
+        let n = lines_in(&root.join(dir));
+        assert!(
+            n <= was.max(bound),
+            "{dir} has {n} lines, more than the {was} it had when the rule was made (the bound is {bound}): \
+             move what is not argument parsing or dispatch into a library"
+        );
+    }
+}
+
+#[test]
+fn functions_are_measured_from_fn_to_their_closing_brace() {
+    let text = "pub(crate) fn a(x: u8) -> u8 {\n    if x > 0 { 1 } else { 0 } // }\n}\nfn b();\nimpl X {\n    pub async fn c<T>() {\n    }\n}\n#[cfg(test)]\nmod tests {\n    fn d() {}\n}\n";
+    let f: Vec<(String, usize, usize)> = functions(text);
+    assert_eq!(
+        f,
+        [("a".into(), 1, 3), ("b".into(), 4, 1), ("c".into(), 6, 2)]
+    );
+}

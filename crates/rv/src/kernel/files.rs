@@ -1,0 +1,1027 @@
+//! File descriptors and paths: read and write (vectored, positioned), open, dup, fcntl,
+//! seek, close, stat, directories, links, renames, truncation, `getdents64` (docs/machine.md,
+//! "System calls"). Every path is resolved beneath a grant ([`crate::sandbox`]).
+
+use super::*;
+
+impl Kernel {
+    pub(super) fn fd(&mut self, fd: u64) -> Result<&mut Fd, i64> {
+        self.fds
+            .get_mut(fd as usize)
+            .and_then(Option::as_mut)
+            .ok_or(EBADF)
+    }
+
+    pub(super) fn sys_read(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64) -> i64 {
+        let n = (count as usize).min(MAX_IO);
+        if mem.check_range(buf, n as u64, perm::W).is_err() {
+            return -EFAULT;
+        }
+        let mut tmp = vec![0u8; n];
+        let got = match self.fd(fd) {
+            Err(e) => return -e,
+            Ok(Fd::Stdin) => self.config.stdin.read(&mut tmp),
+            Ok(Fd::File(f)) => f.read(&mut tmp),
+            Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(Fd::Device(Device::Null)) => Ok(0),
+            Ok(Fd::Device(Device::Zero | Device::Full)) => Ok(n),
+            Ok(Fd::Device(Device::Random)) => {
+                self.random_bytes(&mut tmp);
+                Ok(n)
+            }
+            Ok(_) => return -EBADF,
+        };
+        match got {
+            Ok(got) => match mem.write_bytes(buf, &tmp[..got]) {
+                Ok(()) => got as i64,
+                Err(_) => -EFAULT,
+            },
+            Err(e) => -errno(&e),
+        }
+    }
+
+    pub(super) fn write_fd(&mut self, fd: u64, data: &[u8]) -> i64 {
+        let r = match self.fd(fd) {
+            Err(e) => return -e,
+            Ok(Fd::Stdout) => self.config.stdout.write_all(data),
+            Ok(Fd::Stderr) => self
+                .config
+                .stderr
+                .write_all(data)
+                .and_then(|()| self.config.stderr.flush()),
+            Ok(Fd::File(f)) => f.write_all(data),
+            Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
+            Ok(Fd::Device(_)) => Ok(()),
+            Ok(Fd::Stdin | Fd::Dir(_)) => return -EBADF,
+        };
+        match r {
+            Ok(()) => data.len() as i64,
+            Err(e) => {
+                let e = errno(&e);
+                if e == EPIPE {
+                    self.raise_sigpipe(); // the reader is gone: SIGPIPE, as Linux sends it
+                }
+                -e
+            }
+        }
+    }
+
+    pub(super) fn sys_write(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64) -> i64 {
+        let n = (count as usize).min(MAX_IO);
+        let mut tmp = vec![0u8; n];
+        if mem.read_bytes(buf, &mut tmp).is_err() {
+            return -EFAULT;
+        }
+        let r = self.write_fd(fd, &tmp);
+        self.written(mem, fd, None, &tmp, r);
+        r
+    }
+
+    /// After a write of `data` to `fd` that returned `r` (at file offset `at`, or where the
+    /// file position now ends it): the file's shared mappings show what was written.
+    pub(super) fn written(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        at: Option<u64>,
+        data: &[u8],
+        r: i64,
+    ) {
+        use std::io::Seek;
+        if self.file_maps.is_empty() || r <= 0 {
+            return;
+        }
+        let n = (r as usize).min(data.len());
+        let Ok(Fd::File(f)) = self.fd(fd) else {
+            return;
+        };
+        let start = match at {
+            Some(a) => Some(a),
+            None => f
+                .stream_position()
+                .ok()
+                .and_then(|p| p.checked_sub(n as u64)),
+        };
+        let (Some(start), Ok(meta)) = (start, f.metadata()) else {
+            return;
+        };
+        self.write_through_shared(mem, &meta, start, &data[..n]);
+    }
+
+    pub(super) fn sys_writev(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
+        if cnt > 1024 {
+            return -EINVAL;
+        }
+        let mut data = Vec::new();
+        for i in 0..cnt {
+            let at = iov.wrapping_add(16 * i);
+            let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
+                return -EFAULT;
+            };
+            // each length is guest-controlled: bound it before adding or allocating
+            if len > (MAX_IO - data.len()) as u64 {
+                return -EINVAL;
+            }
+            let start = data.len();
+            data.resize(start + len as usize, 0);
+            if mem.read_bytes(base, &mut data[start..]).is_err() {
+                return -EFAULT;
+            }
+        }
+        let r = self.write_fd(fd, &data);
+        self.written(mem, fd, None, &data, r);
+        r
+    }
+
+    pub(super) fn guest_path(
+        &self,
+        mem: &mut Memory,
+        dirfd: i64,
+        addr: u64,
+    ) -> Result<PathBuf, i64> {
+        let bytes = mem.read_cstr(addr, PATH_MAX).map_err(|_| EFAULT)?;
+        if bytes.len() >= PATH_MAX {
+            return Err(ENAMETOOLONG); // no NUL within PATH_MAX bytes: never truncate
+        }
+        // Linux paths are bytes, not necessarily UTF-8
+        let _ = dirfd; // resolved by `resolve_at`
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)))
+    }
+
+    /// Resolves `path` as an `*at` call does: absolute paths and `AT_FDCWD` against the
+    /// sandbox's grants, relative ones beneath the directory `dirfd` names (`ENOTDIR` for a
+    /// file, `EBADF` for no descriptor).
+    pub(super) fn resolve_at(
+        &mut self,
+        dirfd: i64,
+        path: &std::path::Path,
+        write: bool,
+    ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        // beneath one of the machine's devices there is nothing: not a directory
+        if path.ancestors().skip(1).any(|a| Device::at(a).is_some()) {
+            return Err(ENOTDIR);
+        }
+        if path.is_absolute() || dirfd == AT_FDCWD {
+            return self.resolve(path, write);
+        }
+        let fd = usize::try_from(dirfd).map_err(|_| EBADF)?;
+        match self.fds.get(fd).and_then(Option::as_ref) {
+            Some(Fd::Dir(d)) => d.grant.resolve(path, write),
+            Some(_) => Err(ENOTDIR),
+            None => Err(EBADF),
+        }
+    }
+
+    pub(super) fn sys_openat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        flags: u64,
+        mode: u64,
+    ) -> i64 {
+        let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        const O_CREAT: u64 = 0o100;
+        const O_EXCL: u64 = 0o200;
+        const O_TRUNC: u64 = 0o1000;
+        const O_APPEND: u64 = 0o2000;
+        const O_DIRECTORY: u64 = 0o200000;
+        const O_NOFOLLOW: u64 = 0o400000;
+        const O_NONBLOCK: u64 = 0o4000;
+        let acc = flags & 3;
+        let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
+        if path.is_absolute() {
+            if let Some(d) = Device::at(&path) {
+                if flags & O_DIRECTORY != 0 {
+                    return -ENOTDIR;
+                }
+                return self.install(Fd::Device(d));
+            }
+        }
+        let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
+            let host = r.host_path();
+            let opened = r.open(OpenFlags {
+                read: acc == 0 || acc == 2,
+                write: acc == 1 || acc == 2,
+                append: flags & O_APPEND != 0,
+                truncate: flags & O_TRUNC != 0,
+                create: flags & O_CREAT != 0,
+                exclusive: flags & O_EXCL != 0,
+                nofollow: flags & O_NOFOLLOW != 0,
+                nonblock: flags & O_NONBLOCK != 0,
+                mode: (mode & 0o7777) as u32,
+            })?;
+            let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
+            if flags & O_DIRECTORY != 0 && !is_dir {
+                return Err(ENOTDIR);
+            }
+            // a directory becomes the base of *at calls, beneath the same grant
+            let fd = if is_dir {
+                Fd::Dir(DirFd {
+                    grant: r.dir_grant(opened),
+                    listing: None,
+                    pos: 0,
+                })
+            } else {
+                Fd::File(opened)
+            };
+            Ok((fd, host))
+        });
+        match opened {
+            Ok((f, host)) => {
+                let fd = self.install(f);
+                if fd >= 0 {
+                    self.fd_paths.insert(fd as usize, path);
+                    self.fd_hosts.insert(fd as usize, host);
+                }
+                fd
+            }
+            Err(e) => -e,
+        }
+    }
+
+    /// dup / F_DUPFD: a copy of `fd` at the lowest free number ≥ `min` (or exactly `at`).
+    pub(super) fn sys_dup(&mut self, fd: u64, min: u64, at: Option<u64>) -> i64 {
+        let copy = match self.fd(fd).and_then(|f| f.try_clone()) {
+            Ok(c) => c,
+            Err(e) => return -e,
+        };
+        let (path, host) = (
+            self.fd_paths.get(&(fd as usize)).cloned(),
+            self.fd_hosts.get(&(fd as usize)).cloned(),
+        );
+        let limit = (self.rlimit(RLIMIT_NOFILE) as usize).min(MAX_FDS);
+        let slot = match at {
+            Some(n) => n as usize,
+            None => {
+                let free =
+                    (min as usize..limit).find(|&i| self.fds.get(i).is_none_or(Option::is_none));
+                match free {
+                    Some(i) => i,
+                    None => return -EMFILE,
+                }
+            }
+        };
+        if slot >= limit {
+            return if at.is_some() { -EBADF } else { -EMFILE };
+        }
+        if self.fds.len() <= slot {
+            self.fds.resize_with(slot + 1, || None);
+        }
+        self.fds[slot] = Some(copy);
+        self.fd_paths.remove(&slot);
+        self.fd_hosts.remove(&slot);
+        if let Some(p) = path {
+            self.fd_paths.insert(slot, p);
+        }
+        if let Some(h) = host {
+            self.fd_hosts.insert(slot, h);
+        }
+        slot as i64
+    }
+
+    pub(super) fn sys_dup3(&mut self, old: u64, new: u64, flags: u64) -> i64 {
+        const O_CLOEXEC: u64 = 0o2000000;
+        if old == new || flags & !O_CLOEXEC != 0 {
+            return -EINVAL;
+        }
+        self.sys_dup(old, 0, Some(new))
+    }
+
+    /// fcntl: F_DUPFD(_CLOEXEC), and the flag queries programs make (close-on-exec is
+    /// remembered nowhere: there is no exec).
+    pub(super) fn sys_fcntl(&mut self, fd: u64, cmd: u64, arg: u64) -> i64 {
+        const F_DUPFD: u64 = 0;
+        const F_GETFD: u64 = 1;
+        const F_SETFD: u64 = 2;
+        const F_GETFL: u64 = 3;
+        const F_SETFL: u64 = 4;
+        const F_SETLK: u64 = 6;
+        const F_SETLKW: u64 = 7;
+        const F_GETLK: u64 = 5;
+        const F_DUPFD_CLOEXEC: u64 = 1030;
+        const O_RDWR: i64 = 2;
+        match cmd {
+            F_DUPFD | F_DUPFD_CLOEXEC => {
+                if arg as usize >= MAX_FDS {
+                    return -EINVAL;
+                }
+                self.sys_dup(fd, arg, None)
+            }
+            F_GETFD | F_SETFD => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            F_GETFL => match self.fd(fd) {
+                Ok(Fd::File(f)) => rustix::fs::fcntl_getfl(&*f)
+                    .map(|fl| i64::from(fl.bits()))
+                    .unwrap_or(O_RDWR),
+                Ok(Fd::Stdin) => 0,
+                Ok(Fd::Stdout | Fd::Stderr) => 1,
+                Ok(Fd::Device(_)) => O_RDWR,
+                Ok(Fd::Dir(_)) => 0o200000, // O_DIRECTORY | O_RDONLY
+                Err(e) => -e,
+            },
+            // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor
+            F_SETFL => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            // advisory locks: one process, nothing to contend with
+            F_GETLK | F_SETLK | F_SETLKW => match self.fd(fd) {
+                Ok(_) => 0,
+                Err(e) => -e,
+            },
+            _ => -EINVAL,
+        }
+    }
+
+    pub(super) fn sys_readv(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
+        if cnt > 1024 {
+            return -EINVAL;
+        }
+        let mut total = 0i64;
+        for i in 0..cnt {
+            let at = iov.wrapping_add(16 * i);
+            let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
+                return -EFAULT;
+            };
+            if len == 0 {
+                continue;
+            }
+            let n = self.sys_read(mem, fd, base, len);
+            if n < 0 {
+                return if total > 0 { total } else { n };
+            }
+            total += n;
+            if (n as u64) < len {
+                break; // a short read ends the vector, as Linux does
+            }
+        }
+        total
+    }
+
+    pub(super) fn sys_pread(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        buf: u64,
+        count: u64,
+        off: u64,
+    ) -> i64 {
+        use std::os::unix::fs::FileExt;
+        if (off as i64) < 0 {
+            return -EINVAL;
+        }
+        let n = (count as usize).min(MAX_IO);
+        if mem.check_range(buf, n as u64, perm::W).is_err() {
+            return -EFAULT;
+        }
+        let f = match self.fd(fd) {
+            Ok(Fd::File(f)) => f,
+            Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(_) => return -ESPIPE,
+            Err(e) => return -e,
+        };
+        let mut tmp = vec![0u8; n];
+        match f.read_at(&mut tmp, off) {
+            Ok(got) => match mem.write_bytes(buf, &tmp[..got]) {
+                Ok(()) => got as i64,
+                Err(_) => -EFAULT,
+            },
+            Err(e) => -errno(&e),
+        }
+    }
+
+    pub(super) fn sys_pwrite(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        buf: u64,
+        count: u64,
+        off: u64,
+    ) -> i64 {
+        use std::os::unix::fs::FileExt;
+        if (off as i64) < 0 {
+            return -EINVAL;
+        }
+        let n = (count as usize).min(MAX_IO);
+        let mut tmp = vec![0u8; n];
+        if mem.read_bytes(buf, &mut tmp).is_err() {
+            return -EFAULT;
+        }
+        let r = match self.fd(fd) {
+            Ok(Fd::File(f)) => match f.write_at(&tmp, off) {
+                Ok(w) => w as i64,
+                Err(e) => -errno(&e),
+            },
+            Ok(Fd::Dir(_)) => -EISDIR,
+            Ok(_) => -ESPIPE,
+            Err(e) => -e,
+        };
+        self.written(mem, fd, Some(off), &tmp, r);
+        r
+    }
+
+    pub(super) fn sys_getcwd(&mut self, mem: &mut Memory, buf: u64, size: u64) -> i64 {
+        const ERANGE: i64 = 34;
+        let cwd = self.config.sandbox.host_path(std::path::Path::new("."));
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let mut bytes: Vec<u8> = cwd
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect::<PathBuf>()
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        bytes.push(0);
+        if (bytes.len() as u64) > size {
+            return -ERANGE;
+        }
+        match mem.write_bytes(buf, &bytes) {
+            Ok(()) => bytes.len() as i64,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    /// utimensat / futimens: set a file's access and modification times (`UTIME_NOW`,
+    /// `UTIME_OMIT`), beneath a read-write grant.
+    pub(super) fn sys_utimensat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        times: u64,
+        flags: u64,
+    ) -> i64 {
+        const UTIME_NOW: u64 = (1 << 30) - 1;
+        const UTIME_OMIT: u64 = (1 << 30) - 2;
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+            return -EINVAL;
+        }
+        let now = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_nanos(self.realtime_ns(0));
+        let mut ts = [None, None];
+        if times != 0 {
+            for (i, t) in ts.iter_mut().enumerate() {
+                let at = times.wrapping_add(16 * i as u64);
+                let (Ok(sec), Ok(nsec)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8)))
+                else {
+                    return -EFAULT;
+                };
+                *t = match nsec {
+                    UTIME_OMIT => None,
+                    UTIME_NOW => Some(now),
+                    n if n < 1_000_000_000 && (sec as i64) >= 0 => Some(
+                        std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(sec, n as u32),
+                    ),
+                    _ => return -EINVAL,
+                };
+            }
+        } else {
+            ts = [Some(now), Some(now)];
+        }
+        let mut set = std::fs::FileTimes::new();
+        if let Some(a) = ts[0] {
+            set = set.set_accessed(a);
+        }
+        if let Some(m) = ts[1] {
+            set = set.set_modified(m);
+        }
+        // futimens: a null path names the descriptor itself
+        if path == 0 {
+            return match self.fd(dirfd as u64) {
+                Ok(Fd::File(f)) => match f.set_times(set) {
+                    Ok(()) => 0,
+                    Err(e) => -errno(&e),
+                },
+                Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
+                Ok(Fd::Dir(_)) => -crate::sandbox::EACCES,
+                Err(e) => -e,
+            };
+        }
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        if Device::at(&p).is_some() {
+            return 0;
+        }
+        let r = self.resolve_at(dirfd, &p, true).and_then(|r| {
+            let f = r.open(OpenFlags {
+                write: true,
+                nofollow: flags & AT_SYMLINK_NOFOLLOW != 0,
+                ..OpenFlags::default()
+            });
+            // a directory cannot be opened for writing: its times are left alone
+            match f {
+                Ok(f) => f.set_times(set).map_err(|e| errno(&e)),
+                Err(e) => Err(e),
+            }
+        });
+        match r {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    /// statfs / fstatfs: a fixed description of one ext4-like file system (the host's is not
+    /// the guest's business): 4 KiB blocks, 16 Mi blocks, half free.
+    pub(super) fn sys_statfs(
+        &mut self,
+        mem: &mut Memory,
+        target: u64,
+        buf: u64,
+        by_path: bool,
+    ) -> i64 {
+        if by_path {
+            let p = match self.guest_path(mem, AT_FDCWD, target) {
+                Ok(p) => p,
+                Err(e) => return -e,
+            };
+            if Device::at(&p).is_none() {
+                if let Err(e) = self.resolve(&p, false).and_then(|r| r.metadata(false)) {
+                    return -e;
+                }
+            }
+        } else if let Err(e) = self.fd(target) {
+            return -e;
+        }
+        let mut s = [0u8; 120];
+        let words: [u64; 7] = [0xef53, 4096, 1 << 24, 1 << 23, 1 << 23, 1 << 20, 1 << 19];
+        for (i, w) in words.iter().enumerate() {
+            s[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        s[64..72].copy_from_slice(&255u64.to_le_bytes()); // f_namelen
+        s[72..80].copy_from_slice(&4096u64.to_le_bytes()); // f_frsize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    /// `truncate(path, len)`: as `ftruncate` on the file the path names (beneath a grant that
+    /// allows writing), its shared mappings following.
+    pub(super) fn sys_truncate(&mut self, mem: &mut Memory, path: u64, len: u64) -> i64 {
+        if (len as i64) < 0 {
+            return -EINVAL;
+        }
+        let path = match self.guest_path(mem, AT_FDCWD, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        let opened = self.resolve_at(AT_FDCWD, &path, true).and_then(|r| {
+            r.open(crate::sandbox::OpenFlags {
+                write: true,
+                ..Default::default()
+            })
+        });
+        let f = match opened {
+            Ok(f) => f,
+            Err(e) => return -e,
+        };
+        if let Ok(m) = f.metadata() {
+            if m.is_dir() {
+                return -EISDIR;
+            }
+        }
+        if let Err(e) = f.set_len(len) {
+            return -errno(&e);
+        }
+        if let Ok(meta) = f.metadata() {
+            self.follow_truncation(mem, &meta, len);
+        }
+        0
+    }
+
+    pub(super) fn sys_ftruncate(&mut self, mem: &mut Memory, fd: u64, len: u64) -> i64 {
+        if (len as i64) < 0 {
+            return -EINVAL;
+        }
+        let meta = match self.fd(fd) {
+            Ok(Fd::File(f)) => match f.set_len(len) {
+                Ok(()) => f.metadata(),
+                Err(e) => return -errno(&e),
+            },
+            Ok(Fd::Dir(_)) => return -EISDIR,
+            Ok(_) => return -EINVAL,
+            Err(e) => return -e,
+        };
+        // the file's shared mappings end where it now ends (SIGBUS past it), as on Linux
+        if let Ok(meta) = meta {
+            self.follow_truncation(mem, &meta, len);
+        }
+        0
+    }
+
+    pub(super) fn install(&mut self, fd: Fd) -> i64 {
+        let limit = (self.rlimit(RLIMIT_NOFILE) as usize).min(MAX_FDS);
+        if let Some(i) = self.fds.iter().position(Option::is_none) {
+            if i >= limit {
+                return -EMFILE;
+            }
+            self.fds[i] = Some(fd);
+            return i as i64;
+        }
+        if self.fds.len() >= limit {
+            return -EMFILE;
+        }
+        self.fds.push(Some(fd));
+        (self.fds.len() - 1) as i64
+    }
+
+    pub(super) fn sys_close(&mut self, fd: u64) -> i64 {
+        match self.fds.get_mut(fd as usize) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                self.fd_paths.remove(&(fd as usize));
+                self.fd_hosts.remove(&(fd as usize));
+                0
+            }
+            _ => -EBADF,
+        }
+    }
+
+    pub(super) fn sys_lseek(&mut self, fd: u64, off: i64, whence: u64) -> i64 {
+        let pos = match whence {
+            0 if off >= 0 => SeekFrom::Start(off as u64),
+            1 => SeekFrom::Current(off),
+            2 => SeekFrom::End(off),
+            _ => return -EINVAL,
+        };
+        match self.fd(fd) {
+            Ok(Fd::File(f)) => match f.seek(pos) {
+                Ok(p) => p as i64,
+                Err(e) => -errno(&e),
+            },
+            // a directory's position is its next entry (rewinddir seeks to 0)
+            Ok(Fd::Dir(d)) => match pos {
+                SeekFrom::Start(p) => {
+                    if p == 0 {
+                        d.listing = None;
+                    }
+                    d.pos = usize::try_from(p).unwrap_or(usize::MAX);
+                    p as i64
+                }
+                SeekFrom::Current(0) => d.pos as i64,
+                _ => -EINVAL,
+            },
+            Ok(Fd::Device(_)) => 0,
+            Ok(_) => -ESPIPE,
+            Err(e) => -e,
+        }
+    }
+
+    pub(super) fn write_stat(mem: &mut Memory, buf: u64, m: &impl StatFields) -> i64 {
+        let mut s = [0u8; 128];
+        let mut put = |off: usize, v: &[u8]| s[off..off + v.len()].copy_from_slice(v);
+        let [dev, ino, mode, nlink, uid, gid, rdev, size, blksize, blocks, at, atn, mt, mtn, ct, ctn] =
+            m.fields();
+        put(0, &dev.to_le_bytes());
+        put(8, &ino.to_le_bytes());
+        put(16, &(mode as u32).to_le_bytes());
+        put(20, &(nlink as u32).to_le_bytes());
+        put(24, &(uid as u32).to_le_bytes());
+        put(28, &(gid as u32).to_le_bytes());
+        put(32, &rdev.to_le_bytes());
+        put(48, &size.to_le_bytes());
+        put(56, &(blksize as i32).to_le_bytes());
+        put(64, &blocks.to_le_bytes());
+        for (off, v) in [
+            (72, at),
+            (80, atn),
+            (88, mt),
+            (96, mtn),
+            (104, ct),
+            (112, ctn),
+        ] {
+            put(off, &v.to_le_bytes());
+        }
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    /// The stat of one of the machine's devices (a character device, mode 0666).
+    pub(super) fn write_device_stat(mem: &mut Memory, buf: u64, d: Device) -> i64 {
+        let (major, minor) = d.rdev();
+        let mut s = [0u8; 128];
+        s[16..20].copy_from_slice(&0o020666u32.to_le_bytes());
+        s[20..24].copy_from_slice(&1u32.to_le_bytes()); // nlink
+        s[32..40].copy_from_slice(&((major << 8) | minor).to_le_bytes()); // rdev
+        s[56..60].copy_from_slice(&4096i32.to_le_bytes()); // blksize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    pub(super) fn write_fixed_stat(mem: &mut Memory, buf: u64, mode: u32) -> i64 {
+        let mut s = [0u8; 128];
+        s[16..20].copy_from_slice(&mode.to_le_bytes());
+        s[20..24].copy_from_slice(&1u32.to_le_bytes()); // nlink
+        s[56..60].copy_from_slice(&4096i32.to_le_bytes()); // blksize
+        match mem.write_bytes(buf, &s) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    pub(super) fn sys_fstat(&mut self, mem: &mut Memory, fd: u64, buf: u64) -> i64 {
+        let meta = match self.fd(fd) {
+            Err(e) => return -e,
+            Ok(Fd::File(f)) => f.metadata(),
+            Ok(Fd::Dir(d)) => {
+                return match d.grant.metadata() {
+                    Ok(m) => Self::write_stat(mem, buf, &m),
+                    Err(e) => -e,
+                }
+            }
+            Ok(Fd::Device(d)) => {
+                let d = *d;
+                return Self::write_device_stat(mem, buf, d);
+            }
+            // deterministic runs never see the host's stdio (its type and inode change glibc's
+            // buffering, and so the instruction stream)
+            Ok(_) => match self.config.stdio_mode.or(self
+                .config
+                .deterministic
+                .then_some(DETERMINISTIC_STDIO_MODE))
+            {
+                Some(mode) => return Self::write_fixed_stat(mem, buf, mode),
+                // the host's view of its own stdio, as qemu-user reports it
+                None => std::fs::metadata(format!("/proc/self/fd/{fd}")),
+            },
+        };
+        match meta {
+            Ok(m) => Self::write_stat(mem, buf, &m),
+            Err(e) => -errno(&e),
+        }
+    }
+
+    pub(super) fn sys_newfstatat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        buf: u64,
+        flags: u64,
+    ) -> i64 {
+        if flags & AT_EMPTY_PATH != 0 && matches!(mem.load_u8(path), Ok(0)) {
+            return self.sys_fstat(mem, dirfd as u64, buf);
+        }
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        if let Some(d) = Device::at(&path) {
+            return Self::write_device_stat(mem, buf, d);
+        }
+        let meta = self
+            .resolve_at(dirfd, &path, false)
+            .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
+        match meta {
+            Ok(m) => Self::write_stat(mem, buf, &m),
+            Err(e) => -e,
+        }
+    }
+
+    pub(super) fn sys_faccessat(&mut self, mem: &mut Memory, dirfd: i64, path: u64) -> i64 {
+        let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match self
+            .resolve_at(dirfd, &path, false)
+            .and_then(|r| r.metadata(false))
+        {
+            Ok(_) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    pub(super) fn sys_unlinkat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        flags: u64,
+    ) -> i64 {
+        const AT_REMOVEDIR: u64 = 0x200;
+        let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match self
+            .resolve_at(dirfd, &path, true)
+            .and_then(|r| r.remove(flags & AT_REMOVEDIR != 0))
+        {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    pub(super) fn sys_readlinkat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        buf: u64,
+        size: u64,
+    ) -> i64 {
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        if size == 0 || size > i32::MAX as u64 {
+            return -EINVAL;
+        }
+        let target = if p.as_os_str() == "/proc/self/exe" {
+            // the program's own path
+            self.config.exe_path.as_os_str().as_bytes().to_vec()
+        } else {
+            match self
+                .resolve_at(dirfd, &p, false)
+                .and_then(|r| r.read_link())
+            {
+                Ok(t) => t.as_os_str().as_bytes().to_vec(),
+                Err(e) => return -e,
+            }
+        };
+        let n = target.len().min(size as usize);
+        match mem.write_bytes(buf, &target[..n]) {
+            Ok(()) => n as i64,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    pub(super) fn sys_mkdirat(
+        &mut self,
+        mem: &mut Memory,
+        dirfd: i64,
+        path: u64,
+        mode: u64,
+    ) -> i64 {
+        let p = match self.guest_path(mem, dirfd, path) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match self
+            .resolve_at(dirfd, &p, true)
+            .and_then(|r| r.mkdir((mode & 0o7777) as u32))
+        {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    pub(super) fn sys_renameat2(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const RENAME_NOREPLACE: u64 = 1;
+        let (olddir, newdir, flags) = (a[0] as i64, a[2] as i64, a[4]);
+        if flags & !RENAME_NOREPLACE != 0 {
+            return -EINVAL; // RENAME_EXCHANGE and RENAME_WHITEOUT are not supported
+        }
+        let (from, to) = match (
+            self.guest_path(mem, olddir, a[1]),
+            self.guest_path(mem, newdir, a[3]),
+        ) {
+            (Ok(f), Ok(t)) => (f, t),
+            (Err(e), _) | (_, Err(e)) => return -e,
+        };
+        // both ends resolved beneath writable grants; `resolve_at` borrows the kernel, so
+        // the first is checked, then both are taken from shared borrows
+        if let Err(e) = self.resolve_at(olddir, &from, true).map(drop) {
+            return -e;
+        }
+        if let Err(e) = self.resolve_at(newdir, &to, true).map(drop) {
+            return -e;
+        }
+        let this = &*self;
+        let r = this.resolve_at_shared(olddir, &from).and_then(|f| {
+            let t = this.resolve_at_shared(newdir, &to)?;
+            if flags & RENAME_NOREPLACE != 0 && t.metadata(true).is_ok() {
+                return Err(EEXIST);
+            }
+            f.rename(&t)
+        });
+        match r {
+            Ok(()) => 0,
+            Err(e) => -e,
+        }
+    }
+
+    /// [`Kernel::resolve_at`] for writing, without the denial hook (the caller checked).
+    pub(super) fn resolve_at_shared(
+        &self,
+        dirfd: i64,
+        path: &std::path::Path,
+    ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        if path.is_absolute() || dirfd == AT_FDCWD {
+            return self.config.sandbox.resolve(path, true);
+        }
+        let fd = usize::try_from(dirfd).map_err(|_| EBADF)?;
+        match self.fds.get(fd).and_then(Option::as_ref) {
+            Some(Fd::Dir(d)) => d.grant.resolve(path, true),
+            Some(_) => Err(ENOTDIR),
+            None => Err(EBADF),
+        }
+    }
+
+    /// getdents64: the directory's entries from its position, as `linux_dirent64` records
+    /// (inode, next position, record length, type, name), as many as fit in `count` bytes.
+    pub(super) fn sys_getdents64(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        buf: u64,
+        count: u64,
+    ) -> i64 {
+        let count = count.min(MAX_IO as u64) as usize;
+        let d = match self.fd(fd) {
+            Ok(Fd::Dir(d)) => d,
+            Ok(_) => return -ENOTDIR,
+            Err(e) => return -e,
+        };
+        if d.listing.is_none() {
+            match d.grant.entries(MAX_DIR_ENTRIES) {
+                Ok(l) => d.listing = Some(l),
+                Err(ENOMEM) => {
+                    self.warn_once(
+                        61 | 1 << 40,
+                        &format!(
+                            "getdents64: a directory has more than {MAX_DIR_ENTRIES} entries or {} MiB of names; the guest's listing fails with ENOMEM",
+                            crate::sandbox::MAX_DIR_BYTES >> 20
+                        ),
+                    );
+                    return -ENOMEM;
+                }
+                Err(e) => return -e,
+            }
+        }
+        let listing = d.listing.as_deref().unwrap_or_default();
+        let mut out = Vec::new();
+        let mut pos = d.pos;
+        while let Some((ino, kind, name)) = listing.get(pos) {
+            let reclen = (19 + name.len() + 1).next_multiple_of(8);
+            if out.len() + reclen > count {
+                break;
+            }
+            out.extend_from_slice(&ino.to_le_bytes());
+            out.extend_from_slice(&((pos + 1) as i64).to_le_bytes());
+            out.extend_from_slice(&(reclen as u16).to_le_bytes());
+            out.push(*kind);
+            out.extend_from_slice(name);
+            out.resize(out.len() + reclen - 19 - name.len(), 0);
+            pos += 1;
+        }
+        if out.is_empty() && pos < listing.len() {
+            return -EINVAL; // the buffer holds not even one entry
+        }
+        d.pos = pos;
+        match mem.write_bytes(buf, &out) {
+            Ok(()) => out.len() as i64,
+            Err(_) => -EFAULT,
+        }
+    }
+}
+
+/// The `stat` fields, from std's or cap-std's metadata.
+pub(super) trait StatFields {
+    fn fields(&self) -> [u64; 16];
+}
+
+macro_rules! stat_fields {
+    ($t:ty, $ext:path) => {
+        impl StatFields for $t {
+            fn fields(&self) -> [u64; 16] {
+                use $ext as _;
+                [
+                    self.dev(),
+                    self.ino(),
+                    u64::from(self.mode()),
+                    self.nlink(),
+                    u64::from(self.uid()),
+                    u64::from(self.gid()),
+                    self.rdev(),
+                    self.size(),
+                    self.blksize(),
+                    self.blocks(),
+                    self.atime() as u64,
+                    self.atime_nsec() as u64,
+                    self.mtime() as u64,
+                    self.mtime_nsec() as u64,
+                    self.ctime() as u64,
+                    self.ctime_nsec() as u64,
+                ]
+            }
+        }
+    };
+}
+stat_fields!(std::fs::Metadata, std::os::unix::fs::MetadataExt);
+stat_fields!(cap_std::fs::Metadata, cap_std::fs::MetadataExt);
