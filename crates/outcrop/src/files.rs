@@ -557,10 +557,8 @@ pub fn check_output(path: &Path) -> Result<()> {
         })
 }
 
-/// Checks that `elf` (read from `binary`) is the program `profile` was recorded from, by the
-/// program id the profile keeps (`recorded`; empty in files from before ids were kept, which
-/// are let through with a warning). A mismatch is an error naming both, unless `ignore`
-/// (`--ignore-program-id`) makes it a warning.
+/// Checks that `elf` (read from `binary`) is the program `profile` was recorded from
+/// ([`outcrop_run::paths::check_program`]), warning on stderr.
 pub fn check_program(
     profile: &Path,
     recorded: &str,
@@ -568,29 +566,10 @@ pub fn check_program(
     elf: &[u8],
     ignore: bool,
 ) -> Result<()> {
-    if recorded.is_empty() {
-        eprintln!(
-            "outcrop: warning: {} does not say which build of its program it profiles (an older file); cannot check {}",
-            profile.display(),
-            binary.display()
-        );
-        return Ok(());
-    }
-    let actual = outcrop_rv::elf::program_id(elf).with_context(|| binary.display().to_string())?;
-    if actual == recorded {
-        return Ok(());
-    }
-    let msg = format!(
-        "{} was recorded from a program with {recorded}, but {} has {actual}",
-        profile.display(),
-        binary.display()
-    );
-    if ignore {
-        eprintln!("outcrop: warning: {msg} (--ignore-program-id: reading it anyway)");
-        Ok(())
-    } else {
-        bail!("{msg}; name the program it was recorded from with --binary, or pass --ignore-program-id")
-    }
+    outcrop_run::paths::check_program(profile, recorded, binary, elf, ignore, &mut |w| {
+        eprintln!("outcrop: warning: {w}")
+    })?;
+    Ok(())
 }
 
 /// Refuses, before anything is read, inputs of `len` bytes in all whose parse and comparison

@@ -2,18 +2,13 @@
 //! with accuracy against the exact path profile.
 
 use crate::exec::{console_hooks, report_ending, timing_config, GuestArgs};
-use crate::files::{
-    check_program, read_bounded, read_text_bounded, write_output, MAX_PROFILE_BYTES,
-    MAX_PROGRAM_BYTES,
-};
+use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use outcrop_paths::{
-    accuracy, analyze, fdata::fdata, Cfg, Filter, IndexCache, LbrConfig, LbrUnit, Options, PathKey,
-    PeriodUnit, Regions, Samples, Weighting, HOT,
-};
-use outcrop_report::paths::{HotPathReport, PathsReport};
+use outcrop_paths::{Filter, LbrConfig, LbrUnit, Options, PeriodUnit, Weighting, HOT};
+use outcrop_report::paths::PathsReport;
 use outcrop_report::Report as _;
+use outcrop_run::paths::{PathsAnalysis, PathsInput};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -242,301 +237,50 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
-/// Reads block start addresses from a .wpp file (with the instructions its run retired and
-/// its program id) or a text trace.
-fn exact_from_trace(
-    path: &Path,
-    cfg: &Cfg,
-    regions: &Regions,
-    max_blocks: u64,
-) -> Result<(ExactProfile, Option<u64>, Option<String>)> {
-    let bytes = read_bounded(path, "trace", MAX_PROFILE_BYTES)?;
-    let mut ex = outcrop_paths::exact::ExactCounter::new(cfg, regions);
-    if bytes.starts_with(b"OUTCROPW") {
-        let f = outcrop_strata::WppFile::parse(&bytes)
-            .with_context(|| format!("{}", path.display()))?;
-        drop(bytes);
-        crate::wpp::check_replay_len(path, &f, max_blocks)?;
-        // streamed: the expansion is never held, whatever the grammar claims
-        outcrop_strata::Replay::new(&f).for_each_path(|p| p.iter().for_each(|&a| ex.push_block(a)));
-        return Ok((
-            ex.finish_run(),
-            Some(f.stats.build.instructions),
-            Some(f.stats.run.program_id.clone()),
-        ));
-    }
-    // a text trace: one address per line, as `outcrop rap` reads (outcrop_events::text),
-    // counted a chunk at a time
-    use outcrop_events::ValueReader;
-    let mut reader = outcrop_events::text::TextReader::new(&bytes[..]);
-    let mut chunk = Vec::with_capacity(1 << 16);
-    let mut blocks = 0u64;
-    loop {
-        chunk.clear();
-        let n = reader
-            .read_values(&mut chunk, 1 << 16)
-            .with_context(|| format!("{}: neither a .wpp file nor a text trace", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        blocks = blocks.saturating_add(n as u64);
-        if blocks > max_blocks {
-            bail!(
-                "{}: more than {max_blocks} blocks (--max-blocks)",
-                path.display()
-            );
-        }
-        chunk.iter().for_each(|&a| ex.push_block(a));
-    }
-    Ok((ex.finish_run(), None, None))
-}
-
-/// An exact path profile and its counters.
-type ExactProfile = (
-    rustc_hash::FxHashMap<outcrop_paths::PathKey, u64>,
-    outcrop_paths::exact::ExactStats,
-);
-
-/// Reads every samples file and merges them into the first (§4.4, aggregating runs); files of
-/// another program or buffer depth are an error naming the file.
-fn read_samples(files: &[PathBuf], ignore_program_id: bool) -> Result<Samples> {
-    let mut merged: Option<Samples> = None;
-    for f in files {
-        let text = read_text_bounded(f, "samples file", MAX_PROFILE_BYTES)?;
-        let s = Samples::parse(&text).with_context(|| format!("{}", f.display()))?;
-        match merged.as_mut() {
-            None => merged = Some(s),
-            Some(m) => {
-                let (first, this) = (&m.meta, &s.meta);
-                let f0 = files[0].display();
-                let fi = f.display();
-                if !ignore_program_id && this.program_id != first.program_id {
-                    let id = |id: &str| {
-                        if id.is_empty() {
-                            "no program id (a version 1 file)".to_string()
-                        } else {
-                            id.to_string()
-                        }
-                    };
-                    bail!(
-                        "{fi} was recorded from another build than {f0}: {fi} has {}, {f0} has {}; pass --ignore-program-id to merge anyway",
-                        id(&this.program_id),
-                        id(&first.program_id)
-                    );
-                }
-                // samples merge as counts of one kind of trace: the same buffer, the same
-                // branches recorded, one sample per the same period
-                let (a, b) = (&this.config, &first.config);
-                let differ = |what: &str, x: String, y: String| -> Result<()> {
-                    bail!("{fi} has {what} {x}, {f0} has {y}: merge samples recorded alike")
-                };
-                if a.entries != b.entries {
-                    differ("buffer depth", a.entries.to_string(), b.entries.to_string())?;
-                }
-                if a.filter != b.filter {
-                    differ(
-                        "filter",
-                        format!("{:?}", a.filter),
-                        format!("{:?}", b.filter),
-                    )?;
-                }
-                if (a.period, a.unit) != (b.period, b.unit) {
-                    differ(
-                        "sampling period",
-                        format!("{} {:?}", a.period, a.unit),
-                        format!("{} {:?}", b.period, b.unit),
-                    )?;
-                }
-                m.merge(&s);
-            }
-        }
-    }
-    merged.context("no samples file given")
-}
-
-/// The CFG of the program, and of the shared objects the run mapped when the samples file
-/// lists them (a dynamically linked program: each object's code where it was loaded).
-fn program_cfg(
-    elf: &[u8],
-    binary: &std::path::Path,
-    objects: &[outcrop_sampling::SampledObject],
-    sysroot: Option<&std::path::Path>,
-    ignore_ids: bool,
-) -> Result<Cfg> {
-    if objects.is_empty() {
-        return Cfg::from_elf(elf).with_context(|| format!("{}", binary.display()));
-    }
-    let recorded: Vec<outcrop_run::objects::Recorded<'_>> = objects
-        .iter()
-        .map(outcrop_run::objects::Recorded::from)
-        .collect();
-    let found = outcrop_run::objects::find_recorded(&recorded, sysroot, ignore_ids, &mut |w| {
-        eprintln!("outcrop: warning: {w}")
-    })?;
-    let program_bias = outcrop_rv::elf::load_bias(elf, objects[0].start, objects[0].offset)
-        .with_context(|| format!("{}: not the program that was mapped", binary.display()))?;
-    let mut parts: Vec<(&[u8], u64, &str)> = vec![(elf, program_bias, "")];
-    parts.extend(
-        found
-            .iter()
-            .map(|f| (f.bytes.as_slice(), f.bias, f.suffix.as_str())),
-    );
-    Cfg::from_objects(&parts).with_context(|| format!("{}", binary.display()))
+/// What a library call should tell the user: a warning on stderr.
+fn warn(w: &str) {
+    eprintln!("outcrop: warning: {w}");
 }
 
 fn report(args: ReportArgs) -> Result<()> {
-    let samples = read_samples(&args.samples, args.ignore_program_id)?;
-    let first = &args.samples[0];
-    let binary = match &args.binary {
-        Some(b) => b.clone(),
-        None => match find_recorded_program(&samples.meta.program, first) {
-            Some(p) => p,
-            None => bail!(
-                "the program {} recorded in {} does not exist here or beside the samples file; name it with --binary",
-                samples.meta.program,
-                first.display()
-            ),
+    let input = PathsInput {
+        samples: args.samples.clone(),
+        binary: args.binary.clone(),
+        sysroot: args.sysroot.clone(),
+        exact_from: args.exact_from.clone(),
+        max_blocks: args.max_blocks,
+        max_paths: args.max_paths,
+        options: Options {
+            extend: !args.no_extend,
+            stitch: args.stitch,
+            ..Options::default()
         },
+        weights: match args.weights {
+            WeightArg::Equal => Weighting::Equal,
+            WeightArg::Edges => Weighting::Edges,
+        },
+        hot: args.hot,
+        ignore_program_id: args.ignore_program_id,
     };
-    if !(0.0..=1.0).contains(&args.hot) {
-        bail!("--hot {} is not a fraction", args.hot);
-    }
-    let elf = read_bounded(&binary, "program", MAX_PROGRAM_BYTES)?;
-    check_program(
-        first,
-        &samples.meta.program_id,
-        &binary,
-        &elf,
-        args.ignore_program_id,
-    )?;
-    let cfg = program_cfg(
-        &elf,
-        &binary,
-        &samples.meta.objects,
-        args.sysroot.as_deref(),
-        args.ignore_program_id,
-    )?;
-    let regions = Regions::new(&cfg, args.max_paths);
-    let opts = Options {
-        extend: !args.no_extend,
-        stitch: args.stitch,
-        ..Options::default()
-    };
-    let weights = match args.weights {
-        WeightArg::Equal => Weighting::Equal,
-        WeightArg::Edges => Weighting::Edges,
-    };
-    let mut cache = IndexCache::default();
-    let a = analyze(&cfg, &regions, &samples, opts, weights, &mut cache);
-    let exact = match &args.exact_from {
-        Some(p) => {
-            let (profile, insns, id) = exact_from_trace(p, &cfg, &regions, args.max_blocks)?;
-            if let Some(id) = id {
-                check_program(p, &id, &binary, &elf, args.ignore_program_id)?;
-            }
-            if let Some(n) = insns.filter(|&n| n != samples.meta.instructions) {
-                eprintln!(
-                    "outcrop: warning: {} retired {n} instructions, the sampled run {}: not the same execution (record both with --deterministic)",
-                    p.display(),
-                    samples.meta.instructions
-                );
-            }
-            Some(profile)
-        }
-        None => None,
-    };
-    let acc = exact
-        .as_ref()
-        .map(|(e, _)| accuracy(e, &a.estimate.paths, args.hot));
-    if let Some(path) = &args.fdata {
-        let text = fdata(&cfg, &a.reconstruction.edges);
-        write_output(path, |f| {
-            f.write_all(text.as_bytes())?;
-            Ok(())
-        })
-        .with_context(|| format!("writing {}", path.display()))?;
-    }
-    if args.bolt_preagg.is_some() || args.profgen.is_some() {
-        let counts = outcrop_paths::exports::lbr_counts(&samples);
-        let base = elf_base(&elf);
-        for (path, text) in [
-            (
-                &args.bolt_preagg,
-                outcrop_paths::exports::bolt_preaggregated(&counts),
-            ),
-            (
-                &args.profgen,
-                outcrop_paths::exports::profgen_unsymbolized(&counts, base),
-            ),
-        ] {
-            if let Some(path) = path {
-                write_output(path, |f| {
-                    f.write_all(text.as_bytes())?;
-                    Ok(())
-                })
-                .with_context(|| format!("writing {}", path.display()))?;
-            }
+    let a = PathsAnalysis::read(&input, &mut warn)?;
+    for (path, text) in [
+        (
+            &args.fdata,
+            PathsAnalysis::fdata as fn(&PathsAnalysis) -> String,
+        ),
+        (&args.bolt_preagg, PathsAnalysis::bolt_preaggregated),
+        (&args.profgen, PathsAnalysis::profgen),
+    ] {
+        if let Some(path) = path {
+            let text = text(&a);
+            write_output(path, |f| {
+                f.write_all(text.as_bytes())?;
+                Ok(())
+            })
+            .with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    let est_total: f64 = a.estimate.paths.values().sum();
-    let exact_total: u64 = exact.as_ref().map_or(0, |(e, _)| e.values().sum());
-    let ranked = outcrop_paths::accuracy::ranked(&a.estimate.paths);
-    let hot: Vec<HotPathReport> = ranked
-        .iter()
-        .take(args.top)
-        .enumerate()
-        .map(|(i, ((r, id), w))| {
-            let blocks = regions.decode(*r, *id).unwrap_or_default();
-            let key: PathKey = (*r, *id);
-            HotPathReport {
-                rank: i + 1,
-                region: *r,
-                id: *id,
-                function: blocks
-                    .first()
-                    .map(|&b| cfg.funcs[cfg.blocks[b as usize].func as usize].name.clone())
-                    .unwrap_or_default(),
-                estimated: *w,
-                estimated_share: if est_total > 0.0 { w / est_total } else { 0.0 },
-                exact_share: exact.as_ref().map(|(e, _)| {
-                    e.get(&key).copied().unwrap_or(0) as f64 / exact_total.max(1) as f64
-                }),
-                blocks: blocks
-                    .iter()
-                    .map(|&b| cfg.describe(cfg.blocks[b as usize].start))
-                    .collect(),
-                instructions: blocks
-                    .iter()
-                    .map(|&b| u64::from(cfg.blocks[b as usize].insns))
-                    .sum(),
-                disassembly: blocks.iter().flat_map(|&b| cfg.disassemble(b)).collect(),
-            }
-        })
-        .collect();
-    let m = &samples.meta;
-    let rep = PathsReport {
-        program: binary.display().to_string(),
-        entries: m.config.entries,
-        period: m.config.period,
-        unit: m.config.unit,
-        samples: m.samples,
-        distinct_traces: samples.traces.len(),
-        instructions: m.instructions,
-        cycles: m.cycles,
-        handler_cycles: m.config.handler_cycles,
-        overhead: samples.overhead(),
-        options: opts,
-        weights,
-        regions: regions.regions.len(),
-        max_paths: regions.limit,
-        partial: a.reconstruction.stats.clone(),
-        matched: a.estimate.matched,
-        unmatched: a.estimate.unmatched,
-        mean_matching_ratio: a.estimate.mean_matching_ratio(),
-        hot_paths: hot,
-        exact: exact.as_ref().map(|(_, s)| s.clone()),
-        accuracy: acc,
-    };
+    let rep = PathsReport::new(&a, args.top);
     let text = if args.json {
         rep.to_json()
     } else {
@@ -546,43 +290,6 @@ fn report(args: ReportArgs) -> Result<()> {
         .lock()
         .write_all(outcrop_events::escape::text(&text).as_bytes())?;
     Ok(())
-}
-
-/// The program a samples file recorded: as given; else, for the samples of a report
-/// directory, the absolute path its `paths.json` names; else the recorded relative path under
-/// the samples file's directory or one of its ancestors. Its program id is checked afterwards.
-fn find_recorded_program(recorded: &str, samples: &Path) -> Option<PathBuf> {
-    let p = PathBuf::from(recorded);
-    if p.exists() {
-        return Some(p);
-    }
-    let dir = std::fs::canonicalize(samples).ok()?;
-    let dir = dir.parent()?;
-    // a report directory's paths.json names the program's absolute path
-    let from_report = read_text_bounded(&dir.join("paths.json"), "paths.json", 1 << 20)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|j| j["program"].as_str().map(PathBuf::from))
-        .filter(|c| c.is_file());
-    let found = match from_report {
-        Some(c) => c,
-        None if p.is_absolute() => return None,
-        None => dir.ancestors().map(|a| a.join(&p)).find(|c| c.is_file())?,
-    };
-    eprintln!(
-        "outcrop: the program recorded as {recorded} is {}",
-        found.display()
-    );
-    Some(found)
-}
-
-/// The page of the program's lowest loadable segment: what llvm-profgen's offsets count from.
-fn elf_base(elf: &[u8]) -> u64 {
-    use object::{Object, ObjectSegment};
-    object::File::parse(elf)
-        .ok()
-        .and_then(|f| f.segments().map(|s| s.address()).min())
-        .map_or(0, |a| a & !0xfff)
 }
 
 /// `--handler-cycles`: a number of cycles or a cost preset's name.
@@ -599,30 +306,22 @@ fn parse_cost(s: &str) -> Result<u64, String> {
 /// flags), with its share, for `outcrop diff`. The program is found as `paths report` finds
 /// it and its id checked.
 pub fn path_shares(samples_file: &Path) -> Result<Vec<outcrop_diff::paths::PathIn>> {
-    let files = [samples_file.to_path_buf()];
-    let samples = read_samples(&files, false)?;
-    let Some(binary) = find_recorded_program(&samples.meta.program, samples_file) else {
-        bail!(
-            "the program {} recorded in {} is not here: paths cannot be compared without it",
-            samples.meta.program,
-            samples_file.display()
-        );
+    let input = PathsInput {
+        samples: vec![samples_file.to_path_buf()],
+        binary: None,
+        sysroot: None,
+        exact_from: None,
+        max_blocks: 0,
+        max_paths: 256,
+        options: Options::default(),
+        weights: Weighting::Equal,
+        hot: HOT,
+        ignore_program_id: false,
     };
-    let elf = read_bounded(&binary, "program", MAX_PROGRAM_BYTES)?;
-    check_program(samples_file, &samples.meta.program_id, &binary, &elf, false)?;
-    let cfg = program_cfg(&elf, &binary, &samples.meta.objects, None, false)?;
-    let regions = Regions::new(&cfg, 256);
-    let mut cache = IndexCache::default();
-    let a = analyze(
-        &cfg,
-        &regions,
-        &samples,
-        Options::default(),
-        Weighting::Equal,
-        &mut cache,
-    );
-    let total: f64 = a.estimate.paths.values().sum();
-    Ok(outcrop_paths::accuracy::ranked(&a.estimate.paths)
+    let a = PathsAnalysis::read(&input, &mut warn)?;
+    let (cfg, regions) = (&a.cfg, &a.regions);
+    let total: f64 = a.analysis.estimate.paths.values().sum();
+    Ok(outcrop_paths::accuracy::ranked(&a.analysis.estimate.paths)
         .iter()
         .map(|((r, id), w)| {
             let blocks = regions.decode(*r, *id).unwrap_or_default();

@@ -14,7 +14,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/diff/src/profile.rs", "diff_profiles", 284),
     ("crates/jit/src/codegen.rs", "alu", 156),
     ("crates/outcrop/src/diff.rs", "load_file", 248),
-    ("crates/outcrop/src/paths.rs", "report", 163),
     ("crates/outcrop/src/wpp.rs", "report_cmd", 155),
     ("crates/paths/src/cfg.rs", "analyze_loops", 158),
     ("crates/perf/src/data.rs", "sample", 165),
@@ -22,7 +21,7 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/report/src/profile.rs", "firefox", 204),
     ("crates/report/src/rpa.rs", "report", 202),
     ("crates/report/src/rpa.rs", "write_detail", 155),
-    ("crates/report/src/run_report.rs", "new", 159),
+    ("crates/report/src/run_report.rs", "new", 156),
     ("crates/run/src/execute.rs", "execute", 189),
     ("crates/run/src/lib.rs", "execute", 220),
     ("crates/rv/src/compressed.rs", "expand", 216),
@@ -44,7 +43,7 @@ const OLDER: &[(&str, &str, usize)] = &[
 
 /// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
 /// size when it was made (which may not grow).
-const BINARY_LINES: (usize, usize) = (3_000, 5_110);
+const BINARY_LINES: (usize, usize) = (3_000, 4_790);
 const XTASK_LINES: (usize, usize) = (1_500, 8_170);
 
 fn root() -> PathBuf {
@@ -149,6 +148,18 @@ fn no_function_grows_past_150_lines() {
                     "{rel}:{line}: `{name}` is {len} lines, over {MAX_FN_LINES}: split it"
                 )),
             }
+        }
+    }
+    // an older function now short enough, renamed or gone leaves the list
+    for (p, n, _) in OLDER {
+        let text = std::fs::read_to_string(root.join(p)).unwrap_or_default();
+        if !functions(&text)
+            .iter()
+            .any(|(name, _, len)| name == n && *len > MAX_FN_LINES)
+        {
+            long.push(format!(
+                "{p}: `{n}` is no longer over {MAX_FN_LINES} lines: remove it from OLDER"
+            ));
         }
     }
     assert!(long.is_empty(), "{}", long.join("\n"));

@@ -78,6 +78,72 @@ pub struct PathsReport {
     pub accuracy: Option<Accuracy>,
 }
 
+impl PathsReport {
+    /// The report of analyzed samples (`outcrop_run::paths::PathsAnalysis`): the run's
+    /// parameters and the partial paths' statistics, the `top` hottest estimated paths with
+    /// their blocks and disassembly (and exact shares when a reference was read), and the
+    /// accuracy metrics.
+    pub fn new(a: &outcrop_run::paths::PathsAnalysis, top: usize) -> PathsReport {
+        let (cfg, regions, est) = (&a.cfg, &a.regions, &a.analysis.estimate);
+        let est_total: f64 = est.paths.values().sum();
+        let exact_total: u64 = a.exact.as_ref().map_or(0, |(e, _)| e.values().sum());
+        let ranked = outcrop_paths::accuracy::ranked(&est.paths);
+        let hot_paths = ranked
+            .iter()
+            .take(top)
+            .enumerate()
+            .map(|(i, ((r, id), w))| {
+                let blocks = regions.decode(*r, *id).unwrap_or_default();
+                let block = |b: u32| &cfg.blocks[b as usize];
+                HotPathReport {
+                    rank: i + 1,
+                    region: *r,
+                    id: *id,
+                    function: blocks
+                        .first()
+                        .map(|&b| cfg.funcs[block(b).func as usize].name.clone())
+                        .unwrap_or_default(),
+                    estimated: *w,
+                    estimated_share: if est_total > 0.0 { w / est_total } else { 0.0 },
+                    exact_share: a.exact.as_ref().map(|(e, _)| {
+                        e.get(&(*r, *id)).copied().unwrap_or(0) as f64 / exact_total.max(1) as f64
+                    }),
+                    blocks: blocks
+                        .iter()
+                        .map(|&b| cfg.describe(block(b).start))
+                        .collect(),
+                    instructions: blocks.iter().map(|&b| u64::from(block(b).insns)).sum(),
+                    disassembly: blocks.iter().flat_map(|&b| cfg.disassemble(b)).collect(),
+                }
+            })
+            .collect();
+        let m = &a.samples.meta;
+        PathsReport {
+            program: a.binary.display().to_string(),
+            entries: m.config.entries,
+            period: m.config.period,
+            unit: m.config.unit,
+            samples: m.samples,
+            distinct_traces: a.samples.traces.len(),
+            instructions: m.instructions,
+            cycles: m.cycles,
+            handler_cycles: m.config.handler_cycles,
+            overhead: a.samples.overhead(),
+            options: a.options,
+            weights: a.weights,
+            regions: regions.regions.len(),
+            max_paths: regions.limit,
+            partial: a.analysis.reconstruction.stats.clone(),
+            matched: est.matched,
+            unmatched: est.unmatched,
+            mean_matching_ratio: est.mean_matching_ratio(),
+            hot_paths,
+            exact: a.exact.as_ref().map(|(_, s)| s.clone()),
+            accuracy: a.accuracy.clone(),
+        }
+    }
+}
+
 impl crate::Report for PathsReport {
     fn write_text(&self, out: &mut String) {
         let _ = write_text(out, self);

@@ -58,6 +58,7 @@ pub mod files;
 pub mod image;
 pub mod import;
 pub mod objects;
+pub mod paths;
 pub mod phases;
 pub mod pipeline;
 pub mod program;
