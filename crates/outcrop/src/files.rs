@@ -557,21 +557,6 @@ pub fn check_output(path: &Path) -> Result<()> {
         })
 }
 
-/// Checks that `elf` (read from `binary`) is the program `profile` was recorded from
-/// ([`outcrop_run::paths::check_program`]), warning on stderr.
-pub fn check_program(
-    profile: &Path,
-    recorded: &str,
-    binary: &Path,
-    elf: &[u8],
-    ignore: bool,
-) -> Result<()> {
-    outcrop_run::paths::check_program(profile, recorded, binary, elf, ignore, &mut |w| {
-        eprintln!("outcrop: warning: {w}")
-    })?;
-    Ok(())
-}
-
 /// Refuses, before anything is read, inputs of `len` bytes in all whose parse and comparison
 /// need about `factor` times their size in address space, plus `reserve` (the allocator's
 /// per-thread arenas), when the address-space limit (`ulimit -v`, `prlimit --as`) would not

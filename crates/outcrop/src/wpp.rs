@@ -3,15 +3,12 @@
 //! tables and figures.
 
 use crate::exec::{console_hooks, report_ending, GuestArgs};
-use crate::files::{
-    check_program, read_bounded, write_output, MAX_PROFILE_BYTES, MAX_PROGRAM_BYTES,
-};
+use crate::files::{read_bounded, write_output, MAX_PROGRAM_BYTES};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use outcrop_report::wpp::{
-    self as wpp_report, BlockText, HotJson, LayerJson, PathsJson, WppReport,
-};
+use outcrop_report::wpp::{self as wpp_report, WppReport};
 use outcrop_report::Report as _;
+use outcrop_run::wpp::{WppAnalysis, WppInput};
 use outcrop_run::CaptureOptions;
 use outcrop_strata::report::{self, Ratios};
 use outcrop_strata::{Codec, Config, Replay, WppFile};
@@ -329,8 +326,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
 }
 
 fn read_profile(path: &Path) -> Result<WppFile> {
-    let bytes = read_bounded(path, "profile", MAX_PROFILE_BYTES)?;
-    WppFile::parse(&bytes).with_context(|| format!("{}", path.display()))
+    Ok(outcrop_run::wpp::read_profile(path)?)
 }
 
 fn replay(args: ReplayArgs) -> Result<()> {
@@ -376,149 +372,34 @@ fn replay(args: ReplayArgs) -> Result<()> {
 }
 
 fn report_cmd(args: ReportArgs) -> Result<()> {
-    let file = read_profile(&args.file)?;
-    let counts = file.executions();
-    let st = &file.stats;
-    let b = &st.build;
-    let binary = args.binary.clone().or_else(|| {
-        let p = PathBuf::from(&st.run.program);
-        p.exists().then_some(p)
-    });
-    let program = match &binary {
-        Some(p) => {
-            let elf = read_bounded(p, "program", MAX_PROGRAM_BYTES)?;
-            check_program(
-                &args.file,
-                &st.run.program_id,
-                p,
-                &elf,
-                args.ignore_program_id,
-            )?;
-            Some((p, elf))
-        }
-        None => None,
+    let input = WppInput {
+        file: args.file.clone(),
+        binary: args.binary.clone(),
+        sysroot: args.sysroot.clone(),
+        ignore_program_id: args.ignore_program_id,
     };
-    let code = match &program {
-        Some((p, elf)) => match outcrop_run::ProgramImage::from_bytes(p, elf.clone()) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("outcrop: warning: no disassembly: {e:#}");
-                None
-            }
-        },
-        None => None,
-    };
-    // a dynamically linked program: every object it mapped, checked, names code in it
-    let objects = match (&code, st.run.objects.is_empty()) {
-        (Some(c), false) => {
-            let recorded: Vec<outcrop_run::objects::Recorded<'_>> = st
-                .run
-                .objects
-                .iter()
-                .map(outcrop_run::objects::Recorded::from)
-                .collect();
-            let found = outcrop_run::objects::find_recorded(
-                &recorded,
-                args.sysroot.as_deref(),
-                args.ignore_program_id,
-                &mut |w| eprintln!("outcrop: warning: {w}"),
-            )?;
-            let parts: Vec<(outcrop_rv::symbols::Symbols, &str)> = found
-                .iter()
-                .filter_map(|f| {
-                    outcrop_rv::symbols::Symbols::from_elf_at(&f.bytes, f.bias)
-                        .ok()
-                        .map(|s| (s, f.suffix.as_str()))
-                })
-                .collect();
-            let program = c.symbols().ok().cloned().unwrap_or_default();
-            let mut refs: Vec<(&outcrop_rv::symbols::Symbols, &str)> = vec![(&program, "")];
-            refs.extend(parts.iter().map(|(s, n)| (s, *n)));
-            Some(outcrop_rv::symbols::Symbols::merged(&refs))
-        }
-        _ => None,
-    };
-    let hot = report::hot_paths(&file, &counts, args.top);
-    let hot_json: Vec<HotJson> = hot
-        .into_iter()
-        .map(|h| {
-            let blocks_text = match &code {
-                Some(c) => h
-                    .blocks
-                    .iter()
-                    .map(|&(addr, insns)| BlockText {
-                        addr,
-                        insns,
-                        function: match &objects {
-                            Some(o) => o.lookup(addr).map(|f| f.to_string()),
-                            None => c.function(addr),
-                        },
-                        disassembly: c.disassemble(addr, insns),
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
-            HotJson {
-                path: h,
-                blocks_text,
-            }
-        })
-        .collect();
-    let layers: Vec<LayerJson> = b
-        .layers
-        .iter()
-        .enumerate()
-        .map(|(k, l)| LayerJson {
-            layer: k,
-            unique: l.unique,
-            total: l.executions,
-            repeated: l.repeated,
-            consecutive: l.consecutive,
-            inputs: l.inputs,
-            unique_inputs: l.unique_inputs,
-            bypassed: l.bypassed,
-            dictionary_bytes: file.bytes.layers.get(k).copied().unwrap_or(0),
-            lengths: report::stratum_lengths(&file, &counts, k),
-        })
-        .collect();
-    let slowdown =
-        (st.run.baseline_seconds > 0.0).then(|| st.run.record_seconds / st.run.baseline_seconds);
-    let fig2 = report::path_length_vs_trips(&file, &counts);
+    let a = WppAnalysis::read(&input, &mut |w| eprintln!("outcrop: warning: {w}"))?;
+    let report = WppReport::new(&a, args.top);
     if let Some(dir) = &args.svg {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let name = Path::new(&st.run.program)
+        let name = Path::new(&a.file.stats.run.program)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         save_svg(
             &dir.join("fig2-path-length-vs-trips.svg"),
-            &wpp_report::fig2_svg(&name, &fig2)?,
+            &wpp_report::fig2_svg(&name, &report.path_length_vs_trips)?,
         )?;
-        let l0 = layers.first().map(|l| l.lengths.as_slice()).unwrap_or(&[]);
+        let l0 = report
+            .layers
+            .first()
+            .map(|l| l.lengths.as_slice())
+            .unwrap_or(&[]);
         save_svg(
             &dir.join("fig3-stratum-lengths.svg"),
             &wpp_report::fig3_svg(&name, l0)?,
         )?;
     }
-    let report = WppReport {
-        file: args.file.display().to_string(),
-        file_bytes: file.bytes.total(),
-        sections: file.bytes.clone(),
-        chunks: file.chunks.clone(),
-        stats: st.clone(),
-        paths: PathsJson {
-            executed: b.paths.executions,
-            mean_length_blocks: b.blocks as f64 / b.paths.executions.max(1) as f64,
-            unique: b.paths.unique,
-            repeated: b.paths.repeated,
-            limit_cuts: b.paths.limit_cuts,
-        },
-        layers,
-        compression: report::ratios(&file),
-        slowdown,
-        hot_paths: hot_json,
-        path_length_vs_trips: fig2,
-    };
     let text = if args.json {
         report.to_json()
     } else {

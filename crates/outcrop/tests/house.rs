@@ -14,7 +14,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/diff/src/profile.rs", "diff_profiles", 284),
     ("crates/jit/src/codegen.rs", "alu", 156),
     ("crates/outcrop/src/diff.rs", "load_file", 248),
-    ("crates/outcrop/src/wpp.rs", "report_cmd", 155),
     ("crates/paths/src/cfg.rs", "analyze_loops", 158),
     ("crates/perf/src/data.rs", "sample", 165),
     ("crates/profile/src/lib.rs", "build", 179),
@@ -43,7 +42,7 @@ const OLDER: &[(&str, &str, usize)] = &[
 
 /// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
 /// size when it was made (which may not grow).
-const BINARY_LINES: (usize, usize) = (3_000, 4_790);
+const BINARY_LINES: (usize, usize) = (3_000, 4_650);
 const XTASK_LINES: (usize, usize) = (1_500, 8_170);
 
 fn root() -> PathBuf {

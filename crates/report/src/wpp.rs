@@ -106,6 +106,78 @@ pub struct PathsJson {
     pub limit_cuts: u64,
 }
 
+impl WppReport {
+    /// The report of a whole-program profile (`outcrop_run::wpp::WppAnalysis`): its sections,
+    /// paths (Table 3) and stratum layers (Table 4), compression, the `top` hottest paths with
+    /// their blocks named and disassembled when the program is at hand, and Figure 2's data.
+    pub fn new(a: &outcrop_run::wpp::WppAnalysis, top: usize) -> WppReport {
+        use outcrop_strata::report;
+        let (file, counts) = (&a.file, &a.counts);
+        let st = &file.stats;
+        let b = &st.build;
+        let hot_paths = report::hot_paths(file, counts, top)
+            .into_iter()
+            .map(|h| {
+                let blocks_text = match &a.code {
+                    Some(c) => h
+                        .blocks
+                        .iter()
+                        .map(|&(addr, insns)| BlockText {
+                            addr,
+                            insns,
+                            function: a.function(addr),
+                            disassembly: c.disassemble(addr, insns),
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                HotJson {
+                    path: h,
+                    blocks_text,
+                }
+            })
+            .collect();
+        let layers = b
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(k, l)| LayerJson {
+                layer: k,
+                unique: l.unique,
+                total: l.executions,
+                repeated: l.repeated,
+                consecutive: l.consecutive,
+                inputs: l.inputs,
+                unique_inputs: l.unique_inputs,
+                bypassed: l.bypassed,
+                dictionary_bytes: file.bytes.layers.get(k).copied().unwrap_or(0),
+                lengths: report::stratum_lengths(file, counts, k),
+            })
+            .collect();
+        let run = &st.run;
+        WppReport {
+            file: a.path.display().to_string(),
+            file_bytes: file.bytes.total(),
+            sections: file.bytes.clone(),
+            chunks: file.chunks.clone(),
+            stats: st.clone(),
+            paths: PathsJson {
+                executed: b.paths.executions,
+                mean_length_blocks: b.blocks as f64 / b.paths.executions.max(1) as f64,
+                unique: b.paths.unique,
+                repeated: b.paths.repeated,
+                limit_cuts: b.paths.limit_cuts,
+            },
+            layers,
+            compression: report::ratios(file),
+            slowdown: (run.baseline_seconds > 0.0)
+                .then(|| run.record_seconds / run.baseline_seconds),
+            hot_paths,
+            path_length_vs_trips: report::path_length_vs_trips(file, counts),
+        }
+    }
+}
+
 impl crate::Report for WppReport {
     fn write_text(&self, out: &mut String) {
         let _ = write_text(out, self);

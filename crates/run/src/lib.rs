@@ -62,6 +62,7 @@ pub mod paths;
 pub mod phases;
 pub mod pipeline;
 pub mod program;
+pub mod wpp;
 
 pub use capture::{CaptureOptions, Captured};
 

@@ -145,6 +145,23 @@ pub struct Found {
     pub host: std::path::PathBuf,
 }
 
+/// The functions of a recorded run's program and of the objects [`find_recorded`] found,
+/// each object's named `name@object`.
+pub fn symbols_across(program: Option<&Symbols>, found: &[Found]) -> Symbols {
+    let parts: Vec<(Symbols, &str)> = found
+        .iter()
+        .filter_map(|f| {
+            Symbols::from_elf_at(&f.bytes, f.bias)
+                .ok()
+                .map(|s| (s, f.suffix.as_str()))
+        })
+        .collect();
+    let empty = Symbols::default();
+    let mut refs: Vec<(&Symbols, &str)> = vec![(program.unwrap_or(&empty), "")];
+    refs.extend(parts.iter().map(|(s, n)| (s, *n)));
+    Symbols::merged(&refs)
+}
+
 /// Finds the shared objects of a recorded run (every object but the program, index 0): each
 /// at `SYSROOT/PATH` when `sysroot` is given, else at its path, read with a bound, and
 /// checked against its recorded build-id. A mismatch is an error naming both (a warning with
