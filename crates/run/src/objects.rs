@@ -92,10 +92,15 @@ pub fn after_run(
             });
         }
     }
+    (Some(merge(program, &parts)), debug)
+}
+
+/// The program's functions and each object's, named with the object's suffix.
+fn merge<S: AsRef<str>>(program: Option<&Symbols>, parts: &[(Symbols, S)]) -> Symbols {
     let empty = Symbols::default();
     let mut refs: Vec<(&Symbols, &str)> = vec![(program.unwrap_or(&empty), "")];
-    refs.extend(parts.iter().map(|(s, n)| (s, n.as_str())));
-    (Some(Symbols::merged(&refs)), debug)
+    refs.extend(parts.iter().map(|(s, n)| (s, n.as_ref())));
+    Symbols::merged(&refs)
 }
 
 /// An object a samples or `.wpp` file says its run mapped.
@@ -156,10 +161,7 @@ pub fn symbols_across(program: Option<&Symbols>, found: &[Found]) -> Symbols {
                 .map(|s| (s, f.suffix.as_str()))
         })
         .collect();
-    let empty = Symbols::default();
-    let mut refs: Vec<(&Symbols, &str)> = vec![(program.unwrap_or(&empty), "")];
-    refs.extend(parts.iter().map(|(s, n)| (s, *n)));
-    Symbols::merged(&refs)
+    merge(program, &parts)
 }
 
 /// Finds the shared objects of a recorded run (every object but the program, index 0): each
