@@ -108,7 +108,7 @@ def rap_tree_json(path, tmp, extra):
 
 
 def perf_data(path, maps, forks, prog):
-    """A perf.data (the layout of crates/perf/tests/synthetic.rs): one attribute, pid 1 maps
+    """A perf.data (the layout of crates/perf/tests/it/synthetic.rs): one attribute, pid 1 maps
     `prog` `maps` times, then forks `forks` children."""
     def record(kind, misc, body):
         return struct.pack("<IHH", kind, misc, len(body) + 8) + body

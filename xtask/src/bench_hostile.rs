@@ -1,5 +1,5 @@
 //! `xtask bench-hostile [--baseline OUTCROP] [--runs N] [--timeout S]`: the hostile guests and
-//! files of tests/hostile.rs, timed with their peak host memory, under this build's
+//! files of tests/it/hostile.rs, timed with their peak host memory, under this build's
 //! `target/release/outcrop` and (with `--baseline`) another build side by side — the one before
 //! the reliability fixes, say — plus both builds' speed on the bundled compute workloads, so the
 //! price of the fixes is measured in the same run.

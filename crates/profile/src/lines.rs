@@ -142,7 +142,7 @@ impl LineTable {
         };
         // below a position-independent program's base is not the program (and would wrap);
         // the last address cannot start an instruction, and addr2line's lookup of it
-        // overflows (`probe + 1`; found by fuzzing, `tests/lines.rs`)
+        // overflows (`probe + 1`; found by fuzzing, `tests/it/lines.rs`)
         let addr = pc.checked_sub(base).filter(|&a| a < u64::MAX)?;
         let loc = ctx.find_location(addr).ok()??;
         let file = loc.file?;

@@ -5,9 +5,9 @@
 //! naming the problem) — never a panic (101), an abort (134), a hang or unbounded memory. Guest
 //! behaviour comes from the `probe` fixture (tests/fixtures/guest/probe.c); files are built here.
 
-#[path = "common/crafted_elf.rs"]
+#[path = "../common/crafted_elf.rs"]
 mod crafted;
-#[path = "common/crafted_wpp.rs"]
+#[path = "../common/crafted_wpp.rs"]
 mod crafted_wpp;
 
 use crafted::crafted_elf;

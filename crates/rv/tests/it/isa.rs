@@ -49,7 +49,7 @@ fn expansion(llvm: &str) -> String {
 
 #[test]
 fn every_form_decodes_and_prints_as_llvm_does() {
-    let text = include_str!("fixtures/ext/encodings.txt");
+    let text = include_str!("../fixtures/ext/encodings.txt");
     let mut checked = 0;
     for (n, line) in text.lines().enumerate() {
         let (hex, llvm) = line.split_once('\t').unwrap();
@@ -78,7 +78,7 @@ fn every_form_decodes_and_prints_as_llvm_does() {
 #[test]
 fn every_new_operation_is_in_the_fixture() {
     // the fixture covers every entry of the extensions' part of the table
-    let text = include_str!("fixtures/ext/encodings.txt");
+    let text = include_str!("../fixtures/ext/encodings.txt");
     let mut seen = std::collections::HashSet::new();
     for line in text.lines() {
         let hex = line.split('\t').next().unwrap();
@@ -147,7 +147,7 @@ impl std::io::Write for Shared {
 }
 
 fn run_random(engine: Engine, isa: Isa) -> (Outcome, Vec<u8>) {
-    let elf = zstd::decode_all(&include_bytes!("fixtures/ext/random.zst")[..]).unwrap();
+    let elf = zstd::decode_all(&include_bytes!("../fixtures/ext/random.zst")[..]).unwrap();
     let out = Shared::default();
     let kernel = KernelConfig {
         sandbox: Sandbox::new(),
@@ -177,7 +177,7 @@ fn run_random(engine: Engine, isa: Isa) -> (Outcome, Vec<u8>) {
 fn random_sequences_over_edge_values_match_qemu_under_both_engines() {
     // 300 blocks × 24 random instructions of every extension (gen-random.py), each block's
     // registers and fflags written out; recorded under qemu-riscv64 10 (build.sh)
-    let want = zstd::decode_all(&include_bytes!("fixtures/ext/random.qemu.zst")[..]).unwrap();
+    let want = zstd::decode_all(&include_bytes!("../fixtures/ext/random.qemu.zst")[..]).unwrap();
     for engine in [Engine::Blocks, Engine::Step] {
         let (outcome, got) = run_random(engine, Isa::ALL);
         assert_eq!(outcome, Outcome::Exited(0), "{engine:?}");

@@ -2,7 +2,7 @@
 //! stability), and the writer must keep producing them byte for byte (determinism).
 //!
 //! To regenerate after an intended format change or a zstd upgrade:
-//! `OUTCROP_BLESS=1 cargo test -p outcrop-events --test fixtures` (see `fixtures/README.md`).
+//! `OUTCROP_BLESS=1 cargo test -p outcrop-events --test it fixtures::` (see `fixtures/README.md`).
 
 use std::path::PathBuf;
 

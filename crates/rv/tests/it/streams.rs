@@ -2,7 +2,7 @@
 //! first 3M instructions): basic blocks tile the instruction stream, taken branches are exactly
 //! the retired control transfers that changed the pc, and an observer can stop the run.
 
-mod common;
+use crate::common;
 
 use outcrop_rv::{BranchKind, Control, Machine, Observer, Outcome, Retire, Stamp};
 

@@ -2,7 +2,7 @@
 //! run here on proptest's inputs so every CI run tries a few hundred): no panic, bounded host
 //! memory, and a bounded time per sequence.
 
-#[path = "common/syscall_driver.rs"]
+#[path = "../common/syscall_driver.rs"]
 mod driver;
 
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! instruction sequences (self-modifying code, faults, system calls and observer stops
 //! included). `outcrop_rv::differential` does the comparing.
 
-mod common;
+use crate::common;
 
 use outcrop_rv::differential::{bare_machine, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES};
 use outcrop_rv::Outcome;

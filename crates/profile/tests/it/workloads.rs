@@ -2,7 +2,7 @@
 //! the instruction count, the timing model's totals, and a naive profiler that looks every
 //! address up and walks an explicit stack of function names.
 
-mod common;
+use crate::common;
 
 use outcrop_events::record::{BranchKind, Control, Observer, Retire, Stamp};
 use outcrop_profile::{Counts, Profile, Profiler};

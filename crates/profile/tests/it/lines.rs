@@ -149,7 +149,7 @@ fn a_program_built_with_debug_info_gets_its_hot_line() {
 #[test]
 fn lookups_at_the_edges_of_the_address_space_do_not_panic() {
     // a heap copy: `object` wants the ELF header aligned, which `include_bytes!` is not
-    let data = include_bytes!("data/fuzz-locate-last-address.elf").to_vec();
+    let data = include_bytes!("../data/fuzz-locate-last-address.elf").to_vec();
     let mut table = LineTable::from_elf(&data)
         .unwrap()
         .expect("has .debug_line");

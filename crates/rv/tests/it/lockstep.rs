@@ -3,7 +3,7 @@
 //! bundled `hello` and `exitcode` programs: glibc start-up, stdio, printf, exit.
 //! Reference traces: tests/fixtures/lockstep (README there says how they were made).
 
-mod common;
+use crate::common;
 
 use outcrop_rv::{Control, Observer, Outcome, Retire, Stamp};
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! profile. Needs the RISC-V cross compilers; without them the tests are skipped unless
 //! `OUTCROP_REQUIRE_CROSS=1` (CI).
 
-mod common;
+use crate::common;
 
 use outcrop_profile::{Profile, Profiler};
 use outcrop_run::ProgramSpec;

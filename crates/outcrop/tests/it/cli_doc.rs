@@ -45,7 +45,7 @@ fn subcommands(text: &str) -> Vec<String> {
 /// The section as it should read: each command's help in the order the binary lists them.
 fn reference() -> String {
     let mut s = format!(
-        "{HEADING}\n\nGenerated from the binary (`OUTCROP_BLESS=1 cargo test -p outcrop --test cli_doc`); \
+        "{HEADING}\n\nGenerated from the binary (`OUTCROP_BLESS=1 cargo test -p outcrop --test it cli_doc::`); \
          checked by that test.\n"
     );
     let mut queue: Vec<Vec<String>> = vec![vec![]];
@@ -88,7 +88,7 @@ fn the_cli_page_holds_every_commands_help_exactly() {
             .unwrap_or_else(|| text.lines().count().min(want.lines().count()));
         panic!(
             "docs/cli.md differs from the binary's --help from line {}: `{}` where the binary says `{}`; \
-             run OUTCROP_BLESS=1 cargo test -p outcrop --test cli_doc and review the change",
+             run OUTCROP_BLESS=1 cargo test -p outcrop --test it cli_doc:: and review the change",
             line + 1,
             text.lines().nth(line).unwrap_or("(end)"),
             want.lines().nth(line).unwrap_or("(end)")
