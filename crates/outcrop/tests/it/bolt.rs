@@ -7,6 +7,7 @@
 //! compiler, `llvm-bolt-19` and qemu-user; skipped without them unless `OUTCROP_REQUIRE_BOLT`
 //! is set (`.ci/run` sets it).
 
+use crate::util::outcrop_in as outcrop;
 use outcrop_rv::differential::Streams;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,14 +17,6 @@ fn have(tool: &str) -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn outcrop(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 /// Taken control transfers when `prog` runs to its end under `qemu-riscv64` with the plugin

@@ -1,15 +1,9 @@
 //! End-to-end tests of the `outcrop` binary: real files, real exit codes, real error messages.
 
+use crate::util::outcrop;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn outcrop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .output()
-        .expect("run outcrop")
-}
 
 fn outcrop_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_outcrop"))

@@ -2,6 +2,7 @@
 //! riscv64 cross compiler; skipped without it unless `OUTCROP_REQUIRE_CROSS` is set), the same
 //! build on two inputs, the mechanisms' own files, and the errors.
 
+use crate::util::outcrop_in as outcrop;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,14 +32,6 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
-
-fn outcrop(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
 
 fn ok(o: &Output) -> String {
     assert!(

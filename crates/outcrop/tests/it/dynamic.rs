@@ -4,6 +4,7 @@
 //! /usr/riscv64-linux-gnu (the dynamic workload's sysroot); skipped without them unless
 //! `OUTCROP_REQUIRE_CROSS` is set.
 
+use crate::util::outcrop;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,13 +15,6 @@ fn workload(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../workloads/bin")
         .join(name)
-}
-
-fn outcrop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn err(o: &Output) -> String {

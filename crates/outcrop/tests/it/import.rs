@@ -4,19 +4,12 @@
 //! `llvm-profgen-19`, `perf`, and `qemu-x86_64` with a plugin counting taken transfers; skipped
 //! without them unless `OUTCROP_REQUIRE_BOLT` / `OUTCROP_REQUIRE_PERF` is set).
 
+use crate::util::outcrop_in as outcrop;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf/tests/fixtures")
-}
-
-fn outcrop(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 fn ok(o: &Output) -> String {

@@ -18,5 +18,6 @@ mod phases;
 mod query_run;
 mod run;
 mod timeline;
+mod util;
 mod workloads;
 mod wpp;

@@ -1,15 +1,9 @@
 //! `outcrop paths record|report` end to end: samples, the exact reference from a `.wpp` file
 //! of the same deterministic run, accuracy, BOLT export, determinism, and bad input.
 
+use crate::util::outcrop;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn outcrop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Command;
 
 fn bin(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,21 +1,13 @@
 //! `outcrop phases` end to end: the phases of a bundled workload, its `.bb` file, and the
 //! sampled timing estimate against the full timing model of the same run.
 
+use crate::util::outcrop_in as outcrop;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn bin(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../workloads/bin")
         .join(name)
-}
-
-fn outcrop(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 #[test]

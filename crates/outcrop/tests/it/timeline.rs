@@ -2,21 +2,13 @@
 //! strip, the Firefox Profiler file's times, a window of the run in every file, and the
 //! errors.
 
+use crate::util::outcrop_in as outcrop;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn bin(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../workloads/bin")
         .join(name)
-}
-
-fn outcrop(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 fn json(p: PathBuf) -> serde_json::Value {
