@@ -597,46 +597,144 @@ fn decompress(codec: u8, stored: &[u8], raw_len: u64, tag: &str, offset: u64) ->
     Ok(out)
 }
 
-impl WppFile {
-    /// Reads and checks a whole file held in memory.
-    pub fn parse(bytes: &[u8]) -> Result<WppFile> {
-        if bytes.len() < 8 {
-            if MAGIC.starts_with(bytes) {
-                return Err(Error::Truncated {
-                    offset: bytes.len() as u64,
-                    what: "header".into(),
-                });
-            }
-            return Err(Error::BadMagic);
+/// The sections read so far, for the checks of order and completeness.
+#[derive(Default)]
+struct Seen {
+    blocks: bool,
+    paths: bool,
+    stats: bool,
+    /// The end section's offset and its counts (chunks, items, blocks, layers).
+    end: Option<(u64, [u64; 4])>,
+}
+
+/// One section's header and stored bytes, checked against the file's length and its CRC.
+struct StoredSection<'a> {
+    tag_bytes: [u8; 4],
+    tag: String,
+    offset: u64,
+    raw_len: u64,
+    stored: &'a [u8],
+}
+
+impl<'a> StoredSection<'a> {
+    /// The section at `pos` of `bytes`.
+    fn read(bytes: &'a [u8], pos: usize) -> Result<StoredSection<'a>> {
+        let offset = pos as u64;
+        let Some(h) = bytes.get(pos..pos + SECTION_HEADER_LEN) else {
+            return Err(Error::Truncated {
+                offset,
+                what: format!(
+                    "section header needs {SECTION_HEADER_LEN} bytes, {} left",
+                    bytes.len() - pos
+                ),
+            });
+        };
+        let tag_bytes: [u8; 4] = [h[0], h[1], h[2], h[3]];
+        let tag = String::from_utf8_lossy(&tag_bytes).into_owned();
+        let le64 = |r: &[u8]| r.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        let raw_len = le64(&h[4..12]);
+        let stored_len = le64(&h[12..20]);
+        let crc = le64(&h[20..24]) as u32;
+        let body_start = pos + SECTION_HEADER_LEN;
+        let left = (bytes.len() - body_start) as u64;
+        if stored_len > left {
+            return Err(Error::Truncated {
+                offset: body_start as u64,
+                what: format!("section {tag} says {stored_len} stored bytes, {left} left"),
+            });
         }
-        if &bytes[..8] != MAGIC {
-            return Err(Error::BadMagic);
+        let stored = &bytes[body_start..body_start + stored_len as usize];
+        let computed = crc32fast::hash(stored);
+        if computed != crc {
+            return Err(Error::Checksum {
+                tag,
+                offset,
+                stored: crc,
+                computed,
+            });
         }
-        if bytes.len() < HEADER_LEN {
+        Ok(StoredSection {
+            tag_bytes,
+            tag,
+            offset,
+            raw_len,
+            stored,
+        })
+    }
+
+    /// Bytes of the file the section takes (header included).
+    fn file_bytes(&self) -> u64 {
+        SECTION_HEADER_LEN as u64 + self.stored.len() as u64
+    }
+
+    /// Where the next section starts.
+    fn next(&self) -> usize {
+        self.offset as usize + SECTION_HEADER_LEN + self.stored.len()
+    }
+
+    /// What the section will decode to, counted against the file's budget before decoding.
+    fn claim(&self) -> u64 {
+        if &self.tag_bytes == b"STRC" {
+            self.raw_len.saturating_mul(16)
+        } else {
+            self.raw_len.saturating_mul(17)
+        }
+    }
+
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Corrupt {
+            tag: self.tag.clone(),
+            offset: self.offset,
+            detail,
+        }
+    }
+}
+
+/// The file header: its version and codec.
+fn read_header(bytes: &[u8]) -> Result<(u16, u8)> {
+    if bytes.len() < 8 {
+        if MAGIC.starts_with(bytes) {
             return Err(Error::Truncated {
                 offset: bytes.len() as u64,
                 what: "header".into(),
             });
         }
-        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
-            return Err(Error::UnsupportedVersion { version });
-        }
-        let codec_id = bytes[10];
-        if codec_id > 1 {
-            return Err(Error::Corrupt {
-                tag: "header".into(),
-                offset: 10,
-                detail: format!("unknown codec {codec_id}"),
-            });
-        }
-        if bytes[11] != 0 || bytes[12..16] != [0; 4] {
-            return Err(Error::Corrupt {
-                tag: "header".into(),
-                offset: 11,
-                detail: "reserved header bytes are not zero".into(),
-            });
-        }
+        return Err(Error::BadMagic);
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(Error::BadMagic);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(Error::Truncated {
+            offset: bytes.len() as u64,
+            what: "header".into(),
+        });
+    }
+    let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
+        return Err(Error::UnsupportedVersion { version });
+    }
+    let codec_id = bytes[10];
+    let header = |offset: u64, detail: String| Error::Corrupt {
+        tag: "header".into(),
+        offset,
+        detail,
+    };
+    if codec_id > 1 {
+        return Err(header(10, format!("unknown codec {codec_id}")));
+    }
+    if bytes[11] != 0 || bytes[12..16] != [0; 4] {
+        return Err(header(11, "reserved header bytes are not zero".into()));
+    }
+    Ok((version, codec_id))
+}
+
+impl WppFile {
+    /// Reads and checks a whole file held in memory: the header, then each section in turn
+    /// (its CRC, what it decodes to against the file's budget, its contents), then the end
+    /// section's counts against what was read.
+    pub fn parse(bytes: &[u8]) -> Result<WppFile> {
+        let (version, codec_id) = read_header(bytes)?;
         let mut f = WppFile {
             codec_id,
             block_addrs: Vec::new(),
@@ -654,243 +752,222 @@ impl WppFile {
             },
             total_blocks: 0,
         };
-        let mut seen_blocks = false;
-        let mut seen_paths = false;
-        let mut seen_stats = false;
-        let mut end: Option<(u64, [u64; 4])> = None;
+        let mut seen = Seen::default();
         let mut pos = HEADER_LEN;
         let budget = decode_budget(bytes.len() as u64);
         let mut decoded = 0u64;
         while pos < bytes.len() {
-            let offset = pos as u64;
-            if let Some((end_off, _)) = end {
+            if let Some((end_off, _)) = seen.end {
                 return Err(Error::Corrupt {
                     tag: "?".into(),
-                    offset,
+                    offset: pos as u64,
                     detail: format!("data after the end section at byte offset {end_off}"),
                 });
             }
-            let Some(h) = bytes.get(pos..pos + SECTION_HEADER_LEN) else {
-                return Err(Error::Truncated {
-                    offset,
-                    what: format!(
-                        "section header needs {SECTION_HEADER_LEN} bytes, {} left",
-                        bytes.len() - pos
-                    ),
-                });
-            };
-            let tag_bytes: [u8; 4] = [h[0], h[1], h[2], h[3]];
-            let tag = String::from_utf8_lossy(&tag_bytes).into_owned();
-            let le64 = |r: &[u8]| r.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
-            let raw_len = le64(&h[4..12]);
-            let stored_len = le64(&h[12..20]);
-            let crc = le64(&h[20..24]) as u32;
-            let body_start = pos + SECTION_HEADER_LEN;
-            let left = (bytes.len() - body_start) as u64;
-            if stored_len > left {
-                return Err(Error::Truncated {
-                    offset: body_start as u64,
-                    what: format!("section {tag} says {stored_len} stored bytes, {left} left"),
-                });
-            }
-            let stored = &bytes[body_start..body_start + stored_len as usize];
-            let computed = crc32fast::hash(stored);
-            if computed != crc {
-                return Err(Error::Checksum {
-                    tag,
-                    offset,
-                    stored: crc,
-                    computed,
-                });
-            }
-            pos = body_start + stored_len as usize;
-            let file_bytes = SECTION_HEADER_LEN as u64 + stored_len;
-            // what this section will decode to, against the file's budget, before decoding
-            let claim = if &tag_bytes == b"STRC" {
-                raw_len.saturating_mul(16)
-            } else {
-                raw_len.saturating_mul(17)
-            };
-            decoded = decoded.saturating_add(claim);
+            let section = StoredSection::read(bytes, pos)?;
+            pos = section.next();
+            decoded = decoded.saturating_add(section.claim());
             if decoded > budget {
-                return Err(Error::Corrupt {
-                    tag,
-                    offset,
-                    detail: format!(
-                        "the sections so far decode to {decoded} bytes, more than this reader holds for a file of {} bytes ({budget})",
-                        bytes.len()
-                    ),
-                });
+                return Err(section.corrupt(format!(
+                    "the sections so far decode to {decoded} bytes, more than this reader holds for a file of {} bytes ({budget})",
+                    bytes.len()
+                )));
             }
-            let raw = if &tag_bytes == b"STRC" {
-                Vec::new()
-            } else {
-                decompress(codec_id, stored, raw_len, &tag, offset)?
-            };
-            let mut p = Payload {
-                data: &raw,
-                pos: 0,
-                tag: &tag,
-                offset,
-            };
-            match &tag_bytes {
-                b"STRM" => {
-                    let n = p.count(3, "item count")?;
-                    let levels = p.data.get(p.pos..p.pos + n).unwrap_or(&[]).to_vec();
-                    p.pos += n;
-                    let mut ids = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        ids.push(p.below(1 << 32, "id")? as u32);
-                    }
-                    let first = f.items.len();
-                    for (i, (&level, id)) in levels.iter().zip(ids).enumerate() {
-                        let start = p.pos;
-                        let trip = p.varint("trip count")?;
-                        if trip == 0 {
-                            return Err(
-                                p.err(format!("payload byte {start}: item {i}: trip count 0"))
-                            );
-                        }
-                        f.items.push(Item { level, id, trip });
-                    }
-                    p.end()?;
-                    f.chunks.push(ChunkInfo {
-                        offset,
-                        items: (f.items.len() - first) as u64,
-                        stored: stored_len,
-                        raw: raw_len,
-                        context_coded: false,
-                    });
-                    f.bytes.stream += file_bytes;
-                }
-                b"STRC" => {
-                    let items = ppm::decode(stored, raw_len).map_err(|detail| Error::Corrupt {
-                        tag: tag.clone(),
-                        offset,
-                        detail,
-                    })?;
-                    f.chunks.push(ChunkInfo {
-                        offset,
-                        items: items.len() as u64,
-                        stored: stored_len,
-                        raw: raw_len,
-                        context_coded: true,
-                    });
-                    f.items.extend(items);
-                    f.bytes.stream += file_bytes;
-                }
-                b"BLKS" => {
-                    let n = p.count(2, "block count")?;
-                    let mut last = 0u64;
-                    for _ in 0..n {
-                        let start = p.pos;
-                        let d = p.varint("address delta")?;
-                        last = last.checked_add(d).ok_or_else(|| {
-                            p.err(format!("payload byte {start}: block address overflows"))
-                        })?;
-                        f.block_addrs.push(last);
-                    }
-                    for _ in 0..n {
-                        f.block_insns
-                            .push(p.below(1 << 32, "instruction count")? as u32);
-                    }
-                    p.end()?;
-                    seen_blocks = true;
-                    f.bytes.blocks += file_bytes;
-                }
-                b"PATH" => {
-                    if !seen_blocks {
-                        return Err(p.err("path dictionary before the block table".into()));
-                    }
-                    let n = p.count(2, "path count")?;
-                    let nb = f.block_addrs.len() as i64;
-                    let mut prev = -1i64;
-                    for i in 0..n {
-                        let len = p.count(1, "path length")?;
-                        if len == 0 {
-                            return Err(p.err(format!("path {i} is empty")));
-                        }
-                        for _ in 0..len {
-                            let start = p.pos;
-                            let d = unzigzag(p.varint("block id delta")?);
-                            let b = prev.saturating_add(1).saturating_add(d);
-                            if !(0..nb).contains(&b) {
-                                return Err(p.err(format!(
-                                    "payload byte {start}: block id {b} out of range (< {nb})"
-                                )));
-                            }
-                            prev = b;
-                            f.path_data.push(b as u32);
-                            f.path_addrs.push(f.block_addrs[b as usize]);
-                        }
-                        f.path_off.push(f.path_data.len());
-                    }
-                    p.end()?;
-                    seen_paths = true;
-                    f.bytes.paths += file_bytes;
-                }
-                b"LAYR" => {
-                    if !seen_paths {
-                        return Err(p.err("stratum layer before the path dictionary".into()));
-                    }
-                    let k = f.layers.len();
-                    let idx = p.varint("layer index")?;
-                    if idx != k as u64 {
-                        return Err(p.err(format!("layer index {idx}, expected {k}")));
-                    }
-                    let ns = p.count(3, "symbol count")?;
-                    let mut layer = Layer {
-                        symbols: Vec::with_capacity(ns),
-                        data: Vec::new(),
-                        off: vec![0],
-                    };
-                    for _ in 0..ns {
-                        let level = p.below(k as u64 + 1, "symbol level")? as u8;
-                        let limit = f.level_len(level) as u64;
-                        let id = p.below(limit, "symbol id")? as u32;
-                        let start = p.pos;
-                        let trip = p.varint("symbol trip count")?;
-                        if trip == 0 {
-                            return Err(p.err(format!("payload byte {start}: symbol trip count 0")));
-                        }
-                        layer.symbols.push(Item { level, id, trip });
-                    }
-                    let ne = p.count(2, "element count")?;
-                    for i in 0..ne {
-                        let len = p.count(1, "element length")?;
-                        if len == 0 {
-                            return Err(p.err(format!("element {i} is empty")));
-                        }
-                        for _ in 0..len {
-                            layer.data.push(p.below(ns as u64, "symbol")? as u32);
-                        }
-                        layer.off.push(layer.data.len());
-                    }
-                    p.end()?;
-                    f.layers.push(layer);
-                    f.bytes.layers.push(file_bytes);
-                }
-                b"STAT" => {
-                    f.stats = serde_json::from_slice(&raw)
-                        .map_err(|e| p.err(format!("statistics JSON: {e}")))?;
-                    seen_stats = true;
-                    f.bytes.stats += file_bytes;
-                }
-                b"END " => {
-                    let mut v = [0u64; 4];
-                    for (x, what) in v.iter_mut().zip(["chunks", "items", "blocks", "layers"]) {
-                        *x = p.varint(what)?;
-                    }
-                    p.end()?;
-                    end = Some((offset, v));
-                    f.bytes.stats += file_bytes;
-                }
-                _ => return Err(p.err(format!("unknown section tag {tag_bytes:?}"))),
-            }
+            f.read_section(&section, &mut seen)?;
         }
-        let Some((end_off, [chunks, items, blocks, layers])) = end else {
+        f.finish(version, &seen, bytes.len() as u64)?;
+        Ok(f)
+    }
+
+    /// Decodes one section into the file.
+    fn read_section(&mut self, s: &StoredSection<'_>, seen: &mut Seen) -> Result<()> {
+        if &s.tag_bytes == b"STRC" {
+            let items = ppm::decode(s.stored, s.raw_len).map_err(|d| s.corrupt(d))?;
+            self.chunks.push(ChunkInfo {
+                offset: s.offset,
+                items: items.len() as u64,
+                stored: s.stored.len() as u64,
+                raw: s.raw_len,
+                context_coded: true,
+            });
+            self.items.extend(items);
+            self.bytes.stream += s.file_bytes();
+            return Ok(());
+        }
+        let raw = decompress(self.codec_id, s.stored, s.raw_len, &s.tag, s.offset)?;
+        let mut p = Payload {
+            data: &raw,
+            pos: 0,
+            tag: &s.tag,
+            offset: s.offset,
+        };
+        match &s.tag_bytes {
+            b"STRM" => {
+                self.read_stream(&mut p, s)?;
+                self.bytes.stream += s.file_bytes();
+            }
+            b"BLKS" => {
+                self.read_blocks(&mut p)?;
+                seen.blocks = true;
+                self.bytes.blocks += s.file_bytes();
+            }
+            b"PATH" => {
+                if !seen.blocks {
+                    return Err(p.err("path dictionary before the block table".into()));
+                }
+                self.read_paths(&mut p)?;
+                seen.paths = true;
+                self.bytes.paths += s.file_bytes();
+            }
+            b"LAYR" => {
+                if !seen.paths {
+                    return Err(p.err("stratum layer before the path dictionary".into()));
+                }
+                self.read_layer(&mut p)?;
+                self.bytes.layers.push(s.file_bytes());
+            }
+            b"STAT" => {
+                self.stats = serde_json::from_slice(&raw)
+                    .map_err(|e| p.err(format!("statistics JSON: {e}")))?;
+                seen.stats = true;
+                self.bytes.stats += s.file_bytes();
+            }
+            b"END " => {
+                let mut v = [0u64; 4];
+                for (x, what) in v.iter_mut().zip(["chunks", "items", "blocks", "layers"]) {
+                    *x = p.varint(what)?;
+                }
+                p.end()?;
+                seen.end = Some((s.offset, v));
+                self.bytes.stats += s.file_bytes();
+            }
+            t => return Err(p.err(format!("unknown section tag {t:?}"))),
+        }
+        Ok(())
+    }
+
+    /// A stream chunk (`STRM`): levels, ids, trip counts.
+    fn read_stream(&mut self, p: &mut Payload<'_>, s: &StoredSection<'_>) -> Result<()> {
+        let n = p.count(3, "item count")?;
+        let levels = p.data.get(p.pos..p.pos + n).unwrap_or(&[]).to_vec();
+        p.pos += n;
+        let mut ids = Vec::with_capacity(n);
+        for _ in 0..n {
+            ids.push(p.below(1 << 32, "id")? as u32);
+        }
+        let first = self.items.len();
+        for (i, (&level, id)) in levels.iter().zip(ids).enumerate() {
+            let start = p.pos;
+            let trip = p.varint("trip count")?;
+            if trip == 0 {
+                return Err(p.err(format!("payload byte {start}: item {i}: trip count 0")));
+            }
+            self.items.push(Item { level, id, trip });
+        }
+        p.end()?;
+        self.chunks.push(ChunkInfo {
+            offset: s.offset,
+            items: (self.items.len() - first) as u64,
+            stored: s.stored.len() as u64,
+            raw: s.raw_len,
+            context_coded: false,
+        });
+        Ok(())
+    }
+
+    /// The block table (`BLKS`): address deltas, then instruction counts.
+    fn read_blocks(&mut self, p: &mut Payload<'_>) -> Result<()> {
+        let n = p.count(2, "block count")?;
+        let mut last = 0u64;
+        for _ in 0..n {
+            let start = p.pos;
+            let d = p.varint("address delta")?;
+            last = last
+                .checked_add(d)
+                .ok_or_else(|| p.err(format!("payload byte {start}: block address overflows")))?;
+            self.block_addrs.push(last);
+        }
+        for _ in 0..n {
+            self.block_insns
+                .push(p.below(1 << 32, "instruction count")? as u32);
+        }
+        p.end()
+    }
+
+    /// The path dictionary (`PATH`): each path's blocks as zigzag deltas of block ids.
+    fn read_paths(&mut self, p: &mut Payload<'_>) -> Result<()> {
+        let n = p.count(2, "path count")?;
+        let nb = self.block_addrs.len() as i64;
+        let mut prev = -1i64;
+        for i in 0..n {
+            let len = p.count(1, "path length")?;
+            if len == 0 {
+                return Err(p.err(format!("path {i} is empty")));
+            }
+            for _ in 0..len {
+                let start = p.pos;
+                let d = unzigzag(p.varint("block id delta")?);
+                let b = prev.saturating_add(1).saturating_add(d);
+                if !(0..nb).contains(&b) {
+                    return Err(p.err(format!(
+                        "payload byte {start}: block id {b} out of range (< {nb})"
+                    )));
+                }
+                prev = b;
+                self.path_data.push(b as u32);
+                self.path_addrs.push(self.block_addrs[b as usize]);
+            }
+            self.path_off.push(self.path_data.len());
+        }
+        p.end()
+    }
+
+    /// A stratum layer (`LAYR`): its symbols, then its elements.
+    fn read_layer(&mut self, p: &mut Payload<'_>) -> Result<()> {
+        let k = self.layers.len();
+        let idx = p.varint("layer index")?;
+        if idx != k as u64 {
+            return Err(p.err(format!("layer index {idx}, expected {k}")));
+        }
+        let ns = p.count(3, "symbol count")?;
+        let mut layer = Layer {
+            symbols: Vec::with_capacity(ns),
+            data: Vec::new(),
+            off: vec![0],
+        };
+        for _ in 0..ns {
+            let level = p.below(k as u64 + 1, "symbol level")? as u8;
+            let limit = self.level_len(level) as u64;
+            let id = p.below(limit, "symbol id")? as u32;
+            let start = p.pos;
+            let trip = p.varint("symbol trip count")?;
+            if trip == 0 {
+                return Err(p.err(format!("payload byte {start}: symbol trip count 0")));
+            }
+            layer.symbols.push(Item { level, id, trip });
+        }
+        let ne = p.count(2, "element count")?;
+        for i in 0..ne {
+            let len = p.count(1, "element length")?;
+            if len == 0 {
+                return Err(p.err(format!("element {i} is empty")));
+            }
+            for _ in 0..len {
+                layer.data.push(p.below(ns as u64, "symbol")? as u32);
+            }
+            layer.off.push(layer.data.len());
+        }
+        p.end()?;
+        self.layers.push(layer);
+        Ok(())
+    }
+
+    /// The checks once every section is read: an end section whose counts match, every
+    /// stream item naming a dictionary entry, the expansion's length as recorded.
+    fn finish(&mut self, version: u16, seen: &Seen, file_len: u64) -> Result<()> {
+        let Some((end_off, [chunks, items, blocks, layers])) = seen.end else {
             return Err(Error::Truncated {
-                offset: bytes.len() as u64,
+                offset: file_len,
                 what: "no end section (the recording did not finish)".into(),
             });
         };
@@ -899,32 +976,47 @@ impl WppFile {
             offset: end_off,
             detail,
         };
-        if !seen_paths || !seen_stats {
+        if !seen.paths || !seen.stats {
             return Err(bad_end(
                 "the block, path or statistics section is missing".into(),
             ));
         }
-        if chunks != f.chunks.len() as u64 || items != f.items.len() as u64 {
+        if chunks != self.chunks.len() as u64 || items != self.items.len() as u64 {
             return Err(bad_end(format!(
                 "says {chunks} chunks and {items} items, the file holds {} and {}",
-                f.chunks.len(),
-                f.items.len()
+                self.chunks.len(),
+                self.items.len()
             )));
         }
-        if layers != f.layers.len() as u64 {
+        if layers != self.layers.len() as u64 {
             return Err(bad_end(format!(
                 "says {layers} layers, the file holds {}",
-                f.layers.len()
+                self.layers.len()
             )));
         }
-        let top = f.layers.len();
-        for (i, it) in f.items.iter().enumerate() {
+        self.check_items(version)?;
+        self.total_blocks = self
+            .expanded_blocks()
+            .ok_or_else(|| bad_end("the stream expands to more than 2^64 blocks".into()))?;
+        if self.total_blocks != blocks || self.total_blocks != self.stats.build.blocks {
+            return Err(bad_end(format!(
+                "the stream expands to {} blocks; the file says {blocks} (statistics: {})",
+                self.total_blocks, self.stats.build.blocks
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every stream item names a dictionary entry (or is a thread mark, from version 3).
+    fn check_items(&self, version: u16) -> Result<()> {
+        let top = self.layers.len();
+        for (i, it) in self.items.iter().enumerate() {
             let mark_ok = version >= 3 && it.trip == 1;
             if it.is_thread_mark() && mark_ok {
                 continue;
             }
-            if usize::from(it.level) > top || it.id as usize >= f.level_len(it.level) {
-                let chunk = f
+            if usize::from(it.level) > top || it.id as usize >= self.level_len(it.level) {
+                let chunk = self
                     .chunks
                     .iter()
                     .scan(0u64, |acc, c| {
@@ -943,16 +1035,7 @@ impl WppFile {
                 });
             }
         }
-        f.total_blocks = f
-            .expanded_blocks()
-            .ok_or_else(|| bad_end("the stream expands to more than 2^64 blocks".into()))?;
-        if f.total_blocks != blocks || f.total_blocks != f.stats.build.blocks {
-            return Err(bad_end(format!(
-                "the stream expands to {} blocks; the file says {blocks} (statistics: {})",
-                f.total_blocks, f.stats.build.blocks
-            )));
-        }
-        Ok(f)
+        Ok(())
     }
 
     /// Entries at `level`: paths for 0, elements of stratum layer `level − 1` otherwise.

@@ -29,7 +29,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/rv/src/machine/blocks.rs", "exec_block", 243),
     ("crates/rv/src/machine/blocks/jit.rs", "ir_block", 217),
     ("crates/sampling/src/samples.rs", "parse", 263),
-    ("crates/strata/src/format.rs", "parse", 355),
     ("crates/timing/src/model.rs", "step_with", 259),
     ("xtask/src/bench_exec.rs", "run", 173),
     ("xtask/src/bench_hostile.rs", "run", 175),
