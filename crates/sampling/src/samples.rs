@@ -222,252 +222,59 @@ impl Samples {
         s
     }
 
-    /// Parses a samples file.
+    /// Parses a samples file: the magic line, the program and its objects, the unit's
+    /// configuration and counts, then the traces up to `end`. Errors name the line.
     pub fn parse(text: &str) -> Result<Samples> {
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        // where a truncated file ends: the line after its last
-        let eof = text.lines().count() + 1;
-        let err = |line: usize, detail: String| Error::Samples { line, detail };
-        let version = match lines.next() {
+        let mut c = Lines {
+            lines: Box::new(text.lines().enumerate().map(|(i, l)| (i + 1, l))),
+            eof: text.lines().count() + 1,
+        };
+        let version = match c.lines.next() {
             Some((_, l)) if l == MAGIC_V3 => 3,
             Some((_, l)) if l == MAGIC => 2,
             Some((_, l)) if l == MAGIC_V1 => 1,
             Some((n, l)) => {
-                return Err(err(
+                return Err(fail(
                     n,
                     format!("expected {MAGIC:?}, found {:?}", truncate(l)),
                 ))
             }
-            None => return Err(err(1, "empty file".into())),
+            None => return Err(fail(1, "empty file".into())),
         };
-        let mut field = |key: &str| -> Result<(usize, String)> {
-            match lines.next() {
-                Some((n, l)) => match l.split_once(' ') {
-                    Some((k, v)) if k == key => Ok((n, v.to_string())),
-                    _ => Err(err(
-                        n,
-                        format!("expected `{key} ...`, found {:?}", truncate(l)),
-                    )),
-                },
-                None => Err(err(eof, format!("file ends before `{key}`"))),
-            }
-        };
-        let num = |(n, v): (usize, String), what: &str| -> Result<u64> {
-            v.trim()
-                .parse::<u64>()
-                .map_err(|_| err(n, format!("{what}: not a number: {:?}", truncate(&v))))
-        };
-        let prob = |(n, v): (usize, String), what: &str| -> Result<f64> {
-            match v.trim().parse::<f64>() {
-                Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-                _ => Err(err(
-                    n,
-                    format!("{what}: not a probability: {:?}", truncate(&v)),
-                )),
-            }
-        };
-        let (pn, program) = field("program")?;
+        let (pn, program) = c.field("program")?;
         if program.chars().any(char::is_control) {
-            return Err(err(pn, "the program name has control characters".into()));
+            return Err(fail(pn, "the program name has control characters".into()));
         }
         let program_id = if version >= 2 {
-            let (n, id) = field("program-id")?;
+            let (n, id) = c.field("program-id")?;
             if !id.chars().all(|c| c.is_ascii_graphic()) {
-                return Err(err(n, "the program id must be printable ASCII".into()));
+                return Err(fail(n, "the program id must be printable ASCII".into()));
             }
             id
         } else {
             String::new()
         };
-        let mut objects = Vec::new();
-        if version >= 3 {
-            let (n, count) = field("objects")?;
-            let count = count
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|&c| c <= MAX_OBJECTS)
-                .ok_or_else(|| {
-                    err(
-                        n,
-                        format!(
-                            "objects: not a count of at most {MAX_OBJECTS}: {:?}",
-                            truncate(&count)
-                        ),
-                    )
-                })?;
-            for _ in 0..count {
-                let (n, v) = field("object")?;
-                let parts: Vec<&str> = v.splitn(5, ' ').collect();
-                let bad = || {
-                    err(
-                        n,
-                        format!(
-                            "object: expected START LEN OFFSET BUILD-ID PATH, found {:?}",
-                            truncate(&v)
-                        ),
-                    )
-                };
-                let [start, len, offset, id, path] = parts[..] else {
-                    return Err(bad());
-                };
-                let (Some(start), Some(len), Some(offset)) = (hex(start), hex(len), hex(offset))
-                else {
-                    return Err(bad());
-                };
-                if id != "-" && !id.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return Err(bad());
-                }
-                if path.chars().any(char::is_control) {
-                    return Err(err(n, "the object path has control characters".into()));
-                }
-                objects.push(SampledObject {
-                    path: path.to_string(),
-                    build_id: if id == "-" {
-                        String::new()
-                    } else {
-                        id.to_string()
-                    },
-                    start,
-                    len,
-                    offset,
-                });
-            }
-        }
-        let entries_field = field("entries")?;
-        let entries_line = entries_field.0;
-        let entries = num(entries_field, "entries")?;
-        if entries == 0 || entries > MAX_FILE_ENTRIES {
-            return Err(err(
-                entries_line,
-                format!(
-                    "entries {entries}: a branch-record unit has 1 to {MAX_FILE_ENTRIES} entries"
-                ),
-            ));
-        }
-        let period = num(field("period")?, "period")?;
-        let (n, unit) = field("unit")?;
-        let unit = match unit.as_str() {
-            "instructions" => PeriodUnit::Instructions,
-            "cycles" => PeriodUnit::Cycles,
-            u => {
-                return Err(err(
-                    n,
-                    format!("unit must be instructions or cycles, not {:?}", truncate(u)),
-                ))
-            }
+        let objects = if version >= 3 {
+            c.objects()?
+        } else {
+            Vec::new()
         };
-        let (n, random) = field("random-period")?;
-        let random = match random.as_str() {
-            "yes" => true,
-            "no" => false,
-            r => {
-                return Err(err(
-                    n,
-                    format!("random-period must be yes or no, not {:?}", truncate(r)),
-                ))
-            }
-        };
-        let (n, filter) = field("filter")?;
-        let filter = match filter.as_str() {
-            "taken" => Filter::Taken,
-            "all" => Filter::All,
-            f => {
-                return Err(err(
-                    n,
-                    format!("filter must be taken or all, not {:?}", truncate(f)),
-                ))
-            }
-        };
-        let seed = num(field("seed")?, "seed")?;
-        let (n, skew) = field("skew")?;
-        let (skew, skew_bytes) = match skew.split_once(' ') {
-            Some((p, b)) => (
-                prob((n, p.to_string()), "skew")?,
-                num((n, b.to_string()), "skew bytes")?,
-            ),
-            None => return Err(err(n, "skew needs a probability and a byte count".into())),
-        };
-        let drop_target = prob(field("drop-target")?, "drop-target")?;
-        let handler_cycles = num(field("handler-cycles")?, "handler-cycles")?;
-        let instructions = num(field("instructions")?, "instructions")?;
-        let cycles = num(field("cycles")?, "cycles")?;
-        let samples_field = field("samples")?;
-        let samples_line = samples_field.0;
-        let samples = num(samples_field, "samples")?;
-        let recorded = num(field("recorded")?, "recorded")?;
-        let (tn, ntraces) = field("traces")?;
-        let ntraces = num((tn, ntraces), "traces")?;
-        let config = LbrConfig {
-            entries: entries as usize,
-            period,
-            unit,
-            random,
-            seed,
-            filter,
-            skew,
-            skew_bytes,
-            drop_target,
-            handler_cycles,
-        };
-        config.validate().map_err(|e| err(tn, e.to_string()))?;
-        let mut traces: FxHashMap<Vec<Record>, u64> = FxHashMap::default();
-        let mut total = 0u64;
-        loop {
-            let Some((n, l)) = lines.next() else {
-                return Err(err(eof, "file ends without `end` (truncated?)".into()));
-            };
-            if l == "end" {
-                if let Some((n, _)) = lines.next() {
-                    return Err(err(n, "text after `end`".into()));
-                }
-                break;
-            }
-            let mut parts = l.split(' ');
-            if parts.next() != Some("trace") {
-                return Err(err(
-                    n,
-                    format!("expected `trace` or `end`, found {:?}", truncate(l)),
-                ));
-            }
-            let count = parts
-                .next()
-                .and_then(|c| c.parse::<u64>().ok())
-                .filter(|&c| c > 0)
-                .ok_or_else(|| err(n, "trace count must be a number ≥ 1".into()))?;
-            let mut recs = Vec::new();
-            for p in parts {
-                let (f, t) = p
-                    .split_once('>')
-                    .ok_or_else(|| err(n, format!("record {:?} is not from>to", truncate(p))))?;
-                recs.push(Record {
-                    from: hex(f).ok_or_else(|| err(n, format!("bad address {:?}", truncate(f))))?,
-                    to: hex(t).ok_or_else(|| err(n, format!("bad address {:?}", truncate(t))))?,
-                });
-            }
-            if recs.is_empty() || recs.len() > config.entries {
-                return Err(err(
-                    n,
-                    format!(
-                        "a trace has 1..={} records, not {}",
-                        config.entries,
-                        recs.len()
-                    ),
-                ));
-            }
-            if traces.insert(recs, count).is_some() {
-                return Err(err(n, "the same trace appears twice".into()));
-            }
-            total = total.saturating_add(count);
-        }
+        let config = c.config()?;
+        let instructions = c.num("instructions")?.1;
+        let cycles = c.num("cycles")?.1;
+        let (samples_line, samples) = c.num("samples")?;
+        let recorded = c.num("recorded")?.1;
+        let (tn, ntraces) = c.num("traces")?;
+        config.validate().map_err(|e| fail(tn, e.to_string()))?;
+        let (traces, total) = c.traces(config.entries)?;
         if traces.len() as u64 != ntraces {
-            return Err(err(
+            return Err(fail(
                 tn,
                 format!("says {ntraces} traces, the file has {}", traces.len()),
             ));
         }
         if total != samples {
-            return Err(err(
+            return Err(fail(
                 samples_line,
                 format!("header says {samples} samples, the traces count {total}"),
             ));
@@ -486,6 +293,243 @@ impl Samples {
             traces,
         })
     }
+}
+
+/// An error at `line`.
+fn fail(line: usize, detail: String) -> Error {
+    Error::Samples { line, detail }
+}
+
+/// The samples file's lines, numbered, read in order: the parser's shared cursor.
+struct Lines<'a> {
+    lines: Box<dyn Iterator<Item = (usize, &'a str)> + 'a>,
+    /// Where a truncated file ends: the line after its last.
+    eof: usize,
+}
+
+impl Lines<'_> {
+    /// The next line, which must be `KEY VALUE`: its number and value.
+    fn field(&mut self, key: &str) -> Result<(usize, String)> {
+        match self.lines.next() {
+            Some((n, l)) => match l.split_once(' ') {
+                Some((k, v)) if k == key => Ok((n, v.to_string())),
+                _ => Err(fail(
+                    n,
+                    format!("expected `{key} ...`, found {:?}", truncate(l)),
+                )),
+            },
+            None => Err(fail(self.eof, format!("file ends before `{key}`"))),
+        }
+    }
+
+    /// A `KEY NUMBER` line.
+    fn num(&mut self, key: &str) -> Result<(usize, u64)> {
+        let (n, v) = self.field(key)?;
+        Ok((n, number(n, &v, key)?))
+    }
+
+    /// A `KEY WORD` line whose word is one of `choices`: its value.
+    fn choice<T: Copy>(&mut self, key: &str, choices: &[(&str, T)]) -> Result<T> {
+        let (n, v) = self.field(key)?;
+        choices
+            .iter()
+            .find(|(w, _)| *w == v)
+            .map(|&(_, t)| t)
+            .ok_or_else(|| {
+                let words: Vec<&str> = choices.iter().map(|(w, _)| *w).collect();
+                fail(
+                    n,
+                    format!(
+                        "{key} must be {}, not {:?}",
+                        words.join(" or "),
+                        truncate(&v)
+                    ),
+                )
+            })
+    }
+
+    /// The `objects N` line and its N `object …` lines (version 3).
+    fn objects(&mut self) -> Result<Vec<SampledObject>> {
+        let (n, count) = self.field("objects")?;
+        let count = count
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&c| c <= MAX_OBJECTS)
+            .ok_or_else(|| {
+                fail(
+                    n,
+                    format!(
+                        "objects: not a count of at most {MAX_OBJECTS}: {:?}",
+                        truncate(&count)
+                    ),
+                )
+            })?;
+        let mut objects = Vec::new();
+        for _ in 0..count {
+            let (n, v) = self.field("object")?;
+            objects.push(object(n, &v)?);
+        }
+        Ok(objects)
+    }
+
+    /// The branch-record unit's configuration, `entries` to `handler-cycles`.
+    fn config(&mut self) -> Result<LbrConfig> {
+        let (entries_line, entries) = self.num("entries")?;
+        if entries == 0 || entries > MAX_FILE_ENTRIES {
+            return Err(fail(
+                entries_line,
+                format!(
+                    "entries {entries}: a branch-record unit has 1 to {MAX_FILE_ENTRIES} entries"
+                ),
+            ));
+        }
+        let period = self.num("period")?.1;
+        let unit = self.choice(
+            "unit",
+            &[
+                ("instructions", PeriodUnit::Instructions),
+                ("cycles", PeriodUnit::Cycles),
+            ],
+        )?;
+        let random = self.choice("random-period", &[("yes", true), ("no", false)])?;
+        let filter = self.choice("filter", &[("taken", Filter::Taken), ("all", Filter::All)])?;
+        let seed = self.num("seed")?.1;
+        let (n, skew) = self.field("skew")?;
+        let (skew, skew_bytes) = match skew.split_once(' ') {
+            Some((p, b)) => (probability(n, p, "skew")?, number(n, b, "skew bytes")?),
+            None => return Err(fail(n, "skew needs a probability and a byte count".into())),
+        };
+        let (n, d) = self.field("drop-target")?;
+        let drop_target = probability(n, &d, "drop-target")?;
+        let handler_cycles = self.num("handler-cycles")?.1;
+        Ok(LbrConfig {
+            entries: entries as usize,
+            period,
+            unit,
+            random,
+            seed,
+            filter,
+            skew,
+            skew_bytes,
+            drop_target,
+            handler_cycles,
+        })
+    }
+
+    /// The `trace COUNT from>to…` lines up to `end` (nothing after it): the traces and the
+    /// sum of their counts.
+    fn traces(&mut self, entries: usize) -> Result<(FxHashMap<Vec<Record>, u64>, u64)> {
+        let mut traces: FxHashMap<Vec<Record>, u64> = FxHashMap::default();
+        let mut total = 0u64;
+        loop {
+            let Some((n, l)) = self.lines.next() else {
+                return Err(fail(
+                    self.eof,
+                    "file ends without `end` (truncated?)".into(),
+                ));
+            };
+            if l == "end" {
+                if let Some((n, _)) = self.lines.next() {
+                    return Err(fail(n, "text after `end`".into()));
+                }
+                return Ok((traces, total));
+            }
+            let (count, recs) = trace(n, l, entries)?;
+            if traces.insert(recs, count).is_some() {
+                return Err(fail(n, "the same trace appears twice".into()));
+            }
+            total = total.saturating_add(count);
+        }
+    }
+}
+
+/// `v` as a number, or an error naming `what` at line `n`.
+fn number(n: usize, v: &str, what: &str) -> Result<u64> {
+    v.trim()
+        .parse::<u64>()
+        .map_err(|_| fail(n, format!("{what}: not a number: {:?}", truncate(v))))
+}
+
+/// `v` as a probability in [0, 1], or an error naming `what` at line `n`.
+fn probability(n: usize, v: &str, what: &str) -> Result<f64> {
+    match v.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(fail(
+            n,
+            format!("{what}: not a probability: {:?}", truncate(v)),
+        )),
+    }
+}
+
+/// An `object START LEN OFFSET BUILD-ID PATH` line's value.
+fn object(n: usize, v: &str) -> Result<SampledObject> {
+    let bad = || {
+        fail(
+            n,
+            format!(
+                "object: expected START LEN OFFSET BUILD-ID PATH, found {:?}",
+                truncate(v)
+            ),
+        )
+    };
+    let parts: Vec<&str> = v.splitn(5, ' ').collect();
+    let [start, len, offset, id, path] = parts[..] else {
+        return Err(bad());
+    };
+    let (Some(start), Some(len), Some(offset)) = (hex(start), hex(len), hex(offset)) else {
+        return Err(bad());
+    };
+    if id != "-" && !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    if path.chars().any(char::is_control) {
+        return Err(fail(n, "the object path has control characters".into()));
+    }
+    Ok(SampledObject {
+        path: path.to_string(),
+        build_id: if id == "-" {
+            String::new()
+        } else {
+            id.to_string()
+        },
+        start,
+        len,
+        offset,
+    })
+}
+
+/// A `trace COUNT from>to…` line: its count (≥ 1) and 1 to `entries` records.
+fn trace(n: usize, l: &str, entries: usize) -> Result<(u64, Vec<Record>)> {
+    let mut parts = l.split(' ');
+    if parts.next() != Some("trace") {
+        return Err(fail(
+            n,
+            format!("expected `trace` or `end`, found {:?}", truncate(l)),
+        ));
+    }
+    let count = parts
+        .next()
+        .and_then(|c| c.parse::<u64>().ok())
+        .filter(|&c| c > 0)
+        .ok_or_else(|| fail(n, "trace count must be a number ≥ 1".into()))?;
+    let mut recs = Vec::new();
+    for p in parts {
+        let (f, t) = p
+            .split_once('>')
+            .ok_or_else(|| fail(n, format!("record {:?} is not from>to", truncate(p))))?;
+        recs.push(Record {
+            from: hex(f).ok_or_else(|| fail(n, format!("bad address {:?}", truncate(f))))?,
+            to: hex(t).ok_or_else(|| fail(n, format!("bad address {:?}", truncate(t))))?,
+        });
+    }
+    if recs.is_empty() || recs.len() > entries {
+        return Err(fail(
+            n,
+            format!("a trace has 1..={entries} records, not {}", recs.len()),
+        ));
+    }
+    Ok((count, recs))
 }
 
 fn hex(s: &str) -> Option<u64> {

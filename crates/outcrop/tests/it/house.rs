@@ -28,7 +28,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/rv/src/machine.rs", "step", 486),
     ("crates/rv/src/machine/blocks.rs", "exec_block", 243),
     ("crates/rv/src/machine/blocks/jit.rs", "ir_block", 217),
-    ("crates/sampling/src/samples.rs", "parse", 263),
     ("crates/timing/src/model.rs", "step_with", 259),
     ("xtask/src/bench_exec.rs", "run", 173),
     ("xtask/src/bench_hostile.rs", "run", 175),
