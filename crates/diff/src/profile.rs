@@ -476,25 +476,14 @@ fn sort_key(d: &Delta, w: Weight) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<
     )
 }
 
-/// The difference of B against A. Profiles of different code (program ids differ or are
-/// unknown) are matched by symbol and line, and refused as different programs when their
-/// overlap is under [`MIN_OVERLAP`], unless `options.force`.
-pub fn diff_profiles(
+/// What a reader must know before the rows: which side was timed, folded calls, matching
+/// across builds.
+fn first_notes(
     a: &ProfileView,
     b: &ProfileView,
-    options: Options,
-) -> Result<ProfileDiff, Error> {
-    let same_code = matches!((&a.program_id, &b.program_id), (Some(x), Some(y)) if x == y);
-    let matching = if same_code && !options.by_symbol {
-        Matching::Address
-    } else {
-        Matching::Symbol
-    };
-    let weight = if a.timed() && b.timed() {
-        Weight::Cycles
-    } else {
-        Weight::Instructions
-    };
+    matching: Matching,
+    same_code: bool,
+) -> Vec<String> {
     let mut notes = Vec::new();
     match (a.timed(), b.timed()) {
         (true, false) => notes.push(
@@ -527,35 +516,17 @@ pub fn diff_profiles(
         });
     }
 
-    let by_address = matching == Matching::Address;
-    let mut clones = BTreeMap::new();
-    let fa = functions(a, by_address, &mut clones);
-    let fb = functions(b, by_address, &mut clones);
-    let wa = weight.of(&a.totals()) as f64;
-    let wb = weight.of(&b.totals()) as f64;
-    let share = |s: &FunctionSide, w: f64| {
-        if w > 0.0 {
-            weight.of(&s.self_counts) as f64 / w
-        } else {
-            0.0
-        }
-    };
-    let overlap: f64 = fa
-        .iter()
-        .filter_map(|(k, x)| fb.get(k).map(|y| share(x, wa).min(share(y, wb))))
-        .sum();
-    let empty = wa == 0.0 || wb == 0.0;
-    if !same_code && !empty && overlap < MIN_OVERLAP && !options.force {
-        return Err(Error::NotComparable(format!(
-            "A ({}) and B ({}) look like different programs: their profiles overlap {:.1}% by function name (under {:.0}%: the same functions hold different shares of their {w}); --force compares them anyway",
-            a.program,
-            b.program,
-            100.0 * overlap,
-            100.0 * MIN_OVERLAP,
-            w = weight.name()
-        )));
-    }
+    notes
+}
 
+/// One row per function of either side, by change, and what only one side has.
+fn function_rows(
+    fa: &BTreeMap<String, FunctionSide>,
+    fb: &BTreeMap<String, FunctionSide>,
+    clones: &BTreeMap<String, std::collections::BTreeSet<String>>,
+    weight: Weight,
+    (wa, wb): (f64, f64),
+) -> (Vec<FunctionRow>, Unmatched) {
     let mut rows = Vec::new();
     let mut unmatched = Unmatched::default();
     let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
@@ -599,8 +570,18 @@ pub fn diff_profiles(
             .cmp(&sort_key(&y.delta.self_counts, weight))
             .then_with(|| x.function.cmp(&y.function))
     });
+    (rows, unmatched)
+}
 
-    let lines = match (lines(a), lines(b)) {
+/// One row per source line of either side, by change; `None` (with a note) unless both
+/// sides have lines.
+fn line_rows(
+    a: &ProfileView,
+    b: &ProfileView,
+    weight: Weight,
+    notes: &mut Vec<String>,
+) -> Option<Vec<LineRow>> {
+    match (lines(a), lines(b)) {
         (Some(la), Some(lb)) => {
             let keys: std::collections::BTreeSet<&(String, u32)> =
                 la.keys().chain(lb.keys()).collect();
@@ -637,30 +618,17 @@ pub fn diff_profiles(
             notes.push("only A has source lines (build B with -g to compare lines)".to_string());
             None
         }
-    };
-
-    // across builds, a frame of a function only one build has (inlined, or new) is left
-    // out of call paths on both sides, so a call inlined in one build still matches
-    let names = |p: &ProfileView| -> rustc_hash::FxHashSet<String> {
-        p.functions
-            .iter()
-            .map(|f| base_name(&f.name).to_string())
-            .collect()
-    };
-    let (na, nb) = (names(a), names(b));
-    let keep = |f: &str| by_address || (na.contains(base_name(f)) && nb.contains(base_name(f)));
-    let mut table = PathTable::new();
-    let pa = node_paths(&a.tree, &keep, by_address, &mut table);
-    let pb = node_paths(&b.tree, &keep, by_address, &mut table);
-    if !by_address {
-        let dropped = na.symmetric_difference(&nb).count();
-        if dropped > 0 {
-            notes.push(format!(
-                "call paths leave out the frames of the {dropped} functions only one build ran (inlined or new), so a call inlined in one build still matches"
-            ));
-        }
     }
-    let (ca, cb) = (call_paths(&a.tree, &pa), call_paths(&b.tree, &pb));
+}
+
+/// One row per call path of either side, by change, the ones past
+/// [`MAX_CALL_PATH_ROWS`] summed into a last row.
+fn call_path_rows(
+    ca: &rustc_hash::FxHashMap<u32, (Counts, Counts)>,
+    cb: &rustc_hash::FxHashMap<u32, (Counts, Counts)>,
+    table: &PathTable,
+    weight: Weight,
+) -> Vec<CallPathRow> {
     let mut keys: Vec<u32> = ca.keys().chain(cb.keys()).copied().collect();
     keys.sort_unstable();
     keys.dedup();
@@ -720,6 +688,86 @@ pub fn diff_profiles(
             b_total: tb,
         });
     }
+    call_rows
+}
+
+/// The difference of B against A. Profiles of different code (program ids differ or are
+/// unknown) are matched by symbol and line, and refused as different programs when their
+/// overlap is under [`MIN_OVERLAP`], unless `options.force`.
+pub fn diff_profiles(
+    a: &ProfileView,
+    b: &ProfileView,
+    options: Options,
+) -> Result<ProfileDiff, Error> {
+    let same_code = matches!((&a.program_id, &b.program_id), (Some(x), Some(y)) if x == y);
+    let matching = if same_code && !options.by_symbol {
+        Matching::Address
+    } else {
+        Matching::Symbol
+    };
+    let weight = if a.timed() && b.timed() {
+        Weight::Cycles
+    } else {
+        Weight::Instructions
+    };
+    let mut notes = first_notes(a, b, matching, same_code);
+
+    let by_address = matching == Matching::Address;
+    let mut clones = BTreeMap::new();
+    let fa = functions(a, by_address, &mut clones);
+    let fb = functions(b, by_address, &mut clones);
+    let wa = weight.of(&a.totals()) as f64;
+    let wb = weight.of(&b.totals()) as f64;
+    let share = |s: &FunctionSide, w: f64| {
+        if w > 0.0 {
+            weight.of(&s.self_counts) as f64 / w
+        } else {
+            0.0
+        }
+    };
+    let overlap: f64 = fa
+        .iter()
+        .filter_map(|(k, x)| fb.get(k).map(|y| share(x, wa).min(share(y, wb))))
+        .sum();
+    let empty = wa == 0.0 || wb == 0.0;
+    if !same_code && !empty && overlap < MIN_OVERLAP && !options.force {
+        return Err(Error::NotComparable(format!(
+            "A ({}) and B ({}) look like different programs: their profiles overlap {:.1}% by function name (under {:.0}%: the same functions hold different shares of their {w}); --force compares them anyway",
+            a.program,
+            b.program,
+            100.0 * overlap,
+            100.0 * MIN_OVERLAP,
+            w = weight.name()
+        )));
+    }
+
+    let (rows, unmatched) = function_rows(&fa, &fb, &clones, weight, (wa, wb));
+
+    let lines = line_rows(a, b, weight, &mut notes);
+
+    // across builds, a frame of a function only one build has (inlined, or new) is left
+    // out of call paths on both sides, so a call inlined in one build still matches
+    let names = |p: &ProfileView| -> rustc_hash::FxHashSet<String> {
+        p.functions
+            .iter()
+            .map(|f| base_name(&f.name).to_string())
+            .collect()
+    };
+    let (na, nb) = (names(a), names(b));
+    let keep = |f: &str| by_address || (na.contains(base_name(f)) && nb.contains(base_name(f)));
+    let mut table = PathTable::new();
+    let pa = node_paths(&a.tree, &keep, by_address, &mut table);
+    let pb = node_paths(&b.tree, &keep, by_address, &mut table);
+    if !by_address {
+        let dropped = na.symmetric_difference(&nb).count();
+        if dropped > 0 {
+            notes.push(format!(
+                "call paths leave out the frames of the {dropped} functions only one build ran (inlined or new), so a call inlined in one build still matches"
+            ));
+        }
+    }
+    let (ca, cb) = (call_paths(&a.tree, &pa), call_paths(&b.tree, &pb));
+    let call_rows = call_path_rows(&ca, &cb, &table, weight);
 
     let flame = b
         .tree
