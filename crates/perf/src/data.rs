@@ -665,27 +665,7 @@ impl<R: Read + Seek> Reader<R> {
     }
 
     fn sample(&self, f: &mut Fields<'_>, misc: u16) -> Result<Sample> {
-        let first = self
-            .attrs
-            .first()
-            .ok_or_else(|| damaged(f.offset(), "a sample before any event attribute"))?;
-        let st = first.sample_type;
-        let attr = if self.attrs.len() == 1 {
-            0
-        } else {
-            let id = sample_id(f.b, st).ok_or_else(|| {
-                damaged(
-                    f.offset(),
-                    "several event attributes but samples carry no id (ID or IDENTIFIER)",
-                )
-            })?;
-            *self.by_id.get(&id).ok_or_else(|| {
-                damaged(
-                    f.offset(),
-                    format!("sample of event id {id}, which no attribute declares"),
-                )
-            })?
-        };
+        let attr = self.attr_of(f)?;
         let a = &self.attrs[attr];
         let st = a.sample_type;
         if st & !S_KNOWN != 0 {
@@ -729,21 +709,7 @@ impl<R: Read + Seek> Reader<R> {
             s.period = Some(f.u64("period")?);
         }
         if st & S_READ != 0 {
-            let rf = a.read_format;
-            let per = 1 + u64::from(rf & R_ID != 0) + u64::from(rf & R_LOST != 0);
-            let times = u64::from(rf & R_TOTAL_TIME_ENABLED != 0)
-                + u64::from(rf & R_TOTAL_TIME_RUNNING != 0);
-            if rf & R_GROUP != 0 {
-                let at = f.offset();
-                let nr = f.u64("read group size")?;
-                f.bytes(times * 8, "read times")?;
-                if nr > 4096 {
-                    return Err(damaged(at, format!("read group of {nr} events")));
-                }
-                f.bytes(nr * per * 8, "read values")?;
-            } else {
-                f.bytes((per + times) * 8, "read value")?;
-            }
+            skip_read(f, a.read_format)?;
         }
         if st & S_CALLCHAIN != 0 {
             let n = f.count(8, 1 << 16, "call chain length")?;
@@ -754,81 +720,140 @@ impl<R: Read + Seek> Reader<R> {
             f.bytes(n, "raw data")?;
         }
         if st & S_BRANCH_STACK != 0 {
-            let nr = f.count(24, MAX_BRANCHES, "branch stack size")?;
-            if a.branch_sample_type & B_HW_INDEX != 0 {
-                s.hw_idx = Some(f.u64("hw_idx")?);
-            }
-            s.branches.reserve(nr as usize);
-            for _ in 0..nr {
-                let from = f.u64("branch from")?;
-                let to = f.u64("branch to")?;
-                let flags = f.u64("branch flags")?;
-                s.branches.push(Branch {
-                    from,
-                    to,
-                    mispred: flags & 1 != 0,
-                    predicted: flags & 2 != 0,
-                    cycles: ((flags >> 4) & 0xffff) as u16,
-                    kind: ((flags >> 20) & 0xf) as u8,
-                    spec: ((flags >> 24) & 0x3) as u8,
-                    counters: None,
-                });
-            }
-            if a.branch_sample_type & B_COUNTERS != 0 {
-                for b in &mut s.branches {
-                    b.counters = Some(f.u64("branch counters")?);
-                }
-            }
+            branch_stack(f, a, &mut s)?;
         }
-        if st & S_REGS_USER != 0 {
-            let abi = f.u64("user regs abi")?;
-            if abi != 0 {
-                f.bytes(u64::from(a.sample_regs_user.count_ones()) * 8, "user regs")?;
-            }
-        }
-        if st & S_STACK_USER != 0 {
-            let n = f.u64("user stack size")?;
-            f.bytes(n, "user stack")?;
-            if n != 0 {
-                f.u64("user stack dynamic size")?;
-            }
-        }
-        if st & (S_WEIGHT | S_WEIGHT_STRUCT) != 0 {
-            f.u64("weight")?;
-        }
-        if st & S_DATA_SRC != 0 {
-            f.u64("data source")?;
-        }
-        if st & S_TRANSACTION != 0 {
-            f.u64("transaction")?;
-        }
-        if st & S_REGS_INTR != 0 {
-            let abi = f.u64("interrupt regs abi")?;
-            if abi != 0 {
-                f.bytes(
-                    u64::from(a.sample_regs_intr.count_ones()) * 8,
-                    "interrupt regs",
-                )?;
-            }
-        }
-        if st & S_PHYS_ADDR != 0 {
-            f.u64("physical address")?;
-        }
-        if st & S_CGROUP != 0 {
-            f.u64("cgroup")?;
-        }
-        if st & S_DATA_PAGE_SIZE != 0 {
-            f.u64("data page size")?;
-        }
-        if st & S_CODE_PAGE_SIZE != 0 {
-            f.u64("code page size")?;
-        }
-        if st & S_AUX != 0 {
-            let n = f.u64("aux size")?;
-            f.bytes(n, "aux data")?;
-        }
+        skip_tail(f, a, st)?;
         Ok(s)
     }
+
+    /// Which event attribute a sample belongs to: the only one, or the one its id names.
+    fn attr_of(&self, f: &Fields<'_>) -> Result<usize> {
+        let first = self
+            .attrs
+            .first()
+            .ok_or_else(|| damaged(f.offset(), "a sample before any event attribute"))?;
+        let st = first.sample_type;
+        let attr = if self.attrs.len() == 1 {
+            0
+        } else {
+            let id = sample_id(f.b, st).ok_or_else(|| {
+                damaged(
+                    f.offset(),
+                    "several event attributes but samples carry no id (ID or IDENTIFIER)",
+                )
+            })?;
+            *self.by_id.get(&id).ok_or_else(|| {
+                damaged(
+                    f.offset(),
+                    format!("sample of event id {id}, which no attribute declares"),
+                )
+            })?
+        };
+        Ok(attr)
+    }
+}
+
+/// Skips a sample's counter values (`READ`), as `read_format` lays them out.
+fn skip_read(f: &mut Fields<'_>, rf: u64) -> Result<()> {
+    let per = 1 + u64::from(rf & R_ID != 0) + u64::from(rf & R_LOST != 0);
+    let times =
+        u64::from(rf & R_TOTAL_TIME_ENABLED != 0) + u64::from(rf & R_TOTAL_TIME_RUNNING != 0);
+    if rf & R_GROUP != 0 {
+        let at = f.offset();
+        let nr = f.u64("read group size")?;
+        f.bytes(times * 8, "read times")?;
+        if nr > 4096 {
+            return Err(damaged(at, format!("read group of {nr} events")));
+        }
+        f.bytes(nr * per * 8, "read values")?;
+    } else {
+        f.bytes((per + times) * 8, "read value")?;
+    }
+    Ok(())
+}
+
+/// A sample's branch stack (LBR, BRBE): each entry's from, to and flags, with counters when
+/// the attribute asks for them.
+fn branch_stack(f: &mut Fields<'_>, a: &Attr, s: &mut Sample) -> Result<()> {
+    let nr = f.count(24, MAX_BRANCHES, "branch stack size")?;
+    if a.branch_sample_type & B_HW_INDEX != 0 {
+        s.hw_idx = Some(f.u64("hw_idx")?);
+    }
+    s.branches.reserve(nr as usize);
+    for _ in 0..nr {
+        let from = f.u64("branch from")?;
+        let to = f.u64("branch to")?;
+        let flags = f.u64("branch flags")?;
+        s.branches.push(Branch {
+            from,
+            to,
+            mispred: flags & 1 != 0,
+            predicted: flags & 2 != 0,
+            cycles: ((flags >> 4) & 0xffff) as u16,
+            kind: ((flags >> 20) & 0xf) as u8,
+            spec: ((flags >> 24) & 0x3) as u8,
+            counters: None,
+        });
+    }
+    if a.branch_sample_type & B_COUNTERS != 0 {
+        for b in &mut s.branches {
+            b.counters = Some(f.u64("branch counters")?);
+        }
+    }
+    Ok(())
+}
+
+/// Skips the fields after the branch stack that the importer does not read, as
+/// `sample_type` lays them out.
+fn skip_tail(f: &mut Fields<'_>, a: &Attr, st: u64) -> Result<()> {
+    if st & S_REGS_USER != 0 {
+        let abi = f.u64("user regs abi")?;
+        if abi != 0 {
+            f.bytes(u64::from(a.sample_regs_user.count_ones()) * 8, "user regs")?;
+        }
+    }
+    if st & S_STACK_USER != 0 {
+        let n = f.u64("user stack size")?;
+        f.bytes(n, "user stack")?;
+        if n != 0 {
+            f.u64("user stack dynamic size")?;
+        }
+    }
+    if st & (S_WEIGHT | S_WEIGHT_STRUCT) != 0 {
+        f.u64("weight")?;
+    }
+    if st & S_DATA_SRC != 0 {
+        f.u64("data source")?;
+    }
+    if st & S_TRANSACTION != 0 {
+        f.u64("transaction")?;
+    }
+    if st & S_REGS_INTR != 0 {
+        let abi = f.u64("interrupt regs abi")?;
+        if abi != 0 {
+            f.bytes(
+                u64::from(a.sample_regs_intr.count_ones()) * 8,
+                "interrupt regs",
+            )?;
+        }
+    }
+    if st & S_PHYS_ADDR != 0 {
+        f.u64("physical address")?;
+    }
+    if st & S_CGROUP != 0 {
+        f.u64("cgroup")?;
+    }
+    if st & S_DATA_PAGE_SIZE != 0 {
+        f.u64("data page size")?;
+    }
+    if st & S_CODE_PAGE_SIZE != 0 {
+        f.u64("code page size")?;
+    }
+    if st & S_AUX != 0 {
+        let n = f.u64("aux size")?;
+        f.bytes(n, "aux data")?;
+    }
+    Ok(())
 }
 
 /// The event id of a sample record's body, if its layout has one.

@@ -13,7 +13,6 @@ const MAX_FN_LINES: usize = 150;
 const OLDER: &[(&str, &str, usize)] = &[
     ("crates/jit/src/codegen.rs", "alu", 156),
     ("crates/paths/src/cfg.rs", "analyze_loops", 158),
-    ("crates/perf/src/data.rs", "sample", 165),
     ("crates/profile/src/lib.rs", "build", 179),
     ("crates/report/src/profile.rs", "firefox", 204),
     ("crates/report/src/rpa.rs", "report", 202),
