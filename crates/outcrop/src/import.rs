@@ -5,7 +5,7 @@ use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use outcrop_rap::observe::{RapSpec, Stream};
-use outcrop_report::import::{FlatRow, ImportReport};
+use outcrop_report::import::ImportReport;
 use outcrop_report::run_report::{FileNames, RunReport};
 use outcrop_report::Report as _;
 use outcrop_run::import::{import, Format, ImportConfig, ImportHooks};
@@ -92,7 +92,6 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         },
     )?;
     let (imported, format) = (&result.imported, result.format);
-    let program_id = image.program_id()?.to_string();
     bar.finish_and_clear();
     let st = &imported.stats;
     if st.samples == 0 {
@@ -103,40 +102,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         Ok(())
     })
     .with_context(|| format!("writing {}", args.output.display()))?;
-    // the sampled flat profile by function
-    let symbols = image.symbols().ok();
-    let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
-    for (&a, &c) in &imported.ips {
-        let name = symbols
-            .as_ref()
-            .and_then(|s| s.lookup(a))
-            .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string());
-        *by_func.entry(name).or_default() += c;
-    }
-    let total = st.samples_in_program.max(1);
-    let mut flat: Vec<FlatRow> = by_func
-        .into_iter()
-        .map(|(function, samples)| FlatRow {
-            share: samples as f64 / total as f64,
-            function,
-            samples,
-        })
-        .collect();
-    flat.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
-    flat.truncate(args.top);
-    let rep = ImportReport {
-        input: args.input.display().to_string(),
-        format: match format {
-            Format::PerfData => "perf.data",
-            Format::PerfScript => "perf script",
-        },
-        program: args.binary.display().to_string(),
-        program_id,
-        output: args.output.display().to_string(),
-        stats: st,
-        distinct_traces: imported.samples.traces.len(),
-        flat_profile_sampled: flat,
-    };
+    let rep = ImportReport::new(&result, &image, &args.input, &args.output, args.top)?;
     let out = if args.json {
         rep.to_json()
     } else {

@@ -37,6 +37,55 @@ pub struct ImportReport<'a> {
     pub flat_profile_sampled: Vec<FlatRow>,
 }
 
+impl<'a> ImportReport<'a> {
+    /// The report of an import (`outcrop_run::import::import`'s result) of `image`'s samples
+    /// from `input`, written to `output`: what was read, and the `top` functions of the
+    /// sampled flat profile (IP samples by function; an address where no symbol covers it).
+    pub fn new(
+        result: &'a outcrop_run::import::ImportResult,
+        image: &outcrop_run::ProgramImage,
+        input: &std::path::Path,
+        output: &std::path::Path,
+        top: usize,
+    ) -> Result<ImportReport<'a>, outcrop_run::Error> {
+        let imported = &result.imported;
+        let st = &imported.stats;
+        let symbols = image.symbols().ok();
+        let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
+        for (&a, &c) in &imported.ips {
+            let name = symbols
+                .as_ref()
+                .and_then(|s| s.lookup(a))
+                .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string());
+            *by_func.entry(name).or_default() += c;
+        }
+        let total = st.samples_in_program.max(1);
+        let mut flat: Vec<FlatRow> = by_func
+            .into_iter()
+            .map(|(function, samples)| FlatRow {
+                share: samples as f64 / total as f64,
+                function,
+                samples,
+            })
+            .collect();
+        flat.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
+        flat.truncate(top);
+        Ok(ImportReport {
+            input: input.display().to_string(),
+            format: match result.format {
+                outcrop_run::import::Format::PerfData => "perf.data",
+                outcrop_run::import::Format::PerfScript => "perf script",
+            },
+            program: image.path().display().to_string(),
+            program_id: image.program_id()?.to_string(),
+            output: output.display().to_string(),
+            stats: st,
+            distinct_traces: imported.samples.traces.len(),
+            flat_profile_sampled: flat,
+        })
+    }
+}
+
 fn pct(a: u64, b: u64) -> f64 {
     100.0 * a as f64 / b.max(1) as f64
 }
