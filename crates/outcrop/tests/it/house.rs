@@ -21,7 +21,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/run/src/execute.rs", "execute", 189),
     ("crates/run/src/lib.rs", "execute", 220),
     ("crates/rv/src/compressed.rs", "expand", 216),
-    ("crates/rv/src/kernel/threads.rs", "sys_futex", 160),
     ("crates/rv/src/machine.rs", "step", 486),
     ("crates/rv/src/machine/blocks.rs", "exec_block", 243),
     ("crates/rv/src/machine/blocks/jit.rs", "ir_block", 217),

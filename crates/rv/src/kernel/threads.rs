@@ -722,48 +722,7 @@ impl Kernel {
         };
         match cmd {
             FUTEX_WAIT | FUTEX_WAIT_BITSET => {
-                let bitset = if cmd == FUTEX_WAIT {
-                    FUTEX_BITSET_ANY
-                } else {
-                    val3 as u32
-                };
-                if bitset == 0 {
-                    return Err(EINVAL);
-                }
-                let deadline = if timeout == 0 {
-                    None
-                } else {
-                    let t = super::threads::read_timespec(mem, timeout)?;
-                    let now = self.machine_ns(instret);
-                    Some(if cmd == FUTEX_WAIT {
-                        now.saturating_add(t) // relative
-                    } else {
-                        // absolute, on CLOCK_REALTIME or CLOCK_MONOTONIC: what is left of it,
-                        // from the clock the guest reads, on the machine clock
-                        let clock_now = if op & FUTEX_CLOCK_REALTIME != 0 {
-                            self.realtime_ns(instret)
-                        } else {
-                            self.monotonic_ns(instret)
-                        };
-                        now.saturating_add(t.saturating_sub(clock_now))
-                    })
-                };
-                let word = mem.load_u32(addr).map_err(|_| EFAULT)?;
-                if word != val {
-                    return Err(EAGAIN);
-                }
-                if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
-                    return Err(ETIMEDOUT);
-                }
-                self.threads.block(
-                    Wait::Futex {
-                        addr,
-                        bitset,
-                        deadline,
-                    },
-                    addr,
-                );
-                Ok(Ret::Block)
+                self.futex_wait(mem, [addr, op, u64::from(val), timeout, val3], instret)
             }
             FUTEX_WAKE | FUTEX_WAKE_BITSET => {
                 let bitset = if cmd == FUTEX_WAKE {
@@ -804,31 +763,8 @@ impl Kernel {
                 if addr2 % 4 != 0 {
                     return Err(EINVAL);
                 }
-                let encoded = val3 as u32;
                 let old = mem.load_u32(addr2).map_err(|_| EFAULT)?;
-                let oparg = if encoded & (8 << 28) != 0 {
-                    1u32.checked_shl((encoded >> 12) & 0xfff).unwrap_or(0)
-                } else {
-                    ((encoded << 8) as i32 >> 20) as u32 // sign-extended 12 bits
-                };
-                let new = match (encoded >> 28) & 7 {
-                    0 => oparg,
-                    1 => old.wrapping_add(oparg),
-                    2 => old | oparg,
-                    3 => old & !oparg,
-                    4 => old ^ oparg,
-                    _ => return Err(ENOSYS),
-                };
-                let cmparg = ((encoded << 20) as i32 >> 20) as u32;
-                let hit = match (encoded >> 24) & 15 {
-                    0 => old == cmparg,
-                    1 => old != cmparg,
-                    2 => (old as i32) < (cmparg as i32),
-                    3 => (old as i32) <= (cmparg as i32),
-                    4 => (old as i32) > (cmparg as i32),
-                    5 => (old as i32) >= (cmparg as i32),
-                    _ => return Err(ENOSYS),
-                };
+                let (new, hit) = wake_op(val3 as u32, old)?;
                 mem.store_u32(addr2, new).map_err(|_| EFAULT)?;
                 let mut woken = self
                     .threads
@@ -845,6 +781,57 @@ impl Kernel {
             FUTEX_FD => Err(EINVAL),
             _ => Err(ENOSYS),
         }
+    }
+
+    /// `FUTEX_WAIT(_BITSET)`: blocks the thread while the word at `addr` holds `val`, until
+    /// woken or the deadline (relative for WAIT; absolute on the clock the op names for
+    /// WAIT_BITSET).
+    fn futex_wait(&mut self, mem: &mut Memory, a: [u64; 5], instret: u64) -> Result<Ret, i64> {
+        let [addr, op, val, timeout, val3] = a;
+        let cmd = op & !(FUTEX_PRIVATE | FUTEX_CLOCK_REALTIME);
+        let val = val as u32;
+        let bitset = if cmd == FUTEX_WAIT {
+            FUTEX_BITSET_ANY
+        } else {
+            val3 as u32
+        };
+        if bitset == 0 {
+            return Err(EINVAL);
+        }
+        let deadline = if timeout == 0 {
+            None
+        } else {
+            let t = super::threads::read_timespec(mem, timeout)?;
+            let now = self.machine_ns(instret);
+            Some(if cmd == FUTEX_WAIT {
+                now.saturating_add(t) // relative
+            } else {
+                // absolute, on CLOCK_REALTIME or CLOCK_MONOTONIC: what is left of it,
+                // from the clock the guest reads, on the machine clock
+                let clock_now = if op & FUTEX_CLOCK_REALTIME != 0 {
+                    self.realtime_ns(instret)
+                } else {
+                    self.monotonic_ns(instret)
+                };
+                now.saturating_add(t.saturating_sub(clock_now))
+            })
+        };
+        let word = mem.load_u32(addr).map_err(|_| EFAULT)?;
+        if word != val {
+            return Err(EAGAIN);
+        }
+        if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
+            return Err(ETIMEDOUT);
+        }
+        self.threads.block(
+            Wait::Futex {
+                addr,
+                bitset,
+                deadline,
+            },
+            addr,
+        );
+        Ok(Ret::Block)
     }
 
     /// `nanosleep(req, rem)` and `clock_nanosleep(clock, flags, req, rem)`.
@@ -952,4 +939,33 @@ impl Kernel {
             _ => -EINVAL,
         }
     }
+}
+
+/// `FUTEX_WAKE_OP`'s encoded operation on the old word: the new word, and whether the
+/// comparison holds (Linux's `futex_atomic_op_inuser`).
+fn wake_op(encoded: u32, old: u32) -> Result<(u32, bool), i64> {
+    let oparg = if encoded & (8 << 28) != 0 {
+        1u32.checked_shl((encoded >> 12) & 0xfff).unwrap_or(0)
+    } else {
+        ((encoded << 8) as i32 >> 20) as u32 // sign-extended 12 bits
+    };
+    let new = match (encoded >> 28) & 7 {
+        0 => oparg,
+        1 => old.wrapping_add(oparg),
+        2 => old | oparg,
+        3 => old & !oparg,
+        4 => old ^ oparg,
+        _ => return Err(ENOSYS),
+    };
+    let cmparg = ((encoded << 20) as i32 >> 20) as u32;
+    let hit = match (encoded >> 24) & 15 {
+        0 => old == cmparg,
+        1 => old != cmparg,
+        2 => (old as i32) < (cmparg as i32),
+        3 => (old as i32) <= (cmparg as i32),
+        4 => (old as i32) > (cmparg as i32),
+        5 => (old as i32) >= (cmparg as i32),
+        _ => return Err(ENOSYS),
+    };
+    Ok((new, hit))
 }
