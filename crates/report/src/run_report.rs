@@ -67,6 +67,72 @@ pub fn window_note(w: &outcrop_run::Window, instructions: u64) -> String {
     )
 }
 
+/// RAP's report of a run: each stream's hot ranges (per thread too), labelled by function
+/// where the stream is code, with their accuracy against the exact counts when kept.
+fn rap_report(
+    s: &RunSummaries,
+    spec: &outcrop_rap::observe::RapSpec,
+    prof: &outcrop_rap::observe::RapProfiler,
+    symbols: Option<&outcrop_rv::symbols::Symbols>,
+    status: (i32, &str),
+) -> Result<RapRunReport, outcrop_rap::Error> {
+    let mut streams = Vec::new();
+    let whole = prof.profiles.iter().map(|p| (None, p));
+    let threads = prof
+        .threads
+        .iter()
+        .flat_map(|(&t, ps)| ps.iter().map(move |p| (Some(t), p)));
+    for (thread, p) in whole.chain(threads) {
+        let hot = p.tree.hot_ranges(spec.hot)?;
+        let accuracy = p
+            .exact
+            .as_ref()
+            .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
+        let labels: Option<Vec<String>> = match (symbols, p.stream.is_code()) {
+            (Some(sym), true) => Some(
+                hot.iter()
+                    .map(|h| match &s.profile {
+                        // named by where the range's instructions ran
+                        Some(prof) => range_label(prof, h.lo, h.hi)
+                            .unwrap_or_else(|| sym.describe_range(h.lo, h.hi)),
+                        None => sym.describe_range(h.lo, h.hi),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        streams.push(StreamReport {
+            stream: p.stream.name().to_string(),
+            thread,
+            description: p.stream.description().to_string(),
+            n: p.tree.n(),
+            nodes: p.tree.node_count(),
+            max_nodes: p.max_nodes(),
+            mean_nodes: p.mean_nodes(),
+            mean_nodes_at_merges: p.mean_nodes_at_merges(),
+            merge_batches: p.tree.stats().merge_batches,
+            split_threshold: p.tree.split_threshold(),
+            hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),
+            max_error_pct: accuracy.as_ref().map(|a| a.max_error_pct),
+            mean_error_pct: accuracy.as_ref().map(|a| a.mean_error_pct),
+            sizes: p.sizes.clone(),
+            merges: p.tree.merge_log().to_vec(),
+        });
+    }
+    Ok(RapRunReport {
+        program: s.program.clone(),
+        instructions: s.instructions,
+        exit_code: status.0,
+        outcome: status.1.to_string(),
+        wall_seconds: s.wall.as_secs_f64(),
+        eps: spec.config.eps(),
+        branching: spec.config.branching(),
+        hot_fraction: spec.hot,
+        timing: s.timing.clone(),
+        streams,
+    })
+}
+
 impl<'a> RunReport<'a> {
     /// The reports of `s`, a run of `image`; `names` says where its own files went.
     pub fn new(
@@ -116,63 +182,7 @@ impl<'a> RunReport<'a> {
             r
         });
         let rap = match &s.rap {
-            Some((spec, prof)) => {
-                let mut streams = Vec::new();
-                let whole = prof.profiles.iter().map(|p| (None, p));
-                let threads = prof
-                    .threads
-                    .iter()
-                    .flat_map(|(&t, ps)| ps.iter().map(move |p| (Some(t), p)));
-                for (thread, p) in whole.chain(threads) {
-                    let hot = p.tree.hot_ranges(spec.hot)?;
-                    let accuracy = p
-                        .exact
-                        .as_ref()
-                        .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
-                    let labels: Option<Vec<String>> = match (symbols, p.stream.is_code()) {
-                        (Some(sym), true) => Some(
-                            hot.iter()
-                                .map(|h| match &s.profile {
-                                    // named by where the range's instructions ran
-                                    Some(prof) => range_label(prof, h.lo, h.hi)
-                                        .unwrap_or_else(|| sym.describe_range(h.lo, h.hi)),
-                                    None => sym.describe_range(h.lo, h.hi),
-                                })
-                                .collect(),
-                        ),
-                        _ => None,
-                    };
-                    streams.push(StreamReport {
-                        stream: p.stream.name().to_string(),
-                        thread,
-                        description: p.stream.description().to_string(),
-                        n: p.tree.n(),
-                        nodes: p.tree.node_count(),
-                        max_nodes: p.max_nodes(),
-                        mean_nodes: p.mean_nodes(),
-                        mean_nodes_at_merges: p.mean_nodes_at_merges(),
-                        merge_batches: p.tree.stats().merge_batches,
-                        split_threshold: p.tree.split_threshold(),
-                        hot: StreamReport::entries(&hot, accuracy.as_ref(), labels.as_deref()),
-                        max_error_pct: accuracy.as_ref().map(|a| a.max_error_pct),
-                        mean_error_pct: accuracy.as_ref().map(|a| a.mean_error_pct),
-                        sizes: p.sizes.clone(),
-                        merges: p.tree.merge_log().to_vec(),
-                    });
-                }
-                Some(RapRunReport {
-                    program: s.program.clone(),
-                    instructions: s.instructions,
-                    exit_code,
-                    outcome: outcome.clone(),
-                    wall_seconds: s.wall.as_secs_f64(),
-                    eps: spec.config.eps(),
-                    branching: spec.config.branching(),
-                    hot_fraction: spec.hot,
-                    timing: s.timing.clone(),
-                    streams,
-                })
-            }
+            Some((spec, prof)) => Some(rap_report(s, spec, prof, symbols, (exit_code, &outcome))?),
             None => None,
         };
         let (rpa, fdata) = match &s.rpa {

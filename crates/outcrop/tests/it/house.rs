@@ -17,7 +17,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/report/src/profile.rs", "firefox", 204),
     ("crates/report/src/rpa.rs", "report", 202),
     ("crates/report/src/rpa.rs", "write_detail", 155),
-    ("crates/report/src/run_report.rs", "new", 156),
     ("crates/run/src/execute.rs", "execute", 189),
     ("crates/run/src/lib.rs", "execute", 220),
     ("crates/rv/src/compressed.rs", "expand", 216),
