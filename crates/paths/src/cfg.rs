@@ -505,88 +505,9 @@ impl Cfg {
             return;
         }
         let local = |b: u32| b as usize - first;
-        // iterative DFS from the entry, then from every block not reached yet
-        let mut state = vec![0u8; count]; // 0 new, 1 on stack, 2 done
-        let mut post = Vec::with_capacity(count);
-        let mut roots = Vec::new();
-        for root in 0..count {
-            if state[root] != 0 {
-                continue;
-            }
-            roots.push(root);
-            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
-            state[root] = 1;
-            while let Some(&mut (v, ref mut k)) = stack.last_mut() {
-                let succs = &mut self.succs[first + v];
-                if *k < succs.len() {
-                    let e = &mut succs[*k];
-                    *k += 1;
-                    let w = local(e.to);
-                    match state[w] {
-                        0 => {
-                            state[w] = 1;
-                            stack.push((w, 0));
-                        }
-                        1 => e.back = true,
-                        _ => {}
-                    }
-                } else {
-                    state[v] = 2;
-                    post.push(v);
-                    stack.pop();
-                }
-            }
-        }
-        // dominators (Cooper, Harvey, Kennedy) over reverse postorder, with a virtual root
-        // above every DFS root
-        let rpo: Vec<usize> = post.iter().rev().copied().collect();
-        let mut order = vec![0usize; count];
-        for (i, &v) in rpo.iter().enumerate() {
-            order[v] = i + 1; // 0 is the virtual root
-        }
-        let mut idom = vec![usize::MAX; count + 1];
+        let (post, roots) = self.mark_back_edges(first, count);
         let vroot = count;
-        idom[vroot] = vroot;
-        let num = |v: usize| if v == vroot { 0 } else { order[v] };
-        let mut is_root = vec![false; count];
-        for &r in &roots {
-            idom[r] = vroot;
-            is_root[r] = true;
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &v in &rpo {
-                if is_root[v] {
-                    continue;
-                }
-                let mut new = usize::MAX;
-                for &p in &self.preds[first + v] {
-                    let p = local(p);
-                    if idom[p] == usize::MAX {
-                        continue;
-                    }
-                    new = if new == usize::MAX {
-                        p
-                    } else {
-                        let (mut a, mut b) = (p, new);
-                        while a != b {
-                            while num(a) > num(b) {
-                                a = idom[a];
-                            }
-                            while num(b) > num(a) {
-                                b = idom[b];
-                            }
-                        }
-                        a
-                    };
-                }
-                if new != usize::MAX && idom[v] != new {
-                    idom[v] = new;
-                    changed = true;
-                }
-            }
-        }
+        let idom = self.dominators(first, count, &post, &roots);
         // Dominance in O(1): pre/post numbers of a DFS over the dominator tree (blocks the
         // DFS never reached have no idom and dominate nothing).
         let mut children = vec![Vec::new(); count + 1];
@@ -655,6 +576,110 @@ impl Cfg {
                 self.loop_of[first + x] = (first + h) as u32;
             }
         }
+    }
+
+    /// An iterative DFS of function blocks `[first, first + count)` from the entry, then from
+    /// every block not reached yet, marking retreating edges `back`: the postorder and the
+    /// DFS roots (local block numbers).
+    fn mark_back_edges(&mut self, first: usize, count: usize) -> (Vec<usize>, Vec<usize>) {
+        let local = |b: u32| b as usize - first;
+        // iterative DFS from the entry, then from every block not reached yet
+        let mut state = vec![0u8; count]; // 0 new, 1 on stack, 2 done
+        let mut post = Vec::with_capacity(count);
+        let mut roots = Vec::new();
+        for root in 0..count {
+            if state[root] != 0 {
+                continue;
+            }
+            roots.push(root);
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            state[root] = 1;
+            while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+                let succs = &mut self.succs[first + v];
+                if *k < succs.len() {
+                    let e = &mut succs[*k];
+                    *k += 1;
+                    let w = local(e.to);
+                    match state[w] {
+                        0 => {
+                            state[w] = 1;
+                            stack.push((w, 0));
+                        }
+                        1 => e.back = true,
+                        _ => {}
+                    }
+                } else {
+                    state[v] = 2;
+                    post.push(v);
+                    stack.pop();
+                }
+            }
+        }
+        (post, roots)
+    }
+
+    /// Immediate dominators (Cooper, Harvey, Kennedy) of the function's blocks, local
+    /// numbers, with a virtual root (`count`) above every DFS root; `usize::MAX` for a block
+    /// the DFS never reached.
+    fn dominators(
+        &self,
+        first: usize,
+        count: usize,
+        post: &[usize],
+        roots: &[usize],
+    ) -> Vec<usize> {
+        let local = |b: u32| b as usize - first;
+        // dominators (Cooper, Harvey, Kennedy) over reverse postorder, with a virtual root
+        // above every DFS root
+        let rpo: Vec<usize> = post.iter().rev().copied().collect();
+        let mut order = vec![0usize; count];
+        for (i, &v) in rpo.iter().enumerate() {
+            order[v] = i + 1; // 0 is the virtual root
+        }
+        let mut idom = vec![usize::MAX; count + 1];
+        let vroot = count;
+        idom[vroot] = vroot;
+        let num = |v: usize| if v == vroot { 0 } else { order[v] };
+        let mut is_root = vec![false; count];
+        for &r in roots {
+            idom[r] = vroot;
+            is_root[r] = true;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &v in &rpo {
+                if is_root[v] {
+                    continue;
+                }
+                let mut new = usize::MAX;
+                for &p in &self.preds[first + v] {
+                    let p = local(p);
+                    if idom[p] == usize::MAX {
+                        continue;
+                    }
+                    new = if new == usize::MAX {
+                        p
+                    } else {
+                        let (mut a, mut b) = (p, new);
+                        while a != b {
+                            while num(a) > num(b) {
+                                a = idom[a];
+                            }
+                            while num(b) > num(a) {
+                                b = idom[b];
+                            }
+                        }
+                        a
+                    };
+                }
+                if new != usize::MAX && idom[v] != new {
+                    idom[v] = new;
+                    changed = true;
+                }
+            }
+        }
+        idom
     }
 
     /// A synthetic single-function CFG for tests and examples: `n` blocks at addresses
