@@ -411,38 +411,7 @@ fn write_detail(out: &mut String, d: &ServiceDetail) {
                 }
             }
         }
-        ServiceDetail::Gc(g) => {
-            let verdict = match (g.exact_stores, &g.exact_checksum) {
-                (Some(n), Some(c)) if n == g.stores && *c == g.checksum => {
-                    "every one, exactly once (count and checksum match)".to_string()
-                }
-                (Some(n), Some(c)) => format!("MISMATCH: {} retired, checksum {c}", thousands(n)),
-                _ => "no exact reference".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "    store barrier: {} non-null reference stores, checksum {}: {verdict}{}",
-                thousands(g.stores),
-                g.checksum,
-                if g.nulls > 0 {
-                    format!(" (and {} null stores)", thousands(g.nulls))
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(c) = &g.collector {
-                let _ = writeln!(
-                    out,
-                    "    collector: {} collections freed {} objects; freed while reachable in the exact heap: {}",
-                    c.collections,
-                    thousands(c.freed),
-                    c.unsafe_frees
-                );
-            }
-            if let Some(n) = &g.collector_note {
-                let _ = writeln!(out, "    collector: {n}");
-            }
-        }
+        ServiceDetail::Gc(g) => write_gc(out, g),
         ServiceDetail::Log {
             first,
             exact_records,
@@ -477,6 +446,41 @@ fn write_detail(out: &mut String, d: &ServiceDetail) {
                 }
             }
         }
+    }
+}
+
+/// The GC store barrier's detail: stores seen against the exact count and checksum, and the
+/// collector's work.
+fn write_gc(out: &mut String, g: &GcReport) {
+    let verdict = match (g.exact_stores, &g.exact_checksum) {
+        (Some(n), Some(c)) if n == g.stores && *c == g.checksum => {
+            "every one, exactly once (count and checksum match)".to_string()
+        }
+        (Some(n), Some(c)) => format!("MISMATCH: {} retired, checksum {c}", thousands(n)),
+        _ => "no exact reference".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "    store barrier: {} non-null reference stores, checksum {}: {verdict}{}",
+        thousands(g.stores),
+        g.checksum,
+        if g.nulls > 0 {
+            format!(" (and {} null stores)", thousands(g.nulls))
+        } else {
+            String::new()
+        }
+    );
+    if let Some(c) = &g.collector {
+        let _ = writeln!(
+            out,
+            "    collector: {} collections freed {} objects; freed while reachable in the exact heap: {}",
+            c.collections,
+            thousands(c.freed),
+            c.unsafe_frees
+        );
+    }
+    if let Some(n) = &g.collector_note {
+        let _ = writeln!(out, "    collector: {n}");
     }
 }
 

@@ -15,7 +15,6 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/profile/src/lib.rs", "build", 179),
     ("crates/report/src/profile.rs", "firefox", 204),
     ("crates/report/src/rpa.rs", "report", 202),
-    ("crates/report/src/rpa.rs", "write_detail", 155),
     ("crates/run/src/execute.rs", "execute", 189),
     ("crates/run/src/lib.rs", "execute", 220),
     ("crates/rv/src/compressed.rs", "expand", 216),
