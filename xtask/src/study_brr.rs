@@ -27,6 +27,7 @@ use outcrop_sampling::sampler::{
 };
 use outcrop_sampling::{overlap, BrrConfig, BrrMode, BrrUnit, SiteProfile};
 use outcrop_studies::chart::{grid, Panel, Series, Style};
+use outcrop_studies::stats::pct;
 use outcrop_studies::{Job, Manifest, Study};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -688,15 +689,11 @@ fn micro(env: &Env, p: &Prog, runs: usize) -> Result<Micro> {
     })
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}", 100.0 * x)
-}
-
 fn acc_cell(a: Option<&Acc>) -> String {
     match a {
         None => "–".into(),
-        Some(a) if (a.max - a.min) < 0.0005 => pct(a.med),
-        Some(a) => format!("{} ({}–{})", pct(a.med), pct(a.min), pct(a.max)),
+        Some(a) if (a.max - a.min) < 0.0005 => pct(a.med, 1),
+        Some(a) => format!("{} ({}–{})", pct(a.med, 1), pct(a.min, 1), pct(a.max, 1)),
     }
 }
 

@@ -22,6 +22,7 @@ use outcrop_paths::{
 };
 use outcrop_sampling::CostModel;
 use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::stats::pct;
 use outcrop_studies::stats::{median, Spread};
 use outcrop_studies::{Job, Manifest, Study};
 use outcrop_timing::Timed;
@@ -409,10 +410,6 @@ fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
     })
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}", 100.0 * x)
-}
-
 fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
     let v: Vec<f64> = v.into_iter().collect();
     if v.is_empty() {
@@ -428,10 +425,10 @@ fn spread(v: &[f64]) -> String {
         None => "–".into(),
         Some(s) => format!(
             "{} [{}] ({}–{})",
-            pct(s.median),
-            pct(worst_decile(v)),
-            pct(s.min),
-            pct(s.max)
+            pct(s.median, 1),
+            pct(worst_decile(v), 1),
+            pct(s.min, 1),
+            pct(s.max, 1)
         ),
     }
 }
@@ -580,12 +577,12 @@ fn print_real(ws: &[Workload]) {
             w.instructions,
             w.cycles,
             w.hot.hot_paths,
-            pct(w.hot.hot_flow),
+            pct(w.hot.hot_flow, 1),
             spread(&wall(w, Kind::Sweep, 16, Some(OURS), Mode::Paper)),
             spread(&wall(w, Kind::Sweep, 16, Some(OURS), Mode::Both)),
             spread(&wall(w, Kind::Sweep, 32, Some(OURS), Mode::Paper)),
             spread(&wall(w, Kind::Sweep, 32, Some(OURS), Mode::Both)),
-            pct(overhead),
+            pct(overhead, 1),
         );
     }
     println!("\nThe same programs at other periods (16 entries, both extensions; samples per run and Wall accuracy):\n");
@@ -602,7 +599,11 @@ fn print_real(ws: &[Workload]) {
                 unit(w, Kind::Sweep(s), 16, Some(p)).map(|u| u.samples as f64)
             }));
             let v = wall(w, Kind::Sweep, 16, Some(p), Mode::Both);
-            print!(" {n:.0}: {} [{}] |", pct(median(&v)), pct(worst_decile(&v)));
+            print!(
+                " {n:.0}: {} [{}] |",
+                pct(median(&v), 1),
+                pct(worst_decile(&v), 1)
+            );
         }
         println!();
     }
@@ -628,7 +629,7 @@ fn print_tables(ws: &[Workload]) {
             w.exact_paths,
             w.unplaced,
             w.hot.hot_paths,
-            pct(w.hot.hot_flow)
+            pct(w.hot.hot_flow, 1)
         );
     }
     println!("\n### Accuracy vs sampling period (Figure 6), paper method, mean over workloads\n");
@@ -649,8 +650,8 @@ fn print_tables(ws: &[Workload]) {
         print!(
             "| {p} | {:.0} | {}% | {}% |",
             mean(u4.iter().map(|u| u.samples as f64)),
-            pct(mean(u4.iter().map(|u| u.overhead[0]))),
-            pct(mean(u4.iter().map(|u| u.overhead[1])))
+            pct(mean(u4.iter().map(|u| u.overhead[0])), 1),
+            pct(mean(u4.iter().map(|u| u.overhead[1])), 1)
         );
         for e in ENTRIES {
             print!(
@@ -663,7 +664,7 @@ fn print_tables(ws: &[Workload]) {
             " {} | {} {} |",
             spread(&wall_mean(ws, Kind::Sweep, 16, Some(p), Mode::Both)),
             who,
-            pct(lo)
+            pct(lo, 1)
         );
     }
     // the headline: each side's operating point
@@ -678,8 +679,8 @@ fn print_tables(ws: &[Workload]) {
         .collect();
     println!(
         "* **paper's sample count**: {PAPER_SAMPLES} samples per run (period = instructions ÷ {PAPER_SAMPLES}), what the paper's 10 M period yields on SPEC-length runs. On our short runs that many samples would cost {}% under `perf-lbr` and {}% under `itanium2-perfmon` (mean over workloads): the column separates the method from the run length; it is not an operating point.",
-        pct(mean(count_units.iter().map(|u| u.overhead[0]))),
-        pct(mean(count_units.iter().map(|u| u.overhead[1])))
+        pct(mean(count_units.iter().map(|u| u.overhead[0])), 1),
+        pct(mean(count_units.iter().map(|u| u.overhead[1])), 1)
     );
     println!("* **ours @ 750 K**: 1% under `perf-lbr` (7,500 cycles per sample).\n");
     println!("| workload | paper @ 10 M: 4, paper | paper's count: 4, paper | paper's count: 16, both | ours @ 750 K: 4, paper | ours: 16, paper | ours: 16, both | ours: 32, both | overhead @ 750 K (perf-lbr) |");
@@ -701,13 +702,12 @@ fn print_tables(ws: &[Workload]) {
         }
         println!(
             " {}% |",
-            pct(median(&per_seed(|s| unit(
-                w,
-                Kind::Sweep(s),
-                4,
-                Some(OURS)
+            pct(
+                median(&per_seed(
+                    |s| unit(w, Kind::Sweep(s), 4, Some(OURS)).map(|u| u.overhead[0])
+                )),
+                1
             )
-            .map(|u| u.overhead[0]))))
         );
     }
     print!("| **mean** |");
@@ -718,7 +718,7 @@ fn print_tables(ws: &[Workload]) {
     print!("| **lowest workload (median)** |");
     for (k, e, p, m) in cols {
         let (v, who) = wall_min(ws, k, e, p, m);
-        print!(" {} {} |", who, pct(v));
+        print!(" {} {} |", who, pct(v, 1));
     }
     println!(" |");
 
@@ -847,7 +847,7 @@ fn print_tables(ws: &[Workload]) {
         let r: Vec<String> = w
             .region_ratios
             .iter()
-            .map(|(f, r)| format!("({}%, {:.2})", pct(*f), r))
+            .map(|(f, r)| format!("({}%, {:.2})", pct(*f, 1), r))
             .collect();
         println!(
             "| {} | {:.2} | {} |",

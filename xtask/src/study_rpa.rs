@@ -378,7 +378,7 @@ fn has_barrier(w: &str) -> bool {
 }
 
 fn pct(a: f64) -> String {
-    format!("{:.2}", 100.0 * a)
+    outcrop_studies::stats::pct(a, 2)
 }
 
 pub fn run(args: Args) -> Result<()> {

@@ -6,6 +6,7 @@
 //! charts are inline SVG) and is byte-identical for the same data: no clock, no host
 //! statistics. docs/formats.md "The HTML report" lists its sections.
 
+use crate::pct;
 use crate::profile::{escape, thousands, ProfileReport};
 use crate::rap_run::StreamReport;
 use outcrop_profile::Profile;
@@ -75,10 +76,6 @@ pub struct RapSection<'a> {
     pub hot_fraction: f64,
     /// One per stream.
     pub streams: &'a [StreamReport],
-}
-
-fn pct(v: u64, of: u64) -> f64 {
-    100.0 * v as f64 / of.max(1) as f64
 }
 
 fn bar(share: f64) -> String {

@@ -1,6 +1,7 @@
 //! The import report: what `outcrop import` read from a perf.data file or `perf script`
 //! text, and the sampled flat profile by function.
 
+use crate::pct;
 use crate::Report;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -84,10 +85,6 @@ impl<'a> ImportReport<'a> {
             flat_profile_sampled: flat,
         })
     }
-}
-
-fn pct(a: u64, b: u64) -> f64 {
-    100.0 * a as f64 / b.max(1) as f64
 }
 
 impl Report for ImportReport<'_> {

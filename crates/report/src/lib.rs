@@ -50,6 +50,11 @@ pub trait Report: Serialize {
     }
 }
 
+/// `part` as a percentage of `whole` (0 for a whole of 0).
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
+    100.0 * part as f64 / whole.max(1) as f64
+}
+
 /// A parameter such as ε as a person reads it: the shortest decimal that round-trips
 /// (`0.01`) while that is short, else scientific notation (`1e-300`, not 300 digits).
 pub fn short_float(x: f64) -> String {

@@ -56,6 +56,11 @@ impl Spread {
     }
 }
 
+/// A fraction shown as a percentage with `digits` decimals (`0.1234` → `12.3` for 1).
+pub fn pct(fraction: f64, digits: usize) -> String {
+    format!("{:.digits$}", 100.0 * fraction)
+}
+
 /// The median of `values` (0 when empty), as [`Spread::of`] takes it.
 pub fn median(values: &[f64]) -> f64 {
     Spread::of(values).map_or(0.0, |s| s.median)
