@@ -497,15 +497,7 @@ impl Memory {
                 .insert(s - first + to_first, e - first + to_first);
         }
         // the lazily read ranges move with their pages
-        let backing: Vec<(u64, Backing)> = self
-            .lazy
-            .range(..end)
-            .rev()
-            .take_while(|(_, b)| b.0 > first)
-            .map(|(&s, b)| (s, b.clone()))
-            .collect();
-        self.cut_backing(first, end);
-        for (s, (e, source, offset)) in backing {
+        for (s, (e, source, offset)) in self.cut_backing(first, end) {
             let (lo, hi) = (s.max(first), e.min(end));
             let at = offset.saturating_add((lo - s) * PAGE_SIZE);
             self.lazy
@@ -639,8 +631,9 @@ impl Memory {
     }
 
     /// Forgets the lazily read ranges over virtual pages `[first, end)`, splitting those it
-    /// cuts (the part after a cut reads from further on in its file).
-    fn cut_backing(&mut self, first: u64, end: u64) {
+    /// cuts (the part after a cut reads from further on in its file); the ranges it touched,
+    /// whole, as they were.
+    fn cut_backing(&mut self, first: u64, end: u64) -> Vec<(u64, Backing)> {
         let cut: Vec<(u64, Backing)> = self
             .lazy
             .range(..end)
@@ -648,16 +641,17 @@ impl Memory {
             .take_while(|(_, b)| b.0 > first)
             .map(|(&s, b)| (s, b.clone()))
             .collect();
-        for (s, (e, source, offset)) in cut {
-            self.lazy.remove(&s);
-            if s < first {
-                self.lazy.insert(s, (first, source.clone(), offset));
+        for (s, (e, source, offset)) in &cut {
+            self.lazy.remove(s);
+            if *s < first {
+                self.lazy.insert(*s, (first, source.clone(), *offset));
             }
-            if e > end {
+            if *e > end {
                 let at = offset.saturating_add((end - s) * PAGE_SIZE);
-                self.lazy.insert(end, (e, source, at));
+                self.lazy.insert(end, (*e, source.clone(), at));
             }
         }
+        cut
     }
 
     /// Backs the mapped pages of `[addr, addr + len)`, which hold no bytes yet, by `source`

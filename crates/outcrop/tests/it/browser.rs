@@ -5,12 +5,9 @@
 //! Without Chromium the browser half is skipped with a note, unless
 //! `OUTCROP_REQUIRE_BROWSER=1` (CI sets it, and installs Debian's `chromium`).
 
+use crate::util::root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn report(dir: &Path, args: &[&str]) {
     let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))

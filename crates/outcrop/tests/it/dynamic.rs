@@ -5,17 +5,12 @@
 //! `OUTCROP_REQUIRE_CROSS` is set.
 
 use crate::util::outcrop;
+use crate::util::workload;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 const INTERP: &str = "lib/ld-linux-riscv64-lp64d.so.1";
-
-fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
-}
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

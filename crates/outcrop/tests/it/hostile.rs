@@ -10,6 +10,7 @@ mod crafted;
 #[path = "../common/crafted_wpp.rs"]
 mod crafted_wpp;
 
+use crate::util::workload;
 use crafted::crafted_elf;
 use crafted_wpp::claimed_wpp;
 use std::path::{Path, PathBuf};
@@ -1154,12 +1155,6 @@ fn a_load_error_is_printed_once() {
 }
 
 // ------------------------------------------------------------------ the user's files (issue 48)
-
-fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
-}
 
 /// Every file under `dir` with its bytes, names relative to it.
 fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

@@ -3,6 +3,7 @@
 //! bounds. The functions and sizes listed below predate the rule: each may shrink, none may
 //! grow, and no other may join them (a ratchet toward none).
 
+use crate::util::root;
 use std::path::{Path, PathBuf};
 
 /// The longest a function may be, in lines from its `fn` to its closing brace.
@@ -35,10 +36,6 @@ const OLDER: &[(&str, &str, usize)] = &[
 /// size when it was made (which may not grow).
 const BINARY_LINES: (usize, usize) = (3_000, 4_620);
 const XTASK_LINES: (usize, usize) = (1_500, 8_170);
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

@@ -15,15 +15,12 @@
 //! Needs the RISC-V cross tools (and qemu for its half); skipped without them unless
 //! `OUTCROP_REQUIRE_CROSS=1` (CI).
 
+use crate::util::workloads;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 const INTERVAL: u64 = 64;
-
-fn workloads() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
-}
 
 fn names() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(workloads().join("src"))

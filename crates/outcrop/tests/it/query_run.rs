@@ -1,12 +1,9 @@
 //! `outcrop run --query` end to end: the report, its JSON, BOLT's `.fdata`, byte-identical
 //! deterministic runs, profile tags from the command line, and clear errors.
 
-use std::path::{Path, PathBuf};
+use crate::util::root;
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn outcrop(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_outcrop"))

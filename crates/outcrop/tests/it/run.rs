@@ -1,12 +1,9 @@
 //! `outcrop run --rap ...` and `outcrop exec --timing` end to end, on bundled workloads and the
 //! `probe` guest.
 
+use crate::util::root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn outcrop(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_outcrop"))

@@ -1,6 +1,6 @@
 //! Helpers every module shares: the binary under test, run with arguments.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `outcrop ARGS` in the test's working directory.
@@ -18,4 +18,19 @@ pub fn outcrop_in(args: &[&str], dir: &Path) -> Output {
         .current_dir(dir)
         .output()
         .expect("run outcrop")
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The bundled workloads' directory.
+pub fn workloads() -> PathBuf {
+    root().join("workloads")
+}
+
+/// A bundled workload's binary.
+pub fn workload(name: &str) -> PathBuf {
+    workloads().join("bin").join(name)
 }

@@ -7,12 +7,8 @@
 //! empty. Each program runs in its own scratch copy of that layout, so runs never share the
 //! file `fileio` creates.
 
-use std::path::{Path, PathBuf};
+use crate::util::workloads;
 use std::process::{Command, Stdio};
-
-fn workloads() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
-}
 
 fn names() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(workloads().join("src"))

@@ -3,15 +3,12 @@
 //! every address); threaded and inline capture write the same bytes; the command line
 //! records, replays and reports, and rejects damaged files with the offset.
 
+use crate::util::workloads;
 use outcrop_run::{CaptureOptions, Run, WppSpec};
 use outcrop_rv::{Control, Machine, Observer};
 use outcrop_strata::{Codec, Config, Replay, RunInfo, WppFile};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn workloads() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
-}
 
 fn names() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(workloads().join("bin"))
