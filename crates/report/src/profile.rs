@@ -620,65 +620,8 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
             format!("thread {t}")
         }
     };
-    // the call chain of `node` as a stack of `track`, interned outermost first (memoized)
-    let intern = |p: &mut fx::Profile,
-                  track: fx::ThreadHandle,
-                  node: u32,
-                  memo: &mut rustc_hash::FxHashMap<u32, fx::StackHandle>|
-     -> Option<fx::StackHandle> {
-        let mut chain = Vec::new();
-        let mut n = node;
-        loop {
-            if let Some(&s) = memo.get(&n) {
-                chain.push((n, Some(s)));
-                break;
-            }
-            let Some(tn) = profile.nodes.get(n as usize) else {
-                break;
-            };
-            chain.push((n, None));
-            if n == 0 {
-                break;
-            }
-            n = tn.parent;
-        }
-        let mut stack = None;
-        for (n, known) in chain.into_iter().rev() {
-            if let Some(s) = known {
-                stack = Some(s);
-                continue;
-            }
-            if let Some(f) = profile.nodes[n as usize].function {
-                let l = p.intern_string(&profile.functions[f as usize].name);
-                let frame = p.intern_frame(
-                    track,
-                    fx::FrameInfo {
-                        frame: fx::Frame::Label(l),
-                        category_pair: pair,
-                        flags: fx::FrameFlags::empty(),
-                    },
-                );
-                let s = p.intern_stack(track, stack, frame);
-                memo.insert(n, s);
-                stack = Some(s);
-            }
-        }
-        stack
-    };
-    let add = |p: &mut fx::Profile, track, t: u64, stack, mut w: u64| {
-        let mut t = t;
-        while w > 0 {
-            let part = w.min(i32::MAX as u64);
-            p.add_sample(
-                track,
-                fx::Timestamp::from_nanos_since_reference(t),
-                stack,
-                fx::CpuDelta::ZERO,
-                part as i32,
-            );
-            t += part;
-            w -= part;
-        }
+    let intern = |p: &mut fx::Profile, track, node, memo: &mut Memo| {
+        intern_stack(p, profile, pair, track, node, memo)
     };
     let mut tid = 1;
     // the timeline: one track per guest thread, a sample per mark
@@ -690,11 +633,7 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
                 c.instructions
             }
         };
-        let mut tracks: Vec<(
-            u32,
-            fx::ThreadHandle,
-            rustc_hash::FxHashMap<u32, fx::StackHandle>,
-        )> = Vec::new();
+        let mut tracks: Vec<(u32, fx::ThreadHandle, Memo)> = Vec::new();
         for t in &profile.threads {
             let track = p.add_thread(
                 process,
@@ -729,7 +668,7 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
             let track = *track;
             let stack = intern(&mut p, track, m.node, memo);
             let w = weight(profile, &m.at).saturating_sub(weight(profile, &prev));
-            add(&mut p, track, time(&m.at), stack, w);
+            add_samples(&mut p, track, time(&m.at), stack, w);
             if let Some(c) = &counters {
                 let at = fx::Timestamp::from_nanos_since_reference(time(&m.at));
                 let d = [
@@ -782,7 +721,7 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
         let (track, at) = (*track, *t);
         let stack = intern(&mut p, track, i as u32, memo);
         let w = weight(profile, &n.self_counts);
-        add(&mut p, track, at, stack, w);
+        add_samples(&mut p, track, at, stack, w);
         *t += w;
     }
     for (_, thread, t, _) in tracks {
@@ -791,6 +730,83 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
     let mut s = serde_json::to_string(&p).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// Stacks interned per node of the call tree, per Firefox Profiler track.
+type Memo = rustc_hash::FxHashMap<u32, fxprof_processed_profile::StackHandle>;
+
+/// The call chain of `node` as a stack of `track`, interned outermost first (memoized).
+fn intern_stack(
+    p: &mut fxprof_processed_profile::Profile,
+    profile: &Profile,
+    pair: fxprof_processed_profile::CategoryPairHandle,
+    track: fxprof_processed_profile::ThreadHandle,
+    node: u32,
+    memo: &mut Memo,
+) -> Option<fxprof_processed_profile::StackHandle> {
+    use fxprof_processed_profile as fx;
+    let mut chain = Vec::new();
+    let mut n = node;
+    loop {
+        if let Some(&s) = memo.get(&n) {
+            chain.push((n, Some(s)));
+            break;
+        }
+        let Some(tn) = profile.nodes.get(n as usize) else {
+            break;
+        };
+        chain.push((n, None));
+        if n == 0 {
+            break;
+        }
+        n = tn.parent;
+    }
+    let mut stack = None;
+    for (n, known) in chain.into_iter().rev() {
+        if let Some(s) = known {
+            stack = Some(s);
+            continue;
+        }
+        if let Some(f) = profile.nodes[n as usize].function {
+            let l = p.intern_string(&profile.functions[f as usize].name);
+            let frame = p.intern_frame(
+                track,
+                fx::FrameInfo {
+                    frame: fx::Frame::Label(l),
+                    category_pair: pair,
+                    flags: fx::FrameFlags::empty(),
+                },
+            );
+            let s = p.intern_stack(track, stack, frame);
+            memo.insert(n, s);
+            stack = Some(s);
+        }
+    }
+    stack
+}
+
+/// Samples of weight `w` from time `t` on `track` (weights past `i32::MAX` split).
+fn add_samples(
+    p: &mut fxprof_processed_profile::Profile,
+    track: fxprof_processed_profile::ThreadHandle,
+    t: u64,
+    stack: Option<fxprof_processed_profile::StackHandle>,
+    mut w: u64,
+) {
+    use fxprof_processed_profile as fx;
+    let mut t = t;
+    while w > 0 {
+        let part = w.min(i32::MAX as u64);
+        p.add_sample(
+            track,
+            fx::Timestamp::from_nanos_since_reference(t),
+            stack,
+            fx::CpuDelta::ZERO,
+            part as i32,
+        );
+        t += part;
+        w -= part;
+    }
 }
 
 /// Escapes `s` for HTML text and attribute values.

@@ -14,7 +14,6 @@ const MAX_FN_LINES: usize = 150;
 const OLDER: &[(&str, &str, usize)] = &[
     ("crates/jit/src/codegen.rs", "alu", 156),
     ("crates/profile/src/lib.rs", "build", 179),
-    ("crates/report/src/profile.rs", "firefox", 204),
     ("crates/report/src/rpa.rs", "report", 202),
     ("crates/run/src/execute.rs", "execute", 189),
     ("crates/run/src/lib.rs", "execute", 220),
