@@ -31,6 +31,12 @@ pub mod reason {
     pub const CODE: u64 = 3;
 }
 
+/// The integer operations compiled code calls rather than inlines: [`Alu::eval`] of
+/// `Alu::ALL[op]` (0 for an index out of range, which the code generator never emits).
+pub(crate) extern "C" fn alu_helper(op: u64, a: u64, b: u64) -> u64 {
+    Alu::ALL.get(op as usize).map_or(0, |o| o.eval(a, b))
+}
+
 /// A unit compiled to position-independent machine code (no relocations: helpers are called
 /// through constants, units through the jump cache).
 pub(crate) struct Compiled {
@@ -807,6 +813,43 @@ impl Gen<'_, '_> {
                 let corr = self.b.ins().band(neg, b);
                 self.b.ins().isub(hi, corr)
             }
+            Alu::Div | Alu::Rem | Alu::Divw | Alu::Remw => self.alu_div(op, a, b),
+            Alu::Divu | Alu::Remu | Alu::Divuw | Alu::Remuw => self.alu_div(op, a, b),
+            Alu::Sh1add | Alu::Sh2add | Alu::Sh3add => {
+                let k = match op {
+                    Alu::Sh1add => 1,
+                    Alu::Sh2add => 2,
+                    _ => 3,
+                };
+                let s = self.b.ins().ishl_imm(a, k);
+                self.b.ins().iadd(b, s)
+            }
+            Alu::AddUw => {
+                let lo = self.b.ins().ireduce(types::I32, a);
+                let z = self.b.ins().uextend(types::I64, lo);
+                self.b.ins().iadd(b, z)
+            }
+            Alu::Andn => {
+                let nb = self.b.ins().bnot(b);
+                self.b.ins().band(a, nb)
+            }
+            Alu::CzeroEqz | Alu::CzeroNez => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let c = self.b.ins().icmp_imm(IntCC::Equal, b, 0);
+                if op == Alu::CzeroEqz {
+                    self.b.ins().select(c, zero, a)
+                } else {
+                    self.b.ins().select(c, a, zero)
+                }
+            }
+            _ => self.alu_bits(op, a, b),
+        }
+    }
+
+    /// Division and remainder with RISC-V's results for a zero divisor and for overflow
+    /// (no host trap).
+    fn alu_div(&mut self, op: Alu, a: Value, b: Value) -> Value {
+        match op {
             Alu::Div | Alu::Rem | Alu::Divw | Alu::Remw => {
                 let w = matches!(op, Alu::Divw | Alu::Remw);
                 let (a, b, ty, min) = if w {
@@ -842,7 +885,7 @@ impl Gen<'_, '_> {
                     r
                 }
             }
-            Alu::Divu | Alu::Remu | Alu::Divuw | Alu::Remuw => {
+            _ => {
                 let w = matches!(op, Alu::Divuw | Alu::Remuw);
                 let (a, b, ty) = if w {
                     (
@@ -870,32 +913,56 @@ impl Gen<'_, '_> {
                     r
                 }
             }
-            Alu::Sh1add | Alu::Sh2add | Alu::Sh3add => {
-                let k = match op {
-                    Alu::Sh1add => 1,
-                    Alu::Sh2add => 2,
-                    _ => 3,
-                };
-                let s = self.b.ins().ishl_imm(a, k);
-                self.b.ins().iadd(b, s)
-            }
-            Alu::AddUw => {
-                let lo = self.b.ins().ireduce(types::I32, a);
-                let z = self.b.ins().uextend(types::I64, lo);
-                self.b.ins().iadd(b, z)
-            }
-            Alu::Andn => {
-                let nb = self.b.ins().bnot(b);
-                self.b.ins().band(a, nb)
-            }
-            Alu::CzeroEqz | Alu::CzeroNez => {
-                let zero = self.b.ins().iconst(types::I64, 0);
-                let c = self.b.ins().icmp_imm(IntCC::Equal, b, 0);
-                if op == Alu::CzeroEqz {
-                    self.b.ins().select(c, zero, a)
+        }
+    }
+
+    /// Zbb and Zbs operations Cranelift has instructions for; anything else calls
+    /// [`alu_helper`], the one definition of every operation.
+    fn alu_bits(&mut self, op: Alu, a: Value, b: Value) -> Value {
+        match op {
+            Alu::Orn => self.b.ins().bor_not(a, b),
+            Alu::Xnor => self.b.ins().bxor_not(a, b),
+            Alu::Min => self.b.ins().smin(a, b),
+            Alu::Max => self.b.ins().smax(a, b),
+            Alu::Minu => self.b.ins().umin(a, b),
+            Alu::Maxu => self.b.ins().umax(a, b),
+            Alu::Rol => self.b.ins().rotl(a, b),
+            Alu::Ror => self.b.ins().rotr(a, b),
+            Alu::Clz => self.b.ins().clz(a),
+            Alu::Ctz => self.b.ins().ctz(a),
+            Alu::Cpop => self.b.ins().popcnt(a),
+            Alu::Rev8 => self.b.ins().bswap(a),
+            Alu::ZextH => self.b.ins().band_imm(a, 0xffff),
+            Alu::SextB | Alu::SextH => {
+                let ty = if op == Alu::SextB {
+                    types::I8
                 } else {
-                    self.b.ins().select(c, a, zero)
+                    types::I16
+                };
+                let n = self.b.ins().ireduce(ty, a);
+                self.b.ins().sextend(types::I64, n)
+            }
+            Alu::Bset | Alu::Bclr | Alu::Binv | Alu::Bext => {
+                let s = self.b.ins().band_imm(b, 63);
+                if op == Alu::Bext {
+                    let v = self.b.ins().ushr(a, s);
+                    return self.b.ins().band_imm(v, 1);
                 }
+                let one = self.b.ins().iconst(types::I64, 1);
+                let bit = self.b.ins().ishl(one, s);
+                match op {
+                    Alu::Bset => self.b.ins().bor(a, bit),
+                    Alu::Bclr => self.b.ins().band_not(a, bit),
+                    _ => self.b.ins().bxor(a, bit),
+                }
+            }
+            _ => {
+                let sig = self.helper_sig(3, 1);
+                let sig = self.b.import_signature(sig);
+                let f = self.b.ins().iconst(types::I64, self.helpers.alu as i64);
+                let k = self.b.ins().iconst(types::I64, op as i64);
+                let call = self.b.ins().call_indirect(sig, f, &[k, a, b]);
+                self.b.inst_results(call)[0]
             }
         }
     }

@@ -156,6 +156,8 @@ pub(crate) struct Helpers {
     pub load: usize,
     pub store: usize,
     pub fill: usize,
+    /// [`crate::codegen::alu_helper`]: integer operations compiled code does not inline.
+    pub alu: usize,
     pub call_conv: CallConv,
 }
 
@@ -352,6 +354,7 @@ impl<H: Host> Jit<H> {
             load: load_helper::<H> as *const () as usize,
             store: store_helper::<H> as *const () as usize,
             fill: fill_helper::<H> as *const () as usize,
+            alu: crate::codegen::alu_helper as *const () as usize,
             call_conv: self.helper_conv,
         }
     }

@@ -10,82 +10,7 @@
 //!
 //! Registers are numbered 0–31 (`x0` reads 0; a write to it is dropped by the code generator).
 
-/// A two-operand integer operation (RV64 semantics, including the division corner cases).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Alu {
-    Add,
-    Sub,
-    Sll,
-    Slt,
-    Sltu,
-    Xor,
-    Srl,
-    Sra,
-    Or,
-    And,
-    Addw,
-    Subw,
-    Sllw,
-    Srlw,
-    Sraw,
-    Mul,
-    Mulw,
-    Mulh,
-    Mulhu,
-    Mulhsu,
-    Div,
-    Divu,
-    Rem,
-    Remu,
-    Divw,
-    Divuw,
-    Remw,
-    Remuw,
-    /// `rs2 + (rs1 << 1)` (Zba), and the 2- and 3-bit forms.
-    Sh1add,
-    Sh2add,
-    Sh3add,
-    /// `rs2 + zext32(rs1)` (Zba).
-    AddUw,
-    /// `rs1 & !rs2` (Zbb).
-    Andn,
-    /// `rs2 == 0 ? 0 : rs1` (Zicond).
-    CzeroEqz,
-    /// `rs2 != 0 ? 0 : rs1` (Zicond).
-    CzeroNez,
-}
-
-/// The operation of an atomic memory operation (A extension).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum AmoOp {
-    Swap,
-    Add,
-    Xor,
-    And,
-    Or,
-    Min,
-    Max,
-    Minu,
-    Maxu,
-}
-
-/// A move or sign injection between FP and integer registers (bit patterns only: no rounding,
-/// no flags).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FMove {
-    /// `fmv.x.d`: `x[rd] = f[rs1]`.
-    XFromD,
-    /// `fmv.d.x`: `f[rd] = x[rs1]`.
-    DFromX,
-    /// `fsgnj.d`: `f[rd]` = `f[rs1]` with the sign of `f[rs2]`.
-    SgnjD,
-    /// `fsgnjn.d`: with the opposite sign of `f[rs2]`.
-    SgnjnD,
-    /// `fsgnjx.d`: with the sign of `f[rs1]` xor that of `f[rs2]`.
-    SgnjxD,
-}
+pub use outcrop_sem::{Alu, AmoOp, Cond, FMove};
 
 /// A second operand: a register or an immediate (already sign-extended).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,18 +19,6 @@ pub enum Src {
     Reg(u8),
     /// A constant.
     Imm(u64),
-}
-
-/// A branch condition on two registers (`x0` for comparisons with zero).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Cond {
-    Eq,
-    Ne,
-    Lt,
-    Ge,
-    Ltu,
-    Geu,
 }
 
 /// One operation of a block. `pc` and `n` (instructions of the block before it) say where an

@@ -98,7 +98,7 @@ pub struct GuestArgs {
 
     /// The ISA extensions the machine implements for this run, as an -march string
     /// (rv64gc, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64). Default: all
-    /// it implements (rv64imafdc_zicsr_zifencei_zba_zbb_zbs_zicond_zfa_zcb_zimop_zcmop_zawrs).
+    /// it implements (rv64imafdc_zicsr_zifencei_zba_zbb_zbc_zbs_zicond_zfa_zcb_zimop_zcmop_zawrs).
     /// An instruction of an extension left out faults naming it: switch extensions off to see
     /// what a program needs.
     #[arg(long, value_name = "MARCH",

@@ -1,7 +1,9 @@
-//! The one opcode table of the machine (RV64IMAFD + Zicsr + Zifencei, Zba, Zbb, Zbs, Zicond,
-//! Zfa, Zimop, Zawrs, Outcrop's `brr`; C, Zcb and Zcmop by expansion): it drives decoding,
-//! execution (by [`Op`]), disassembly (by [`Format`]) and the `--isa` check (by [`Ext`]), so
-//! they cannot drift apart. Hints (Zihintpause's `pause`, Zicbop's prefetches, Zihintntl's
+//! The one opcode table of the machine (RV64IMAFD + Zicsr + Zifencei, Zba, Zbb, Zbc, Zbs,
+//! Zicond, Zfa, Zimop, Zawrs, Outcrop's `brr`; C, Zcb and Zcmop by expansion): it drives
+//! decoding, disassembly (by [`Format`]), the `--isa` check (by [`Ext`]), the timing class (by
+//! [`Class`]) and what each instruction computes in every engine (by [`Sem`], its operation
+//! family, whose one function lives in `outcrop-sem`: docs/architecture.md, "One semantics"),
+//! so they cannot drift apart. Hints (Zihintpause's `pause`, Zicbop's prefetches, Zihintntl's
 //! `ntl.*`) are base encodings with no architectural effect and decode as such.
 //!
 //! Each entry is a `(mask, match)` pair over the 32-bit encoding (as in riscv-opcodes): a word
@@ -70,7 +72,8 @@ pub enum Format {
 }
 
 macro_rules! ops {
-    ($( [$ext:ident] $( $op:ident $name:literal $fmt:ident $mask:literal $match:literal $class:ident ;)* )*) => {
+    // `$d` is `$`, for the macro this one defines
+    ($d:tt $( [$ext:ident] $( $op:ident $name:literal $fmt:ident $mask:literal $match:literal $class:ident $sem:ident $(($($sem_args:tt)*))? ;)* )*) => {
         /// Every instruction the machine executes.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
@@ -84,247 +87,276 @@ macro_rules! ops {
 
         /// The extension of every entry of [`TABLE`], in its order.
         const EXTS: &[Ext] = &[ $($((Op::$op, Ext::$ext).1,)*)* ];
+
+        impl Op {
+            /// What the instruction does (its table row's semantics column).
+            #[inline(always)]
+            pub fn sem(self) -> Sem {
+                #[allow(unused_imports)]
+                use outcrop_sem::{Alu as A, AmoOp as M, Cond as C, FMove as F, Sem::*};
+                match self {
+                    $($(Op::$op => $sem $(($($sem_args)*))?,)*)*
+                    Op::Illegal => Sem::Illegal,
+                }
+            }
+        }
+
+        /// Calls `$cb!` with every row's operation and semantics column, `Op Family(args);`
+        /// each (`Add Alu(A::Add); Lb Load(1, true); …`), for an engine that writes each
+        /// family's code once and has a match arm generated per operation from it (the
+        /// single-step interpreter: one dispatch per instruction, as if written per operation).
+        macro_rules! for_each_op {
+            ($d cb:ident) => {
+                $d cb! { $($( $op $sem $(($($sem_args)*))? ; )*)* }
+            };
+        }
+        pub(crate) use for_each_op;
     };
 }
 
 pub use crate::isa::{Ext, Isa};
 pub use outcrop_events::record::{Class, Unit};
+pub use outcrop_sem::Sem;
 
-ops! {
+ops! { $
     [I] // RV32I / RV64I
-    Lui     "lui"     U     0x0000007f 0x00000037 Alu;
-    Auipc   "auipc"   U     0x0000007f 0x00000017 Alu;
-    Jal     "jal"     J     0x0000007f 0x0000006f Jump;
-    Jalr    "jalr"    I     0x0000707f 0x00000067 Jump;
-    Beq     "beq"     B     0x0000707f 0x00000063 Branch;
-    Bne     "bne"     B     0x0000707f 0x00001063 Branch;
-    Blt     "blt"     B     0x0000707f 0x00004063 Branch;
-    Bge     "bge"     B     0x0000707f 0x00005063 Branch;
-    Bltu    "bltu"    B     0x0000707f 0x00006063 Branch;
-    Bgeu    "bgeu"    B     0x0000707f 0x00007063 Branch;
-    Lb      "lb"      Load  0x0000707f 0x00000003 Load;
-    Lh      "lh"      Load  0x0000707f 0x00001003 Load;
-    Lw      "lw"      Load  0x0000707f 0x00002003 Load;
-    Ld      "ld"      Load  0x0000707f 0x00003003 Load;
-    Lbu     "lbu"     Load  0x0000707f 0x00004003 Load;
-    Lhu     "lhu"     Load  0x0000707f 0x00005003 Load;
-    Lwu     "lwu"     Load  0x0000707f 0x00006003 Load;
-    Sb      "sb"      Store 0x0000707f 0x00000023 Store;
-    Sh      "sh"      Store 0x0000707f 0x00001023 Store;
-    Sw      "sw"      Store 0x0000707f 0x00002023 Store;
-    Sd      "sd"      Store 0x0000707f 0x00003023 Store;
-    Addi    "addi"    I     0x0000707f 0x00000013 Alu;
-    Slti    "slti"    I     0x0000707f 0x00002013 Alu;
-    Sltiu   "sltiu"   I     0x0000707f 0x00003013 Alu;
-    Xori    "xori"    I     0x0000707f 0x00004013 Alu;
-    Ori     "ori"     I     0x0000707f 0x00006013 Alu;
-    Andi    "andi"    I     0x0000707f 0x00007013 Alu;
-    Slli    "slli"    Shift 0xfc00707f 0x00001013 Alu;
-    Srli    "srli"    Shift 0xfc00707f 0x00005013 Alu;
-    Srai    "srai"    Shift 0xfc00707f 0x40005013 Alu;
-    Add     "add"     R     0xfe00707f 0x00000033 Alu;
-    Sub     "sub"     R     0xfe00707f 0x40000033 Alu;
-    Sll     "sll"     R     0xfe00707f 0x00001033 Alu;
-    Slt     "slt"     R     0xfe00707f 0x00002033 Alu;
-    Sltu    "sltu"    R     0xfe00707f 0x00003033 Alu;
-    Xor     "xor"     R     0xfe00707f 0x00004033 Alu;
-    Srl     "srl"     R     0xfe00707f 0x00005033 Alu;
-    Sra     "sra"     R     0xfe00707f 0x40005033 Alu;
-    Or      "or"      R     0xfe00707f 0x00006033 Alu;
-    And     "and"     R     0xfe00707f 0x00007033 Alu;
-    Addiw   "addiw"   I     0x0000707f 0x0000001b Alu;
-    Slliw   "slliw"   Shift 0xfe00707f 0x0000101b Alu;
-    Srliw   "srliw"   Shift 0xfe00707f 0x0000501b Alu;
-    Sraiw   "sraiw"   Shift 0xfe00707f 0x4000501b Alu;
-    Addw    "addw"    R     0xfe00707f 0x0000003b Alu;
-    Subw    "subw"    R     0xfe00707f 0x4000003b Alu;
-    Sllw    "sllw"    R     0xfe00707f 0x0000103b Alu;
-    Srlw    "srlw"    R     0xfe00707f 0x0000503b Alu;
-    Sraw    "sraw"    R     0xfe00707f 0x4000503b Alu;
-    Fence   "fence"   Fence 0x0000707f 0x0000000f Sys;
-    Ecall   "ecall"   None  0xffffffff 0x00000073 Sys;
-    Ebreak  "ebreak"  None  0xffffffff 0x00100073 Sys;
+    Lui     "lui"     U     0x0000007f 0x00000037 Alu Lui;
+    Auipc   "auipc"   U     0x0000007f 0x00000017 Alu Auipc;
+    Jal     "jal"     J     0x0000007f 0x0000006f Jump Jal;
+    Jalr    "jalr"    I     0x0000707f 0x00000067 Jump Jalr;
+    Beq     "beq"     B     0x0000707f 0x00000063 Branch Branch(C::Eq);
+    Bne     "bne"     B     0x0000707f 0x00001063 Branch Branch(C::Ne);
+    Blt     "blt"     B     0x0000707f 0x00004063 Branch Branch(C::Lt);
+    Bge     "bge"     B     0x0000707f 0x00005063 Branch Branch(C::Ge);
+    Bltu    "bltu"    B     0x0000707f 0x00006063 Branch Branch(C::Ltu);
+    Bgeu    "bgeu"    B     0x0000707f 0x00007063 Branch Branch(C::Geu);
+    Lb      "lb"      Load  0x0000707f 0x00000003 Load Load(1, true);
+    Lh      "lh"      Load  0x0000707f 0x00001003 Load Load(2, true);
+    Lw      "lw"      Load  0x0000707f 0x00002003 Load Load(4, true);
+    Ld      "ld"      Load  0x0000707f 0x00003003 Load Load(8, false);
+    Lbu     "lbu"     Load  0x0000707f 0x00004003 Load Load(1, false);
+    Lhu     "lhu"     Load  0x0000707f 0x00005003 Load Load(2, false);
+    Lwu     "lwu"     Load  0x0000707f 0x00006003 Load Load(4, false);
+    Sb      "sb"      Store 0x0000707f 0x00000023 Store Store(1);
+    Sh      "sh"      Store 0x0000707f 0x00001023 Store Store(2);
+    Sw      "sw"      Store 0x0000707f 0x00002023 Store Store(4);
+    Sd      "sd"      Store 0x0000707f 0x00003023 Store Store(8);
+    Addi    "addi"    I     0x0000707f 0x00000013 Alu AluImm(A::Add);
+    Slti    "slti"    I     0x0000707f 0x00002013 Alu AluImm(A::Slt);
+    Sltiu   "sltiu"   I     0x0000707f 0x00003013 Alu AluImm(A::Sltu);
+    Xori    "xori"    I     0x0000707f 0x00004013 Alu AluImm(A::Xor);
+    Ori     "ori"     I     0x0000707f 0x00006013 Alu AluImm(A::Or);
+    Andi    "andi"    I     0x0000707f 0x00007013 Alu AluImm(A::And);
+    Slli    "slli"    Shift 0xfc00707f 0x00001013 Alu AluImm(A::Sll);
+    Srli    "srli"    Shift 0xfc00707f 0x00005013 Alu AluImm(A::Srl);
+    Srai    "srai"    Shift 0xfc00707f 0x40005013 Alu AluImm(A::Sra);
+    Add     "add"     R     0xfe00707f 0x00000033 Alu Alu(A::Add);
+    Sub     "sub"     R     0xfe00707f 0x40000033 Alu Alu(A::Sub);
+    Sll     "sll"     R     0xfe00707f 0x00001033 Alu Alu(A::Sll);
+    Slt     "slt"     R     0xfe00707f 0x00002033 Alu Alu(A::Slt);
+    Sltu    "sltu"    R     0xfe00707f 0x00003033 Alu Alu(A::Sltu);
+    Xor     "xor"     R     0xfe00707f 0x00004033 Alu Alu(A::Xor);
+    Srl     "srl"     R     0xfe00707f 0x00005033 Alu Alu(A::Srl);
+    Sra     "sra"     R     0xfe00707f 0x40005033 Alu Alu(A::Sra);
+    Or      "or"      R     0xfe00707f 0x00006033 Alu Alu(A::Or);
+    And     "and"     R     0xfe00707f 0x00007033 Alu Alu(A::And);
+    Addiw   "addiw"   I     0x0000707f 0x0000001b Alu AluImm(A::Addw);
+    Slliw   "slliw"   Shift 0xfe00707f 0x0000101b Alu AluImm(A::Sllw);
+    Srliw   "srliw"   Shift 0xfe00707f 0x0000501b Alu AluImm(A::Srlw);
+    Sraiw   "sraiw"   Shift 0xfe00707f 0x4000501b Alu AluImm(A::Sraw);
+    Addw    "addw"    R     0xfe00707f 0x0000003b Alu Alu(A::Addw);
+    Subw    "subw"    R     0xfe00707f 0x4000003b Alu Alu(A::Subw);
+    Sllw    "sllw"    R     0xfe00707f 0x0000103b Alu Alu(A::Sllw);
+    Srlw    "srlw"    R     0xfe00707f 0x0000503b Alu Alu(A::Srlw);
+    Sraw    "sraw"    R     0xfe00707f 0x4000503b Alu Alu(A::Sraw);
+    Fence   "fence"   Fence 0x0000707f 0x0000000f Sys Fence;
+    Ecall   "ecall"   None  0xffffffff 0x00000073 Sys Ecall;
+    Ebreak  "ebreak"  None  0xffffffff 0x00100073 Sys Ebreak;
     [Zifencei]
-    FenceI  "fence.i" None  0x0000707f 0x0000100f Sys;
+    FenceI  "fence.i" None  0x0000707f 0x0000100f Sys FenceI;
     [Zicsr]
-    Csrrw   "csrrw"   Csr   0x0000707f 0x00001073 Sys;
-    Csrrs   "csrrs"   Csr   0x0000707f 0x00002073 Sys;
-    Csrrc   "csrrc"   Csr   0x0000707f 0x00003073 Sys;
-    Csrrwi  "csrrwi"  CsrI  0x0000707f 0x00005073 Sys;
-    Csrrsi  "csrrsi"  CsrI  0x0000707f 0x00006073 Sys;
-    Csrrci  "csrrci"  CsrI  0x0000707f 0x00007073 Sys;
+    Csrrw   "csrrw"   Csr   0x0000707f 0x00001073 Sys Csr;
+    Csrrs   "csrrs"   Csr   0x0000707f 0x00002073 Sys Csr;
+    Csrrc   "csrrc"   Csr   0x0000707f 0x00003073 Sys Csr;
+    Csrrwi  "csrrwi"  CsrI  0x0000707f 0x00005073 Sys Csr;
+    Csrrsi  "csrrsi"  CsrI  0x0000707f 0x00006073 Sys Csr;
+    Csrrci  "csrrci"  CsrI  0x0000707f 0x00007073 Sys Csr;
     [M]
-    Mul     "mul"     R     0xfe00707f 0x02000033 Mult;
-    Mulh    "mulh"    R     0xfe00707f 0x02001033 Mult;
-    Mulhsu  "mulhsu"  R     0xfe00707f 0x02002033 Mult;
-    Mulhu   "mulhu"   R     0xfe00707f 0x02003033 Mult;
-    Div     "div"     R     0xfe00707f 0x02004033 Mult;
-    Divu    "divu"    R     0xfe00707f 0x02005033 Mult;
-    Rem     "rem"     R     0xfe00707f 0x02006033 Mult;
-    Remu    "remu"    R     0xfe00707f 0x02007033 Mult;
-    Mulw    "mulw"    R     0xfe00707f 0x0200003b Mult;
-    Divw    "divw"    R     0xfe00707f 0x0200403b Mult;
-    Divuw   "divuw"   R     0xfe00707f 0x0200503b Mult;
-    Remw    "remw"    R     0xfe00707f 0x0200603b Mult;
-    Remuw   "remuw"   R     0xfe00707f 0x0200703b Mult;
+    Mul     "mul"     R     0xfe00707f 0x02000033 Mult Alu(A::Mul);
+    Mulh    "mulh"    R     0xfe00707f 0x02001033 Mult Alu(A::Mulh);
+    Mulhsu  "mulhsu"  R     0xfe00707f 0x02002033 Mult Alu(A::Mulhsu);
+    Mulhu   "mulhu"   R     0xfe00707f 0x02003033 Mult Alu(A::Mulhu);
+    Div     "div"     R     0xfe00707f 0x02004033 Mult Alu(A::Div);
+    Divu    "divu"    R     0xfe00707f 0x02005033 Mult Alu(A::Divu);
+    Rem     "rem"     R     0xfe00707f 0x02006033 Mult Alu(A::Rem);
+    Remu    "remu"    R     0xfe00707f 0x02007033 Mult Alu(A::Remu);
+    Mulw    "mulw"    R     0xfe00707f 0x0200003b Mult Alu(A::Mulw);
+    Divw    "divw"    R     0xfe00707f 0x0200403b Mult Alu(A::Divw);
+    Divuw   "divuw"   R     0xfe00707f 0x0200503b Mult Alu(A::Divuw);
+    Remw    "remw"    R     0xfe00707f 0x0200603b Mult Alu(A::Remw);
+    Remuw   "remuw"   R     0xfe00707f 0x0200703b Mult Alu(A::Remuw);
     [A] // (aq/rl bits 26:25 are ignored: one hart, sequentially consistent)
-    LrW     "lr.w"      Lr  0xf9f0707f 0x1000202f Load;
-    ScW     "sc.w"      Amo 0xf800707f 0x1800202f Store;
-    AmoswapW "amoswap.w" Amo 0xf800707f 0x0800202f Load;
-    AmoaddW "amoadd.w"  Amo 0xf800707f 0x0000202f Load;
-    AmoxorW "amoxor.w"  Amo 0xf800707f 0x2000202f Load;
-    AmoandW "amoand.w"  Amo 0xf800707f 0x6000202f Load;
-    AmoorW  "amoor.w"   Amo 0xf800707f 0x4000202f Load;
-    AmominW "amomin.w"  Amo 0xf800707f 0x8000202f Load;
-    AmomaxW "amomax.w"  Amo 0xf800707f 0xa000202f Load;
-    AmominuW "amominu.w" Amo 0xf800707f 0xc000202f Load;
-    AmomaxuW "amomaxu.w" Amo 0xf800707f 0xe000202f Load;
-    LrD     "lr.d"      Lr  0xf9f0707f 0x1000302f Load;
-    ScD     "sc.d"      Amo 0xf800707f 0x1800302f Store;
-    AmoswapD "amoswap.d" Amo 0xf800707f 0x0800302f Load;
-    AmoaddD "amoadd.d"  Amo 0xf800707f 0x0000302f Load;
-    AmoxorD "amoxor.d"  Amo 0xf800707f 0x2000302f Load;
-    AmoandD "amoand.d"  Amo 0xf800707f 0x6000302f Load;
-    AmoorD  "amoor.d"   Amo 0xf800707f 0x4000302f Load;
-    AmominD "amomin.d"  Amo 0xf800707f 0x8000302f Load;
-    AmomaxD "amomax.d"  Amo 0xf800707f 0xa000302f Load;
-    AmominuD "amominu.d" Amo 0xf800707f 0xc000302f Load;
-    AmomaxuD "amomaxu.d" Amo 0xf800707f 0xe000302f Load;
+    LrW     "lr.w"      Lr  0xf9f0707f 0x1000202f Load Lr(4);
+    ScW     "sc.w"      Amo 0xf800707f 0x1800202f Store Sc(4);
+    AmoswapW "amoswap.w" Amo 0xf800707f 0x0800202f Load Amo(M::Swap, 4);
+    AmoaddW "amoadd.w"  Amo 0xf800707f 0x0000202f Load Amo(M::Add, 4);
+    AmoxorW "amoxor.w"  Amo 0xf800707f 0x2000202f Load Amo(M::Xor, 4);
+    AmoandW "amoand.w"  Amo 0xf800707f 0x6000202f Load Amo(M::And, 4);
+    AmoorW  "amoor.w"   Amo 0xf800707f 0x4000202f Load Amo(M::Or, 4);
+    AmominW "amomin.w"  Amo 0xf800707f 0x8000202f Load Amo(M::Min, 4);
+    AmomaxW "amomax.w"  Amo 0xf800707f 0xa000202f Load Amo(M::Max, 4);
+    AmominuW "amominu.w" Amo 0xf800707f 0xc000202f Load Amo(M::Minu, 4);
+    AmomaxuW "amomaxu.w" Amo 0xf800707f 0xe000202f Load Amo(M::Maxu, 4);
+    LrD     "lr.d"      Lr  0xf9f0707f 0x1000302f Load Lr(8);
+    ScD     "sc.d"      Amo 0xf800707f 0x1800302f Store Sc(8);
+    AmoswapD "amoswap.d" Amo 0xf800707f 0x0800302f Load Amo(M::Swap, 8);
+    AmoaddD "amoadd.d"  Amo 0xf800707f 0x0000302f Load Amo(M::Add, 8);
+    AmoxorD "amoxor.d"  Amo 0xf800707f 0x2000302f Load Amo(M::Xor, 8);
+    AmoandD "amoand.d"  Amo 0xf800707f 0x6000302f Load Amo(M::And, 8);
+    AmoorD  "amoor.d"   Amo 0xf800707f 0x4000302f Load Amo(M::Or, 8);
+    AmominD "amomin.d"  Amo 0xf800707f 0x8000302f Load Amo(M::Min, 8);
+    AmomaxD "amomax.d"  Amo 0xf800707f 0xa000302f Load Amo(M::Max, 8);
+    AmominuD "amominu.d" Amo 0xf800707f 0xc000302f Load Amo(M::Minu, 8);
+    AmomaxuD "amomaxu.d" Amo 0xf800707f 0xe000302f Load Amo(M::Maxu, 8);
     [F]
-    Flw     "flw"       FLoad  0x0000707f 0x00002007 Load;
-    Fsw     "fsw"       FStore 0x0000707f 0x00002027 Store;
-    FmaddS  "fmadd.s"   FR4 0x0600007f 0x00000043 Float;
-    FmsubS  "fmsub.s"   FR4 0x0600007f 0x00000047 Float;
-    FnmsubS "fnmsub.s"  FR4 0x0600007f 0x0000004b Float;
-    FnmaddS "fnmadd.s"  FR4 0x0600007f 0x0000004f Float;
-    FaddS   "fadd.s"    FR  0xfe00007f 0x00000053 Float;
-    FsubS   "fsub.s"    FR  0xfe00007f 0x08000053 Float;
-    FmulS   "fmul.s"    FR  0xfe00007f 0x10000053 Float;
-    FdivS   "fdiv.s"    FR  0xfe00007f 0x18000053 Float;
-    FsqrtS  "fsqrt.s"   FR1 0xfff0007f 0x58000053 Float;
-    FsgnjS  "fsgnj.s"   FR  0xfe00707f 0x20000053 Float;
-    FsgnjnS "fsgnjn.s"  FR  0xfe00707f 0x20001053 Float;
-    FsgnjxS "fsgnjx.s"  FR  0xfe00707f 0x20002053 Float;
-    FminS   "fmin.s"    FR  0xfe00707f 0x28000053 Float;
-    FmaxS   "fmax.s"    FR  0xfe00707f 0x28001053 Float;
-    FcvtWS  "fcvt.w.s"  FToX 0xfff0007f 0xc0000053 Float;
-    FcvtWuS "fcvt.wu.s" FToX 0xfff0007f 0xc0100053 Float;
-    FcvtLS  "fcvt.l.s"  FToX 0xfff0007f 0xc0200053 Float;
-    FcvtLuS "fcvt.lu.s" FToX 0xfff0007f 0xc0300053 Float;
-    FmvXW   "fmv.x.w"   FToX 0xfff0707f 0xe0000053 Float;
-    FclassS "fclass.s"  FToX 0xfff0707f 0xe0001053 Float;
-    FeqS    "feq.s"     FCmp 0xfe00707f 0xa0002053 Float;
-    FltS    "flt.s"     FCmp 0xfe00707f 0xa0001053 Float;
-    FleS    "fle.s"     FCmp 0xfe00707f 0xa0000053 Float;
-    FcvtSW  "fcvt.s.w"  FFromX 0xfff0007f 0xd0000053 Float;
-    FcvtSWu "fcvt.s.wu" FFromX 0xfff0007f 0xd0100053 Float;
-    FcvtSL  "fcvt.s.l"  FFromX 0xfff0007f 0xd0200053 Float;
-    FcvtSLu "fcvt.s.lu" FFromX 0xfff0007f 0xd0300053 Float;
-    FmvWX   "fmv.w.x"   FFromX 0xfff0707f 0xf0000053 Float;
+    Flw     "flw"       FLoad  0x0000707f 0x00002007 Load FLoad(4);
+    Fsw     "fsw"       FStore 0x0000707f 0x00002027 Store FStore(4);
+    FmaddS  "fmadd.s"   FR4 0x0600007f 0x00000043 Float Float;
+    FmsubS  "fmsub.s"   FR4 0x0600007f 0x00000047 Float Float;
+    FnmsubS "fnmsub.s"  FR4 0x0600007f 0x0000004b Float Float;
+    FnmaddS "fnmadd.s"  FR4 0x0600007f 0x0000004f Float Float;
+    FaddS   "fadd.s"    FR  0xfe00007f 0x00000053 Float Float;
+    FsubS   "fsub.s"    FR  0xfe00007f 0x08000053 Float Float;
+    FmulS   "fmul.s"    FR  0xfe00007f 0x10000053 Float Float;
+    FdivS   "fdiv.s"    FR  0xfe00007f 0x18000053 Float Float;
+    FsqrtS  "fsqrt.s"   FR1 0xfff0007f 0x58000053 Float Float;
+    FsgnjS  "fsgnj.s"   FR  0xfe00707f 0x20000053 Float Float;
+    FsgnjnS "fsgnjn.s"  FR  0xfe00707f 0x20001053 Float Float;
+    FsgnjxS "fsgnjx.s"  FR  0xfe00707f 0x20002053 Float Float;
+    FminS   "fmin.s"    FR  0xfe00707f 0x28000053 Float Float;
+    FmaxS   "fmax.s"    FR  0xfe00707f 0x28001053 Float Float;
+    FcvtWS  "fcvt.w.s"  FToX 0xfff0007f 0xc0000053 Float Float;
+    FcvtWuS "fcvt.wu.s" FToX 0xfff0007f 0xc0100053 Float Float;
+    FcvtLS  "fcvt.l.s"  FToX 0xfff0007f 0xc0200053 Float Float;
+    FcvtLuS "fcvt.lu.s" FToX 0xfff0007f 0xc0300053 Float Float;
+    FmvXW   "fmv.x.w"   FToX 0xfff0707f 0xe0000053 Float Float;
+    FclassS "fclass.s"  FToX 0xfff0707f 0xe0001053 Float Float;
+    FeqS    "feq.s"     FCmp 0xfe00707f 0xa0002053 Float Float;
+    FltS    "flt.s"     FCmp 0xfe00707f 0xa0001053 Float Float;
+    FleS    "fle.s"     FCmp 0xfe00707f 0xa0000053 Float Float;
+    FcvtSW  "fcvt.s.w"  FFromX 0xfff0007f 0xd0000053 Float Float;
+    FcvtSWu "fcvt.s.wu" FFromX 0xfff0007f 0xd0100053 Float Float;
+    FcvtSL  "fcvt.s.l"  FFromX 0xfff0007f 0xd0200053 Float Float;
+    FcvtSLu "fcvt.s.lu" FFromX 0xfff0007f 0xd0300053 Float Float;
+    FmvWX   "fmv.w.x"   FFromX 0xfff0707f 0xf0000053 Float Float;
     [D]
-    Fld     "fld"       FLoad  0x0000707f 0x00003007 Load;
-    Fsd     "fsd"       FStore 0x0000707f 0x00003027 Store;
-    FmaddD  "fmadd.d"   FR4 0x0600007f 0x02000043 Float;
-    FmsubD  "fmsub.d"   FR4 0x0600007f 0x02000047 Float;
-    FnmsubD "fnmsub.d"  FR4 0x0600007f 0x0200004b Float;
-    FnmaddD "fnmadd.d"  FR4 0x0600007f 0x0200004f Float;
-    FaddD   "fadd.d"    FR  0xfe00007f 0x02000053 Float;
-    FsubD   "fsub.d"    FR  0xfe00007f 0x0a000053 Float;
-    FmulD   "fmul.d"    FR  0xfe00007f 0x12000053 Float;
-    FdivD   "fdiv.d"    FR  0xfe00007f 0x1a000053 Float;
-    FsqrtD  "fsqrt.d"   FR1 0xfff0007f 0x5a000053 Float;
-    FsgnjD  "fsgnj.d"   FR  0xfe00707f 0x22000053 Float;
-    FsgnjnD "fsgnjn.d"  FR  0xfe00707f 0x22001053 Float;
-    FsgnjxD "fsgnjx.d"  FR  0xfe00707f 0x22002053 Float;
-    FminD   "fmin.d"    FR  0xfe00707f 0x2a000053 Float;
-    FmaxD   "fmax.d"    FR  0xfe00707f 0x2a001053 Float;
-    FcvtSD  "fcvt.s.d"  FR1 0xfff0007f 0x40100053 Float;
-    FcvtDS  "fcvt.d.s"  FR1 0xfff0007f 0x42000053 Float;
-    FeqD    "feq.d"     FCmp 0xfe00707f 0xa2002053 Float;
-    FltD    "flt.d"     FCmp 0xfe00707f 0xa2001053 Float;
-    FleD    "fle.d"     FCmp 0xfe00707f 0xa2000053 Float;
-    FclassD "fclass.d"  FToX 0xfff0707f 0xe2001053 Float;
-    FcvtWD  "fcvt.w.d"  FToX 0xfff0007f 0xc2000053 Float;
-    FcvtWuD "fcvt.wu.d" FToX 0xfff0007f 0xc2100053 Float;
-    FcvtLD  "fcvt.l.d"  FToX 0xfff0007f 0xc2200053 Float;
-    FcvtLuD "fcvt.lu.d" FToX 0xfff0007f 0xc2300053 Float;
-    FmvXD   "fmv.x.d"   FToX 0xfff0707f 0xe2000053 Float;
-    FcvtDW  "fcvt.d.w"  FFromX 0xfff0007f 0xd2000053 Float;
-    FcvtDWu "fcvt.d.wu" FFromX 0xfff0007f 0xd2100053 Float;
-    FcvtDL  "fcvt.d.l"  FFromX 0xfff0007f 0xd2200053 Float;
-    FcvtDLu "fcvt.d.lu" FFromX 0xfff0007f 0xd2300053 Float;
-    FmvDX   "fmv.d.x"   FFromX 0xfff0707f 0xf2000053 Float;
+    Fld     "fld"       FLoad  0x0000707f 0x00003007 Load FLoad(8);
+    Fsd     "fsd"       FStore 0x0000707f 0x00003027 Store FStore(8);
+    FmaddD  "fmadd.d"   FR4 0x0600007f 0x02000043 Float Float;
+    FmsubD  "fmsub.d"   FR4 0x0600007f 0x02000047 Float Float;
+    FnmsubD "fnmsub.d"  FR4 0x0600007f 0x0200004b Float Float;
+    FnmaddD "fnmadd.d"  FR4 0x0600007f 0x0200004f Float Float;
+    FaddD   "fadd.d"    FR  0xfe00007f 0x02000053 Float Float;
+    FsubD   "fsub.d"    FR  0xfe00007f 0x0a000053 Float Float;
+    FmulD   "fmul.d"    FR  0xfe00007f 0x12000053 Float Float;
+    FdivD   "fdiv.d"    FR  0xfe00007f 0x1a000053 Float Float;
+    FsqrtD  "fsqrt.d"   FR1 0xfff0007f 0x5a000053 Float Float;
+    FsgnjD  "fsgnj.d"   FR  0xfe00707f 0x22000053 Float FMove(F::SgnjD);
+    FsgnjnD "fsgnjn.d"  FR  0xfe00707f 0x22001053 Float FMove(F::SgnjnD);
+    FsgnjxD "fsgnjx.d"  FR  0xfe00707f 0x22002053 Float FMove(F::SgnjxD);
+    FminD   "fmin.d"    FR  0xfe00707f 0x2a000053 Float Float;
+    FmaxD   "fmax.d"    FR  0xfe00707f 0x2a001053 Float Float;
+    FcvtSD  "fcvt.s.d"  FR1 0xfff0007f 0x40100053 Float Float;
+    FcvtDS  "fcvt.d.s"  FR1 0xfff0007f 0x42000053 Float Float;
+    FeqD    "feq.d"     FCmp 0xfe00707f 0xa2002053 Float Float;
+    FltD    "flt.d"     FCmp 0xfe00707f 0xa2001053 Float Float;
+    FleD    "fle.d"     FCmp 0xfe00707f 0xa2000053 Float Float;
+    FclassD "fclass.d"  FToX 0xfff0707f 0xe2001053 Float Float;
+    FcvtWD  "fcvt.w.d"  FToX 0xfff0007f 0xc2000053 Float Float;
+    FcvtWuD "fcvt.wu.d" FToX 0xfff0007f 0xc2100053 Float Float;
+    FcvtLD  "fcvt.l.d"  FToX 0xfff0007f 0xc2200053 Float Float;
+    FcvtLuD "fcvt.lu.d" FToX 0xfff0007f 0xc2300053 Float Float;
+    FmvXD   "fmv.x.d"   FToX 0xfff0707f 0xe2000053 Float FMove(F::XFromD);
+    FcvtDW  "fcvt.d.w"  FFromX 0xfff0007f 0xd2000053 Float Float;
+    FcvtDWu "fcvt.d.wu" FFromX 0xfff0007f 0xd2100053 Float Float;
+    FcvtDL  "fcvt.d.l"  FFromX 0xfff0007f 0xd2200053 Float Float;
+    FcvtDLu "fcvt.d.lu" FFromX 0xfff0007f 0xd2300053 Float Float;
+    FmvDX   "fmv.d.x"   FFromX 0xfff0707f 0xf2000053 Float FMove(F::DFromX);
     [Xbrr] // Outcrop's branch-on-random (docs/machine.md "Branch-on-random"): custom-0 (0x0b),
     // bits 10:7 the frequency level, bit 11 zero, bits 31:12 the offset as in jal (±1 MiB)
-    Brr     "brr"       Brr    0x0000087f 0x0000000b Branch;
+    Brr     "brr"       Brr    0x0000087f 0x0000000b Branch Brr;
     [Zba] // address generation
-    AddUw   "add.uw"    R      0xfe00707f 0x0800003b Alu;
-    Sh1add  "sh1add"    R      0xfe00707f 0x20002033 Alu;
-    Sh2add  "sh2add"    R      0xfe00707f 0x20004033 Alu;
-    Sh3add  "sh3add"    R      0xfe00707f 0x20006033 Alu;
-    Sh1addUw "sh1add.uw" R     0xfe00707f 0x2000203b Alu;
-    Sh2addUw "sh2add.uw" R     0xfe00707f 0x2000403b Alu;
-    Sh3addUw "sh3add.uw" R     0xfe00707f 0x2000603b Alu;
-    SlliUw  "slli.uw"   Shift  0xfc00707f 0x0800101b Alu;
+    AddUw   "add.uw"    R      0xfe00707f 0x0800003b Alu Alu(A::AddUw);
+    Sh1add  "sh1add"    R      0xfe00707f 0x20002033 Alu Alu(A::Sh1add);
+    Sh2add  "sh2add"    R      0xfe00707f 0x20004033 Alu Alu(A::Sh2add);
+    Sh3add  "sh3add"    R      0xfe00707f 0x20006033 Alu Alu(A::Sh3add);
+    Sh1addUw "sh1add.uw" R     0xfe00707f 0x2000203b Alu Alu(A::Sh1addUw);
+    Sh2addUw "sh2add.uw" R     0xfe00707f 0x2000403b Alu Alu(A::Sh2addUw);
+    Sh3addUw "sh3add.uw" R     0xfe00707f 0x2000603b Alu Alu(A::Sh3addUw);
+    SlliUw  "slli.uw"   Shift  0xfc00707f 0x0800101b Alu AluImm(A::SlliUw);
     [Zbb] // basic bit manipulation
-    Andn    "andn"      R      0xfe00707f 0x40007033 Alu;
-    Orn     "orn"       R      0xfe00707f 0x40006033 Alu;
-    Xnor    "xnor"      R      0xfe00707f 0x40004033 Alu;
-    Clz     "clz"       R1     0xfff0707f 0x60001013 Alu;
-    Ctz     "ctz"       R1     0xfff0707f 0x60101013 Alu;
-    Cpop    "cpop"      R1     0xfff0707f 0x60201013 Alu;
-    Clzw    "clzw"      R1     0xfff0707f 0x6000101b Alu;
-    Ctzw    "ctzw"      R1     0xfff0707f 0x6010101b Alu;
-    Cpopw   "cpopw"     R1     0xfff0707f 0x6020101b Alu;
-    Max     "max"       R      0xfe00707f 0x0a006033 Alu;
-    Maxu    "maxu"      R      0xfe00707f 0x0a007033 Alu;
-    Min     "min"       R      0xfe00707f 0x0a004033 Alu;
-    Minu    "minu"      R      0xfe00707f 0x0a005033 Alu;
-    SextB   "sext.b"    R1     0xfff0707f 0x60401013 Alu;
-    SextH   "sext.h"    R1     0xfff0707f 0x60501013 Alu;
-    ZextH   "zext.h"    R1     0xfff0707f 0x0800403b Alu;
-    Rol     "rol"       R      0xfe00707f 0x60001033 Alu;
-    Ror     "ror"       R      0xfe00707f 0x60005033 Alu;
-    Rolw    "rolw"      R      0xfe00707f 0x6000103b Alu;
-    Rorw    "rorw"      R      0xfe00707f 0x6000503b Alu;
-    Rori    "rori"      Shift  0xfc00707f 0x60005013 Alu;
-    Roriw   "roriw"     Shift  0xfe00707f 0x6000501b Alu;
-    OrcB    "orc.b"     R1     0xfff0707f 0x28705013 Alu;
-    Rev8    "rev8"      R1     0xfff0707f 0x6b805013 Alu;
+    Andn    "andn"      R      0xfe00707f 0x40007033 Alu Alu(A::Andn);
+    Orn     "orn"       R      0xfe00707f 0x40006033 Alu Alu(A::Orn);
+    Xnor    "xnor"      R      0xfe00707f 0x40004033 Alu Alu(A::Xnor);
+    Clz     "clz"       R1     0xfff0707f 0x60001013 Alu Alu(A::Clz);
+    Ctz     "ctz"       R1     0xfff0707f 0x60101013 Alu Alu(A::Ctz);
+    Cpop    "cpop"      R1     0xfff0707f 0x60201013 Alu Alu(A::Cpop);
+    Clzw    "clzw"      R1     0xfff0707f 0x6000101b Alu Alu(A::Clzw);
+    Ctzw    "ctzw"      R1     0xfff0707f 0x6010101b Alu Alu(A::Ctzw);
+    Cpopw   "cpopw"     R1     0xfff0707f 0x6020101b Alu Alu(A::Cpopw);
+    Max     "max"       R      0xfe00707f 0x0a006033 Alu Alu(A::Max);
+    Maxu    "maxu"      R      0xfe00707f 0x0a007033 Alu Alu(A::Maxu);
+    Min     "min"       R      0xfe00707f 0x0a004033 Alu Alu(A::Min);
+    Minu    "minu"      R      0xfe00707f 0x0a005033 Alu Alu(A::Minu);
+    SextB   "sext.b"    R1     0xfff0707f 0x60401013 Alu Alu(A::SextB);
+    SextH   "sext.h"    R1     0xfff0707f 0x60501013 Alu Alu(A::SextH);
+    ZextH   "zext.h"    R1     0xfff0707f 0x0800403b Alu Alu(A::ZextH);
+    Rol     "rol"       R      0xfe00707f 0x60001033 Alu Alu(A::Rol);
+    Ror     "ror"       R      0xfe00707f 0x60005033 Alu Alu(A::Ror);
+    Rolw    "rolw"      R      0xfe00707f 0x6000103b Alu Alu(A::Rolw);
+    Rorw    "rorw"      R      0xfe00707f 0x6000503b Alu Alu(A::Rorw);
+    Rori    "rori"      Shift  0xfc00707f 0x60005013 Alu AluImm(A::Ror);
+    Roriw   "roriw"     Shift  0xfe00707f 0x6000501b Alu AluImm(A::Rorw);
+    OrcB    "orc.b"     R1     0xfff0707f 0x28705013 Alu Alu(A::OrcB);
+    Rev8    "rev8"      R1     0xfff0707f 0x6b805013 Alu Alu(A::Rev8);
+    [Zbc] // carry-less multiplication
+    Clmul   "clmul"     R      0xfe00707f 0x0a001033 Mult Alu(A::Clmul);
+    Clmulr  "clmulr"    R      0xfe00707f 0x0a002033 Mult Alu(A::Clmulr);
+    Clmulh  "clmulh"    R      0xfe00707f 0x0a003033 Mult Alu(A::Clmulh);
     [Zbs] // single-bit instructions
-    Bclr    "bclr"      R      0xfe00707f 0x48001033 Alu;
-    Bclri   "bclri"     Shift  0xfc00707f 0x48001013 Alu;
-    Bext    "bext"      R      0xfe00707f 0x48005033 Alu;
-    Bexti   "bexti"     Shift  0xfc00707f 0x48005013 Alu;
-    Binv    "binv"      R      0xfe00707f 0x68001033 Alu;
-    Binvi   "binvi"     Shift  0xfc00707f 0x68001013 Alu;
-    Bset    "bset"      R      0xfe00707f 0x28001033 Alu;
-    Bseti   "bseti"     Shift  0xfc00707f 0x28001013 Alu;
+    Bclr    "bclr"      R      0xfe00707f 0x48001033 Alu Alu(A::Bclr);
+    Bclri   "bclri"     Shift  0xfc00707f 0x48001013 Alu AluImm(A::Bclr);
+    Bext    "bext"      R      0xfe00707f 0x48005033 Alu Alu(A::Bext);
+    Bexti   "bexti"     Shift  0xfc00707f 0x48005013 Alu AluImm(A::Bext);
+    Binv    "binv"      R      0xfe00707f 0x68001033 Alu Alu(A::Binv);
+    Binvi   "binvi"     Shift  0xfc00707f 0x68001013 Alu AluImm(A::Binv);
+    Bset    "bset"      R      0xfe00707f 0x28001033 Alu Alu(A::Bset);
+    Bseti   "bseti"     Shift  0xfc00707f 0x28001013 Alu AluImm(A::Bset);
     [Zicond] // integer conditional operations
-    CzeroEqz "czero.eqz" R     0xfe00707f 0x0e005033 Alu;
-    CzeroNez "czero.nez" R     0xfe00707f 0x0e007033 Alu;
+    CzeroEqz "czero.eqz" R     0xfe00707f 0x0e005033 Alu Alu(A::CzeroEqz);
+    CzeroNez "czero.nez" R     0xfe00707f 0x0e007033 Alu Alu(A::CzeroNez);
     [Zfa] // additional floating-point instructions (single and double)
-    FliS    "fli.s"     Fli    0xfff0707f 0xf0100053 Float;
-    FminmS  "fminm.s"   FR     0xfe00707f 0x28002053 Float;
-    FmaxmS  "fmaxm.s"   FR     0xfe00707f 0x28003053 Float;
-    FroundS "fround.s"  FR1    0xfff0007f 0x40400053 Float;
-    FroundnxS "froundnx.s" FR1 0xfff0007f 0x40500053 Float;
-    FleqS   "fleq.s"    FCmp   0xfe00707f 0xa0004053 Float;
-    FltqS   "fltq.s"    FCmp   0xfe00707f 0xa0005053 Float;
-    FliD    "fli.d"     Fli    0xfff0707f 0xf2100053 Float;
-    FminmD  "fminm.d"   FR     0xfe00707f 0x2a002053 Float;
-    FmaxmD  "fmaxm.d"   FR     0xfe00707f 0x2a003053 Float;
-    FroundD "fround.d"  FR1    0xfff0007f 0x42400053 Float;
-    FroundnxD "froundnx.d" FR1 0xfff0007f 0x42500053 Float;
-    FcvtmodWD "fcvtmod.w.d" FToX 0xfff0707f 0xc2801053 Float;
-    FleqD   "fleq.d"    FCmp   0xfe00707f 0xa2004053 Float;
-    FltqD   "fltq.d"    FCmp   0xfe00707f 0xa2005053 Float;
+    FliS    "fli.s"     Fli    0xfff0707f 0xf0100053 Float Float;
+    FminmS  "fminm.s"   FR     0xfe00707f 0x28002053 Float Float;
+    FmaxmS  "fmaxm.s"   FR     0xfe00707f 0x28003053 Float Float;
+    FroundS "fround.s"  FR1    0xfff0007f 0x40400053 Float Float;
+    FroundnxS "froundnx.s" FR1 0xfff0007f 0x40500053 Float Float;
+    FleqS   "fleq.s"    FCmp   0xfe00707f 0xa0004053 Float Float;
+    FltqS   "fltq.s"    FCmp   0xfe00707f 0xa0005053 Float Float;
+    FliD    "fli.d"     Fli    0xfff0707f 0xf2100053 Float Float;
+    FminmD  "fminm.d"   FR     0xfe00707f 0x2a002053 Float Float;
+    FmaxmD  "fmaxm.d"   FR     0xfe00707f 0x2a003053 Float Float;
+    FroundD "fround.d"  FR1    0xfff0007f 0x42400053 Float Float;
+    FroundnxD "froundnx.d" FR1 0xfff0007f 0x42500053 Float Float;
+    FcvtmodWD "fcvtmod.w.d" FToX 0xfff0707f 0xc2801053 Float Float;
+    FleqD   "fleq.d"    FCmp   0xfe00707f 0xa2004053 Float Float;
+    FltqD   "fltq.d"    FCmp   0xfe00707f 0xa2005053 Float Float;
     [Zimop] // may-be-operations: write zero to rd until an extension redefines them
-    MopR    "mop.r"     Mop    0xb3c0707f 0x81c04073 Alu;
-    MopRr   "mop.rr"    Mop    0xb200707f 0x82004073 Alu;
+    MopR    "mop.r"     Mop    0xb3c0707f 0x81c04073 Alu Zero;
+    MopRr   "mop.rr"    Mop    0xb200707f 0x82004073 Alu Zero;
     [Zawrs] // wait on reservation set: no-ops on one hart
-    WrsNto  "wrs.nto"   None   0xffffffff 0x00d00073 Sys;
-    WrsSto  "wrs.sto"   None   0xffffffff 0x01d00073 Sys;
+    WrsNto  "wrs.nto"   None   0xffffffff 0x00d00073 Sys Nop;
+    WrsSto  "wrs.sto"   None   0xffffffff 0x01d00073 Sys Nop;
 }
 
 /// Entries of [`TABLE`] grouped by major opcode (bits 6:0), built once.

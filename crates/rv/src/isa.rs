@@ -33,6 +33,8 @@ pub enum Ext {
     Zba,
     /// Basic bit manipulation (`clz`, `andn`, `rev8`…).
     Zbb,
+    /// Carry-less multiplication (`clmul`, `clmulh`, `clmulr`).
+    Zbc,
     /// Single-bit instructions (`bset`, `bext`…).
     Zbs,
     /// Integer conditional operations (`czero.eqz`, `czero.nez`).
@@ -53,7 +55,7 @@ pub enum Ext {
 
 impl Ext {
     /// Every extension, in canonical `-march` order.
-    pub const ALL: [Ext; 18] = [
+    pub const ALL: [Ext; 19] = [
         Ext::I,
         Ext::M,
         Ext::A,
@@ -64,6 +66,7 @@ impl Ext {
         Ext::Zifencei,
         Ext::Zba,
         Ext::Zbb,
+        Ext::Zbc,
         Ext::Zbs,
         Ext::Zicond,
         Ext::Zfa,
@@ -87,6 +90,7 @@ impl Ext {
             Ext::Zifencei => "zifencei",
             Ext::Zba => "zba",
             Ext::Zbb => "zbb",
+            Ext::Zbc => "zbc",
             Ext::Zbs => "zbs",
             Ext::Zicond => "zicond",
             Ext::Zfa => "zfa",
@@ -173,7 +177,7 @@ impl Isa {
                 return Err(
                     "rva23u64 requires the V (vector) extension, which the machine does not \
                      implement; use rva22u64 or name the extensions (e.g. \
-                     rv64gc_zba_zbb_zbs_zicond_zcb_zfa_zimop_zcmop_zawrs)"
+                     rv64gc_zba_zbb_zbc_zbs_zicond_zcb_zfa_zimop_zcmop_zawrs)"
                         .into(),
                 )
             }

@@ -28,7 +28,6 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod bitmanip;
 pub mod compressed;
 pub mod differential;
 pub mod elf;

@@ -13,6 +13,7 @@ use crate::kernel::{Kernel, SyscallOutcome};
 use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer, Retire};
 use outcrop_sampling::BrrUnit;
+use outcrop_sem::{sext32, AmoOp, FMove};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -342,11 +343,6 @@ fn jalr_kind(rd: usize, rs1: u8, imm: i32) -> BranchKind {
     } else {
         BranchKind::Indirect
     }
-}
-
-#[inline]
-fn sext32(v: u64) -> u64 {
-    v as i32 as i64 as u64
 }
 
 #[inline]
@@ -754,57 +750,27 @@ impl Machine {
                 result = Some(v);
             }};
         }
-        // effective address and loaded value, or the load-access fault
-        macro_rules! mem_load {
-            ($method:ident) => {{
-                let a = rs1.wrapping_add(imm);
-                match self.mem.$method(a) {
-                    Ok(v) => (a, v),
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                }
-            }};
-        }
-        macro_rules! load {
-            ($method:ident, $size:expr, $conv:expr) => {{
-                let (a, v) = mem_load!($method);
-                let v: u64 = $conv(v);
-                (mem_addr, mem_size, mem_value) = (a, $size, v);
-                wr!(v)
-            }};
-        }
-        macro_rules! fload {
-            ($method:ident, $size:expr, $to_reg:expr) => {{
-                let (a, v) = mem_load!($method);
-                let r: u64 = $to_reg(v);
-                self.f[rd] = r;
-                (mem_addr, mem_size, mem_value) = (a, $size, u64::from(v));
-                result = Some(r);
-            }};
+        macro_rules! fault {
+            ($kind:expr) => {
+                return (Flow::Fault($kind), Control::Continue, pc)
+            };
         }
         macro_rules! store {
-            ($method:ident, $size:expr, $v:expr) => {{
-                let a = rs1.wrapping_add(imm);
-                let v = $v;
-                if let Err(e) = self.mem.$method(a, v) {
-                    return (
-                        Flow::Fault(FaultKind::StoreAccess(e.addr())),
-                        Control::Continue,
-                        pc,
-                    );
+            ($size:expr, $v:expr) => {{
+                let (a, size, v): (u64, u8, u64) = (rs1.wrapping_add(imm), $size, $v);
+                if let Err(e) = self.mem.store_sized(a, size, v) {
+                    fault!(FaultKind::StoreAccess(e.addr()));
                 }
                 if self.reservation == Some(a & !7) {
                     self.reservation = None;
                 }
                 self.check_code_epoch();
-                mem_addr = a;
-                mem_size = $size;
-                mem_value = v as u64;
+                (mem_addr, mem_size) = (a, size);
+                mem_value = if size == 8 {
+                    v
+                } else {
+                    v & ((1 << (8 * size)) - 1)
+                };
             }};
         }
         macro_rules! branch {
@@ -817,10 +783,26 @@ impl Machine {
             }};
         }
 
-        match inst.op {
-            Op::Lui => wr!(imm),
-            Op::Auipc => wr!(pc.wrapping_add(imm)),
-            Op::Jal => {
+        // Each family's code, written once; `for_each_op!` below generates one match arm per
+        // operation of the opcode table from its row's semantics column, so the match
+        // dispatches once per instruction (as if each operation were written out) and every
+        // operand of the family (the `Alu`, the size) is a constant in its arm.
+        #[allow(unused_imports)]
+        use outcrop_sem::{Alu as A, AmoOp as M, Cond as C, FMove as F};
+        macro_rules! family {
+            (Alu($op:expr)) => {
+                wr!($op.eval(rs1, rs2))
+            };
+            (AluImm($op:expr)) => {
+                wr!($op.eval(rs1, imm))
+            };
+            (Lui) => {
+                wr!(imm)
+            };
+            (Auipc) => {
+                wr!(pc.wrapping_add(imm))
+            };
+            (Jal) => {{
                 target = pc.wrapping_add(imm);
                 next = target;
                 branch = Some(if rd == 1 || rd == 5 {
@@ -829,316 +811,141 @@ impl Machine {
                     BranchKind::Jump
                 });
                 wr!(pc.wrapping_add(len));
-            }
-            Op::Jalr => {
+            }};
+            (Jalr) => {{
                 target = rs1.wrapping_add(imm) & !1;
                 next = target;
                 branch = Some(jalr_kind(rd, inst.rs1, inst.imm));
                 wr!(pc.wrapping_add(len));
-            }
-            Op::Brr => match self.brr.decide(inst.rd) {
-                Some(taken) => branch!(taken),
-                // --brr trap: an illegal instruction, for the guest's SIGILL handler
-                None => {
-                    return (
-                        Flow::Fault(FaultKind::IllegalInstruction),
-                        Control::Continue,
-                        pc,
-                    )
+            }};
+            (Branch($c:expr)) => {
+                branch!($c.eval(rs1, rs2))
+            };
+            (Brr) => {
+                match self.brr.decide(inst.rd) {
+                    Some(taken) => branch!(taken),
+                    // --brr trap: an illegal instruction, for the guest's SIGILL handler
+                    None => fault!(FaultKind::IllegalInstruction),
                 }
-            },
-            Op::Beq => branch!(rs1 == rs2),
-            Op::Bne => branch!(rs1 != rs2),
-            Op::Blt => branch!((rs1 as i64) < (rs2 as i64)),
-            Op::Bge => branch!((rs1 as i64) >= (rs2 as i64)),
-            Op::Bltu => branch!(rs1 < rs2),
-            Op::Bgeu => branch!(rs1 >= rs2),
-            Op::Lb => load!(load_u8, 1, |v: u8| v as i8 as i64 as u64),
-            Op::Lh => load!(load_u16, 2, |v: u16| v as i16 as i64 as u64),
-            Op::Lw => load!(load_u32, 4, |v: u32| v as i32 as i64 as u64),
-            Op::Ld => load!(load_u64, 8, |v: u64| v),
-            Op::Lbu => load!(load_u8, 1, u64::from),
-            Op::Lhu => load!(load_u16, 2, u64::from),
-            Op::Lwu => load!(load_u32, 4, u64::from),
-            Op::Sb => store!(store_u8, 1, rs2 as u8),
-            Op::Sh => store!(store_u16, 2, rs2 as u16),
-            Op::Sw => store!(store_u32, 4, rs2 as u32),
-            Op::Sd => store!(store_u64, 8, rs2),
-            Op::Addi => wr!(rs1.wrapping_add(imm)),
-            Op::Slti => wr!(u64::from((rs1 as i64) < (imm as i64))),
-            Op::Sltiu => wr!(u64::from(rs1 < imm)),
-            Op::Xori => wr!(rs1 ^ imm),
-            Op::Ori => wr!(rs1 | imm),
-            Op::Andi => wr!(rs1 & imm),
-            Op::Slli => wr!(rs1 << (imm & 63)),
-            Op::Srli => wr!(rs1 >> (imm & 63)),
-            Op::Srai => wr!(((rs1 as i64) >> (imm & 63)) as u64),
-            Op::Add => wr!(rs1.wrapping_add(rs2)),
-            Op::Sub => wr!(rs1.wrapping_sub(rs2)),
-            Op::Sll => wr!(rs1 << (rs2 & 63)),
-            Op::Slt => wr!(u64::from((rs1 as i64) < (rs2 as i64))),
-            Op::Sltu => wr!(u64::from(rs1 < rs2)),
-            Op::Xor => wr!(rs1 ^ rs2),
-            Op::Srl => wr!(rs1 >> (rs2 & 63)),
-            Op::Sra => wr!(((rs1 as i64) >> (rs2 & 63)) as u64),
-            Op::Or => wr!(rs1 | rs2),
-            Op::And => wr!(rs1 & rs2),
-            Op::Addiw => wr!(sext32(rs1.wrapping_add(imm))),
-            Op::Slliw => {
-                if imm & 32 != 0 {
-                    return (
-                        Flow::Fault(FaultKind::IllegalInstruction),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                wr!(sext32(((rs1 as u32) << (imm & 31)) as u64))
-            }
-            Op::Srliw => wr!(sext32(((rs1 as u32) >> (imm & 31)) as u64)),
-            Op::Sraiw => wr!(((rs1 as i32) >> (imm & 31)) as i64 as u64),
-            Op::Addw => wr!(sext32(rs1.wrapping_add(rs2))),
-            Op::Subw => wr!(sext32(rs1.wrapping_sub(rs2))),
-            Op::Sllw => wr!(sext32(((rs1 as u32) << (rs2 & 31)) as u64)),
-            Op::Srlw => wr!(sext32(((rs1 as u32) >> (rs2 & 31)) as u64)),
-            Op::Sraw => wr!(((rs1 as i32) >> (rs2 & 31)) as i64 as u64),
-            Op::Fence => {}
-            Op::FenceI => self.check_code_epoch(),
-            Op::Ecall if self.x[17] == RT_SIGRETURN => match self.sigreturn() {
-                Some(to) => {
-                    next = to;
-                    // a signal the restored mask unblocks is delivered now
-                    yielded = self
-                        .kernel
-                        .deliverable(self.kernel.threads().current)
-                        .is_some();
-                }
-                None => {
-                    return (
-                        Flow::Fault(FaultKind::LoadAccess(self.x[2])),
-                        Control::Continue,
-                        pc,
-                    )
-                }
-            },
-            Op::Ecall => {
-                let outcome = self
-                    .kernel
-                    .syscall(&mut self.mem, &mut self.x, self.instret);
-                self.check_code_epoch();
-                match outcome {
-                    SyscallOutcome::Continue => {
-                        result = Some(self.x[10]);
-                    }
-                    SyscallOutcome::Exit(code) => exit = Some(code),
-                    SyscallOutcome::Reschedule => {
-                        result = Some(self.x[10]);
-                        yielded = true;
-                    }
-                    SyscallOutcome::Spawned => {
-                        result = Some(self.x[10]);
-                        self.complete_child(next);
-                        yielded = true;
-                    }
-                }
-            }
-            Op::Ebreak => return (Flow::Fault(FaultKind::Breakpoint), Control::Continue, pc),
-            Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
-                // scalars, not the Inst: passing the aggregate would force a stack copy of every
-                // instruction in the hot loop
-                match self.csr(inst.op, inst.imm, inst.rs1, rs1) {
-                    Some(old) => wr!(old),
-                    None => {
-                        return (
-                            Flow::Fault(FaultKind::IllegalInstruction),
-                            Control::Continue,
-                            pc,
-                        )
-                    }
-                }
-            }
-            Op::Mul => wr!(rs1.wrapping_mul(rs2)),
-            Op::Mulh => wr!(((i128::from(rs1 as i64) * i128::from(rs2 as i64)) >> 64) as u64),
-            Op::Mulhsu => wr!(((i128::from(rs1 as i64) * (rs2 as i128)) >> 64) as u64),
-            Op::Mulhu => wr!(((u128::from(rs1) * u128::from(rs2)) >> 64) as u64),
-            Op::Div => wr!(if rs2 == 0 {
-                u64::MAX
-            } else {
-                (rs1 as i64).wrapping_div(rs2 as i64) as u64
-            }),
-            Op::Divu => wr!(rs1.checked_div(rs2).unwrap_or(u64::MAX)),
-            Op::Rem => wr!(if rs2 == 0 {
-                rs1
-            } else {
-                (rs1 as i64).wrapping_rem(rs2 as i64) as u64
-            }),
-            Op::Remu => wr!(rs1.checked_rem(rs2).unwrap_or(rs1)),
-            Op::Mulw => wr!(sext32(rs1.wrapping_mul(rs2))),
-            Op::Divw => {
-                let (a, b) = (rs1 as i32, rs2 as i32);
-                wr!(if b == 0 {
-                    u64::MAX
-                } else {
-                    a.wrapping_div(b) as i64 as u64
-                })
-            }
-            Op::Divuw => {
-                let (a, b) = (rs1 as u32, rs2 as u32);
-                wr!(a.checked_div(b).map_or(u64::MAX, |q| sext32(u64::from(q))))
-            }
-            Op::Remw => {
-                let (a, b) = (rs1 as i32, rs2 as i32);
-                wr!(if b == 0 {
-                    a as i64 as u64
-                } else {
-                    a.wrapping_rem(b) as i64 as u64
-                })
-            }
-            Op::Remuw => {
-                let (a, b) = (rs1 as u32, rs2 as u32);
-                wr!(if b == 0 {
-                    sext32(u64::from(a))
-                } else {
-                    sext32(u64::from(a % b))
-                })
-            }
-            Op::LrW | Op::LrD => {
-                let size = if inst.op == Op::LrW { 4 } else { 8 };
-                if rs1 % size != 0 {
-                    return (
-                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                let v = if size == 4 {
-                    self.mem.load_u32(rs1).map(|v| v as i32 as i64 as u64)
-                } else {
-                    self.mem.load_u64(rs1)
-                };
-                match v {
+            };
+            (Load($size:expr, $signed:expr)) => {{
+                let a = rs1.wrapping_add(imm);
+                match self.mem.load_sized(a, $size) {
                     Ok(v) => {
-                        self.reservation = Some(rs1 & !7);
-                        mem_addr = rs1;
-                        mem_size = size as u8;
-                        mem_value = v;
+                        let v = outcrop_sem::extend(v, $size, $signed);
+                        (mem_addr, mem_size, mem_value) = (a, $size, v);
                         wr!(v)
                     }
-                    Err(e) => {
-                        return (
-                            Flow::Fault(FaultKind::LoadAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        )
+                    Err(e) => fault!(FaultKind::LoadAccess(e.addr())),
+                }
+            }};
+            (Store($size:expr)) => {
+                store!($size, rs2)
+            };
+            (FLoad($size:expr)) => {{
+                let a = rs1.wrapping_add(imm);
+                match self.mem.load_sized(a, $size) {
+                    Ok(v) => {
+                        let r = if $size == 4 { box32(v as u32) } else { v };
+                        self.f[rd] = r;
+                        (mem_addr, mem_size, mem_value) = (a, $size, v);
+                        result = Some(r);
                     }
+                    Err(e) => fault!(FaultKind::LoadAccess(e.addr())),
                 }
-            }
-            Op::ScW | Op::ScD => {
-                let size = if inst.op == Op::ScW { 4 } else { 8 };
-                if rs1 % size != 0 {
-                    return (
-                        Flow::Fault(FaultKind::MisalignedAtomic(rs1)),
-                        Control::Continue,
-                        pc,
-                    );
-                }
-                if self.reservation == Some(rs1 & !7) {
-                    let r = if size == 4 {
-                        self.mem.store_u32(rs1, rs2 as u32)
-                    } else {
-                        self.mem.store_u64(rs1, rs2)
-                    };
-                    if let Err(e) = r {
-                        return (
-                            Flow::Fault(FaultKind::StoreAccess(e.addr())),
-                            Control::Continue,
-                            pc,
-                        );
-                    }
-                    self.check_code_epoch();
-                    mem_addr = rs1;
-                    mem_size = size as u8;
-                    mem_value = rs2;
-                    wr!(0)
-                } else {
-                    wr!(1)
-                }
-                self.reservation = None;
-            }
-            Op::AmoswapW
-            | Op::AmoaddW
-            | Op::AmoxorW
-            | Op::AmoandW
-            | Op::AmoorW
-            | Op::AmominW
-            | Op::AmomaxW
-            | Op::AmominuW
-            | Op::AmomaxuW
-            | Op::AmoswapD
-            | Op::AmoaddD
-            | Op::AmoxorD
-            | Op::AmoandD
-            | Op::AmoorD
-            | Op::AmominD
-            | Op::AmomaxD
-            | Op::AmominuD
-            | Op::AmomaxuD => match self.amo(inst.op, rs1, rs2) {
-                Ok((old, size)) => {
-                    mem_addr = rs1;
-                    mem_size = size;
-                    mem_value = old;
-                    wr!(if size == 4 { sext32(old) } else { old })
-                }
-                Err(kind) => return (Flow::Fault(kind), Control::Continue, pc),
-            },
-            Op::Flw => fload!(load_u32, 4, box32),
-            Op::Fld => fload!(load_u64, 8, |v: u64| v),
-            Op::Fsw => {
-                let v = self.f[inst.rs2 as usize] as u32;
-                src2 = u64::from(v);
-                store!(store_u32, 4, v)
-            }
-            Op::Fsd => {
-                let v = self.f[inst.rs2 as usize];
+            }};
+            (FStore($size:expr)) => {{
+                let v = self.f[inst.rs2 as usize & 31];
+                let v = if $size == 4 { u64::from(v as u32) } else { v };
                 src2 = v;
-                store!(store_u64, 8, v)
-            }
-            Op::Illegal => {
-                return (
-                    Flow::Fault(FaultKind::IllegalInstruction),
-                    Control::Continue,
-                    pc,
-                )
-            }
-            // may-be-operations write zero; wrs.* wait for nothing on one hart
-            Op::MopR | Op::MopRr => wr!(0),
-            Op::WrsNto | Op::WrsSto => {}
-            op if op.ext() != Ext::F && op.ext() != Ext::D && op.ext() != Ext::Zfa => {
-                match crate::bitmanip::eval(op, rs1, rs2, imm) {
-                    Some(v) => wr!(v),
-                    None => {
-                        return (
-                            Flow::Fault(FaultKind::IllegalInstruction),
-                            Control::Continue,
-                            pc,
-                        )
+                store!($size, v)
+            }};
+            (Fence) => {
+                ()
+            };
+            (Nop) => {
+                ()
+            };
+            (FenceI) => {
+                self.check_code_epoch()
+            };
+            (Ecall) => {
+                match self.ecall(next) {
+                    Ok((to, out, yield_now, code)) => {
+                        next = to;
+                        result = out;
+                        yielded = yield_now;
+                        exit = code;
                     }
+                    Err(kind) => fault!(kind),
                 }
-            }
-            _ => match self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1) {
-                Some((v, s1, s2)) => {
-                    result = Some(v);
-                    src1 = s1;
-                    src2 = s2;
+            };
+            (Ebreak) => {
+                fault!(FaultKind::Breakpoint)
+            };
+            // scalars, not the Inst: passing the aggregate would force a stack copy of every
+            // instruction in the hot loop
+            (Csr) => {
+                match self.csr(inst.op, inst.imm, inst.rs1, rs1) {
+                    Some(old) => wr!(old),
+                    None => fault!(FaultKind::IllegalInstruction),
                 }
-                None => {
-                    return (
-                        Flow::Fault(FaultKind::IllegalInstruction),
-                        Control::Continue,
-                        pc,
-                    )
+            };
+            (Lr($size:expr)) => {
+                match self.load_reserved(rs1, $size) {
+                    Ok(v) => {
+                        (mem_addr, mem_size, mem_value) = (rs1, $size, v);
+                        wr!(v)
+                    }
+                    Err(kind) => fault!(kind),
                 }
-            },
+            };
+            (Sc($size:expr)) => {
+                match self.store_conditional(rs1, $size, rs2) {
+                    Ok(true) => {
+                        (mem_addr, mem_size, mem_value) = (rs1, $size, rs2);
+                        wr!(0)
+                    }
+                    Ok(false) => wr!(1),
+                    Err(kind) => fault!(kind),
+                }
+            };
+            (Amo($op:expr, $size:expr)) => {
+                match self.amo($op, $size, rs1, rs2) {
+                    Ok(old) => {
+                        (mem_addr, mem_size, mem_value) = (rs1, $size, old);
+                        wr!(if $size == 4 { sext32(old) } else { old })
+                    }
+                    Err(kind) => fault!(kind),
+                }
+            };
+            // may-be-operations write zero
+            (Zero) => {
+                wr!(0)
+            };
+            (FMove($m:expr)) => {
+                family!(Float)
+            };
+            (Float) => {
+                match self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1) {
+                    Some((v, s1, s2)) => {
+                        result = Some(v);
+                        src1 = s1;
+                        src2 = s2;
+                    }
+                    None => fault!(FaultKind::IllegalInstruction),
+                }
+            };
         }
+        macro_rules! dispatch {
+            ($($op:ident $family:ident $(($($args:tt)*))? ;)*) => {
+                match inst.op {
+                    $(Op::$op => family!($family $(($($args)*))?),)*
+                    Op::Illegal => fault!(FaultKind::IllegalInstruction),
+                }
+            };
+        }
+        crate::inst::for_each_op!(dispatch);
         self.x[0] = 0;
         self.instret += 1;
 
@@ -1218,69 +1025,83 @@ impl Machine {
         }
     }
 
-    /// An atomic memory operation (A extension) at `addr` with operand `src`; returns the old
-    /// memory value (zero-extended) and the access size.
-    fn amo(&mut self, op: Op, addr: u64, src: u64) -> Result<(u64, u8), FaultKind> {
-        let word = matches!(
-            op,
-            Op::AmoswapW
-                | Op::AmoaddW
-                | Op::AmoxorW
-                | Op::AmoandW
-                | Op::AmoorW
-                | Op::AmominW
-                | Op::AmomaxW
-                | Op::AmominuW
-                | Op::AmomaxuW
-        );
-        let size: u8 = if word { 4 } else { 8 };
+    /// A system call (or `rt_sigreturn`) by the instruction before `next`: where the guest goes
+    /// on, the value it returned, whether the scheduler runs now, and the exit code if the
+    /// process exited.
+    #[inline(never)]
+    fn ecall(&mut self, next: u64) -> Result<(u64, Option<u64>, bool, Option<i32>), FaultKind> {
+        if self.x[17] == RT_SIGRETURN {
+            let Some(to) = self.sigreturn() else {
+                return Err(FaultKind::LoadAccess(self.x[2]));
+            };
+            // a signal the restored mask unblocks is delivered now
+            let current = self.kernel.threads().current;
+            return Ok((to, None, self.kernel.deliverable(current).is_some(), None));
+        }
+        let outcome = self
+            .kernel
+            .syscall(&mut self.mem, &mut self.x, self.instret);
+        self.check_code_epoch();
+        let ret = Some(self.x[10]);
+        Ok(match outcome {
+            SyscallOutcome::Continue => (next, ret, false, None),
+            SyscallOutcome::Exit(code) => (next, None, false, Some(code)),
+            SyscallOutcome::Reschedule => (next, ret, true, None),
+            SyscallOutcome::Spawned => {
+                self.complete_child(next);
+                (next, ret, true, None)
+            }
+        })
+    }
+
+    /// Load-reserved of `size` bytes at `addr` (sign-extended from a word).
+    #[inline(never)]
+    fn load_reserved(&mut self, addr: u64, size: u8) -> Result<u64, FaultKind> {
         if addr % u64::from(size) != 0 {
             return Err(FaultKind::MisalignedAtomic(addr));
         }
-        let loaded = if word {
-            self.mem.load_u32(addr).map(u64::from)
-        } else {
-            self.mem.load_u64(addr)
-        };
-        let old = loaded.map_err(|e| FaultKind::LoadAccess(e.addr()))?;
-        // compare in the operation's width: sign-extend for signed min/max
-        let (a, b) = if word {
-            (sext32(old), sext32(src))
-        } else {
-            (old, src)
-        };
-        let new = match op {
-            Op::AmoswapW | Op::AmoswapD => src,
-            Op::AmoaddW | Op::AmoaddD => old.wrapping_add(src),
-            Op::AmoxorW | Op::AmoxorD => old ^ src,
-            Op::AmoandW | Op::AmoandD => old & src,
-            Op::AmoorW | Op::AmoorD => old | src,
-            Op::AmominW | Op::AmominD => (a as i64).min(b as i64) as u64,
-            Op::AmomaxW | Op::AmomaxD => (a as i64).max(b as i64) as u64,
-            Op::AmominuW | Op::AmominuD => {
-                if word {
-                    (old as u32).min(src as u32).into()
-                } else {
-                    old.min(src)
-                }
-            }
-            _ => {
-                if word {
-                    (old as u32).max(src as u32).into()
-                } else {
-                    old.max(src)
-                }
-            }
-        };
-        let stored = if word {
-            self.mem.store_u32(addr, new as u32)
-        } else {
-            self.mem.store_u64(addr, new)
-        };
-        stored.map_err(|e| FaultKind::StoreAccess(e.addr()))?;
+        let v = self
+            .mem
+            .load_sized(addr, size)
+            .map_err(|e| FaultKind::LoadAccess(e.addr()))?;
+        self.reservation = Some(addr & !7);
+        Ok(outcrop_sem::extend(v, size, true))
+    }
+
+    /// Store-conditional of the low `size` bytes of `v` at `addr`: whether it stored.
+    #[inline(never)]
+    fn store_conditional(&mut self, addr: u64, size: u8, v: u64) -> Result<bool, FaultKind> {
+        if addr % u64::from(size) != 0 {
+            return Err(FaultKind::MisalignedAtomic(addr));
+        }
+        let stored = self.reservation == Some(addr & !7);
+        if stored {
+            self.mem
+                .store_sized(addr, size, v)
+                .map_err(|e| FaultKind::StoreAccess(e.addr()))?;
+            self.check_code_epoch();
+        }
+        self.reservation = None;
+        Ok(stored)
+    }
+
+    /// An atomic memory operation (A extension) of `size` bytes at `addr` with operand `src`;
+    /// returns the old memory value (zero-extended).
+    #[inline(never)]
+    fn amo(&mut self, op: AmoOp, size: u8, addr: u64, src: u64) -> Result<u64, FaultKind> {
+        if addr % u64::from(size) != 0 {
+            return Err(FaultKind::MisalignedAtomic(addr));
+        }
+        let old = self
+            .mem
+            .load_sized(addr, size)
+            .map_err(|e| FaultKind::LoadAccess(e.addr()))?;
+        self.mem
+            .store_sized(addr, size, op.eval(old, src, size))
+            .map_err(|e| FaultKind::StoreAccess(e.addr()))?;
         self.check_code_epoch();
         self.reservation = None;
-        Ok((old, size))
+        Ok(old)
     }
 
     /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
@@ -1398,9 +1219,9 @@ impl Machine {
             Op::FmsubD => W::F(fpu::f64_msub(fa, fb, fc, rm, &mut fl)),
             Op::FnmsubD => W::F(fpu::f64_nmsub(fa, fb, fc, rm, &mut fl)),
             Op::FnmaddD => W::F(fpu::f64_nmadd(fa, fb, fc, rm, &mut fl)),
-            Op::FsgnjD => W::F((fa & !(1 << 63)) | (fb & (1 << 63))),
-            Op::FsgnjnD => W::F((fa & !(1 << 63)) | (!fb & (1 << 63))),
-            Op::FsgnjxD => W::F(fa ^ (fb & (1 << 63))),
+            Op::FsgnjD => W::F(FMove::SgnjD.eval(fa, fb)),
+            Op::FsgnjnD => W::F(FMove::SgnjnD.eval(fa, fb)),
+            Op::FsgnjxD => W::F(FMove::SgnjxD.eval(fa, fb)),
             Op::FminD => W::F(fpu::f64_min(fa, fb, &mut fl)),
             Op::FmaxD => W::F(fpu::f64_max(fa, fb, &mut fl)),
             Op::FcvtSD => W::F(box32(fpu::f64_to_f32(fa, rm, &mut fl))),
@@ -1413,12 +1234,12 @@ impl Machine {
             Op::FcvtWuD => W::X(fpu::f64_to_u32(fa, rm, &mut fl) as i32 as i64 as u64),
             Op::FcvtLD => W::X(fpu::f64_to_i64(fa, rm, &mut fl) as u64),
             Op::FcvtLuD => W::X(fpu::f64_to_u64(fa, rm, &mut fl)),
-            Op::FmvXD => W::X(fa),
+            Op::FmvXD => W::X(FMove::XFromD.eval(fa, fb)),
             Op::FcvtDW => W::F(fpu::f64_from_i32(xs1 as i32, rm, &mut fl)),
             Op::FcvtDWu => W::F(fpu::f64_from_u32(xs1 as u32, rm, &mut fl)),
             Op::FcvtDL => W::F(fpu::f64_from_i64(xs1 as i64, rm, &mut fl)),
             Op::FcvtDLu => W::F(fpu::f64_from_u64(xs1, rm, &mut fl)),
-            Op::FmvDX => W::F(xs1),
+            Op::FmvDX => W::F(FMove::DFromX.eval(xs1, fb)),
             // Zfa
             Op::FliS => W::F(box32(fpu::fli_s(u32::from(rs1)))),
             Op::FliD => W::F(fpu::fli_d(u32::from(rs1))),

@@ -819,6 +819,27 @@ impl Memory {
         self.write(addr, v.to_le_bytes())
     }
 
+    /// Loads `size` bytes (1, 2, 4; anything else 8), zero-extended.
+    #[inline(always)]
+    pub fn load_sized(&mut self, addr: u64, size: u8) -> Result<u64, AccessError> {
+        match size {
+            1 => self.load_u8(addr).map(u64::from),
+            2 => self.load_u16(addr).map(u64::from),
+            4 => self.load_u32(addr).map(u64::from),
+            _ => self.load_u64(addr),
+        }
+    }
+    /// Stores the low `size` bytes (1, 2, 4; anything else 8) of `v`.
+    #[inline(always)]
+    pub fn store_sized(&mut self, addr: u64, size: u8, v: u64) -> Result<(), AccessError> {
+        match size {
+            1 => self.store_u8(addr, v as u8),
+            2 => self.store_u16(addr, v as u16),
+            4 => self.store_u32(addr, v as u32),
+            _ => self.store_u64(addr, v),
+        }
+    }
+
     /// Copies guest bytes out, ignoring permissions other than "mapped and readable"
     /// (for syscalls such as write).
     pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), AccessError> {

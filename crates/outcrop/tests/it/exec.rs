@@ -205,6 +205,33 @@ fn every_instruction_group_gives_qemus_values() {
 }
 
 #[test]
+fn a_zbc_program_gives_qemus_values_on_every_engine() {
+    // zbc.c: clmul, clmulh and clmulr on edge operands, and a CRC-32 of 1 MiB folded with
+    // carry-less products (hot enough to be compiled); zbc.expected is
+    // qemu-riscv64-static -cpu rv64,zbc=true's output
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guest");
+    let prog = dir.join("zbc");
+    let want = std::fs::read_to_string(dir.join("zbc.expected")).unwrap();
+    for engine in ["step", "blocks", "jit"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+            .args(["exec", "--engine", engine, "--"])
+            .arg(&prog)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{engine}: {}", err(&o));
+        assert_eq!(out(&o), want, "{engine}");
+    }
+    // switched off, the first carry-less product is an illegal instruction naming Zbc
+    let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--isa", "rv64gc", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(err(&o).contains("is a Zbc instruction"), "{}", err(&o));
+}
+
+#[test]
 fn self_modifying_code_runs_the_new_instructions() {
     // the instruction cache must notice stores to executable pages
     assert_eq!(out(&exec(&[], &["smc"])), "smc 1 2\n");

@@ -12,6 +12,7 @@ fn crates_dir() -> PathBuf {
 /// Layer of each crate (folder name): a crate may depend only on crates of a lower layer.
 const LAYERS: &[(&str, u8)] = &[
     ("events", 0),
+    ("sem", 0),
     ("sampling", 1),
     ("instrument", 1),
     ("jit", 1),

@@ -60,7 +60,8 @@ fn the_instruction_limit_falls_inside_blocks_exactly() {
     }
 }
 
-/// Every R-type integer ALU form and the M forms the random programs use: (funct7, funct3,
+/// Every R-type integer ALU form (I, Zba, Zbb, Zbc, Zbs, Zicond) and the M forms the random
+/// programs use: (funct7, funct3,
 /// opcode).
 const R_FORMS: &[(u32, u32, u32)] = &[
     (0, 0, 0x33),
@@ -109,6 +110,10 @@ const R_FORMS: &[(u32, u32, u32)] = &[
     (0x14, 1, 0x33),
     (7, 5, 0x33),
     (7, 7, 0x33),
+    // Zbc: clmul, clmulr, clmulh
+    (5, 1, 0x33),
+    (5, 2, 0x33),
+    (5, 3, 0x33),
 ];
 
 /// The unary and immediate forms of Zba/Zbb/Zbs (rd = a0, rs1 = a1; the shift amount or

@@ -108,7 +108,7 @@ fn decode_display_assemble_gives_the_same_bits() {
     drop(f);
     let obj = dir.join("rt.o");
     let out = Command::new(&asm)
-        .args(["-march=rv64gc_zba_zbb_zbs", "-o"])
+        .args(["-march=rv64gc_zba_zbb_zbc_zbs", "-o"])
         .arg(&obj)
         .arg(&src)
         .output()

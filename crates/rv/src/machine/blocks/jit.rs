@@ -4,12 +4,12 @@
 //! runs through `outcrop_jit`'s audited module.
 
 use super::{Block, Uop, K};
-use crate::inst::Op;
 use crate::machine::{jalr_kind, Machine};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use outcrop_jit::ir::Record;
-use outcrop_jit::ir::{self, Alu, AmoOp, Cond, FMove, Src, Term};
+use outcrop_jit::ir::{self, Alu, Cond, Src, Term};
 use outcrop_jit::{Exit, Jit};
+use outcrop_sem::Sem;
 use std::collections::VecDeque;
 
 /// Most guest blocks in one unit.
@@ -33,6 +33,94 @@ pub(super) const NEVER: u32 = u32::MAX;
 /// The compiling tier of a machine (created on first use).
 pub(in crate::machine) type Tier = Jit<crate::memory::Memory>;
 
+/// What one instruction becomes in compiled code.
+enum Lowered {
+    /// An operation inside the block.
+    Op(ir::Op),
+    /// A conditional branch on (rs1, rs2).
+    Branch(Cond, u8, u8),
+    /// `jal rd`.
+    Jal(u8),
+    /// `jalr rd, off(rs1)`.
+    Jalr(u8, u8, i64),
+}
+
+/// The compiled form of an instruction that does `sem` with the decoded operands
+/// `(rd, rs1, rs2, imm)`, at `pc` after `n` instructions of its block and `len` bytes long;
+/// `None` if the engine runs it.
+fn lower(
+    sem: Sem,
+    (rd, rs1, rs2, imm): (u8, u8, u8, i64),
+    pc: u64,
+    n: u32,
+    len: u16,
+) -> Option<Lowered> {
+    let len = len as u8;
+    Some(Lowered::Op(match sem {
+        Sem::Alu(op) => ir::Op::Alu {
+            op,
+            rd,
+            rs1,
+            b: Src::Reg(rs2),
+        },
+        Sem::AluImm(op) => ir::Op::Alu {
+            op,
+            rd,
+            rs1,
+            b: Src::Imm(imm as u64),
+        },
+        Sem::Load(size, signed) => ir::Op::Load {
+            rd,
+            rs1,
+            off: imm,
+            size,
+            signed,
+            pc,
+            n,
+        },
+        Sem::Store(size) => ir::Op::Store {
+            rs1,
+            rs2,
+            off: imm,
+            size,
+            pc,
+            len,
+            n,
+        },
+        Sem::FLoad(size) => ir::Op::FLoad {
+            rd,
+            rs1,
+            off: imm,
+            size,
+            pc,
+            n,
+        },
+        Sem::FStore(size) => ir::Op::FStore {
+            rs1,
+            rs2,
+            off: imm,
+            size,
+            pc,
+            len,
+            n,
+        },
+        Sem::FMove(op) => ir::Op::FMove { op, rd, rs1, rs2 },
+        Sem::Amo(op, size) => ir::Op::Amo {
+            op,
+            rd,
+            rs1,
+            rs2,
+            size,
+            pc,
+            n,
+        },
+        Sem::Branch(c) => return Some(Lowered::Branch(c, rs1, rs2)),
+        Sem::Jal => return Some(Lowered::Jal(rd)),
+        Sem::Jalr => return Some(Lowered::Jalr(rd, rs1, imm)),
+        _ => return None,
+    }))
+}
+
 /// Where the block engine goes on after compiled code ran.
 pub(super) enum After {
     /// At this pc, in any block (compiled or not).
@@ -46,352 +134,107 @@ pub(super) enum After {
     Stopped,
 }
 
-fn cond(k: K) -> Option<Cond> {
-    Some(match k {
-        K::Beq | K::Beqz => Cond::Eq,
-        K::Bne | K::Bnez => Cond::Ne,
-        K::Blt => Cond::Lt,
-        K::Bge => Cond::Ge,
-        K::Bltu => Cond::Ltu,
-        K::Bgeu => Cond::Geu,
-        _ => return None,
-    })
-}
-
-fn alu_imm(k: K) -> Option<Alu> {
-    Some(match k {
-        K::Addi => Alu::Add,
-        K::Slti => Alu::Slt,
-        K::Sltiu => Alu::Sltu,
-        K::Xori => Alu::Xor,
-        K::Ori => Alu::Or,
-        K::Andi => Alu::And,
-        K::Slli => Alu::Sll,
-        K::Srli => Alu::Srl,
-        K::Srai => Alu::Sra,
-        K::Addiw => Alu::Addw,
-        K::Slliw => Alu::Sllw,
-        K::Srliw => Alu::Srlw,
-        K::Sraiw => Alu::Sraw,
-        _ => return None,
-    })
-}
-
-fn alu_reg(k: K) -> Option<Alu> {
-    Some(match k {
-        K::Add => Alu::Add,
-        K::Sub => Alu::Sub,
-        K::Sll => Alu::Sll,
-        K::Slt => Alu::Slt,
-        K::Sltu => Alu::Sltu,
-        K::Xor => Alu::Xor,
-        K::Srl => Alu::Srl,
-        K::Sra => Alu::Sra,
-        K::Or => Alu::Or,
-        K::And => Alu::And,
-        K::Addw => Alu::Addw,
-        K::Subw => Alu::Subw,
-        K::Sllw => Alu::Sllw,
-        K::Srlw => Alu::Srlw,
-        K::Sraw => Alu::Sraw,
-        K::Mul => Alu::Mul,
-        K::Mulw => Alu::Mulw,
-        K::Sh1add => Alu::Sh1add,
-        K::Sh2add => Alu::Sh2add,
-        K::Sh3add => Alu::Sh3add,
-        K::AddUw => Alu::AddUw,
-        K::Andn => Alu::Andn,
-        K::CzeroEqz => Alu::CzeroEqz,
-        K::CzeroNez => Alu::CzeroNez,
-        _ => return None,
-    })
-}
-
-/// The M-extension operations the block engine leaves to `step`, compiled here.
-fn alu_generic(op: Op) -> Option<Alu> {
-    Some(match op {
-        Op::Mulh => Alu::Mulh,
-        Op::Mulhu => Alu::Mulhu,
-        Op::Mulhsu => Alu::Mulhsu,
-        Op::Div => Alu::Div,
-        Op::Divu => Alu::Divu,
-        Op::Rem => Alu::Rem,
-        Op::Remu => Alu::Remu,
-        Op::Divw => Alu::Divw,
-        Op::Divuw => Alu::Divuw,
-        Op::Remw => Alu::Remw,
-        Op::Remuw => Alu::Remuw,
-        _ => return None,
-    })
-}
-
-/// Atomic memory operations: the operation and the size.
-fn amo(op: Op) -> Option<(AmoOp, u8)> {
-    Some(match op {
-        Op::AmoswapW => (AmoOp::Swap, 4),
-        Op::AmoaddW => (AmoOp::Add, 4),
-        Op::AmoxorW => (AmoOp::Xor, 4),
-        Op::AmoandW => (AmoOp::And, 4),
-        Op::AmoorW => (AmoOp::Or, 4),
-        Op::AmominW => (AmoOp::Min, 4),
-        Op::AmomaxW => (AmoOp::Max, 4),
-        Op::AmominuW => (AmoOp::Minu, 4),
-        Op::AmomaxuW => (AmoOp::Maxu, 4),
-        Op::AmoswapD => (AmoOp::Swap, 8),
-        Op::AmoaddD => (AmoOp::Add, 8),
-        Op::AmoxorD => (AmoOp::Xor, 8),
-        Op::AmoandD => (AmoOp::And, 8),
-        Op::AmoorD => (AmoOp::Or, 8),
-        Op::AmominD => (AmoOp::Min, 8),
-        Op::AmomaxD => (AmoOp::Max, 8),
-        Op::AmominuD => (AmoOp::Minu, 8),
-        Op::AmomaxuD => (AmoOp::Maxu, 8),
-        _ => return None,
-    })
-}
-
-fn load_kind(k: K) -> Option<(u8, bool)> {
-    Some(match k {
-        K::Lb => (1, true),
-        K::Lh => (2, true),
-        K::Lw => (4, true),
-        K::Ld => (8, false),
-        K::Lbu => (1, false),
-        K::Lhu => (2, false),
-        K::Lwu => (4, false),
-        _ => return None,
-    })
-}
-
-fn store_size(k: K) -> Option<u8> {
-    Some(match k {
-        K::Sb => 1,
-        K::Sh => 2,
-        K::Sw => 4,
-        K::Sd => 8,
-        _ => return None,
-    })
-}
-
 impl Machine {
     /// Block `id` of the cache as a compiled block (compiled up to the first instruction this
-    /// tier leaves to the engine).
+    /// tier leaves to the engine). Each micro-op is lowered from what its instruction does
+    /// ([`Sem`]), except the forms the block engine specialised (constants, moves, fused
+    /// pairs), which are lowered from what they became.
     fn ir_block(&self, b: &Block, id: u32, uops: &[Uop]) -> ir::Block {
         let (first, count) = (b.first as usize, b.count as usize);
-        // basic blocks (an observer reads block-level streams): every run is recorded
-        let record = (!self.blocks.extended).then_some(id);
+        let block = |ops, insns, term| ir::Block {
+            start: b.start,
+            insns,
+            ops,
+            term,
+            // basic blocks (an observer reads block-level streams): every run is recorded
+            record: (!self.blocks.extended).then_some(id),
+        };
         let mut ops = Vec::new();
-        let block = uops.get(first..first + count).unwrap_or_default();
+        let uops = uops.get(first..first + count).unwrap_or_default();
         let meta = self
             .blocks
             .meta
             .get(first..first + count)
             .unwrap_or_default();
-        for (k, (u, m)) in block.iter().zip(meta).enumerate() {
+        for (k, (u, m)) in uops.iter().zip(meta).enumerate() {
             let pc = b.start + u64::from(m.off);
-            let engine = |n: u16| {
-                (
-                    u32::from(n),
-                    Term::Engine {
-                        pc,
-                        n: u32::from(n),
-                    },
-                )
-            };
             let last = k + 1 == count;
             let (rd, rs1, rs2) = (u.rd & 31, u.rs1 & 31, u.rs2 & 31);
-            let op = match u.k {
-                K::Nop => None,
-                K::Li => Some(ir::Op::Li { rd, v: u.imm }),
-                K::Mv => Some(ir::Op::Alu {
-                    op: Alu::Add,
-                    rd,
-                    rs1,
-                    b: Src::Imm(0),
-                }),
-                k if alu_imm(k).is_some() => alu_imm(k).map(|op| ir::Op::Alu {
-                    op,
-                    rd,
-                    rs1,
-                    b: Src::Imm(u.imm),
-                }),
-                k if alu_reg(k).is_some() => alu_reg(k).map(|op| ir::Op::Alu {
-                    op,
-                    rd,
-                    rs1,
-                    b: Src::Reg(rs2),
-                }),
-                k if load_kind(k).is_some() => load_kind(k).map(|(size, signed)| ir::Op::Load {
-                    rd,
-                    rs1,
-                    off: u.imm as i64,
-                    size,
-                    signed,
-                    pc,
-                    n: u32::from(m.n),
-                }),
-                k if store_size(k).is_some() => store_size(k).map(|size| ir::Op::Store {
-                    rs1,
-                    rs2,
-                    off: u.imm as i64,
-                    size,
-                    pc,
-                    len: (m.next_off - m.off) as u8,
-                    n: u32::from(m.n),
-                }),
-                K::Flw | K::Fld => Some(ir::Op::FLoad {
-                    rd,
-                    rs1,
-                    off: u.imm as i64,
-                    size: if u.k == K::Flw { 4 } else { 8 },
-                    pc,
-                    n: u32::from(m.n),
-                }),
-                K::Fsw | K::Fsd => Some(ir::Op::FStore {
-                    rs1,
-                    rs2,
-                    off: u.imm as i64,
-                    size: if u.k == K::Fsw { 4 } else { 8 },
-                    pc,
-                    len: (m.next_off - m.off) as u8,
-                    n: u32::from(m.n),
-                }),
-                K::FmvXD | K::FmvDX | K::FsgnjD | K::FsgnjnD | K::FsgnjxD => {
-                    let op = match u.k {
-                        K::FmvXD => FMove::XFromD,
-                        K::FmvDX => FMove::DFromX,
-                        K::FsgnjD => FMove::SgnjD,
-                        K::FsgnjnD => FMove::SgnjnD,
-                        _ => FMove::SgnjxD,
-                    };
-                    Some(ir::Op::FMove { op, rd, rs1, rs2 })
+            match u.k {
+                K::Nop => continue,
+                K::Li => {
+                    ops.push(ir::Op::Li { rd, v: u.imm });
+                    continue;
                 }
-                K::Generic => {
-                    let inst = self.blocks.generic.get(u.aux as usize).map(|g| g.0);
-                    let alu = inst.and_then(|i| alu_generic(i.op).map(|op| (op, i)));
-                    let atomic = inst.and_then(|i| amo(i.op).map(|a| (a, i)));
-                    match (alu, atomic) {
-                        (Some((op, i)), _) if i.rd & 31 != 0 => Some(ir::Op::Alu {
-                            op,
-                            rd: i.rd & 31,
-                            rs1: i.rs1 & 31,
-                            b: Src::Reg(i.rs2 & 31),
-                        }),
-                        (_, Some(((op, size), i))) => Some(ir::Op::Amo {
-                            op,
-                            rd: i.rd & 31,
-                            rs1: i.rs1 & 31,
-                            rs2: i.rs2 & 31,
-                            size,
-                            pc,
-                            n: u32::from(m.n),
-                        }),
-                        _ => {
-                            let (insns, term) = engine(m.n);
-                            return ir::Block {
-                                start: b.start,
-                                insns,
-                                ops,
-                                term,
-                                record,
-                            };
-                        }
-                    }
-                }
-                k if cond(k).is_some() && !last => cond(k).map(|c| ir::Op::Exit {
-                    cond: c,
-                    rs1,
-                    rs2: if matches!(k, K::Beqz | K::Bnez) {
-                        0
-                    } else {
-                        rs2
-                    },
-                    target: u.imm,
-                    n: u.aux as u32,
-                }),
-                k if cond(k).is_some() => {
-                    let c = cond(k).unwrap_or(Cond::Eq);
-                    return ir::Block {
-                        start: b.start,
-                        insns: b.insns,
-                        ops,
-                        record,
-                        term: Term::Branch {
-                            cond: c,
-                            rs1,
-                            rs2: if matches!(k, K::Beqz | K::Bnez) {
-                                0
-                            } else {
-                                rs2
-                            },
-                            taken: u.imm,
-                            fall: b.end,
-                        },
-                    };
-                }
-                K::Jal => {
-                    return ir::Block {
-                        start: b.start,
-                        insns: b.insns,
-                        ops,
-                        record,
-                        term: Term::Jal {
-                            rd,
-                            link: b.end,
-                            target: u.imm,
-                        },
-                    }
-                }
-                K::Jalr => {
-                    return ir::Block {
-                        start: b.start,
-                        insns: b.insns,
-                        ops,
-                        record,
-                        term: Term::Jalr {
-                            rd,
-                            rs1,
-                            off: u.imm as i64,
-                            link: b.end,
-                        },
-                    }
+                K::Mv => {
+                    ops.push(ir::Op::Alu {
+                        op: Alu::Add,
+                        rd,
+                        rs1,
+                        b: Src::Imm(0),
+                    });
+                    continue;
                 }
                 K::AuipcJalr => {
                     // auipc rd, hi; jalr rs2, lo(rd): both writes, the link last
                     ops.push(ir::Op::Li { rd, v: u.imm });
-                    return ir::Block {
-                        start: b.start,
-                        insns: b.insns,
-                        ops,
-                        record,
-                        term: Term::Jal {
-                            rd: rs2,
-                            link: b.end,
-                            target: u.imm.wrapping_add(u.aux as i64 as u64) & !1,
-                        },
+                    let target = u.imm.wrapping_add(u.aux as i64 as u64) & !1;
+                    let term = Term::Jal {
+                        rd: rs2,
+                        link: b.end,
+                        target,
                     };
+                    return block(ops, b.insns, term);
                 }
-                // FP, bit manipulation beyond the common forms, brr, system calls: the engine
-                _ => {
-                    let (insns, term) = engine(m.n);
-                    return ir::Block {
-                        start: b.start,
-                        insns,
-                        ops,
-                        term,
-                        record,
-                    };
-                }
+                _ => {}
+            }
+            // the operands as decoded (a generic micro-op's `imm` indexes its instruction)
+            let fields = match u.k {
+                K::Generic | K::Float | K::Ecall => self
+                    .blocks
+                    .generic
+                    .get(u.imm as usize)
+                    .map(|g| (g.0.rd & 31, g.0.rs1 & 31, g.0.rs2 & 31, g.0.imm as i64)),
+                _ => Some((rd, rs1, rs2, u.imm as i64)),
             };
-            ops.extend(op);
+            let n = u32::from(m.n);
+            let lowered = fields.and_then(|f| lower(m.sem, f, pc, n, m.next_off - m.off));
+            match lowered {
+                Some(Lowered::Op(op)) => ops.push(op),
+                Some(Lowered::Branch(cond, rs1, rs2)) if !last => ops.push(ir::Op::Exit {
+                    cond,
+                    rs1,
+                    rs2,
+                    target: u.imm,
+                    n: u.aux as u32,
+                }),
+                Some(Lowered::Branch(cond, rs1, rs2)) => {
+                    let term = Term::Branch {
+                        cond,
+                        rs1,
+                        rs2,
+                        taken: u.imm,
+                        fall: b.end,
+                    };
+                    return block(ops, b.insns, term);
+                }
+                Some(Lowered::Jal(rd)) => {
+                    let term = Term::Jal {
+                        rd,
+                        link: b.end,
+                        target: u.imm,
+                    };
+                    return block(ops, b.insns, term);
+                }
+                Some(Lowered::Jalr(rd, rs1, off)) => {
+                    let link = b.end;
+                    return block(ops, b.insns, Term::Jalr { rd, rs1, off, link });
+                }
+                // FP arithmetic, brr, system instructions: the engine
+                None => return block(ops, n, Term::Engine { pc, n }),
+            }
         }
-        ir::Block {
-            start: b.start,
-            insns: b.insns,
-            ops,
-            record,
-            term: Term::Fall { next: b.end },
-        }
+        block(ops, b.insns, Term::Fall { next: b.end })
     }
 
     /// The targets a block may go to next that are known when it is built.
