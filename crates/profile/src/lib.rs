@@ -1233,66 +1233,13 @@ impl Profile {
                 thread: n.thread,
             })
             .collect();
-        let mut threads: Vec<ThreadCounts> = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
-            let t = match threads.binary_search_by_key(&n.thread, |t| t.index) {
-                Ok(t) => t,
-                Err(at) => {
-                    threads.insert(
-                        at,
-                        ThreadCounts {
-                            index: n.thread,
-                            ..ThreadCounts::default()
-                        },
-                    );
-                    at
-                }
-            };
-            if i == 0 || (n.function.is_none() && n.parent == 0) {
-                threads[t].root = i as u32;
-            }
-            threads[t].counts.add(&n.self_counts);
-        }
-        threads.retain(|t| t.index == 0 || t.counts.instructions > 0);
+        let threads = threads_of(&nodes);
         for i in (1..nodes.len()).rev() {
             let t = nodes[i].total_counts;
             let parent = nodes[i].parent as usize;
             nodes[parent].total_counts.add(&t);
         }
-        // a function's total: its nodes' totals, except nodes below another node of the
-        // same function (recursion counted once)
-        let mut outer = vec![false; nodes.len()];
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-        for i in 1..nodes.len() {
-            children[nodes[i].parent as usize].push(i as u32);
-        }
-        let mut active = vec![0u32; functions.len()];
-        // iterative DFS: (node, entering)
-        let mut work = vec![(0u32, true)];
-        while let Some((n, entering)) = work.pop() {
-            let f = nodes[n as usize].function;
-            if entering {
-                if let Some(f) = f {
-                    outer[n as usize] = active[f as usize] == 0;
-                    active[f as usize] += 1;
-                }
-                work.push((n, false));
-                for &c in children[n as usize].iter().rev() {
-                    work.push((c, true));
-                }
-            } else if let Some(f) = f {
-                active[f as usize] -= 1;
-            }
-        }
-        for (i, n) in nodes.iter().enumerate() {
-            if let Some(f) = n.function {
-                let f = &mut functions[f as usize];
-                f.calls += n.calls;
-                if outer[i] {
-                    f.total_counts.add(&n.total_counts);
-                }
-            }
-        }
+        add_function_totals(&nodes, &mut functions);
         // the end of the run closes the last interval, so the intervals sum to the run
         let end = p.counts_now();
         let mut timeline = Timeline {
@@ -1439,6 +1386,71 @@ pub struct LineProfile {
     pub rows: Vec<LineRow>,
     /// Counts of instructions the line table does not cover (libc without debug info).
     pub unattributed: Counts,
+}
+
+/// Each guest thread's root node and own instruction counts (thread 0 always; others that
+/// retired something).
+fn threads_of(nodes: &[TreeNode]) -> Vec<ThreadCounts> {
+    let mut threads: Vec<ThreadCounts> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let t = match threads.binary_search_by_key(&n.thread, |t| t.index) {
+            Ok(t) => t,
+            Err(at) => {
+                threads.insert(
+                    at,
+                    ThreadCounts {
+                        index: n.thread,
+                        ..ThreadCounts::default()
+                    },
+                );
+                at
+            }
+        };
+        if i == 0 || (n.function.is_none() && n.parent == 0) {
+            threads[t].root = i as u32;
+        }
+        threads[t].counts.add(&n.self_counts);
+    }
+    threads.retain(|t| t.index == 0 || t.counts.instructions > 0);
+    threads
+}
+
+/// Adds each function's calls and total counts from the call tree's nodes.
+fn add_function_totals(nodes: &[TreeNode], functions: &mut [Function]) {
+    // a function's total: its nodes' totals, except nodes below another node of the
+    // same function (recursion counted once)
+    let mut outer = vec![false; nodes.len()];
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+    for i in 1..nodes.len() {
+        children[nodes[i].parent as usize].push(i as u32);
+    }
+    let mut active = vec![0u32; functions.len()];
+    // iterative DFS: (node, entering)
+    let mut work = vec![(0u32, true)];
+    while let Some((n, entering)) = work.pop() {
+        let f = nodes[n as usize].function;
+        if entering {
+            if let Some(f) = f {
+                outer[n as usize] = active[f as usize] == 0;
+                active[f as usize] += 1;
+            }
+            work.push((n, false));
+            for &c in children[n as usize].iter().rev() {
+                work.push((c, true));
+            }
+        } else if let Some(f) = f {
+            active[f as usize] -= 1;
+        }
+    }
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(f) = n.function {
+            let f = &mut functions[f as usize];
+            f.calls += n.calls;
+            if outer[i] {
+                f.total_counts.add(&n.total_counts);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

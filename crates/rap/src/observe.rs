@@ -46,6 +46,16 @@ impl RapSpec {
             per_thread: false,
         }
     }
+
+    /// The profiler that builds these trees (with a tree per thread if asked).
+    pub fn profiler(self) -> RapProfiler {
+        let p = RapProfiler::new(&self.streams, &self.config, self.exact);
+        if self.per_thread {
+            p.per_thread()
+        } else {
+            p
+        }
+    }
 }
 
 /// An event stream of the machine.

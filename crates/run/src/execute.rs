@@ -11,8 +11,8 @@ use crate::{Progress, Result, Run, WppSink, WppSpec};
 use outcrop_profile::Profile;
 use outcrop_rap::observe::{RapProfiler, RapSpec};
 use outcrop_rpa::observe::RpaResult;
-use outcrop_rv::Outcome;
-use outcrop_sampling::Samples;
+use outcrop_rv::{Machine, Outcome};
+use outcrop_sampling::{BranchRecorder, Samples};
 use outcrop_strata::{FileStats, RunInfo};
 use outcrop_timing::Totals;
 use std::collections::BTreeMap;
@@ -298,27 +298,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         None => None,
     };
     let samples = match result.paths.take() {
-        Some(rec) => {
-            let id = image.program_id()?;
-            rec.units
-                .into_iter()
-                .map(|u| {
-                    let mut s = u.into_samples(&program, rec.instructions, rec.cycles);
-                    s.meta.program_id = id.to_string();
-                    s.meta.objects = crate::objects::object_infos(machine.kernel.mapped_objects())
-                        .into_iter()
-                        .map(|o| outcrop_sampling::SampledObject {
-                            path: o.path,
-                            build_id: o.build_id,
-                            start: o.start,
-                            len: o.len,
-                            offset: o.offset,
-                        })
-                        .collect();
-                    s
-                })
-                .collect()
-        }
+        Some(rec) => samples_of(rec, image, &program, &machine)?,
         None => Vec::new(),
     };
     let rap = match (result.rap.take(), &config.rap) {
@@ -366,31 +346,72 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         ..summaries
     };
     Ok(RunSummaries {
-        machine: MachineCounts {
-            pc: machine.pc,
-            signals_delivered: machine.signals_delivered(),
-            code_flushes: machine.code_flushes,
-            syscalls: machine.kernel.syscall_counts.clone(),
-            threads: machine.thread_stats(),
-            context_switches: machine.context_switches(),
-            schedule_seed: machine.schedule_seed(),
-            jit: machine.jit_stats_if_used().map(|s| JitCounts {
-                units: s.units,
-                blocks: s.blocks,
-                code_bytes: s.code_bytes,
-                compile_nanos: u64::try_from(s.compile_time.as_nanos()).unwrap_or(u64::MAX),
-                flushes: s.flushes,
-                entries: s.entries,
-                exits: s.exits,
-            }),
-            deadlock: (summaries.outcome == Some(Outcome::Deadlock)).then(|| {
-                let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
-                machine.deadlock_report_with(|pc| {
-                    let f = symbols?.lookup(pc)?;
-                    Some(f.name.to_string())
-                })
-            }),
-        },
+        machine: machine_counts(&machine, &summaries, image),
         ..summaries
     })
+}
+
+/// The samples each branch-record unit of `rec` took, with the program's identity and the
+/// objects the run mapped.
+fn samples_of(
+    rec: BranchRecorder,
+    image: &ProgramImage,
+    program: &str,
+    machine: &Machine,
+) -> Result<Vec<Samples>> {
+    let id = image.program_id()?;
+    let objects: Vec<_> = crate::objects::object_infos(machine.kernel.mapped_objects())
+        .into_iter()
+        .map(|o| outcrop_sampling::SampledObject {
+            path: o.path,
+            build_id: o.build_id,
+            start: o.start,
+            len: o.len,
+            offset: o.offset,
+        })
+        .collect();
+    Ok(rec
+        .units
+        .into_iter()
+        .map(|u| {
+            let mut s = u.into_samples(program, rec.instructions, rec.cycles);
+            s.meta.program_id = id.to_string();
+            s.meta.objects = objects.clone();
+            s
+        })
+        .collect())
+}
+
+/// The machine's own counts at the end of a run (a deadlock's report names functions by
+/// the symbols the summaries hold, or else the program's).
+fn machine_counts(
+    machine: &Machine,
+    summaries: &RunSummaries,
+    image: &ProgramImage,
+) -> MachineCounts {
+    MachineCounts {
+        pc: machine.pc,
+        signals_delivered: machine.signals_delivered(),
+        code_flushes: machine.code_flushes,
+        syscalls: machine.kernel.syscall_counts.clone(),
+        threads: machine.thread_stats(),
+        context_switches: machine.context_switches(),
+        schedule_seed: machine.schedule_seed(),
+        jit: machine.jit_stats_if_used().map(|s| JitCounts {
+            units: s.units,
+            blocks: s.blocks,
+            code_bytes: s.code_bytes,
+            compile_nanos: u64::try_from(s.compile_time.as_nanos()).unwrap_or(u64::MAX),
+            flushes: s.flushes,
+            entries: s.entries,
+            exits: s.exits,
+        }),
+        deadlock: (summaries.outcome == Some(Outcome::Deadlock)).then(|| {
+            let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
+            machine.deadlock_report_with(|pc| {
+                let f = symbols?.lookup(pc)?;
+                Some(f.name.to_string())
+            })
+        }),
+    }
 }

@@ -358,67 +358,31 @@ impl<'a, 's> Run<'a, 's> {
                 .with_objects(objects::profile_resolver())
                 .with_timeline(timeline)
         });
-        let mut rap = rap.map(|s| {
-            let p = RapProfiler::new(&s.streams, &s.config, s.exact);
-            if s.per_thread {
-                p.per_thread()
-            } else {
-                p
-            }
-        });
-        let mut recorder = if paths.is_empty() {
-            None
-        } else {
-            let units = paths
-                .into_iter()
-                .map(LbrUnit::new)
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            Some(BranchRecorder::new(units))
-        };
+        let mut rap = rap.map(RapSpec::profiler);
+        let mut recorder = branch_recorder(paths)?;
         let mut counter = (classes || timing.is_some()).then(ClassCounter::default);
         let (rpa_obs, rpa_ends) = match &rpa {
             Some(spec) => {
-                let (o, ends) = rpa::RpaObserver::new(spec, timing.as_ref())?;
-                (Some(o), ends)
+                rpa::RpaObserver::new(spec, timing.as_ref()).map(|(o, e)| (Some(o), e))?
             }
             None => (None, Vec::new()),
         };
-        let mut driver = Driver {
-            machine,
-            timing,
-            progress,
-            interrupt,
-            start: Instant::now(),
-            interrupted: false,
-            totals: None,
-        };
-        // a window: run to its start with nothing attached; the mechanisms stop at its end
+        let mut driver = Driver::new(machine, timing, progress, interrupt);
         let limit = driver.machine.max_insns;
-        let mut ended_before = None;
-        if let Some((a, b)) = range {
-            if a > 0 {
-                driver.machine.max_insns = a.min(limit);
-                let o = driver.sliced(&mut ());
-                driver.machine.max_insns = limit;
-                if o != Outcome::InstructionLimit || driver.machine.instret < a || a >= limit {
-                    ended_before = Some(o);
-                }
-            }
-            driver.machine.max_insns = b.min(limit);
-        }
+        let ended_before = driver.enter_window(range, limit);
         let window_start = driver.machine.instret;
         let (outcome, wpp, rpa_out) = std::thread::scope(|scope| -> Result<_> {
             // owned here: if the machine panics, unwinding drops the queues' producers, so
             // the service threads stop and the scope can join them
             let mut rpa_obs = rpa_obs;
-            let services: Vec<_> = rpa_ends
+            let services = rpa_ends
                 .into_iter()
                 .map(|end| {
                     std::thread::Builder::new()
                         .name(format!("rpa-queue-{}", end.plan.queue))
                         .spawn_scoped(scope, move || end.run())
                 })
-                .collect::<std::io::Result<_>>()
+                .collect::<std::io::Result<Vec<_>>>()
                 .map_err(|e| Error::Config(format!("cannot start an RPA service thread: {e}")))?;
             let mut stage = match wpp {
                 Some(w) => Some(capture::start(
@@ -479,52 +443,17 @@ impl<'a, 's> Run<'a, 's> {
                     dispatch!(driver.drive; [Some(q), counter.as_mut(), rest, profiler.as_mut()])
                 }
             };
-            let rpa_out =
-                match (rpa_obs.take(), rpa) {
-                    (Some(mut o), Some(spec)) => {
-                        let cycles = driver.totals.as_ref().map_or(0, |t| t.cycles);
-                        let hardware = o.hardware_report(cycles);
-                        let (queries, exact, counters) = o.close();
-                        let mut queues = Vec::new();
-                        for h in services {
-                            queues.push(h.join().map_err(|_| {
-                                Error::Config("an RPA service thread panicked".into())
-                            })?);
-                        }
-                        Some(rpa::RpaResult {
-                            program: spec.program,
-                            queries,
-                            queues,
-                            exact,
-                            counters,
-                            hardware,
-                        })
-                    }
-                    _ => None,
-                };
-            let captured = match stage {
-                Some(s) => {
-                    let objects = objects::object_infos(driver.machine.kernel.mapped_objects());
-                    Some(s.finish(&outcome, objects)?)
-                }
-                None => None,
+            let cycles = driver.totals.as_ref().map_or(0, |t| t.cycles);
+            let rpa_out = match (rpa_obs.take(), rpa) {
+                (Some(o), Some(spec)) => Some(finish_rpa(o, spec, services, cycles)?),
+                _ => None,
             };
+            let objects = || objects::object_infos(driver.machine.kernel.mapped_objects());
+            let captured = stage.map(|s| s.finish(&outcome, objects())).transpose()?;
             Ok((outcome, captured, rpa_out))
         })?;
-        // after a window: the rest of the run with nothing attached
         let window_end = driver.machine.instret;
-        let mut outcome = outcome;
-        driver.machine.max_insns = limit;
-        if let Some((_, b)) = range {
-            if ended_before.is_none()
-                && outcome == Outcome::InstructionLimit
-                && window_end >= b
-                && b < limit
-                && !driver.interrupted
-            {
-                outcome = driver.sliced(&mut ());
-            }
-        }
+        let outcome = driver.leave_window(range, limit, ended_before.is_none(), outcome);
         let wall = driver.start.elapsed();
         let _ = driver.machine.kernel.flush();
         if let Some(r) = rap.as_mut() {
@@ -541,12 +470,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths: recorder,
             profile: profiler.map(Profiler::finish_profile),
-            phases: bbv.map(|c| {
-                let bbv = c.finish_bbv();
-                let found =
-                    outcrop_phases::cluster(&bbv, &outcrop_phases::ClusterOptions::default());
-                (bbv, found)
-            }),
+            phases: bbv.map(phases_of),
             rpa: rpa_out,
             window: range.map(|(a, b)| Window {
                 requested: (a, b),
@@ -555,6 +479,52 @@ impl<'a, 's> Run<'a, 's> {
             }),
         })
     }
+}
+
+/// The basic-block vectors collected and the phases clustered from them.
+fn phases_of(c: BbvCollector) -> (outcrop_phases::Bbv, outcrop_phases::Phases) {
+    let bbv = c.finish_bbv();
+    let found = outcrop_phases::cluster(&bbv, &outcrop_phases::ClusterOptions::default());
+    (bbv, found)
+}
+
+/// The branch-record units of `specs` recording together, if any.
+fn branch_recorder(specs: Vec<LbrConfig>) -> Result<Option<BranchRecorder>> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let units = specs
+        .into_iter()
+        .map(LbrUnit::new)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(Some(BranchRecorder::new(units)))
+}
+
+/// The RPA's results once the run is over: the observer's queries and hardware report at
+/// `cycles`, and each service thread's summary (joined).
+fn finish_rpa(
+    mut o: rpa::RpaObserver,
+    spec: rpa::RpaSpec,
+    services: Vec<
+        std::thread::ScopedJoinHandle<'_, (rpa::QueuePlan, u64, outcrop_rpa::services::Service)>,
+    >,
+    cycles: u64,
+) -> Result<rpa::RpaResult> {
+    let hardware = o.hardware_report(cycles);
+    let (queries, exact, counters) = o.close();
+    let mut queues = Vec::new();
+    for h in services {
+        let joined = h.join();
+        queues.push(joined.map_err(|_| Error::Config("an RPA service thread panicked".into()))?);
+    }
+    Ok(rpa::RpaResult {
+        program: spec.program,
+        queries,
+        queues,
+        exact,
+        counters,
+        hardware,
+    })
 }
 
 /// Calls `$self.$method(tuple)` with a tuple of the `Some` values of the listed options, so that
@@ -587,7 +557,67 @@ struct Driver<'a, 'm> {
     totals: Option<Totals>,
 }
 
-impl Driver<'_, '_> {
+impl<'a, 'm> Driver<'a, 'm> {
+    fn new(
+        machine: &'m mut Machine,
+        timing: Option<TimingConfig>,
+        progress: Option<&'a mut dyn FnMut(Progress)>,
+        interrupt: Option<&'a AtomicBool>,
+    ) -> Self {
+        Driver {
+            machine,
+            timing,
+            progress,
+            interrupt,
+            start: Instant::now(),
+            interrupted: false,
+            totals: None,
+        }
+    }
+
+    /// A window of the run (`range`: its first and last instruction): runs to its start with
+    /// nothing attached (the mechanisms attach there) and sets the limit to its end. The
+    /// outcome if the program ended before the window.
+    fn enter_window(&mut self, range: Option<(u64, u64)>, limit: u64) -> Option<Outcome> {
+        let (a, b) = range?;
+        let mut ended_before = None;
+        if a > 0 {
+            self.machine.max_insns = a.min(limit);
+            let o = self.sliced(&mut ());
+            self.machine.max_insns = limit;
+            if o != Outcome::InstructionLimit || self.machine.instret < a || a >= limit {
+                ended_before = Some(o);
+            }
+        }
+        self.machine.max_insns = b.min(limit);
+        ended_before
+    }
+
+    /// After a window the mechanisms observed (`outcome`: how it ended): the rest of the run
+    /// with nothing attached, back to the run's own `limit`.
+    fn leave_window(
+        &mut self,
+        range: Option<(u64, u64)>,
+        limit: u64,
+        entered: bool,
+        outcome: Outcome,
+    ) -> Outcome {
+        let window_end = self.machine.instret;
+        self.machine.max_insns = limit;
+        match range {
+            Some((_, b))
+                if entered
+                    && outcome == Outcome::InstructionLimit
+                    && window_end >= b
+                    && b < limit
+                    && !self.interrupted =>
+            {
+                self.sliced(&mut ())
+            }
+            _ => outcome,
+        }
+    }
+
     /// Tells an observer attached now which guest thread runs, when it is not the first
     /// (the observer starts with thread 0: a window of the run may open in any thread).
     fn attach<O: Observer>(&self, obs: &mut O) {

@@ -64,43 +64,51 @@ const OP_JALR: u32 = 0x67;
 
 /// The 32-bit instruction a 16-bit parcel stands for, or `None` if it is reserved/illegal.
 pub fn expand(h: u16) -> Option<u32> {
+    match h & 3 {
+        0 => quadrant0(h),
+        1 => quadrant1(h),
+        2 => quadrant2(h),
+        _ => None,
+    }
+}
+
+/// Quadrant 0 (bits 1:0 = 00): loads and stores through `x8`–`x15`, `c.addi4spn`, Zcb's
+/// byte and halfword accesses.
+fn quadrant0(h: u16) -> Option<u32> {
     let c = u32::from(h);
     let f3 = c >> 13;
-    let rd = (c >> 7) & 31;
-    let rs2 = (c >> 2) & 31;
     let rdp = 8 + ((c >> 2) & 7); // rd' / rs2'
     let rs1p = 8 + ((c >> 7) & 7); // rs1' / rd'
-    let imm6 = sext(bit(c, 12, 5) | bits(c, 6, 2, 0), 6);
-    Some(match (c & 3, f3) {
-        (0, 0) => {
+    Some(match f3 {
+        0 => {
             let nzuimm = bits(c, 12, 11, 4) | bits(c, 10, 7, 6) | bit(c, 6, 2) | bit(c, 5, 3);
             if nzuimm == 0 {
                 return None; // includes the all-zero illegal instruction
             }
             i(OP_IMM, rdp, 0, 2, nzuimm as i32)
         }
-        (0, 1) => i(
+        1 => i(
             OP_LOAD_FP,
             rdp,
             3,
             rs1p,
             (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
         ),
-        (0, 2) => i(
+        2 => i(
             OP_LOAD,
             rdp,
             2,
             rs1p,
             (bits(c, 12, 10, 3) | bit(c, 6, 2) | bit(c, 5, 6)) as i32,
         ),
-        (0, 3) => i(
+        3 => i(
             OP_LOAD,
             rdp,
             3,
             rs1p,
             (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
         ),
-        (0, 4) => {
+        4 => {
             // Zcb loads and stores: bits 12:10 select, bits 6:5 the offset
             let off1 = bit(c, 5, 1);
             match (bits(c, 12, 10, 0), bit(c, 6, 0)) {
@@ -112,36 +120,49 @@ pub fn expand(h: u16) -> Option<u32> {
                 _ => return None,
             }
         }
-        (0, 5) => s(
+        5 => s(
             OP_STORE_FP,
             3,
             rs1p,
             rdp,
             (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
         ),
-        (0, 6) => s(
+        6 => s(
             OP_STORE,
             2,
             rs1p,
             rdp,
             (bits(c, 12, 10, 3) | bit(c, 6, 2) | bit(c, 5, 6)) as i32,
         ),
-        (0, 7) => s(
+        7 => s(
             OP_STORE,
             3,
             rs1p,
             rdp,
             (bits(c, 12, 10, 3) | bits(c, 6, 5, 6)) as i32,
         ),
-        (1, 0) => i(OP_IMM, rd, 0, rd, imm6), // c.addi / c.nop (hints included)
-        (1, 1) => {
+        _ => return None,
+    })
+}
+
+/// Quadrant 1 (bits 1:0 = 01): immediates, arithmetic on `x8`–`x15`, jumps and branches.
+fn quadrant1(h: u16) -> Option<u32> {
+    let c = u32::from(h);
+    let f3 = c >> 13;
+    let rd = (c >> 7) & 31;
+    let rdp = 8 + ((c >> 2) & 7); // rd' / rs2'
+    let rs1p = 8 + ((c >> 7) & 7); // rs1' / rd'
+    let imm6 = sext(bit(c, 12, 5) | bits(c, 6, 2, 0), 6);
+    Some(match f3 {
+        0 => i(OP_IMM, rd, 0, rd, imm6), // c.addi / c.nop (hints included)
+        1 => {
             if rd == 0 {
                 return None;
             }
             i(OP_IMM32, rd, 0, rd, imm6) // c.addiw
         }
-        (1, 2) => i(OP_IMM, rd, 0, 0, imm6), // c.li
-        (1, 3) => {
+        2 => i(OP_IMM, rd, 0, 0, imm6), // c.li
+        3 => {
             if rd == 2 {
                 let nz = sext(
                     bit(c, 12, 9) | bit(c, 6, 4) | bit(c, 5, 6) | bits(c, 4, 3, 7) | bit(c, 2, 5),
@@ -160,7 +181,7 @@ pub fn expand(h: u16) -> Option<u32> {
                 (nz as u32 & 0xffff_f000) | (rd << 7) | OP_LUI // c.lui
             }
         }
-        (1, 4) => {
+        4 => {
             let shamt = (bit(c, 12, 5) | bits(c, 6, 2, 0)) as i32;
             match (c >> 10) & 3 {
                 0 => i(OP_IMM, rs1p, 5, rs1p, shamt),         // c.srli
@@ -190,7 +211,7 @@ pub fn expand(h: u16) -> Option<u32> {
                 }
             }
         }
-        (1, 5) => j(
+        5 => j(
             0,
             sext(
                 bit(c, 12, 11)
@@ -204,7 +225,7 @@ pub fn expand(h: u16) -> Option<u32> {
                 12,
             ),
         ),
-        (1, 6) | (1, 7) => {
+        6 | 7 => {
             let off = sext(
                 bit(c, 12, 8)
                     | bits(c, 11, 10, 3)
@@ -215,15 +236,27 @@ pub fn expand(h: u16) -> Option<u32> {
             );
             b(f3 & 1, rs1p, 0, off) // c.beqz (f3 6 → beq) / c.bnez (f3 7 → bne)
         }
-        (2, 0) => i(OP_IMM, rd, 1, rd, (bit(c, 12, 5) | bits(c, 6, 2, 0)) as i32), // c.slli
-        (2, 1) => i(
+        _ => return None,
+    })
+}
+
+/// Quadrant 2 (bits 1:0 = 10): shifts, stack-relative loads and stores, moves, jumps through
+/// registers, `c.ebreak`.
+fn quadrant2(h: u16) -> Option<u32> {
+    let c = u32::from(h);
+    let f3 = c >> 13;
+    let rd = (c >> 7) & 31;
+    let rs2 = (c >> 2) & 31;
+    Some(match f3 {
+        0 => i(OP_IMM, rd, 1, rd, (bit(c, 12, 5) | bits(c, 6, 2, 0)) as i32), // c.slli
+        1 => i(
             OP_LOAD_FP,
             rd,
             3,
             2,
             (bit(c, 12, 5) | bits(c, 6, 5, 3) | bits(c, 4, 2, 6)) as i32,
         ),
-        (2, 2) => {
+        2 => {
             if rd == 0 {
                 return None;
             }
@@ -235,7 +268,7 @@ pub fn expand(h: u16) -> Option<u32> {
                 (bit(c, 12, 5) | bits(c, 6, 4, 2) | bits(c, 3, 2, 6)) as i32,
             )
         }
-        (2, 3) => {
+        3 => {
             if rd == 0 {
                 return None;
             }
@@ -247,7 +280,7 @@ pub fn expand(h: u16) -> Option<u32> {
                 (bit(c, 12, 5) | bits(c, 6, 5, 3) | bits(c, 4, 2, 6)) as i32,
             )
         }
-        (2, 4) => match (bit(c, 12, 0), rd, rs2) {
+        4 => match (bit(c, 12, 0), rd, rs2) {
             (0, 0, 0) => return None,
             (0, rs1, 0) => i(OP_JALR, 0, 0, rs1, 0),  // c.jr
             (0, rd, rs2) => r(OP, rd, 0, 0, rs2, 0),  // c.mv
@@ -255,27 +288,28 @@ pub fn expand(h: u16) -> Option<u32> {
             (1, rs1, 0) => i(OP_JALR, 1, 0, rs1, 0),  // c.jalr
             (_, rd, rs2) => r(OP, rd, 0, rd, rs2, 0), // c.add
         },
-        (2, 5) => s(
+        5 => s(
             OP_STORE_FP,
             3,
             2,
             rs2,
             (bits(c, 12, 10, 3) | bits(c, 9, 7, 6)) as i32,
         ),
-        (2, 6) => s(
+        6 => s(
             OP_STORE,
             2,
             2,
             rs2,
             (bits(c, 12, 9, 2) | bits(c, 8, 7, 6)) as i32,
         ),
-        (2, 7) => s(
+        7 => s(
             OP_STORE,
             3,
             2,
             rs2,
             (bits(c, 12, 10, 3) | bits(c, 9, 7, 6)) as i32,
         ),
+
         _ => return None,
     })
 }

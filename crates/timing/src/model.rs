@@ -284,7 +284,82 @@ impl Model {
         let core = self.cfg.core;
         let mut events = Events::default();
 
-        // ---- fetch
+        let (f, fetch_delay, fetch_cause) = self.fetch(r, &mut events);
+
+        // ---- dispatch
+        let natural = (f + u64::from(core.frontend_depth)).max(self.rob[self.rob_pos] + 1);
+        let mut d = natural.max(self.dispatch_cycle);
+        if d == self.dispatch_cycle && self.dispatch_in_cycle >= core.width {
+            d += 1;
+        }
+        // cycles this instruction's dispatch lost to holds: its own, and (dispatch being in
+        // order) those of an older instruction that pushed the dispatch cycle past its own
+        let mut hold = 0u64;
+        if F::ACTIVE {
+            if self.hold_cycle >= d.saturating_sub(1) && d > natural && self.hold_cycle > 0 {
+                hold = d - natural;
+                self.hold_cycle = d;
+            }
+            let e = fb.dispatch(r, d);
+            if e > d {
+                hold += e - d;
+                self.totals.dispatch_holds += 1;
+                self.totals.dispatch_hold_cycles += e - d;
+                d = e;
+                self.hold_cycle = e;
+            }
+        }
+        if d != self.dispatch_cycle {
+            self.dispatch_in_cycle = 0;
+            self.dispatch_cycle = d;
+        }
+        self.dispatch_in_cycle += 1;
+
+        // ---- issue
+        let regs = r.regs;
+        let mut i = d + 1;
+        for s in regs.src {
+            i = i.max(self.reg_ready[s as usize & 63]);
+        }
+        if core.in_order {
+            i = i.max(self.last_issue);
+            self.last_issue = i;
+        }
+
+        // ---- execute
+        let mut latency = u64::from(self.unit_latency[r.unit as usize]);
+        let mem_extra = self.data_access::<F>(r, i, &mut events);
+        latency += mem_extra;
+        let c = i + latency;
+        if regs.dst != 0 {
+            self.reg_ready[regs.dst as usize & 63] = c;
+        }
+
+        self.control_flow(r, f, c, &mut events);
+
+        let (ret, stall) = self.retire::<F>(c, mem_extra, hold, (fetch_delay, fetch_cause));
+
+        let stamp = Stamp {
+            fetch: f,
+            dispatch: d,
+            issue: i,
+            complete: c,
+            retire: ret,
+            events,
+            retire_group: 0,
+            retire_stall: u32::try_from(stall).unwrap_or(u32::MAX),
+        };
+        if F::ACTIVE {
+            fb.stamped(r, &stamp, &mut self.fills);
+        }
+        stamp
+    }
+
+    /// Fetch: the cycle `r` is fetched in, the cycles fetch lost before it and why (a
+    /// redirect, an instruction-cache or ITLB miss).
+    #[inline(always)]
+    fn fetch(&mut self, r: &Retire, events: &mut Events) -> (u64, u64, FetchCause) {
+        let core = self.cfg.core;
         let mut f = self.fetch_cycle;
         let mut fetch_delay = 0;
         let mut fetch_cause = FetchCause::None;
@@ -332,48 +407,13 @@ impl Model {
         self.fetch_in_cycle += 1;
         self.fetch_cycle = f;
 
-        // ---- dispatch
-        let natural = (f + u64::from(core.frontend_depth)).max(self.rob[self.rob_pos] + 1);
-        let mut d = natural.max(self.dispatch_cycle);
-        if d == self.dispatch_cycle && self.dispatch_in_cycle >= core.width {
-            d += 1;
-        }
-        // cycles this instruction's dispatch lost to holds: its own, and (dispatch being in
-        // order) those of an older instruction that pushed the dispatch cycle past its own
-        let mut hold = 0u64;
-        if F::ACTIVE {
-            if self.hold_cycle >= d.saturating_sub(1) && d > natural && self.hold_cycle > 0 {
-                hold = d - natural;
-                self.hold_cycle = d;
-            }
-            let e = fb.dispatch(r, d);
-            if e > d {
-                hold += e - d;
-                self.totals.dispatch_holds += 1;
-                self.totals.dispatch_hold_cycles += e - d;
-                d = e;
-                self.hold_cycle = e;
-            }
-        }
-        if d != self.dispatch_cycle {
-            self.dispatch_in_cycle = 0;
-            self.dispatch_cycle = d;
-        }
-        self.dispatch_in_cycle += 1;
+        (f, fetch_delay, fetch_cause)
+    }
 
-        // ---- issue
-        let regs = r.regs;
-        let mut i = d + 1;
-        for s in regs.src {
-            i = i.max(self.reg_ready[s as usize & 63]);
-        }
-        if core.in_order {
-            i = i.max(self.last_issue);
-            self.last_issue = i;
-        }
-
-        // ---- execute
-        let mut latency = u64::from(self.unit_latency[r.unit as usize]);
+    /// The data access of `r` issued at cycle `i`: the cycles its misses add to its latency
+    /// (none for a store: it retires into the store buffer).
+    #[inline(always)]
+    fn data_access<F: Feedback>(&mut self, r: &Retire, i: u64, events: &mut Events) -> u64 {
         let mut mem_extra = 0u64;
         if r.mem_size > 0 {
             let mut extra = 0u32;
@@ -413,17 +453,16 @@ impl Model {
             // stores retire into the store buffer: their misses do not delay completion
             if r.class != Some(Class::Store) {
                 mem_extra = u64::from(extra);
-                latency += mem_extra;
             }
         }
-        let c = i + latency;
-        if regs.dst != 0 {
-            self.reg_ready[regs.dst as usize & 63] = c;
-        }
+        mem_extra
+    }
 
-        // ---- control flow: predict at fetch, resolve at execute; branch-on-random never
-        // enters the predictor, the BTB or the history: predicted not taken, decided at
-        // decode, and when taken it redirects fetch from there
+    /// Control flow: predicted at fetch (cycle `f`), resolved at execute (cycle `c`);
+    /// branch-on-random never enters the predictor, the BTB or the history: predicted not
+    /// taken, decided at decode, and when taken it redirects fetch from there.
+    #[inline(always)]
+    fn control_flow(&mut self, r: &Retire, f: u64, c: u64, events: &mut Events) {
         match r.class {
             _ if r.unit == Unit::BranchOnRandom => {
                 self.totals.brr += 1;
@@ -443,7 +482,7 @@ impl Model {
                     events.insert(Events::MISPREDICT);
                     self.redirect_after_execute(c, f);
                 } else if r.taken {
-                    self.taken_direct(r.pc, r.next_pc, f, &mut events);
+                    self.taken_direct(r.pc, r.next_pc, f, events);
                 }
             }
             Some(Class::Jump) => match r.transfer {
@@ -463,7 +502,7 @@ impl Model {
                         self.ras.push(r.pc.wrapping_add(u64::from(r.len)));
                     }
                     if r.unit == Unit::Jump {
-                        self.taken_direct(r.pc, r.next_pc, f, &mut events);
+                        self.taken_direct(r.pc, r.next_pc, f, events);
                     } else {
                         self.totals.indirect += 1;
                         if self.btb.lookup(r.pc) != Some(r.next_pc) {
@@ -479,8 +518,20 @@ impl Model {
             },
             _ => {}
         }
+    }
 
-        // ---- retire
+    /// Retire: the cycle `r` retires in (it completed at `c`) and the stall before it,
+    /// charged to the CPI stack's causes in order: the data cache, dispatch holds, then the
+    /// cause of the fetch delay.
+    #[inline(always)]
+    fn retire<F: Feedback>(
+        &mut self,
+        c: u64,
+        mem_extra: u64,
+        hold: u64,
+        (fetch_delay, fetch_cause): (u64, FetchCause),
+    ) -> (u64, u64) {
+        let core = self.cfg.core;
         let mut ret = (c + 1).max(self.retire_cycle);
         if ret == self.retire_cycle && self.retire_in_cycle >= core.width {
             ret += 1;
@@ -524,20 +575,7 @@ impl Model {
         }
         self.totals.instructions += 1;
 
-        let stamp = Stamp {
-            fetch: f,
-            dispatch: d,
-            issue: i,
-            complete: c,
-            retire: ret,
-            events,
-            retire_group: 0,
-            retire_stall: u32::try_from(stall).unwrap_or(u32::MAX),
-        };
-        if F::ACTIVE {
-            fb.stamped(r, &stamp, &mut self.fills);
-        }
-        stamp
+        (ret, stall)
     }
 
     /// Functional warming: updates the caches, TLBs, direction predictor, BTB and
