@@ -554,8 +554,6 @@ pub fn report(
     code: Option<&outcrop_run::ProgramImage>,
     late_fills: u64,
 ) -> (RpaReport, Option<String>) {
-    use outcrop_rpa::observe::MAX_STORE_LOG;
-
     use outcrop_rpa::services::{self, Service};
     let label = |pc: u64| match symbols.and_then(|s| s.lookup(pc)) {
         Some(f) => f.to_string(),
@@ -598,38 +596,7 @@ pub fn report(
                     .map(|a| a.hot.iter().map(|h| label(h.pc)).collect())
                     .unwrap_or_default();
                 if let Some(code) = code {
-                    // full pcs: from the exact reference when there is one, else the
-                    // samples' low 32 bits (static programs live below 4 GiB)
-                    let full: std::collections::HashMap<u32, u64> = exact
-                        .map(|x| x.edges.keys().map(|&k| (k as u32, k)).collect())
-                        .unwrap_or_default();
-                    let mut pcs: Vec<(u64, services::BranchCounts)> = e
-                        .branches
-                        .iter()
-                        .map(|(&pc, c)| (full.get(&pc).copied().unwrap_or(u64::from(pc)), *c))
-                        .collect();
-                    pcs.sort_by_key(|p| p.0);
-                    let place = |a: u64| {
-                        let func = symbols.and_then(|s| s.lookup(a));
-                        outcrop_paths::fdata::place(func.map(|f| (f.name, f.start)), a)
-                    };
-                    let branches: Vec<FdataBranch> = pcs
-                        .into_iter()
-                        .filter_map(|(pc, c)| {
-                            let (to, fall) = code.branch_targets(pc)?;
-                            Some(FdataBranch {
-                                from: place(pc),
-                                taken_to: place(to),
-                                fall_to: place(fall),
-                                counts: [c.taken, c.not_taken]
-                                    .map(|n| (n as f64 * rate).round() as u64),
-                                mispredicted: c
-                                    .mispredicted
-                                    .map(|n| (n as f64 * rate).round() as u64),
-                            })
-                        })
-                        .collect();
-                    fdata_text = Some(fdata(&branches));
+                    fdata_text = Some(edges_fdata(&e.branches, exact, code, symbols, rate));
                 }
                 ServiceDetail::Edges { accuracy, labels }
             }
@@ -659,37 +626,7 @@ pub fn report(
                     group_labels,
                 }
             }
-            Service::Gc(g) => {
-                let mut rep = GcReport {
-                    stores: g.stores,
-                    nulls: g.nulls,
-                    checksum: format!("{:016x}", g.checksum),
-                    exact_stores: exact.map(|x| x.stores),
-                    exact_checksum: exact.map(|x| format!("{:016x}", x.checksum)),
-                    ..GcReport::default()
-                };
-                match (&g.collector, exact) {
-                    (Some(c), Some(x)) if !x.store_log_truncated => {
-                        rep.collector = Some(services::check_collections(
-                            c.layout(),
-                            &x.store_log,
-                            &c.collections,
-                        ));
-                    }
-                    (Some(_), Some(_)) => {
-                        rep.collector_note = Some(format!(
-                            "not checked: more than {} reference stores in the exact log",
-                            MAX_STORE_LOG
-                        ));
-                    }
-                    (None, _) => {
-                        rep.collector_note =
-                            Some("none (give the heap with --gc-heap to run one)".into());
-                    }
-                    _ => {}
-                }
-                ServiceDetail::Gc(rep)
-            }
+            Service::Gc(g) => ServiceDetail::Gc(gc_report(g, exact)),
             Service::Log(l) => ServiceDetail::Log {
                 first: l
                     .records
@@ -746,6 +683,81 @@ pub fn report(
         },
         fdata_text,
     )
+}
+
+/// The edge service's branch counts, scaled by `rate`, as BOLT's `.fdata` (each branch's
+/// targets from the program's code).
+fn edges_fdata(
+    branches: &std::collections::HashMap<u32, outcrop_rpa::services::BranchCounts>,
+    exact: Option<&outcrop_rpa::observe::Exact>,
+    code: &outcrop_run::ProgramImage,
+    symbols: Option<&outcrop_rv::symbols::Symbols>,
+    rate: f64,
+) -> String {
+    // full pcs: from the exact reference when there is one, else the
+    // samples' low 32 bits (static programs live below 4 GiB)
+    let full: std::collections::HashMap<u32, u64> = exact
+        .map(|x| x.edges.keys().map(|&k| (k as u32, k)).collect())
+        .unwrap_or_default();
+    let mut pcs: Vec<(u64, outcrop_rpa::services::BranchCounts)> = branches
+        .iter()
+        .map(|(&pc, c)| (full.get(&pc).copied().unwrap_or(u64::from(pc)), *c))
+        .collect();
+    pcs.sort_by_key(|p| p.0);
+    let place = |a: u64| {
+        let func = symbols.and_then(|s| s.lookup(a));
+        outcrop_paths::fdata::place(func.map(|f| (f.name, f.start)), a)
+    };
+    let branches: Vec<FdataBranch> = pcs
+        .into_iter()
+        .filter_map(|(pc, c)| {
+            let (to, fall) = code.branch_targets(pc)?;
+            Some(FdataBranch {
+                from: place(pc),
+                taken_to: place(to),
+                fall_to: place(fall),
+                counts: [c.taken, c.not_taken].map(|n| (n as f64 * rate).round() as u64),
+                mispredicted: c.mispredicted.map(|n| (n as f64 * rate).round() as u64),
+            })
+        })
+        .collect();
+    fdata(&branches)
+}
+
+/// The GC service's counts and its collector's check against the exact store log.
+fn gc_report(
+    g: &outcrop_rpa::services::Gc,
+    exact: Option<&outcrop_rpa::observe::Exact>,
+) -> GcReport {
+    use outcrop_rpa::observe::MAX_STORE_LOG;
+    let mut rep = GcReport {
+        stores: g.stores,
+        nulls: g.nulls,
+        checksum: format!("{:016x}", g.checksum),
+        exact_stores: exact.map(|x| x.stores),
+        exact_checksum: exact.map(|x| format!("{:016x}", x.checksum)),
+        ..GcReport::default()
+    };
+    match (&g.collector, exact) {
+        (Some(c), Some(x)) if !x.store_log_truncated => {
+            rep.collector = Some(outcrop_rpa::services::check_collections(
+                c.layout(),
+                &x.store_log,
+                &c.collections,
+            ));
+        }
+        (Some(_), Some(_)) => {
+            rep.collector_note = Some(format!(
+                "not checked: more than {} reference stores in the exact log",
+                MAX_STORE_LOG
+            ));
+        }
+        (None, _) => {
+            rep.collector_note = Some("none (give the heap with --gc-heap to run one)".into());
+        }
+        _ => {}
+    }
+    rep
 }
 
 #[cfg(test)]
