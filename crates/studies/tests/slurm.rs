@@ -48,7 +48,7 @@ impl Study for Small {
 }
 
 fn manifest() -> Manifest {
-    Manifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")).unwrap()
+    Manifest::load(&outcrop_testkit::workloads()).unwrap()
 }
 
 /// The study's table, as a study prints it.

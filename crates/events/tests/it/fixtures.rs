@@ -170,10 +170,7 @@ fn fixtures_decode_by_the_documented_layout_alone() {
         assert_eq!(values, f.values, "{}: values", f.file);
     }
     // the worked example is the docs' hex dump, byte for byte
-    let docs = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats.md"),
-    )
-    .unwrap();
+    let docs = std::fs::read_to_string(outcrop_testkit::root().join("docs/formats.md")).unwrap();
     let start = docs.find("82-byte file:").unwrap();
     let block = &docs[start..];
     let block = &block[block.find("```").unwrap() + 3..];

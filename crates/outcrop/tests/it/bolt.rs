@@ -12,12 +12,7 @@ use outcrop_rv::differential::Streams;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use outcrop_testkit::have;
 
 /// Taken control transfers when `prog` runs to its end under `qemu-riscv64` with the plugin
 /// `scripts/qemu-plugin/taken.c` (built into `plugin` on first use): the independent count
@@ -31,7 +26,7 @@ fn taken_under_qemu(prog: &Path, plugin: &Path) -> Option<u64> {
         return None;
     }
     if !plugin.exists() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/qemu-plugin/taken.c");
+        let src = outcrop_testkit::root().join("scripts/qemu-plugin/taken.c");
         let st = Command::new("cc")
             .args(["-O2", "-shared", "-fPIC", "-o"])
             .arg(plugin)
@@ -81,7 +76,7 @@ fn llvm_bolt_accepts_our_fdata_and_the_program_it_writes_runs_the_same_with_fewe
         eprintln!("skipped: {gcc} or {bolt} missing");
         return;
     }
-    let workloads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+    let workloads = outcrop_testkit::workloads();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let prog: PathBuf = d.join("bfs");

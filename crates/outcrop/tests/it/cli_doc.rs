@@ -68,7 +68,7 @@ fn reference() -> String {
 
 #[test]
 fn the_cli_page_holds_every_commands_help_exactly() {
-    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+    let page = outcrop_testkit::root().join("docs/cli.md");
     let text = std::fs::read_to_string(&page).unwrap();
     let (before, _) = text.split_once(HEADING).unwrap_or((&text, ""));
     let want = format!(

@@ -291,8 +291,8 @@ fn the_same_build_on_two_inputs_is_compared_by_address_with_every_mechanism() {
 fn errors_name_what_cannot_be_compared() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/matmul");
-    let rec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/nbody");
+    let hello = outcrop_testkit::workload("matmul");
+    let rec = outcrop_testkit::workload("nbody");
     ok(&outcrop(
         &[
             "run",

@@ -430,8 +430,7 @@ fn a_write_to_a_closed_pipe_raises_sigpipe() {
 fn stats_json_reports_what_the_compiling_tier_did() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("s.json");
-    let bin =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/qsort_ints");
+    let bin = outcrop_testkit::workload("qsort_ints");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
         .args(["exec", "--stats-json", stats.to_str().unwrap(), "--"])
         .arg(&bin)

@@ -23,18 +23,7 @@ fn ok(o: &Output) -> String {
 }
 
 fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("OUTCROP_REQUIRE_BOLT").is_none(),
-            "{tool} missing but OUTCROP_REQUIRE_BOLT is set"
-        );
-        eprintln!("skipped: {tool} missing");
-    }
-    ok
+    outcrop_testkit::have_or_skip(tool, "OUTCROP_REQUIRE_BOLT")
 }
 
 /// Imports `test.lbr` into `t.samples` and writes one of `paths report`'s exports.
@@ -265,7 +254,7 @@ fn llvm_bolt_optimizes_the_x86_program_from_our_preaggregated_profile() {
         return;
     }
     let plugin = d.join("taken.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/qemu-plugin/taken.c");
+    let src = outcrop_testkit::root().join("scripts/qemu-plugin/taken.c");
     let st = Command::new("cc")
         .args(["-O2", "-shared", "-fPIC", "-o"])
         .arg(&plugin)

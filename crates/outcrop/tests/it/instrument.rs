@@ -43,15 +43,7 @@ fn threaded(name: &str) -> bool {
 }
 
 fn have(tool: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var_os("OUTCROP_REQUIRE_CROSS").is_none(),
-            "{tool} missing but OUTCROP_REQUIRE_CROSS is set"
-        );
-        eprintln!("note: no {tool}: part of the instrumentation test is skipped");
-    }
-    ok
+    outcrop_testkit::have_or_skip(tool, "OUTCROP_REQUIRE_CROSS")
 }
 
 fn check(out: &Output, what: &str) {

@@ -13,6 +13,7 @@ fn crates_dir() -> PathBuf {
 const LAYERS: &[(&str, u8)] = &[
     ("events", 0),
     ("sem", 0),
+    ("testkit", 0),
     ("sampling", 1),
     ("instrument", 1),
     ("jit", 1),

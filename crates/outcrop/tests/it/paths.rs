@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn bin(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
+    outcrop_testkit::workloads()
+        .join("bin")
         .join(name)
         .display()
         .to_string()
@@ -269,7 +269,7 @@ fn several_runs_merge_into_one_profile() {
 fn paths_report_run_inside_a_report_directory_finds_the_program() {
     let dir = tempfile::tempdir().unwrap();
     let rep = dir.path().join("rep");
-    let workloads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+    let workloads = outcrop_testkit::workloads();
     // recorded with a relative program path, from the workloads directory
     let o = Command::new(env!("CARGO_BIN_EXE_outcrop"))
         .args(["run", "--paths", "16:20000", "--report"])

@@ -2,12 +2,10 @@
 //! sampled timing estimate against the full timing model of the same run.
 
 use crate::util::outcrop_in as outcrop;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn bin(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 #[test]

@@ -3,12 +3,10 @@
 //! errors.
 
 use crate::util::outcrop_in as outcrop;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn bin(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 fn json(p: PathBuf) -> serde_json::Value {

@@ -1,6 +1,7 @@
-//! Helpers every module shares: the binary under test, run with arguments.
+//! Helpers every module shares: the binary under test, run with arguments (and, from
+//! `outcrop-testkit`, the repository's paths every crate's tests share).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// `outcrop ARGS` in the test's working directory.
@@ -20,17 +21,4 @@ pub fn outcrop_in(args: &[&str], dir: &Path) -> Output {
         .expect("run outcrop")
 }
 
-/// The repository's root.
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The bundled workloads' directory.
-pub fn workloads() -> PathBuf {
-    root().join("workloads")
-}
-
-/// A bundled workload's binary.
-pub fn workload(name: &str) -> PathBuf {
-    workloads().join("bin").join(name)
-}
+pub use outcrop_testkit::{root, workload, workloads};

@@ -118,7 +118,7 @@ proptest! {
 
 #[test]
 fn regions_of_real_programs_follow_the_rules() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+    let dir = outcrop_testkit::workloads().join("bin");
     for name in ["qsort_ints", "bytecode_vm"] {
         let elf = std::fs::read(dir.join(name)).unwrap();
         let cfg = Cfg::from_elf(&elf).unwrap();

@@ -12,9 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn bin(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 fn command(name: &str) -> ProgramSpec {
@@ -317,7 +315,7 @@ fn profile_by_blocks(name: &str, engine: outcrop_rv::Engine) -> String {
 
 #[test]
 fn the_profile_from_blocks_equals_the_profile_from_retire_records_on_every_workload() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+    let dir = outcrop_testkit::workloads().join("bin");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {

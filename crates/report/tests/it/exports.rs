@@ -14,9 +14,7 @@ use std::io::Read;
 use std::path::Path;
 
 fn profile(name: &str, timed: bool) -> Profile {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name);
+    let bin = outcrop_testkit::workloads().join("bin").join(name);
     let spec = ProgramSpec::observed(&bin, &format!("bin/{name}"));
     let mut guest = load(&spec, Box::new(|_| {})).unwrap();
     let symbols = Symbols::from_elf(&guest.elf).unwrap();

@@ -8,9 +8,7 @@ use outcrop_run::{execute, Hooks, ProgramImage, ProgramSpec, RpaConfig, RunConfi
 use std::path::{Path, PathBuf};
 
 fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 fn every_mechanism(path: &Path) -> RunConfig {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn header_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
+    outcrop_testkit::workloads()
 }
 
 /// Runs `tool args`, `None` if the cross tools are missing (allowed unless CI requires them).

@@ -5,10 +5,10 @@ use outcrop_paths::{
     accuracy, analyze, BranchRecorder, Cfg, ExactCounter, IndexCache, LbrConfig, LbrUnit, Options,
     Regions, Weighting, HOT,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn workloads() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin")
+    outcrop_testkit::workloads().join("bin")
 }
 
 struct Scored {

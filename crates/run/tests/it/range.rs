@@ -12,9 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn bin(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 fn spec(name: &str) -> ProgramSpec {

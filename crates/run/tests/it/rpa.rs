@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workloads() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
+    outcrop_testkit::workloads()
 }
 
 fn program(src: &str) -> outcrop_rpa::Assembled {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn threads_workload() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin/threads")
+    outcrop_testkit::workload("threads")
 }
 
 /// Each thread's basic blocks, in its order (the exact reference).

@@ -6,7 +6,6 @@ use outcrop_rv::inst::Class;
 use outcrop_rv::{Control, Observer, Outcome, Retire};
 use outcrop_timing::{Config, Events, Stamp, Timed, Totals};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Per-pc counts: executions, and how many had each event of interest.
 #[derive(Default)]
@@ -46,9 +45,7 @@ impl Observer for PerPc {
 }
 
 fn run(name: &str) -> (PerPc, Totals) {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name);
+    let bin = outcrop_testkit::workloads().join("bin").join(name);
     let spec = outcrop_run::ProgramSpec::observed(&bin, &format!("bin/{name}"));
     let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
     let mut timed = Timed::new(

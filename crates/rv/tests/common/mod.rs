@@ -13,9 +13,7 @@ pub const SYSROOT: &str = "/usr/riscv64-linux-gnu";
 
 /// `workloads/bin/<name>` ready to run, stopping after `max_insns`.
 pub fn workload(name: &str, max_insns: u64) -> Machine {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name);
+    let bin = outcrop_testkit::workloads().join("bin").join(name);
     let elf = std::fs::read(&bin).unwrap();
     let kernel = KernelConfig {
         sandbox: Sandbox::new(),

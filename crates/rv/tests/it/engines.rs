@@ -8,11 +8,10 @@ use crate::common;
 use outcrop_rv::differential::{bare_machine, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES};
 use outcrop_rv::Outcome;
 use proptest::prelude::*;
-use std::path::Path;
 
 #[test]
 fn every_workload_runs_the_same_under_both_engines() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+    let dir = outcrop_testkit::workloads().join("bin");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -27,9 +27,7 @@ const WORKLOADS: [&str; 14] = [
 ];
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../workloads/bin")
-        .join(name)
+    outcrop_testkit::workloads().join("bin").join(name)
 }
 
 fn symbols(name: &str) -> Symbols {
