@@ -31,7 +31,6 @@ use std::sync::Mutex;
 
 pub use outcrop_run::files::{
     open_regular, read_bounded, read_text_bounded, MAX_CONFIG_BYTES, MAX_PROFILE_BYTES,
-    MAX_PROGRAM_BYTES,
 };
 
 /// `.partial` files being written now (removed by the signal handler).

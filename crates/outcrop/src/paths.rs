@@ -10,7 +10,7 @@ use outcrop_report::paths::PathsReport;
 use outcrop_report::Report as _;
 use outcrop_run::paths::{PathsAnalysis, PathsInput};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `outcrop paths` subcommands.
@@ -238,7 +238,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
 }
 
 /// What a library call should tell the user: a warning on stderr.
-fn warn(w: &str) {
+pub fn warn(w: &str) {
     eprintln!("outcrop: warning: {w}");
 }
 
@@ -300,42 +300,4 @@ fn parse_cost(s: &str) -> Result<u64, String> {
     s.parse().map_err(|_| {
         format!("expected cycles per sample or a preset (perf-lbr, itanium2-perfmon), not {s:?}")
     })
-}
-
-/// Every path estimated from a samples file (default options, as `paths report` without
-/// flags), with its share, for `outcrop diff`. The program is found as `paths report` finds
-/// it and its id checked.
-pub fn path_shares(samples_file: &Path) -> Result<Vec<outcrop_diff::paths::PathIn>> {
-    let input = PathsInput {
-        samples: vec![samples_file.to_path_buf()],
-        binary: None,
-        sysroot: None,
-        exact_from: None,
-        max_blocks: 0,
-        max_paths: 256,
-        options: Options::default(),
-        weights: Weighting::Equal,
-        hot: HOT,
-        ignore_program_id: false,
-    };
-    let a = PathsAnalysis::read(&input, &mut warn)?;
-    let (cfg, regions) = (&a.cfg, &a.regions);
-    let total: f64 = a.analysis.estimate.paths.values().sum();
-    Ok(outcrop_paths::accuracy::ranked(&a.analysis.estimate.paths)
-        .iter()
-        .map(|((r, id), w)| {
-            let blocks = regions.decode(*r, *id).unwrap_or_default();
-            outcrop_diff::paths::PathIn {
-                function: blocks
-                    .first()
-                    .map(|&b| cfg.funcs[cfg.blocks[b as usize].func as usize].name.clone())
-                    .unwrap_or_default(),
-                blocks: blocks
-                    .iter()
-                    .map(|&b| cfg.describe(cfg.blocks[b as usize].start))
-                    .collect(),
-                share: if total > 0.0 { w / total } else { 0.0 },
-            }
-        })
-        .collect())
 }

@@ -3,7 +3,7 @@
 //! tables and figures.
 
 use crate::exec::{console_hooks, report_ending, GuestArgs};
-use crate::files::{read_bounded, write_output, MAX_PROGRAM_BYTES};
+use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_report::wpp::{self as wpp_report, WppReport};
@@ -416,42 +416,4 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
 fn save_svg(path: &Path, svg: &str) -> Result<()> {
     write_output(path, |f| Ok(f.write_all(svg.as_bytes())?))
         .with_context(|| format!("writing {}", path.display()))
-}
-
-/// Every whole-program path of a `.wpp` file with its share of the instructions, blocks named
-/// `function+0xoffset` when the recorded program is here (else by address), for
-/// `outcrop diff`.
-pub fn path_shares(path: &Path) -> Result<Vec<outcrop_diff::paths::PathIn>> {
-    let file = read_profile(path)?;
-    let counts = file.executions();
-    let st = &file.stats;
-    let program = PathBuf::from(&st.run.program);
-    let symbols = match read_bounded(&program, "program", MAX_PROGRAM_BYTES) {
-        Ok(elf)
-            if outcrop_rv::elf::program_id(&elf).ok().as_deref()
-                == Some(st.run.program_id.as_str()) =>
-        {
-            outcrop_rv::symbols::Symbols::from_elf(&elf).ok()
-        }
-        _ => None,
-    };
-    let name = |addr: u64| match symbols.as_ref().and_then(|s| s.lookup(addr)) {
-        Some(f) => (
-            f.name.to_string(),
-            format!("{}+{:#x}", f.name, addr - f.start),
-        ),
-        None => (String::new(), format!("{addr:#x}")),
-    };
-    let hot = report::hot_paths(&file, &counts, usize::MAX);
-    Ok(hot
-        .into_iter()
-        .map(|h| {
-            let names: Vec<(String, String)> = h.blocks.iter().map(|&(a, _)| name(a)).collect();
-            outcrop_diff::paths::PathIn {
-                function: names.first().map(|n| n.0.clone()).unwrap_or_default(),
-                blocks: names.into_iter().map(|n| n.1).collect(),
-                share: h.share,
-            }
-        })
-        .collect())
 }

@@ -38,6 +38,14 @@ pub enum Error {
     /// An invalid run configuration (a profiler that needs timing without it, bad values).
     #[error("{0}")]
     Config(String),
+    /// An input of a comparison (`outcrop diff`) that cannot be read as one.
+    #[error("{}: {detail}", path.display())]
+    Input {
+        /// The input.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// A timing configuration is invalid.
     #[error("timing config: {0}")]
     Timing(#[from] outcrop_timing::ConfigError),

@@ -52,6 +52,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod diff;
 mod error;
 mod execute;
 pub mod files;

@@ -391,3 +391,44 @@ fn elf_base(elf: &[u8]) -> u64 {
         .and_then(|f| f.segments().map(|s| s.address()).min())
         .map_or(0, |a| a & !0xfff)
 }
+
+/// Every path estimated from a samples file (default options, as `paths report` without
+/// flags), with its share, for `outcrop diff`. The program is found as `paths report` finds
+/// it and its id checked.
+pub fn path_shares(
+    samples_file: &Path,
+    warn: &mut dyn FnMut(&str),
+) -> Result<Vec<outcrop_diff::paths::PathIn>> {
+    let input = PathsInput {
+        samples: vec![samples_file.to_path_buf()],
+        binary: None,
+        sysroot: None,
+        exact_from: None,
+        max_blocks: 0,
+        max_paths: 256,
+        options: outcrop_paths::Options::default(),
+        weights: outcrop_paths::Weighting::Equal,
+        hot: outcrop_paths::HOT,
+        ignore_program_id: false,
+    };
+    let a = PathsAnalysis::read(&input, warn)?;
+    let (cfg, regions) = (&a.cfg, &a.regions);
+    let total: f64 = a.analysis.estimate.paths.values().sum();
+    Ok(outcrop_paths::accuracy::ranked(&a.analysis.estimate.paths)
+        .iter()
+        .map(|((r, id), w)| {
+            let blocks = regions.decode(*r, *id).unwrap_or_default();
+            outcrop_diff::paths::PathIn {
+                function: blocks
+                    .first()
+                    .map(|&b| cfg.funcs[cfg.blocks[b as usize].func as usize].name.clone())
+                    .unwrap_or_default(),
+                blocks: blocks
+                    .iter()
+                    .map(|&b| cfg.describe(cfg.blocks[b as usize].start))
+                    .collect(),
+                share: if total > 0.0 { w / total } else { 0.0 },
+            }
+        })
+        .collect())
+}

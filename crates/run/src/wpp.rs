@@ -108,3 +108,41 @@ impl WppAnalysis {
         }
     }
 }
+
+/// Every whole-program path of a `.wpp` file with its share of the instructions, blocks named
+/// `function+0xoffset` when the recorded program is here (else by address), for
+/// `outcrop diff`.
+pub fn path_shares(path: &Path) -> Result<Vec<outcrop_diff::paths::PathIn>> {
+    let file = read_profile(path)?;
+    let counts = file.executions();
+    let st = &file.stats;
+    let program = PathBuf::from(&st.run.program);
+    let symbols = match read_bounded(&program, "program", MAX_PROGRAM_BYTES) {
+        Ok(elf)
+            if outcrop_rv::elf::program_id(&elf).ok().as_deref()
+                == Some(st.run.program_id.as_str()) =>
+        {
+            outcrop_rv::symbols::Symbols::from_elf(&elf).ok()
+        }
+        _ => None,
+    };
+    let name = |addr: u64| match symbols.as_ref().and_then(|s| s.lookup(addr)) {
+        Some(f) => (
+            f.name.to_string(),
+            format!("{}+{:#x}", f.name, addr - f.start),
+        ),
+        None => (String::new(), format!("{addr:#x}")),
+    };
+    let hot = outcrop_strata::report::hot_paths(&file, &counts, usize::MAX);
+    Ok(hot
+        .into_iter()
+        .map(|h| {
+            let names: Vec<(String, String)> = h.blocks.iter().map(|&(a, _)| name(a)).collect();
+            outcrop_diff::paths::PathIn {
+                function: names.first().map(|n| n.0.clone()).unwrap_or_default(),
+                blocks: names.into_iter().map(|n| n.1).collect(),
+                share: h.share,
+            }
+        })
+        .collect())
+}

@@ -25,7 +25,7 @@ const OLDER: &[(&str, &str, usize)] = &[
 
 /// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
 /// size when it was made (which may not grow).
-const BINARY_LINES: (usize, usize) = (3_000, 4_620);
+const BINARY_LINES: (usize, usize) = (3_000, 4_291);
 const XTASK_LINES: (usize, usize) = (1_500, 8_170);
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -26,11 +26,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("profile", 3),
     ("phases", 3),
     ("rpa", 3),
-    ("run", 4),
     ("diff", 4),
-    ("report", 5),
-    ("studies", 6),
-    ("outcrop", 7),
+    ("run", 5),
+    ("report", 6),
+    ("studies", 7),
+    ("outcrop", 8),
 ];
 
 /// The `outcrop-*` crates a manifest's `[dependencies]` names (dev-dependencies may reach
