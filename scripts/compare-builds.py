@@ -5,11 +5,12 @@ each build's median (min-max) wall seconds over RUNS runs and the median of the 
 NEW/BASE (below 1: the new build is faster).
 
     scripts/compare-builds.py BASE NEW [--runs 5] [--engines jit,blocks,step] [--dir DIR]
-        [--observed] -- PROGRAM [ARGS...] [-- PROGRAM [ARGS...]]...
+        [--observed | --timing] -- PROGRAM [ARGS...] [-- PROGRAM [ARGS...]]...
 
 Programs run in DIR (default: workloads/) with it granted read-write, output discarded (a
 non-zero exit status stops the comparison);
---observed runs `outcrop run -o -` (the exact profile) instead of `outcrop exec`."""
+--observed runs `outcrop run -o -` (the exact profile) instead of `outcrop exec`; --timing
+runs `outcrop run --timing -o -` (the exact profile and the timing model)."""
 import argparse
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ def main():
     p.add_argument("--engines", default="jit,blocks,step")
     p.add_argument("--dir", default="workloads")
     p.add_argument("--observed", action="store_true")
+    p.add_argument("--timing", action="store_true")
     a = p.parse_args(argv[:split])
     programs, cur = [], None
     for word in argv[split:]:
@@ -46,8 +48,10 @@ def main():
             times = {a.base: [], a.new: []}
             for _ in range(a.runs):
                 for build in (a.base, a.new):
-                    if a.observed:
-                        cmd = [build, "run", "-o", "-", "--engine", engine, "--allow-rw", ".", "--", *prog]
+                    if a.observed or a.timing:
+                        cmd = [build, "run", "-o", "-", "--engine", engine, "--allow-rw", "."]
+                        cmd += ["--timing"] if a.timing else []
+                        cmd += ["--", *prog]
                     else:
                         cmd = [build, "exec", "--engine", engine, "--allow-rw", ".", "--", *prog]
                     t = time.perf_counter()
