@@ -319,14 +319,6 @@ impl FMove {
             FMove::SgnjxD => a ^ (b & SIGN),
         }
     }
-    /// Whether it reads `x[rs1]` (else `f[rs1]`).
-    pub fn from_x(self) -> bool {
-        self == FMove::DFromX
-    }
-    /// Whether it writes `x[rd]` (else `f[rd]`).
-    pub fn to_x(self) -> bool {
-        self == FMove::XFromD
-    }
 }
 
 /// What an instruction does: its operation family, and the member for families with members.
