@@ -14,19 +14,12 @@ const MAX_FN_LINES: usize = 150;
 const OLDER: &[(&str, &str, usize)] = &[
     ("crates/rv/src/machine.rs", "step", 297),
     ("crates/rv/src/machine/blocks.rs", "exec_block", 216),
-    ("xtask/src/bench_exec.rs", "run", 173),
-    ("xtask/src/bench_hostile.rs", "run", 175),
-    ("xtask/src/bench_rap.rs", "run", 206),
-    ("xtask/src/study_brr.rs", "tables", 184),
-    ("xtask/src/study_paths.rs", "print_tables", 249),
-    ("xtask/src/study_rap.rs", "print_tables", 207),
-    ("xtask/src/study_rpa.rs", "run", 207),
 ];
 
 /// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
 /// size when it was made (which may not grow).
 const BINARY_LINES: (usize, usize) = (3_000, 4_291);
-const XTASK_LINES: (usize, usize) = (1_500, 8_170);
+const XTASK_LINES: (usize, usize) = (1_500, 663);
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

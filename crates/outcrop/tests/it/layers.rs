@@ -30,6 +30,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("run", 5),
     ("report", 6),
     ("studies", 7),
+    ("lab", 8),
     ("outcrop", 8),
 ];
 

@@ -9,8 +9,8 @@
 //! (sandbox grants, then `--`, the program and its arguments), e.g.
 //! `--dir lua -- --allow fib.lua -- ./lua fib.lua`.
 
-use crate::bench::{mm, outcrop_on, time, BenchArgs};
-use anyhow::{Context, Result};
+use crate::bench::{mm, outcrop_on, time, BenchOptions};
+use crate::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -34,17 +34,15 @@ fn timed_program(bin: &Path, dir: &Path, mode: &[&str], run_args: &[String]) -> 
 }
 
 /// Options of `bench-profile`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
     /// Measure one program of your own instead: run in DIR with RUN-ARGS (what follows `--`,
     /// as `outcrop run` takes it).
-    #[arg(long, value_name = "DIR", requires = "run_args")]
-    dir: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
     /// With --dir: the program and its options for `outcrop run`.
-    #[arg(last = true, value_name = "RUN-ARGS")]
-    run_args: Vec<String>,
+    pub run_args: Vec<String>,
 }
 
 /// Instructions of one profiled run of the program (its `run.json`).
@@ -59,7 +57,7 @@ fn instructions(bin: &Path, dir: &Path, run_args: &[String]) -> Result<u64> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()?;
-    anyhow::ensure!(st.success(), "{run_args:?}: {st}");
+    crate::ensure!(st.success(), "{run_args:?}: {st}");
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("run.json"))?)?;
     let _ = std::fs::remove_dir_all(&out);
     run["instructions"]
@@ -67,7 +65,8 @@ fn instructions(bin: &Path, dir: &Path, run_args: &[String]) -> Result<u64> {
         .context("run.json has no instructions")
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-profile`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(1);
     let run_args = &args.run_args[..];
     let dir = args.dir.as_deref();
@@ -78,9 +77,12 @@ pub fn run(args: Args) -> Result<()> {
         Some(_) => vec![run_args.join(" ")],
         None => args.bench.names()?,
     };
-    println!("median (min–max) of {runs} runs, alternating; process wall time in seconds\n");
-    println!("| workload | instructions | run --no-profile | run (profile) | ratio | run --timing --no-profile | run --timing (profile) | ratio |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "median (min–max) of {runs} runs, alternating; process wall time in seconds\n"
+    );
+    say!(out, "| workload | instructions | run --no-profile | run (profile) | ratio | run --timing --no-profile | run --timing (profile) | ratio |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     let (mut log, mut log_t) = (0.0, 0.0);
     for name in &names {
         let insns = match dir {
@@ -103,7 +105,8 @@ pub fn run(args: Args) -> Result<()> {
         }
         let m: Vec<f64> = v.iter().map(|x| crate::bench::median(x)).collect();
         let (r, rt) = (m[1] / m[0], m[3] / m[2]);
-        println!(
+        say!(
+            out,
             "| {name} | {insns} | {} | {} | {r:.3} | {} | {} | {rt:.3} |",
             mm(&v[0], 2),
             mm(&v[1], 2),
@@ -115,7 +118,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     if names.len() > 1 {
         let n = names.len() as f64;
-        println!(
+        say!(out,
             "\ngeometric mean of profile / no profile over {} workloads: {:.3} without timing, {:.3} with",
             names.len(),
             (log / n).exp(),

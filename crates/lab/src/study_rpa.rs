@@ -26,8 +26,8 @@
 //! service's latency on the memory-bound ones. `study-rpa adaptive`: the adaptive rate on
 //! and off at edges 1/32 and 1/256, 1 and 4 networks: slowdown and edge-profile accuracy.
 
-use crate::sweep::StudyArgs;
-use anyhow::{Context, Result};
+use crate::sweep::SweepOptions;
+use crate::{Context, Result};
 use outcrop_rpa::hw::HwConfig;
 use outcrop_rpa::observe::{HwReport, RpaResult};
 use outcrop_run::{execute, Hooks, ProgramImage, ProgramSpec, RpaConfig, RunConfig};
@@ -96,7 +96,7 @@ fn guests(results: &Path) -> Result<Manifest> {
             .arg(root.join("study/gc.c"))
             .status()
             .context("study-rpa needs riscv64-linux-gnu-gcc on PATH to build its GC guest (Debian: apt-get install gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)")?;
-        anyhow::ensure!(
+        crate::ensure!(
             st.success(),
             "riscv64-linux-gnu-gcc failed on workloads/study/gc.c"
         );
@@ -104,7 +104,7 @@ fn guests(results: &Path) -> Result<Manifest> {
     }
     let text = "[[workload]]\nname = \"gc\"\nkind = \"compute\"\nbinary = \"gc\"\n\n\
                 [[workload]]\nname = \"gc-zero\"\nkind = \"compute\"\nbinary = \"gc\"\nargs = [\"400000\", \"zero\"]\n";
-    Manifest::parse(text, &dir).map_err(|e| anyhow::anyhow!("{e}"))
+    Manifest::parse(text, &dir).map_err(|e| crate::err!("{e}"))
 }
 
 /// Real programs under the GC barrier query: every store in the functions that write
@@ -172,9 +172,9 @@ fn barrier_tags(name: &str) -> Vec<(outcrop_run::TagPlace, u8)> {
 }
 
 /// The real programs' manifest (building them first).
-fn real_guests() -> Result<Manifest> {
+fn real_guests(log: &mut (dyn std::io::Write + Send)) -> Result<Manifest> {
     let programs: Vec<(&str, &str, &[&str])> = REAL.iter().map(|r| (r.0, r.1, r.2)).collect();
-    crate::real_programs::manifest(&programs)
+    crate::real_programs::manifest(&programs, log)
 }
 
 /// A sweep of `cells` over workloads: one job per (workload, cell), each a call of `run`.
@@ -234,25 +234,24 @@ where
 }
 
 /// Options of `study-rpa`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone)]
+pub struct Config {
     /// `prefetch` (Figure 2b's loop closed) or `adaptive` (the adaptive rate); default: the
     /// resource and overhead study (Figures 7, 8, Table 6).
-    #[arg(value_name = "STUDY", value_parser = ["prefetch", "adaptive"])]
-    which: Option<String>,
-    #[command(flatten)]
-    study: StudyArgs,
+    pub which: Option<String>,
+    /// The sweep: workloads, jobs, results, Slurm.
+    pub study: SweepOptions,
     /// Write rpa-fig7.svg and rpa-fig8.svg into DIR (default docs/studies, only when every
     /// workload ran).
-    #[arg(long, value_name = "DIR")]
-    svg_dir: Option<std::path::PathBuf>,
+    pub svg_dir: Option<std::path::PathBuf>,
 }
 
 /// Runs `cells` over the study's workloads (every bundled one, gc and gc-zero; or
 /// `--workloads`): the workloads in order and every job's output by (workload, cell).
 #[allow(clippy::type_complexity)]
 fn sweep<C, O>(
-    args: &StudyArgs,
+    args: &SweepOptions,
+    log: &mut (dyn std::io::Write + Send),
     real: bool,
     name: &'static str,
     cells: Vec<C>,
@@ -266,7 +265,7 @@ where
     let manifest = crate::sweep::manifest()?;
     let mut guests = vec![guests(&args.results)?];
     if real {
-        guests.push(real_guests()?);
+        guests.push(real_guests(log)?);
     }
     let mut names: Vec<String> = manifest.workloads.iter().map(|w| w.name.clone()).collect();
     names.sort();
@@ -275,7 +274,7 @@ where
     }
     if !args.workloads.is_empty() {
         for w in &args.workloads {
-            anyhow::ensure!(
+            crate::ensure!(
                 names.contains(w),
                 "no workload `{w}` (workloads: {})",
                 names.join(", ")
@@ -292,7 +291,7 @@ where
         run,
         _output: std::marker::PhantomData,
     };
-    let Some(records) = crate::sweep::run(&study, &manifest, args)? else {
+    let Some(records) = crate::sweep::run(&study, &manifest, args, log)? else {
         return Ok(None);
     };
     let mut results = BTreeMap::new();
@@ -381,15 +380,21 @@ fn pct(a: f64) -> String {
     outcrop_studies::stats::pct(a, 2)
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let root = std::path::absolute(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))?;
+/// `study-rpa`: runs the sweep and writes the tables of docs/studies/rpa.md to `out` (or the prefetch / adaptive study).
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
+    let root = std::path::absolute(crate::root())?;
     match args.which.as_deref() {
-        Some("prefetch") => return prefetch(&args.study),
-        Some("adaptive") => return adaptive(&args.study),
+        Some("prefetch") => return prefetch(&args.study, out, log),
+        Some("adaptive") => return adaptive(&args.study, out, log),
         _ => {}
     }
     let Some((workloads, results)) = sweep(
         &args.study,
+        log,
         true,
         "rpa",
         cells(),
@@ -399,32 +404,82 @@ pub fn run(args: Args) -> Result<()> {
     else {
         return Ok(());
     };
-    let get = |i: usize, c: Cell| results.get(&(i, c)).context("missing run");
-    let hw = |o: &Outcome| o.hw.clone().context("no hardware report");
-    let stalled = |h: &HwReport| {
-        (h.stats.held_network_cycles + h.stats.held_buffer_cycles) as f64
-            / h.occupancy.cycles.max(1) as f64
+    let runs = Runs { workloads, results };
+    say!(out, "machine: rpa2000 (Table 5); queries: edges every N (Figure 2a) + GC barrier always on tag-1 stores (Figure 2c)\n");
+    say!(
+        out,
+        "### Figure 7: 32 networks, 32 buffers, edges 1/256 (% of cycles with ≥ x in use)\n"
+    );
+    let fig7 = fig7_occupancy(&runs, out)?;
+    let fig8 = fig8_networks(&runs, out)?;
+    fig8c_rates(&fig8, out)?;
+    table6_per_sample(&runs, out)?;
+    under_load(&runs, &fig8, out)?;
+    let svg_dir = match args.svg_dir {
+        Some(d) => d,
+        None if args.study.workloads.is_empty() => root.join("docs/studies"),
+        None => return Ok(()),
     };
-    let slow = |a: &Outcome, b: &Outcome| a.cycles as f64 / b.cycles as f64 - 1.0;
+    std::fs::create_dir_all(&svg_dir)?;
+    std::fs::write(svg_dir.join("rpa-fig7.svg"), plot_fig7(&fig7)?)?;
+    std::fs::write(svg_dir.join("rpa-fig8.svg"), plot_fig8(&fig8)?)?;
+    say!(
+        out,
+        "\nwrote {}/rpa-fig7.svg and rpa-fig8.svg",
+        svg_dir.display()
+    );
+    Ok(())
+}
 
-    println!("machine: rpa2000 (Table 5); queries: edges every N (Figure 2a) + GC barrier always on tag-1 stores (Figure 2c)\n");
-    println!("### Figure 7: 32 networks, 32 buffers, edges 1/256 (% of cycles with ≥ x in use)\n");
+/// The main study's runs: its workloads, and every run's figures by (workload, cell).
+struct Runs {
+    workloads: Vec<Workload>,
+    results: BTreeMap<(usize, Cell), Outcome>,
+}
+
+impl Runs {
+    /// Workload `i`'s run in `cell`.
+    fn get(&self, i: usize, c: Cell) -> Result<&Outcome> {
+        self.results.get(&(i, c)).context("missing run")
+    }
+}
+
+/// A run's hardware report.
+fn hw_of(o: &Outcome) -> Result<HwReport> {
+    o.hw.clone().context("no hardware report")
+}
+
+/// The share of cycles dispatch was held for a network or a buffer.
+fn stalled(h: &HwReport) -> f64 {
+    (h.stats.held_network_cycles + h.stats.held_buffer_cycles) as f64
+        / h.occupancy.cycles.max(1) as f64
+}
+
+/// Run `a`'s slowdown against run `b`.
+fn slow(a: &Outcome, b: &Outcome) -> f64 {
+    a.cycles as f64 / b.cycles as f64 - 1.0
+}
+
+/// Figure 7: buffers and networks in use, 32/32 at 1/256.
+fn fig7_occupancy(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<(String, HwReport)>> {
     let xs = [1usize, 2, 3, 4, 6, 8, 12, 16];
     let head: Vec<String> = xs.iter().map(|x| format!("≥{x}")).collect();
-    println!(
+    say!(
+        out,
         "| workload | instructions | cycles | buffers {} | in flight {} |",
         head.join(" | "),
         head.join(" | ")
     );
-    println!(
+    say!(
+        out,
         "|---|---|---|{}|{}|",
         "---|".repeat(xs.len() - 1) + "---",
         "---|".repeat(xs.len() - 1) + "---"
     );
     let mut fig7 = Vec::new();
-    for (i, w) in workloads.iter().enumerate() {
-        let u = get(i, Cell::Hw(32, 32, false, 256))?;
-        let h = hw(u)?;
+    for (i, w) in runs.workloads.iter().enumerate() {
+        let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
+        let h = hw_of(u)?;
         let b: Vec<String> = xs
             .iter()
             .map(|&x| pct(h.occupancy.buffers_at_least(x)))
@@ -433,7 +488,8 @@ pub fn run(args: Args) -> Result<()> {
             .iter()
             .map(|&x| pct(h.occupancy.networks_at_least(x)))
             .collect();
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} |",
             w.name,
             u.instructions,
@@ -444,25 +500,31 @@ pub fn run(args: Args) -> Result<()> {
         fig7.push((w.name.clone(), h));
     }
 
-    println!("\n### Figure 8a/8b: 8 buffers, 1–4 networks, edges 1/256 (% of cycles dispatch stalled; % slowdown against 32/32)\n");
-    println!("| workload | stalled 1 | 2 | 3 | 4 | slowdown 1 | 2 | 3 | 4 | cheap 4:8 stalled | cheap slowdown | 4:8 vs no RPA | lossless |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    Ok(fig7)
+}
+
+/// Figures 8a and 8b: stalls and slowdowns with 1–4 networks and 8 buffers.
+fn fig8_networks(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<Fig8Row>> {
+    say!(out, "\n### Figure 8a/8b: 8 buffers, 1–4 networks, edges 1/256 (% of cycles dispatch stalled; % slowdown against 32/32)\n");
+    say!(out, "| workload | stalled 1 | 2 | 3 | 4 | slowdown 1 | 2 | 3 | 4 | cheap 4:8 stalled | cheap slowdown | 4:8 vs no RPA | lossless |");
+    say!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut fig8 = Vec::new();
-    for (i, w) in workloads.iter().enumerate() {
-        let u = get(i, Cell::Hw(32, 32, false, 256))?;
-        let bare = get(i, Cell::Bare)?;
+    for (i, w) in runs.workloads.iter().enumerate() {
+        let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
+        let bare = runs.get(i, Cell::Bare)?;
         let mut st = Vec::new();
         let mut sl = Vec::new();
         let mut lossless = u.lossless && bare.lossless;
         for n in 1..=4 {
-            let o = get(i, Cell::Hw(n, 8, false, 256))?;
-            st.push(stalled(&hw(o)?));
+            let o = runs.get(i, Cell::Hw(n, 8, false, 256))?;
+            st.push(stalled(&hw_of(o)?));
             sl.push(slow(o, u));
             lossless &= o.lossless;
         }
-        let cheap = get(i, Cell::Hw(4, 8, true, 256))?;
-        let p48 = get(i, Cell::Hw(4, 8, false, 256))?;
-        println!(
+        let cheap = runs.get(i, Cell::Hw(4, 8, true, 256))?;
+        let p48 = runs.get(i, Cell::Hw(4, 8, false, 256))?;
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             w.name,
             pct(st[0]),
@@ -473,7 +535,7 @@ pub fn run(args: Args) -> Result<()> {
             pct(sl[1]),
             pct(sl[2]),
             pct(sl[3]),
-            pct(stalled(&hw(cheap)?)),
+            pct(stalled(&hw_of(cheap)?)),
             pct(slow(cheap, u)),
             pct(slow(p48, bare)),
             if lossless && cheap.lossless {
@@ -484,60 +546,88 @@ pub fn run(args: Args) -> Result<()> {
         );
         let mut rate_slow = Vec::new();
         for rate in RATES {
-            let a = get(i, Cell::Hw(4, 8, false, rate))?;
-            let b = get(i, Cell::Hw(32, 32, false, rate))?;
+            let a = runs.get(i, Cell::Hw(4, 8, false, rate))?;
+            let b = runs.get(i, Cell::Hw(32, 32, false, rate))?;
             rate_slow.push(slow(a, b));
         }
         fig8.push((w.name.clone(), st, sl, rate_slow));
     }
 
-    println!("\n### Figure 8c: 4 networks, 8 buffers, GC query included (% slowdown against 32/32 at the same rate)\n");
-    println!("| workload | 1/32 | 1/64 | 1/128 | 1/256 |");
-    println!("|---|---|---|---|---|");
-    for (name, _, _, r) in &fig8 {
+    Ok(fig8)
+}
+
+/// Figure 8c: 4:8 against 32/32 at each edge rate.
+fn fig8c_rates(fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "\n### Figure 8c: 4 networks, 8 buffers, GC query included (% slowdown against 32/32 at the same rate)\n");
+    say!(out, "| workload | 1/32 | 1/64 | 1/128 | 1/256 |");
+    say!(out, "|---|---|---|---|---|");
+    for (name, _, _, r) in fig8 {
         let c: Vec<String> = r.iter().map(|x| pct(*x)).collect();
-        println!("| {name} | {} |", c.join(" | "));
+        say!(out, "| {name} | {} |", c.join(" | "));
     }
 
-    println!("\n### Table 6: instructions and cycles per profiled instruction (32/32 runs)\n");
-    println!("| workload | instr/sample 1/32 | 1/64 | 1/128 | 1/256 | cycles/sample 1/32 | 1/64 | 1/128 | 1/256 |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (i, w) in workloads.iter().enumerate() {
+    Ok(())
+}
+
+/// Table 6: instructions and cycles per profiled instruction.
+fn table6_per_sample(runs: &Runs, out: &mut dyn std::io::Write) -> Result<()> {
+    say!(
+        out,
+        "\n### Table 6: instructions and cycles per profiled instruction (32/32 runs)\n"
+    );
+    say!(out, "| workload | instr/sample 1/32 | 1/64 | 1/128 | 1/256 | cycles/sample 1/32 | 1/64 | 1/128 | 1/256 |");
+    say!(out, "|---|---|---|---|---|---|---|---|---|");
+    for (i, w) in runs.workloads.iter().enumerate() {
         let mut ins = Vec::new();
         let mut cyc = Vec::new();
         for rate in RATES {
-            let o = get(i, Cell::Hw(32, 32, false, rate))?;
-            let p = hw(o)?.stats.profiled.max(1) as f64;
+            let o = runs.get(i, Cell::Hw(32, 32, false, rate))?;
+            let p = hw_of(o)?.stats.profiled.max(1) as f64;
             ins.push(format!("{:.0}", o.instructions as f64 / p));
             cyc.push(format!("{:.0}", o.cycles as f64 / p));
         }
-        println!("| {} | {} | {} |", w.name, ins.join(" | "), cyc.join(" | "));
+        say!(
+            out,
+            "| {} | {} | {} |",
+            w.name,
+            ins.join(" | "),
+            cyc.join(" | ")
+        );
     }
 
-    println!("\n### Under load: the workloads with barrier stores (tag-1 stores), against the paper's (Table 6 at 1/256)\n");
-    println!("| workload | tagged stores per 1,000 instructions | barrier messages (non-null) per 1,000 | profiled per 1,000 (1/256, Table 6's inverse) | buffers ≥ 8 (32/32) | in flight ≥ 4 (32/32) | buffer hold, cycles per profiled instruction | sends that waited for the service (4:8) | stalled, 4 networks | slowdown, 3 networks | slowdown, 4 networks | 4:8 vs no RPA, service 50 | 20 | 10 cycles a message |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    Ok(())
+}
+
+/// The workloads with barrier stores, against the paper's Table 6 at 1/256.
+fn under_load(runs: &Runs, fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "\n### Under load: the workloads with barrier stores (tag-1 stores), against the paper's (Table 6 at 1/256)\n");
+    say!(out, "| workload | tagged stores per 1,000 instructions | barrier messages (non-null) per 1,000 | profiled per 1,000 (1/256, Table 6's inverse) | buffers ≥ 8 (32/32) | in flight ≥ 4 (32/32) | buffer hold, cycles per profiled instruction | sends that waited for the service (4:8) | stalled, 4 networks | slowdown, 3 networks | slowdown, 4 networks | 4:8 vs no RPA, service 50 | 20 | 10 cycles a message |");
+    say!(
+        out,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     let mut loaded = Vec::new();
-    for (i, w) in workloads.iter().enumerate() {
-        let u = get(i, Cell::Hw(32, 32, false, 256))?;
+    for (i, w) in runs.workloads.iter().enumerate() {
+        let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
         if u.barrier.0 == 0 {
             continue;
         }
-        let h = hw(u)?;
+        let h = hw_of(u)?;
         let k = |x: u64| 1000.0 * x as f64 / u.instructions.max(1) as f64;
         let (_, st, sl, _) = &fig8[i];
-        let bare = get(i, Cell::Bare)?;
-        let p48 = get(i, Cell::Hw(4, 8, false, 256))?;
-        let h48 = hw(p48)?;
+        let bare = runs.get(i, Cell::Bare)?;
+        let p48 = runs.get(i, Cell::Hw(4, 8, false, 256))?;
+        let h48 = hw_of(p48)?;
         let services: Vec<String> = SERVICES
             .iter()
             .map(|&c| {
-                results
+                runs.results
                     .get(&(i, Cell::Service(c)))
                     .map_or("–".into(), |o| pct(slow(o, bare)))
             })
             .collect();
-        println!(
+        say!(
+            out,
             "| {} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} |",
             w.name,
             k(u.barrier.0),
@@ -561,14 +651,15 @@ pub fn run(args: Args) -> Result<()> {
         ("db", 290.0),
         ("javac", 420.0),
     ] {
-        println!(
+        say!(
+            out,
             "| paper: {name} | – | – | {:.2} | – | – | – | – | – | < 0.5 | ≈ 0 | – | – | – |",
             1000.0 / per_sample
         );
     }
     if let Some(worst) = loaded.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         let w4 = loaded.iter().map(|l| l.2).fold(f64::MIN, f64::max);
-        println!(
+        say!(out,
             "\nOver the {} loaded workloads: slowdown with 3 networks at most {}% ({}), with 4 at most {}%; the paper: < 0.5% with three, effectively zero with four.",
             loaded.len(),
             pct(worst.1),
@@ -577,15 +668,6 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
 
-    let out = match args.svg_dir {
-        Some(d) => d,
-        None if args.study.workloads.is_empty() => root.join("docs/studies"),
-        None => return Ok(()),
-    };
-    std::fs::create_dir_all(&out)?;
-    std::fs::write(out.join("rpa-fig7.svg"), plot_fig7(&fig7)?)?;
-    std::fs::write(out.join("rpa-fig8.svg"), plot_fig8(&fig8)?)?;
-    println!("\nwrote {}/rpa-fig7.svg and rpa-fig8.svg", out.display());
     Ok(())
 }
 
@@ -725,14 +807,14 @@ fn run_spec(
     let (code, how) = s.status();
     // exitcode ends with 3 on purpose
     let want = if name == "exitcode" { 3 } else { 0 };
-    anyhow::ensure!(code == want, "the guest ended with status {code} ({how})");
+    crate::ensure!(code == want, "the guest ended with status {code} ({how})");
     Ok((s.timing.context("no timing totals")?, s.rpa))
 }
 
 fn assembled(src: &str) -> Result<outcrop_rpa::Assembled> {
     outcrop_rpa::parse(src)
         .and_then(|p| outcrop_rpa::assemble(&p))
-        .map_err(|d| anyhow::anyhow!("{}", d.message))
+        .map_err(|d| crate::err!("{}", d.message))
 }
 
 /// A prefetch study cell: no RPA, the open loop (the L2-miss query logged), or the closed
@@ -789,19 +871,27 @@ fn prefetch_one(spec: ProgramSpec, name: &str, c: PCell) -> Result<PrefetchOut> 
 /// `study-rpa prefetch`: Figure 2b's service with and without its loop closed, on the
 /// default machine (140-cycle memory), every workload; the latency sweep on the
 /// memory-bound ones.
-fn prefetch(args: &StudyArgs) -> Result<()> {
+fn prefetch(
+    args: &SweepOptions,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let mut cells = vec![PCell::Bare, PCell::Open, PCell::Closed(100, false)];
     cells.extend(LATENCIES.map(|l| PCell::Closed(l, true)));
     let skip = |w: &str, c: PCell| matches!(c, PCell::Closed(l, _) if l != 100 && !MEMORY_BOUND.contains(&w));
-    let Some((workloads, results)) = sweep(args, false, "rpa-prefetch", cells, skip, prefetch_one)?
+    let Some((workloads, results)) =
+        sweep(args, log, false, "rpa-prefetch", cells, skip, prefetch_one)?
     else {
         return Ok(());
     };
     let get = |i: usize, c: PCell| results.get(&(i, c)).context("missing run");
-    println!("machine: default preset (4-wide, 1 MB L2, 140-cycle memory); query: for evL2DMISS * always collect pc res2 [rtime]; send 1 stop; hardware 4:8; service 20 cycles/message; prefetcher: degree 4, distance 2, 2^22-entry correlation table\n");
-    println!("### Closed loop at a 100-cycle service latency, every workload\n");
-    println!("| workload | L2 data misses, no RPA | open loop | closed, Figure 2b's query | closed, + rtime | cycles: open loop vs no RPA | closed vs open | closed + rtime vs open | closed + rtime vs no RPA | lines asked for (+ rtime) | stride / correlation predictions | late fills |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    say!(out, "machine: default preset (4-wide, 1 MB L2, 140-cycle memory); query: for evL2DMISS * always collect pc res2 [rtime]; send 1 stop; hardware 4:8; service 20 cycles/message; prefetcher: degree 4, distance 2, 2^22-entry correlation table\n");
+    say!(
+        out,
+        "### Closed loop at a 100-cycle service latency, every workload\n"
+    );
+    say!(out, "| workload | L2 data misses, no RPA | open loop | closed, Figure 2b's query | closed, + rtime | cycles: open loop vs no RPA | closed vs open | closed + rtime vs open | closed + rtime vs no RPA | lines asked for (+ rtime) | stride / correlation predictions | late fills |");
+    say!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, w) in workloads.iter().enumerate() {
         let (bare, _) = get(i, PCell::Bare)?;
         let (open, _) = get(i, PCell::Open)?;
@@ -811,7 +901,8 @@ fn prefetch(args: &StudyArgs) -> Result<()> {
         let removed = |t: &outcrop_timing::Totals| {
             pct(1.0 - t.l2_data_misses as f64 / open.l2_data_misses.max(1) as f64)
         };
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} ({}%) | {} ({}%) | {} | {} | {} | {} | {} | {} / {} | {} |",
             w.name,
             bare.l2_data_misses,
@@ -830,9 +921,12 @@ fn prefetch(args: &StudyArgs) -> Result<()> {
             timed.fills_late
         );
     }
-    println!("\n### Service latency sweep (memory-bound workloads, query with rtime): L2 data misses and cycles against the open loop\n");
-    println!("| workload | open loop: misses | cycles | latency 0 | 100 | 1,000 | 10,000 |");
-    println!("|---|---|---|---|---|---|---|");
+    say!(out, "\n### Service latency sweep (memory-bound workloads, query with rtime): L2 data misses and cycles against the open loop\n");
+    say!(
+        out,
+        "| workload | open loop: misses | cycles | latency 0 | 100 | 1,000 | 10,000 |"
+    );
+    say!(out, "|---|---|---|---|---|---|---|");
     for (i, w) in workloads.iter().enumerate() {
         if !MEMORY_BOUND.contains(&w.name.as_str()) {
             continue;
@@ -847,7 +941,8 @@ fn prefetch(args: &StudyArgs) -> Result<()> {
                 signed(t.cycles as f64 / open.cycles as f64 - 1.0)
             ));
         }
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} |",
             w.name,
             open.l2_data_misses,
@@ -919,7 +1014,11 @@ fn adaptive_one(spec: ProgramSpec, name: &str, c: ACell) -> Result<AdaptiveOut> 
 
 /// `study-rpa adaptive`: the RPA watching itself (budget 0.5% of cycles): slowdown against
 /// no RPA and edge-profile accuracy against the exact profile, with and without it.
-fn adaptive(args: &StudyArgs) -> Result<()> {
+fn adaptive(
+    args: &SweepOptions,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let mut cells = vec![ACell::Bare];
     for rate in [32, 256] {
         for networks in [1, 4] {
@@ -930,6 +1029,7 @@ fn adaptive(args: &StudyArgs) -> Result<()> {
     }
     let Some((workloads, results)) = sweep(
         args,
+        log,
         false,
         "rpa-adaptive",
         cells,
@@ -940,11 +1040,11 @@ fn adaptive(args: &StudyArgs) -> Result<()> {
         return Ok(());
     };
     let get = |i: usize, c: ACell| results.get(&(i, c)).context("missing run");
-    println!("machine: rpa2000; queries: edges every N + the GC barrier (always); 8 buffers; adaptive budget 0.5% of cycles per 10,000-cycle window\n");
+    say!(out, "machine: rpa2000; queries: edges every N + the GC barrier (always); 8 buffers; adaptive budget 0.5% of cycles per 10,000-cycle window\n");
     for rate in [32u32, 256] {
-        println!("### Edges 1/{rate}: slowdown against no RPA, % cycles stalled, edge overlap with the exact profile, samples (fixed → adaptive)\n");
-        println!("| workload | 1 network: slowdown | stalled | overlap | samples | highest throttle | 4 networks: slowdown | stalled | overlap | samples | highest throttle |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        say!(out, "### Edges 1/{rate}: slowdown against no RPA, % cycles stalled, edge overlap with the exact profile, samples (fixed → adaptive)\n");
+        say!(out, "| workload | 1 network: slowdown | stalled | overlap | samples | highest throttle | 4 networks: slowdown | stalled | overlap | samples | highest throttle |");
+        say!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
         for (i, w) in workloads.iter().enumerate() {
             let bare = get(i, ACell::Bare)?.0 as f64;
             let mut cols = Vec::new();
@@ -964,9 +1064,9 @@ fn adaptive(args: &StudyArgs) -> Result<()> {
                     (1u64 << b.4) * u64::from(rate)
                 ));
             }
-            println!("| {} | {} |", w.name, cols.join(" | "));
+            say!(out, "| {} | {} |", w.name, cols.join(" | "));
         }
-        println!();
+        say!(out);
     }
     Ok(())
 }

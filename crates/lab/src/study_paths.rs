@@ -14,8 +14,8 @@
 //! profile. Overhead is modelled under both cost presets (`outcrop_sampling::CostModel`).
 //! Prints Markdown tables; writes Figure 6 as SVG.
 
-use crate::sweep::StudyArgs;
-use anyhow::{Context, Result};
+use crate::sweep::SweepOptions;
+use crate::{Context, Result};
 use outcrop_paths::{
     accuracy, analyze, Accuracy, Cfg, ExactCounter, Filter, IndexCache, LbrConfig, LbrUnit,
     Options, PathKey, PeriodUnit, Regions, Samples, Weighting, HOT,
@@ -220,17 +220,15 @@ fn modes_for(kind: Kind, c: &LbrConfig) -> &'static [Mode] {
 }
 
 /// Options of `study-paths`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    study: StudyArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The sweep: workloads, jobs, results, Slurm.
+    pub study: SweepOptions,
     /// Write Figure 6 (accuracy against the sampling period) to FILE.
-    #[arg(long, value_name = "FILE")]
-    svg: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
     /// Leave out the programs nobody here wrote (SQLite, Lua, zstd; built by
     /// `xtask real-programs`, which this runs first).
-    #[arg(long)]
-    no_real: bool,
+    pub no_real: bool,
 }
 
 /// The study: one job per workload, every unit of it on one run.
@@ -316,7 +314,7 @@ fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
     );
     let mut timed = Timed::new(&outcrop_timing::Config::default(), observers);
     let outcome = m.run(&mut timed);
-    anyhow::ensure!(
+    crate::ensure!(
         matches!(outcome, outcrop_rv::Outcome::Exited(_)),
         "{name}: the run ended with {outcome:?}"
     );
@@ -324,7 +322,7 @@ fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
     let cycles = timed.totals().cycles;
     let (s, ex) = timed.into_inner();
     let instructions = s.instructions;
-    anyhow::ensure!(
+    crate::ensure!(
         instructions == bare.instret,
         "{name}: the observed run retired {instructions} instructions, the bare run {}",
         bare.instret
@@ -502,7 +500,12 @@ fn wall_min(
         .unwrap_or((0.0, String::new()))
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `study-paths`: runs the sweep and writes the tables of docs/studies/paths.md to `out`.
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let manifest = crate::sweep::manifest()?;
     let is_real = |w: &String| REAL.iter().any(|r| r.0 == w);
     let real_names: Vec<String> = if args.no_real {
@@ -530,26 +533,23 @@ pub fn run(args: Args) -> Result<()> {
         real: if real_names.is_empty() {
             None
         } else {
-            Some((crate::real_programs::manifest(&REAL)?, real_names))
+            Some((crate::real_programs::manifest(&REAL, log)?, real_names))
         },
     };
-    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+    let Some(records) = crate::sweep::run(&study, &manifest, &args.study, log)? else {
         return Ok(());
     };
     let results: Vec<Workload> = records
         .into_iter()
-        .map(|r| {
-            r.output
-                .ok_or_else(|| anyhow::anyhow!("{}: no output", r.job))
-        })
+        .map(|r| r.output.ok_or_else(|| crate::err!("{}: no output", r.job)))
         .collect::<Result<_>>()?;
     let (real, ours): (Vec<Workload>, Vec<Workload>) =
         results.into_iter().partition(|w| is_real(&w.name));
     if !ours.is_empty() {
-        print_tables(&ours);
+        print_tables(&ours, out)?;
     }
     if !real.is_empty() {
-        print_real(&real);
+        print_real(&real, out)?;
     }
     if let Some(f) = args.svg {
         std::fs::write(&f, plot_fig6(&ours)?)
@@ -559,11 +559,14 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// The programs nobody here wrote: our operating point with 16 and 32 entries.
-fn print_real(ws: &[Workload]) {
-    println!("\n### Programs this project did not write (`xtask real-programs`), at {OURS} cycles (1% under perf-lbr)\n");
-    println!("Cells: Wall accuracy, median [worst decile] (min–max) over {SEEDS} seeds.\n");
-    println!("| program | instructions | cycles | samples per run at {OURS} | hot paths (% of flow) | 16: paper | 16: both | 32: paper | 32: both | overhead (perf-lbr) |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+fn print_real(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "\n### Programs this project did not write (`xtask real-programs`), at {OURS} cycles (1% under perf-lbr)\n");
+    say!(
+        out,
+        "Cells: Wall accuracy, median [worst decile] (min–max) over {SEEDS} seeds.\n"
+    );
+    say!(out, "| program | instructions | cycles | samples per run at {OURS} | hot paths (% of flow) | 16: paper | 16: both | 32: paper | 32: both | overhead (perf-lbr) |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for w in ws {
         let samples = median(&per_seed(|s| {
             unit(w, Kind::Sweep(s), 16, Some(OURS)).map(|u| u.samples as f64)
@@ -571,7 +574,8 @@ fn print_real(ws: &[Workload]) {
         let overhead = median(&per_seed(|s| {
             unit(w, Kind::Sweep(s), 16, Some(OURS)).map(|u| u.overhead[0])
         }));
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {samples:.0} | {} ({}%) | {} | {} | {} | {} | {}% |",
             w.name,
             w.instructions,
@@ -585,42 +589,58 @@ fn print_real(ws: &[Workload]) {
             pct(overhead, 1),
         );
     }
-    println!("\nThe same programs at other periods (16 entries, both extensions; samples per run and Wall accuracy):\n");
-    print!("| program |");
+    say!(out, "\nThe same programs at other periods (16 entries, both extensions; samples per run and Wall accuracy):\n");
+    write!(out, "| program |")?;
     for p in PERIODS {
-        print!(" {p} |");
+        write!(out, " {p} |")?;
     }
-    println!();
-    println!("|---|{}", "---:|".repeat(PERIODS.len()));
+    say!(out);
+    say!(out, "|---|{}", "---:|".repeat(PERIODS.len()));
     for w in ws {
-        print!("| {} |", w.name);
+        write!(out, "| {} |", w.name)?;
         for p in PERIODS {
             let n = median(&per_seed(|s| {
                 unit(w, Kind::Sweep(s), 16, Some(p)).map(|u| u.samples as f64)
             }));
             let v = wall(w, Kind::Sweep, 16, Some(p), Mode::Both);
-            print!(
+            write!(
+                out,
                 " {n:.0}: {} [{}] |",
                 pct(median(&v), 1),
                 pct(worst_decile(&v), 1)
-            );
+            )?;
         }
-        println!();
+        say!(out);
     }
+    Ok(())
 }
 
-fn print_tables(ws: &[Workload]) {
+fn print_tables(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     let seeds: Vec<String> = (0..SEEDS).map(|s| format!("{}", 1 + 1000 * s)).collect();
-    println!(
+    say!(out,
         "Seeds: {SEEDS} per cell (unit seeds {}+k; Figure 5 adds {EXTRA} runs, seeds 90000–{}). Cells are the median over seeds, the worst decile in brackets (the 10th percentile by nearest rank: the 2nd lowest of 15) and min–max in parentheses; \"mean\" rows are the mean over workloads, per seed, then the same of those. Targets are judged on the worst decile.\n",
         seeds.join(", "),
         90_000 + EXTRA - 1
     );
-    println!("### Runs and hot paths (Table 4)\n");
-    println!("| workload | instructions | cycles | regions | path executions | unplaced | hot paths (≥ 0.125%) | % of flow |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    table4_runs(ws, out)?;
+    fig6_period(ws, out)?;
+    operating_points(ws, out)?;
+    at_ours(ws, out)?;
+    overlap(ws, out)?;
+    table2_lengths(ws, out)?;
+    table3_spans(ws, out)?;
+    fig5_unique(ws, out)?;
+    matching(ws, out)?;
+    Ok(())
+}
+
+fn table4_runs(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "### Runs and hot paths (Table 4)\n");
+    say!(out, "| workload | instructions | cycles | regions | path executions | unplaced | hot paths (≥ 0.125%) | % of flow |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for w in ws {
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             w.name,
             w.instructions,
@@ -632,35 +652,49 @@ fn print_tables(ws: &[Workload]) {
             pct(w.hot.hot_flow, 1)
         );
     }
-    println!("\n### Accuracy vs sampling period (Figure 6), paper method, mean over workloads\n");
-    print!(
-        "| period (cycles) | samples (mean) | overhead, perf-lbr | overhead, itanium2-perfmon |"
+    Ok(())
+}
+
+fn fig6_period(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(
+        out,
+        "\n### Accuracy vs sampling period (Figure 6), paper method, mean over workloads\n"
     );
+    write!(
+        out,
+        "| period (cycles) | samples (mean) | overhead, perf-lbr | overhead, itanium2-perfmon |"
+    )?;
     for e in ENTRIES {
-        print!(" Wall, {e} entries |");
+        write!(out, " Wall, {e} entries |")?;
     }
-    println!(" Wall, 16 entries + both extensions | lowest workload, 16 + both |");
-    print!("|---:|---:|---:|---:|");
+    say!(
+        out,
+        " Wall, 16 entries + both extensions | lowest workload, 16 + both |"
+    );
+    write!(out, "|---:|---:|---:|---:|")?;
     for _ in ENTRIES {
-        print!("---:|");
+        write!(out, "---:|")?;
     }
-    println!("---:|---|");
+    say!(out, "---:|---|");
     for p in PERIODS {
         let u4: Vec<&UnitResult> = ws.iter().filter_map(|w| sweep(w, 4, p)).collect();
-        print!(
+        write!(
+            out,
             "| {p} | {:.0} | {}% | {}% |",
             mean(u4.iter().map(|u| u.samples as f64)),
             pct(mean(u4.iter().map(|u| u.overhead[0])), 1),
             pct(mean(u4.iter().map(|u| u.overhead[1])), 1)
-        );
+        )?;
         for e in ENTRIES {
-            print!(
+            write!(
+                out,
                 " {} |",
                 spread(&wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper))
-            );
+            )?;
         }
         let (lo, who) = wall_min(ws, Kind::Sweep, 16, Some(p), Mode::Both);
-        println!(
+        say!(
+            out,
             " {} | {} {} |",
             spread(&wall_mean(ws, Kind::Sweep, 16, Some(p), Mode::Both)),
             who,
@@ -668,8 +702,15 @@ fn print_tables(ws: &[Workload]) {
         );
     }
     // the headline: each side's operating point
-    println!("\n### Operating points side by side: Wall accuracy per workload\n");
-    println!("* **paper @ 10 M**: the paper's period and hardware (4 entries, its method); ~1% under `itanium2-perfmon`, {} samples per run on average here.", {
+    Ok(())
+}
+
+fn operating_points(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(
+        out,
+        "\n### Operating points side by side: Wall accuracy per workload\n"
+    );
+    say!(out, "* **paper @ 10 M**: the paper's period and hardware (4 entries, its method); ~1% under `itanium2-perfmon`, {} samples per run on average here.", {
         let v: Vec<f64> = ws.iter().filter_map(|w| sweep(w, 4, PAPERS)).map(|u| u.samples as f64).collect();
         format!("{:.0}", mean(v))
     });
@@ -677,14 +718,17 @@ fn print_tables(ws: &[Workload]) {
         .iter()
         .filter_map(|w| unit(w, Kind::Count(0), 4, None))
         .collect();
-    println!(
+    say!(out,
         "* **paper's sample count**: {PAPER_SAMPLES} samples per run (period = instructions ÷ {PAPER_SAMPLES}), what the paper's 10 M period yields on SPEC-length runs. On our short runs that many samples would cost {}% under `perf-lbr` and {}% under `itanium2-perfmon` (mean over workloads): the column separates the method from the run length; it is not an operating point.",
         pct(mean(count_units.iter().map(|u| u.overhead[0])), 1),
         pct(mean(count_units.iter().map(|u| u.overhead[1])), 1)
     );
-    println!("* **ours @ 750 K**: 1% under `perf-lbr` (7,500 cycles per sample).\n");
-    println!("| workload | paper @ 10 M: 4, paper | paper's count: 4, paper | paper's count: 16, both | ours @ 750 K: 4, paper | ours: 16, paper | ours: 16, both | ours: 32, both | overhead @ 750 K (perf-lbr) |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "* **ours @ 750 K**: 1% under `perf-lbr` (7,500 cycles per sample).\n"
+    );
+    say!(out, "| workload | paper @ 10 M: 4, paper | paper's count: 4, paper | paper's count: 16, both | ours @ 750 K: 4, paper | ours: 16, paper | ours: 16, both | ours: 32, both | overhead @ 750 K (perf-lbr) |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     type Col = (fn(u64) -> Kind, usize, Option<u64>, Mode);
     let cols: [Col; 7] = [
         (Kind::Sweep, 4, Some(PAPERS), Mode::Paper),
@@ -696,11 +740,12 @@ fn print_tables(ws: &[Workload]) {
         (Kind::Sweep, 32, Some(OURS), Mode::Both),
     ];
     for w in ws {
-        print!("| {} |", w.name);
+        write!(out, "| {} |", w.name)?;
         for (k, e, p, m) in cols {
-            print!(" {} |", spread(&wall(w, k, e, p, m)));
+            write!(out, " {} |", spread(&wall(w, k, e, p, m)))?;
         }
-        println!(
+        say!(
+            out,
             " {}% |",
             pct(
                 median(&per_seed(
@@ -710,21 +755,30 @@ fn print_tables(ws: &[Workload]) {
             )
         );
     }
-    print!("| **mean** |");
+    write!(out, "| **mean** |")?;
     for (k, e, p, m) in cols {
-        print!(" **{}** |", spread(&wall_mean(ws, k, e, p, m)));
+        write!(out, " **{}** |", spread(&wall_mean(ws, k, e, p, m)))?;
     }
-    println!(" |");
-    print!("| **lowest workload (median)** |");
+    say!(out, " |");
+    write!(out, "| **lowest workload (median)** |")?;
     for (k, e, p, m) in cols {
         let (v, who) = wall_min(ws, k, e, p, m);
-        print!(" {} {} |", who, pct(v, 1));
+        write!(out, " {} {} |", who, pct(v, 1))?;
     }
-    println!(" |");
+    say!(out, " |");
+    Ok(())
+}
 
-    println!("\n### At {OURS} cycles (1% under perf-lbr): Wall accuracy per workload and method\n");
-    println!("| workload | 4: paper | 4: stitch | 4: edge weights | 4: both | 16: paper | 16: stitch | 16: edge weights | 16: both | 4 @ 1 M: imprecise | 4 @ 1 M: all branches |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+fn at_ours(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(
+        out,
+        "\n### At {OURS} cycles (1% under perf-lbr): Wall accuracy per workload and method\n"
+    );
+    say!(out, "| workload | 4: paper | 4: stitch | 4: edge weights | 4: both | 16: paper | 16: stitch | 16: edge weights | 16: both | 4 @ 1 M: imprecise | 4 @ 1 M: all branches |");
+    say!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     let mut means: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); SEEDS as usize]; 10];
     for w in ws {
         let mut vals: Vec<Vec<f64>> = Vec::new();
@@ -735,25 +789,31 @@ fn print_tables(ws: &[Workload]) {
         }
         vals.push(wall(w, Kind::Imprecise, 4, None, Mode::Paper));
         vals.push(wall(w, Kind::AllBranches, 4, None, Mode::Paper));
-        print!("| {} |", w.name);
+        write!(out, "| {} |", w.name)?;
         for (i, v) in vals.iter().enumerate() {
-            print!(" {} |", spread(v));
+            write!(out, " {} |", spread(v))?;
             for (s, x) in v.iter().enumerate() {
                 means[i][s].push(*x);
             }
         }
-        println!();
+        say!(out);
     }
-    print!("| **mean** |");
+    write!(out, "| **mean** |")?;
     for c in &means {
         let v: Vec<f64> = c.iter().map(|x| mean(x.iter().copied())).collect();
-        print!(" **{}** |", spread(&v));
+        write!(out, " **{}** |", spread(&v))?;
     }
-    println!();
+    say!(out);
+    Ok(())
+}
 
-    println!("\n### Overlap at {OURS} cycles\n");
-    println!("| workload | 4: paper | 4: both | 16: paper | 16: both | 32: both |");
-    println!("|---|---:|---:|---:|---:|---:|");
+fn overlap(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "\n### Overlap at {OURS} cycles\n");
+    say!(
+        out,
+        "| workload | 4: paper | 4: both | 16: paper | 16: both | 32: both |"
+    );
+    say!(out, "|---|---:|---:|---:|---:|---:|");
     for w in ws {
         let ov = |e: usize, m: Mode| {
             spread(&per_seed(|s| {
@@ -762,7 +822,8 @@ fn print_tables(ws: &[Workload]) {
                     .map(|a| a.overlap)
             }))
         };
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} |",
             w.name,
             ov(4, Mode::Paper),
@@ -772,17 +833,22 @@ fn print_tables(ws: &[Workload]) {
             ov(32, Mode::Both)
         );
     }
-    println!(
+    Ok(())
+}
+
+fn table2_lengths(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out,
         "\n### Partial path lengths in instructions (Table 2), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    println!("| workload | initial | extended | split at functions | and back edges | fragments (and regions) | discarded samples | cuts |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "| workload | initial | extended | split at functions | and back edges | fragments (and regions) | discarded samples | cuts |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for w in ws {
         let Some(u) = sweep(w, 4, OPERATING) else {
             continue;
         };
         let p = &u.paper;
-        println!(
+        say!(
+            out,
             "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
             w.name,
             p.lengths[0],
@@ -794,52 +860,84 @@ fn print_tables(ws: &[Workload]) {
             p.breaks
         );
     }
-    println!(
+    Ok(())
+}
+
+fn table3_spans(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out,
         "\n### Samples by function boundaries spanned (Table 3), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    println!("| workload | 0 | 1 | 2 | 3 | 4+ | same with 16 entries: 0 | 1 | 2 | 3 | 4+ |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "| workload | 0 | 1 | 2 | 3 | 4+ | same with 16 entries: 0 | 1 | 2 | 3 | 4+ |"
+    );
+    say!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for w in ws {
         let (Some(a), Some(b)) = (sweep(w, 4, OPERATING), sweep(w, 16, OPERATING)) else {
             continue;
         };
         let x = a.paper.spans;
         let y = b.paper.spans;
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            w.name, x[0], x[1], x[2], x[3], x[4], y[0], y[1], y[2], y[3], y[4]
+            w.name,
+            x[0],
+            x[1],
+            x[2],
+            x[3],
+            x[4],
+            y[0],
+            y[1],
+            y[2],
+            y[3],
+            y[4]
         );
     }
-    println!("\n### Unique paths found when aggregating runs (Figure 5), 4 entries, {OPERATING} cycles\n");
+    Ok(())
+}
+
+fn fig5_unique(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "\n### Unique paths found when aggregating runs (Figure 5), 4 entries, {OPERATING} cycles\n");
     let total = FIG5_SEEDS + EXTRA;
-    print!("| workload |");
+    write!(out, "| workload |")?;
     for k in 1..=total {
-        print!(" {k} |");
+        write!(out, " {k} |")?;
     }
-    println!();
-    print!("|---|");
+    say!(out);
+    write!(out, "|---|")?;
     for _ in 1..=total {
-        print!("---:|");
+        write!(out, "---:|")?;
     }
-    println!();
+    say!(out);
     for w in ws {
         let mut runs: Vec<&UnitResult> = (0..FIG5_SEEDS)
             .filter_map(|s| unit(w, Kind::Sweep(s), 4, Some(OPERATING)))
             .collect();
         runs.extend((0..EXTRA).filter_map(|s| unit(w, Kind::Extra(s), 4, None)));
         let mut seen: std::collections::HashSet<PathKey> = Default::default();
-        print!("| {} |", w.name);
+        write!(out, "| {} |", w.name)?;
         for u in runs {
             seen.extend(u.estimated_paths.iter().copied());
-            print!(" {} |", seen.len());
+            write!(out, " {} |", seen.len())?;
         }
-        println!();
+        say!(out);
     }
-    println!(
+    Ok(())
+}
+
+fn matching(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out,
         "\n### Matching ratio of the five hottest regions (§4.6), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    println!("| workload | mean over all fragments | hottest regions: (share of flow, ratio) |");
-    println!("|---|---:|---|");
+    say!(
+        out,
+        "| workload | mean over all fragments | hottest regions: (share of flow, ratio) |"
+    );
+    say!(out, "|---|---:|---|");
     for w in ws {
         let Some(u) = sweep(w, 4, OPERATING) else {
             continue;
@@ -849,13 +947,15 @@ fn print_tables(ws: &[Workload]) {
             .iter()
             .map(|(f, r)| format!("({}%, {:.2})", pct(*f, 1), r))
             .collect();
-        println!(
+        say!(
+            out,
             "| {} | {:.2} | {} |",
             w.name,
             u.paper.mean_matching_ratio,
             r.join(" ")
         );
     }
+    Ok(())
 }
 
 /// Figure 6: wall accuracy against the sampling period, one line per buffer depth (mean

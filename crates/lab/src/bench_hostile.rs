@@ -7,14 +7,14 @@
 //! Peak RSS is the child's `VmHWM` read from `/proc/PID/status` every 5 ms; a child past
 //! `--timeout` seconds (default 60) or 8 GiB is killed and reported as such.
 
-use anyhow::{Context, Result};
+use crate::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../crates/outcrop/tests/common/crafted_elf.rs"]
+#[path = "../../outcrop/tests/common/crafted_elf.rs"]
 mod crafted;
-#[path = "../../crates/outcrop/tests/common/crafted_wpp.rs"]
+#[path = "../../outcrop/tests/common/crafted_wpp.rs"]
 mod crafted_wpp;
 
 const RSS_CAP: u64 = 8 << 30;
@@ -105,32 +105,76 @@ fn cell(samples: &[Sample]) -> String {
 }
 
 /// Options of `bench-hostile`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone)]
+pub struct Config {
     /// Runs per case.
-    #[arg(long, value_name = "R", default_value_t = 5)]
-    runs: usize,
+    pub runs: usize,
     /// A baseline build's release `outcrop` to run every case beside.
-    #[arg(long, value_name = "OUTCROP")]
-    baseline: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
     /// Seconds before a run is killed.
-    #[arg(long, value_name = "S", default_value_t = 60)]
-    timeout: u64,
+    pub timeout: u64,
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let Args {
+/// `xtask bench-hostile`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
+    let Config {
         runs,
         baseline,
         timeout,
     } = args;
     let runs = runs.max(1);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = crate::root();
     let current = root.join("target/release/outcrop");
-    anyhow::ensure!(current.exists(), "build first: cargo build --release");
+    crate::ensure!(current.exists(), "build first: cargo build --release");
     let probe = root.join("crates/outcrop/tests/fixtures/guest/probe");
     let tmp = std::env::temp_dir().join(format!("outcrop-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
+    stage(&tmp, &current, &probe)?;
+    let p = probe.display().to_string();
+    let cases = cases(&p);
+    let timeout = Duration::from_secs(timeout);
+    say!(
+        out,
+        "median wall time (min–max) of {runs} runs, peak RSS, how it ended\n"
+    );
+    match &baseline {
+        Some(b) => {
+            say!(out, "| case | baseline ({}) | this build |", b.display());
+            say!(out, "|---|---|---|");
+        }
+        None => {
+            say!(out, "| case | this build |");
+            say!(out, "|---|---|");
+        }
+    }
+    for (name, args) in &cases {
+        let mut row = format!("| {name} |");
+        for bin in baseline.iter().chain([&current]) {
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                let s = measure(bin, args, &tmp, timeout)?;
+                let stop = matches!(s.end, End::TimedOut | End::RssCap);
+                samples.push(s);
+                if stop {
+                    break; // one hang or blow-up is enough to report
+                }
+            }
+            row.push_str(&format!(" {} |", cell(&samples)));
+        }
+        say!(out, "{row}");
+    }
+    qemu_smc(&probe, &current, &tmp, runs, timeout, out)?;
+    if let Some(b) = &baseline {
+        speed(b, &current, &root, &tmp, runs, timeout, out)?;
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// The crafted inputs in `tmp`: ELF files with huge and overlapping segments, a timing
+/// configuration with a 16 GiB cache, `.wpp` files claiming long streams, a samples file of
+/// the probe and a FIFO.
+fn stage(tmp: &Path, current: &Path, probe: &Path) -> Result<()> {
     let gib4 = 4u64 << 30;
     for (name, elf) in [
         ("bss4g", crafted::crafted_elf(&[(0x100000, gib4, 6)])),
@@ -152,27 +196,31 @@ pub fn run(args: Args) -> Result<()> {
     // round three: a samples file of the probe, .wpp files claiming long streams, a FIFO
     std::fs::write(tmp.join("huge.wpp"), crafted_wpp::claimed_wpp(1 << 40))?;
     std::fs::write(tmp.join("big.wpp"), crafted_wpp::claimed_wpp(50_000_000))?;
-    let st = Command::new(&current)
+    let st = Command::new(current)
         .args(["paths", "record", "-o", "s.samples", "--"])
-        .arg(&probe)
+        .arg(probe)
         .args(["stat", "/"])
-        .current_dir(&tmp)
+        .current_dir(tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()?;
-    anyhow::ensure!(st.success(), "paths record of the probe failed");
+    crate::ensure!(st.success(), "paths record of the probe failed");
     let st = Command::new("mkfifo").arg(tmp.join("fifo")).status()?;
-    anyhow::ensure!(st.success(), "mkfifo failed");
-    let p = probe.display().to_string();
+    crate::ensure!(st.success(), "mkfifo failed");
+    Ok(())
+}
+
+/// Every case: its name and the `outcrop` arguments (`p` is the probe's path).
+fn cases(p: &str) -> Vec<(&'static str, Vec<String>)> {
     let exec = |opts: &[&str], guest: &[&str]| -> Vec<String> {
         let mut v = vec!["exec".to_string()];
         v.extend(opts.iter().map(|s| s.to_string()));
         v.push("--".into());
-        v.push(p.clone());
+        v.push(p.to_string());
         v.extend(guest.iter().map(|s| s.to_string()));
         v
     };
-    let cases: Vec<(&str, Vec<String>)> = vec![
+    vec![
         (
             "ELF, 180 bytes, 4 GiB bss",
             vec!["exec".into(), "--".into(), "bss4g".into()],
@@ -214,7 +262,7 @@ pub fn run(args: Args) -> Result<()> {
                 "report",
                 "s.samples",
                 "--binary",
-                &p,
+                p,
                 "--exact-from",
                 "huge.wpp",
                 "--ignore-program-id",
@@ -231,7 +279,7 @@ pub fn run(args: Args) -> Result<()> {
                 "report",
                 "s.samples",
                 "--binary",
-                &p,
+                p,
                 "--exact-from",
                 "big.wpp",
                 "--ignore-program-id",
@@ -257,41 +305,7 @@ pub fn run(args: Args) -> Result<()> {
             "200,000 stores beside running code (same page)",
             exec(&[], &["smc-code", "200000"]),
         ),
-    ];
-    let timeout = Duration::from_secs(timeout);
-    println!("median wall time (min–max) of {runs} runs, peak RSS, how it ended\n");
-    match &baseline {
-        Some(b) => {
-            println!("| case | baseline ({}) | this build |", b.display());
-            println!("|---|---|---|");
-        }
-        None => {
-            println!("| case | this build |");
-            println!("|---|---|");
-        }
-    }
-    for (name, args) in &cases {
-        let mut row = format!("| {name} |");
-        for bin in baseline.iter().chain([&current]) {
-            let mut samples = Vec::new();
-            for _ in 0..runs {
-                let s = measure(bin, args, &tmp, timeout)?;
-                let stop = matches!(s.end, End::TimedOut | End::RssCap);
-                samples.push(s);
-                if stop {
-                    break; // one hang or blow-up is enough to report
-                }
-            }
-            row.push_str(&format!(" {} |", cell(&samples)));
-        }
-        println!("{row}");
-    }
-    qemu_smc(&probe, &current, &tmp, runs, timeout)?;
-    if let Some(b) = &baseline {
-        speed(b, &current, &root, &tmp, runs, timeout)?;
-    }
-    let _ = std::fs::remove_dir_all(&tmp);
-    Ok(())
+    ]
 }
 
 /// Runs `a` and `b` (a program and its arguments) `runs` times each, alternating; returns the
@@ -334,19 +348,24 @@ fn qemu_smc(
     tmp: &Path,
     runs: usize,
     timeout: Duration,
+    out: &mut dyn std::io::Write,
 ) -> Result<()> {
     let qemu = Path::new("/usr/bin/qemu-riscv64-static");
     if !qemu.exists() {
-        println!(
+        say!(
+            out,
             "
 (no qemu-riscv64-static: the stores against qemu are skipped)"
         );
         return Ok(());
     }
-    println!("
+    say!(out, "
 stores into executable pages against qemu: median wall seconds (min–max) of {runs} runs, alternating\n");
-    println!("| case | qemu-riscv64-static s | this build s | this / qemu |");
-    println!("|---|---:|---:|---:|");
+    say!(
+        out,
+        "| case | qemu-riscv64-static s | this build s | this / qemu |"
+    );
+    say!(out, "|---|---:|---:|---:|");
     for case in ["smc-data", "smc-code"] {
         let guest = vec![
             probe.display().to_string(),
@@ -356,7 +375,7 @@ stores into executable pages against qemu: median wall seconds (min–max) of {r
         let mut ours = vec!["exec".to_string(), "--".to_string()];
         ours.extend(guest.iter().cloned());
         let (row, _) = side_by_side((qemu, &guest), (current, &ours), tmp, runs, timeout)?;
-        println!("| {case} 200000 | {row} |");
+        say!(out, "| {case} 200000 | {row} |");
     }
     Ok(())
 }
@@ -369,15 +388,22 @@ fn speed(
     tmp: &Path,
     runs: usize,
     timeout: Duration,
+    out: &mut dyn std::io::Write,
 ) -> Result<()> {
     let wl = root.join("workloads");
     std::fs::create_dir_all(tmp.join("src"))?;
     crate::bench::stage_inputs(tmp)?;
-    println!("\nspeed, no observer: median wall seconds (min–max) of {runs} runs, alternating\n");
-    println!("| workload | baseline s | this build s | this / baseline |");
-    println!("|---|---:|---:|---:|");
+    say!(
+        out,
+        "\nspeed, no observer: median wall seconds (min–max) of {runs} runs, alternating\n"
+    );
+    say!(
+        out,
+        "| workload | baseline s | this build s | this / baseline |"
+    );
+    say!(out, "|---|---:|---:|---:|");
     let (mut g, mut k) = (0.0f64, 0.0f64);
-    let names = crate::bench::BenchArgs {
+    let names = crate::bench::BenchOptions {
         runs,
         workloads: Vec::new(),
     }
@@ -392,12 +418,13 @@ fn speed(
         ];
         args.extend(crate::bench::guest_args(&name)?);
         let (row, ratio) = side_by_side((baseline, &args), (current, &args), tmp, runs, timeout)?;
-        println!("| {name} | {row} |");
+        say!(out, "| {name} | {row} |");
         g += ratio.ln();
         k += 1.0;
     }
     if k > 0.0 {
-        println!(
+        say!(
+            out,
             "\ngeometric mean, this build / baseline: {:.3}",
             (g / k).exp()
         );

@@ -6,8 +6,8 @@
 //! time; medians with min–max, and the ratio this/baseline (above 1: faster now).
 //! `--modes bare,timing` runs only the modes named (`bare`, `counter`, `timing`).
 
-use crate::bench::{guest_args, mm, time, BenchArgs};
-use anyhow::Result;
+use crate::bench::{guest_args, mm, time, BenchOptions};
+use crate::Result;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -48,21 +48,19 @@ fn instructions(bin: &Path, wl: &Path, name: &str) -> Result<u64> {
 }
 
 /// Options of `bench-layers`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
     /// The release `outcrop` of the build to compare against (e.g. a worktree of an older
     /// commit).
-    #[arg(long, value_name = "OUTCROP")]
-    baseline: PathBuf,
+    pub baseline: PathBuf,
     /// Which modes: bare, counter, timing.
-    #[arg(long, value_delimiter = ',', default_values_t = ["bare".to_string(), "counter".into(), "timing".into()],
-          value_parser = ["bare", "counter", "timing"])]
-    modes: Vec<String>,
+    pub modes: Vec<String>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-layers`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(1);
     let baseline = args.baseline.clone();
     let wanted = args.modes.clone();
@@ -77,13 +75,15 @@ pub fn run(args: Args) -> Result<()> {
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
     let names = args.bench.names()?;
-    println!(
+    say!(
+        out,
         "median (min–max) of {runs} runs, alternating; MIPS = instructions / process wall time\n"
     );
-    println!(
+    say!(
+        out,
         "| workload | instructions | mode | baseline MIPS | this build MIPS | this / baseline |"
     );
-    println!("|---|---:|---|---:|---:|---:|");
+    say!(out, "|---|---:|---|---:|---:|---:|");
     let mut logs = [0.0f64; 3];
     for name in &names {
         let insns = instructions(&outcrop, &wl, name)? as f64;
@@ -97,7 +97,8 @@ pub fn run(args: Args) -> Result<()> {
                 new.push(insns / seconds(&outcrop, &wl, name, flags)? / 1e6);
             }
             let (o, n) = (crate::bench::median(&old), crate::bench::median(&new));
-            println!(
+            say!(
+                out,
                 "| {name} | {insns} | {mode} | {} | {} | {:.3} |",
                 mm(&old, 1),
                 mm(&new, 1),
@@ -113,7 +114,8 @@ pub fn run(args: Args) -> Result<()> {
         .filter(|(_, (mode, _))| wanted.contains(&short(mode)))
         .map(|(m, (mode, _))| format!("{mode} {:.3}", (logs[m] / k).exp()))
         .collect();
-    println!(
+    say!(
+        out,
         "\ngeometric mean of this / baseline over {} workloads: {}",
         names.len(),
         means.join(", ")

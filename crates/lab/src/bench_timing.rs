@@ -4,15 +4,15 @@
 //! `--stats-json` wall time; the three modes alternate, R runs each (at least 5); medians with
 //! min–max, geometric means of the medians at the end.
 
-use crate::bench::{guest_args, mm, time, BenchArgs};
-use anyhow::Result;
+use crate::bench::{guest_args, mm, time, BenchOptions};
+use crate::Result;
 use std::process::Command;
 
 /// Options of `bench-timing`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
 }
 
 /// The fields of `--stats-json` read here.
@@ -28,7 +28,8 @@ struct Timing {
     ipc: f64,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-timing`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(5);
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
@@ -40,9 +41,9 @@ pub fn run(args: Args) -> Result<()> {
         ("default", Some("--timing=default")),
         ("inorder", Some("--timing=inorder")),
     ];
-    println!("{runs} runs per mode, alternating; median (min–max); MIPS = retired instructions / guest wall time\n");
-    println!("| workload | instructions | MIPS, no timing | MIPS, default | slowdown | MIPS, inorder | slowdown | IPC default | IPC inorder |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "{runs} runs per mode, alternating; median (min–max); MIPS = retired instructions / guest wall time\n");
+    say!(out, "| workload | instructions | MIPS, no timing | MIPS, default | slowdown | MIPS, inorder | slowdown | IPC default | IPC inorder |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut logs = [0.0f64; 3];
     let mut k = 0.0;
     for name in &names {
@@ -72,7 +73,8 @@ pub fn run(args: Args) -> Result<()> {
             mips[m] = crate::bench::median(&samples[m]);
             shown[m] = mm(&samples[m], if m == 0 { 0 } else { 1 });
         }
-        println!(
+        say!(
+            out,
             "| {name} | {insns} | {} | {} | {:.1}x | {} | {:.1}x | {:.2} | {:.2} |",
             shown[0],
             shown[1],
@@ -88,7 +90,7 @@ pub fn run(args: Args) -> Result<()> {
         k += 1.0;
     }
     let g = |m: usize| (logs[m] / f64::max(k, 1.0)).exp();
-    println!(
+    say!(out,
         "\ngeometric means over {} workloads: {:.0} MIPS without timing, {:.1} MIPS default preset ({:.1}x slower), {:.1} MIPS inorder ({:.1}x slower)",
         names.len(),
         g(0),

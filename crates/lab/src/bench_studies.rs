@@ -4,25 +4,24 @@
 //! sequential run. Alternating, R runs each; the Slurm overhead per task is the array's wall
 //! time over the local pool's, spread over its tasks.
 
-use crate::bench::{median, mm, time, BenchArgs};
-use anyhow::Result;
+use crate::bench::{median, mm, time, BenchOptions};
+use crate::Result;
 use std::path::PathBuf;
 use std::process::Command;
 
 /// Options of `bench-studies`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
     /// An older xtask whose `study-rap --jobs 1 --fresh` is the sequential baseline.
-    #[arg(long, value_name = "XTASK")]
-    baseline: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
     /// Leave out the Slurm runs.
-    #[arg(long)]
-    no_slurm: bool,
+    pub no_slurm: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-studies`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(5);
     let names = if args.bench.workloads.is_empty() {
         vec!["lz".to_string(), "qsort_ints".into()]
@@ -72,21 +71,22 @@ pub fn run(args: Args) -> Result<()> {
             v.push(secs);
         }
     }
-    println!(
+    say!(out,
         "study-rap on {list} ({jobs} jobs), every record dropped first; {runs} runs each, alternating; wall seconds, median (min–max); cores: {}\n",
         outcrop_studies::executor::cores()
     );
-    println!("| mode | wall s | against one job at a time |");
-    println!("|---|---:|---:|");
+    say!(out, "| mode | wall s | against one job at a time |");
+    say!(out, "|---|---:|---:|");
     let seq = median(&modes[0].1);
     for (name, v) in &modes {
-        println!("| {name} | {} | {:.2}× |", mm(v, 1), median(v) / seq);
+        say!(out, "| {name} | {} | {:.2}× |", mm(v, 1), median(v) / seq);
     }
     if slurm {
         let pool = median(&modes[1].1);
         let array = median(&modes[2].1);
         let cores = outcrop_studies::executor::cores() as f64;
-        println!(
+        say!(
+            out,
             "\nSlurm overhead: {:.1} s per task ((array − pool) × cores ÷ tasks)",
             (array - pool) * cores / jobs as f64
         );

@@ -3,67 +3,58 @@
 //! `outcrop_studies::executor::sweep`: locally on every core, as one Slurm array task, or as a
 //! Slurm job array.
 
-use anyhow::Result;
+use crate::Result;
 use outcrop_studies::executor::{self, Done, Mode, Sweep};
 use outcrop_studies::slurm::SlurmConfig;
 use outcrop_studies::{Manifest, Record, ResultsDir, Study};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of every study.
-#[derive(clap::Args, Debug, Clone)]
-pub struct StudyArgs {
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
     /// Workloads to run (default: the compute workloads of workloads/manifest.toml).
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub workloads: Vec<String>,
     /// Jobs at once on this machine (default: every core).
-    #[arg(long, value_name = "N", default_value_t = 0)]
     pub jobs: usize,
     /// Where the records go (one JSON file per job, in DIR/STUDY/); a later run resumes
     /// with the jobs that have none, and directories from several machines merge by copying.
-    #[arg(long, value_name = "DIR", default_value = "target/studies")]
     pub results: PathBuf,
     /// Drop the study's records first and run every job.
-    #[arg(long)]
     pub fresh: bool,
     /// Drop the failed records first, so that their jobs run again.
-    #[arg(long)]
     pub retry_failed: bool,
     /// Run the missing jobs as a Slurm job array (one task per job, records to --results,
     /// which every node must reach), wait for it, then make the tables.
-    #[arg(long)]
     pub slurm: bool,
     /// With --slurm: only write the sbatch script (DIR/slurm/STUDY.sbatch) for a real
     /// cluster; run the study again afterwards to make the tables from the records.
-    #[arg(long, requires = "slurm")]
     pub slurm_script: bool,
     /// With --slurm: return once the array is queued.
-    #[arg(long, requires = "slurm")]
     pub no_wait: bool,
     /// With --slurm: the partition.
-    #[arg(long, value_name = "NAME", requires = "slurm")]
     pub partition: Option<String>,
     /// With --slurm: the time limit per task (e.g. 01:00:00).
-    #[arg(long, value_name = "TIME", requires = "slurm")]
     pub time: Option<String>,
     /// With --slurm: memory per task (e.g. 4G).
-    #[arg(long, value_name = "MEM", requires = "slurm")]
     pub mem: Option<String>,
     /// Run only job N (what each Slurm array task does).
-    #[arg(long, value_name = "N", hide = true)]
     pub task: Option<usize>,
+    /// The command line that runs this study (the program first): with `slurm`, each array
+    /// task reruns it with the Slurm options replaced by `--results DIR --task N`.
+    pub command: Vec<String>,
 }
 
-impl StudyArgs {
-    /// The one conversion: these options as a sweep. The Slurm command line is this
-    /// process's own, with the Slurm options replaced by `--task {task}`.
+impl SweepOptions {
+    /// The one conversion: these options as a sweep. The Slurm command line is
+    /// [`SweepOptions::command`] with the Slurm options replaced by `--task {task}`.
     fn sweep(&self) -> Result<Sweep> {
         let results = std::path::absolute(&self.results)?;
         let mode = if let Some(t) = self.task {
             Mode::Task(t)
         } else if self.slurm {
-            let exe = std::env::current_exe()?.to_string_lossy().into_owned();
-            let mut command = vec![exe];
-            let mut args = std::env::args().skip(1).peekable();
+            let mut args = self.command.iter().cloned();
+            let mut command: Vec<String> = args.next().into_iter().collect();
             while let Some(a) = args.next() {
                 match a.as_str() {
                     "--slurm" | "--slurm-script" | "--no-wait" | "--fresh" | "--retry-failed" => {}
@@ -111,7 +102,7 @@ pub type Records<S> = Vec<Record<<S as Study>::Params, <S as Study>::Output>>;
 
 /// The repository's workload manifest.
 pub fn manifest() -> Result<Manifest> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads");
+    let root = crate::root().join("workloads");
     Ok(Manifest::load(&root)?)
 }
 
@@ -121,28 +112,39 @@ pub fn manifest() -> Result<Manifest> {
 pub fn run<S: Study>(
     study: &S,
     manifest: &Manifest,
-    args: &StudyArgs,
+    args: &SweepOptions,
+    log: &mut (dyn Write + Send),
 ) -> Result<Option<Records<S>>> {
     let sweep = args.sweep()?;
     let name = study.name().to_string();
     let done = executor::sweep(study, manifest, &sweep, &mut |p| match p.error {
-        None => eprintln!(
+        None => note!(
+            log,
             "{name}: [{}/{}] {} ({:.1} s)",
-            p.done, p.total, p.job, p.seconds
+            p.done,
+            p.total,
+            p.job,
+            p.seconds
         ),
-        Some(e) => eprintln!("{name}: [{}/{}] {} FAILED: {e}", p.done, p.total, p.job),
+        Some(e) => note!(
+            log,
+            "{name}: [{}/{}] {} FAILED: {e}",
+            p.done,
+            p.total,
+            p.job
+        ),
     })?;
     match done {
         Done::Task(o) => {
             if let Some((job, e)) = o.failed.first() {
-                anyhow::bail!("{job}: {e}");
+                crate::bail!("{job}: {e}");
             }
             Ok(None)
         }
         Done::Queued { script, job } => {
             match job {
-                Some(id) => eprintln!("{name}: Slurm job {id} queued ({})", script.display()),
-                None => eprintln!(
+                Some(id) => note!(log, "{name}: Slurm job {id} queued ({})", script.display()),
+                None => note!(log,
                     "{name}: sbatch script written to {} (submit it with `sbatch {}`, then run this command again without --slurm to make the tables)",
                     script.display(),
                     script.display()
@@ -151,7 +153,8 @@ pub fn run<S: Study>(
             Ok(None)
         }
         Done::Complete(o) => {
-            eprintln!(
+            note!(
+                log,
                 "{name}: {} jobs run, {} resumed from {}",
                 o.ran,
                 o.resumed,
@@ -169,19 +172,17 @@ pub fn run<S: Study>(
 pub fn outputs<S: Study>(
     study: &S,
     workloads: &[String],
-    args: &StudyArgs,
+    args: &SweepOptions,
+    log: &mut (dyn Write + Send),
 ) -> Result<Option<Vec<S::Output>>> {
     let manifest = manifest()?;
     manifest.select(workloads)?;
-    let Some(records) = run(study, &manifest, args)? else {
+    let Some(records) = run(study, &manifest, args, log)? else {
         return Ok(None);
     };
     records
         .into_iter()
-        .map(|r| {
-            r.output
-                .ok_or_else(|| anyhow::anyhow!("{}: no output", r.job))
-        })
+        .map(|r| r.output.ok_or_else(|| crate::err!("{}: no output", r.job)))
         .collect::<Result<_>>()
         .map(Some)
 }

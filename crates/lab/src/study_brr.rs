@@ -19,8 +19,8 @@
 //!   overhead and cycles per site, framework alone and with counting, and full
 //!   instrumentation's cost per site.
 
-use crate::sweep::StudyArgs;
-use anyhow::{bail, Context, Result};
+use crate::sweep::SweepOptions;
+use crate::{Context, Result};
 use outcrop_instrument::{instrument, Config as ICfg, Sampling, Sites};
 use outcrop_sampling::sampler::{
     BurstSampler, CounterSampler, GeometricSampler, LfsrSampler, Sampler,
@@ -431,7 +431,6 @@ fn study(env: &Env, p: &Prog, overhead: bool) -> Result<ProgResult> {
             }
         }
     }
-    eprintln!("study-brr: {} done", p.name);
     Ok(r)
 }
 
@@ -658,7 +657,6 @@ fn micro(env: &Env, p: &Prog, runs: usize) -> Result<Micro> {
                 out.insert((fname, count, interval), timed(&b)?);
             }
         }
-        eprintln!("study-brr: micro {fname} done");
     }
     // the penalty only changes what a taken brr costs: the counters' runs and the base are
     // the same at either penalty
@@ -723,6 +721,16 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
             }
         }
     }
+    sensitivity(rs, &mut o);
+    overhead(rs, &mut o);
+    if let Some(m) = m {
+        micro_tables(m, &mut o);
+    }
+    o
+}
+
+/// The sensitivity table: accuracy under other LFSR designs.
+fn sensitivity(rs: &[ProgResult], o: &mut String) {
     let names: Vec<String> = rs
         .first()
         .map(|r| r.sens.keys().cloned().collect())
@@ -744,6 +752,10 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
         }
         let _ = writeln!(o, "{row}");
     }
+}
+
+/// The framework's overhead per program and site set.
+fn overhead(rs: &[ProgResult], o: &mut String) {
     if rs.iter().any(|r| !r.overhead.is_empty()) {
         for sites in ["entries", "edges"] {
             let _ = writeln!(
@@ -804,82 +816,83 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
             );
         }
     }
-    if let Some(m) = m {
-        let _ = writeln!(
-            o,
-            "\n#### Microbenchmark (charstat, edge sites): {} checks, {} base cycles ({} mispredictions); full instrumentation {:.2} cycles per site\n",
-            m.checks,
-            m.base,
-            m.base_mispredicts,
-            (m.full as f64 - m.base as f64) / m.checks as f64
-        );
-        let _ = writeln!(
-            o,
-            "Overhead % / cycles per site (framework alone | with counting):\n"
-        );
-        let _ = writeln!(
-            o,
-            "| interval | counter | brr | counter, Full-Dup | brr, Full-Dup | counter/brr per site (Full-Dup, framework) |"
-        );
-        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|");
-        for k in 1..=16 {
-            let i = 1u64 << k;
-            let cell = |f: &'static str, count: bool| {
-                let (c, _) = m.runs[&(f, count, i)];
-                let d = c as f64 - m.base as f64;
-                (100.0 * d / m.base as f64, d / m.checks as f64)
-            };
-            let mut row = format!("| {i} |");
-            for (f, _, _) in FRAMEWORKS {
-                let (a, b) = (cell(f, false), cell(f, true));
-                let _ = write!(
-                    row,
-                    " {:.1}% / {:.2} \\| {:.1}% / {:.2} |",
-                    a.0, a.1, b.0, b.1
-                );
-            }
-            let (c, b) = (cell("counter-dup", false).1, cell("brr-dup", false).1);
+}
+
+/// The microbenchmark's tables (Figures 13, 14) and the taken-brr cost sensitivity.
+fn micro_tables(m: &Micro, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "\n#### Microbenchmark (charstat, edge sites): {} checks, {} base cycles ({} mispredictions); full instrumentation {:.2} cycles per site\n",
+        m.checks,
+        m.base,
+        m.base_mispredicts,
+        (m.full as f64 - m.base as f64) / m.checks as f64
+    );
+    let _ = writeln!(
+        o,
+        "Overhead % / cycles per site (framework alone | with counting):\n"
+    );
+    let _ = writeln!(
+        o,
+        "| interval | counter | brr | counter, Full-Dup | brr, Full-Dup | counter/brr per site (Full-Dup, framework) |"
+    );
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|");
+    for k in 1..=16 {
+        let i = 1u64 << k;
+        let cell = |f: &'static str, count: bool| {
+            let (c, _) = m.runs[&(f, count, i)];
+            let d = c as f64 - m.base as f64;
+            (100.0 * d / m.base as f64, d / m.checks as f64)
+        };
+        let mut row = format!("| {i} |");
+        for (f, _, _) in FRAMEWORKS {
+            let (a, b) = (cell(f, false), cell(f, true));
             let _ = write!(
                 row,
-                " {} |",
-                if b > 0.0 {
-                    format!("{:.1}×", c / b)
-                } else {
-                    "–".into()
-                }
-            );
-            let _ = writeln!(o, "{row}");
-        }
-        let _ = writeln!(
-            o,
-            "\n#### Sensitivity to a taken brr's cost (charstat, edge sites, framework alone): cycles per site at {} cycles (the preset's decode stage, above) and at {OLD_PENALTY} (a BTB-miss redirect)\n",
-            m.penalty
-        );
-        let _ = writeln!(
-            o,
-            "| interval | brr, {p} | brr, {OLD_PENALTY} | brr Full-Dup, {p} | brr Full-Dup, {OLD_PENALTY} | counter/brr Full-Dup, {p} | counter/brr Full-Dup, {OLD_PENALTY} |",
-            p = m.penalty
-        );
-        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
-        for k in 1..=16 {
-            let i = 1u64 << k;
-            let per = |c: u64| (c as f64 - m.base as f64) / m.checks as f64;
-            let now = |f: &'static str| per(m.runs[&(f, false, i)].0);
-            let old = |f: &'static str| m.old_penalty.get(&(f, i)).map_or(f64::NAN, |r| per(r.0));
-            let c = now("counter-dup");
-            let _ = writeln!(
-                o,
-                "| {i} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
-                now("brr"),
-                old("brr"),
-                now("brr-dup"),
-                old("brr-dup"),
-                c / now("brr-dup"),
-                c / old("brr-dup"),
+                " {:.1}% / {:.2} \\| {:.1}% / {:.2} |",
+                a.0, a.1, b.0, b.1
             );
         }
+        let (c, b) = (cell("counter-dup", false).1, cell("brr-dup", false).1);
+        let _ = write!(
+            row,
+            " {} |",
+            if b > 0.0 {
+                format!("{:.1}×", c / b)
+            } else {
+                "–".into()
+            }
+        );
+        let _ = writeln!(o, "{row}");
     }
-    o
+    let _ = writeln!(
+        o,
+        "\n#### Sensitivity to a taken brr's cost (charstat, edge sites, framework alone): cycles per site at {} cycles (the preset's decode stage, above) and at {OLD_PENALTY} (a BTB-miss redirect)\n",
+        m.penalty
+    );
+    let _ = writeln!(
+        o,
+        "| interval | brr, {p} | brr, {OLD_PENALTY} | brr Full-Dup, {p} | brr Full-Dup, {OLD_PENALTY} | counter/brr Full-Dup, {p} | counter/brr Full-Dup, {OLD_PENALTY} |",
+        p = m.penalty
+    );
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
+    for k in 1..=16 {
+        let i = 1u64 << k;
+        let per = |c: u64| (c as f64 - m.base as f64) / m.checks as f64;
+        let now = |f: &'static str| per(m.runs[&(f, false, i)].0);
+        let old = |f: &'static str| m.old_penalty.get(&(f, i)).map_or(f64::NAN, |r| per(r.0));
+        let c = now("counter-dup");
+        let _ = writeln!(
+            o,
+            "| {i} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
+            now("brr"),
+            old("brr"),
+            now("brr-dup"),
+            old("brr-dup"),
+            c / now("brr-dup"),
+            c / old("brr-dup"),
+        );
+    }
 }
 
 /// Correlation of a level's outcomes: P(taken at t+d | taken at t) as a multiple of the
@@ -1195,29 +1208,23 @@ impl Key for (&'static str, bool, u64) {
 }
 
 /// Options of `study-brr`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    study: StudyArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The sweep: workloads, jobs, results, Slurm.
+    pub study: SweepOptions,
     /// Leave out the overhead runs (Figure 12).
-    #[arg(long)]
-    no_overhead: bool,
+    pub no_overhead: bool,
     /// Leave out the microbenchmark (Figures 13, 14).
-    #[arg(long)]
-    no_micro: bool,
+    pub no_micro: bool,
     /// Write the plots into DIR (default docs/studies, only when every program ran).
-    #[arg(long, value_name = "DIR")]
-    svg_dir: Option<PathBuf>,
+    pub svg_dir: Option<PathBuf>,
     /// Where assembly and builds are cached (default: target/study-brr/KEY, KEY a hash of
     /// this program, the C sources and the cross compiler).
-    #[arg(long, value_name = "DIR")]
-    work: Option<PathBuf>,
+    pub work: Option<PathBuf>,
     /// Only the every-sampler-on-the-same-run tables.
-    #[arg(long)]
-    same_run_only: bool,
+    pub same_run_only: bool,
     /// Only the LFSR's correlation table.
-    #[arg(long)]
-    correlation_only: bool,
+    pub correlation_only: bool,
 }
 
 /// A sweep of the study's programs: one job per program, each a call of `run`.
@@ -1262,7 +1269,8 @@ impl<O: Serialize + DeserializeOwned + Send> Study for ProgStudy<O> {
 /// Runs `run` on every program of `progs` through the studies library: the outputs in
 /// program order, or `None` when there is nothing more to do here.
 fn sweep<O: Serialize + DeserializeOwned + Send>(
-    args: &StudyArgs,
+    args: &SweepOptions,
+    log: &mut (dyn std::io::Write + Send),
     name: &'static str,
     tag: &'static str,
     progs: &[Prog],
@@ -1277,7 +1285,7 @@ fn sweep<O: Serialize + DeserializeOwned + Send>(
         run,
     };
     let manifest = crate::sweep::manifest()?;
-    let Some(records) = crate::sweep::run(&study, &manifest, args)? else {
+    let Some(records) = crate::sweep::run(&study, &manifest, args, log)? else {
         return Ok(None);
     };
     records
@@ -1293,11 +1301,15 @@ fn sweep<O: Serialize + DeserializeOwned + Send>(
 }
 
 /// `study-brr`: prints the tables (markdown) and writes the plots.
-pub fn run(args: Args) -> Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
+    let root = crate::root();
     let root = root.canonicalize()?;
     if args.correlation_only {
-        print!("{}", correlation());
+        write!(out, "{}", correlation())?;
         return Ok(());
     }
     let overhead = !args.no_overhead;
@@ -1343,15 +1355,15 @@ pub fn run(args: Args) -> Result<()> {
     let every = args.study.workloads.is_empty();
     if !every {
         for w in &args.study.workloads {
-            anyhow::ensure!(progs.iter().any(|p| &p.name == w), "no program `{w}`");
+            crate::ensure!(progs.iter().any(|p| &p.name == w), "no program `{w}`");
         }
         progs.retain(|p| args.study.workloads.contains(&p.name));
     }
     if args.same_run_only {
-        let Some(rs) = sweep(&args.study, "brr-same-run", "", &progs, &env, same_run)? else {
+        let Some(rs) = sweep(&args.study, log, "brr-same-run", "", &progs, &env, same_run)? else {
             return Ok(());
         };
-        print!("{}", same_run_table(&rs));
+        write!(out, "{}", same_run_table(&rs))?;
         return Ok(());
     }
     let (name, tag): (&'static str, &'static str) = if overhead {
@@ -1364,7 +1376,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         |env, p| study(env, p, false)
     };
-    let Some(rs) = sweep(&args.study, name, tag, &progs, &env, run_prog)? else {
+    let Some(rs) = sweep(&args.study, log, name, tag, &progs, &env, run_prog)? else {
         return Ok(());
     };
     let rs: Vec<ProgResult> = rs.into_iter().map(|(_, r)| r).collect();
@@ -1376,7 +1388,7 @@ pub fn run(args: Args) -> Result<()> {
             src: root.join("workloads/study/charstat.c"),
             args: Vec::new(),
         };
-        let Some(mut m) = sweep(&args.study, "brr-micro", "", &[p], &env, |env, p| {
+        let Some(mut m) = sweep(&args.study, log, "brr-micro", "", &[p], &env, |env, p| {
             micro(env, p, 1)
         })?
         else {
@@ -1384,8 +1396,8 @@ pub fn run(args: Args) -> Result<()> {
         };
         m.pop().map(|(_, m)| m)
     };
-    print!("{}", tables(&rs, m.as_ref()));
-    print!("{}", correlation());
+    write!(out, "{}", tables(&rs, m.as_ref()))?;
+    write!(out, "{}", correlation())?;
     let svg = match args.svg_dir {
         Some(d) => Some(d),
         None if every => Some(root.join("docs/studies")),

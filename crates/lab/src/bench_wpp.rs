@@ -9,8 +9,8 @@
 //!   with min–max;
 //! * replay speed: blocks per second of `wpp replay --format u64le` to /dev/null.
 
-use crate::bench::{guest_args, median, BenchArgs};
-use anyhow::{ensure, Context, Result};
+use crate::bench::{guest_args, median, BenchOptions};
+use crate::{Context, Result};
 use std::path::Path;
 use std::process::Command;
 
@@ -56,17 +56,15 @@ fn ratio(a: &[f64], b: &[f64]) -> String {
 }
 
 /// Options of `bench-wpp`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
     /// Leave out the peers (zstd, xz).
-    #[arg(long)]
-    no_peers: bool,
+    pub no_peers: bool,
     /// The programs nobody here wrote instead of the workloads (`xtask real-programs`, built
     /// first): Lua 5.5.1 running fib.lua, SQLite 3.54.1, zstd 1.5.7 at level 3.
-    #[arg(long)]
-    real: bool,
+    pub real: bool,
 }
 
 /// `--real`: (row name, binary in the real-programs directory, arguments, files it reads).
@@ -92,7 +90,12 @@ struct BuildView {
     blocks: u64,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-wpp`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let runs = args.bench.runs(5);
     let peers = !args.no_peers;
     let (root, outcrop) = crate::release_outcrop()?;
@@ -103,7 +106,7 @@ pub fn run(args: Args) -> Result<()> {
     // (name, program to copy, its arguments)
     let mut programs: Vec<(String, std::path::PathBuf, Vec<String>)> = Vec::new();
     if args.real {
-        let dir = crate::real_programs::build(None)?.dir;
+        let dir = crate::real_programs::build(None, log)?.dir;
         for (name, bin, a) in REAL {
             for f in a.iter().filter(|f| f.contains('.')) {
                 std::fs::copy(dir.join(f), tmp.join(f))?;
@@ -136,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
                 .args(&guest);
             c
         };
-        eprintln!("{name}: bare and capture runs");
+        note!(log, "{name}: bare and capture runs");
         // the three captures alternate, run i of each paired with run i of the others
         let (mut bare, mut threaded, mut inline) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
@@ -180,7 +183,7 @@ pub fn run(args: Args) -> Result<()> {
             )?);
         }
         let (peer_sizes, peer_secs) = if peers {
-            eprintln!("{name}: raw trace and peer compressors");
+            note!(log, "{name}: raw trace and peer compressors");
             let raw = tmp.join(format!("{name}.u64"));
             ensure!(
                 replay_raw(&outcrop, &wpp, &raw)? == blocks,
@@ -225,7 +228,7 @@ pub fn run(args: Args) -> Result<()> {
             replay,
         });
     }
-    print_tables(&rows, runs);
+    print_tables(&rows, runs, out)?;
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }
@@ -237,11 +240,17 @@ fn geo(v: impl Iterator<Item = f64>) -> f64 {
     (s / f64::max(n, 1.0)).exp()
 }
 
-fn print_tables(rows: &[Row], runs: usize) {
+fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Result<()> {
     let default_layers = 1;
-    println!("### File size (bytes; the default is {default_layers} stratum layer)\n");
-    println!("| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zstd only | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "### File size (bytes; the default is {default_layers} stratum layer)\n"
+    );
+    say!(out, "| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zstd only | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
+    say!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for r in rows {
         let ours = r.sizes[default_layers] as f64;
         let (p, q) = match r.peers {
@@ -256,7 +265,8 @@ fn print_tables(rows: &[Row], runs: usize) {
             ),
             None => ("- | - | -".into(), "- | - | -".into()),
         };
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {p} | {q} |",
             r.name,
             r.blocks,
@@ -282,18 +292,21 @@ fn print_tables(rows: &[Row], runs: usize) {
                 .iter()
                 .map(|r| r.peers.map_or(1.0, |p| p[i] as f64) / r.sizes[default_layers] as f64)
                 .fold(f64::INFINITY, f64::min);
-            println!("\n{peer}: ours is {g:.2}x smaller (geometric mean), {worst:.2}x on the worst workload");
+            say!(out, "\n{peer}: ours is {g:.2}x smaller (geometric mean), {worst:.2}x on the worst workload");
         }
         for l in 0..4 {
             let g = geo(with_peers
                 .iter()
                 .map(|r| r.peers.map_or(1.0, |p| p[0] as f64) / r.sizes[l] as f64));
-            println!("{l} stratum layers: {g:.2}x smaller than zstd -3 --long (geometric mean)");
+            say!(
+                out,
+                "{l} stratum layers: {g:.2}x smaller than zstd -3 --long (geometric mean)"
+            );
         }
         let g = geo(with_peers
             .iter()
             .map(|r| r.peers.map_or(1.0, |p| p[0] as f64) / r.zstd_only as f64));
-        println!("1 stratum layer without the context model: {g:.2}x smaller than zstd -3 --long (geometric mean)");
+        say!(out, "1 stratum layer without the context model: {g:.2}x smaller than zstd -3 --long (geometric mean)");
         let t: Vec<String> = ["zstd -3", "zstd -19", "xz -9"]
             .iter()
             .enumerate()
@@ -304,16 +317,18 @@ fn print_tables(rows: &[Row], runs: usize) {
                 )
             })
             .collect();
-        println!(
+        say!(
+            out,
             "peer compression time over all workloads (one run): {}",
             t.join(", ")
         );
     }
-    println!("\n### Capture and replay speed ({runs} runs each, alternating; whole processes; median (min–max), ratios are medians of per-run ratios)\n");
-    println!("| workload | bare exec s | record s (threaded) | slowdown | record s (inline) | slowdown | threads speedup | replay s | replay M blocks/s |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "\n### Capture and replay speed ({runs} runs each, alternating; whole processes; median (min–max), ratios are medians of per-run ratios)\n");
+    say!(out, "| workload | bare exec s | record s (threaded) | slowdown | record s (inline) | slowdown | threads speedup | replay s | replay M blocks/s |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} |",
             r.name,
             mm(&r.bare),
@@ -326,7 +341,7 @@ fn print_tables(rows: &[Row], runs: usize) {
             r.blocks as f64 / median(&r.replay) / 1e6
         );
     }
-    println!(
+    say!(out,
         "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s (slowest {:.0})",
         geo(rows.iter().map(|r| median(&r.threaded) / median(&r.bare))),
         geo(rows.iter().map(|r| median(&r.inline) / median(&r.bare))),
@@ -335,4 +350,5 @@ fn print_tables(rows: &[Row], runs: usize) {
             .map(|r| r.blocks as f64 / median(&r.replay) / 1e6)
             .fold(f64::INFINITY, f64::min)
     );
+    Ok(())
 }

@@ -20,8 +20,8 @@
 //! at a time unless `--jobs` says otherwise. Needs `gcc` (native builds) and `zstd` on PATH,
 //! and fails naming the missing one.
 
-use crate::sweep::StudyArgs;
-use anyhow::{ensure, Context, Result};
+use crate::sweep::SweepOptions;
+use crate::{Context, Result};
 use outcrop_studies::chart::{grid, Panel, Series, Style};
 use outcrop_studies::stats::{geomean, Spread};
 use outcrop_studies::{Job, Manifest, Study};
@@ -114,16 +114,14 @@ fn mm(v: &[f64]) -> String {
 }
 
 /// Options of `study-strata`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    study: StudyArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The sweep: workloads, jobs, results, Slurm.
+    pub study: SweepOptions,
     /// Timed runs of each program (at least 5).
-    #[arg(long, value_name = "R", default_value_t = 5)]
-    runs: usize,
+    pub runs: usize,
     /// Write strata-fig2.svg and strata-fig3.svg into DIR.
-    #[arg(long, value_name = "DIR")]
-    svg_dir: Option<PathBuf>,
+    pub svg_dir: Option<PathBuf>,
 }
 
 /// The study: one job per workload (native build, R timed runs of each, one capture).
@@ -240,7 +238,12 @@ fn measure(outcrop: &Path, m: &Manifest, name: &str, runs: usize, dir: &Path) ->
     })
 }
 
-pub fn run(mut args: Args) -> Result<()> {
+/// `study-strata`: runs the sweep and writes the tables of docs/studies/strata.md to `out`.
+pub fn run(
+    mut args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let (_, outcrop) = crate::release_outcrop()?;
     require("gcc", "--version")?;
     require("zstd", "--version")?;
@@ -253,10 +256,10 @@ pub fn run(mut args: Args) -> Result<()> {
         runs: args.runs.max(5),
         outcrop,
     };
-    let Some(rows) = crate::sweep::outputs(&study, &study.workloads, &args.study)? else {
+    let Some(rows) = crate::sweep::outputs(&study, &study.workloads, &args.study, log)? else {
         return Ok(());
     };
-    print_tables(&rows, study.runs);
+    print_tables(&rows, study.runs, out)?;
     if let Some(d) = args.svg_dir {
         std::fs::create_dir_all(&d)?;
         for (file, svg) in [
@@ -269,26 +272,33 @@ pub fn run(mut args: Args) -> Result<()> {
     Ok(())
 }
 
-fn print_tables(rows: &[Row], runs: usize) {
-    println!("### Paths (Table 3)\n");
-    println!("| workload | instructions | blocks | paths executed | mean path length (blocks) | unique paths |");
-    println!("|---|---:|---:|---:|---:|---:|");
+fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "### Paths (Table 3)\n");
+    say!(out, "| workload | instructions | blocks | paths executed | mean path length (blocks) | unique paths |");
+    say!(out, "|---|---:|---:|---:|---:|---:|");
     for r in rows {
         let p = &r.report.paths;
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {:.1} | {} |",
-            r.name, r.instructions, r.blocks, p.executed, p.mean_length_blocks, p.unique
+            r.name,
+            r.instructions,
+            r.blocks,
+            p.executed,
+            p.mean_length_blocks,
+            p.unique
         );
     }
-    println!("\n### Strata (Table 4), layer 0\n");
-    println!("| workload | unique strata | total strata | consecutive executions | paths covered by strata | mean stratum length (paths) |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    say!(out, "\n### Strata (Table 4), layer 0\n");
+    say!(out, "| workload | unique strata | total strata | consecutive executions | paths covered by strata | mean stratum length (paths) |");
+    say!(out, "|---|---:|---:|---:|---:|---:|");
     for r in rows {
         let l = r.report.layers.first().cloned().unwrap_or_default();
         let (sum, cnt) = l.lengths.iter().fold((0u64, 0u64), |(s, c), x| {
             (s + x.length * x.executions, c + x.executions)
         });
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} |",
             r.name,
             l.unique,
@@ -302,9 +312,9 @@ fn print_tables(rows: &[Row], runs: usize) {
             }
         );
     }
-    println!("\n### Compression (§IV.B)\n");
-    println!("| workload | file bytes | paper's ratio (instructions × 4.2 ÷ bytes) | raw block trace ÷ bytes | zstd -3 --long bytes | zstd ÷ ours |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    say!(out, "\n### Compression (§IV.B)\n");
+    say!(out, "| workload | file bytes | paper's ratio (instructions × 4.2 ÷ bytes) | raw block trace ÷ bytes | zstd -3 --long bytes | zstd ÷ ours |");
+    say!(out, "|---|---:|---:|---:|---:|---:|");
     let (mut paper, mut raw, mut zs) = (Vec::new(), Vec::new(), Vec::new());
     for r in rows {
         let f = r.file_bytes as f64;
@@ -314,9 +324,15 @@ fn print_tables(rows: &[Row], runs: usize) {
         paper.push(p);
         raw.push(w);
         zs.push(z);
-        println!(
+        say!(
+            out,
             "| {} | {} | {:.0} | {:.0} | {} | {:.2}× |",
-            r.name, r.file_bytes, p, w, r.zstd_bytes, z
+            r.name,
+            r.file_bytes,
+            p,
+            w,
+            r.zstd_bytes,
+            z
         );
     }
     for (label, v) in [
@@ -325,11 +341,11 @@ fn print_tables(rows: &[Row], runs: usize) {
         ("zstd -3 --long ÷ ours", &zs),
     ] {
         let (g, m, t) = summary(v);
-        println!("| **{label}** | geometric mean {g:.2} | median {m:.2} | geometric mean without best and worst {t:.2} | | |");
+        say!(out, "| **{label}** | geometric mean {g:.2} | median {m:.2} | geometric mean without best and worst {t:.2} | | |");
     }
-    println!("\n### Capture slowdown (§IV.A), {runs} runs each, alternating; seconds are medians (min–max), ratios are medians of per-run ratios\n");
-    println!("| workload | native x86-64 s | bare machine s | capture s | capture ÷ native | capture ÷ bare machine | bare machine ÷ native |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    say!(out, "\n### Capture slowdown (§IV.A), {runs} runs each, alternating; seconds are medians (min–max), ratios are medians of per-run ratios\n");
+    say!(out, "| workload | native x86-64 s | bare machine s | capture s | capture ÷ native | capture ÷ bare machine | bare machine ÷ native |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|");
     let (mut vn, mut vb, mut vm) = (Vec::new(), Vec::new(), Vec::new());
     for r in rows {
         let (a, sa) = ratio(&r.record, &r.native);
@@ -338,7 +354,8 @@ fn print_tables(rows: &[Row], runs: usize) {
         vn.push(a);
         vb.push(b);
         vm.push(c);
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {sa} | {sb} | {sc} |",
             r.name,
             mm(&r.native),
@@ -352,8 +369,9 @@ fn print_tables(rows: &[Row], runs: usize) {
         ("bare machine ÷ native", &vm),
     ] {
         let (g, m, t) = summary(v);
-        println!("| **{label}** | geometric mean {g:.2} | median {m:.2} | without best and worst {t:.2} | | | |");
+        say!(out, "| **{label}** | geometric mean {g:.2} | median {m:.2} | without best and worst {t:.2} | | | |");
     }
+    Ok(())
 }
 
 /// One log–log panel per workload.

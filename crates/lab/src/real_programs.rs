@@ -17,7 +17,7 @@
 //! -static`, as these programs' users build them, and are skipped when the binary is newer
 //! than its driver.
 
-use anyhow::{bail, Context, Result};
+use crate::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -29,25 +29,29 @@ const CRATES: [(&str, &str); 3] = [
 ];
 
 /// Options of `real-programs`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone)]
+pub struct Config {
     /// Where the programs and their inputs go (default target/real-programs).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
 }
 
 /// The built programs: the directory holding `lua`, `sqlite`, `zstd`, `fib.lua`, `gc.lua`
 /// and `input.txt`.
 pub struct RealPrograms {
+    /// Where they are (`target/real-programs` unless given).
     pub dir: PathBuf,
 }
 
 /// `real-programs`: builds them and prints where.
-pub fn run(args: Args) -> Result<()> {
-    let r = build(args.dir.as_deref())?;
-    println!("built in {}:", r.dir.display());
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
+    let r = build(args.dir.as_deref(), log)?;
+    say!(out, "built in {}:", r.dir.display());
     for (cmd, what) in COMMANDS {
-        println!("  {cmd:<22} {what}");
+        say!(out, "  {cmd:<22} {what}");
     }
     Ok(())
 }
@@ -74,11 +78,11 @@ pub const COMMANDS: [(&str, &str); 4] = [
 
 /// The repository root.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    crate::root()
 }
 
 /// Builds the programs into `dir` (default target/real-programs), fetching the crates first.
-pub fn build(dir: Option<&Path>) -> Result<RealPrograms> {
+pub fn build(dir: Option<&Path>, log: &mut (dyn std::io::Write + Send)) -> Result<RealPrograms> {
     let root = root().canonicalize()?;
     let dir = dir.map_or_else(|| root.join("target/real-programs"), Path::to_path_buf);
     std::fs::create_dir_all(&dir)?;
@@ -94,8 +98,8 @@ pub fn build(dir: Option<&Path>) -> Result<RealPrograms> {
             .ok();
         !matches!((built, source), (Some(b), Some(s)) if b >= s)
     };
-    let gcc = |out: &Path, args: Vec<std::ffi::OsString>| -> Result<()> {
-        eprintln!("real-programs: building {}", out.display());
+    let mut gcc = |out: &Path, args: Vec<std::ffi::OsString>| -> Result<()> {
+        note!(log, "real-programs: building {}", out.display());
         let o = Command::new(&cc)
             .args(flags)
             .args(&args)
@@ -182,8 +186,11 @@ pub fn build(dir: Option<&Path>) -> Result<RealPrograms> {
 
 /// A studies manifest of real programs, built first: `(workload name, binary, arguments)`;
 /// arguments that name files (a `.` in them) are the files it reads.
-pub fn manifest(programs: &[(&str, &str, &[&str])]) -> Result<outcrop_studies::Manifest> {
-    let built = build(None)?;
+pub fn manifest(
+    programs: &[(&str, &str, &[&str])],
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<outcrop_studies::Manifest> {
+    let built = build(None, log)?;
     let mut text = String::new();
     let list = |v: &[&str]| {
         v.iter()
@@ -199,7 +206,7 @@ pub fn manifest(programs: &[(&str, &str, &[&str])]) -> Result<outcrop_studies::M
             list(&reads)
         ));
     }
-    outcrop_studies::Manifest::parse(&text, &built.dir).map_err(|e| anyhow::anyhow!("{e}"))
+    outcrop_studies::Manifest::parse(&text, &built.dir).map_err(|e| crate::err!("{e}"))
 }
 
 /// The crates' source directories, in [`CRATES`] order, fetched by cargo.

@@ -4,17 +4,18 @@
 //! produce the same results (`run --rap block --timing`, `wpp record`, `paths record --entries
 //! 16 --timing`), timed together. Medians with min–max of R runs, wall time of the processes.
 
-use crate::bench::{mm, outcrop_on, BenchArgs};
-use anyhow::Result;
+use crate::bench::{mm, outcrop_on, BenchOptions};
+use crate::Result;
 
 /// Options of `bench-compose`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-compose`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(1);
     let (root, outcrop) = crate::release_outcrop()?;
     let wl = root.join("workloads");
@@ -29,9 +30,15 @@ pub fn run(args: Args) -> Result<()> {
         f("all.json"),
         f("all.samples"),
     );
-    println!("median (min–max) of {runs} runs, alternating; process wall time in seconds\n");
-    println!("| workload | one run, every mechanism | three runs, one each | one / three |");
-    println!("|---|---:|---:|---:|");
+    say!(
+        out,
+        "median (min–max) of {runs} runs, alternating; process wall time in seconds\n"
+    );
+    say!(
+        out,
+        "| workload | one run, every mechanism | three runs, one each | one / three |"
+    );
+    say!(out, "|---|---:|---:|---:|");
     let mut log = 0.0;
     for name in &names {
         let (mut one, mut three) = (Vec::new(), Vec::new());
@@ -90,7 +97,8 @@ pub fn run(args: Args) -> Result<()> {
             three.push(a + b + c);
         }
         let (o, t) = (crate::bench::median(&one), crate::bench::median(&three));
-        println!(
+        say!(
+            out,
             "| {name} | {} | {} | {:.3} |",
             mm(&one, 2),
             mm(&three, 2),
@@ -98,7 +106,8 @@ pub fn run(args: Args) -> Result<()> {
         );
         log += (o / t).ln();
     }
-    println!(
+    say!(
+        out,
         "\ngeometric mean of one / three over {} workloads: {:.3}",
         names.len(),
         (log / names.len().max(1) as f64).exp()

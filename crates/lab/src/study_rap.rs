@@ -14,8 +14,8 @@
 //! Records are kept in `target/studies/rap/` (`--results DIR`): an interrupted study resumes,
 //! `--fresh` starts over, `--slurm` runs the jobs as a Slurm job array (crates/studies).
 
-use crate::sweep::StudyArgs;
-use anyhow::{Context, Result};
+use crate::sweep::SweepOptions;
+use crate::{Context, Result};
 use outcrop_rap::observe::{RapSpec, Stream};
 use outcrop_report::{FileNames, HotEntry, RapRunReport, RunReport, StreamReport};
 use outcrop_run::{execute, Hooks, ProgramImage, RunConfig};
@@ -35,13 +35,12 @@ const STREAMS: [Stream; 6] = [
 const EPS: [f64; 2] = [0.1, 0.01];
 
 /// Options of `study-rap`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    study: StudyArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The sweep: workloads, jobs, results, Slurm.
+    pub study: SweepOptions,
     /// Write Figure 6 (the code tree's size over each run) to FILE.
-    #[arg(long, value_name = "FILE")]
-    svg: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
 }
 
 /// The study: every selected workload at each ε.
@@ -110,20 +109,25 @@ struct Run {
     reports: Vec<RapRunReport>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `study-rap`: runs the sweep (or resumes it) and writes the tables of docs/studies/rap.md to `out`.
+pub fn run(
+    args: Config,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
     let study = RapStudy {
         workloads: args.study.workloads.clone(),
     };
     let manifest = crate::sweep::manifest()?;
     manifest.select(&study.workloads)?;
-    let Some(records) = crate::sweep::run(&study, &manifest, &args.study)? else {
+    let Some(records) = crate::sweep::run(&study, &manifest, &args.study, log)? else {
         return Ok(());
     };
     let mut runs: Vec<Run> = Vec::new();
     for r in records {
         let report = r.output.with_context(|| format!("{}: no output", r.job))?;
         for s in STREAMS {
-            anyhow::ensure!(
+            crate::ensure!(
                 report.streams.iter().any(|x| x.stream == s.name()),
                 "{}: the record has no {} stream (made by another version? run with --fresh)",
                 r.job,
@@ -138,7 +142,7 @@ pub fn run(args: Args) -> Result<()> {
             }),
         }
     }
-    print_tables(&runs);
+    print_tables(&runs, out)?;
     if let Some(svg) = args.svg {
         std::fs::write(&svg, plot_fig6(&runs)?)
             .with_context(|| format!("writing {}", svg.display()))?;
@@ -200,20 +204,21 @@ fn max_after_warmup(s: &StreamReport, eps: f64) -> u64 {
         .unwrap_or(0)
 }
 
-fn print_tables(runs: &[Run]) {
-    println!("### Memory and error (Figures 7 and 8)\n");
-    println!("Tree size in nodes (max: largest size during the run; max after warm-up: once τ ≥ 1; mean: over the whole stream, weighted by events through every sample and both sides of every merge batch; at merges: mean of the sizes before and after each merge batch) and percent error of the hot ranges (≥ 10%) against exact counts.\n");
+fn print_tables(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "### Memory and error (Figures 7 and 8)\n");
+    say!(out, "Tree size in nodes (max: largest size during the run; max after warm-up: once τ ≥ 1; mean: over the whole stream, weighted by events through every sample and both sides of every merge batch; at merges: mean of the sizes before and after each merge batch) and percent error of the hot ranges (≥ 10%) against exact counts.\n");
     for (sname, title) in [
         ("block", "hot code regions (`block`)"),
         ("load-value", "load values (`load-value`)"),
     ] {
-        println!("**{title}**\n");
-        println!("| workload | events | ε | hot ranges | max nodes | max after warm-up | mean nodes | mean at merges | max error % | mean error % |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        say!(out, "**{title}**\n");
+        say!(out, "| workload | events | ε | hot ranges | max nodes | max after warm-up | mean nodes | mean at merges | max error % | mean error % |");
+        say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for r in runs {
             for (e, rep) in r.reports.iter().enumerate() {
                 let s = stream(rep, sname);
-                println!(
+                say!(
+                    out,
                     "| {} | {} | {}% | {} | {} | {} | {:.0} | {:.0} | {:.3} | {:.3} |",
                     r.name,
                     s.n,
@@ -241,7 +246,8 @@ fn print_tables(runs: &[Run]) {
                 .iter()
                 .map(|r| max_after_warmup(stream(&r.reports[e], sname), *eps) as f64)
                 .collect();
-            println!(
+            say!(
+                out,
                 "| **all** | | {}% | | | {:.0} (largest) | | | {:.3} (largest) | {:.3} (mean) |",
                 eps * 100.0,
                 nodes.iter().cloned().fold(0.0, f64::max),
@@ -249,24 +255,37 @@ fn print_tables(runs: &[Run]) {
                 means.iter().sum::<f64>() / means.len().max(1) as f64
             );
         }
-        println!();
+        say!(out);
     }
+    fig5_hot_values(runs, out)?;
+    fig9_locality(runs, out)?;
+    fig10_zero_loads(runs, out)?;
+    narrow_operands(runs, out)?;
+    stream_lengths(runs, out)?;
+    Ok(())
+}
 
+fn fig5_hot_values(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // Figure 5: the workload with the most hot load-value ranges at ε = 1%
     if let Some(r) = runs
         .iter()
         .max_by_key(|r| stream(&r.reports[1], "load-value").hot.len())
     {
         let s = stream(&r.reports[1], "load-value");
-        println!(
+        say!(
+            out,
             "### Hot load-value ranges (Figure 5 style): `{}`, ε = 1%\n",
             r.name
         );
-        println!("{} loads. Inclusive share counts the range and everything in it; exclusive share leaves out its hot sub-ranges.\n", s.n);
-        println!("| lo | hi | depth | inclusive share | exclusive share | error % |");
-        println!("|---|---|---:|---:|---:|---:|");
+        say!(out, "{} loads. Inclusive share counts the range and everything in it; exclusive share leaves out its hot sub-ranges.\n", s.n);
+        say!(
+            out,
+            "| lo | hi | depth | inclusive share | exclusive share | error % |"
+        );
+        say!(out, "|---|---|---:|---:|---:|---:|");
         for h in &s.hot {
-            println!(
+            say!(
+                out,
                 "| {:#x} | {:#x} | {} | {:.1}% | {:.1}% | {:.3} |",
                 h.range.lo,
                 h.range.hi,
@@ -276,29 +295,35 @@ fn print_tables(runs: &[Run]) {
                 h.error_pct.unwrap_or(0.0)
             );
         }
-        println!();
+        say!(out);
     }
+    Ok(())
+}
 
+fn fig9_locality(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // Figure 9: coverage by log2 range width, averaged over workloads (ε = 1%)
-    println!("### Value locality of loads and cache misses (Figure 9)\n");
-    println!("Share of each stream covered by its hot ranges (≥ 10%, exclusive shares) whose width is at most 2^k values, mean over the workloads, ε = 1%.\n");
+    say!(
+        out,
+        "### Value locality of loads and cache misses (Figure 9)\n"
+    );
+    say!(out, "Share of each stream covered by its hot ranges (≥ 10%, exclusive shares) whose width is at most 2^k values, mean over the workloads, ε = 1%.\n");
     let ks: Vec<u32> = (0..=64).step_by(8).collect();
-    print!("| stream |");
+    write!(out, "| stream |")?;
     for k in &ks {
-        print!(" ≤ 2^{k} |");
+        write!(out, " ≤ 2^{k} |")?;
     }
-    println!();
-    print!("|---|");
+    say!(out);
+    write!(out, "|---|")?;
     for _ in &ks {
-        print!("---:|");
+        write!(out, "---:|")?;
     }
-    println!();
+    say!(out);
     for (name, label) in [
         ("load-value", "loads"),
         ("l1d-miss-value", "L1D misses"),
         ("l2-miss-value", "L2 misses"),
     ] {
-        print!("| {label} |");
+        write!(out, "| {label} |")?;
         for &k in &ks {
             let mut total = 0.0f64;
             let mut count = 0.0f64;
@@ -316,30 +341,39 @@ fn print_tables(runs: &[Run]) {
                 total += cov;
                 count += 1.0;
             }
-            print!(" {:.1}% |", 100.0 * total / count.max(1.0));
+            write!(out, " {:.1}% |", 100.0 * total / count.max(1.0))?;
         }
-        println!();
+        say!(out);
     }
-    println!();
+    say!(out);
+    Ok(())
+}
 
+fn fig10_zero_loads(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // Figure 10: zero-load ranges of the workload with the most zero loads (ε = 1%)
     if let Some(r) = runs
         .iter()
         .max_by_key(|r| stream(&r.reports[1], "zero-load-addr").n)
     {
         let s = stream(&r.reports[1], "zero-load-addr");
-        println!(
+        say!(
+            out,
             "### Zero-load memory ranges (Figure 10): `{}`, ε = 1%\n",
             r.name
         );
-        println!(
+        say!(
+            out,
             "{} loads returned zero. Hot ranges of their addresses:\n",
             s.n
         );
-        println!("| lo | hi | width | inclusive share | exclusive share |");
-        println!("|---|---|---:|---:|---:|");
+        say!(
+            out,
+            "| lo | hi | width | inclusive share | exclusive share |"
+        );
+        say!(out, "|---|---|---:|---:|---:|");
         for h in &s.hot {
-            println!(
+            say!(
+                out,
                 "| {:#x} | {:#x} | 2^{} | {:.1}% | {:.1}% |",
                 h.range.lo,
                 h.range.hi,
@@ -348,14 +382,17 @@ fn print_tables(runs: &[Run]) {
                 100.0 * h.range.exclusive_share
             );
         }
-        println!();
+        say!(out);
     }
+    Ok(())
+}
 
+fn narrow_operands(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // §4 narrow operands: where the narrow-width operations are (ε = 1%)
-    println!("### Narrow-width operands (§4)\n");
-    println!("RAP over the pcs of instructions whose source operands all fit in 16 bits (`narrow-pc`), ε = 1%: the share of all instructions that are narrow, the widest hot range that lies inside one function, and the narrowest hot range, each with its share of the narrow operations. The paper found gcc's narrow operations concentrated in one file (38.7%), one procedure (31%) and one block (6.4%).\n");
-    println!("| workload | narrow ops | % of instructions | hot ranges | widest hot range within one function | share | narrowest hot range | width | share |");
-    println!("|---|---:|---:|---:|---|---:|---|---:|---:|");
+    say!(out, "### Narrow-width operands (§4)\n");
+    say!(out, "RAP over the pcs of instructions whose source operands all fit in 16 bits (`narrow-pc`), ε = 1%: the share of all instructions that are narrow, the widest hot range that lies inside one function, and the narrowest hot range, each with its share of the narrow operations. The paper found gcc's narrow operations concentrated in one file (38.7%), one procedure (31%) and one block (6.4%).\n");
+    say!(out, "| workload | narrow ops | % of instructions | hot ranges | widest hot range within one function | share | narrowest hot range | width | share |");
+    say!(out, "|---|---:|---:|---:|---|---:|---|---:|---:|");
     for r in runs {
         let rep = &r.reports[1];
         let s = stream(rep, "narrow-pc");
@@ -373,7 +410,8 @@ fn print_tables(runs: &[Run]) {
                 .map(|c| c.chars().take(60).collect::<String>())
                 .unwrap_or_else(|| "–".into())
         };
-        println!(
+        say!(
+            out,
             "| {} | {} | {:.1}% | {} | {} | {:.1}% | {} | 2^{} | {:.1}% |",
             r.name,
             s.n,
@@ -386,15 +424,19 @@ fn print_tables(runs: &[Run]) {
             narrowest.map_or(0.0, |h| 100.0 * h.range.share),
         );
     }
-    println!();
+    say!(out);
+    Ok(())
+}
 
+fn stream_lengths(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // per-workload stream sizes, for context
-    println!("### Stream lengths (ε = 1% run)\n");
-    println!("| workload | instructions | loads | L1D-miss loads | L2-miss loads | zero loads | cycles | IPC |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "### Stream lengths (ε = 1% run)\n");
+    say!(out, "| workload | instructions | loads | L1D-miss loads | L2-miss loads | zero loads | cycles | IPC |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in runs {
         let rep = &r.reports[1];
-        println!(
+        say!(
+            out,
             "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             r.name,
             rep.instructions,
@@ -406,4 +448,5 @@ fn print_tables(runs: &[Run]) {
             rep.timing.as_ref().map_or(0.0, |t| t.ipc)
         );
     }
+    Ok(())
 }

@@ -26,14 +26,14 @@
 //! you built). Invocations follow `workloads/reference.sh`: working directory `workloads/`,
 //! empty environment, stdin `/dev/null`, `fileio` gets `src/fileio.c`.
 
-use anyhow::{bail, Context, Result};
+use crate::{Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Workloads checked by default: the two cache micro-benchmarks and the bundled programs
 /// whose data misses are a large share of their run.
-const DEFAULT_WORKLOADS: &[&str] = &[
+pub const DEFAULT_WORKLOADS: &[&str] = &[
     "micro_stride_miss",
     "micro_l1_fit",
     "ptrchase",
@@ -74,15 +74,12 @@ const GEOMETRY: [CacheGeometry; 3] = [
 ];
 
 /// Options of the `cachegrind` task.
-#[derive(clap::Args, Debug)]
+#[derive(Debug, Clone)]
 pub struct CachegrindConfig {
     /// Workloads to compare (default: the data-bound ones the table uses).
-    #[arg(long, value_delimiter = ',', value_name = "A,B",
-          default_values_t = DEFAULT_WORKLOADS.iter().map(|s| s.to_string()))]
-    workloads: Vec<String>,
+    pub workloads: Vec<String>,
     /// Print the table as JSON.
-    #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Whole-program data-side totals from a cachegrind out file.
@@ -375,7 +372,7 @@ fn run_cachegrind(
 enum OursError {
     /// The `outcrop` binary predates `--timing`.
     NoTimingFlag,
-    Other(anyhow::Error),
+    Other(crate::Error),
 }
 
 /// Runs `outcrop exec --deterministic --timing --stats-json` on `bin/<name>` in `workloads/`.
@@ -406,7 +403,7 @@ fn run_ours(
         if is_missing_timing_flag(&stderr) {
             return Err(OursError::NoTimingFlag);
         }
-        return Err(OursError::Other(anyhow::anyhow!(
+        return Err(OursError::Other(crate::err!(
             "outcrop exec --timing on {name} exited with {}:\n{stderr}",
             output.status
         )));
@@ -418,11 +415,13 @@ fn run_ours(
         .map_err(OursError::Other)
 }
 
-/// Entry point: `args` are the words after `cachegrind`.
-pub fn run(config: CachegrindConfig) -> Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .context("xtask's manifest directory has no parent")?;
+/// `xtask cachegrind`: the table of misses against valgrind's cachegrind.
+pub fn run(
+    config: CachegrindConfig,
+    out: &mut dyn std::io::Write,
+    log: &mut (dyn std::io::Write + Send),
+) -> Result<()> {
+    let root = crate::root();
     let workloads = root.join("workloads");
     let outcrop = root.join("target/release/outcrop");
     require_tool("gcc", "gcc libc6-dev")?;
@@ -445,7 +444,7 @@ pub fn run(config: CachegrindConfig) -> Result<()> {
     let mut ours_errors = Vec::new();
     let mut missing_timing = false;
     for name in &config.workloads {
-        eprintln!("cachegrind: {name}");
+        note!(log, "cachegrind: {name}");
         let native = tmp.path().join(name);
         compile_native(&workloads, name, &native)?;
         let (cachegrind, native_stdout_matches) = run_cachegrind(
@@ -482,9 +481,9 @@ pub fn run(config: CachegrindConfig) -> Result<()> {
         });
     }
     if config.json {
-        println!("{}", serde_json::to_string_pretty(&json_rows(&rows))?);
+        say!(out, "{}", serde_json::to_string_pretty(&json_rows(&rows))?);
     } else {
-        print!("{}", markdown_table(&rows));
+        write!(out, "{}", markdown_table(&rows))?;
     }
     if missing_timing {
         bail!(
@@ -532,7 +531,7 @@ desc: I1 cache:         32768 B, 64 B, 4-way associative
 desc: D1 cache:         32768 B, 64 B, 4-way associative
 desc: LL cache:         1048576 B, 64 B, 8-way associative
 cmd: /tmp/outcrop-cachegrind-1/micro_l1_fit
-events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw 
+events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw
 fl=???
 fn=(below main)
 0 781 49 49 197 20 20 182 14 14
@@ -671,27 +670,6 @@ summary: 32876709 545 540 8199087 174 172 10850 264 264
         assert!(!is_missing_timing_flag(
             "outcrop: access fault at pc 0x10000\n"
         ));
-    }
-
-    #[test]
-    fn options() {
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            c: CachegrindConfig,
-        }
-        use clap::Parser;
-        let parse = |s: &[&str]| {
-            Cli::try_parse_from(std::iter::once("x").chain(s.iter().copied())).map(|c| c.c)
-        };
-        let c = parse(&[]).unwrap();
-        assert_eq!(c.workloads, DEFAULT_WORKLOADS);
-        assert!(!c.json);
-        let c = parse(&["--json", "--workloads", "a,b"]).unwrap();
-        assert_eq!(c.workloads, ["a", "b"]);
-        assert!(c.json);
-        assert!(parse(&["--workloads"]).is_err());
-        assert!(parse(&["--bogus"]).is_err());
     }
 
     #[test]

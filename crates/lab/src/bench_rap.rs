@@ -10,12 +10,13 @@
 //! table shrinks during a run, so this is each one's high-water mark of live allocation.
 //! Times are medians with min–max over `--runs` runs (default 5).
 
-use crate::GLOBAL;
-use anyhow::{Context, Result};
+use crate::COUNTING;
+use crate::{Context, Result};
 use outcrop_events::synth::{self, StreamKind};
 use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
 use std::collections::HashMap;
 use std::hint::black_box;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -32,7 +33,7 @@ fn rates<T>(events: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, 
     let mut held = 0;
     for _ in 0..runs {
         drop(last.take());
-        let region = stats_alloc::Region::new(GLOBAL);
+        let region = stats_alloc::Region::new(COUNTING);
         let t = Instant::now();
         let out = black_box(f());
         v.push(events as f64 / t.elapsed().as_secs_f64());
@@ -115,7 +116,7 @@ fn startup_ms(outcrop: &std::path::Path, dir: &std::path::Path) -> Result<String
 /// Runs `cmd` and fails, naming it, unless it exits successfully.
 fn succeed(cmd: &mut Command) -> Result<()> {
     let st = cmd.status().with_context(|| format!("running {cmd:?}"))?;
-    anyhow::ensure!(st.success(), "{cmd:?} failed: {st}");
+    crate::ensure!(st.success(), "{cmd:?} failed: {st}");
     Ok(())
 }
 
@@ -136,7 +137,7 @@ fn command_rates(
             .stderr(Stdio::null())
             .status()?;
         v.push(events as f64 / t.elapsed().as_secs_f64());
-        anyhow::ensure!(st.success(), "outcrop rap {} failed", file.display());
+        crate::ensure!(st.success(), "outcrop rap {} failed", file.display());
     }
     Ok(v)
 }
@@ -147,25 +148,22 @@ fn mevs(v: &[f64]) -> String {
 }
 
 /// Options of `bench-rap`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone)]
+pub struct RapBenchConfig {
     /// Events per synthetic stream.
-    #[arg(long, value_name = "N", default_value_t = 10_000_000)]
-    events: usize,
+    pub events: usize,
     /// Timed runs of each measurement.
-    #[arg(long, value_name = "R", default_value_t = 5)]
-    runs: usize,
+    pub runs: usize,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-rap`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: RapBenchConfig, out: &mut dyn std::io::Write) -> Result<()> {
     let (events, runs) = (args.events, args.runs.max(1));
     let (_, outcrop) = crate::release_outcrop()?;
     let tmp = tempfile::tempdir()?;
-    println!(
+    say!(out,
         "events per stream: {events}; {runs} runs, median (min–max); ε = 1%, b = 4, 64-bit universe\n"
     );
-    let config = Config::default();
-    let lazy = Config::builder().split_policy(SplitPolicy::Lazy).build()?;
     let mut speed = Vec::new();
     let mut memory = Vec::new();
     let mut e2e = Vec::new();
@@ -175,146 +173,211 @@ pub fn run(args: Args) -> Result<()> {
         StreamKind::ValueLike,
         StreamKind::Uniform,
     ] {
-        let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
-        let combined = |c: Config| {
-            let values = &values;
-            move || {
-                let mut t = RapTree::new(c);
-                for c in values.chunks(1 << 16) {
-                    let _ = t.add_batch(c);
-                }
-                t
-            }
-        };
-        let (r_comb, tree, b_tree) = rates(events, runs, combined(config));
-        let (r_unit, _, _) = rates(events, runs, || {
-            let mut t = RapTree::new(config);
-            for &v in &values {
-                let _ = t.add(v);
-            }
-            t
-        });
-        let (r_lazy, _, b_lazy) = rates(events, runs, combined(lazy));
-        let (r_std, map, b_std) = rates(events, runs, || {
-            let mut m: HashMap<u64, u64> = HashMap::new();
-            for &v in &values {
-                *m.entry(v).or_insert(0) += 1;
-            }
-            m
-        });
-        let distinct = map.len();
-        drop(map);
-        let (r_fx, _, b_fx) = rates(events, runs, || {
-            let mut m: rustc_hash::FxHashMap<u64, u64> =
-                HashMap::with_capacity_and_hasher(distinct, Default::default());
-            for &v in &values {
-                *m.entry(v).or_insert(0) += 1;
-            }
-            m
-        });
-        let med = |v: &[f64]| spread(v).0;
-        speed.push(format!(
-            "| {} | {distinct} | {} | {} | {} | {} | {} | {:.2}x | {:.2}x |",
-            kind.name(),
-            mevs(&r_comb),
-            mevs(&r_unit),
-            mevs(&r_lazy),
-            mevs(&r_std),
-            mevs(&r_fx),
-            med(&r_comb) / med(&r_std),
-            med(&r_comb) / med(&r_fx),
-        ));
-        memory.push(format!(
-            "| {} | {} | {b_tree} | {b_lazy} | {b_std} | {b_fx} | {:.2}% | {:.2}% | {:.2}% |",
-            kind.name(),
-            tree.peak_nodes(),
-            100.0 * b_tree as f64 / b_std as f64,
-            100.0 * b_tree as f64 / b_fx as f64,
-            100.0 * b_lazy as f64 / b_fx as f64,
-        ));
-        // End to end: the same stream as a raw u64le file and as a trace file, through the
-        // command a user runs (reading, batching, the tree, the report), wall time.
-        let raw = tmp.path().join(format!("{}.u64", kind.name()));
-        std::fs::write(
-            &raw,
-            values
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        )?;
-        e2e.push(end_to_end(
-            &outcrop,
-            kind.name(),
-            &raw,
-            events,
-            runs,
-            &r_comb,
-        )?);
-        let mut exact = ExactCounts::new();
-        values.iter().for_each(|&v| exact.add(v));
-        let exact = exact.finish();
-        for eps in [0.10, 0.01] {
-            accuracy.push(accuracy_row(kind.name(), eps, &values, &exact)?);
-        }
+        let rows = synthetic(kind, events, runs, &outcrop, tmp.path())?;
+        speed.push(rows.speed);
+        memory.push(rows.memory);
+        e2e.push(rows.e2e);
+        accuracy.extend(rows.accuracy);
     }
-    // A real code stream: the block start addresses of the `lz` workload (written by
-    // `outcrop wpp replay --format u64le`), end to end only (it is not in memory beforehand).
-    {
-        let (root, _) = crate::release_outcrop()?;
-        let wpp = tmp.path().join("lz.wpp");
-        let raw = tmp.path().join("lz.u64");
-        succeed(
-            Command::new(&outcrop)
-                .args(["wpp", "record", "-o"])
-                .arg(&wpp)
-                .arg("--")
-                .arg(root.join("workloads/bin/lz"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null()),
-        )?;
-        crate::bench_wpp::replay_raw(&outcrop, &wpp, &raw)?;
-        let n = std::fs::metadata(&raw)?.len() as usize / 8;
-        let values: Vec<u64> = std::fs::read(&raw)?
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect();
-        let (r_mem, _, _) = rates(n, runs, || {
-            let mut t = RapTree::new(config);
+    e2e.push(lz_blocks(&outcrop, tmp.path(), runs)?);
+    say!(out, "Throughput, M events/s:\n");
+    say!(out, "| stream | distinct | RAP combined | RAP unit | RAP lazy split | std HashMap | FxHashMap presized | combined / std | combined / Fx |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &speed {
+        say!(out, "{r}");
+    }
+    say!(
+        out,
+        "\nMemory held at the end of the stream, bytes, by the counting allocator:\n"
+    );
+    say!(out, "| stream | RAP peak nodes | RAP | RAP lazy split | std HashMap | FxHashMap presized | RAP / std | RAP / Fx | lazy / Fx |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &memory {
+        say!(out, "{r}");
+    }
+    say!(
+        out,
+        "\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n"
+    );
+    say!(out, "| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | reading the u64le file alone | .otr bytes |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &e2e {
+        say!(out, "{r}");
+    }
+    say!(out,
+        "\nStart-up and exit of `outcrop rap` (a one-event file), included in every end-to-end rate: {}",
+        startup_ms(&outcrop, tmp.path())?
+    );
+    memory_by_length(out)?;
+    let phased = phased_stream(events);
+    let mut exact = ExactCounts::new();
+    phased.iter().for_each(|&v| exact.add(v));
+    let exact = exact.finish();
+    for eps in [0.10, 0.01] {
+        accuracy.push(accuracy_row("phased", eps, &phased, &exact)?);
+    }
+    say!(
+        out,
+        "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
+    );
+    say!(out, "| stream | ε | peak nodes | mean nodes over merge batches | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &accuracy {
+        say!(out, "{r}");
+    }
+    Ok(())
+}
+
+/// One synthetic stream's rows of each table.
+#[derive(Default)]
+struct StreamRows {
+    speed: String,
+    memory: String,
+    e2e: String,
+    accuracy: Vec<String>,
+}
+
+/// The rows of a synthetic stream of `kind`: the tree, its variants and the hash maps in
+/// memory, `outcrop rap` on it end to end, and its accuracy at two ε.
+fn synthetic(
+    kind: StreamKind,
+    events: usize,
+    runs: usize,
+    outcrop: &Path,
+    tmp: &Path,
+) -> Result<StreamRows> {
+    let config = Config::default();
+    let lazy = Config::builder().split_policy(SplitPolicy::Lazy).build()?;
+    let mut rows = StreamRows::default();
+    let values: Vec<u64> = synth::stream(kind, 1).take(events).collect();
+    let combined = |c: Config| {
+        let values = &values;
+        move || {
+            let mut t = RapTree::new(c);
             for c in values.chunks(1 << 16) {
                 let _ = t.add_batch(c);
             }
             t
-        });
-        e2e.push(end_to_end(
-            &outcrop,
-            &format!("lz blocks ({n} events)"),
-            &raw,
-            n,
-            runs,
-            &r_mem,
-        )?);
+        }
+    };
+    let (r_comb, tree, b_tree) = rates(events, runs, combined(config));
+    let (r_unit, _, _) = rates(events, runs, || {
+        let mut t = RapTree::new(config);
+        for &v in &values {
+            let _ = t.add(v);
+        }
+        t
+    });
+    let (r_lazy, _, b_lazy) = rates(events, runs, combined(lazy));
+    let (r_std, map, b_std) = rates(events, runs, || {
+        let mut m: HashMap<u64, u64> = HashMap::new();
+        for &v in &values {
+            *m.entry(v).or_insert(0) += 1;
+        }
+        m
+    });
+    let distinct = map.len();
+    drop(map);
+    let (r_fx, _, b_fx) = rates(events, runs, || {
+        let mut m: rustc_hash::FxHashMap<u64, u64> =
+            HashMap::with_capacity_and_hasher(distinct, Default::default());
+        for &v in &values {
+            *m.entry(v).or_insert(0) += 1;
+        }
+        m
+    });
+    let med = |v: &[f64]| spread(v).0;
+    rows.speed = format!(
+        "| {} | {distinct} | {} | {} | {} | {} | {} | {:.2}x | {:.2}x |",
+        kind.name(),
+        mevs(&r_comb),
+        mevs(&r_unit),
+        mevs(&r_lazy),
+        mevs(&r_std),
+        mevs(&r_fx),
+        med(&r_comb) / med(&r_std),
+        med(&r_comb) / med(&r_fx),
+    );
+    rows.memory = format!(
+        "| {} | {} | {b_tree} | {b_lazy} | {b_std} | {b_fx} | {:.2}% | {:.2}% | {:.2}% |",
+        kind.name(),
+        tree.peak_nodes(),
+        100.0 * b_tree as f64 / b_std as f64,
+        100.0 * b_tree as f64 / b_fx as f64,
+        100.0 * b_lazy as f64 / b_fx as f64,
+    );
+    // End to end: the same stream as a raw u64le file and as a trace file, through the
+    // command a user runs (reading, batching, the tree, the report), wall time.
+    let raw = tmp.join(format!("{}.u64", kind.name()));
+    std::fs::write(
+        &raw,
+        values
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )?;
+    rows.e2e = end_to_end(outcrop, kind.name(), &raw, events, runs, &r_comb)?;
+    let mut exact = ExactCounts::new();
+    values.iter().for_each(|&v| exact.add(v));
+    let exact = exact.finish();
+    for eps in [0.10, 0.01] {
+        rows.accuracy
+            .push(accuracy_row(kind.name(), eps, &values, &exact)?);
     }
-    println!("Throughput, M events/s:\n");
-    println!("| stream | distinct | RAP combined | RAP unit | RAP lazy split | std HashMap | FxHashMap presized | combined / std | combined / Fx |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    speed.iter().for_each(|r| println!("{r}"));
-    println!("\nMemory held at the end of the stream, bytes, by the counting allocator:\n");
-    println!("| stream | RAP peak nodes | RAP | RAP lazy split | std HashMap | FxHashMap presized | RAP / std | RAP / Fx | lazy / Fx |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    memory.iter().for_each(|r| println!("{r}"));
-    println!(
-        "\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n"
+    Ok(rows)
+}
+
+/// A real code stream: the block start addresses of the `lz` workload (written by
+/// `outcrop wpp replay --format u64le`), end to end only (it is not in memory beforehand).
+fn lz_blocks(outcrop: &Path, tmp: &Path, runs: usize) -> Result<String> {
+    let config = Config::default();
+    let (root, _) = crate::release_outcrop()?;
+    let wpp = tmp.join("lz.wpp");
+    let raw = tmp.join("lz.u64");
+    succeed(
+        Command::new(outcrop)
+            .args(["wpp", "record", "-o"])
+            .arg(&wpp)
+            .arg("--")
+            .arg(root.join("workloads/bin/lz"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )?;
+    crate::bench_wpp::replay_raw(outcrop, &wpp, &raw)?;
+    let n = std::fs::metadata(&raw)?.len() as usize / 8;
+    let values: Vec<u64> = std::fs::read(&raw)?
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let (r_mem, _, _) = rates(n, runs, || {
+        let mut t = RapTree::new(config);
+        for c in values.chunks(1 << 16) {
+            let _ = t.add_batch(c);
+        }
+        t
+    });
+    end_to_end(
+        outcrop,
+        &format!("lz blocks ({n} events)"),
+        &raw,
+        n,
+        runs,
+        &r_mem,
+    )
+}
+
+/// The bytes held by the tree and a presized map by stream length (one run each).
+fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
+    let config = Config::default();
+    say!(
+        out,
+        "\nMemory held by stream length (one run each; the counting allocator):\n"
     );
-    println!("| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | reading the u64le file alone | .otr bytes |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    e2e.iter().for_each(|r| println!("{r}"));
-    println!(
-        "\nStart-up and exit of `outcrop rap` (a one-event file), included in every end-to-end rate: {}",
-        startup_ms(&outcrop, tmp.path())?
+    say!(
+        out,
+        "| stream | events | distinct | RAP | FxHashMap presized | RAP / Fx |"
     );
-    println!("\nMemory held by stream length (one run each; the counting allocator):\n");
-    println!("| stream | events | distinct | RAP | FxHashMap presized | RAP / Fx |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    say!(out, "|---|---:|---:|---:|---:|---:|");
     for kind in [
         StreamKind::CodeLike,
         StreamKind::ValueLike,
@@ -341,33 +404,21 @@ pub fn run(args: Args) -> Result<()> {
                 }
                 m
             });
-            println!(
+            say!(
+                out,
                 "| {} | {n} | {distinct} | {b_tree} | {b_fx} | {:.1}% |",
                 kind.name(),
                 100.0 * b_tree as f64 / b_fx as f64
             );
         }
     }
-    let phased = phased_stream(events);
-    let mut exact = ExactCounts::new();
-    phased.iter().for_each(|&v| exact.add(v));
-    let exact = exact.finish();
-    for eps in [0.10, 0.01] {
-        accuracy.push(accuracy_row("phased", eps, &phased, &exact)?);
-    }
-    println!(
-        "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
-    );
-    println!("| stream | ε | peak nodes | mean nodes over merge batches | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    accuracy.iter().for_each(|r| println!("{r}"));
     Ok(())
 }
 
 /// Worst-case node bounds by branching factor and merge ratio (our Figures 2 and 3).
-pub fn bounds() -> Result<()> {
-    println!("| universe | b | H | ε | q | frontier after merge | nodes after merge | frontier peak | nodes at peak | peak bytes (16 B/node) |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+pub fn bounds(out: &mut dyn std::io::Write) -> Result<()> {
+    say!(out, "| universe | b | H | ε | q | frontier after merge | nodes after merge | frontier peak | nodes at peak | peak bytes (16 B/node) |");
+    say!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for bits in [32u8, 64] {
         for eps in [0.10, 0.01] {
             for b in [2u8, 4, 8, 16] {
@@ -382,7 +433,8 @@ pub fn bounds() -> Result<()> {
                         .merge_ratio(q)
                         .build()?;
                     let s = outcrop_rap::bound::steady_state_bounds(&c);
-                    println!(
+                    say!(
+                        out,
                         "| {bits} | {b} | {} | {}% | {q} | {} | {} | {} | {} | {} |",
                         c.height(),
                         eps * 100.0,

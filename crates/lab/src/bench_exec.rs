@@ -1,8 +1,8 @@
 //! `bench-exec`: the machine against qemu on the bundled workloads (docs/BENCHMARKS.md).
 
-use crate::bench::BenchArgs;
+use crate::bench::BenchOptions;
 use crate::bench_rap;
-use anyhow::Result;
+use crate::Result;
 use std::time::Instant;
 
 /// `outcrop exec` on every bundled workload (no observer, class counter) against
@@ -11,35 +11,31 @@ use std::time::Instant;
 /// out: they are validation inputs for the timing model (one branch or access pattern each),
 /// not compute workloads, and would skew the geometric means.
 /// Options of `bench-exec`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
     /// Instead of the bundled workloads, these programs (each `PROG ARGS...` quoted as one
     /// argument, run in --dir with it granted read-write), against qemu with the same
     /// `--sysroot` (qemu's -L) when given: programs the project did not write.
-    #[arg(long = "program", value_name = "'PROG ARGS'")]
-    programs: Vec<String>,
+    pub programs: Vec<String>,
     /// The directory the --program commands run in.
-    #[arg(long, value_name = "DIR")]
-    dir: Option<std::path::PathBuf>,
+    pub dir: Option<std::path::PathBuf>,
     /// Where the --program commands' libraries are (dynamically linked programs).
-    #[arg(long, value_name = "DIR")]
-    sysroot: Option<std::path::PathBuf>,
+    pub sysroot: Option<std::path::PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-exec`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(5);
-    use std::process::{Command, Stdio};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = crate::root();
     let outcrop = root.join("target/release/outcrop");
-    anyhow::ensure!(
+    crate::ensure!(
         outcrop.exists(),
         "build first: cargo build --release -p outcrop"
     );
-    let wl = root.join("workloads");
     if !args.programs.is_empty() {
-        return programs(&args, &outcrop, runs);
+        return programs(&args, &outcrop, runs, out);
     }
     let tmp = std::env::temp_dir().join(format!("outcrop-bench-{}", std::process::id()));
     std::fs::create_dir_all(tmp.join("src"))?;
@@ -56,20 +52,12 @@ pub fn run(args: Args) -> Result<()> {
         args.bench.names()?
     };
     names.sort();
-    let timed = |cmd: &mut Command| -> Result<f64> {
-        let t = Instant::now();
-        let st = cmd
-            .current_dir(&tmp)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()?;
-        let secs = t.elapsed().as_secs_f64();
-        anyhow::ensure!(st.code().is_some(), "killed by a signal");
-        Ok(secs)
-    };
-    println!("{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter (the default engine, jit) and qemu; median (min–max); MIPS = retired instructions / wall time\n");
-    println!("| workload | instructions | blocks s | MIPS | jit s | MIPS | class counter s | MIPS | counter / jit | qemu s | blocks / qemu | jit / qemu |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter (the default engine, jit) and qemu; median (min–max); MIPS = retired instructions / wall time\n");
+    say!(out, "| workload | instructions | blocks s | MIPS | jit s | MIPS | class counter s | MIPS | counter / jit | qemu s | blocks / qemu | jit / qemu |");
+    say!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     let mm = |v: &[f64]| {
         let (m, lo, hi) = bench_rap::spread(v);
         format!("{m:.3} ({lo:.3}–{hi:.3})")
@@ -78,71 +66,13 @@ pub fn run(args: Args) -> Result<()> {
     let (mut g_jit_mips, mut g_jit_ratio) = (0.0f64, 0.0f64);
     let mut startup = Vec::new();
     for name in names {
-        let bin = wl.join("bin").join(&name);
-        let args = crate::bench::guest_args(&name)?;
-        let stats = tmp.join("stats.json");
-        // a dynamically linked workload: its sysroot for both (qemu's -L)
-        let sysroot = manifest.get(&name)?.sysroot.clone();
-        let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &sysroot {
-            Some(d) => (
-                vec!["--sysroot".into(), d.clone().into()],
-                vec!["-L".into(), d.clone().into()],
-            ),
-            None => (vec![], vec![]),
-        };
-        let mut base = Command::new(&outcrop);
-        base.args(["exec", "--allow-rw", "."])
-            .args(&osys)
-            .arg("--stats-json")
-            .arg(&stats)
-            .arg("--")
-            .arg(&bin)
-            .args(&args);
-        timed(&mut base)?;
-        #[derive(serde::Deserialize)]
-        struct Stats {
-            instructions: u64,
-        }
-        let json: Stats = serde_json::from_slice(&std::fs::read(&stats)?)?;
-        let insns = json.instructions;
-        let mut plain = vec![];
-        let mut jit = vec![];
-        let mut counted = vec![];
-        let mut qemu = vec![];
-        for _ in 0..runs {
-            plain.push(timed(
-                Command::new(&outcrop)
-                    .args(["exec", "--engine", "blocks", "--allow-rw", "."])
-                    .args(&osys)
-                    .arg("--")
-                    .arg(&bin)
-                    .args(&args),
-            )?);
-            jit.push(timed(
-                Command::new(&outcrop)
-                    .args(["exec", "--engine", "jit", "--allow-rw", "."])
-                    .args(&osys)
-                    .arg("--")
-                    .arg(&bin)
-                    .args(&args),
-            )?);
-            counted.push(timed(
-                Command::new(&outcrop)
-                    .args(["exec", "--allow-rw", "."])
-                    .args(&osys)
-                    .arg("--stats-json")
-                    .arg(&stats)
-                    .arg("--")
-                    .arg(&bin)
-                    .args(&args),
-            )?);
-            qemu.push(timed(
-                Command::new("qemu-riscv64-static")
-                    .args(&qsys)
-                    .arg(&bin)
-                    .args(&args),
-            )?);
-        }
+        let Measured {
+            insns,
+            plain,
+            jit,
+            counted,
+            qemu,
+        } = measure(&outcrop, &tmp, &manifest, &name, runs)?;
         let ratio = |a: &[f64], b: &[f64]| {
             let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
             let (m, lo, hi) = bench_rap::spread(&r);
@@ -156,7 +86,7 @@ pub fn run(args: Args) -> Result<()> {
         let mips = insns as f64 / p / 1e6;
         let j = bench_rap::spread(&jit).0;
         let jit_mips = insns as f64 / j / 1e6;
-        println!(
+        say!(out,
             "| {name} | {insns} | {} | {mips:.0} | {} | {jit_mips:.0} | {} | {:.0} | {} | {} | {} | {} |",
             mm(&plain),
             mm(&jit),
@@ -180,19 +110,21 @@ pub fn run(args: Args) -> Result<()> {
         k += 1.0;
     }
     if !startup.is_empty() {
-        println!(
+        say!(
+            out,
             "\nstartup (whole run of a program under 1M instructions): {}",
             startup.join(", ")
         );
     }
     if k > 0.0 {
-        println!(
+        say!(out,
             "\ngeometric means over the {k} compute workloads: {:.0} MIPS, class-counter overhead {:.2}x, {:.1}x qemu's wall time",
             (g_mips / k).exp(),
             (g_over / k).exp(),
             (g_ratio / k).exp()
         );
-        println!(
+        say!(
+            out,
             "compiling tier (--engine jit): {:.0} MIPS, {:.2}x qemu's wall time",
             (g_jit_mips / k).exp(),
             (g_jit_ratio / k).exp()
@@ -202,8 +134,125 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// One workload's wall times, each run alternating the four.
+struct Measured {
+    insns: u64,
+    plain: Vec<f64>,
+    jit: Vec<f64>,
+    counted: Vec<f64>,
+    qemu: Vec<f64>,
+}
+
+/// `cmd` in `dir` with its output discarded: its wall seconds (an exit status other than 0
+/// is the guest's; a signal is an error).
+fn timed(dir: &std::path::Path, cmd: &mut std::process::Command) -> Result<f64> {
+    use std::process::Stdio;
+    let t = Instant::now();
+    let st = cmd
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let secs = t.elapsed().as_secs_f64();
+    crate::ensure!(st.code().is_some(), "killed by a signal");
+    Ok(secs)
+}
+
+/// Workload `name` under the block engine, the compiling tier, the class counter and qemu,
+/// `runs` times each, in `tmp` (where its inputs are staged).
+fn measure(
+    outcrop: &std::path::Path,
+    tmp: &std::path::Path,
+    manifest: &outcrop_studies::Manifest,
+    name: &str,
+    runs: usize,
+) -> Result<Measured> {
+    use std::process::Command;
+    let bin = crate::root().join("workloads/bin").join(name);
+    let args = crate::bench::guest_args(name)?;
+    let stats = tmp.join("stats.json");
+    // a dynamically linked workload: its sysroot for both (qemu's -L)
+    let sysroot = manifest.get(name)?.sysroot.clone();
+    let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &sysroot {
+        Some(d) => (
+            vec!["--sysroot".into(), d.clone().into()],
+            vec!["-L".into(), d.clone().into()],
+        ),
+        None => (vec![], vec![]),
+    };
+    let mut base = Command::new(outcrop);
+    base.args(["exec", "--allow-rw", "."])
+        .args(&osys)
+        .arg("--stats-json")
+        .arg(&stats)
+        .arg("--")
+        .arg(&bin)
+        .args(&args);
+    timed(tmp, &mut base)?;
+    #[derive(serde::Deserialize)]
+    struct Stats {
+        instructions: u64,
+    }
+    let json: Stats = serde_json::from_slice(&std::fs::read(&stats)?)?;
+    let insns = json.instructions;
+    let mut plain = vec![];
+    let mut jit = vec![];
+    let mut counted = vec![];
+    let mut qemu = vec![];
+    for _ in 0..runs {
+        plain.push(timed(
+            tmp,
+            Command::new(outcrop)
+                .args(["exec", "--engine", "blocks", "--allow-rw", "."])
+                .args(&osys)
+                .arg("--")
+                .arg(&bin)
+                .args(&args),
+        )?);
+        jit.push(timed(
+            tmp,
+            Command::new(outcrop)
+                .args(["exec", "--engine", "jit", "--allow-rw", "."])
+                .args(&osys)
+                .arg("--")
+                .arg(&bin)
+                .args(&args),
+        )?);
+        counted.push(timed(
+            tmp,
+            Command::new(outcrop)
+                .args(["exec", "--allow-rw", "."])
+                .args(&osys)
+                .arg("--stats-json")
+                .arg(&stats)
+                .arg("--")
+                .arg(&bin)
+                .args(&args),
+        )?);
+        qemu.push(timed(
+            tmp,
+            Command::new("qemu-riscv64-static")
+                .args(&qsys)
+                .arg(&bin)
+                .args(&args),
+        )?);
+    }
+    Ok(Measured {
+        insns,
+        plain,
+        jit,
+        counted,
+        qemu,
+    })
+}
+
 /// `--program`: each command under `outcrop exec` and under qemu, alternating, in `--dir`.
-fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
+fn programs(
+    args: &Config,
+    outcrop: &std::path::Path,
+    runs: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
     use std::process::{Command, Stdio};
     let dir = args
         .dir
@@ -217,7 +266,7 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
             .stderr(Stdio::null())
             .status()?;
         let secs = t.elapsed().as_secs_f64();
-        anyhow::ensure!(st.success(), "{cmd:?} failed: {st}");
+        crate::ensure!(st.success(), "{cmd:?} failed: {st}");
         Ok(secs)
     };
     let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &args.sysroot {
@@ -227,16 +276,17 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         ),
         None => (vec![], vec![]),
     };
-    println!(
+    say!(
+        out,
         "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
         dir.display()
     );
-    println!("| command | instructions | blocks s | MIPS | jit s | MIPS | qemu s | blocks / qemu | jit / qemu |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "| command | instructions | blocks s | MIPS | jit s | MIPS | qemu s | blocks / qemu | jit / qemu |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let (mut g_jit, mut k) = (0.0f64, 0.0f64);
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
-        anyhow::ensure!(!words.is_empty(), "empty --program");
+        crate::ensure!(!words.is_empty(), "empty --program");
         let stats = dir.join("outcrop-bench-stats.json");
         let mut first = Command::new(outcrop);
         first
@@ -282,14 +332,15 @@ fn programs(args: &Args, outcrop: &std::path::Path, runs: usize) -> Result<()> {
         let (jrm, jrlo, jrhi) = bench_rap::spread(&rj);
         g_jit += jrm.ln();
         k += 1.0;
-        println!(
+        say!(out,
             "| `{p}` | {insns} | {om:.3} ({olo:.3}–{ohi:.3}) | {:.0} | {jm:.3} ({jlo:.3}–{jhi:.3}) | {:.0} | {qm:.3} ({qlo:.3}–{qhi:.3}) | {rm:.2}x ({rlo:.2}–{rhi:.2}) | {jrm:.2}x ({jrlo:.2}–{jrhi:.2}) |",
             insns as f64 / om / 1e6,
             insns as f64 / jm / 1e6
         );
     }
     if k > 0.0 {
-        println!(
+        say!(
+            out,
             "\ngeometric mean of jit / qemu over the {k} programs: {:.2}x",
             (g_jit / k).exp()
         );

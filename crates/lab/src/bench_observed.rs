@@ -12,23 +12,20 @@
 //! of each is paired).
 
 use crate::bench::{mm, ratio, time};
-use anyhow::{Context, Result};
+use crate::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Options of `bench-observed`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone)]
+pub struct Config {
     /// Runs of each mode per program.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
+    pub runs: usize,
     /// The programs (each `PROG ARGS...` quoted as one argument), run in --dir with it
     /// granted read-write.
-    #[arg(long = "program", value_name = "'PROG ARGS'", required = true)]
-    programs: Vec<String>,
+    pub programs: Vec<String>,
     /// The directory the programs run in.
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub dir: PathBuf,
 }
 
 /// Builds the qemu plugin into `out` (a shared object).
@@ -40,14 +37,15 @@ fn build_plugin(root: &Path, out: &Path) -> Result<()> {
         .arg(&src)
         .status()
         .context("running cc to build the qemu plugin")?;
-    anyhow::ensure!(st.success(), "building {}: {st}", src.display());
+    crate::ensure!(st.success(), "building {}: {st}", src.display());
     Ok(())
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-observed`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let (root, outcrop) = crate::release_outcrop()?;
     let outcrop = std::path::absolute(outcrop)?;
-    anyhow::ensure!(
+    crate::ensure!(
         Command::new("qemu-riscv64")
             .arg("--version")
             .output()
@@ -60,16 +58,20 @@ pub fn run(args: Args) -> Result<()> {
     build_plugin(&root, &plugin)?;
     let dir = std::path::absolute(&args.dir)?;
     let runs = args.runs.max(1);
-    println!(
+    say!(
+        out,
         "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
         dir.display()
     );
-    println!("| command | qemu s | qemu + bbcount s | exec s | run s | wpp record s | paths record s | plugin / qemu | run / exec | wpp / exec | paths / exec | run / (qemu + bbcount) |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    say!(out, "| command | qemu s | qemu + bbcount s | exec s | run s | wpp record s | paths record s | plugin / qemu | run / exec | wpp / exec | paths / exec | run / (qemu + bbcount) |");
+    say!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     let mut geo = [0.0f64; 5];
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
-        anyhow::ensure!(!words.is_empty(), "empty --program");
+        crate::ensure!(!words.is_empty(), "empty --program");
         let wpp = tmp.join("run.wpp");
         let samples = tmp.join("run.samples");
         let profile = tmp.join("profile.txt");
@@ -116,7 +118,8 @@ pub fn run(args: Args) -> Result<()> {
         for (g, (m, _)) in geo.iter_mut().zip(&cells) {
             *g += m.ln();
         }
-        println!(
+        say!(
+            out,
             "| `{p}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             mm(&t[0], 3),
             mm(&t[1], 3),
@@ -133,7 +136,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let k = args.programs.len() as f64;
     let g = |i: usize| (geo[i] / k).exp();
-    println!(
+    say!(out,
         "\ngeometric means over the {k} programs: plugin / qemu {:.2}×, run / exec {:.2}×, wpp / exec {:.2}×, paths / exec {:.2}×, run / (qemu + bbcount) {:.2}×",
         g(0),
         g(1),

@@ -8,16 +8,16 @@
 //! Note what the qemu column is: qemu-user runs each guest thread on a host thread of its own,
 //! so on this 2-core host it may use both cores; Outcrop runs every guest thread on one.
 
-use crate::bench::{median, mm, ratio, time, BenchArgs};
-use anyhow::{Context, Result};
+use crate::bench::{median, mm, ratio, time, BenchOptions};
+use crate::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Options.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
 }
 
 /// (label, program, its arguments) of every program timed.
@@ -55,26 +55,29 @@ fn stats(outcrop: &Path, prog: &Path, extra: &[&str]) -> Result<(u64, u64)> {
 }
 
 /// Runs the benchmark and prints its tables.
-pub fn run(args: Args) -> Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
+    let root = crate::root();
     let outcrop = root.join("target/release/outcrop");
     let runs = args.bench.runs(5);
-    println!("### Threaded programs against qemu (`xtask bench-threads --runs {runs}`)\n");
-    println!("| program | threads | instructions | switches | outcrop s | MIPS | qemu s | outcrop / qemu |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "### Threaded programs against qemu (`xtask bench-threads --runs {runs}`)\n"
+    );
+    say!(out, "| program | threads | instructions | switches | outcrop s | MIPS | qemu s | outcrop / qemu |");
+    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios = Vec::new();
     for (label, prog) in programs(&root) {
         let (insns, switches) = stats(&outcrop, &prog, &[])?;
         let dir = tempfile::tempdir()?;
-        let out = dir.path().join("s.json");
+        let stats_file = dir.path().join("s.json");
         time(
             Command::new(&outcrop)
                 .args(["exec", "--deterministic", "--stats-json"])
-                .arg(&out)
+                .arg(&stats_file)
                 .arg("--")
                 .arg(&prog),
         )?;
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats_file)?)?;
         let threads = v["threads"].as_array().map_or(0, Vec::len);
         let (mut ours, mut qemu) = (Vec::new(), Vec::new());
         for _ in 0..runs {
@@ -87,7 +90,8 @@ pub fn run(args: Args) -> Result<()> {
         }
         let (r, cell) = ratio(&ours, &qemu);
         ratios.push(r);
-        println!(
+        say!(
+            out,
             "| {label} | {threads} | {insns} | {switches} | {} | {:.0} | {} | {cell} |",
             mm(&ours, 3),
             insns as f64 / median(&ours) / 1e6,
@@ -95,11 +99,17 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let geo = outcrop_studies::stats::geomean(&ratios).unwrap_or(0.0);
-    println!("\ngeometric mean of the ratios: {geo:.2}× qemu's wall time\n");
+    say!(
+        out,
+        "\ngeometric mean of the ratios: {geo:.2}× qemu's wall time\n"
+    );
 
-    println!("### The scheduler's cost per switch (`threads`, quantum sweep)\n");
-    println!("| quantum | switches | instructions | outcrop s | extra s vs 50000 | µs per extra switch |");
-    println!("|---:|---:|---:|---:|---:|---:|");
+    say!(
+        out,
+        "### The scheduler's cost per switch (`threads`, quantum sweep)\n"
+    );
+    say!(out, "| quantum | switches | instructions | outcrop s | extra s vs 50000 | µs per extra switch |");
+    say!(out, "|---:|---:|---:|---:|---:|---:|");
     let prog = root.join("workloads/bin/threads");
     let quanta = [50_000u64, 5_000, 1_000, 300, 100];
     let mut base: Option<(f64, u64)> = None;
@@ -128,7 +138,8 @@ pub fn run(args: Args) -> Result<()> {
                 )
             }
         };
-        println!(
+        say!(
+            out,
             "| {q} | {switches} | {insns} | {} | {extra} | {per} |",
             mm(&t, 3)
         );

@@ -2,7 +2,7 @@
 //! lines (from workloads/manifest.toml), one way to time a process, and the `median
 //! (min–max)` cells every table prints (`outcrop_studies::stats`).
 
-use anyhow::{ensure, Context, Result};
+use crate::{Context, Result};
 use outcrop_studies::stats::Spread;
 use outcrop_studies::Manifest;
 use std::path::Path;
@@ -10,17 +10,15 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Options of every benchmark.
-#[derive(clap::Args, Debug, Clone)]
-pub struct BenchArgs {
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
     /// Timed runs of each configuration (alternating, so that drift hits each alike).
-    #[arg(long, value_name = "R", default_value_t = 5)]
     pub runs: usize,
     /// Workloads (default: the compute workloads of workloads/manifest.toml).
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub workloads: Vec<String>,
 }
 
-impl BenchArgs {
+impl BenchOptions {
     /// The workloads' names, checked against the manifest.
     pub fn names(&self) -> Result<Vec<String>> {
         let m = crate::sweep::manifest()?;

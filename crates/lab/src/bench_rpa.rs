@@ -16,8 +16,8 @@
 //!
 //! Results: docs/BENCHMARKS.md, "Relational profiling".
 
-use crate::bench::{guest_args, mm, time, BenchArgs};
-use anyhow::{Context, Result};
+use crate::bench::{guest_args, mm, time, BenchOptions};
+use crate::{Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,7 +28,7 @@ const GC: &str =
     "for opSTORE 1 always collect op1 op2 op3;\nif op1 <> 0 then send 3 stop else stop;\n";
 
 fn outcrop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/outcrop")
+    crate::root().join("target/release/outcrop")
 }
 
 fn command(wl: &Path, prog: &Path, extra_args: &[String], flags: &[&str]) -> Command {
@@ -118,7 +118,7 @@ fn seconds(wl: &Path, prog: &Path, extra: &[String], flags: &[&str]) -> Result<f
         // exits with 3 on purpose: timed by hand
         let t = std::time::Instant::now();
         let st = cmd.status()?;
-        anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
+        crate::ensure!(ok(prog, st), "{}: {st}", prog.display());
         return Ok(t.elapsed().as_secs_f64());
     }
     time(&mut cmd)
@@ -130,7 +130,7 @@ fn report(wl: &Path, prog: &Path, extra: &[String], flags: &[&str]) -> Result<Rp
     let mut f: Vec<&str> = flags.to_vec();
     f.extend(["--deterministic", "--json", "-o", &o]);
     let st = command(wl, prog, extra, &f).status()?;
-    anyhow::ensure!(ok(prog, st), "{}: {st}", prog.display());
+    crate::ensure!(ok(prog, st), "{}: {st}", prog.display());
     Ok(serde_json::from_slice(&std::fs::read(out.path())?)?)
 }
 
@@ -139,17 +139,18 @@ fn cell(v: &[f64]) -> String {
 }
 
 /// Options of `bench-rpa`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    bench: BenchArgs,
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs and workloads.
+    pub bench: BenchOptions,
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// `xtask bench-rpa`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
+pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(1);
-    let wl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads");
+    let wl = crate::root().join("workloads");
     let wl = std::path::absolute(&wl)?;
-    anyhow::ensure!(
+    crate::ensure!(
         outcrop().exists(),
         "build the release binary first: cargo build --release -p outcrop"
     );
@@ -168,9 +169,12 @@ pub fn run(args: Args) -> Result<()> {
         args.bench.names()?
     };
     names.sort();
-    println!("runs per cell: {runs}; wall seconds, median (min–max)\n");
-    println!("| workload | bare run | + edge query 1/256 | ratio | edge overlap | hot-branch error | CPI total error | worst hot-function CPI error |");
-    println!("|---|---|---|---|---|---|---|---|");
+    say!(
+        out,
+        "runs per cell: {runs}; wall seconds, median (min–max)\n"
+    );
+    say!(out, "| workload | bare run | + edge query 1/256 | ratio | edge overlap | hot-branch error | CPI total error | worst hot-function CPI error |");
+    say!(out, "|---|---|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
     for name in &names {
         let prog = PathBuf::from(format!("bin/{name}"));
@@ -209,7 +213,8 @@ pub fn run(args: Args) -> Result<()> {
                 }
             })
             .fold(0.0, f64::max);
-        println!(
+        say!(
+            out,
             "| {name} | {} | {} | {ratio:.2}× | {:.2}% | {:.2}% | {:.2}% | {worst:.2}% |",
             cell(&bare),
             cell(&with),
@@ -223,14 +228,17 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64).exp();
-    println!("\ngeometric mean ratio (edge query / bare run): {geo:.2}×");
+    say!(
+        out,
+        "\ngeometric mean ratio (edge query / bare run): {geo:.2}×"
+    );
 
     // the GC guest
     let cc = Command::new("riscv64-linux-gnu-gcc")
         .arg("--version")
         .output();
     if !matches!(cc, Ok(ref o) if o.status.success()) {
-        println!("\nGC guest: skipped (no riscv64-linux-gnu-gcc)");
+        say!(out, "\nGC guest: skipped (no riscv64-linux-gnu-gcc)");
         return Ok(());
     }
     let gc_bin = tmp.path().join("gc");
@@ -239,7 +247,7 @@ pub fn run(args: Args) -> Result<()> {
         .arg(&gc_bin)
         .arg(wl.join("study/gc.c"))
         .status()?;
-    anyhow::ensure!(st.success(), "building the GC guest");
+    crate::ensure!(st.success(), "building the GC guest");
     let (mut bare, mut with) = (Vec::new(), Vec::new());
     let heap = ["--query", gc.as_str(), "--gc-heap", "gc_arena:gc_roots:64"];
     for _ in 0..runs {
@@ -250,9 +258,10 @@ pub fn run(args: Args) -> Result<()> {
     let d = &g.queues.first().context("no queue")?.detail;
     let s = &g.queries.first().context("no query")?.stats;
     let c = d.collector.as_ref();
-    println!("\n| GC guest (400,000 operations) | bare run | + GC query, always | ratio | records | sent | barrier = exact | collector: collections, freed, unsafe |");
-    println!("|---|---|---|---|---|---|---|---|");
-    println!(
+    say!(out, "\n| GC guest (400,000 operations) | bare run | + GC query, always | ratio | records | sent | barrier = exact | collector: collections, freed, unsafe |");
+    say!(out, "|---|---|---|---|---|---|---|---|");
+    say!(
+        out,
         "| gc | {} | {} | {:.2}× | {} | {} | {} | {}, {}, {} |",
         cell(&bare),
         cell(&with),
