@@ -1,10 +1,11 @@
 //! `outcrop diff A B`: what changed between two runs. This module finds and reads the files;
 //! `outcrop_diff` compares, `outcrop_report::diff` renders.
 
-use crate::files::{read_bounded, write_output, write_report_file, MAX_PROFILE_BYTES};
+use crate::files::{read_bounded, write_output, MAX_PROFILE_BYTES};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use outcrop_diff::{compare, CompareOptions};
+use outcrop_report::diff::SideFiles;
 use outcrop_report::Report as _;
 use outcrop_run::diff::{input_bytes, load, Side};
 use std::io::Write as _;
@@ -108,71 +109,18 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
 }
 
 fn write_dir(shown: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
-    let staged = crate::files::ReportDir::begin(shown)?;
-    let dir = staged.path().to_path_buf();
-    let mut files: Vec<(String, &'static str)> = Vec::new();
-    let mut put = |name: &str, what: &'static str, bytes: &[u8]| -> Result<()> {
-        let p = dir.join(name);
-        write_report_file(&p, |f| {
-            f.write_all(bytes)?;
-            Ok(())
+    fn side(s: &Side) -> Result<SideFiles<'_>> {
+        let read = |p: &Option<PathBuf>, what| {
+            p.as_ref()
+                .map(|p| read_bounded(p, what, MAX_PROFILE_BYTES))
+                .transpose()
+        };
+        Ok(SideFiles {
+            profile: s.inputs.profile.as_ref(),
+            speedscope: read(&s.exports.speedscope, "speedscope profile")?,
+            firefox: read(&s.exports.firefox, "Firefox profile")?,
         })
-        .with_context(|| format!("writing {}", shown.join(name).display()))?;
-        files.push((name.to_string(), what));
-        Ok(())
-    };
-    put(
-        "diff.json",
-        "the diff as JSON (docs/diff.md)",
-        outcrop_report::json(diff).as_bytes(),
-    )?;
-    if let Some(p) = &diff.profile {
-        put(
-            "diff.svg",
-            "the differential flame graph",
-            outcrop_report::diff::diff_flame_svg(p, 1240).as_bytes(),
-        )?;
     }
-    for (side, s) in [("a", a), ("b", b)] {
-        let Some(view) = &s.inputs.profile else {
-            continue;
-        };
-        let name = format!("{} ({})", view.program, side.to_uppercase());
-        let profile = view.to_profile();
-        let speedscope = match &s.exports.speedscope {
-            Some(p) => read_bounded(p, "speedscope profile", MAX_PROFILE_BYTES)?,
-            None => outcrop_report::profile::speedscope(&profile, &name).into_bytes(),
-        };
-        put(
-            &format!("{side}.speedscope.json"),
-            if side == "a" {
-                "A's profile for speedscope (open B's beside it)"
-            } else {
-                "B's profile for speedscope"
-            },
-            &speedscope,
-        )?;
-        let firefox = match &s.exports.firefox {
-            Some(p) => read_bounded(p, "Firefox profile", MAX_PROFILE_BYTES)?,
-            None => outcrop_report::profile::firefox(&profile, &name).into_bytes(),
-        };
-        put(
-            &format!("{side}.firefox.json"),
-            if side == "a" {
-                "A's profile for the Firefox Profiler (open B's beside it)"
-            } else {
-                "B's profile for the Firefox Profiler"
-            },
-            &firefox,
-        )?;
-    }
-    let listed: Vec<(&str, &str)> = files.iter().map(|(f, w)| (f.as_str(), *w)).collect();
-    let page = outcrop_report::diff::diff_page(diff, &listed);
-    let p = dir.join("diff.html");
-    write_report_file(&p, |f| {
-        f.write_all(page.as_bytes())?;
-        Ok(())
-    })
-    .with_context(|| format!("writing {}", shown.join("diff.html").display()))?;
-    staged.commit()
+    let files = outcrop_report::diff::directory_files(diff, side(a)?, side(b)?);
+    Ok(crate::files::write_report_dir(shown, &files)?)
 }

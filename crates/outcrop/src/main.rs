@@ -10,7 +10,6 @@ mod diff;
 mod exec;
 mod files;
 mod import;
-mod input;
 mod instrument;
 mod oom;
 mod paths;
@@ -26,6 +25,7 @@ mod wpp;
 static ALLOCATOR: oom::Allocator = oom::Allocator;
 
 use clap::{Parser, Subcommand};
+use outcrop_cli::input;
 use std::process::ExitCode;
 
 /// Outcrop: a workbench for low-overhead, hardware-assisted program profiling.

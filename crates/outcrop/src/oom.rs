@@ -8,7 +8,7 @@
 //! container) can still make an allocation fail anywhere. [`Allocator`] is the system
 //! allocator with one change: an allocation that fails ends the process with a one-line error
 //! naming the size and the host's limit, and exit status 1. Report directories and outputs
-//! are written beside their final names and swapped in when complete (`files.rs`), so a run
+//! are written beside their final names and swapped in when complete (`outcrop_cli::files`), so a run
 //! that ends here has replaced nothing a user had (its hidden `.partial` staging stays, as
 //! after SIGKILL: removing it would allocate).
 //!

@@ -1,10 +1,11 @@
 //! `outcrop paths record|report`: path profiles from sampled branch records (Shye et al.),
 //! with accuracy against the exact path profile.
 
-use crate::exec::{console_hooks, report_ending, timing_config, GuestArgs};
+use crate::exec::{timing_config, GuestArgs};
 use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use outcrop_cli::console::{console_hooks, read_image, report_ending};
 use outcrop_paths::{Filter, LbrConfig, LbrUnit, Options, PeriodUnit, Weighting, HOT};
 use outcrop_report::paths::PathsReport;
 use outcrop_report::Report as _;
@@ -212,7 +213,7 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let mut run = args.guest.run_config();
     run.timing = args.timing.as_deref().map(timing_config).transpose()?;
     run.paths = vec![config];
-    let image = crate::exec::read_image(&run.program)?;
+    let image = read_image(&run.program)?;
     let s = outcrop_run::execute(&run, &image, console_hooks(run.program.stdio))?;
     report_ending(&s);
     let (code, status) = s.status();

@@ -6,6 +6,7 @@
 use crate::files::{read_text_bounded, MAX_CONFIG_BYTES};
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use outcrop_report::query::QueryCheck;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,72 +47,28 @@ pub fn run(cmd: QueryCommand) -> Result<ExitCode> {
         QueryCommand::Check(a) => (a, false),
         QueryCommand::Asm(a) => (a, true),
     };
-    let name = a.file.display().to_string();
-    let src = match read_text_bounded(&a.file, "query file", MAX_CONFIG_BYTES) {
-        Ok(src) => src,
-        // --json: every answer is JSON, a file that cannot be read too
-        Err(e) if a.json => {
-            let j = serde_json::json!({
-                "ok": false,
-                "file": name,
-                "message": e.to_string(),
-            });
-            println!("{j:#}");
-            return Ok(ExitCode::from(1));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let result = outcrop_rpa::parse(&src).and_then(|p| outcrop_rpa::assemble(&p).map(|x| (p, x)));
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match result {
-        Err(d) => {
-            if a.json {
-                let (line, column) = outcrop_rpa::lang::line_col(&src, d.span.start);
-                let j = serde_json::json!({
-                    "ok": false,
-                    "file": name,
-                    "line": line,
-                    "column": column,
-                    "message": d.message,
-                    "label": d.label,
-                    "hint": d.hint,
-                });
-                writeln!(out, "{j:#}")?;
-            } else {
-                let text = outcrop_rpa::render(&d, &name, &src);
-                eprint!("{}", outcrop_events::escape::text(&text));
-            }
-            Ok(ExitCode::from(1))
-        }
-        Ok((p, x)) => {
-            if a.json {
-                let j = serde_json::json!({
-                    "ok": true,
-                    "file": name,
-                    "queries": p.queries.len(),
-                    "instructions": x.insns.iter().map(|i| format!("{:#018x}", i.encode())).collect::<Vec<_>>(),
-                    "pct": x.pct.iter().enumerate().filter(|(_, e)| e.enabled).map(|(i, e)| {
-                        let [p0, p1] = e.encode();
-                        serde_json::json!({"index": i, "class": outcrop_rpa::names::Class::from_pct_index(i).map(|c| c.to_string()), "pcr0": p0, "pcr1": p1})
-                    }).collect::<Vec<_>>(),
-                });
-                writeln!(out, "{j:#}")?;
-            } else if asm {
-                write!(out, "{}", outcrop_rpa::listing(&x))?;
-            } else {
-                writeln!(
-                    out,
-                    "{name}: {} queries, {} query instructions, {} classes profiled",
-                    p.queries.len(),
-                    x.insns.len(),
-                    x.pct.iter().filter(|e| e.enabled).count()
-                )?;
-            }
-            out.flush()?;
-            Ok(ExitCode::SUCCESS)
-        }
+    let src = read_text_bounded(&a.file, "query file", MAX_CONFIG_BYTES);
+    if !a.json {
+        src.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    let check = QueryCheck::new(
+        &a.file.display().to_string(),
+        src.map_err(|e| e.to_string()),
+    );
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        writeln!(out, "{:#}", check.json())?;
+    } else if let Some(text) = check.text(asm) {
+        write!(out, "{text}")?;
+    } else if let Some(d) = check.diagnostic() {
+        eprint!("{}", outcrop_events::escape::text(&d));
+    }
+    out.flush()?;
+    Ok(if check.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `outcrop run` options of the Relational Profiling Architecture.

@@ -135,7 +135,7 @@ pub fn run(args: RapArgs) -> Result<()> {
         if let Some(exact) = exact.as_mut() {
             values.iter().for_each(|&v| exact.add(v));
         }
-        Ok(())
+        anyhow::Ok(())
     })?;
     let seconds = rap_time.as_secs_f64();
 

@@ -140,7 +140,9 @@ fn write_output(
         let mut w = BufWriter::new(f);
         if to == OutputFormat::Trace {
             let mut tw = TraceWriter::new(&mut w, RecordKind::U64)?;
-            input::for_each_batch(input, &bar, |_, values| Ok(tw.write_values(values)?))?;
+            input::for_each_batch(input, &bar, |_, values| {
+                anyhow::Ok(tw.write_values(values)?)
+            })?;
             tw.finish()?;
         } else {
             input::for_each_batch(input, &bar, |_, values| write_plain(&mut w, to, values))?;

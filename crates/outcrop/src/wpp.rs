@@ -2,15 +2,15 @@
 //! Whole Program Profiling"): lossless capture on the machine, exact replay, the paper's
 //! tables and figures.
 
-use crate::exec::{console_hooks, report_ending, GuestArgs};
+use crate::exec::GuestArgs;
 use crate::files::write_output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use outcrop_cli::console::{console_hooks, read_image, report_ending};
 use outcrop_report::wpp::{self as wpp_report, WppReport};
 use outcrop_report::Report as _;
 use outcrop_run::wpp::{WppAnalysis, WppInput};
 use outcrop_run::CaptureOptions;
-use outcrop_strata::report::{self, Ratios};
 use outcrop_strata::{Codec, Config, Replay, WppFile};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -252,7 +252,7 @@ pub fn run(cmd: WppCommand) -> Result<ExitCode> {
 fn record(args: RecordArgs) -> Result<ExitCode> {
     let opts = args.capture.options()?;
     crate::files::check_output(&args.output)?;
-    let image = crate::exec::read_image(&args.guest.spec())?;
+    let image = read_image(&args.guest.spec())?;
     let baseline = if args.baseline {
         // the same program, quiet, with nothing attached
         let mut bare = args.guest.run_config();
@@ -285,43 +285,12 @@ fn record(args: RecordArgs) -> Result<ExitCode> {
     let Some(w) = &s.wpp else {
         bail!("capture produced nothing");
     };
-    let (stats, bytes) = (&w.stats, w.bytes);
     let code = s.status().0;
-    let b = &stats.build;
-    let ratios = Ratios {
-        paper: b.instructions as f64 * report::PAPER_BYTES_PER_INSN / bytes.max(1) as f64,
-        raw_trace: b.blocks as f64 * 8.0 / bytes.max(1) as f64,
-    };
-    eprintln!(
-        "outcrop: wpp: {} instructions, {} blocks, {} paths executed ({} unique), {} stratum layers, {} stream items",
-        b.instructions,
-        b.blocks,
-        b.paths.executions,
-        b.paths.unique,
-        stats.layers,
-        b.stream_items
+    let seconds = (!deterministic).then_some(baseline);
+    eprint!(
+        "{}",
+        wpp_report::capture_summary(&w.stats, w.bytes, &args.output, seconds)
     );
-    eprintln!(
-        "outcrop: wpp: {} bytes written to {}: {:.0}x the paper's way (instructions × 4.2 B), {:.0}x an 8-byte-per-block trace",
-        bytes,
-        args.output.display(),
-        ratios.paper,
-        ratios.raw_trace
-    );
-    if !deterministic {
-        let slow = if baseline > 0.0 {
-            format!(
-                " (bare run {baseline:.3} s: {:.2}x slowdown)",
-                stats.run.record_seconds / baseline
-            )
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "outcrop: wpp: capture took {:.3} s{slow}",
-            stats.run.record_seconds
-        );
-    }
     Ok(ExitCode::from((code & 0xff) as u8))
 }
 

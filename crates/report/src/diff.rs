@@ -628,3 +628,67 @@ pub fn diff_page(d: &Diff, files: &[(&str, &str)]) -> String {
     o.push_str("</body></html>\n");
     o
 }
+
+/// One side of a diff as its report directory shows it: the profile read (if any) and the
+/// exports its run directory already had (bytes), used as they are.
+pub struct SideFiles<'a> {
+    /// The side's profile.
+    pub profile: Option<&'a outcrop_diff::ProfileView>,
+    /// Its `profile.speedscope.json`, when its directory had one.
+    pub speedscope: Option<Vec<u8>>,
+    /// Its `profile.firefox.json`, when its directory had one.
+    pub firefox: Option<Vec<u8>>,
+}
+
+/// Every file of `outcrop diff --report DIR`, in order, the page (`diff.html`, listing the
+/// others) last: the diff as JSON, the differential flame graph, and each side's profile for
+/// speedscope and the Firefox Profiler.
+pub fn directory_files(diff: &Diff, a: SideFiles, b: SideFiles) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, &'static str, Vec<u8>)> = vec![(
+        "diff.json".into(),
+        "the diff as JSON (docs/diff.md)",
+        crate::json(diff).into_bytes(),
+    )];
+    if let Some(p) = &diff.profile {
+        files.push((
+            "diff.svg".into(),
+            "the differential flame graph",
+            diff_flame_svg(p, 1240).into_bytes(),
+        ));
+    }
+    for (side, s) in [("a", a), ("b", b)] {
+        let Some(view) = s.profile else {
+            continue;
+        };
+        let name = format!("{} ({})", view.program, side.to_uppercase());
+        let profile = view.to_profile();
+        let (speedscope, firefox) = if side == "a" {
+            (
+                "A's profile for speedscope (open B's beside it)",
+                "A's profile for the Firefox Profiler (open B's beside it)",
+            )
+        } else {
+            (
+                "B's profile for speedscope",
+                "B's profile for the Firefox Profiler",
+            )
+        };
+        files.push((
+            format!("{side}.speedscope.json"),
+            speedscope,
+            s.speedscope
+                .unwrap_or_else(|| crate::profile::speedscope(&profile, &name).into_bytes()),
+        ));
+        files.push((
+            format!("{side}.firefox.json"),
+            firefox,
+            s.firefox
+                .unwrap_or_else(|| crate::profile::firefox(&profile, &name).into_bytes()),
+        ));
+    }
+    let listed: Vec<(&str, &str)> = files.iter().map(|(f, w, _)| (f.as_str(), *w)).collect();
+    let page = diff_page(diff, &listed);
+    let mut out: Vec<(String, Vec<u8>)> = files.into_iter().map(|(f, _, b)| (f, b)).collect();
+    out.push(("diff.html".into(), page.into_bytes()));
+    out
+}

@@ -18,6 +18,7 @@ pub mod paths;
 pub mod phases;
 pub mod pprof;
 pub mod profile;
+pub mod query;
 pub mod rap_run;
 pub mod rap_tree;
 pub mod rpa;

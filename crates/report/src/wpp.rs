@@ -385,3 +385,54 @@ pub fn fig3_svg(name: &str, bins: &[LengthBin]) -> Result<String, Error> {
         }),
     )
 }
+
+/// What `wpp record` says on stderr about a capture: its counts, the file's size against the
+/// paper's way and an 8-byte-per-block trace, and (with `baseline`: `Some(bare run seconds)`,
+/// `Some(0.0)` when there was no bare run; `None` for a deterministic run, whose wall time is
+/// not reported) how long the capture took.
+pub fn capture_summary(
+    stats: &FileStats,
+    bytes: u64,
+    file: &std::path::Path,
+    baseline: Option<f64>,
+) -> String {
+    let b = &stats.build;
+    let ratios = Ratios {
+        paper: b.instructions as f64 * outcrop_strata::report::PAPER_BYTES_PER_INSN
+            / bytes.max(1) as f64,
+        raw_trace: b.blocks as f64 * 8.0 / bytes.max(1) as f64,
+    };
+    let mut o = format!(
+        "outcrop: wpp: {} instructions, {} blocks, {} paths executed ({} unique), {} stratum layers, {} stream items\n",
+        b.instructions,
+        b.blocks,
+        b.paths.executions,
+        b.paths.unique,
+        stats.layers,
+        b.stream_items
+    );
+    let _ = writeln!(
+        o,
+        "outcrop: wpp: {} bytes written to {}: {:.0}x the paper's way (instructions × 4.2 B), {:.0}x an 8-byte-per-block trace",
+        bytes,
+        file.display(),
+        ratios.paper,
+        ratios.raw_trace
+    );
+    if let Some(baseline) = baseline {
+        let slow = if baseline > 0.0 {
+            format!(
+                " (bare run {baseline:.3} s: {:.2}x slowdown)",
+                stats.run.record_seconds / baseline
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "outcrop: wpp: capture took {:.3} s{slow}",
+            stats.run.record_seconds
+        );
+    }
+    o
+}

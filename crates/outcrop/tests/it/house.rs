@@ -16,10 +16,10 @@ const OLDER: &[(&str, &str, usize)] = &[
     ("crates/rv/src/machine/blocks.rs", "exec_block", 216),
 ];
 
-/// Lines of Rust in the binary's and xtask's sources: the bound the rule aims at, and the
-/// size when it was made (which may not grow).
-const BINARY_LINES: (usize, usize) = (3_000, 4_291);
-const XTASK_LINES: (usize, usize) = (1_500, 663);
+/// The most lines of Rust the binary's and xtask's sources may have: both only turn
+/// arguments into configurations and results into files (the libraries do the rest).
+const BINARY_LINES: usize = 3_000;
+const XTASK_LINES: usize = 1_500;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -185,17 +185,17 @@ fn lines_in(dir: &Path) -> usize {
 }
 
 #[test]
-fn the_binary_and_xtask_do_not_grow() {
+fn the_binary_and_xtask_stay_within_their_bounds() {
     let root = root();
-    for (dir, (bound, was)) in [
+    for (dir, bound) in [
         ("crates/outcrop/src", BINARY_LINES),
         ("xtask/src", XTASK_LINES),
     ] {
         let n = lines_in(&root.join(dir));
         assert!(
-            n <= was.max(bound),
-            "{dir} has {n} lines, more than the {was} it had when the rule was made (the bound is {bound}): \
-             move what is not argument parsing or dispatch into a library"
+            n <= bound,
+            "{dir} has {n} lines, more than its bound of {bound}: move what is not argument \
+             parsing, dispatch or the terminal into a library (outcrop-cli, run, report, lab)"
         );
     }
 }

@@ -30,8 +30,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("run", 5),
     ("report", 6),
     ("studies", 7),
+    ("cli", 8),
     ("lab", 8),
-    ("outcrop", 8),
+    ("outcrop", 9),
 ];
 
 /// The `outcrop-*` crates a manifest's `[dependencies]` names (dev-dependencies may reach

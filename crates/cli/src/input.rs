@@ -1,7 +1,7 @@
 //! Opening value streams for commands: files or stdin in one of the supported formats (given or
 //! detected), or a generated demo stream; progress bars for large inputs on a terminal.
 
-use anyhow::{Context, Result};
+use crate::{refuse, Doing, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use outcrop_events::raw::U64LeReader;
@@ -62,7 +62,7 @@ const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
     let stdin = path.is_none_or(|p| p.as_os_str() == "-");
     if path.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        anyhow::bail!(
+        refuse!(
             "no input: give a FILE (text, raw or .otr), pipe values in (`seq 1 1000 | outcrop rap -`), or try --demo code"
         );
     }
@@ -84,14 +84,13 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
     };
     let format = match format {
         Some(f) => f,
-        None => detect(path, &mut buf).with_context(|| format!("cannot read {name}"))?,
+        None => detect(path, &mut buf).doing(|| format!("cannot read {name}"))?,
     };
     let reader: Box<dyn ValueReader> = match format {
         InputFormat::Text => Box::new(TextReader::new(buf)),
         InputFormat::U64le => Box::new(U64LeReader::new(buf)),
         InputFormat::Trace => Box::new(
-            TraceReader::new(buf)
-                .with_context(|| format!("{name} is not a readable trace file"))?,
+            TraceReader::new(buf).doing(|| format!("{name} is not a readable trace file"))?,
         ),
     };
     Ok(Input { reader, name, size })
@@ -170,11 +169,11 @@ pub fn progress(input: &Input) -> ProgressBar {
 
 /// Reads every value of `input` in batches, calling `each` per batch with the index of the
 /// batch's first value. Updates `bar`.
-pub fn for_each_batch(
+pub fn for_each_batch<E: From<crate::Error>>(
     input: &mut Input,
     bar: &ProgressBar,
-    mut each: impl FnMut(u64, &[u64]) -> Result<()>,
-) -> Result<u64> {
+    mut each: impl FnMut(u64, &[u64]) -> Result<(), E>,
+) -> Result<u64, E> {
     const BATCH: usize = 1 << 16;
     let mut buf = Vec::with_capacity(BATCH);
     let mut seen = 0u64;
@@ -183,7 +182,7 @@ pub fn for_each_batch(
         let got = input
             .reader
             .read_values(&mut buf, BATCH)
-            .with_context(|| format!("reading {}", input.name))?;
+            .doing(|| format!("reading {}", input.name))?;
         if got == 0 {
             break;
         }
