@@ -214,6 +214,30 @@ enum Flow {
     Fault(FaultKind),
 }
 
+/// What one instruction did beyond its register write, for the observer: kept in locals of
+/// `step` (the struct is taken apart when `execute` and `tell_observer` are inlined), and
+/// dead code unless the observer asks for retire records.
+struct Effects {
+    /// The next pc (a taken branch's target, or after a system call where it returns).
+    next: u64,
+    /// The value written to the destination register.
+    result: Option<u64>,
+    mem_addr: u64,
+    mem_size: u8,
+    mem_value: u64,
+    /// The source operands (an FP instruction's are its own).
+    src1: u64,
+    src2: u64,
+    /// A branch's or jump's target, taken or not.
+    target: u64,
+    /// A taken control transfer.
+    branch: Option<BranchKind>,
+    /// The process exited with this code.
+    exit: Option<i32>,
+    /// A system call asked for the scheduler.
+    yielded: bool,
+}
+
 struct ICache {
     pages: HashMap<u64, usize>,
     /// Parked pages; the current one is swapped out into `page`.
@@ -728,65 +752,60 @@ impl Machine {
     /// Executes one instruction; returns the flow and the observer's verdict.
     #[inline(always)]
     fn step<O: Observer>(&mut self, inst: Inst, pc: u64, obs: &mut O) -> (Flow, Control, u64) {
+        let mut e = Effects {
+            next: pc.wrapping_add(u64::from(inst.len)),
+            result: None,
+            mem_addr: 0,
+            mem_size: 0,
+            mem_value: 0,
+            src1: self.x[inst.rs1 as usize & 31],
+            src2: self.x[inst.rs2 as usize & 31],
+            target: 0,
+            branch: None,
+            exit: None,
+            yielded: false,
+        };
+        if let Err(kind) = self.execute(inst, pc, &mut e) {
+            return (Flow::Fault(kind), Control::Continue, pc);
+        }
+        self.x[0] = 0;
+        self.instret += 1;
+        let control = self.tell_observer(inst, pc, &e, obs);
+        match e.exit {
+            Some(code) => (Flow::Exit(code), control, e.next),
+            None if e.yielded => (Flow::Yield, control, e.next),
+            None => (Flow::Next, control, e.next),
+        }
+    }
+
+    /// What `inst` at `pc` computes, written once per operation family: its registers and
+    /// memory changed, what the observer may want in `e`, or the fault it raises (nothing
+    /// changed then). `for_each_op!` generates one match arm per operation of the opcode table
+    /// from its row's semantics column, so the match dispatches once per instruction (as if
+    /// each operation were written out) and every operand of the family (the `Alu`, the size)
+    /// is a constant in its arm.
+    #[inline(always)]
+    fn execute(&mut self, inst: Inst, pc: u64, e: &mut Effects) -> Result<(), FaultKind> {
         let len = u64::from(inst.len);
-        let mut next = pc.wrapping_add(len);
-        let rs1 = self.x[inst.rs1 as usize & 31];
-        let rs2 = self.x[inst.rs2 as usize & 31];
+        let (rs1, rs2) = (e.src1, e.src2);
         let imm = inst.imm as i64 as u64;
         let rd = inst.rd as usize & 31;
-        // what the observer may want; dead code unless O::RETIRE
-        let mut result: Option<u64> = None;
-        let (mut mem_addr, mut mem_size, mut mem_value) = (0u64, 0u8, 0u64);
-        let (mut src1, mut src2) = (rs1, rs2);
-        let mut target = 0u64;
-        let mut branch: Option<BranchKind> = None;
-        let mut exit: Option<i32> = None;
-        let mut yielded = false;
-
         macro_rules! wr {
             ($v:expr) => {{
                 let v: u64 = $v;
                 self.x[rd] = v;
-                result = Some(v);
-            }};
-        }
-        macro_rules! fault {
-            ($kind:expr) => {
-                return (Flow::Fault($kind), Control::Continue, pc)
-            };
-        }
-        macro_rules! store {
-            ($size:expr, $v:expr) => {{
-                let (a, size, v): (u64, u8, u64) = (rs1.wrapping_add(imm), $size, $v);
-                if let Err(e) = self.mem.store_sized(a, size, v) {
-                    fault!(FaultKind::StoreAccess(e.addr()));
-                }
-                if self.reservation == Some(a & !7) {
-                    self.reservation = None;
-                }
-                self.check_code_epoch();
-                (mem_addr, mem_size) = (a, size);
-                mem_value = if size == 8 {
-                    v
-                } else {
-                    v & ((1 << (8 * size)) - 1)
-                };
+                e.result = Some(v);
             }};
         }
         macro_rules! branch {
             ($cond:expr) => {{
-                target = pc.wrapping_add(imm);
+                e.target = pc.wrapping_add(imm);
                 if $cond {
-                    next = target;
-                    branch = Some(BranchKind::Cond);
+                    e.next = e.target;
+                    e.branch = Some(BranchKind::Cond);
                 }
             }};
         }
-
-        // Each family's code, written once; `for_each_op!` below generates one match arm per
-        // operation of the opcode table from its row's semantics column, so the match
-        // dispatches once per instruction (as if each operation were written out) and every
-        // operand of the family (the `Alu`, the size) is a constant in its arm.
         #[allow(unused_imports)]
         use outcrop_sem::{Alu as A, AmoOp as M, Cond as C, FMove as F};
         macro_rules! family {
@@ -803,9 +822,10 @@ impl Machine {
                 wr!(pc.wrapping_add(imm))
             };
             (Jal) => {{
-                target = pc.wrapping_add(imm);
-                next = target;
-                branch = Some(if rd == 1 || rd == 5 {
+                e.target = pc.wrapping_add(imm);
+                e.next = e.target;
+                let call = rd == 1 || rd == 5;
+                e.branch = Some(if call {
                     BranchKind::Call
                 } else {
                     BranchKind::Jump
@@ -813,52 +833,37 @@ impl Machine {
                 wr!(pc.wrapping_add(len));
             }};
             (Jalr) => {{
-                target = rs1.wrapping_add(imm) & !1;
-                next = target;
-                branch = Some(jalr_kind(rd, inst.rs1, inst.imm));
+                e.target = rs1.wrapping_add(imm) & !1;
+                e.next = e.target;
+                e.branch = Some(jalr_kind(rd, inst.rs1, inst.imm));
                 wr!(pc.wrapping_add(len));
             }};
             (Branch($c:expr)) => {
                 branch!($c.eval(rs1, rs2))
             };
+            // --brr trap: an illegal instruction, for the guest's SIGILL handler
             (Brr) => {
-                match self.brr.decide(inst.rd) {
-                    Some(taken) => branch!(taken),
-                    // --brr trap: an illegal instruction, for the guest's SIGILL handler
-                    None => fault!(FaultKind::IllegalInstruction),
-                }
+                branch!(self
+                    .brr
+                    .decide(inst.rd)
+                    .ok_or(FaultKind::IllegalInstruction)?)
             };
-            (Load($size:expr, $signed:expr)) => {{
-                let a = rs1.wrapping_add(imm);
-                match self.mem.load_sized(a, $size) {
-                    Ok(v) => {
-                        let v = outcrop_sem::extend(v, $size, $signed);
-                        (mem_addr, mem_size, mem_value) = (a, $size, v);
-                        wr!(v)
-                    }
-                    Err(e) => fault!(FaultKind::LoadAccess(e.addr())),
-                }
-            }};
+            (Load($size:expr, $signed:expr)) => {
+                wr!(self.load_effect(e, rs1.wrapping_add(imm), $size, $signed)?)
+            };
             (Store($size:expr)) => {
-                store!($size, rs2)
+                self.store_effect(e, rs1.wrapping_add(imm), $size, rs2)?
             };
             (FLoad($size:expr)) => {{
-                let a = rs1.wrapping_add(imm);
-                match self.mem.load_sized(a, $size) {
-                    Ok(v) => {
-                        let r = if $size == 4 { box32(v as u32) } else { v };
-                        self.f[rd] = r;
-                        (mem_addr, mem_size, mem_value) = (a, $size, v);
-                        result = Some(r);
-                    }
-                    Err(e) => fault!(FaultKind::LoadAccess(e.addr())),
-                }
+                let v = self.load_effect(e, rs1.wrapping_add(imm), $size, false)?;
+                let r = if $size == 4 { box32(v as u32) } else { v };
+                self.f[rd] = r;
+                e.result = Some(r);
             }};
             (FStore($size:expr)) => {{
                 let v = self.f[inst.rs2 as usize & 31];
-                let v = if $size == 4 { u64::from(v as u32) } else { v };
-                src2 = v;
-                store!($size, v)
+                e.src2 = if $size == 4 { u64::from(v as u32) } else { v };
+                self.store_effect(e, rs1.wrapping_add(imm), $size, e.src2)?
             }};
             (Fence) => {
                 ()
@@ -870,55 +875,35 @@ impl Machine {
                 self.check_code_epoch()
             };
             (Ecall) => {
-                match self.ecall(next) {
-                    Ok((to, out, yield_now, code)) => {
-                        next = to;
-                        result = out;
-                        yielded = yield_now;
-                        exit = code;
-                    }
-                    Err(kind) => fault!(kind),
-                }
+                (e.next, e.result, e.yielded, e.exit) = self.ecall(e.next)?
             };
             (Ebreak) => {
-                fault!(FaultKind::Breakpoint)
+                return Err(FaultKind::Breakpoint)
             };
             // scalars, not the Inst: passing the aggregate would force a stack copy of every
             // instruction in the hot loop
             (Csr) => {
-                match self.csr(inst.op, inst.imm, inst.rs1, rs1) {
-                    Some(old) => wr!(old),
-                    None => fault!(FaultKind::IllegalInstruction),
-                }
+                wr!(self
+                    .csr(inst.op, inst.imm, inst.rs1, rs1)
+                    .ok_or(FaultKind::IllegalInstruction)?)
             };
-            (Lr($size:expr)) => {
-                match self.load_reserved(rs1, $size) {
-                    Ok(v) => {
-                        (mem_addr, mem_size, mem_value) = (rs1, $size, v);
-                        wr!(v)
-                    }
-                    Err(kind) => fault!(kind),
+            (Lr($size:expr)) => {{
+                let v = self.load_reserved(rs1, $size)?;
+                (e.mem_addr, e.mem_size, e.mem_value) = (rs1, $size, v);
+                wr!(v)
+            }};
+            (Sc($size:expr)) => {{
+                let stored = self.store_conditional(rs1, $size, rs2)?;
+                if stored {
+                    (e.mem_addr, e.mem_size, e.mem_value) = (rs1, $size, rs2);
                 }
-            };
-            (Sc($size:expr)) => {
-                match self.store_conditional(rs1, $size, rs2) {
-                    Ok(true) => {
-                        (mem_addr, mem_size, mem_value) = (rs1, $size, rs2);
-                        wr!(0)
-                    }
-                    Ok(false) => wr!(1),
-                    Err(kind) => fault!(kind),
-                }
-            };
-            (Amo($op:expr, $size:expr)) => {
-                match self.amo($op, $size, rs1, rs2) {
-                    Ok(old) => {
-                        (mem_addr, mem_size, mem_value) = (rs1, $size, old);
-                        wr!(if $size == 4 { sext32(old) } else { old })
-                    }
-                    Err(kind) => fault!(kind),
-                }
-            };
+                wr!(u64::from(!stored))
+            }};
+            (Amo($op:expr, $size:expr)) => {{
+                let old = self.amo($op, $size, rs1, rs2)?;
+                (e.mem_addr, e.mem_size, e.mem_value) = (rs1, $size, old);
+                wr!(if $size == 4 { sext32(old) } else { old })
+            }};
             // may-be-operations write zero
             (Zero) => {
                 wr!(0)
@@ -926,32 +911,78 @@ impl Machine {
             (FMove($m:expr)) => {
                 family!(Float)
             };
-            (Float) => {
-                match self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1) {
-                    Some((v, s1, s2)) => {
-                        result = Some(v);
-                        src1 = s1;
-                        src2 = s2;
-                    }
-                    None => fault!(FaultKind::IllegalInstruction),
-                }
-            };
+            (Float) => {{
+                let f = self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1);
+                let (v, s1, s2) = f.ok_or(FaultKind::IllegalInstruction)?;
+                (e.result, e.src1, e.src2) = (Some(v), s1, s2);
+            }};
         }
         macro_rules! dispatch {
             ($($op:ident $family:ident $(($($args:tt)*))? ;)*) => {
                 match inst.op {
                     $(Op::$op => family!($family $(($($args)*))?),)*
-                    Op::Illegal => fault!(FaultKind::IllegalInstruction),
+                    Op::Illegal => return Err(FaultKind::IllegalInstruction),
                 }
             };
         }
         crate::inst::for_each_op!(dispatch);
-        self.x[0] = 0;
-        self.instret += 1;
+        Ok(())
+    }
 
+    /// A load of `size` bytes at `a`, extended as the instruction says, recorded in `e`.
+    #[inline(always)]
+    fn load_effect(
+        &mut self,
+        e: &mut Effects,
+        a: u64,
+        size: u8,
+        signed: bool,
+    ) -> Result<u64, FaultKind> {
+        match self.mem.load_sized(a, size) {
+            Ok(v) => {
+                let v = outcrop_sem::extend(v, size, signed);
+                (e.mem_addr, e.mem_size, e.mem_value) = (a, size, v);
+                Ok(v)
+            }
+            Err(err) => Err(FaultKind::LoadAccess(err.addr())),
+        }
+    }
+
+    /// A store of the low `size` bytes of `v` at `a`: a reservation on its doubleword is
+    /// cleared and decoded code it changed is dropped; recorded in `e`.
+    #[inline(always)]
+    fn store_effect(&mut self, e: &mut Effects, a: u64, size: u8, v: u64) -> Result<(), FaultKind> {
+        if let Err(err) = self.mem.store_sized(a, size, v) {
+            return Err(FaultKind::StoreAccess(err.addr()));
+        }
+        if self.reservation == Some(a & !7) {
+            self.reservation = None;
+        }
+        self.check_code_epoch();
+        (e.mem_addr, e.mem_size) = (a, size);
+        e.mem_value = if size == 8 {
+            v
+        } else {
+            v & ((1 << (8 * size)) - 1)
+        };
+        Ok(())
+    }
+
+    /// Tells the observer what `inst` at `pc` did (`e`), as much as it asked for: the retire
+    /// record, its class, a taken branch and the stack pointer at calls and returns, basic
+    /// blocks, new mappings after a system call. Its verdict.
+    #[inline(always)]
+    fn tell_observer<O: Observer>(
+        &mut self,
+        inst: Inst,
+        pc: u64,
+        e: &Effects,
+        obs: &mut O,
+    ) -> Control {
         let mut control = Control::Continue;
+        let rd = inst.rd as usize & 31;
         if O::RETIRE {
-            let taken = branch.is_some();
+            let taken = e.branch.is_some();
             let class = inst.class;
             let r = Retire {
                 pc,
@@ -960,20 +991,20 @@ impl Machine {
                 class: Some(class),
                 unit: inst.op.unit(),
                 regs: inst.op.reg_use(inst.rd, inst.rs1, inst.rs2, inst.rs3),
-                src1,
-                src2,
+                src1: e.src1,
+                src2: e.src2,
                 result: if rd == 0 && class != Class::Float {
                     None
                 } else {
-                    result
+                    e.result
                 },
-                mem_addr,
-                mem_size,
-                mem_value,
+                mem_addr: e.mem_addr,
+                mem_size: e.mem_size,
+                mem_value: e.mem_value,
                 taken,
-                target,
-                transfer: branch,
-                next_pc: next,
+                target: e.target,
+                transfer: e.branch,
+                next_pc: e.next,
                 thread: self.sched.thread_index,
                 sp: self.x[2],
             };
@@ -985,8 +1016,8 @@ impl Machine {
             control = Control::Stop;
         }
         if O::BRANCHES {
-            if let Some(kind) = branch {
-                if obs.taken_branch(pc, next, kind) == Control::Stop {
+            if let Some(kind) = e.branch {
+                if obs.taken_branch(pc, e.next, kind) == Control::Stop {
                     control = Control::Stop;
                 }
                 if O::STACK
@@ -1009,7 +1040,7 @@ impl Machine {
                 if self.end_block(obs) == Control::Stop {
                     control = Control::Stop;
                 }
-                self.block_start = next;
+                self.block_start = e.next;
             }
         }
         if O::MAPPINGS
@@ -1018,11 +1049,7 @@ impl Machine {
         {
             control = control.and(self.note_mappings(obs));
         }
-        match exit {
-            Some(code) => (Flow::Exit(code), control, next),
-            None if yielded => (Flow::Yield, control, next),
-            None => (Flow::Next, control, next),
-        }
+        control
     }
 
     /// A system call (or `rt_sigreturn`) by the instruction before `next`: where the guest goes
