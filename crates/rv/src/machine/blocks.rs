@@ -19,9 +19,9 @@
 //! taken branches and class counts as under the oracle (checked by the differential tests).
 
 use super::{jalr_kind, Flow, Machine, SLOTS};
-use crate::fpu::{self, Rm};
+use crate::fpu;
 use crate::inst::{Class, Inst, Op};
-use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
+use crate::memory::{perm, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use outcrop_sem::{extend, Alu, Cond, FMove, Sem};
 use std::collections::HashMap;
@@ -303,15 +303,6 @@ struct SavedBlock {
     ends_basic_block: bool,
     meta: Vec<Meta>,
     lens: Vec<u8>,
-}
-
-/// How a store micro-op ended.
-enum Stored {
-    Done,
-    /// The access faulted: the oracle redoes the instruction.
-    Fault,
-    /// The store changed decoded code.
-    CodeChanged,
 }
 
 /// How running one block ended.
@@ -945,21 +936,26 @@ impl Machine {
                 return self.stop_before(i, base, BlockExit::Oracle(i - first));
             }};
         }
-        // a micro-op's access or rounding mode failed: the oracle redoes it and raises it
-        macro_rules! check {
-            ($ok:expr) => {{
-                if !$ok {
-                    fault!();
+        macro_rules! load {
+            ($method:ident, $u:expr, $rs1:expr, $conv:expr) => {{
+                match self.mem.$method($rs1.wrapping_add($u.imm)) {
+                    Ok(v) => self.x[r($u.rd)] = $conv(v),
+                    Err(_) => fault!(),
                 }
             }};
         }
-        // a store: faulted, or changed code (perhaps this very block's)
         macro_rules! store {
-            ($st:expr) => {{
-                match $st {
-                    Stored::Done => {}
-                    Stored::Fault => fault!(),
-                    Stored::CodeChanged => return self.code_changed(i, base, first),
+            ($method:ident, $u:expr, $rs1:expr, $v:expr) => {{
+                let a = $rs1.wrapping_add($u.imm);
+                if self.mem.$method(a, $v).is_err() {
+                    fault!();
+                }
+                if self.reservation == Some(a & !7) {
+                    self.reservation = None;
+                }
+                if self.mem.code_epoch() != self.icache.epoch {
+                    // the store changed code, perhaps this very block's
+                    return self.code_changed(i, base, first);
                 }
             }};
         }
@@ -1003,49 +999,27 @@ impl Machine {
                 K::Srai => self.x[rd] = Alu::Sra.eval(rs1, u.imm),
                 K::Addiw => self.x[rd] = Alu::Addw.eval(rs1, u.imm),
                 K::Sltiu => self.x[rd] = Alu::Sltu.eval(rs1, u.imm),
-                K::Lb => {
-                    check!(self.ld(rd, rs1, u, Memory::load_u8, |v| extend(v.into(), 1, true)))
-                }
-                K::Lh => {
-                    check!(self.ld(rd, rs1, u, Memory::load_u16, |v| extend(v.into(), 2, true)))
-                }
-                K::Lw => {
-                    check!(self.ld(rd, rs1, u, Memory::load_u32, |v| extend(v.into(), 4, true)))
-                }
-                K::Ld => check!(self.ld(rd, rs1, u, Memory::load_u64, |v| v)),
-                K::Lbu => check!(self.ld(rd, rs1, u, Memory::load_u8, u64::from)),
-                K::Lhu => check!(self.ld(rd, rs1, u, Memory::load_u16, u64::from)),
-                K::Lwu => check!(self.ld(rd, rs1, u, Memory::load_u32, u64::from)),
-                K::Sb => store!(self.st(rs1, u, Memory::store_u8, rs2 as u8)),
-                K::Sh => store!(self.st(rs1, u, Memory::store_u16, rs2 as u16)),
-                K::Sw => store!(self.st(rs1, u, Memory::store_u32, rs2 as u32)),
-                K::Sd => store!(self.st(rs1, u, Memory::store_u64, rs2)),
-                K::Flw => check!(self.fld(rd, rs1, u, Memory::load_u32, |v| {
-                    0xffff_ffff_0000_0000 | u64::from(v)
-                })),
-                K::Fld => check!(self.fld(rd, rs1, u, Memory::load_u64, |v| v)),
-                K::Fsw => store!(self.st(rs1, u, Memory::store_u32, self.f[r(u.rs2)] as u32)),
-                K::Fsd => store!(self.st(rs1, u, Memory::store_u64, self.f[r(u.rs2)])),
-                K::FaddD => check!(self.fp2(fpu::f64_add, u)),
-                K::FsubD => check!(self.fp2(fpu::f64_sub, u)),
-                K::FmulD => check!(self.fp2(fpu::f64_mul, u)),
-                K::FdivD => check!(self.fp2(fpu::f64_div, u)),
-                K::FmaddD => check!(self.fp3(fpu::f64_madd, u)),
-                K::FmsubD => check!(self.fp3(fpu::f64_msub, u)),
-                K::FnmsubD => check!(self.fp3(fpu::f64_nmsub, u)),
-                K::FnmaddD => check!(self.fp3(fpu::f64_nmadd, u)),
-                K::FsgnjD => self.f[rd] = FMove::SgnjD.eval(self.f[r(u.rs1)], self.f[r(u.rs2)]),
-                K::FsgnjnD => self.f[rd] = FMove::SgnjnD.eval(self.f[r(u.rs1)], self.f[r(u.rs2)]),
-                K::FsgnjxD => self.f[rd] = FMove::SgnjxD.eval(self.f[r(u.rs1)], self.f[r(u.rs2)]),
-                K::FmvXD => {
-                    self.x[rd] = FMove::XFromD.eval(self.f[r(u.rs1)], self.f[r(u.rs2)]);
-                    self.x[0] = 0;
-                }
-                K::FmvDX => self.f[rd] = FMove::DFromX.eval(rs1, 0),
-                K::FeqD => self.fcmp(fpu::f64_eq, u),
-                K::FltD => self.fcmp(fpu::f64_lt, u),
-                K::FleD => self.fcmp(fpu::f64_le, u),
-                K::Float => check!(self.float_uop(u, rs1)),
+                K::Lb => load!(load_u8, u, rs1, |v: u8| extend(v.into(), 1, true)),
+                K::Lh => load!(load_u16, u, rs1, |v: u16| extend(v.into(), 2, true)),
+                K::Lw => load!(load_u32, u, rs1, |v: u32| extend(v.into(), 4, true)),
+                K::Ld => load!(load_u64, u, rs1, |v: u64| v),
+                K::Lbu => load!(load_u8, u, rs1, u64::from),
+                K::Lhu => load!(load_u16, u, rs1, u64::from),
+                K::Lwu => load!(load_u32, u, rs1, u64::from),
+                K::Sb => store!(store_u8, u, rs1, rs2 as u8),
+                K::Sh => store!(store_u16, u, rs1, rs2 as u16),
+                K::Sw => store!(store_u32, u, rs1, rs2 as u32),
+                K::Sd => store!(store_u64, u, rs1, rs2),
+                K::Flw => match self.mem.load_u32(rs1.wrapping_add(u.imm)) {
+                    Ok(v) => self.f[rd] = 0xffff_ffff_0000_0000 | u64::from(v),
+                    Err(_) => fault!(),
+                },
+                K::Fld => match self.mem.load_u64(rs1.wrapping_add(u.imm)) {
+                    Ok(v) => self.f[rd] = v,
+                    Err(_) => fault!(),
+                },
+                K::Fsw => store!(store_u32, u, rs1, self.f[r(u.rs2)] as u32),
+                K::Fsd => store!(store_u64, u, rs1, self.f[r(u.rs2)]),
                 K::Generic | K::Ecall => {
                     if let Some(exit) = self.exec_generic(u.imm, first, i, base) {
                         return exit;
@@ -1064,160 +1038,126 @@ impl Machine {
                     // --brr trap: the oracle raises SIGILL
                     None => fault!(),
                 },
-                K::Jal | K::Jalr | K::AuipcJalr => return self.jump(u, rs1, end),
+                K::Jal => {
+                    self.x[rd] = end;
+                    self.x[0] = 0;
+                    let kind = if rd == 1 || rd == 5 {
+                        BranchKind::Call
+                    } else {
+                        BranchKind::Jump
+                    };
+                    return BlockExit::Done(u.imm, Some(kind));
+                }
+                K::Jalr => {
+                    let target = rs1.wrapping_add(u.imm) & !1;
+                    self.x[rd] = end;
+                    self.x[0] = 0;
+                    return BlockExit::Done(target, Some(jalr_kind(rd, u.rs1, u.aux)));
+                }
+                K::AuipcJalr => {
+                    // auipc rd, hi; jalr rs2, lo(rd)
+                    let target = u.imm.wrapping_add(u.aux as i64 as u64) & !1;
+                    self.x[rd] = u.imm;
+                    let link = r(u.rs2);
+                    self.x[link] = end;
+                    self.x[0] = 0;
+                    return BlockExit::Done(target, Some(jalr_kind(link, u.rd, u.aux)));
+                }
+                // every FP kind (none is above), out of line: the integer arms stay hot
+                _ => {
+                    if !self.exec_fp(u, rs1) {
+                        fault!()
+                    }
+                }
             }
             i += 1;
         }
         BlockExit::Done(end, None)
     }
 
-    /// An FP operation the block engine runs through the interpreter's `float` (its
-    /// instruction in the generic table); false when it raises the illegal instruction.
+    /// A double-precision micro-op of the block engine (arithmetic with its rounding mode
+    /// and exception flags, sign injection, moves, comparisons); false when its rounding mode
+    /// is invalid (the oracle raises the illegal instruction). Out of `exec_block`'s match,
+    /// whose integer arms are the hot ones.
     #[inline(always)]
-    fn float_uop(&mut self, u: Uop, rs1: u64) -> bool {
-        let Some(&(inst, _, _)) = self.blocks.generic.get(u.imm as usize) else {
-            return false;
-        };
-        let (op, rd, rs1f, rs2f, rs3, rm) =
-            (inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm);
-        if self.float(op, rd, rs1f, rs2f, rs3, rm, rs1).is_none() {
-            return false;
-        }
-        // comparisons and conversions write x registers, x0 included
-        self.x[0] = 0;
-        true
-    }
-
-    /// The block's closing jump (`jal`, `jalr`, or `auipc` fused with `jalr`): the link
-    /// written, where it goes and what kind of transfer it is.
-    #[inline(always)]
-    fn jump(&mut self, u: Uop, rs1: u64, end: u64) -> BlockExit {
+    fn exec_fp(&mut self, u: Uop, rs1: u64) -> bool {
         let rd = r(u.rd);
-        let (target, kind) = match u.k {
-            K::Jal => {
-                self.x[rd] = end;
-                let call = rd == 1 || rd == 5;
-                (
-                    u.imm,
-                    if call {
-                        BranchKind::Call
-                    } else {
-                        BranchKind::Jump
-                    },
-                )
-            }
-            K::Jalr => {
-                self.x[rd] = end;
-                (rs1.wrapping_add(u.imm) & !1, jalr_kind(rd, u.rs1, u.aux))
-            }
-            _ => {
-                // auipc rd, hi; jalr rs2, lo(rd)
-                self.x[rd] = u.imm;
-                let link = r(u.rs2);
-                self.x[link] = end;
-                let target = u.imm.wrapping_add(u.aux as i64 as u64) & !1;
-                (target, jalr_kind(link, u.rd, u.aux))
-            }
-        };
-        self.x[0] = 0;
-        BlockExit::Done(target, Some(kind))
-    }
-
-    /// A load micro-op into x[`rd`] (x0 stays zero: the loop clears it); false on a fault.
-    #[inline(always)]
-    fn ld<T>(
-        &mut self,
-        rd: usize,
-        rs1: u64,
-        u: Uop,
-        load: impl Fn(&mut Memory, u64) -> Result<T, AccessError>,
-        conv: impl Fn(T) -> u64,
-    ) -> bool {
-        match load(&mut self.mem, rs1.wrapping_add(u.imm)) {
-            Ok(v) => {
-                self.x[rd] = conv(v);
-                true
-            }
-            Err(_) => false,
+        // double-precision arithmetic with its rounding mode (an invalid one: the oracle
+        // raises the illegal instruction) and exception flags
+        macro_rules! fp2 {
+            ($f:ident, $u:expr) => {{
+                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
+                    return false;
+                };
+                let mut fl = 0;
+                self.f[r($u.rd)] = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], rm, &mut fl);
+                self.fflags |= fl;
+            }};
         }
-    }
-
-    /// A load micro-op into f[`rd`]; false on a fault.
-    #[inline(always)]
-    fn fld<T>(
-        &mut self,
-        rd: usize,
-        rs1: u64,
-        u: Uop,
-        load: impl Fn(&mut Memory, u64) -> Result<T, AccessError>,
-        conv: impl Fn(T) -> u64,
-    ) -> bool {
-        match load(&mut self.mem, rs1.wrapping_add(u.imm)) {
-            Ok(v) => {
-                self.f[rd] = conv(v);
-                true
+        macro_rules! fp3 {
+            ($f:ident, $u:expr) => {{
+                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
+                    return false;
+                };
+                let mut fl = 0;
+                let (a, b, c) = (
+                    self.f[r($u.rs1)],
+                    self.f[r($u.rs2)],
+                    self.f[r($u.aux as u8)],
+                );
+                self.f[r($u.rd)] = fpu::$f(a, b, c, rm, &mut fl);
+                self.fflags |= fl;
+            }};
+        }
+        macro_rules! fcmp {
+            ($f:ident, $u:expr) => {{
+                let mut fl = 0;
+                let v = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], &mut fl);
+                self.x[r($u.rd)] = u64::from(v);
+                self.x[0] = 0;
+                self.fflags |= fl;
+            }};
+        }
+        macro_rules! fmove {
+            ($m:ident, $u:expr) => {
+                FMove::$m.eval(self.f[r($u.rs1)], self.f[r($u.rs2)])
+            };
+        }
+        match u.k {
+            K::FaddD => fp2!(f64_add, u),
+            K::FsubD => fp2!(f64_sub, u),
+            K::FmulD => fp2!(f64_mul, u),
+            K::FdivD => fp2!(f64_div, u),
+            K::FmaddD => fp3!(f64_madd, u),
+            K::FmsubD => fp3!(f64_msub, u),
+            K::FnmsubD => fp3!(f64_nmsub, u),
+            K::FnmaddD => fp3!(f64_nmadd, u),
+            K::FsgnjD => self.f[rd] = fmove!(SgnjD, u),
+            K::FsgnjnD => self.f[rd] = fmove!(SgnjnD, u),
+            K::FsgnjxD => self.f[rd] = fmove!(SgnjxD, u),
+            K::FmvXD => {
+                self.x[rd] = fmove!(XFromD, u);
+                self.x[0] = 0;
             }
-            Err(_) => false,
+            K::FmvDX => self.f[rd] = FMove::DFromX.eval(rs1, 0),
+            K::FeqD => fcmp!(f64_eq, u),
+            K::FltD => fcmp!(f64_lt, u),
+            K::FleD => fcmp!(f64_le, u),
+            K::Float => {
+                let Some(&(inst, _, _)) = self.blocks.generic.get(u.imm as usize) else {
+                    return false;
+                };
+                let (op, rd, rs1f, rs2f, rs3, rm) =
+                    (inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm);
+                if self.float(op, rd, rs1f, rs2f, rs3, rm, rs1).is_none() {
+                    return false;
+                }
+                // comparisons and conversions write x registers, x0 included
+                self.x[0] = 0;
+            }
+            _ => {}
         }
-    }
-
-    /// A store micro-op: a reservation on its doubleword is cleared; whether it faulted or
-    /// changed decoded code.
-    #[inline(always)]
-    fn st<T>(
-        &mut self,
-        rs1: u64,
-        u: Uop,
-        store: impl Fn(&mut Memory, u64, T) -> Result<(), AccessError>,
-        v: T,
-    ) -> Stored {
-        let a = rs1.wrapping_add(u.imm);
-        if store(&mut self.mem, a, v).is_err() {
-            return Stored::Fault;
-        }
-        if self.reservation == Some(a & !7) {
-            self.reservation = None;
-        }
-        if self.mem.code_epoch() != self.icache.epoch {
-            return Stored::CodeChanged;
-        }
-        Stored::Done
-    }
-
-    /// Double-precision arithmetic with its rounding mode and exception flags; false for an
-    /// invalid rounding mode (the oracle raises the illegal instruction).
-    #[inline(always)]
-    fn fp2(&mut self, f: impl Fn(u64, u64, Rm, &mut u8) -> u64, u: Uop) -> bool {
-        let Some(rm) = self.rm((u.aux >> 8) as u8) else {
-            return false;
-        };
-        let mut fl = 0;
-        self.f[r(u.rd)] = f(self.f[r(u.rs1)], self.f[r(u.rs2)], rm, &mut fl);
-        self.fflags |= fl;
         true
-    }
-
-    /// A fused multiply-add as `fp2` (the third source in `aux`'s low byte).
-    #[inline(always)]
-    fn fp3(&mut self, f: impl Fn(u64, u64, u64, Rm, &mut u8) -> u64, u: Uop) -> bool {
-        let Some(rm) = self.rm((u.aux >> 8) as u8) else {
-            return false;
-        };
-        let mut fl = 0;
-        let (a, b, c) = (self.f[r(u.rs1)], self.f[r(u.rs2)], self.f[r(u.aux as u8)]);
-        self.f[r(u.rd)] = f(a, b, c, rm, &mut fl);
-        self.fflags |= fl;
-        true
-    }
-
-    /// A double-precision comparison into x[`rd`], with its exception flags.
-    #[inline(always)]
-    fn fcmp(&mut self, f: impl Fn(u64, u64, &mut u8) -> bool, u: Uop) {
-        let mut fl = 0;
-        let v = f(self.f[r(u.rs1)], self.f[r(u.rs2)], &mut fl);
-        self.x[r(u.rd)] = u64::from(v);
-        self.x[0] = 0;
-        self.fflags |= fl;
     }
 
     /// Runs generic micro-op `i` (entry `at` of the generic table) through `step`; `None` to
