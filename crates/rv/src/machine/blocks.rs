@@ -343,6 +343,90 @@ impl K {
     }
 }
 
+// The block engine's memory, branch and double-precision micro-ops, expanded in the match of
+// `exec_block` (`$m` is the machine; `$fault` is what a fault or an invalid rounding mode does
+// there: the oracle redoes the instruction and raises it).
+
+/// A conditional branch: taken, the block ends (`aux` = its instructions so far); not taken,
+/// the block goes on (or ends, if the branch is its last micro-op).
+macro_rules! cond {
+    ($c:expr, $u:expr) => {{
+        if $c {
+            return BlockExit::Taken($u.imm, $u.aux as u32);
+        }
+    }};
+}
+
+/// A load micro-op into an x register (`$fault` on an access fault).
+macro_rules! uop_load {
+    ($m:expr, $method:ident, $u:expr, $rs1:expr, $conv:expr, $fault:expr) => {{
+        match $m.mem.$method($rs1.wrapping_add($u.imm)) {
+            Ok(v) => $m.x[r($u.rd)] = $conv(v),
+            Err(_) => $fault,
+        }
+    }};
+}
+
+/// A store micro-op: `$fault` on an access fault; a reservation on its doubleword cleared;
+/// `$changed` when the store changed decoded code (perhaps this very block's).
+macro_rules! uop_store {
+    ($m:expr, $method:ident, $u:expr, $rs1:expr, $v:expr, $fault:expr, $changed:expr) => {{
+        let a = $rs1.wrapping_add($u.imm);
+        if $m.mem.$method(a, $v).is_err() {
+            $fault;
+        }
+        if $m.reservation == Some(a & !7) {
+            $m.reservation = None;
+        }
+        if $m.mem.code_epoch() != $m.icache.epoch {
+            $changed;
+        }
+    }};
+}
+
+/// Double-precision arithmetic with its rounding mode and exception flags.
+macro_rules! fp2 {
+    ($m:expr, $f:ident, $u:expr, $fault:expr) => {{
+        let Some(rm) = $m.rm(($u.aux >> 8) as u8) else {
+            $fault
+        };
+        let mut fl = 0;
+        $m.f[r($u.rd)] = fpu::$f($m.f[r($u.rs1)], $m.f[r($u.rs2)], rm, &mut fl);
+        $m.fflags |= fl;
+    }};
+}
+
+/// A fused multiply-add (the third source in `aux`'s low byte).
+macro_rules! fp3 {
+    ($m:expr, $f:ident, $u:expr, $fault:expr) => {{
+        let Some(rm) = $m.rm(($u.aux >> 8) as u8) else {
+            $fault
+        };
+        let mut fl = 0;
+        let (a, b, c) = ($m.f[r($u.rs1)], $m.f[r($u.rs2)], $m.f[r($u.aux as u8)]);
+        $m.f[r($u.rd)] = fpu::$f(a, b, c, rm, &mut fl);
+        $m.fflags |= fl;
+    }};
+}
+
+/// A comparison into an x register, with its exception flags.
+macro_rules! fcmp {
+    ($m:expr, $f:ident, $u:expr) => {{
+        let mut fl = 0;
+        let v = fpu::$f($m.f[r($u.rs1)], $m.f[r($u.rs2)], &mut fl);
+        $m.x[r($u.rd)] = u64::from(v);
+        $m.x[0] = 0;
+        $m.fflags |= fl;
+    }};
+}
+
+/// A sign injection or a move between the register files.
+macro_rules! fmove {
+    ($m:expr, $op:ident, $u:expr) => {
+        FMove::$op.eval($m.f[r($u.rs1)], $m.f[r($u.rs2)])
+    };
+}
+
 impl Machine {
     /// Runs blocks until something needs the oracle (`None`: `self.pc` is the instruction to
     /// single-step) or the run ends.
@@ -937,36 +1021,12 @@ impl Machine {
             }};
         }
         macro_rules! load {
-            ($method:ident, $u:expr, $rs1:expr, $conv:expr) => {{
-                match self.mem.$method($rs1.wrapping_add($u.imm)) {
-                    Ok(v) => self.x[r($u.rd)] = $conv(v),
-                    Err(_) => fault!(),
-                }
-            }};
+            ($($a:tt)*) => { uop_load!(self, $($a)*, fault!()) };
         }
         macro_rules! store {
-            ($method:ident, $u:expr, $rs1:expr, $v:expr) => {{
-                let a = $rs1.wrapping_add($u.imm);
-                if self.mem.$method(a, $v).is_err() {
-                    fault!();
-                }
-                if self.reservation == Some(a & !7) {
-                    self.reservation = None;
-                }
-                if self.mem.code_epoch() != self.icache.epoch {
-                    // the store changed code, perhaps this very block's
-                    return self.code_changed(i, base, first);
-                }
-            }};
-        }
-        // a conditional branch: taken, the block ends (`aux` = its instructions so far);
-        // not taken, the block goes on (or ends, if the branch is its last micro-op)
-        macro_rules! cond {
-            ($c:expr, $u:expr) => {{
-                if $c {
-                    return BlockExit::Taken($u.imm, $u.aux as u32);
-                }
-            }};
+            ($($a:tt)*) => {
+                uop_store!(self, $($a)*, fault!(), return self.code_changed(i, base, first))
+            };
         }
         // `i` is counted by hand: the fault macros above name it
         #[allow(clippy::explicit_counter_loop)]
@@ -1020,6 +1080,30 @@ impl Machine {
                 },
                 K::Fsw => store!(store_u32, u, rs1, self.f[r(u.rs2)] as u32),
                 K::Fsd => store!(store_u64, u, rs1, self.f[r(u.rs2)]),
+                K::FaddD => fp2!(self, f64_add, u, fault!()),
+                K::FsubD => fp2!(self, f64_sub, u, fault!()),
+                K::FmulD => fp2!(self, f64_mul, u, fault!()),
+                K::FdivD => fp2!(self, f64_div, u, fault!()),
+                K::FmaddD => fp3!(self, f64_madd, u, fault!()),
+                K::FmsubD => fp3!(self, f64_msub, u, fault!()),
+                K::FnmsubD => fp3!(self, f64_nmsub, u, fault!()),
+                K::FnmaddD => fp3!(self, f64_nmadd, u, fault!()),
+                K::FsgnjD => self.f[rd] = fmove!(self, SgnjD, u),
+                K::FsgnjnD => self.f[rd] = fmove!(self, SgnjnD, u),
+                K::FsgnjxD => self.f[rd] = fmove!(self, SgnjxD, u),
+                K::FmvXD => {
+                    self.x[rd] = fmove!(self, XFromD, u);
+                    self.x[0] = 0;
+                }
+                K::FmvDX => self.f[rd] = FMove::DFromX.eval(rs1, 0),
+                K::FeqD => fcmp!(self, f64_eq, u),
+                K::FltD => fcmp!(self, f64_lt, u),
+                K::FleD => fcmp!(self, f64_le, u),
+                K::Float => {
+                    if !self.float_uop(u, rs1) {
+                        fault!()
+                    }
+                }
                 K::Generic | K::Ecall => {
                     if let Some(exit) = self.exec_generic(u.imm, first, i, base) {
                         return exit;
@@ -1063,100 +1147,26 @@ impl Machine {
                     self.x[0] = 0;
                     return BlockExit::Done(target, Some(jalr_kind(link, u.rd, u.aux)));
                 }
-                // every FP kind (none is above), out of line: the integer arms stay hot
-                _ => {
-                    if !self.exec_fp(u, rs1) {
-                        fault!()
-                    }
-                }
             }
             i += 1;
         }
         BlockExit::Done(end, None)
     }
 
-    /// A double-precision micro-op of the block engine (arithmetic with its rounding mode
-    /// and exception flags, sign injection, moves, comparisons); false when its rounding mode
-    /// is invalid (the oracle raises the illegal instruction). Out of `exec_block`'s match,
-    /// whose integer arms are the hot ones.
+    /// An FP operation the block engine runs through the interpreter's `float` (its
+    /// instruction in the generic table); false when it raises the illegal instruction.
     #[inline(always)]
-    fn exec_fp(&mut self, u: Uop, rs1: u64) -> bool {
-        let rd = r(u.rd);
-        // double-precision arithmetic with its rounding mode (an invalid one: the oracle
-        // raises the illegal instruction) and exception flags
-        macro_rules! fp2 {
-            ($f:ident, $u:expr) => {{
-                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
-                    return false;
-                };
-                let mut fl = 0;
-                self.f[r($u.rd)] = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], rm, &mut fl);
-                self.fflags |= fl;
-            }};
+    fn float_uop(&mut self, u: Uop, rs1: u64) -> bool {
+        let Some(&(inst, _, _)) = self.blocks.generic.get(u.imm as usize) else {
+            return false;
+        };
+        let (op, rd, rs1f, rs2f, rs3, rm) =
+            (inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm);
+        if self.float(op, rd, rs1f, rs2f, rs3, rm, rs1).is_none() {
+            return false;
         }
-        macro_rules! fp3 {
-            ($f:ident, $u:expr) => {{
-                let Some(rm) = self.rm(($u.aux >> 8) as u8) else {
-                    return false;
-                };
-                let mut fl = 0;
-                let (a, b, c) = (
-                    self.f[r($u.rs1)],
-                    self.f[r($u.rs2)],
-                    self.f[r($u.aux as u8)],
-                );
-                self.f[r($u.rd)] = fpu::$f(a, b, c, rm, &mut fl);
-                self.fflags |= fl;
-            }};
-        }
-        macro_rules! fcmp {
-            ($f:ident, $u:expr) => {{
-                let mut fl = 0;
-                let v = fpu::$f(self.f[r($u.rs1)], self.f[r($u.rs2)], &mut fl);
-                self.x[r($u.rd)] = u64::from(v);
-                self.x[0] = 0;
-                self.fflags |= fl;
-            }};
-        }
-        macro_rules! fmove {
-            ($m:ident, $u:expr) => {
-                FMove::$m.eval(self.f[r($u.rs1)], self.f[r($u.rs2)])
-            };
-        }
-        match u.k {
-            K::FaddD => fp2!(f64_add, u),
-            K::FsubD => fp2!(f64_sub, u),
-            K::FmulD => fp2!(f64_mul, u),
-            K::FdivD => fp2!(f64_div, u),
-            K::FmaddD => fp3!(f64_madd, u),
-            K::FmsubD => fp3!(f64_msub, u),
-            K::FnmsubD => fp3!(f64_nmsub, u),
-            K::FnmaddD => fp3!(f64_nmadd, u),
-            K::FsgnjD => self.f[rd] = fmove!(SgnjD, u),
-            K::FsgnjnD => self.f[rd] = fmove!(SgnjnD, u),
-            K::FsgnjxD => self.f[rd] = fmove!(SgnjxD, u),
-            K::FmvXD => {
-                self.x[rd] = fmove!(XFromD, u);
-                self.x[0] = 0;
-            }
-            K::FmvDX => self.f[rd] = FMove::DFromX.eval(rs1, 0),
-            K::FeqD => fcmp!(f64_eq, u),
-            K::FltD => fcmp!(f64_lt, u),
-            K::FleD => fcmp!(f64_le, u),
-            K::Float => {
-                let Some(&(inst, _, _)) = self.blocks.generic.get(u.imm as usize) else {
-                    return false;
-                };
-                let (op, rd, rs1f, rs2f, rs3, rm) =
-                    (inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm);
-                if self.float(op, rd, rs1f, rs2f, rs3, rm, rs1).is_none() {
-                    return false;
-                }
-                // comparisons and conversions write x registers, x0 included
-                self.x[0] = 0;
-            }
-            _ => {}
-        }
+        // comparisons and conversions write x registers, x0 included
+        self.x[0] = 0;
         true
     }
 
