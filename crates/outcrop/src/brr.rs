@@ -2,9 +2,9 @@
 //! profile is to the full one (the paper's accuracy measure, §4.1).
 
 use crate::files::{read_text_bounded, MAX_PROFILE_BYTES};
+use crate::outcrop_sampling::{overlap, SiteProfile};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use outcrop_sampling::{overlap, SiteProfile};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -57,7 +57,7 @@ pub fn run(cmd: BrrCommand) -> Result<()> {
             };
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
+            out.write_all(crate::outcrop_events::escape::text(&text).as_bytes())?;
             out.flush()?;
             Ok(())
         }

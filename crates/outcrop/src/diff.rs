@@ -2,9 +2,9 @@
 //! `outcrop_diff` compares, `outcrop_report::diff` renders.
 
 use crate::files::{read_bounded, write_output, MAX_PROFILE_BYTES};
+use crate::outcrop_diff::{compare, CompareOptions};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use outcrop_diff::{compare, CompareOptions};
 use outcrop_report::diff::SideFiles;
 use outcrop_report::Report as _;
 use outcrop_run::diff::{input_bytes, load, Side};
@@ -79,7 +79,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         &a.inputs,
         &b.inputs,
         CompareOptions {
-            profile: outcrop_diff::profile::Options {
+            profile: crate::outcrop_diff::profile::Options {
                 force: args.force,
                 by_symbol: args.by_symbol,
             },
@@ -103,12 +103,12 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         .with_context(|| format!("writing {}", path.display()))?,
         None => std::io::stdout()
             .lock()
-            .write_all(outcrop_events::escape::text(&text).as_bytes())?,
+            .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_dir(shown: &Path, diff: &outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
+fn write_dir(shown: &Path, diff: &crate::outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
     fn side(s: &Side) -> Result<SideFiles<'_>> {
         let read = |p: &Option<PathBuf>, what| {
             p.as_ref()

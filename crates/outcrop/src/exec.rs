@@ -2,10 +2,10 @@
 //! passed through and its exit status returned.
 
 use crate::files::{max_rss_bytes, read_text_bounded, write_output, MAX_CONFIG_BYTES};
+use crate::outcrop_timing::Config as TimingConfig;
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_cli::console::{console_hooks, print_timing, read_image, report_ending};
-use outcrop_timing::Config as TimingConfig;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,7 +80,7 @@ pub struct GuestArgs {
     /// Round-robin quantum of the guest's threads, in retired instructions: threads take
     /// turns on the one modelled hart, switching after N instructions and wherever one
     /// blocks (futex, sleep), yields or exits.
-    #[arg(long, value_name = "N", default_value_t = outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
+    #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub quantum: u64,
 
@@ -93,7 +93,7 @@ pub struct GuestArgs {
 
     /// Most guest threads alive at once; a guest that starts more ends with an error (a
     /// thread bomb cannot exhaust the host).
-    #[arg(long, value_name = "N", default_value_t = outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS as u64,
+    #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS as u64,
           value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_threads: u64,
 
@@ -103,8 +103,8 @@ pub struct GuestArgs {
     /// An instruction of an extension left out faults naming it: switch extensions off to see
     /// what a program needs.
     #[arg(long, value_name = "MARCH",
-          value_parser = |s: &str| outcrop_rv::inst::Isa::parse(s))]
-    pub isa: Option<outcrop_rv::inst::Isa>,
+          value_parser = |s: &str| crate::outcrop_rv::inst::Isa::parse(s))]
+    pub isa: Option<crate::outcrop_rv::inst::Isa>,
 
     /// Directory under which a dynamically linked program's interpreter and shared libraries
     /// are found, as qemu's -L: e.g. --sysroot /usr/riscv64-linux-gnu for Debian's cross
@@ -135,7 +135,7 @@ fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
 
 /// `--timing` value: a preset name or a TOML file.
 pub fn timing_config(spec: &str) -> Result<TimingConfig> {
-    if outcrop_timing::config::PRESETS
+    if crate::outcrop_timing::config::PRESETS
         .iter()
         .any(|(name, _)| *name == spec)
     {
@@ -143,7 +143,7 @@ pub fn timing_config(spec: &str) -> Result<TimingConfig> {
     }
     let path = std::path::Path::new(spec);
     if !path.exists() {
-        let names: Vec<&str> = outcrop_timing::config::PRESETS
+        let names: Vec<&str> = crate::outcrop_timing::config::PRESETS
             .iter()
             .map(|(n, _)| *n)
             .collect();
@@ -156,7 +156,7 @@ pub fn timing_config(spec: &str) -> Result<TimingConfig> {
     TimingConfig::from_toml(&text).with_context(|| format!("timing config {}", path.display()))
 }
 
-use outcrop_sampling::{BrrConfig, BrrMode};
+use crate::outcrop_sampling::{BrrConfig, BrrMode};
 
 impl GuestArgs {
     /// A run of the program these options describe on the engine they ask for, with nothing
@@ -164,9 +164,9 @@ impl GuestArgs {
     pub fn run_config(&self) -> outcrop_run::RunConfig {
         let mut config = outcrop_run::RunConfig::new(self.spec());
         config.engine = match self.engine.as_str() {
-            "step" => outcrop_rv::Engine::Step,
-            "blocks" => outcrop_rv::Engine::Blocks,
-            _ => outcrop_rv::Engine::Jit,
+            "step" => crate::outcrop_rv::Engine::Step,
+            "blocks" => crate::outcrop_rv::Engine::Blocks,
+            _ => crate::outcrop_rv::Engine::Jit,
         };
         config
     }

@@ -2,9 +2,9 @@
 //! text) into Outcrop's samples file, with a sampled flat profile of the program.
 
 use crate::files::write_output;
+use crate::outcrop_rap::observe::{RapSpec, Stream};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use outcrop_rap::observe::{RapSpec, Stream};
 use outcrop_report::import::ImportReport;
 use outcrop_report::run_report::{FileNames, RunReport};
 use outcrop_report::Report as _;
@@ -74,7 +74,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         profile: args.report.is_some(),
         rap: match &args.report {
             Some(_) => {
-                let tree = outcrop_rap::Config::builder()
+                let tree = crate::outcrop_rap::Config::builder()
                     .eps(args.eps)
                     .build()
                     .context("RAP configuration")?;
@@ -110,7 +110,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     };
     std::io::stdout()
         .lock()
-        .write_all(outcrop_events::escape::text(&out).as_bytes())?;
+        .write_all(crate::outcrop_events::escape::text(&out).as_bytes())?;
     if let Some(dir) = &args.report {
         let names = FileNames {
             samples: Some(args.output.clone()),

@@ -3,9 +3,9 @@
 //! (`outcrop_instrument`; docs/instrument.md).
 
 use crate::files::{read_text_bounded, write_output, MAX_PROFILE_BYTES};
+use crate::outcrop_instrument::{instrument, Config, Sampling, Sites};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use outcrop_instrument::{instrument, Config, Sampling, Sites};
 use std::io::Write;
 use std::path::PathBuf;
 

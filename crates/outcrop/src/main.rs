@@ -26,6 +26,14 @@ static ALLOCATOR: oom::Allocator = oom::Allocator;
 
 use clap::{Parser, Subcommand};
 use outcrop_cli::input;
+// the mechanisms' vocabulary, through `run` (the binary depends on run, report, studies and
+// cli only: crates/outcrop/tests/it/layers.rs)
+use outcrop_run::mechanisms::{
+    diff as outcrop_diff, events as outcrop_events, instrument as outcrop_instrument,
+    paths as outcrop_paths, phases as outcrop_phases, rap as outcrop_rap, rpa as outcrop_rpa,
+    rv as outcrop_rv, sampling as outcrop_sampling, strata as outcrop_strata,
+    timing as outcrop_timing,
+};
 use std::process::ExitCode;
 
 /// Outcrop: a workbench for low-overhead, hardware-assisted program profiling.
@@ -226,7 +234,10 @@ fn main() -> ExitCode {
         Err(e) => {
             // error texts quote files and names strangers wrote
             let text = format!("{e:#}");
-            eprintln!("outcrop: error: {}", outcrop_events::escape::text(&text));
+            eprintln!(
+                "outcrop: error: {}",
+                crate::outcrop_events::escape::text(&text)
+            );
             ExitCode::FAILURE
         }
     }

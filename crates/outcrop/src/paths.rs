@@ -3,10 +3,10 @@
 
 use crate::exec::{timing_config, GuestArgs};
 use crate::files::write_output;
+use crate::outcrop_paths::{Filter, LbrConfig, LbrUnit, Options, PeriodUnit, Weighting, HOT};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_cli::console::{console_hooks, read_image, report_ending};
-use outcrop_paths::{Filter, LbrConfig, LbrUnit, Options, PeriodUnit, Weighting, HOT};
 use outcrop_report::paths::PathsReport;
 use outcrop_report::Report as _;
 use outcrop_run::paths::{PathsAnalysis, PathsInput};
@@ -289,13 +289,13 @@ fn report(args: ReportArgs) -> Result<()> {
     };
     std::io::stdout()
         .lock()
-        .write_all(outcrop_events::escape::text(&text).as_bytes())?;
+        .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?;
     Ok(())
 }
 
 /// `--handler-cycles`: a number of cycles or a cost preset's name.
 fn parse_cost(s: &str) -> Result<u64, String> {
-    if let Some(m) = outcrop_sampling::CostModel::preset(s) {
+    if let Some(m) = crate::outcrop_sampling::CostModel::preset(s) {
         return Ok(m.cycles_per_sample);
     }
     s.parse().map_err(|_| {

@@ -3,9 +3,9 @@
 
 use crate::exec::{timing_config, GuestArgs};
 use crate::files::{check_output, write_output};
+use crate::outcrop_phases::ClusterOptions;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use outcrop_phases::ClusterOptions;
 use outcrop_report::phases::PhasesReport;
 use outcrop_report::Report as _;
 use std::io::Write as _;
@@ -126,7 +126,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         .with_context(|| format!("writing {}", p.display()))?,
         None => std::io::stdout()
             .lock()
-            .write_all(outcrop_events::escape::text(&text).as_bytes())?,
+            .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
 }

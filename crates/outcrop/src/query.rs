@@ -61,7 +61,7 @@ pub fn run(cmd: QueryCommand) -> Result<ExitCode> {
     } else if let Some(text) = check.text(asm) {
         write!(out, "{text}")?;
     } else if let Some(d) = check.diagnostic() {
-        eprint!("{}", outcrop_events::escape::text(&d));
+        eprint!("{}", crate::outcrop_events::escape::text(&d));
     }
     out.flush()?;
     Ok(if check.ok() {
@@ -179,12 +179,12 @@ pub struct RpaArgs {
 
 /// Reads, parses and assembles a query file; a problem is an error rendered as a compiler
 /// would (file:line:column, caret, hint).
-pub fn load_program(path: &std::path::Path) -> Result<outcrop_rpa::Assembled> {
+pub fn load_program(path: &std::path::Path) -> Result<crate::outcrop_rpa::Assembled> {
     let src = read_text_bounded(path, "query file", MAX_CONFIG_BYTES)?;
     let name = path.display().to_string();
-    outcrop_rpa::parse(&src)
-        .and_then(|p| outcrop_rpa::assemble(&p))
-        .map_err(|d| anyhow::anyhow!("{}", outcrop_rpa::render(&d, &name, &src).trim_end()))
+    crate::outcrop_rpa::parse(&src)
+        .and_then(|p| crate::outcrop_rpa::assemble(&p))
+        .map_err(|d| anyhow::anyhow!("{}", crate::outcrop_rpa::render(&d, &name, &src).trim_end()))
 }
 
 fn parse_num(s: &str) -> Option<u64> {
@@ -199,7 +199,7 @@ impl RpaArgs {
     /// `--query`). The query file is read and assembled here; names of functions and heap
     /// symbols are looked up in the program when the run starts.
     pub fn config(&self) -> Result<Option<outcrop_run::RpaConfig>> {
-        use outcrop_rpa::services::Kind;
+        use crate::outcrop_rpa::services::Kind;
         use outcrop_run::{GcHeap, TagPlace};
         let Some(path) = &self.query else {
             return Ok(None);
@@ -208,7 +208,7 @@ impl RpaArgs {
         c.seed = self.query_seed;
         c.capacity = self.queue_capacity;
         if let Some(h) = &self.rpa_hw {
-            let mut hw = outcrop_rpa::hw::HwConfig::parse(h)
+            let mut hw = crate::outcrop_rpa::hw::HwConfig::parse(h)
                 .map_err(|e| anyhow::anyhow!("--rpa-hw {h}: {e}"))?;
             hw.cheap = self.rpa_cheap;
             hw.service_cycles = self.rpa_service_cycles;
@@ -217,7 +217,7 @@ impl RpaArgs {
             c.hardware = Some(hw);
         }
         if let Some(latency) = self.rpa_prefetch {
-            let p = outcrop_rpa::prefetch::PrefetchConfig {
+            let p = crate::outcrop_rpa::prefetch::PrefetchConfig {
                 latency,
                 degree: self.rpa_prefetch_degree,
                 ..Default::default()
@@ -232,7 +232,7 @@ impl RpaArgs {
                     "--rpa-adaptive {pct}: a percentage of the window's cycles, from 0 to 100"
                 );
             }
-            let a = outcrop_rpa::hw::AdaptiveConfig {
+            let a = crate::outcrop_rpa::hw::AdaptiveConfig {
                 budget: pct / 100.0,
                 ..Default::default()
             };
@@ -256,7 +256,7 @@ impl RpaArgs {
                 .map(|q| {
                     q.parse()
                         .ok()
-                        .filter(|&q: &u8| usize::from(q) < outcrop_rpa::observe::QUEUES)
+                        .filter(|&q: &u8| usize::from(q) < crate::outcrop_rpa::observe::QUEUES)
                         .ok_or_else(|| {
                             anyhow::anyhow!("--service {s}: queue `{q}` must be 0 to 15")
                         })

@@ -2,9 +2,9 @@
 //! generator; hot ranges as text or JSON, optional exact check, tree dump and hardware sizing.
 
 use crate::input::{self, Demo, InputFormat};
+use crate::outcrop_rap::{bound, Config, ExactCounts, HardwareModel, RapTree, SplitPolicy};
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rap::{bound, Config, ExactCounts, HardwareModel, RapTree, SplitPolicy};
 use outcrop_report::rap_tree::TreeReport;
 use std::io::Write;
 use std::path::PathBuf;
@@ -140,7 +140,7 @@ pub fn run(args: RapArgs) -> Result<()> {
     let seconds = rap_time.as_secs_f64();
 
     let hot = tree.hot_ranges(args.hot)?;
-    let accuracy = exact.map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
+    let accuracy = exact.map(|e| crate::outcrop_rap::accuracy(&hot, &e.finish()));
     let hardware = HardwareModel::default().report(&tree);
     if let Some(path) = &args.save_tree {
         save_tree(&tree, path)?;
@@ -180,7 +180,7 @@ pub fn run(args: RapArgs) -> Result<()> {
         out.write_all(report.to_json().as_bytes())?;
     } else {
         let text = report.to_text(args.hardware);
-        out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
+        out.write_all(crate::outcrop_events::escape::text(&text).as_bytes())?;
         if args.dump {
             writeln!(out, "\ntree:")?;
             out.write_all(tree.ascii_dump().as_bytes())?;
@@ -192,13 +192,13 @@ pub fn run(args: RapArgs) -> Result<()> {
 
 /// Names the offending value of a failed batch.
 fn locate_error(
-    e: outcrop_rap::Error,
+    e: crate::outcrop_rap::Error,
     first: u64,
     values: &[u64],
     bits: u8,
     name: &str,
 ) -> anyhow::Error {
-    if let outcrop_rap::Error::ValueOutOfRange { value, .. } = e {
+    if let crate::outcrop_rap::Error::ValueOutOfRange { value, .. } = e {
         if let Some(i) = values.iter().position(|&v| v == value) {
             return anyhow::anyhow!(
                 "{name}: value #{} ({value:#x}) is outside the {bits}-bit universe (raise --bits)",

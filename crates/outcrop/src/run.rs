@@ -5,11 +5,11 @@
 use crate::exec::{timing_config, GuestArgs};
 use outcrop_cli::outputs::{run_once, suite, RunFiles};
 
+use crate::outcrop_rap::observe::{RapSpec, Stream};
+use crate::outcrop_rap::Config;
 use crate::wpp::CaptureArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use outcrop_rap::observe::{RapSpec, Stream};
-use outcrop_rap::Config;
 use outcrop_run::RunConfig;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

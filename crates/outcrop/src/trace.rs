@@ -2,9 +2,9 @@
 //! and check/describe them.
 
 use crate::input::{self, Demo, InputFormat};
+use crate::outcrop_events::trace::{self, RecordKind, TraceWriter};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use outcrop_events::trace::{self, RecordKind, TraceWriter};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 

@@ -4,6 +4,7 @@
 
 use crate::exec::GuestArgs;
 use crate::files::write_output;
+use crate::outcrop_strata::{Codec, Config, Replay, WppFile};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use outcrop_cli::console::{console_hooks, read_image, report_ending};
@@ -11,7 +12,6 @@ use outcrop_report::wpp::{self as wpp_report, WppReport};
 use outcrop_report::Report as _;
 use outcrop_run::wpp::{WppAnalysis, WppInput};
 use outcrop_run::CaptureOptions;
-use outcrop_strata::{Codec, Config, Replay, WppFile};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -376,7 +376,7 @@ fn report_cmd(args: ReportArgs) -> Result<()> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    out.write_all(outcrop_events::escape::text(&text).as_bytes())?;
+    out.write_all(crate::outcrop_events::escape::text(&text).as_bytes())?;
     out.flush()?;
     Ok(())
 }

@@ -67,6 +67,25 @@ pub mod wpp;
 
 pub use capture::{CaptureOptions, Captured};
 
+/// The mechanisms a run is configured with and reports from, re-exported so that a front end
+/// (the `outcrop` binary) depends on `run`, `report` and its own terminal crate only: a
+/// `RunConfig`'s fields are these crates' types (`rap::observe::RapSpec`,
+/// `timing::Config`, `sampling::BrrConfig`, …), and the file commands read their formats.
+pub mod mechanisms {
+    pub use outcrop_diff as diff;
+    pub use outcrop_events as events;
+    pub use outcrop_instrument as instrument;
+    pub use outcrop_paths as paths;
+    pub use outcrop_phases as phases;
+    pub use outcrop_profile as profile;
+    pub use outcrop_rap as rap;
+    pub use outcrop_rpa as rpa;
+    pub use outcrop_rv as rv;
+    pub use outcrop_sampling as sampling;
+    pub use outcrop_strata as strata;
+    pub use outcrop_timing as timing;
+}
+
 /// docs/library.md's examples, compiled as doctests so that they move with the code.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/library.md")]

@@ -134,6 +134,19 @@ fn mechanisms_and_summaries_have_no_threads_files_or_machine() {
 }
 
 #[test]
+fn the_binary_uses_run_report_studies_and_cli_only() {
+    // the mechanisms' types reach it through `outcrop_run::mechanisms`: analyses are assembled
+    // in the libraries, never a second time in the binary
+    let manifest = std::fs::read_to_string(crates_dir().join("outcrop/Cargo.toml")).unwrap();
+    for dep in outcrop_deps(&manifest) {
+        assert!(
+            ["run", "report", "studies", "cli"].contains(&dep.as_str()),
+            "the binary depends on outcrop-{dep}: use it through run, report or cli"
+        );
+    }
+}
+
+#[test]
 fn the_binary_crate_has_no_library_half() {
     assert!(!Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("src/lib.rs")
