@@ -9,7 +9,7 @@
 //!   sort, in memory);
 //! * zstd 1.5.7 from `zstd-sys` 2.1.3's `lib/` and `scripts/real-programs/zstddrv.c`
 //!   (`zstd LEVEL FILE`: one-shot compression, checked by decompressing), with `input.txt`
-//!   (this repository's Rust sources, about 2 MB).
+//!   (zstd 1.5.7's own library sources, 1.8 MB, the same on every build).
 //!
 //! Cargo fetches the crates (pinned with `=`; checksums from the registry index) into its own
 //! cache: the task writes a manifest naming them under `target/real-programs/fetch` and asks
@@ -72,7 +72,7 @@ pub const COMMANDS: [(&str, &str); 4] = [
     ),
     (
         "./zstd 3 input.txt",
-        "zstd 1.5.7: level 3 on 2 MB of Rust sources, round trip",
+        "zstd 1.5.7: level 3 on its own 1.8 MB of library sources, round trip",
     ),
 ];
 
@@ -166,18 +166,23 @@ pub fn build(dir: Option<&Path>, log: &mut (dyn std::io::Write + Send)) -> Resul
     for f in ["fib.lua", "gc.lua"] {
         std::fs::copy(drivers.join(f), dir.join(f)).with_context(|| format!("copying {f}"))?;
     }
-    // about 2 MB of text to compress: this repository's Rust sources, in a fixed order
-    let mut rs = Vec::new();
-    for c in std::fs::read_dir(root.join("crates"))? {
-        let s = c?.path().join("src");
-        if let Ok(files) = std::fs::read_dir(&s) {
-            rs.extend(files.filter_map(|e| e.ok().map(|e| e.path())));
+    // 1.8 MB of text to compress, the same wherever and whenever it is built: zstd 1.5.7's own
+    // library sources (the pinned crate's), in a fixed order. (It was this repository's Rust
+    // sources until 2026-11-27, which changed with every commit and moved the zstd rows.)
+    let lib = src[2].join("zstd/lib");
+    let mut files = Vec::new();
+    for sub in ["common", "compress", "decompress"] {
+        let d = lib.join(sub);
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            if p.extension().is_some_and(|e| e == "c" || e == "h") {
+                files.push(p);
+            }
         }
     }
-    rs.retain(|p| p.extension().is_some_and(|e| e == "rs"));
-    rs.sort();
+    files.sort();
     let mut text = Vec::new();
-    for p in rs {
+    for p in files {
         text.extend(std::fs::read(&p)?);
     }
     std::fs::write(dir.join("input.txt"), text)?;
