@@ -28,12 +28,7 @@ pub struct Config {
 /// `xtask bench-exec`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
 pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let runs = args.bench.runs(5);
-    let root = crate::root();
-    let outcrop = root.join("target/release/outcrop");
-    crate::ensure!(
-        outcrop.exists(),
-        "build first: cargo build --release -p outcrop"
-    );
+    let (_, outcrop) = crate::release_outcrop()?;
     if !args.programs.is_empty() {
         return programs(&args, &outcrop, runs, out);
     }

@@ -123,9 +123,7 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         timeout,
     } = args;
     let runs = runs.max(1);
-    let root = crate::root();
-    let current = root.join("target/release/outcrop");
-    crate::ensure!(current.exists(), "build first: cargo build --release");
+    let (root, current) = crate::release_outcrop()?;
     let probe = root.join("crates/outcrop/tests/fixtures/guest/probe");
     let tmp = std::env::temp_dir().join(format!("outcrop-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;

@@ -56,8 +56,7 @@ fn stats(outcrop: &Path, prog: &Path, extra: &[&str]) -> Result<(u64, u64)> {
 
 /// Runs the benchmark and prints its tables.
 pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
-    let root = crate::root();
-    let outcrop = root.join("target/release/outcrop");
+    let (root, outcrop) = crate::release_outcrop()?;
     let runs = args.bench.runs(5);
     say!(
         out,
