@@ -168,14 +168,6 @@ impl<T> Context<T> for Option<T> {
     }
 }
 
-/// Where the tables go (`out`) and where progress goes (`log`).
-pub struct Console<'a> {
-    /// The tables and reports (the terminal's stdout for `xtask`).
-    pub out: &'a mut dyn std::io::Write,
-    /// Progress and notes (stderr for `xtask`).
-    pub log: &'a mut dyn std::io::Write,
-}
-
 /// The repository's root (this crate's sources are in `crates/lab`).
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
