@@ -20,6 +20,7 @@ use outcrop_rap::observe::{RapSpec, Stream};
 use outcrop_report::{FileNames, HotEntry, RapRunReport, RunReport, StreamReport};
 use outcrop_run::{execute, Hooks, ProgramImage, RunConfig};
 use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::{cells, table::Table};
 use outcrop_studies::{Job, Manifest, Study};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -212,25 +213,32 @@ fn print_tables(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
         ("load-value", "load values (`load-value`)"),
     ] {
         say!(out, "**{title}**\n");
-        say!(out, "| workload | events | ε | hot ranges | max nodes | max after warm-up | mean nodes | mean at merges | max error % | mean error % |");
-        say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let mut t = Table::new()
+            .left("workload")
+            .right("events")
+            .right("ε")
+            .right("hot ranges")
+            .right("max nodes")
+            .right("max after warm-up")
+            .right("mean nodes")
+            .right("mean at merges")
+            .right("max error %")
+            .right("mean error %");
         for r in runs {
             for (e, rep) in r.reports.iter().enumerate() {
                 let s = stream(rep, sname);
-                say!(
-                    out,
-                    "| {} | {} | {}% | {} | {} | {} | {:.0} | {:.0} | {:.3} | {:.3} |",
+                t.row(cells![
                     r.name,
                     s.n,
-                    EPS[e] * 100.0,
+                    format!("{}%", EPS[e] * 100.0),
                     s.hot.len(),
                     s.max_nodes,
                     max_after_warmup(s, EPS[e]),
-                    s.mean_nodes,
-                    s.mean_nodes_at_merges,
-                    s.max_error_pct.unwrap_or(0.0),
-                    s.mean_error_pct.unwrap_or(0.0)
-                );
+                    format!("{:.0}", s.mean_nodes),
+                    format!("{:.0}", s.mean_nodes_at_merges),
+                    format!("{:.3}", s.max_error_pct.unwrap_or(0.0)),
+                    format!("{:.3}", s.mean_error_pct.unwrap_or(0.0))
+                ]);
             }
         }
         // summary over workloads
@@ -246,16 +254,23 @@ fn print_tables(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
                 .iter()
                 .map(|r| max_after_warmup(stream(&r.reports[e], sname), *eps) as f64)
                 .collect();
-            say!(
-                out,
-                "| **all** | | {}% | | | {:.0} (largest) | | | {:.3} (largest) | {:.3} (mean) |",
-                eps * 100.0,
-                nodes.iter().cloned().fold(0.0, f64::max),
-                maxes.iter().cloned().fold(0.0, f64::max),
-                means.iter().sum::<f64>() / means.len().max(1) as f64
-            );
+            t.row(cells![
+                "**all**",
+                "",
+                format!("{}%", eps * 100.0),
+                "",
+                "",
+                format!("{:.0} (largest)", nodes.iter().cloned().fold(0.0, f64::max)),
+                "",
+                "",
+                format!("{:.3} (largest)", maxes.iter().cloned().fold(0.0, f64::max)),
+                format!(
+                    "{:.3} (mean)",
+                    means.iter().sum::<f64>() / means.len().max(1) as f64
+                )
+            ]);
         }
-        say!(out);
+        say!(out, "{t}");
     }
     fig5_hot_values(runs, out)?;
     fig9_locality(runs, out)?;
@@ -278,24 +293,24 @@ fn fig5_hot_values(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
             r.name
         );
         say!(out, "{} loads. Inclusive share counts the range and everything in it; exclusive share leaves out its hot sub-ranges.\n", s.n);
-        say!(
-            out,
-            "| lo | hi | depth | inclusive share | exclusive share | error % |"
-        );
-        say!(out, "|---|---|---:|---:|---:|---:|");
+        let mut t = Table::new()
+            .left("lo")
+            .left("hi")
+            .right("depth")
+            .right("inclusive share")
+            .right("exclusive share")
+            .right("error %");
         for h in &s.hot {
-            say!(
-                out,
-                "| {:#x} | {:#x} | {} | {:.1}% | {:.1}% | {:.3} |",
-                h.range.lo,
-                h.range.hi,
+            t.row(cells![
+                format!("{:#x}", h.range.lo),
+                format!("{:#x}", h.range.hi),
                 h.range.depth,
-                100.0 * h.range.share,
-                100.0 * h.range.exclusive_share,
-                h.error_pct.unwrap_or(0.0)
-            );
+                format!("{:.1}%", 100.0 * h.range.share),
+                format!("{:.1}%", 100.0 * h.range.exclusive_share),
+                format!("{:.3}", h.error_pct.unwrap_or(0.0))
+            ]);
         }
-        say!(out);
+        say!(out, "{t}");
     }
     Ok(())
 }
@@ -308,22 +323,15 @@ fn fig9_locality(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     );
     say!(out, "Share of each stream covered by its hot ranges (≥ 10%, exclusive shares) whose width is at most 2^k values, mean over the workloads, ε = 1%.\n");
     let ks: Vec<u32> = (0..=64).step_by(8).collect();
-    write!(out, "| stream |")?;
-    for k in &ks {
-        write!(out, " ≤ 2^{k} |")?;
-    }
-    say!(out);
-    write!(out, "|---|")?;
-    for _ in &ks {
-        write!(out, "---:|")?;
-    }
-    say!(out);
+    let mut t = Table::new()
+        .left("stream")
+        .rights(ks.iter().map(|k| format!("≤ 2^{k}")));
     for (name, label) in [
         ("load-value", "loads"),
         ("l1d-miss-value", "L1D misses"),
         ("l2-miss-value", "L2 misses"),
     ] {
-        write!(out, "| {label} |")?;
+        let mut row = vec![label.to_string()];
         for &k in &ks {
             let mut total = 0.0f64;
             let mut count = 0.0f64;
@@ -341,11 +349,11 @@ fn fig9_locality(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
                 total += cov;
                 count += 1.0;
             }
-            write!(out, " {:.1}% |", 100.0 * total / count.max(1.0))?;
+            row.push(format!("{:.1}%", 100.0 * total / count.max(1.0)));
         }
-        say!(out);
+        t.row(row);
     }
-    say!(out);
+    say!(out, "{t}");
     Ok(())
 }
 
@@ -366,23 +374,22 @@ fn fig10_zero_loads(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
             "{} loads returned zero. Hot ranges of their addresses:\n",
             s.n
         );
-        say!(
-            out,
-            "| lo | hi | width | inclusive share | exclusive share |"
-        );
-        say!(out, "|---|---|---:|---:|---:|");
+        let mut t = Table::new()
+            .left("lo")
+            .left("hi")
+            .right("width")
+            .right("inclusive share")
+            .right("exclusive share");
         for h in &s.hot {
-            say!(
-                out,
-                "| {:#x} | {:#x} | 2^{} | {:.1}% | {:.1}% |",
-                h.range.lo,
-                h.range.hi,
-                width(h),
-                100.0 * h.range.share,
-                100.0 * h.range.exclusive_share
-            );
+            t.row(cells![
+                format!("{:#x}", h.range.lo),
+                format!("{:#x}", h.range.hi),
+                format!("2^{}", width(h)),
+                format!("{:.1}%", 100.0 * h.range.share),
+                format!("{:.1}%", 100.0 * h.range.exclusive_share)
+            ]);
         }
-        say!(out);
+        say!(out, "{t}");
     }
     Ok(())
 }
@@ -391,8 +398,16 @@ fn narrow_operands(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // §4 narrow operands: where the narrow-width operations are (ε = 1%)
     say!(out, "### Narrow-width operands (§4)\n");
     say!(out, "RAP over the pcs of instructions whose source operands all fit in 16 bits (`narrow-pc`), ε = 1%: the share of all instructions that are narrow, the widest hot range that lies inside one function, and the narrowest hot range, each with its share of the narrow operations. The paper found gcc's narrow operations concentrated in one file (38.7%), one procedure (31%) and one block (6.4%).\n");
-    say!(out, "| workload | narrow ops | % of instructions | hot ranges | widest hot range within one function | share | narrowest hot range | width | share |");
-    say!(out, "|---|---:|---:|---:|---|---:|---|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("narrow ops")
+        .right("% of instructions")
+        .right("hot ranges")
+        .left("widest hot range within one function")
+        .right("share")
+        .left("narrowest hot range")
+        .right("width")
+        .right("share");
     for r in runs {
         let rep = &r.reports[1];
         let s = stream(rep, "narrow-pc");
@@ -410,34 +425,40 @@ fn narrow_operands(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
                 .map(|c| c.chars().take(60).collect::<String>())
                 .unwrap_or_else(|| "–".into())
         };
-        say!(
-            out,
-            "| {} | {} | {:.1}% | {} | {} | {:.1}% | {} | 2^{} | {:.1}% |",
+        t.row(cells![
             r.name,
             s.n,
-            100.0 * s.n as f64 / rep.instructions.max(1) as f64,
+            format!(
+                "{:.1}%",
+                100.0 * s.n as f64 / rep.instructions.max(1) as f64
+            ),
             hot.len(),
             code(named),
-            named.map_or(0.0, |h| 100.0 * h.range.share),
+            format!("{:.1}%", named.map_or(0.0, |h| 100.0 * h.range.share)),
             code(narrowest),
-            narrowest.map_or(0, width),
-            narrowest.map_or(0.0, |h| 100.0 * h.range.share),
-        );
+            format!("2^{}", narrowest.map_or(0, width)),
+            format!("{:.1}%", narrowest.map_or(0.0, |h| 100.0 * h.range.share))
+        ]);
     }
-    say!(out);
+    say!(out, "{t}");
     Ok(())
 }
 
 fn stream_lengths(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
     // per-workload stream sizes, for context
     say!(out, "### Stream lengths (ε = 1% run)\n");
-    say!(out, "| workload | instructions | loads | L1D-miss loads | L2-miss loads | zero loads | cycles | IPC |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("loads")
+        .right("L1D-miss loads")
+        .right("L2-miss loads")
+        .right("zero loads")
+        .right("cycles")
+        .right("IPC");
     for r in runs {
         let rep = &r.reports[1];
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+        t.row(cells![
             r.name,
             rep.instructions,
             stream(rep, "load-value").n,
@@ -445,8 +466,9 @@ fn stream_lengths(runs: &[Run], out: &mut dyn std::io::Write) -> Result<()> {
             stream(rep, "l2-miss-value").n,
             stream(rep, "zero-load-addr").n,
             rep.timing.as_ref().map_or(0, |t| t.cycles),
-            rep.timing.as_ref().map_or(0.0, |t| t.ipc)
-        );
+            format!("{:.2}", rep.timing.as_ref().map_or(0.0, |t| t.ipc))
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }

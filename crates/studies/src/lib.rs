@@ -11,6 +11,7 @@
 //!   default), or one job as a Slurm array task, or submits the array ([`slurm`]).
 //! * [`stats`]: medians with min–max, geometric means — one implementation for every table.
 //! * [`chart`]: line and bar charts as SVG strings.
+//! * [`table`]: tables as data (titled, aligned columns; rows of cells), rendered as Markdown.
 //!
 //! # Example
 //!
@@ -63,6 +64,7 @@ pub mod manifest;
 pub mod results;
 pub mod slurm;
 pub mod stats;
+pub mod table;
 
 pub use error::{Error, Result};
 pub use job::{Job, Record, Study};
