@@ -24,6 +24,7 @@ use outcrop_sampling::CostModel;
 use outcrop_studies::chart::{grid, Panel, Series};
 use outcrop_studies::stats::pct;
 use outcrop_studies::stats::{median, Spread};
+use outcrop_studies::{cells, table::Table};
 use outcrop_studies::{Job, Manifest, Study};
 use outcrop_timing::Timed;
 use serde::{Deserialize, Serialize};
@@ -565,8 +566,17 @@ fn print_real(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "Cells: Wall accuracy, median [worst decile] (min–max) over {SEEDS} seeds.\n"
     );
-    say!(out, "| program | instructions | cycles | samples per run at {OURS} | hot paths (% of flow) | 16: paper | 16: both | 32: paper | 32: both | overhead (perf-lbr) |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("program")
+        .right("instructions")
+        .right("cycles")
+        .right(format!("samples per run at {OURS}"))
+        .right("hot paths (% of flow)")
+        .right("16: paper")
+        .right("16: both")
+        .right("32: paper")
+        .right("32: both")
+        .right("overhead (perf-lbr)");
     for w in ws {
         let samples = median(&per_seed(|s| {
             unit(w, Kind::Sweep(s), 16, Some(OURS)).map(|u| u.samples as f64)
@@ -574,44 +584,40 @@ fn print_real(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
         let overhead = median(&per_seed(|s| {
             unit(w, Kind::Sweep(s), 16, Some(OURS)).map(|u| u.overhead[0])
         }));
-        say!(
-            out,
-            "| {} | {} | {} | {samples:.0} | {} ({}%) | {} | {} | {} | {} | {}% |",
+        t.row(cells![
             w.name,
             w.instructions,
             w.cycles,
-            w.hot.hot_paths,
-            pct(w.hot.hot_flow, 1),
+            format!("{samples:.0}"),
+            format!("{} ({}%)", w.hot.hot_paths, pct(w.hot.hot_flow, 1)),
             spread(&wall(w, Kind::Sweep, 16, Some(OURS), Mode::Paper)),
             spread(&wall(w, Kind::Sweep, 16, Some(OURS), Mode::Both)),
             spread(&wall(w, Kind::Sweep, 32, Some(OURS), Mode::Paper)),
             spread(&wall(w, Kind::Sweep, 32, Some(OURS), Mode::Both)),
-            pct(overhead, 1),
-        );
+            format!("{}%", pct(overhead, 1))
+        ]);
     }
+    write!(out, "{t}")?;
     say!(out, "\nThe same programs at other periods (16 entries, both extensions; samples per run and Wall accuracy):\n");
-    write!(out, "| program |")?;
-    for p in PERIODS {
-        write!(out, " {p} |")?;
-    }
-    say!(out);
-    say!(out, "|---|{}", "---:|".repeat(PERIODS.len()));
+    let mut t = Table::new()
+        .left("program")
+        .rights(PERIODS.iter().map(|p| p.to_string()));
     for w in ws {
-        write!(out, "| {} |", w.name)?;
+        let mut row = vec![w.name.clone()];
         for p in PERIODS {
             let n = median(&per_seed(|s| {
                 unit(w, Kind::Sweep(s), 16, Some(p)).map(|u| u.samples as f64)
             }));
             let v = wall(w, Kind::Sweep, 16, Some(p), Mode::Both);
-            write!(
-                out,
-                " {n:.0}: {} [{}] |",
+            row.push(format!(
+                "{n:.0}: {} [{}]",
                 pct(median(&v), 1),
                 pct(worst_decile(&v), 1)
-            )?;
+            ));
         }
-        say!(out);
+        t.row(row);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -636,12 +642,17 @@ fn print_tables(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
 
 fn table4_runs(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "### Runs and hot paths (Table 4)\n");
-    say!(out, "| workload | instructions | cycles | regions | path executions | unplaced | hot paths (≥ 0.125%) | % of flow |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("cycles")
+        .right("regions")
+        .right("path executions")
+        .right("unplaced")
+        .right("hot paths (≥ 0.125%)")
+        .right("% of flow");
     for w in ws {
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+        t.row(cells![
             w.name,
             w.instructions,
             w.cycles,
@@ -650,8 +661,9 @@ fn table4_runs(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
             w.unplaced,
             w.hot.hot_paths,
             pct(w.hot.hot_flow, 1)
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -660,47 +672,33 @@ fn fig6_period(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "\n### Accuracy vs sampling period (Figure 6), paper method, mean over workloads\n"
     );
-    write!(
-        out,
-        "| period (cycles) | samples (mean) | overhead, perf-lbr | overhead, itanium2-perfmon |"
-    )?;
-    for e in ENTRIES {
-        write!(out, " Wall, {e} entries |")?;
-    }
-    say!(
-        out,
-        " Wall, 16 entries + both extensions | lowest workload, 16 + both |"
-    );
-    write!(out, "|---:|---:|---:|---:|")?;
-    for _ in ENTRIES {
-        write!(out, "---:|")?;
-    }
-    say!(out, "---:|---|");
+    let mut t = Table::new()
+        .rights([
+            "period (cycles)",
+            "samples (mean)",
+            "overhead, perf-lbr",
+            "overhead, itanium2-perfmon",
+        ])
+        .rights(ENTRIES.iter().map(|e| format!("Wall, {e} entries")))
+        .right("Wall, 16 entries + both extensions")
+        .left("lowest workload, 16 + both");
     for p in PERIODS {
         let u4: Vec<&UnitResult> = ws.iter().filter_map(|w| sweep(w, 4, p)).collect();
-        write!(
-            out,
-            "| {p} | {:.0} | {}% | {}% |",
-            mean(u4.iter().map(|u| u.samples as f64)),
-            pct(mean(u4.iter().map(|u| u.overhead[0])), 1),
-            pct(mean(u4.iter().map(|u| u.overhead[1])), 1)
-        )?;
+        let mut row = cells![
+            p,
+            format!("{:.0}", mean(u4.iter().map(|u| u.samples as f64))),
+            format!("{}%", pct(mean(u4.iter().map(|u| u.overhead[0])), 1)),
+            format!("{}%", pct(mean(u4.iter().map(|u| u.overhead[1])), 1))
+        ];
         for e in ENTRIES {
-            write!(
-                out,
-                " {} |",
-                spread(&wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper))
-            )?;
+            row.push(spread(&wall_mean(ws, Kind::Sweep, e, Some(p), Mode::Paper)));
         }
         let (lo, who) = wall_min(ws, Kind::Sweep, 16, Some(p), Mode::Both);
-        say!(
-            out,
-            " {} | {} {} |",
-            spread(&wall_mean(ws, Kind::Sweep, 16, Some(p), Mode::Both)),
-            who,
-            pct(lo, 1)
-        );
+        row.push(spread(&wall_mean(ws, Kind::Sweep, 16, Some(p), Mode::Both)));
+        row.push(format!("{} {}", who, pct(lo, 1)));
+        t.row(row);
     }
+    write!(out, "{t}")?;
     // the headline: each side's operating point
     Ok(())
 }
@@ -727,8 +725,16 @@ fn operating_points(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()>
         out,
         "* **ours @ 750 K**: 1% under `perf-lbr` (7,500 cycles per sample).\n"
     );
-    say!(out, "| workload | paper @ 10 M: 4, paper | paper's count: 4, paper | paper's count: 16, both | ours @ 750 K: 4, paper | ours: 16, paper | ours: 16, both | ours: 32, both | overhead @ 750 K (perf-lbr) |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("paper @ 10 M: 4, paper")
+        .right("paper's count: 4, paper")
+        .right("paper's count: 16, both")
+        .right("ours @ 750 K: 4, paper")
+        .right("ours: 16, paper")
+        .right("ours: 16, both")
+        .right("ours: 32, both")
+        .right("overhead @ 750 K (perf-lbr)");
     type Col = (fn(u64) -> Kind, usize, Option<u64>, Mode);
     let cols: [Col; 7] = [
         (Kind::Sweep, 4, Some(PAPERS), Mode::Paper),
@@ -740,32 +746,28 @@ fn operating_points(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()>
         (Kind::Sweep, 32, Some(OURS), Mode::Both),
     ];
     for w in ws {
-        write!(out, "| {} |", w.name)?;
+        let mut row = vec![w.name.clone()];
         for (k, e, p, m) in cols {
-            write!(out, " {} |", spread(&wall(w, k, e, p, m)))?;
+            row.push(spread(&wall(w, k, e, p, m)));
         }
-        say!(
-            out,
-            " {}% |",
-            pct(
-                median(&per_seed(
-                    |s| unit(w, Kind::Sweep(s), 4, Some(OURS)).map(|u| u.overhead[0])
-                )),
-                1
-            )
-        );
+        let overhead = median(&per_seed(|s| {
+            unit(w, Kind::Sweep(s), 4, Some(OURS)).map(|u| u.overhead[0])
+        }));
+        row.push(format!("{}%", pct(overhead, 1)));
+        t.row(row);
     }
-    write!(out, "| **mean** |")?;
+    let mut row = vec!["**mean**".to_string()];
     for (k, e, p, m) in cols {
-        write!(out, " **{}** |", spread(&wall_mean(ws, k, e, p, m)))?;
+        row.push(format!("**{}**", spread(&wall_mean(ws, k, e, p, m))));
     }
-    say!(out, " |");
-    write!(out, "| **lowest workload (median)** |")?;
+    t.row(row);
+    let mut row = vec!["**lowest workload (median)**".to_string()];
     for (k, e, p, m) in cols {
         let (v, who) = wall_min(ws, k, e, p, m);
-        write!(out, " {} {} |", who, pct(v, 1))?;
+        row.push(format!("{} {}", who, pct(v, 1)));
     }
-    say!(out, " |");
+    t.row(row);
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -774,11 +776,18 @@ fn at_ours(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "\n### At {OURS} cycles (1% under perf-lbr): Wall accuracy per workload and method\n"
     );
-    say!(out, "| workload | 4: paper | 4: stitch | 4: edge weights | 4: both | 16: paper | 16: stitch | 16: edge weights | 16: both | 4 @ 1 M: imprecise | 4 @ 1 M: all branches |");
-    say!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut t = Table::new()
+        .left("workload")
+        .right("4: paper")
+        .right("4: stitch")
+        .right("4: edge weights")
+        .right("4: both")
+        .right("16: paper")
+        .right("16: stitch")
+        .right("16: edge weights")
+        .right("16: both")
+        .right("4 @ 1 M: imprecise")
+        .right("4 @ 1 M: all branches");
     let mut means: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); SEEDS as usize]; 10];
     for w in ws {
         let mut vals: Vec<Vec<f64>> = Vec::new();
@@ -789,31 +798,34 @@ fn at_ours(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
         }
         vals.push(wall(w, Kind::Imprecise, 4, None, Mode::Paper));
         vals.push(wall(w, Kind::AllBranches, 4, None, Mode::Paper));
-        write!(out, "| {} |", w.name)?;
+        let mut row = vec![w.name.clone()];
         for (i, v) in vals.iter().enumerate() {
-            write!(out, " {} |", spread(v))?;
+            row.push(spread(v));
             for (s, x) in v.iter().enumerate() {
                 means[i][s].push(*x);
             }
         }
-        say!(out);
+        t.row(row);
     }
-    write!(out, "| **mean** |")?;
+    let mut row = vec!["**mean**".to_string()];
     for c in &means {
         let v: Vec<f64> = c.iter().map(|x| mean(x.iter().copied())).collect();
-        write!(out, " **{}** |", spread(&v))?;
+        row.push(format!("**{}**", spread(&v)));
     }
-    say!(out);
+    t.row(row);
+    write!(out, "{t}")?;
     Ok(())
 }
 
 fn overlap(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "\n### Overlap at {OURS} cycles\n");
-    say!(
-        out,
-        "| workload | 4: paper | 4: both | 16: paper | 16: both | 32: both |"
-    );
-    say!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("4: paper")
+        .right("4: both")
+        .right("16: paper")
+        .right("16: both")
+        .right("32: both");
     for w in ws {
         let ov = |e: usize, m: Mode| {
             spread(&per_seed(|s| {
@@ -822,17 +834,16 @@ fn overlap(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
                     .map(|a| a.overlap)
             }))
         };
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
+        t.row(cells![
             w.name,
             ov(4, Mode::Paper),
             ov(4, Mode::Both),
             ov(16, Mode::Paper),
             ov(16, Mode::Both),
             ov(32, Mode::Both)
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -840,26 +851,32 @@ fn table2_lengths(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out,
         "\n### Partial path lengths in instructions (Table 2), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    say!(out, "| workload | initial | extended | split at functions | and back edges | fragments (and regions) | discarded samples | cuts |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("initial")
+        .right("extended")
+        .right("split at functions")
+        .right("and back edges")
+        .right("fragments (and regions)")
+        .right("discarded samples")
+        .right("cuts");
     for w in ws {
         let Some(u) = sweep(w, 4, OPERATING) else {
             continue;
         };
         let p = &u.paper;
-        say!(
-            out,
-            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
+        t.row(cells![
             w.name,
-            p.lengths[0],
-            p.lengths[1],
-            p.lengths[2],
-            p.lengths[3],
-            p.lengths[4],
+            format!("{:.1}", p.lengths[0]),
+            format!("{:.1}", p.lengths[1]),
+            format!("{:.1}", p.lengths[2]),
+            format!("{:.1}", p.lengths[3]),
+            format!("{:.1}", p.lengths[4]),
             p.discarded,
             p.breaks
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -867,65 +884,52 @@ fn table3_spans(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out,
         "\n### Samples by function boundaries spanned (Table 3), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    say!(
-        out,
-        "| workload | 0 | 1 | 2 | 3 | 4+ | same with 16 entries: 0 | 1 | 2 | 3 | 4+ |"
-    );
-    say!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut t = Table::new()
+        .left("workload")
+        .right("0")
+        .right("1")
+        .right("2")
+        .right("3")
+        .right("4+")
+        .right("same with 16 entries: 0")
+        .right("1")
+        .right("2")
+        .right("3")
+        .right("4+");
     for w in ws {
         let (Some(a), Some(b)) = (sweep(w, 4, OPERATING), sweep(w, 16, OPERATING)) else {
             continue;
         };
         let x = a.paper.spans;
         let y = b.paper.spans;
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            w.name,
-            x[0],
-            x[1],
-            x[2],
-            x[3],
-            x[4],
-            y[0],
-            y[1],
-            y[2],
-            y[3],
-            y[4]
-        );
+        t.row(cells![
+            w.name, x[0], x[1], x[2], x[3], x[4], y[0], y[1], y[2], y[3], y[4]
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
 fn fig5_unique(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "\n### Unique paths found when aggregating runs (Figure 5), 4 entries, {OPERATING} cycles\n");
     let total = FIG5_SEEDS + EXTRA;
-    write!(out, "| workload |")?;
-    for k in 1..=total {
-        write!(out, " {k} |")?;
-    }
-    say!(out);
-    write!(out, "|---|")?;
-    for _ in 1..=total {
-        write!(out, "---:|")?;
-    }
-    say!(out);
+    let mut t = Table::new()
+        .left("workload")
+        .rights((1..=total).map(|k| k.to_string()));
     for w in ws {
         let mut runs: Vec<&UnitResult> = (0..FIG5_SEEDS)
             .filter_map(|s| unit(w, Kind::Sweep(s), 4, Some(OPERATING)))
             .collect();
         runs.extend((0..EXTRA).filter_map(|s| unit(w, Kind::Extra(s), 4, None)));
         let mut seen: std::collections::HashSet<PathKey> = Default::default();
-        write!(out, "| {} |", w.name)?;
+        let mut row = vec![w.name.clone()];
         for u in runs {
             seen.extend(u.estimated_paths.iter().copied());
-            write!(out, " {} |", seen.len())?;
+            row.push(seen.len().to_string());
         }
-        say!(out);
+        t.row(row);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -933,11 +937,10 @@ fn matching(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out,
         "\n### Matching ratio of the five hottest regions (§4.6), 4 entries, {OPERATING} cycles, seed 1\n"
     );
-    say!(
-        out,
-        "| workload | mean over all fragments | hottest regions: (share of flow, ratio) |"
-    );
-    say!(out, "|---|---:|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("mean over all fragments")
+        .left("hottest regions: (share of flow, ratio)");
     for w in ws {
         let Some(u) = sweep(w, 4, OPERATING) else {
             continue;
@@ -947,14 +950,13 @@ fn matching(ws: &[Workload], out: &mut dyn std::io::Write) -> Result<()> {
             .iter()
             .map(|(f, r)| format!("({}%, {:.2})", pct(*f, 1), r))
             .collect();
-        say!(
-            out,
-            "| {} | {:.2} | {} |",
+        t.row(cells![
             w.name,
-            u.paper.mean_matching_ratio,
+            format!("{:.2}", u.paper.mean_matching_ratio),
             r.join(" ")
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 

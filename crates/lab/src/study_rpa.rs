@@ -32,6 +32,7 @@ use outcrop_rpa::hw::HwConfig;
 use outcrop_rpa::observe::{HwReport, RpaResult};
 use outcrop_run::{execute, Hooks, ProgramImage, ProgramSpec, RpaConfig, RunConfig};
 use outcrop_studies::chart::{grid, Panel, Series};
+use outcrop_studies::{cells, table::Table};
 use outcrop_studies::{Job, Manifest, Study};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -464,18 +465,19 @@ fn slow(a: &Outcome, b: &Outcome) -> f64 {
 fn fig7_occupancy(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<(String, HwReport)>> {
     let xs = [1usize, 2, 3, 4, 6, 8, 12, 16];
     let head: Vec<String> = xs.iter().map(|x| format!("≥{x}")).collect();
-    say!(
-        out,
-        "| workload | instructions | cycles | buffers {} | in flight {} |",
-        head.join(" | "),
-        head.join(" | ")
-    );
-    say!(
-        out,
-        "|---|---|---|{}|{}|",
-        "---|".repeat(xs.len() - 1) + "---",
-        "---|".repeat(xs.len() - 1) + "---"
-    );
+    let mut t = Table::new()
+        .left("workload")
+        .left("instructions")
+        .left("cycles");
+    for what in ["buffers", "in flight"] {
+        for (i, h) in head.iter().enumerate() {
+            t = t.left(if i == 0 {
+                format!("{what} {h}")
+            } else {
+                h.clone()
+            });
+        }
+    }
     let mut fig7 = Vec::new();
     for (i, w) in runs.workloads.iter().enumerate() {
         let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
@@ -488,17 +490,15 @@ fn fig7_occupancy(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<(Stri
             .iter()
             .map(|&x| pct(h.occupancy.networks_at_least(x)))
             .collect();
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            w.name,
-            u.instructions,
-            u.cycles,
-            b.join(" | "),
-            n.join(" | ")
+        t.row(
+            cells![w.name, u.instructions, u.cycles]
+                .into_iter()
+                .chain(b)
+                .chain(n),
         );
         fig7.push((w.name.clone(), h));
     }
+    write!(out, "{t}")?;
 
     Ok(fig7)
 }
@@ -506,8 +506,20 @@ fn fig7_occupancy(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<(Stri
 /// Figures 8a and 8b: stalls and slowdowns with 1–4 networks and 8 buffers.
 fn fig8_networks(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<Fig8Row>> {
     say!(out, "\n### Figure 8a/8b: 8 buffers, 1–4 networks, edges 1/256 (% of cycles dispatch stalled; % slowdown against 32/32)\n");
-    say!(out, "| workload | stalled 1 | 2 | 3 | 4 | slowdown 1 | 2 | 3 | 4 | cheap 4:8 stalled | cheap slowdown | 4:8 vs no RPA | lossless |");
-    say!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .left("stalled 1")
+        .left("2")
+        .left("3")
+        .left("4")
+        .left("slowdown 1")
+        .left("2")
+        .left("3")
+        .left("4")
+        .left("cheap 4:8 stalled")
+        .left("cheap slowdown")
+        .left("4:8 vs no RPA")
+        .left("lossless");
     let mut fig8 = Vec::new();
     for (i, w) in runs.workloads.iter().enumerate() {
         let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
@@ -523,9 +535,7 @@ fn fig8_networks(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<Fig8Ro
         }
         let cheap = runs.get(i, Cell::Hw(4, 8, true, 256))?;
         let p48 = runs.get(i, Cell::Hw(4, 8, false, 256))?;
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        t.row(cells![
             w.name,
             pct(st[0]),
             pct(st[1]),
@@ -543,7 +553,7 @@ fn fig8_networks(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<Fig8Ro
             } else {
                 "NO"
             }
-        );
+        ]);
         let mut rate_slow = Vec::new();
         for rate in RATES {
             let a = runs.get(i, Cell::Hw(4, 8, false, rate))?;
@@ -552,20 +562,24 @@ fn fig8_networks(runs: &Runs, out: &mut dyn std::io::Write) -> Result<Vec<Fig8Ro
         }
         fig8.push((w.name.clone(), st, sl, rate_slow));
     }
-
+    write!(out, "{t}")?;
     Ok(fig8)
 }
 
 /// Figure 8c: 4:8 against 32/32 at each edge rate.
 fn fig8c_rates(fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "\n### Figure 8c: 4 networks, 8 buffers, GC query included (% slowdown against 32/32 at the same rate)\n");
-    say!(out, "| workload | 1/32 | 1/64 | 1/128 | 1/256 |");
-    say!(out, "|---|---|---|---|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .left("1/32")
+        .left("1/64")
+        .left("1/128")
+        .left("1/256");
     for (name, _, _, r) in fig8 {
         let c: Vec<String> = r.iter().map(|x| pct(*x)).collect();
-        say!(out, "| {name} | {} |", c.join(" | "));
+        t.row(cells![name].into_iter().chain(c));
     }
-
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -575,8 +589,16 @@ fn table6_per_sample(runs: &Runs, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "\n### Table 6: instructions and cycles per profiled instruction (32/32 runs)\n"
     );
-    say!(out, "| workload | instr/sample 1/32 | 1/64 | 1/128 | 1/256 | cycles/sample 1/32 | 1/64 | 1/128 | 1/256 |");
-    say!(out, "|---|---|---|---|---|---|---|---|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .left("instr/sample 1/32")
+        .left("1/64")
+        .left("1/128")
+        .left("1/256")
+        .left("cycles/sample 1/32")
+        .left("1/64")
+        .left("1/128")
+        .left("1/256");
     for (i, w) in runs.workloads.iter().enumerate() {
         let mut ins = Vec::new();
         let mut cyc = Vec::new();
@@ -586,26 +608,30 @@ fn table6_per_sample(runs: &Runs, out: &mut dyn std::io::Write) -> Result<()> {
             ins.push(format!("{:.0}", o.instructions as f64 / p));
             cyc.push(format!("{:.0}", o.cycles as f64 / p));
         }
-        say!(
-            out,
-            "| {} | {} | {} |",
-            w.name,
-            ins.join(" | "),
-            cyc.join(" | ")
-        );
+        t.row(cells![w.name].into_iter().chain(ins).chain(cyc));
     }
-
+    write!(out, "{t}")?;
     Ok(())
 }
 
 /// The workloads with barrier stores, against the paper's Table 6 at 1/256.
 fn under_load(runs: &Runs, fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "\n### Under load: the workloads with barrier stores (tag-1 stores), against the paper's (Table 6 at 1/256)\n");
-    say!(out, "| workload | tagged stores per 1,000 instructions | barrier messages (non-null) per 1,000 | profiled per 1,000 (1/256, Table 6's inverse) | buffers ≥ 8 (32/32) | in flight ≥ 4 (32/32) | buffer hold, cycles per profiled instruction | sends that waited for the service (4:8) | stalled, 4 networks | slowdown, 3 networks | slowdown, 4 networks | 4:8 vs no RPA, service 50 | 20 | 10 cycles a message |");
-    say!(
-        out,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    );
+    let mut t = Table::new()
+        .left("workload")
+        .left("tagged stores per 1,000 instructions")
+        .left("barrier messages (non-null) per 1,000")
+        .left("profiled per 1,000 (1/256, Table 6's inverse)")
+        .left("buffers ≥ 8 (32/32)")
+        .left("in flight ≥ 4 (32/32)")
+        .left("buffer hold, cycles per profiled instruction")
+        .left("sends that waited for the service (4:8)")
+        .left("stalled, 4 networks")
+        .left("slowdown, 3 networks")
+        .left("slowdown, 4 networks")
+        .left("4:8 vs no RPA, service 50")
+        .left("20")
+        .left("10 cycles a message");
     let mut loaded = Vec::new();
     for (i, w) in runs.workloads.iter().enumerate() {
         let u = runs.get(i, Cell::Hw(32, 32, false, 256))?;
@@ -626,22 +652,26 @@ fn under_load(runs: &Runs, fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Re
                     .map_or("–".into(), |o| pct(slow(o, bare)))
             })
             .collect();
-        say!(
-            out,
-            "| {} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} |",
-            w.name,
-            k(u.barrier.0),
-            k(u.barrier.1),
-            k(h.stats.profiled),
-            pct(h.occupancy.buffers_at_least(8)),
-            pct(h.occupancy.networks_at_least(4)),
-            h.stats.buffer_cycles as f64 / h.stats.profiled.max(1) as f64,
-            pct(h48.stats.queue_waits as f64 / h48.stats.messages.max(1) as f64),
-            pct(st[3]),
-            pct(sl[2]),
-            pct(sl[3]),
-            pct(slow(p48, bare)),
-            services.join(" | "),
+        t.row(
+            cells![
+                w.name,
+                format!("{:.2}", k(u.barrier.0)),
+                format!("{:.2}", k(u.barrier.1)),
+                format!("{:.2}", k(h.stats.profiled)),
+                pct(h.occupancy.buffers_at_least(8)),
+                pct(h.occupancy.networks_at_least(4)),
+                format!(
+                    "{:.1}",
+                    h.stats.buffer_cycles as f64 / h.stats.profiled.max(1) as f64
+                ),
+                pct(h48.stats.queue_waits as f64 / h48.stats.messages.max(1) as f64),
+                pct(st[3]),
+                pct(sl[2]),
+                pct(sl[3]),
+                pct(slow(p48, bare))
+            ]
+            .into_iter()
+            .chain(services),
         );
         loaded.push((w.name.clone(), sl[2], sl[3]));
     }
@@ -651,12 +681,24 @@ fn under_load(runs: &Runs, fig8: &[Fig8Row], out: &mut dyn std::io::Write) -> Re
         ("db", 290.0),
         ("javac", 420.0),
     ] {
-        say!(
-            out,
-            "| paper: {name} | – | – | {:.2} | – | – | – | – | – | < 0.5 | ≈ 0 | – | – | – |",
-            1000.0 / per_sample
-        );
+        t.row(cells![
+            format!("paper: {name}"),
+            "–",
+            "–",
+            format!("{:.2}", 1000.0 / per_sample),
+            "–",
+            "–",
+            "–",
+            "–",
+            "–",
+            "< 0.5",
+            "≈ 0",
+            "–",
+            "–",
+            "–"
+        ]);
     }
+    write!(out, "{t}")?;
     if let Some(worst) = loaded.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         let w4 = loaded.iter().map(|l| l.2).fold(f64::MIN, f64::max);
         say!(out,
@@ -890,8 +932,19 @@ fn prefetch(
         out,
         "### Closed loop at a 100-cycle service latency, every workload\n"
     );
-    say!(out, "| workload | L2 data misses, no RPA | open loop | closed, Figure 2b's query | closed, + rtime | cycles: open loop vs no RPA | closed vs open | closed + rtime vs open | closed + rtime vs no RPA | lines asked for (+ rtime) | stride / correlation predictions | late fills |");
-    say!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .left("L2 data misses, no RPA")
+        .left("open loop")
+        .left("closed, Figure 2b's query")
+        .left("closed, + rtime")
+        .left("cycles: open loop vs no RPA")
+        .left("closed vs open")
+        .left("closed + rtime vs open")
+        .left("closed + rtime vs no RPA")
+        .left("lines asked for (+ rtime)")
+        .left("stride / correlation predictions")
+        .left("late fills");
     for (i, w) in workloads.iter().enumerate() {
         let (bare, _) = get(i, PCell::Bare)?;
         let (open, _) = get(i, PCell::Open)?;
@@ -901,32 +954,31 @@ fn prefetch(
         let removed = |t: &outcrop_timing::Totals| {
             pct(1.0 - t.l2_data_misses as f64 / open.l2_data_misses.max(1) as f64)
         };
-        say!(
-            out,
-            "| {} | {} | {} | {} ({}%) | {} ({}%) | {} | {} | {} | {} | {} | {} / {} | {} |",
+        t.row(cells![
             w.name,
             bare.l2_data_misses,
             open.l2_data_misses,
-            closed.l2_data_misses,
-            removed(closed),
-            timed.l2_data_misses,
-            removed(timed),
+            format!("{} ({}%)", closed.l2_data_misses, removed(closed)),
+            format!("{} ({}%)", timed.l2_data_misses, removed(timed)),
             signed(open.cycles as f64 / bare.cycles as f64 - 1.0),
             signed(closed.cycles as f64 / open.cycles as f64 - 1.0),
             signed(timed.cycles as f64 / open.cycles as f64 - 1.0),
             signed(timed.cycles as f64 / bare.cycles as f64 - 1.0),
             p.issued,
-            p.stride_hits,
-            p.correlation_hits,
+            format!("{} / {}", p.stride_hits, p.correlation_hits),
             timed.fills_late
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     say!(out, "\n### Service latency sweep (memory-bound workloads, query with rtime): L2 data misses and cycles against the open loop\n");
-    say!(
-        out,
-        "| workload | open loop: misses | cycles | latency 0 | 100 | 1,000 | 10,000 |"
-    );
-    say!(out, "|---|---|---|---|---|---|---|");
+    let mut t = Table::new()
+        .left("workload")
+        .left("open loop: misses")
+        .left("cycles")
+        .left("latency 0")
+        .left("100")
+        .left("1,000")
+        .left("10,000");
     for (i, w) in workloads.iter().enumerate() {
         if !MEMORY_BOUND.contains(&w.name.as_str()) {
             continue;
@@ -941,15 +993,13 @@ fn prefetch(
                 signed(t.cycles as f64 / open.cycles as f64 - 1.0)
             ));
         }
-        say!(
-            out,
-            "| {} | {} | {} | {} |",
-            w.name,
-            open.l2_data_misses,
-            open.cycles,
-            row.join(" | ")
+        t.row(
+            cells![w.name, open.l2_data_misses, open.cycles]
+                .into_iter()
+                .chain(row),
         );
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
@@ -1043,30 +1093,39 @@ fn adaptive(
     say!(out, "machine: rpa2000; queries: edges every N + the GC barrier (always); 8 buffers; adaptive budget 0.5% of cycles per 10,000-cycle window\n");
     for rate in [32u32, 256] {
         say!(out, "### Edges 1/{rate}: slowdown against no RPA, % cycles stalled, edge overlap with the exact profile, samples (fixed → adaptive)\n");
-        say!(out, "| workload | 1 network: slowdown | stalled | overlap | samples | highest throttle | 4 networks: slowdown | stalled | overlap | samples | highest throttle |");
-        say!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+        let mut t = Table::new()
+            .left("workload")
+            .left("1 network: slowdown")
+            .left("stalled")
+            .left("overlap")
+            .left("samples")
+            .left("highest throttle")
+            .left("4 networks: slowdown")
+            .left("stalled")
+            .left("overlap")
+            .left("samples")
+            .left("highest throttle");
         for (i, w) in workloads.iter().enumerate() {
             let bare = get(i, ACell::Bare)?.0 as f64;
-            let mut cols = Vec::new();
+            let mut cols = vec![w.name.clone()];
             for networks in [1, 4] {
                 let a = get(i, ACell::Edge(rate, networks, false))?;
                 let b = get(i, ACell::Edge(rate, networks, true))?;
-                cols.push(format!(
-                    "{} → {} | {} → {} | {:.1} → {:.1} | {} → {} | 1/{}",
-                    pct(a.0 as f64 / bare - 1.0),
-                    pct(b.0 as f64 / bare - 1.0),
-                    pct(a.1),
-                    pct(b.1),
-                    a.2,
-                    b.2,
-                    a.3,
-                    b.3,
-                    (1u64 << b.4) * u64::from(rate)
-                ));
+                cols.extend(cells![
+                    format!(
+                        "{} → {}",
+                        pct(a.0 as f64 / bare - 1.0),
+                        pct(b.0 as f64 / bare - 1.0)
+                    ),
+                    format!("{} → {}", pct(a.1), pct(b.1)),
+                    format!("{:.1} → {:.1}", a.2, b.2),
+                    format!("{} → {}", a.3, b.3),
+                    format!("1/{}", (1u64 << b.4) * u64::from(rate))
+                ]);
             }
-            say!(out, "| {} | {} |", w.name, cols.join(" | "));
+            t.row(cols);
         }
-        say!(out);
+        say!(out, "{t}");
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ use crate::sweep::SweepOptions;
 use crate::{Context, Result};
 use outcrop_studies::chart::{grid, Panel, Series, Style};
 use outcrop_studies::stats::{geomean, Spread};
+use outcrop_studies::{cells, table::Table};
 use outcrop_studies::{Job, Manifest, Study};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -274,32 +275,39 @@ pub fn run(
 
 fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Result<()> {
     say!(out, "### Paths (Table 3)\n");
-    say!(out, "| workload | instructions | blocks | paths executed | mean path length (blocks) | unique paths |");
-    say!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("blocks")
+        .right("paths executed")
+        .right("mean path length (blocks)")
+        .right("unique paths");
     for r in rows {
         let p = &r.report.paths;
-        say!(
-            out,
-            "| {} | {} | {} | {} | {:.1} | {} |",
+        t.row(cells![
             r.name,
             r.instructions,
             r.blocks,
             p.executed,
-            p.mean_length_blocks,
+            format!("{:.1}", p.mean_length_blocks),
             p.unique
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     say!(out, "\n### Strata (Table 4), layer 0\n");
-    say!(out, "| workload | unique strata | total strata | consecutive executions | paths covered by strata | mean stratum length (paths) |");
-    say!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("unique strata")
+        .right("total strata")
+        .right("consecutive executions")
+        .right("paths covered by strata")
+        .right("mean stratum length (paths)");
     for r in rows {
         let l = r.report.layers.first().cloned().unwrap_or_default();
         let (sum, cnt) = l.lengths.iter().fold((0u64, 0u64), |(s, c), x| {
             (s + x.length * x.executions, c + x.executions)
         });
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
+        t.row(cells![
             r.name,
             l.unique,
             l.total,
@@ -310,11 +318,17 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
             } else {
                 "–".into()
             }
-        );
+        ]);
     }
+    write!(out, "{t}")?;
     say!(out, "\n### Compression (§IV.B)\n");
-    say!(out, "| workload | file bytes | paper's ratio (instructions × 4.2 ÷ bytes) | raw block trace ÷ bytes | zstd -3 --long bytes | zstd ÷ ours |");
-    say!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("file bytes")
+        .right("paper's ratio (instructions × 4.2 ÷ bytes)")
+        .right("raw block trace ÷ bytes")
+        .right("zstd -3 --long bytes")
+        .right("zstd ÷ ours");
     let (mut paper, mut raw, mut zs) = (Vec::new(), Vec::new(), Vec::new());
     for r in rows {
         let f = r.file_bytes as f64;
@@ -324,28 +338,40 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
         paper.push(p);
         raw.push(w);
         zs.push(z);
-        say!(
-            out,
-            "| {} | {} | {:.0} | {:.0} | {} | {:.2}× |",
+        t.row(cells![
             r.name,
             r.file_bytes,
-            p,
-            w,
+            format!("{:.0}", p),
+            format!("{:.0}", w),
             r.zstd_bytes,
-            z
-        );
+            format!("{:.2}×", z)
+        ]);
     }
     for (label, v) in [
         ("paper's ratio", &paper),
         ("raw trace ÷ ours", &raw),
         ("zstd -3 --long ÷ ours", &zs),
     ] {
-        let (g, m, t) = summary(v);
-        say!(out, "| **{label}** | geometric mean {g:.2} | median {m:.2} | geometric mean without best and worst {t:.2} | | |");
+        let (g, m, trimmed) = summary(v);
+        t.row(cells![
+            format!("**{label}**"),
+            format!("geometric mean {g:.2}"),
+            format!("median {m:.2}"),
+            format!("geometric mean without best and worst {trimmed:.2}"),
+            "",
+            ""
+        ]);
     }
+    write!(out, "{t}")?;
     say!(out, "\n### Capture slowdown (§IV.A), {runs} runs each, alternating; seconds are medians (min–max), ratios are medians of per-run ratios\n");
-    say!(out, "| workload | native x86-64 s | bare machine s | capture s | capture ÷ native | capture ÷ bare machine | bare machine ÷ native |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .left("workload")
+        .right("native x86-64 s")
+        .right("bare machine s")
+        .right("capture s")
+        .right("capture ÷ native")
+        .right("capture ÷ bare machine")
+        .right("bare machine ÷ native");
     let (mut vn, mut vb, mut vm) = (Vec::new(), Vec::new(), Vec::new());
     for r in rows {
         let (a, sa) = ratio(&r.record, &r.native);
@@ -354,23 +380,33 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
         vn.push(a);
         vb.push(b);
         vm.push(c);
-        say!(
-            out,
-            "| {} | {} | {} | {} | {sa} | {sb} | {sc} |",
+        t.row(cells![
             r.name,
             mm(&r.native),
             mm(&r.bare),
-            mm(&r.record)
-        );
+            mm(&r.record),
+            sa,
+            sb,
+            sc
+        ]);
     }
     for (label, v) in [
         ("capture ÷ native", &vn),
         ("capture ÷ bare machine", &vb),
         ("bare machine ÷ native", &vm),
     ] {
-        let (g, m, t) = summary(v);
-        say!(out, "| **{label}** | geometric mean {g:.2} | median {m:.2} | without best and worst {t:.2} | | | |");
+        let (g, m, trimmed) = summary(v);
+        t.row(cells![
+            format!("**{label}**"),
+            format!("geometric mean {g:.2}"),
+            format!("median {m:.2}"),
+            format!("without best and worst {trimmed:.2}"),
+            "",
+            "",
+            ""
+        ]);
     }
+    write!(out, "{t}")?;
     Ok(())
 }
 
