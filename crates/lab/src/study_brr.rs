@@ -28,6 +28,7 @@ use outcrop_sampling::sampler::{
 use outcrop_sampling::{overlap, BrrConfig, BrrMode, BrrUnit, SiteProfile};
 use outcrop_studies::chart::{grid, Panel, Series, Style};
 use outcrop_studies::stats::pct;
+use outcrop_studies::{cells, table::Table};
 use outcrop_studies::{Job, Manifest, Study};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -588,17 +589,18 @@ fn same_run_table(rs: &[(String, SameRunResult)]) -> String {
     for (k, kind) in ["call targets", "branch edges"].iter().enumerate() {
         let _ = writeln!(
             o,
-            "\n#### Every sampler on the same run, {kind}, 1/1024 (accuracy %, median and min–max of 5 seeds)\n\n| program | executions | {} |\n|---|---:|{}",
-            names.join(" | "),
-            "---:|".repeat(names.len())
+            "\n#### Every sampler on the same run, {kind}, 1/1024 (accuracy %, median and min–max of 5 seeds)\n"
         );
+        let mut t = Table::new()
+            .left("program")
+            .right("executions")
+            .rights(names.iter().copied());
         for (name, SameRunResult(acc, execs)) in rs {
-            let mut row = format!("| {name} | {} |", execs[k]);
-            for n in &names {
-                let _ = write!(row, " {} |", acc_cell(acc.get(&(k, *n))));
-            }
-            let _ = writeln!(o, "{row}");
+            let mut row = cells![name, execs[k]];
+            row.extend(names.iter().map(|n| acc_cell(acc.get(&(k, *n)))));
+            t.row(row);
         }
+        let _ = write!(o, "{t}");
     }
     o
 }
@@ -703,22 +705,25 @@ fn tables(rs: &[ProgResult], m: Option<&Micro>) -> String {
                 o,
                 "\n#### Accuracy, {sites} sites, 1/{interval} (overlap with the full profile, %)\n"
             );
-            let _ = writeln!(
-                o,
-                "| program | sites | checks | brr (LFSR, 5 seeds) | software counter | hardware counter |"
-            );
-            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|");
+            let mut t = Table::new()
+                .left("program")
+                .right("sites")
+                .right("checks")
+                .right("brr (LFSR, 5 seeds)")
+                .right("software counter")
+                .right("hardware counter");
             for r in rs {
                 let (n, checks) = r.sites.get(sites).copied().unwrap_or_default();
-                let _ = writeln!(
-                    o,
-                    "| {} | {n} | {checks} | {} | {} | {} |",
+                t.row(cells![
                     r.name,
+                    n,
+                    checks,
                     acc_cell(r.acc.get(&(sites, interval, "brr"))),
                     acc_cell(r.acc.get(&(sites, interval, "counter"))),
-                    acc_cell(r.acc.get(&(sites, interval, "hw-counter"))),
-                );
+                    acc_cell(r.acc.get(&(sites, interval, "hw-counter")))
+                ]);
             }
+            let _ = write!(o, "{t}");
         }
     }
     sensitivity(rs, &mut o);
@@ -737,21 +742,18 @@ fn sensitivity(rs: &[ProgResult], o: &mut String) {
         .unwrap_or_default();
     let _ = writeln!(
         o,
-        "\n#### Sensitivity, edge sites, 1/1024 (median of 3 seeds, %)\n\n| program | default (20-bit, taps 20 17, spaced bits) | {} |",
-        names.join(" | ")
+        "\n#### Sensitivity, edge sites, 1/1024 (median of 3 seeds, %)\n"
     );
-    let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(names.len()));
+    let mut t = Table::new()
+        .left("program")
+        .right("default (20-bit, taps 20 17, spaced bits)")
+        .rights(names.iter().cloned());
     for r in rs {
-        let mut row = format!(
-            "| {} | {} |",
-            r.name,
-            acc_cell(r.acc.get(&("edges", 1024, "brr")))
-        );
-        for n in &names {
-            let _ = write!(row, " {} |", acc_cell(r.sens.get(n)));
-        }
-        let _ = writeln!(o, "{row}");
+        let mut row = cells![r.name, acc_cell(r.acc.get(&("edges", 1024, "brr")))];
+        row.extend(names.iter().map(|n| acc_cell(r.sens.get(n))));
+        t.row(row);
     }
+    let _ = write!(o, "{t}");
 }
 
 /// The framework's overhead per program and site set.
@@ -762,11 +764,17 @@ fn overhead(rs: &[ProgResult], o: &mut String) {
                 o,
                 "\n#### Framework overhead at 1/1024, {sites} sites (cycles over the uninstrumented build, %)\n"
             );
-            let _ = writeln!(
-                o,
-                "| program | checks | checks per 1,000 base cycles | base cycles | counter | brr | counter, Full-Dup | brr, Full-Dup | counter / brr | counter / brr, Full-Dup |"
-            );
-            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            let mut t = Table::new()
+                .left("program")
+                .right("checks")
+                .right("checks per 1,000 base cycles")
+                .right("base cycles")
+                .right("counter")
+                .right("brr")
+                .right("counter, Full-Dup")
+                .right("brr, Full-Dup")
+                .right("counter / brr")
+                .right("counter / brr, Full-Dup");
             let mut ratios = (Vec::new(), Vec::new());
             for r in rs {
                 let g = |f: &str| r.overhead.get(&(sites, f)).copied().unwrap_or(f64::NAN);
@@ -782,18 +790,23 @@ fn overhead(rs: &[ProgResult], o: &mut String) {
                 };
                 let nodup = ratio(g("counter"), g("brr"), &mut ratios.0);
                 let dup = ratio(g("counter-dup"), g("brr-dup"), &mut ratios.1);
-                let _ = writeln!(
-                    o,
-                    "| {} | {checks} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {nodup} | {dup} |",
+                t.row(cells![
                     r.name,
-                    1000.0 * checks as f64 / r.base_cycles.max(1) as f64,
+                    checks,
+                    format!(
+                        "{:.2}",
+                        1000.0 * checks as f64 / r.base_cycles.max(1) as f64
+                    ),
                     r.base_cycles,
-                    100.0 * g("counter"),
-                    100.0 * g("brr"),
-                    100.0 * g("counter-dup"),
-                    100.0 * g("brr-dup"),
-                );
+                    format!("{:.2}", 100.0 * g("counter")),
+                    format!("{:.2}", 100.0 * g("brr")),
+                    format!("{:.2}", 100.0 * g("counter-dup")),
+                    format!("{:.2}", 100.0 * g("brr-dup")),
+                    nodup,
+                    dup
+                ]);
             }
+            let _ = write!(o, "{t}");
             let med = |mut v: Vec<f64>| {
                 v.sort_by(f64::total_cmp);
                 if v.is_empty() {
@@ -832,11 +845,13 @@ fn micro_tables(m: &Micro, o: &mut String) {
         o,
         "Overhead % / cycles per site (framework alone | with counting):\n"
     );
-    let _ = writeln!(
-        o,
-        "| interval | counter | brr | counter, Full-Dup | brr, Full-Dup | counter/brr per site (Full-Dup, framework) |"
-    );
-    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|");
+    let mut t = Table::new()
+        .right("interval")
+        .right("counter")
+        .right("brr")
+        .right("counter, Full-Dup")
+        .right("brr, Full-Dup")
+        .right("counter/brr per site (Full-Dup, framework)");
     for k in 1..=16 {
         let i = 1u64 << k;
         let cell = |f: &'static str, count: bool| {
@@ -844,55 +859,55 @@ fn micro_tables(m: &Micro, o: &mut String) {
             let d = c as f64 - m.base as f64;
             (100.0 * d / m.base as f64, d / m.checks as f64)
         };
-        let mut row = format!("| {i} |");
+        let mut row = vec![i.to_string()];
         for (f, _, _) in FRAMEWORKS {
             let (a, b) = (cell(f, false), cell(f, true));
-            let _ = write!(
-                row,
-                " {:.1}% / {:.2} \\| {:.1}% / {:.2} |",
+            // the two halves of a cell are split by an escaped `|`
+            row.push(format!(
+                "{:.1}% / {:.2} \\| {:.1}% / {:.2}",
                 a.0, a.1, b.0, b.1
-            );
+            ));
         }
         let (c, b) = (cell("counter-dup", false).1, cell("brr-dup", false).1);
-        let _ = write!(
-            row,
-            " {} |",
-            if b > 0.0 {
-                format!("{:.1}×", c / b)
-            } else {
-                "–".into()
-            }
-        );
-        let _ = writeln!(o, "{row}");
+        row.push(if b > 0.0 {
+            format!("{:.1}×", c / b)
+        } else {
+            "–".into()
+        });
+        t.row(row);
     }
+    let _ = write!(o, "{t}");
     let _ = writeln!(
         o,
         "\n#### Sensitivity to a taken brr's cost (charstat, edge sites, framework alone): cycles per site at {} cycles (the preset's decode stage, above) and at {OLD_PENALTY} (a BTB-miss redirect)\n",
         m.penalty
     );
-    let _ = writeln!(
-        o,
-        "| interval | brr, {p} | brr, {OLD_PENALTY} | brr Full-Dup, {p} | brr Full-Dup, {OLD_PENALTY} | counter/brr Full-Dup, {p} | counter/brr Full-Dup, {OLD_PENALTY} |",
-        p = m.penalty
-    );
-    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
+    let p = m.penalty;
+    let mut t = Table::new().right("interval").rights([
+        format!("brr, {p}"),
+        format!("brr, {OLD_PENALTY}"),
+        format!("brr Full-Dup, {p}"),
+        format!("brr Full-Dup, {OLD_PENALTY}"),
+        format!("counter/brr Full-Dup, {p}"),
+        format!("counter/brr Full-Dup, {OLD_PENALTY}"),
+    ]);
     for k in 1..=16 {
         let i = 1u64 << k;
         let per = |c: u64| (c as f64 - m.base as f64) / m.checks as f64;
         let now = |f: &'static str| per(m.runs[&(f, false, i)].0);
         let old = |f: &'static str| m.old_penalty.get(&(f, i)).map_or(f64::NAN, |r| per(r.0));
         let c = now("counter-dup");
-        let _ = writeln!(
-            o,
-            "| {i} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
-            now("brr"),
-            old("brr"),
-            now("brr-dup"),
-            old("brr-dup"),
-            c / now("brr-dup"),
-            c / old("brr-dup"),
-        );
+        t.row(cells![
+            i,
+            format!("{:.2}", now("brr")),
+            format!("{:.2}", old("brr")),
+            format!("{:.2}", now("brr-dup")),
+            format!("{:.2}", old("brr-dup")),
+            format!("{:.1}×", c / now("brr-dup")),
+            format!("{:.1}×", c / old("brr-dup"))
+        ]);
     }
+    let _ = write!(o, "{t}");
 }
 
 /// Correlation of a level's outcomes: P(taken at t+d | taken at t) as a multiple of the
@@ -937,18 +952,17 @@ fn correlation() -> String {
         ),
     ];
     let mut o = String::from(
-        "\n#### LFSR correlation: P(taken at t+d | taken at t) / P(taken) at d = 1, and its range over d = 1…24 (4·10^6 consecutive decisions of one level, a whole number of periods of the 20-bit registers, so their ratios are exact; the wider registers' are estimates, – where too few pairs; 1.00× is independence, 0× means a take excludes a take d later)\n\n| level (probability) |",
+        "\n#### LFSR correlation: P(taken at t+d | taken at t) / P(taken) at d = 1, and its range over d = 1…24 (4·10^6 consecutive decisions of one level, a whole number of periods of the 20-bit registers, so their ratios are exact; the wider registers' are estimates, – where too few pairs; 1.00× is independence, 0× means a take excludes a take d later)\n\n",
     );
-    for (n, _) in &designs {
-        let _ = write!(o, " {n} |");
-    }
-    let _ = writeln!(o, "\n|---:|{}", "---:|".repeat(designs.len()));
+    let mut table = Table::new()
+        .right("level (probability)")
+        .rights(designs.iter().map(|(n, _)| *n));
     for level in 0..16u8 {
         let p = 0.5f64.powi(i32::from(level) + 1);
-        let mut row = format!("| {level} (1/{}) |", 2u64 << level);
+        let mut row = vec![format!("{level} (1/{})", 2u64 << level)];
         for (_, cfg) in &designs {
             let Ok(mut u) = BrrUnit::new(cfg) else {
-                let _ = write!(row, " bad config |");
+                row.push("bad config".into());
                 continue;
             };
             let n = 4_000_000usize;
@@ -968,13 +982,14 @@ fn correlation() -> String {
             // period, so its ratios are exact; a wider one's are estimates, shown only where
             // independence would give at least 30 pairs per lag
             if cfg.width > 22 && taken * p < 30.0 {
-                let _ = write!(row, " – |");
+                row.push("–".into());
             } else {
-                let _ = write!(row, " {:.2}× ({:.2}–{:.1}×) |", ratio(1), lo, hi);
+                row.push(format!("{:.2}× ({:.2}–{:.1}×)", ratio(1), lo, hi));
             }
         }
-        let _ = writeln!(o, "{row}");
+        table.row(row);
     }
+    let _ = write!(o, "{table}");
     o
 }
 
