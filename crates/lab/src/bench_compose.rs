@@ -6,6 +6,7 @@
 
 use crate::bench::{mm, outcrop_on, BenchOptions};
 use crate::Result;
+use outcrop_studies::{cells, table::Table};
 
 /// Options of `bench-compose`.
 #[derive(Debug, Clone)]
@@ -34,11 +35,11 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "median (min–max) of {runs} runs, alternating; process wall time in seconds\n"
     );
-    say!(
-        out,
-        "| workload | one run, every mechanism | three runs, one each | one / three |"
-    );
-    say!(out, "|---|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("one run, every mechanism")
+        .right("three runs, one each")
+        .right("one / three");
     let mut log = 0.0;
     for name in &names {
         let (mut one, mut three) = (Vec::new(), Vec::new());
@@ -97,15 +98,15 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
             three.push(a + b + c);
         }
         let (o, t) = (crate::bench::median(&one), crate::bench::median(&three));
-        say!(
-            out,
-            "| {name} | {} | {} | {:.3} |",
+        table.row(cells![
+            name,
             mm(&one, 2),
             mm(&three, 2),
-            o / t
-        );
+            format!("{:.3}", o / t)
+        ]);
         log += (o / t).ln();
     }
+    write!(out, "{table}")?;
     say!(
         out,
         "\ngeometric mean of one / three over {} workloads: {:.3}",

@@ -3,6 +3,7 @@
 use crate::bench::BenchOptions;
 use crate::bench_rap;
 use crate::Result;
+use outcrop_studies::{cells, table::Table};
 use std::time::Instant;
 
 /// `outcrop exec` on every bundled workload (no observer, class counter) against
@@ -48,11 +49,19 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     };
     names.sort();
     say!(out, "{runs} runs each, alternating outcrop (block engine), outcrop --engine jit, outcrop with the class counter (the default engine, jit) and qemu; median (min–max); MIPS = retired instructions / wall time\n");
-    say!(out, "| workload | instructions | blocks s | MIPS | jit s | MIPS | class counter s | MIPS | counter / jit | qemu s | blocks / qemu | jit / qemu |");
-    say!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut table = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("blocks s")
+        .right("MIPS")
+        .right("jit s")
+        .right("MIPS")
+        .right("class counter s")
+        .right("MIPS")
+        .right("counter / jit")
+        .right("qemu s")
+        .right("blocks / qemu")
+        .right("jit / qemu");
     let mm = |v: &[f64]| {
         let (m, lo, hi) = bench_rap::spread(v);
         format!("{m:.3} ({lo:.3}–{hi:.3})")
@@ -81,17 +90,20 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         let mips = insns as f64 / p / 1e6;
         let j = bench_rap::spread(&jit).0;
         let jit_mips = insns as f64 / j / 1e6;
-        say!(out,
-            "| {name} | {insns} | {} | {mips:.0} | {} | {jit_mips:.0} | {} | {:.0} | {} | {} | {} | {} |",
+        table.row(cells![
+            name,
+            insns,
             mm(&plain),
+            format!("{mips:.0}"),
             mm(&jit),
+            format!("{jit_mips:.0}"),
             mm(&counted),
-            insns as f64 / c / 1e6,
+            format!("{:.0}", insns as f64 / c / 1e6),
             ratio(&counted, &jit),
             mm(&qemu),
             ratio(&plain, &qemu),
             ratio(&jit, &qemu)
-        );
+        ]);
         if insns < 1_000_000 {
             // startup-only programs (hello, exitcode) measure process start, not the loop
             startup.push(format!("{name} {:.1} ms (qemu {:.1} ms)", p * 1e3, q * 1e3));
@@ -104,6 +116,7 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         g_jit_ratio += (j / q).ln();
         k += 1.0;
     }
+    write!(out, "{table}")?;
     if !startup.is_empty() {
         say!(
             out,
@@ -276,8 +289,16 @@ fn programs(
         "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
         dir.display()
     );
-    say!(out, "| command | instructions | blocks s | MIPS | jit s | MIPS | qemu s | blocks / qemu | jit / qemu |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("command")
+        .right("instructions")
+        .right("blocks s")
+        .right("MIPS")
+        .right("jit s")
+        .right("MIPS")
+        .right("qemu s")
+        .right("blocks / qemu")
+        .right("jit / qemu");
     let (mut g_jit, mut k) = (0.0f64, 0.0f64);
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
@@ -327,12 +348,19 @@ fn programs(
         let (jrm, jrlo, jrhi) = bench_rap::spread(&rj);
         g_jit += jrm.ln();
         k += 1.0;
-        say!(out,
-            "| `{p}` | {insns} | {om:.3} ({olo:.3}–{ohi:.3}) | {:.0} | {jm:.3} ({jlo:.3}–{jhi:.3}) | {:.0} | {qm:.3} ({qlo:.3}–{qhi:.3}) | {rm:.2}x ({rlo:.2}–{rhi:.2}) | {jrm:.2}x ({jrlo:.2}–{jrhi:.2}) |",
-            insns as f64 / om / 1e6,
-            insns as f64 / jm / 1e6
-        );
+        table.row(cells![
+            format!("`{p}`"),
+            insns,
+            format!("{om:.3} ({olo:.3}–{ohi:.3})"),
+            format!("{:.0}", insns as f64 / om / 1e6),
+            format!("{jm:.3} ({jlo:.3}–{jhi:.3})"),
+            format!("{:.0}", insns as f64 / jm / 1e6),
+            format!("{qm:.3} ({qlo:.3}–{qhi:.3})"),
+            format!("{rm:.2}x ({rlo:.2}–{rhi:.2})"),
+            format!("{jrm:.2}x ({jrlo:.2}–{jrhi:.2})")
+        ]);
     }
+    write!(out, "{table}")?;
     if k > 0.0 {
         say!(
             out,

@@ -8,6 +8,7 @@
 //! `--timeout` seconds (default 60) or 8 GiB is killed and reported as such.
 
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -135,18 +136,13 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "median wall time (min–max) of {runs} runs, peak RSS, how it ended\n"
     );
-    match &baseline {
-        Some(b) => {
-            say!(out, "| case | baseline ({}) | this build |", b.display());
-            say!(out, "|---|---|---|");
-        }
-        None => {
-            say!(out, "| case | this build |");
-            say!(out, "|---|---|");
-        }
+    let mut table = Table::new().left("case");
+    if let Some(b) = &baseline {
+        table = table.left(format!("baseline ({})", b.display()));
     }
+    table = table.left("this build");
     for (name, args) in &cases {
-        let mut row = format!("| {name} |");
+        let mut row = vec![name.to_string()];
         for bin in baseline.iter().chain([&current]) {
             let mut samples = Vec::new();
             for _ in 0..runs {
@@ -157,10 +153,11 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
                     break; // one hang or blow-up is enough to report
                 }
             }
-            row.push_str(&format!(" {} |", cell(&samples)));
+            row.push(cell(&samples));
         }
-        say!(out, "{row}");
+        table.row(row);
     }
+    write!(out, "{table}")?;
     qemu_smc(&probe, &current, &tmp, runs, timeout, out)?;
     if let Some(b) = &baseline {
         speed(b, &current, &root, &tmp, runs, timeout, out)?;
@@ -307,14 +304,14 @@ fn cases(p: &str) -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// Runs `a` and `b` (a program and its arguments) `runs` times each, alternating; returns the
-/// table cells `A (min–max) | B (min–max) | B/A` of their median wall seconds, and B/A.
+/// table cells `A (min–max)`, `B (min–max)`, `B/A` of their median wall seconds, and B/A.
 fn side_by_side(
     a: (&Path, &[String]),
     b: (&Path, &[String]),
     tmp: &Path,
     runs: usize,
     timeout: Duration,
-) -> Result<(String, f64)> {
+) -> Result<(Vec<String>, f64)> {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         x.push(measure(a.0, a.1, tmp, timeout)?.secs);
@@ -323,14 +320,11 @@ fn side_by_side(
     x.sort_by(f64::total_cmp);
     y.sort_by(f64::total_cmp);
     let (mx, my) = (x[x.len() / 2], y[y.len() / 2]);
-    let cells = format!(
-        "{mx:.3} ({:.3}–{:.3}) | {my:.3} ({:.3}–{:.3}) | {:.3}",
-        x[0],
-        x[x.len() - 1],
-        y[0],
-        y[y.len() - 1],
-        my / mx
-    );
+    let cells = cells![
+        format!("{mx:.3} ({:.3}–{:.3})", x[0], x[x.len() - 1]),
+        format!("{my:.3} ({:.3}–{:.3})", y[0], y[y.len() - 1]),
+        format!("{:.3}", my / mx)
+    ];
     Ok((cells, my / mx))
 }
 
@@ -359,11 +353,11 @@ fn qemu_smc(
     }
     say!(out, "
 stores into executable pages against qemu: median wall seconds (min–max) of {runs} runs, alternating\n");
-    say!(
-        out,
-        "| case | qemu-riscv64-static s | this build s | this / qemu |"
-    );
-    say!(out, "|---|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("case")
+        .right("qemu-riscv64-static s")
+        .right("this build s")
+        .right("this / qemu");
     for case in ["smc-data", "smc-code"] {
         let guest = vec![
             probe.display().to_string(),
@@ -373,8 +367,9 @@ stores into executable pages against qemu: median wall seconds (min–max) of {r
         let mut ours = vec!["exec".to_string(), "--".to_string()];
         ours.extend(guest.iter().cloned());
         let (row, _) = side_by_side((qemu, &guest), (current, &ours), tmp, runs, timeout)?;
-        say!(out, "| {case} 200000 | {row} |");
+        table.row([format!("{case} 200000")].into_iter().chain(row));
     }
+    write!(out, "{table}")?;
     Ok(())
 }
 
@@ -395,11 +390,11 @@ fn speed(
         out,
         "\nspeed, no observer: median wall seconds (min–max) of {runs} runs, alternating\n"
     );
-    say!(
-        out,
-        "| workload | baseline s | this build s | this / baseline |"
-    );
-    say!(out, "|---|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("baseline s")
+        .right("this build s")
+        .right("this / baseline");
     let (mut g, mut k) = (0.0f64, 0.0f64);
     let names = crate::bench::BenchOptions {
         runs,
@@ -416,10 +411,11 @@ fn speed(
         ];
         args.extend(crate::bench::guest_args(&name)?);
         let (row, ratio) = side_by_side((baseline, &args), (current, &args), tmp, runs, timeout)?;
-        say!(out, "| {name} | {row} |");
+        table.row([name].into_iter().chain(row));
         g += ratio.ln();
         k += 1.0;
     }
+    write!(out, "{table}")?;
     if k > 0.0 {
         say!(
             out,

@@ -8,6 +8,7 @@
 
 use crate::bench::{guest_args, mm, time, BenchOptions};
 use crate::Result;
+use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,11 +80,13 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "median (min–max) of {runs} runs, alternating; MIPS = instructions / process wall time\n"
     );
-    say!(
-        out,
-        "| workload | instructions | mode | baseline MIPS | this build MIPS | this / baseline |"
-    );
-    say!(out, "|---|---:|---|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("instructions")
+        .left("mode")
+        .right("baseline MIPS")
+        .right("this build MIPS")
+        .right("this / baseline");
     let mut logs = [0.0f64; 3];
     for name in &names {
         let insns = instructions(&outcrop, &wl, name)? as f64;
@@ -97,16 +100,18 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
                 new.push(insns / seconds(&outcrop, &wl, name, flags)? / 1e6);
             }
             let (o, n) = (crate::bench::median(&old), crate::bench::median(&new));
-            say!(
-                out,
-                "| {name} | {insns} | {mode} | {} | {} | {:.3} |",
+            table.row(cells![
+                name,
+                insns,
+                mode,
                 mm(&old, 1),
                 mm(&new, 1),
-                n / o
-            );
+                format!("{:.3}", n / o)
+            ]);
             logs[m] += (n / o).ln();
         }
     }
+    write!(out, "{table}")?;
     let k = names.len().max(1) as f64;
     let means: Vec<String> = MODES
         .iter()

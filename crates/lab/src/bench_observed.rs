@@ -13,6 +13,7 @@
 
 use crate::bench::{mm, ratio, time};
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -63,11 +64,19 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
         dir.display()
     );
-    say!(out, "| command | qemu s | qemu + bbcount s | exec s | run s | wpp record s | paths record s | plugin / qemu | run / exec | wpp / exec | paths / exec | run / (qemu + bbcount) |");
-    say!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut table = Table::new()
+        .left("command")
+        .right("qemu s")
+        .right("qemu + bbcount s")
+        .right("exec s")
+        .right("run s")
+        .right("wpp record s")
+        .right("paths record s")
+        .right("plugin / qemu")
+        .right("run / exec")
+        .right("wpp / exec")
+        .right("paths / exec")
+        .right("run / (qemu + bbcount)");
     let mut geo = [0.0f64; 5];
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
@@ -118,9 +127,8 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         for (g, (m, _)) in geo.iter_mut().zip(&cells) {
             *g += m.ln();
         }
-        say!(
-            out,
-            "| `{p}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        table.row(cells![
+            format!("`{p}`"),
             mm(&t[0], 3),
             mm(&t[1], 3),
             mm(&t[2], 3),
@@ -132,8 +140,9 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
             cells[2].1,
             cells[3].1,
             cells[4].1
-        );
+        ]);
     }
+    write!(out, "{table}")?;
     let k = args.programs.len() as f64;
     let g = |i: usize| (geo[i] / k).exp();
     say!(out,

@@ -11,6 +11,7 @@
 
 use crate::bench::{mm, outcrop_on, time, BenchOptions};
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -81,8 +82,15 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "median (min–max) of {runs} runs, alternating; process wall time in seconds\n"
     );
-    say!(out, "| workload | instructions | run --no-profile | run (profile) | ratio | run --timing --no-profile | run --timing (profile) | ratio |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("run --no-profile")
+        .right("run (profile)")
+        .right("ratio")
+        .right("run --timing --no-profile")
+        .right("run --timing (profile)")
+        .right("ratio");
     let (mut log, mut log_t) = (0.0, 0.0);
     for name in &names {
         let insns = match dir {
@@ -105,17 +113,20 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         }
         let m: Vec<f64> = v.iter().map(|x| crate::bench::median(x)).collect();
         let (r, rt) = (m[1] / m[0], m[3] / m[2]);
-        say!(
-            out,
-            "| {name} | {insns} | {} | {} | {r:.3} | {} | {} | {rt:.3} |",
+        table.row(cells![
+            name,
+            insns,
             mm(&v[0], 2),
             mm(&v[1], 2),
+            format!("{r:.3}"),
             mm(&v[2], 2),
-            mm(&v[3], 2)
-        );
+            mm(&v[3], 2),
+            format!("{rt:.3}")
+        ]);
         log += r.ln();
         log_t += rt.ln();
     }
+    write!(out, "{table}")?;
     if names.len() > 1 {
         let n = names.len() as f64;
         say!(out,

@@ -14,6 +14,7 @@ use crate::COUNTING;
 use crate::{Context, Result};
 use outcrop_events::synth::{self, StreamKind};
 use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
+use outcrop_studies::{cells, table::Table};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::Path;
@@ -61,7 +62,7 @@ fn end_to_end(
     events: usize,
     runs: usize,
     mem: &[f64],
-) -> Result<String> {
+) -> Result<Vec<String>> {
     let otr = raw.with_extension("otr");
     succeed(
         Command::new(outcrop)
@@ -84,16 +85,16 @@ fn end_to_end(
         black_box(&bytes);
         read.push(events as f64 / t.elapsed().as_secs_f64());
     }
-    Ok(format!(
-        "| {label} | {} | {} | {} | {:.2}x | {:.2}x | {} | {} |",
+    Ok(cells![
+        label,
         mevs(mem),
         mevs(&r_raw),
         mevs(&r_otr),
-        spread(&r_raw).0 / spread(mem).0,
-        spread(&r_otr).0 / spread(mem).0,
+        format!("{:.2}x", spread(&r_raw).0 / spread(mem).0),
+        format!("{:.2}x", spread(&r_otr).0 / spread(mem).0),
         mevs(&read),
-        std::fs::metadata(&otr)?.len(),
-    ))
+        std::fs::metadata(&otr)?.len()
+    ])
 }
 
 /// Runs of each end-to-end measurement, at least.
@@ -181,29 +182,55 @@ pub fn run(args: RapBenchConfig, out: &mut dyn std::io::Write) -> Result<()> {
     }
     e2e.push(lz_blocks(&outcrop, tmp.path(), runs)?);
     say!(out, "Throughput, M events/s:\n");
-    say!(out, "| stream | distinct | RAP combined | RAP unit | RAP lazy split | std HashMap | FxHashMap presized | combined / std | combined / Fx |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &speed {
-        say!(out, "{r}");
+    let mut table = Table::new()
+        .left("stream")
+        .right("distinct")
+        .right("RAP combined")
+        .right("RAP unit")
+        .right("RAP lazy split")
+        .right("std HashMap")
+        .right("FxHashMap presized")
+        .right("combined / std")
+        .right("combined / Fx");
+    for r in speed {
+        table.row(r);
     }
+    write!(out, "{table}")?;
     say!(
         out,
         "\nMemory held at the end of the stream, bytes, by the counting allocator:\n"
     );
-    say!(out, "| stream | RAP peak nodes | RAP | RAP lazy split | std HashMap | FxHashMap presized | RAP / std | RAP / Fx | lazy / Fx |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &memory {
-        say!(out, "{r}");
+    let mut table = Table::new()
+        .left("stream")
+        .right("RAP peak nodes")
+        .right("RAP")
+        .right("RAP lazy split")
+        .right("std HashMap")
+        .right("FxHashMap presized")
+        .right("RAP / std")
+        .right("RAP / Fx")
+        .right("lazy / Fx");
+    for r in memory {
+        table.row(r);
     }
+    write!(out, "{table}")?;
     say!(
         out,
         "\nEnd to end (`outcrop rap FILE`, wall time, M events/s) beside the tree in memory:\n"
     );
-    say!(out, "| stream | tree in memory | `outcrop rap` u64le | `outcrop rap` .otr | u64le / memory | .otr / memory | reading the u64le file alone | .otr bytes |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &e2e {
-        say!(out, "{r}");
+    let mut table = Table::new()
+        .left("stream")
+        .right("tree in memory")
+        .right("`outcrop rap` u64le")
+        .right("`outcrop rap` .otr")
+        .right("u64le / memory")
+        .right(".otr / memory")
+        .right("reading the u64le file alone")
+        .right(".otr bytes");
+    for r in e2e {
+        table.row(r);
     }
+    write!(out, "{table}")?;
     say!(out,
         "\nStart-up and exit of `outcrop rap` (a one-event file), included in every end-to-end rate: {}",
         startup_ms(&outcrop, tmp.path())?
@@ -220,21 +247,30 @@ pub fn run(args: RapBenchConfig, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "\nAccuracy of hot ranges (≥ 10% of n) against exact counts (RAP Figure 7/8 metrics):\n"
     );
-    say!(out, "| stream | ε | peak nodes | mean nodes over merge batches | hot ranges | max % error | mean % error | max excl. % error | mean excl. % error |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &accuracy {
-        say!(out, "{r}");
+    let mut table = Table::new()
+        .left("stream")
+        .right("ε")
+        .right("peak nodes")
+        .right("mean nodes over merge batches")
+        .right("hot ranges")
+        .right("max % error")
+        .right("mean % error")
+        .right("max excl. % error")
+        .right("mean excl. % error");
+    for r in accuracy {
+        table.row(r);
     }
+    write!(out, "{table}")?;
     Ok(())
 }
 
 /// One synthetic stream's rows of each table.
 #[derive(Default)]
 struct StreamRows {
-    speed: String,
-    memory: String,
-    e2e: String,
-    accuracy: Vec<String>,
+    speed: Vec<String>,
+    memory: Vec<String>,
+    e2e: Vec<String>,
+    accuracy: Vec<Vec<String>>,
 }
 
 /// The rows of a synthetic stream of `kind`: the tree, its variants and the hash maps in
@@ -287,25 +323,28 @@ fn synthetic(
         m
     });
     let med = |v: &[f64]| spread(v).0;
-    rows.speed = format!(
-        "| {} | {distinct} | {} | {} | {} | {} | {} | {:.2}x | {:.2}x |",
+    rows.speed = cells![
         kind.name(),
+        distinct,
         mevs(&r_comb),
         mevs(&r_unit),
         mevs(&r_lazy),
         mevs(&r_std),
         mevs(&r_fx),
-        med(&r_comb) / med(&r_std),
-        med(&r_comb) / med(&r_fx),
-    );
-    rows.memory = format!(
-        "| {} | {} | {b_tree} | {b_lazy} | {b_std} | {b_fx} | {:.2}% | {:.2}% | {:.2}% |",
+        format!("{:.2}x", med(&r_comb) / med(&r_std)),
+        format!("{:.2}x", med(&r_comb) / med(&r_fx))
+    ];
+    rows.memory = cells![
         kind.name(),
         tree.peak_nodes(),
-        100.0 * b_tree as f64 / b_std as f64,
-        100.0 * b_tree as f64 / b_fx as f64,
-        100.0 * b_lazy as f64 / b_fx as f64,
-    );
+        b_tree,
+        b_lazy,
+        b_std,
+        b_fx,
+        format!("{:.2}%", 100.0 * b_tree as f64 / b_std as f64),
+        format!("{:.2}%", 100.0 * b_tree as f64 / b_fx as f64),
+        format!("{:.2}%", 100.0 * b_lazy as f64 / b_fx as f64)
+    ];
     // End to end: the same stream as a raw u64le file and as a trace file, through the
     // command a user runs (reading, batching, the tree, the report), wall time.
     let raw = tmp.join(format!("{}.u64", kind.name()));
@@ -329,7 +368,7 @@ fn synthetic(
 
 /// A real code stream: the block start addresses of the `lz` workload (written by
 /// `outcrop wpp replay --format u64le`), end to end only (it is not in memory beforehand).
-fn lz_blocks(outcrop: &Path, tmp: &Path, runs: usize) -> Result<String> {
+fn lz_blocks(outcrop: &Path, tmp: &Path, runs: usize) -> Result<Vec<String>> {
     let config = Config::default();
     let (root, _) = crate::release_outcrop()?;
     let wpp = tmp.join("lz.wpp");
@@ -373,11 +412,13 @@ fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "\nMemory held by stream length (one run each; the counting allocator):\n"
     );
-    say!(
-        out,
-        "| stream | events | distinct | RAP | FxHashMap presized | RAP / Fx |"
-    );
-    say!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("stream")
+        .right("events")
+        .right("distinct")
+        .right("RAP")
+        .right("FxHashMap presized")
+        .right("RAP / Fx");
     for kind in [
         StreamKind::CodeLike,
         StreamKind::ValueLike,
@@ -404,21 +445,33 @@ fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
                 }
                 m
             });
-            say!(
-                out,
-                "| {} | {n} | {distinct} | {b_tree} | {b_fx} | {:.1}% |",
+            table.row(cells![
                 kind.name(),
-                100.0 * b_tree as f64 / b_fx as f64
-            );
+                n,
+                distinct,
+                b_tree,
+                b_fx,
+                format!("{:.1}%", 100.0 * b_tree as f64 / b_fx as f64)
+            ]);
         }
     }
+    write!(out, "{table}")?;
     Ok(())
 }
 
 /// Worst-case node bounds by branching factor and merge ratio (our Figures 2 and 3).
 pub fn bounds(out: &mut dyn std::io::Write) -> Result<()> {
-    say!(out, "| universe | b | H | ε | q | frontier after merge | nodes after merge | frontier peak | nodes at peak | peak bytes (16 B/node) |");
-    say!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .right("universe")
+        .right("b")
+        .right("H")
+        .right("ε")
+        .right("q")
+        .right("frontier after merge")
+        .right("nodes after merge")
+        .right("frontier peak")
+        .right("nodes at peak")
+        .right("peak bytes (16 B/node)");
     for bits in [32u8, 64] {
         for eps in [0.10, 0.01] {
             for b in [2u8, 4, 8, 16] {
@@ -433,26 +486,28 @@ pub fn bounds(out: &mut dyn std::io::Write) -> Result<()> {
                         .merge_ratio(q)
                         .build()?;
                     let s = outcrop_rap::bound::steady_state_bounds(&c);
-                    say!(
-                        out,
-                        "| {bits} | {b} | {} | {}% | {q} | {} | {} | {} | {} | {} |",
+                    table.row(cells![
+                        bits,
+                        b,
                         c.height(),
-                        eps * 100.0,
+                        format!("{}%", eps * 100.0),
+                        q,
                         s.frontier_after_merge,
                         s.after_merge,
                         s.frontier_peak,
                         s.peak,
                         s.peak * 16
-                    );
+                    ]);
                 }
             }
         }
     }
+    write!(out, "{table}")?;
     Ok(())
 }
 
 /// One row of the accuracy table: RAP with `eps` on `values`, hot ranges ≥ 10%, vs `exact`.
-fn accuracy_row(name: &str, eps: f64, values: &[u64], exact: &ExactRanges) -> Result<String> {
+fn accuracy_row(name: &str, eps: f64, values: &[u64], exact: &ExactRanges) -> Result<Vec<String>> {
     let mut t = RapTree::new(Config::builder().eps(eps).build()?);
     for v in values.chunks(1 << 16) {
         t.add_batch(v)?;
@@ -467,17 +522,17 @@ fn accuracy_row(name: &str, eps: f64, values: &[u64], exact: &ExactRanges) -> Re
             / log.len() as f64
     };
     let acc = t.accuracy(0.10, exact)?;
-    Ok(format!(
-        "| {name} | {}% | {} | {:.0} | {} | {:.3}% | {:.3}% | {:.3}% | {:.3}% |",
-        eps * 100.0,
+    Ok(cells![
+        name,
+        format!("{}%", eps * 100.0),
         t.peak_nodes(),
-        nodes_avg,
+        format!("{:.0}", nodes_avg),
         acc.ranges.len(),
-        acc.max_error_pct,
-        acc.mean_error_pct,
-        acc.max_exclusive_error_pct,
-        acc.mean_exclusive_error_pct
-    ))
+        format!("{:.3}%", acc.max_error_pct),
+        format!("{:.3}%", acc.mean_error_pct),
+        format!("{:.3}%", acc.max_exclusive_error_pct),
+        format!("{:.3}%", acc.mean_exclusive_error_pct)
+    ])
 }
 
 /// Six phases of equal length; in each, 70% of events hit one 64-instruction loop and 30% are

@@ -18,6 +18,7 @@
 
 use crate::bench::{guest_args, mm, time, BenchOptions};
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -173,8 +174,15 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "runs per cell: {runs}; wall seconds, median (min–max)\n"
     );
-    say!(out, "| workload | bare run | + edge query 1/256 | ratio | edge overlap | hot-branch error | CPI total error | worst hot-function CPI error |");
-    say!(out, "|---|---|---|---|---|---|---|---|");
+    let mut table = Table::new()
+        .left("workload")
+        .left("bare run")
+        .left("+ edge query 1/256")
+        .left("ratio")
+        .left("edge overlap")
+        .left("hot-branch error")
+        .left("CPI total error")
+        .left("worst hot-function CPI error");
     let mut ratios = Vec::new();
     for name in &names {
         let prog = PathBuf::from(format!("bin/{name}"));
@@ -213,20 +221,25 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
                 }
             })
             .fold(0.0, f64::max);
-        say!(
-            out,
-            "| {name} | {} | {} | {ratio:.2}× | {:.2}% | {:.2}% | {:.2}% | {worst:.2}% |",
+        table.row(cells![
+            name,
             cell(&bare),
             cell(&with),
-            acc.overlap_pct,
-            acc.hot_mean_error_pct,
-            if exact > 0.0 {
-                100.0 * (est - exact).abs() / exact
-            } else {
-                0.0
-            },
-        );
+            format!("{ratio:.2}×"),
+            format!("{:.2}%", acc.overlap_pct),
+            format!("{:.2}%", acc.hot_mean_error_pct),
+            format!(
+                "{:.2}%",
+                if exact > 0.0 {
+                    100.0 * (est - exact).abs() / exact
+                } else {
+                    0.0
+                }
+            ),
+            format!("{worst:.2}%")
+        ]);
     }
+    write!(out, "{table}")?;
     let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64).exp();
     say!(
         out,
@@ -258,20 +271,33 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
     let d = &g.queues.first().context("no queue")?.detail;
     let s = &g.queries.first().context("no query")?.stats;
     let c = d.collector.as_ref();
-    say!(out, "\n| GC guest (400,000 operations) | bare run | + GC query, always | ratio | records | sent | barrier = exact | collector: collections, freed, unsafe |");
-    say!(out, "|---|---|---|---|---|---|---|---|");
-    say!(
-        out,
-        "| gc | {} | {} | {:.2}× | {} | {} | {} | {}, {}, {} |",
+    let mut table = Table::new()
+        .left("GC guest (400,000 operations)")
+        .left("bare run")
+        .left("+ GC query, always")
+        .left("ratio")
+        .left("records")
+        .left("sent")
+        .left("barrier = exact")
+        .left("collector: collections, freed, unsafe");
+    table.row(cells![
+        "gc",
         cell(&bare),
         cell(&with),
-        crate::bench::median(&with) / crate::bench::median(&bare),
+        format!(
+            "{:.2}×",
+            crate::bench::median(&with) / crate::bench::median(&bare)
+        ),
         s.records,
         s.sent,
         d.stores == d.exact_stores && d.checksum == d.exact_checksum,
-        c.map_or(0, |c| c.collections),
-        c.map_or(0, |c| c.freed),
-        c.map_or(0, |c| c.unsafe_frees),
-    );
+        format!(
+            "{}, {}, {}",
+            c.map_or(0, |c| c.collections),
+            c.map_or(0, |c| c.freed),
+            c.map_or(0, |c| c.unsafe_frees)
+        )
+    ]);
+    write!(out, "\n{table}")?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use crate::bench::{median, mm, time, BenchOptions};
 use crate::Result;
+use outcrop_studies::{cells, table::Table};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -75,12 +76,15 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         "study-rap on {list} ({jobs} jobs), every record dropped first; {runs} runs each, alternating; wall seconds, median (min–max); cores: {}\n",
         outcrop_studies::executor::cores()
     );
-    say!(out, "| mode | wall s | against one job at a time |");
-    say!(out, "|---|---:|---:|");
+    let mut table = Table::new()
+        .left("mode")
+        .right("wall s")
+        .right("against one job at a time");
     let seq = median(&modes[0].1);
     for (name, v) in &modes {
-        say!(out, "| {name} | {} | {:.2}× |", mm(v, 1), median(v) / seq);
+        table.row(cells![name, mm(v, 1), format!("{:.2}×", median(v) / seq)]);
     }
+    write!(out, "{table}")?;
     if slurm {
         let pool = median(&modes[1].1);
         let array = median(&modes[2].1);

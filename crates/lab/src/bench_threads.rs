@@ -10,6 +10,7 @@
 
 use crate::bench::{median, mm, ratio, time, BenchOptions};
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -62,8 +63,15 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "### Threaded programs against qemu (`xtask bench-threads --runs {runs}`)\n"
     );
-    say!(out, "| program | threads | instructions | switches | outcrop s | MIPS | qemu s | outcrop / qemu |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("program")
+        .right("threads")
+        .right("instructions")
+        .right("switches")
+        .right("outcrop s")
+        .right("MIPS")
+        .right("qemu s")
+        .right("outcrop / qemu");
     let mut ratios = Vec::new();
     for (label, prog) in programs(&root) {
         let (insns, switches) = stats(&outcrop, &prog, &[])?;
@@ -89,14 +97,18 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         }
         let (r, cell) = ratio(&ours, &qemu);
         ratios.push(r);
-        say!(
-            out,
-            "| {label} | {threads} | {insns} | {switches} | {} | {:.0} | {} | {cell} |",
+        table.row(cells![
+            label,
+            threads,
+            insns,
+            switches,
             mm(&ours, 3),
-            insns as f64 / median(&ours) / 1e6,
+            format!("{:.0}", insns as f64 / median(&ours) / 1e6),
             mm(&qemu, 3),
-        );
+            cell
+        ]);
     }
+    write!(out, "{table}")?;
     let geo = outcrop_studies::stats::geomean(&ratios).unwrap_or(0.0);
     say!(
         out,
@@ -107,8 +119,13 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         out,
         "### The scheduler's cost per switch (`threads`, quantum sweep)\n"
     );
-    say!(out, "| quantum | switches | instructions | outcrop s | extra s vs 50000 | µs per extra switch |");
-    say!(out, "|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .right("quantum")
+        .right("switches")
+        .right("instructions")
+        .right("outcrop s")
+        .right("extra s vs 50000")
+        .right("µs per extra switch");
     let prog = root.join("workloads/bin/threads");
     let quanta = [50_000u64, 5_000, 1_000, 300, 100];
     let mut base: Option<(f64, u64)> = None;
@@ -137,11 +154,8 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
                 )
             }
         };
-        say!(
-            out,
-            "| {q} | {switches} | {insns} | {} | {extra} | {per} |",
-            mm(&t, 3)
-        );
+        table.row(cells![q, switches, insns, mm(&t, 3), extra, per]);
     }
+    write!(out, "{table}")?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use crate::bench::{guest_args, mm, time, BenchOptions};
 use crate::Result;
+use outcrop_studies::{cells, table::Table};
 use std::process::Command;
 
 /// Options of `bench-timing`.
@@ -42,8 +43,16 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         ("inorder", Some("--timing=inorder")),
     ];
     say!(out, "{runs} runs per mode, alternating; median (min–max); MIPS = retired instructions / guest wall time\n");
-    say!(out, "| workload | instructions | MIPS, no timing | MIPS, default | slowdown | MIPS, inorder | slowdown | IPC default | IPC inorder |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("instructions")
+        .right("MIPS, no timing")
+        .right("MIPS, default")
+        .right("slowdown")
+        .right("MIPS, inorder")
+        .right("slowdown")
+        .right("IPC default")
+        .right("IPC inorder");
     let mut logs = [0.0f64; 3];
     let mut k = 0.0;
     for name in &names {
@@ -73,22 +82,23 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
             mips[m] = crate::bench::median(&samples[m]);
             shown[m] = mm(&samples[m], if m == 0 { 0 } else { 1 });
         }
-        say!(
-            out,
-            "| {name} | {insns} | {} | {} | {:.1}x | {} | {:.1}x | {:.2} | {:.2} |",
+        table.row(cells![
+            name,
+            insns,
             shown[0],
             shown[1],
-            mips[0] / mips[1].max(1e-9),
+            format!("{:.1}x", mips[0] / mips[1].max(1e-9)),
             shown[2],
-            mips[0] / mips[2].max(1e-9),
-            ipc[1],
-            ipc[2]
-        );
+            format!("{:.1}x", mips[0] / mips[2].max(1e-9)),
+            format!("{:.2}", ipc[1]),
+            format!("{:.2}", ipc[2])
+        ]);
         for m in 0..3 {
             logs[m] += mips[m].max(1e-9).ln();
         }
         k += 1.0;
     }
+    write!(out, "{table}")?;
     let g = |m: usize| (logs[m] / f64::max(k, 1.0)).exp();
     say!(out,
         "\ngeometric means over {} workloads: {:.0} MIPS without timing, {:.1} MIPS default preset ({:.1}x slower), {:.1} MIPS inorder ({:.1}x slower)",

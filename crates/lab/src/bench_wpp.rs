@@ -11,6 +11,7 @@
 
 use crate::bench::{guest_args, median, BenchOptions};
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::path::Path;
 use std::process::Command;
 
@@ -246,39 +247,52 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
         out,
         "### File size (bytes; the default is {default_layers} stratum layer)\n"
     );
-    say!(out, "| workload | blocks | raw trace | 0 layers | 1 layer | 2 layers | 3 layers | zstd only | zlib | zstd -3 --long | zstd -19 --long | xz -9 | zstd-3 / ours | zstd-19 / ours | xz / ours |");
-    say!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let mut table = Table::new()
+        .left("workload")
+        .right("blocks")
+        .right("raw trace")
+        .right("0 layers")
+        .right("1 layer")
+        .right("2 layers")
+        .right("3 layers")
+        .right("zstd only")
+        .right("zlib")
+        .right("zstd -3 --long")
+        .right("zstd -19 --long")
+        .right("xz -9")
+        .right("zstd-3 / ours")
+        .right("zstd-19 / ours")
+        .right("xz / ours");
     for r in rows {
         let ours = r.sizes[default_layers] as f64;
-        let (p, q) = match r.peers {
-            Some(p) => (
-                format!("{} | {} | {}", p[0], p[1], p[2]),
-                format!(
-                    "{:.1}x | {:.2}x | {:.2}x",
-                    p[0] as f64 / ours,
-                    p[1] as f64 / ours,
-                    p[2] as f64 / ours
-                ),
-            ),
-            None => ("- | - | -".into(), "- | - | -".into()),
+        let peers: Vec<String> = match r.peers {
+            Some(p) => cells![
+                p[0],
+                p[1],
+                p[2],
+                format!("{:.1}x", p[0] as f64 / ours),
+                format!("{:.2}x", p[1] as f64 / ours),
+                format!("{:.2}x", p[2] as f64 / ours)
+            ],
+            None => vec!["-".into(); 6],
         };
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {p} | {q} |",
-            r.name,
-            r.blocks,
-            r.blocks * 8,
-            r.sizes[0],
-            r.sizes[1],
-            r.sizes[2],
-            r.sizes[3],
-            r.zstd_only,
-            r.zlib
+        table.row(
+            cells![
+                r.name,
+                r.blocks,
+                r.blocks * 8,
+                r.sizes[0],
+                r.sizes[1],
+                r.sizes[2],
+                r.sizes[3],
+                r.zstd_only,
+                r.zlib
+            ]
+            .into_iter()
+            .chain(peers),
         );
     }
+    write!(out, "{table}")?;
     let with_peers: Vec<&Row> = rows.iter().filter(|r| r.peers.is_some()).collect();
     if !with_peers.is_empty() {
         for (i, peer) in ["zstd -3 --long=27", "zstd -19 --long=27", "xz -9"]
@@ -324,12 +338,18 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
         );
     }
     say!(out, "\n### Capture and replay speed ({runs} runs each, alternating; whole processes; median (min–max), ratios are medians of per-run ratios)\n");
-    say!(out, "| workload | bare exec s | record s (threaded) | slowdown | record s (inline) | slowdown | threads speedup | replay s | replay M blocks/s |");
-    say!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new()
+        .left("workload")
+        .right("bare exec s")
+        .right("record s (threaded)")
+        .right("slowdown")
+        .right("record s (inline)")
+        .right("slowdown")
+        .right("threads speedup")
+        .right("replay s")
+        .right("replay M blocks/s");
     for r in rows {
-        say!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} |",
+        table.row(cells![
             r.name,
             mm(&r.bare),
             mm(&r.threaded),
@@ -338,9 +358,10 @@ fn print_tables(rows: &[Row], runs: usize, out: &mut dyn std::io::Write) -> Resu
             ratio(&r.inline, &r.bare),
             ratio(&r.inline, &r.threaded),
             mm(&r.replay),
-            r.blocks as f64 / median(&r.replay) / 1e6
-        );
+            format!("{:.0}", r.blocks as f64 / median(&r.replay) / 1e6)
+        ]);
     }
+    write!(out, "{table}")?;
     say!(out,
         "\ngeometric means: threaded capture {:.2}x bare exec, inline {:.2}x; replay {:.0} M blocks/s (slowest {:.0})",
         geo(rows.iter().map(|r| median(&r.threaded) / median(&r.bare))),

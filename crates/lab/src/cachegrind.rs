@@ -27,6 +27,7 @@
 //! empty environment, stdin `/dev/null`, `fileio` gets `src/fileio.c`.
 
 use crate::{Context, Result};
+use outcrop_studies::{cells, table::Table};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -235,14 +236,24 @@ fn fmt_opt(v: Option<u64>) -> String {
 }
 
 fn markdown_table(rows: &[Row]) -> String {
-    let mut s = String::new();
-    s.push_str("| workload | cachegrind D1 misses | ours L1D misses | ratio | cachegrind LL data misses | ours L2 data misses | ratio | cachegrind data accesses | ours L1D accesses | ratio | native stdout = expected |\n");
-    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    let mut t = Table::new()
+        .left("workload")
+        .rights([
+            "cachegrind D1 misses",
+            "ours L1D misses",
+            "ratio",
+            "cachegrind LL data misses",
+            "ours L2 data misses",
+            "ratio",
+            "cachegrind data accesses",
+            "ours L1D accesses",
+            "ratio",
+        ])
+        .left("native stdout = expected");
     for r in rows {
         let cg = &r.cachegrind;
         let o = r.ours.as_ref();
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        t.row(cells![
             r.name,
             cg.d1_misses(),
             fmt_opt(o.map(|o| o.l1d_misses)),
@@ -254,9 +265,9 @@ fn markdown_table(rows: &[Row]) -> String {
             fmt_opt(o.map(|o| o.l1d_accesses)),
             fmt_ratio(o.and_then(|o| ratio(o.l1d_accesses, cg.accesses()))),
             if r.native_stdout_matches { "yes" } else { "no" }
-        ));
+        ]);
     }
-    s
+    t.to_string()
 }
 
 fn json_rows(rows: &[Row]) -> serde_json::Value {
