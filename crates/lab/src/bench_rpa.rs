@@ -246,7 +246,17 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         "\ngeometric mean ratio (edge query / bare run): {geo:.2}×"
     );
 
-    // the GC guest
+    gc_guest(&wl, tmp.path(), &gc, runs, out)
+}
+
+/// The GC guest (workloads/study/gc.c) bare and under the GC query, always.
+fn gc_guest(
+    wl: &Path,
+    tmp: &Path,
+    gc: &str,
+    runs: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
     let cc = Command::new("riscv64-linux-gnu-gcc")
         .arg("--version")
         .output();
@@ -254,7 +264,7 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         say!(out, "\nGC guest: skipped (no riscv64-linux-gnu-gcc)");
         return Ok(());
     }
-    let gc_bin = tmp.path().join("gc");
+    let gc_bin = tmp.join("gc");
     let st = Command::new("riscv64-linux-gnu-gcc")
         .args(["-O2", "-static", "-o"])
         .arg(&gc_bin)
@@ -262,12 +272,12 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         .status()?;
     crate::ensure!(st.success(), "building the GC guest");
     let (mut bare, mut with) = (Vec::new(), Vec::new());
-    let heap = ["--query", gc.as_str(), "--gc-heap", "gc_arena:gc_roots:64"];
+    let heap = ["--query", gc, "--gc-heap", "gc_arena:gc_roots:64"];
     for _ in 0..runs {
-        bare.push(seconds(&wl, &gc_bin, &[], &[])?);
-        with.push(seconds(&wl, &gc_bin, &[], &heap)?);
+        bare.push(seconds(wl, &gc_bin, &[], &[])?);
+        with.push(seconds(wl, &gc_bin, &[], &heap)?);
     }
-    let g = report(&wl, &gc_bin, &[], &heap)?;
+    let g = report(wl, &gc_bin, &[], &heap)?;
     let d = &g.queues.first().context("no queue")?.detail;
     let s = &g.queries.first().context("no query")?.stats;
     let c = d.collector.as_ref();

@@ -1,6 +1,6 @@
 //! The house rules of docs/architecture.md ("House rules"), checked on the sources: no
-//! non-test function longer than 150 lines, and the binary and xtask no larger than their
-//! bounds. The functions and sizes listed below predate the rule: each may shrink, none may
+//! non-test function longer than 150 lines, the binary and xtask no larger than their
+//! bounds, and no Markdown table written outside its renderer (`outcrop_studies::table`). The functions and sizes listed below predate the rule: each may shrink, none may
 //! grow, and no other may join them (a ratchet toward none).
 
 use crate::util::root;
@@ -197,6 +197,34 @@ fn the_binary_and_xtask_stay_within_their_bounds() {
              parsing, dispatch or the terminal into a library (outcrop-cli, run, report, lab)"
         );
     }
+}
+
+/// The studies and benchmarks fill `outcrop_studies::table::Table`s; a table's header,
+/// alignment row and pipes are written by its `Display` alone.
+#[test]
+fn studies_and_benchmarks_write_tables_only_through_the_renderer() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in ["crates/lab/src", "xtask/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        // unit tests may hold rendered rows as expectations
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (i, line) in code.lines().enumerate() {
+            // a Markdown alignment row or a row's opening pipe inside a string literal
+            if line.contains("|---") || line.contains("\"| ") || line.contains("\\n| ") {
+                found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Markdown tables written by hand (fill a studies::table::Table instead):\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]
