@@ -323,6 +323,16 @@ pub trait Observer {
     /// of blocks that follows the call stack by stack pointer; retire records carry it in
     /// [`Retire::sp`]).
     const STACK: bool = false;
+    /// Takes compiled code's inline counts in place of its block-level streams: the
+    /// observer's state changes only where control leaves a *range* of code
+    /// ([`Observer::range`], a function for the exact profile), so compiled blocks, each in
+    /// one range, count their runs ([`Observer::counted`]) and report only the instructions
+    /// retired ([`Observer::retired`]) and the transfers out of a range
+    /// ([`Observer::left`]). Blocks the engines run the usual way still come through
+    /// [`Observer::block_lens`], [`Observer::taken_branch`] and [`Observer::classes`], in
+    /// order with the others. Set only by observers of [`Observer::BLOCKS`] or
+    /// [`Observer::CLASSES`] whose results do not depend on the order of the counts.
+    const COUNTS: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -407,6 +417,40 @@ pub trait Observer {
     fn finish(&mut self) -> Control {
         Control::Continue
     }
+    /// The range `[lo, hi)` around `pc` inside which control moves without changing this
+    /// observer's state ([`Observer::COUNTS`]); `pc` lies in it (`lo == hi` for none). A
+    /// source asks when it builds counted code for `pc`.
+    #[inline]
+    fn range(&mut self, _pc: u64) -> (u64, u64) {
+        (0, u64::MAX)
+    }
+    /// `count` runs to its end of the basic block of `lens.len()` instructions of these
+    /// lengths from `start`, with `classes` instructions per class each run
+    /// ([`Observer::COUNTS`]). Delivered in bulk and late (when the source drains its
+    /// counters: at the latest when its run returns); the instructions were already reported
+    /// by [`Observer::retired`].
+    #[inline]
+    fn counted(&mut self, _start: u64, _lens: &[u8], _classes: &[u32; 8], _count: u64) -> Control {
+        Control::Continue
+    }
+    /// `n` instructions retired in counted blocks of one range, the first at `first`, since
+    /// the last record ([`Observer::COUNTS`]).
+    #[inline]
+    fn retired(&mut self, _first: u64, _n: u64) -> Control {
+        Control::Continue
+    }
+    /// The last instruction retired, which ends at `end` (the return address of a call),
+    /// transferred control to `to`, outside its range or by a call or a return (`kind`:
+    /// `None` for a fall-through), leaving the stack pointer `sp` ([`Observer::COUNTS`]).
+    #[inline]
+    fn left(&mut self, _end: u64, _to: u64, _kind: Option<BranchKind>, _sp: u64) -> Control {
+        Control::Continue
+    }
+}
+
+/// Whether `O` reads a block-level stream (basic blocks, taken branches or class counts).
+pub const fn reads_blocks<O: Observer + ?Sized>() -> bool {
+    O::BLOCKS || O::BRANCHES || O::CLASSES
 }
 
 /// No observer: the source runs at full speed.
@@ -421,9 +465,26 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const MAPPINGS: bool = O::MAPPINGS;
     const BLOCK_LENS: bool = O::BLOCK_LENS;
     const STACK: bool = O::STACK;
+    const COUNTS: bool = O::COUNTS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
+    }
+    #[inline]
+    fn range(&mut self, pc: u64) -> (u64, u64) {
+        (**self).range(pc)
+    }
+    #[inline]
+    fn counted(&mut self, start: u64, lens: &[u8], classes: &[u32; 8], count: u64) -> Control {
+        (**self).counted(start, lens, classes, count)
+    }
+    #[inline]
+    fn retired(&mut self, first: u64, n: u64) -> Control {
+        (**self).retired(first, n)
+    }
+    #[inline]
+    fn left(&mut self, end: u64, to: u64, kind: Option<BranchKind>, sp: u64) -> Control {
+        (**self).left(end, to, kind, sp)
     }
     #[inline]
     fn stack(&mut self, sp: u64) -> Control {
@@ -484,6 +545,37 @@ macro_rules! tuple_observer {
             const MAPPINGS: bool = false $(|| $name::MAPPINGS)+;
             const BLOCK_LENS: bool = false $(|| $name::BLOCK_LENS)+;
             const STACK: bool = false $(|| $name::STACK)+;
+            /// Counted when every member that reads a block-level stream takes counts.
+            const COUNTS: bool = true $(&& ($name::COUNTS || !reads_blocks::<$name>()))+;
+            /// The intersection of the members' ranges.
+            #[inline]
+            fn range(&mut self, pc: u64) -> (u64, u64) {
+                let (mut lo, mut hi) = (0u64, u64::MAX);
+                $(if $name::COUNTS {
+                    let (l, h) = self.$idx.range(pc);
+                    lo = lo.max(l);
+                    hi = hi.min(h);
+                })+
+                (lo, hi.max(lo))
+            }
+            #[inline]
+            fn counted(&mut self, start: u64, lens: &[u8], classes: &[u32; 8], count: u64) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::COUNTS { c = c.and(self.$idx.counted(start, lens, classes, count)); })+
+                c
+            }
+            #[inline]
+            fn retired(&mut self, first: u64, n: u64) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::COUNTS { c = c.and(self.$idx.retired(first, n)); })+
+                c
+            }
+            #[inline]
+            fn left(&mut self, end: u64, to: u64, kind: Option<BranchKind>, sp: u64) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::COUNTS { c = c.and(self.$idx.left(end, to, kind, sp)); })+
+                c
+            }
             #[inline]
             fn stack(&mut self, sp: u64) -> Control {
                 let mut c = Control::Continue;
@@ -582,9 +674,30 @@ impl<O: Observer> Observer for Option<O> {
     const MAPPINGS: bool = O::MAPPINGS;
     const BLOCK_LENS: bool = O::BLOCK_LENS;
     const STACK: bool = O::STACK;
+    const COUNTS: bool = O::COUNTS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn range(&mut self, pc: u64) -> (u64, u64) {
+        self.as_mut().map_or((0, u64::MAX), |o| o.range(pc))
+    }
+    #[inline]
+    fn counted(&mut self, start: u64, lens: &[u8], classes: &[u32; 8], count: u64) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| {
+            o.counted(start, lens, classes, count)
+        })
+    }
+    #[inline]
+    fn retired(&mut self, first: u64, n: u64) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.retired(first, n))
+    }
+    #[inline]
+    fn left(&mut self, end: u64, to: u64, kind: Option<BranchKind>, sp: u64) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.left(end, to, kind, sp))
     }
     #[inline]
     fn stack(&mut self, sp: u64) -> Control {
@@ -650,6 +763,14 @@ pub struct ClassCounter {
 /// records needed).
 impl Observer for ClassCounter {
     const CLASSES: bool = true;
+    const COUNTS: bool = true;
+    #[inline]
+    fn counted(&mut self, _start: u64, _lens: &[u8], classes: &[u32; 8], count: u64) -> Control {
+        for (total, &n) in self.counts.iter_mut().zip(classes) {
+            *total += u64::from(n) * count;
+        }
+        Control::Continue
+    }
     #[inline]
     fn classes(&mut self, counts: &[u32; 8]) -> Control {
         for (total, &n) in self.counts.iter_mut().zip(counts) {

@@ -12,7 +12,7 @@
 //! address is ever computed from a guest value.
 
 use crate::exec::{layout, Helpers, TLB_ENTRIES};
-use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Record, Src, Term, Unit};
+use crate::ir::{Alu, AmoOp, Block, Cond, Counted, FMove, Op, Record, Src, Term, Unit};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, MemFlags, Signature, Value};
 use cranelift_codegen::isa::CallConv;
@@ -51,17 +51,23 @@ pub(crate) struct Compiled {
 }
 
 /// Compiles `unit` for `isa` (on any thread: nothing here touches a module).
+/// `counters[i]` is the host address of block `i`'s counter (0 for a block that counts
+/// nothing), given by the tier from its own counter memory (`exec.rs`).
 pub(crate) fn compile(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     fctx: &mut FunctionBuilderContext,
     unit: &Unit,
     helpers: &Helpers,
+    counters: &[u64],
 ) -> Result<Compiled, String> {
     if unit.blocks.is_empty() {
         return Err("empty unit".into());
     }
+    if counters.len() != unit.blocks.len() {
+        return Err("a counter address per block".into());
+    }
     let mut ctx = cranelift_codegen::Context::new();
-    build(&mut ctx.func, fctx, unit, helpers);
+    build(&mut ctx.func, fctx, unit, helpers, counters);
     let mut plane = cranelift_codegen::control::ControlPlane::default();
     let code = ctx
         .compile(isa, &mut plane)
@@ -110,6 +116,8 @@ struct Gen<'a, 'b> {
     /// The current block's record tag and instruction count.
     tag: Option<u32>,
     insns: u32,
+    /// The current block's counting ([`Block::counted`]) and its counter's host address.
+    counted: Option<(Counted, u64)>,
 }
 
 fn flags() -> MemFlags {
@@ -122,6 +130,7 @@ pub(crate) fn build(
     fctx: &mut FunctionBuilderContext,
     unit: &Unit,
     helpers: &Helpers,
+    counters: &[u64],
 ) {
     let ptr = types::I64;
     func.signature = unit_signature(ptr);
@@ -167,10 +176,12 @@ pub(crate) fn build(
         records,
         tag: None,
         insns: 0,
+        counted: None,
     };
     let first = g.heads[&unit.entry()];
     g.b.ins().jump(first, &[]);
-    for blk in &unit.blocks {
+    for (blk, &counter) in unit.blocks.iter().zip(counters) {
+        g.counted = blk.counted.filter(|_| counter != 0).map(|c| (c, counter));
         g.block(blk);
     }
     g.finish_exits();
@@ -276,7 +287,11 @@ impl Gen<'_, '_> {
         let word = self.konst(Record::word(tag, retired, how));
         self.b.ins().store(flags(), next, at, 0);
         self.b.ins().store(flags(), word, at, 8);
-        if sp {
+        // the budget left: sparse records (counted blocks) take their instruction counts
+        // from it
+        let bv = self.b.use_var(self.budget);
+        self.b.ins().store(flags(), bv, at, 24);
+        if sp || self.counted.is_some() {
             // x2 as the block knows it, else from the context (registers are written
             // through, so the context holds the current value; the load is not cached: this
             // may be an exit path that later code does not pass through)
@@ -298,18 +313,44 @@ impl Gen<'_, '_> {
     /// Leaves the unit with `pc` and `reason`, giving back `unretired` instructions of the
     /// budget (those of the current block that did not retire).
     fn leave(&mut self, pc: u64, reason: u64, unretired: u32) {
-        if reason != reason::BUDGET {
-            let p = self.konst(pc);
-            self.record(p, self.insns.saturating_sub(unretired), Record::PARTIAL);
-        }
         if unretired > 0 {
             let bv = self.b.use_var(self.budget);
             let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
             self.b.def_var(self.budget, nb);
         }
+        if reason != reason::BUDGET {
+            // a counted block that stops early did not run to its end: its count goes back
+            // (the budget check comes before the count, so a budget exit counted nothing)
+            self.count(-1);
+            let p = self.konst(pc);
+            self.record(p, self.insns.saturating_sub(unretired), Record::PARTIAL);
+        }
         let p = self.konst(pc);
         let r = self.konst(reason);
         self.b.ins().jump(self.exit, &[p.into(), r.into()]);
+    }
+
+    /// Adds `by` to the current block's counter, if it counts.
+    fn count(&mut self, by: i64) {
+        let Some((_, addr)) = self.counted else {
+            return;
+        };
+        let a = self.konst(addr);
+        let v = self.b.ins().load(types::I64, flags(), a, 0);
+        let v = self.b.ins().iadd_imm(v, by);
+        self.b.ins().store(flags(), v, a, 0);
+    }
+
+    /// The record of a block's transfer to `next`: every one for a recording block; for a
+    /// counted one, only a transfer that leaves its function (or a call or return, `always`).
+    fn transfer_record(&mut self, next: u64, how: u16, call_or_return: bool, sp: bool) {
+        match self.counted {
+            Some((c, _)) if !(c.leaves(next) || (call_or_return && c.always)) => {}
+            _ => {
+                let p = self.konst(next);
+                self.record_sp(p, self.insns, how, sp);
+            }
+        }
     }
 
     /// Goes to `pc` after a block: a jump within the unit, else the chain path.
@@ -361,13 +402,13 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(body);
         let nb = self.b.ins().iadd_imm(bv, -i64::from(blk.insns));
         self.b.def_var(self.budget, nb);
+        self.count(1);
         for op in &blk.ops {
             self.op(op, blk);
         }
         match blk.term {
             Term::Fall { next } => {
-                let p = self.konst(next);
-                self.record(p, blk.insns, Record::END);
+                self.transfer_record(next, Record::END, false, false);
                 self.goto(next)
             }
             Term::Branch {
@@ -382,20 +423,17 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
-                let p = self.konst(taken);
-                self.record(p, blk.insns, Record::TAKEN);
+                self.transfer_record(taken, Record::TAKEN, false, false);
                 self.goto(taken);
                 self.b.switch_to_block(f);
-                let p = self.konst(fall);
-                self.record(p, blk.insns, Record::END);
+                self.transfer_record(fall, Record::END, false, false);
                 self.goto(fall);
             }
             Term::Jal { rd, link, target } => {
                 let l = self.konst(link);
                 self.set(rd, l);
-                let p = self.konst(target);
                 // a jal that links is a call: its record carries the stack pointer
-                self.record_sp(p, blk.insns, Record::TAKEN, rd != 0);
+                self.transfer_record(target, Record::TAKEN, rd != 0, rd != 0);
                 self.goto(target);
             }
             Term::Jalr { rd, rs1, off, link } => {
@@ -404,7 +442,30 @@ impl Gen<'_, '_> {
                 let t = self.b.ins().band_imm(t, !1);
                 let l = self.konst(link);
                 self.set(rd, l);
-                self.record_sp(t, blk.insns, Record::TAKEN, true);
+                match self.counted {
+                    // an indirect jump inside its function appends nothing: the range check
+                    // inline
+                    Some((c, _)) if !c.always => {
+                        let below = self
+                            .b
+                            .ins()
+                            .icmp_imm(IntCC::UnsignedLessThan, t, c.lo as i64);
+                        let above = self.b.ins().icmp_imm(
+                            IntCC::UnsignedGreaterThanOrEqual,
+                            t,
+                            c.hi as i64,
+                        );
+                        let out = self.b.ins().bor(below, above);
+                        let rec = self.b.create_block();
+                        let go = self.b.create_block();
+                        self.b.ins().brif(out, rec, &[], go, &[]);
+                        self.b.switch_to_block(rec);
+                        self.record_sp(t, blk.insns, Record::TAKEN, true);
+                        self.b.ins().jump(go, &[]);
+                        self.b.switch_to_block(go);
+                    }
+                    _ => self.record_sp(t, blk.insns, Record::TAKEN, true),
+                }
                 self.b.ins().jump(self.chain, &[t.into()]);
             }
             Term::Engine { pc, .. } => self.leave(pc, reason::ENGINE, 0),
@@ -539,14 +600,17 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
-                let p = self.konst(target);
-                self.record(p, n, Record::EXIT);
                 let unretired = blk.insns - n;
                 if unretired > 0 {
                     let bv = self.b.use_var(self.budget);
                     let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
                     self.b.def_var(self.budget, nb);
                 }
+                // (a counted block is a basic block: it has no exit inside; were it given
+                // one, the run it cuts short is not counted and leaves a record)
+                self.count(-1);
+                let p = self.konst(target);
+                self.record(p, n, Record::EXIT);
                 self.goto(target);
                 self.b.switch_to_block(f);
             }

@@ -11,8 +11,12 @@
 //! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
 //!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
 //!   and after every helper call), so an entry never outlives the frame it points to.
-//! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 24`, a slot
+//! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 32`, a slot
 //!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
+//! * Counters ([`crate::ir::Counted`]) are written at the address [`Jit`] gave the code
+//!   generator for that block: an element of one of its counter chunks, which are allocated
+//!   before the unit is compiled, never move (boxed) and are freed only after the module
+//!   (`Drop`); a block's slot beyond [`MAX_COUNTERS`] is not compiled.
 //! * Jump-cache entries hold only pointers to functions of the live module ([`Jit::insert`]);
 //!   the module is freed only after the cache is cleared ([`Jit::flush`]).
 //! * Code pages are never writable and executable at once: `cranelift-jit` writes a function
@@ -52,7 +56,11 @@ pub const INSTALL_POLLS: u32 = 256;
 /// Records one recording call into compiled code can append
 /// ([`Jit::run_recording`] caps its budget at this: every record retires an instruction).
 pub const RECORDS: usize = 8192;
-
+/// Counter slots ([`crate::ir::Counted::slot`]) the tier keeps, at most: a unit counting a
+/// slot past them is not compiled.
+pub const MAX_COUNTERS: u32 = 1 << 22;
+/// Counters per allocation.
+const COUNTER_CHUNK: usize = 4096;
 /// A TLB entry: the page address (an invalid entry has its low bits set, so it never matches)
 /// and the host frame's address.
 #[derive(Clone, Copy, Debug)]
@@ -217,6 +225,9 @@ pub struct Jit<H: Host> {
     jump_cache: Box<[JumpEntry]>,
     /// [`RECORDS`] records and one more slot that absorbs any write past them.
     records: Box<[Record]>,
+    /// Counters of counted blocks, [`COUNTER_CHUNK`] per chunk, slot `s` in chunk
+    /// `s / COUNTER_CHUNK` (written by compiled code; never moved or freed before the module).
+    counters: Vec<Box<[u64]>>,
     units: HashMap<u64, u64>,
     trampoline: u64,
     helper_conv: CallConv,
@@ -289,6 +300,7 @@ impl<H: Host> Jit<H> {
             tlb,
             jump_cache,
             records,
+            counters: Vec::new(),
             units: HashMap::new(),
             trampoline: 0,
             helper_conv,
@@ -359,12 +371,50 @@ impl<H: Host> Jit<H> {
         }
     }
 
+    /// The host address of each block's counter in `unit` (0 for a block that counts
+    /// nothing), allocating what is missing; `None` if a slot is past [`MAX_COUNTERS`].
+    fn counter_addresses(&mut self, unit: &Unit) -> Option<Vec<u64>> {
+        unit.blocks
+            .iter()
+            .map(|b| match b.counted {
+                None => Some(0),
+                Some(c) if c.slot >= MAX_COUNTERS => None,
+                Some(c) => {
+                    let (chunk, at) = (
+                        c.slot as usize / COUNTER_CHUNK,
+                        c.slot as usize % COUNTER_CHUNK,
+                    );
+                    while self.counters.len() <= chunk {
+                        self.counters
+                            .push(vec![0; COUNTER_CHUNK].into_boxed_slice());
+                    }
+                    Some(self.counters[chunk][at..].as_mut_ptr() as u64)
+                }
+            })
+            .collect()
+    }
+
+    /// Hands every non-zero counter to `f` (its slot and count) and sets it to zero: what
+    /// counted blocks ran since the last call.
+    pub fn take_counts(&mut self, mut f: impl FnMut(u32, u64)) {
+        for (i, chunk) in self.counters.iter_mut().enumerate() {
+            for (j, c) in chunk.iter_mut().enumerate() {
+                if *c != 0 {
+                    f((i * COUNTER_CHUNK + j) as u32, std::mem::take(c));
+                }
+            }
+        }
+    }
+
     /// Compiles `unit` now and makes it reachable at its entry.
     pub fn compile(&mut self, unit: &Unit) -> Result<(), CompileError> {
         let started = Instant::now();
         let helpers = self.helpers();
-        let compiled =
-            codegen::compile(&*self.isa, &mut self.fctx, unit, &helpers).map_err(CompileError)?;
+        let counters = self
+            .counter_addresses(unit)
+            .ok_or_else(|| CompileError("counter slot out of range".into()))?;
+        let compiled = codegen::compile(&*self.isa, &mut self.fctx, unit, &helpers, &counters)
+            .map_err(CompileError)?;
         self.stats.compile_time += started.elapsed();
         self.install(&[compiled])
     }
@@ -377,8 +427,11 @@ impl<H: Host> Jit<H> {
             self.no_worker = self.worker.is_none();
         }
         let generation = self.stats.flushes;
+        let Some(counters) = self.counter_addresses(&unit) else {
+            return false;
+        };
         match &self.worker {
-            Some(w) if w.jobs.send((generation, unit)).is_ok() => {
+            Some(w) if w.jobs.send((generation, unit, counters)).is_ok() => {
                 self.pending += 1;
                 true
             }
@@ -718,27 +771,30 @@ extern "C" fn fill_helper<H: Host>(ctx: *mut Context, addr: u64, size: u64) -> u
 
 /// A compiled unit or why not, the generation it was asked in, and the time it took.
 type Done = (u64, Result<codegen::Compiled, String>, Duration);
+/// A unit for the compiling thread: the generation it was asked in, the unit, its blocks'
+/// counter addresses.
+type Job = (u64, Unit, Vec<u64>);
 
 /// The compiling thread: units in, machine code out (it never touches the module).
 struct Worker {
-    jobs: std::sync::mpsc::Sender<(u64, Unit)>,
+    jobs: std::sync::mpsc::Sender<Job>,
     done: std::sync::mpsc::Receiver<Done>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Worker {
     fn start(isa: OwnedTargetIsa, helpers: Helpers) -> Option<Worker> {
-        let (jobs, inbox) = std::sync::mpsc::channel::<(u64, Unit)>();
+        let (jobs, inbox) = std::sync::mpsc::channel::<Job>();
         let (outbox, done) = std::sync::mpsc::channel::<Done>();
         let thread = std::thread::Builder::new()
             .name("outcrop-jit".into())
             .spawn(move || {
                 let mut fctx = FunctionBuilderContext::new();
-                for (generation, unit) in inbox {
+                for (generation, unit, counters) in inbox {
                     let started = Instant::now();
                     // a code generator panic loses one unit, never the run
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        codegen::compile(&*isa, &mut fctx, &unit, &helpers)
+                        codegen::compile(&*isa, &mut fctx, &unit, &helpers, &counters)
                     }))
                     .unwrap_or_else(|_| {
                         fctx = FunctionBuilderContext::new();

@@ -225,11 +225,42 @@ pub struct Block {
     pub term: Term,
     /// Record its runs for an observer: `Some(tag)` makes every exit from the block that
     /// retired at least one of its instructions append a [`Record`] (module docs of
-    /// [`crate::exec`], "Records").
+    /// [`crate::exec`], "Records") — unless [`Block::counted`] says otherwise.
     pub record: Option<u32>,
+    /// Count its runs inline instead ([`Counted`]): with `record` set, the block appends a
+    /// record only where control leaves its function or the block stops early.
+    pub counted: Option<Counted>,
 }
 
-/// What a block appended when it ran with [`Block::record`] set: three words.
+/// How a block counts its runs and when it still appends a [`Record`] (a block with
+/// [`Block::counted`] set).
+///
+/// Every run of the block to its end adds one to its counter, the [`Jit::counter`](
+/// crate::Jit::counter) slot `slot` (a run that stops early takes its one back and appends a
+/// [`Record::PARTIAL`] record, as a recording block does). The block lies in one function,
+/// `[lo, hi)`: its final transfer appends a record (with the stack pointer and the budget left)
+/// only if it goes outside that range, or if `always` (a call or a return, whatever the
+/// target). An indirect jump checks its target against the range inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// Its counter.
+    pub slot: u32,
+    /// First byte of its function.
+    pub lo: u64,
+    /// First byte after it.
+    pub hi: u64,
+    /// Its final jump is a call or a return: it always appends a record when taken.
+    pub always: bool,
+}
+
+impl Counted {
+    /// Whether a transfer to `pc` leaves the function.
+    pub fn leaves(&self, pc: u64) -> bool {
+        pc < self.lo || pc >= self.hi
+    }
+}
+
+/// What a block appended when it ran with [`Block::record`] set: four words.
 ///
 /// * `next`: the pc the guest goes to after it (the next block, or where the engine resumes);
 /// * `word`: the block's tag in bits 0–31, the instructions of the block that retired in bits
@@ -237,7 +268,9 @@ pub struct Block {
 ///   [`Record::EXIT`]) in bits 48–63;
 /// * `sp`: the guest's stack pointer (x2) when it left the block, stored only by blocks that
 ///   end in a call, a return or an indirect jump (an observer that follows the call stack
-///   matches frames by it); other records leave the slot as it was.
+///   matches frames by it), and by every record of a [`Counted`] block; other records leave
+///   the slot as it was;
+/// * `budget`: the instruction budget left after it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Record {
@@ -247,6 +280,9 @@ pub struct Record {
     pub word: u64,
     /// The stack pointer (x2) at the block's exit.
     pub sp: u64,
+    /// The instruction budget left after it (counted blocks' records are sparse: the
+    /// instructions retired between two records are the difference).
+    pub budget: u64,
 }
 
 impl Record {

@@ -101,6 +101,7 @@ fn sum_loop() -> Unit {
                 },
             ],
             record: None,
+            counted: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -199,6 +200,7 @@ fn division_corner_cases_follow_riscv() {
                     b: Src::Reg(2),
                 }],
                 record: None,
+                counted: None,
                 term: Term::Fall { next: 0x1000 },
             }],
         };
@@ -231,6 +233,7 @@ fn units_chain_through_the_jump_cache() {
                 b: Src::Imm(1),
             }],
             record: None,
+            counted: None,
             term: Term::Jal {
                 rd: 1,
                 link: 0x308,
@@ -249,6 +252,7 @@ fn units_chain_through_the_jump_cache() {
                 b: Src::Reg(5),
             }],
             record: None,
+            counted: None,
             term: Term::Jalr {
                 rd: 0,
                 rs1: 1,
@@ -284,6 +288,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 b: Src::Imm(1),
             }],
             record: None,
+            counted: None,
             term: Term::Jal {
                 rd: 0,
                 link: 0x1842e,
@@ -302,6 +307,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 b: Src::Imm(u64::MAX),
             }],
             record: None,
+            counted: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 5,
@@ -449,6 +455,7 @@ fn every_compiled_integer_operation_equals_the_one_semantics() {
                         b,
                     }],
                     record: None,
+                    counted: None,
                     term: Term::Fall { next: 0x10_0000 },
                 }],
             };

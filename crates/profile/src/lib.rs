@@ -452,25 +452,7 @@ impl Profiler {
             (self.cur_fn, self.lo, self.hi) = (way.function, way.lo, way.hi);
             return;
         }
-        let found = match self.symbols.lookup(pc) {
-            Some(f) => Some((f.id.0, f.start, f.size, true)),
-            None => self
-                .objects
-                .iter()
-                .rev()
-                .find(|o| pc >= o.lo && pc < o.hi)
-                .map(|o| match o.symbols.lookup(pc) {
-                    Some(f) => (o.base + f.id.0, f.start, f.size, true),
-                    None => {
-                        // between its functions: the object's own `[unknown]`, for as far
-                        // as no function begins (its counts go by address)
-                        let (lo, hi) = o.symbols.gap(pc);
-                        let (lo, hi) = (lo.max(o.lo), hi.min(o.hi));
-                        (o.base + o.symbols.len() as u32, lo, hi - lo, false)
-                    }
-                }),
-        };
-        match found {
+        match self.locate(pc) {
             Some((id, start, size, slotted)) => {
                 self.cur_fn = id;
                 self.lo = start;
@@ -495,6 +477,100 @@ impl Profiler {
             lo: self.lo,
             hi: self.hi,
         };
+    }
+
+    /// The function of `pc`: its id, first byte, size and whether its counts go by slot
+    /// (`false`: an object's `[unknown]`, counted by address); `None` outside every object.
+    fn locate(&self, pc: u64) -> Option<(u32, u64, u64, bool)> {
+        match self.symbols.lookup(pc) {
+            Some(f) => Some((f.id.0, f.start, f.size, true)),
+            None => self
+                .objects
+                .iter()
+                .rev()
+                .find(|o| pc >= o.lo && pc < o.hi)
+                .map(|o| match o.symbols.lookup(pc) {
+                    Some(f) => (o.base + f.id.0, f.start, f.size, true),
+                    None => {
+                        // between its functions: the object's own `[unknown]`, for as far
+                        // as no function begins (its counts go by address)
+                        let (lo, hi) = o.symbols.gap(pc);
+                        let (lo, hi) = (lo.max(o.lo), hi.min(o.hi));
+                        (o.base + o.symbols.len() as u32, lo, hi - lo, false)
+                    }
+                }),
+        }
+    }
+
+    /// The range around `pc` over which [`Profiler::locate`] gives the same answer: the
+    /// steady range of the program's symbols, or of the object's, cut at every object's
+    /// bounds ([`Observer::range`]).
+    fn steady_range(&self, pc: u64) -> (u64, u64) {
+        let (mut lo, mut hi) = self.symbols.steady_range(pc);
+        if self.symbols.lookup(pc).is_some() {
+            return (lo, hi);
+        }
+        if let Some(o) = self.objects.iter().rev().find(|o| pc >= o.lo && pc < o.hi) {
+            let (l, h) = o.symbols.steady_range(pc);
+            (lo, hi) = (lo.max(l), hi.min(h));
+        }
+        for o in &self.objects {
+            if o.lo > pc {
+                hi = hi.min(o.lo);
+            } else if o.hi <= pc {
+                lo = lo.max(o.hi);
+            } else {
+                (lo, hi) = (lo.max(o.lo), hi.min(o.hi));
+            }
+        }
+        (lo, hi)
+    }
+
+    /// `count` runs of the instructions of these lengths from `start`, all in one function,
+    /// added to their addresses' counts ([`Observer::counted`]).
+    fn add_counted(&mut self, start: u64, lens: &[u8], count: u64) {
+        let found = self.locate(start);
+        let mut pc = start;
+        for &l in lens {
+            let slot = match found {
+                Some((id, lo, size, true)) if pc >= lo => {
+                    let v = &mut self.pcs[id as usize];
+                    if v.is_empty() {
+                        v.resize(size.div_ceil(2).min(MAX_SLOTS) as usize, Counts::default());
+                    }
+                    v.get_mut(((pc - lo) >> 1) as usize)
+                }
+                _ => None,
+            };
+            match slot {
+                Some(c) => c.instructions += count,
+                None => self.unknown_pcs.entry(pc).or_default().instructions += count,
+            }
+            pc = pc.wrapping_add(u64::from(l));
+        }
+    }
+
+    /// `n` instructions of counted blocks from `first` on, in one function
+    /// ([`Observer::retired`]): the function, the pending call or return and the node are
+    /// settled at `first`, then the counts and the timeline move on as the block path's do.
+    fn retired_at(&mut self, first: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if self.pending != Pending::None || first < self.lo || first >= self.hi {
+            self.resolve(first);
+        }
+        self.instructions += n;
+        if let Some(node) = self.nodes.get_mut(self.cur_node as usize) {
+            node.counts.instructions += n;
+        }
+        while self.instructions >= self.timeline.next {
+            let at = Counts {
+                instructions: self.timeline.next,
+                ..Counts::default()
+            };
+            self.mark_at(at);
+        }
     }
 
     /// The node for `function` called from `parent` (created on first use).
@@ -699,6 +775,26 @@ impl Profiler {
     /// and the record fields the profiler does not read are never computed.
     #[inline(never)]
     fn transition(&mut self, pc: u64, cycles: u64, ev: TimingEvents) {
+        self.resolve(pc);
+        let slot = if self.cur_fn == self.unknown {
+            None
+        } else {
+            self.pcs[self.cur_fn as usize].get_mut(((pc - self.lo) >> 1) as usize)
+        };
+        match slot {
+            Some(c) => c.add_retire(cycles, ev),
+            // outside every function, or past the slots a huge function was given
+            None => self
+                .unknown_pcs
+                .entry(pc)
+                .or_default()
+                .add_retire(cycles, ev),
+        }
+    }
+
+    /// What the instruction at `pc` changes before it is counted: the function it is in, the
+    /// call or return pending, the call tree's node.
+    fn resolve(&mut self, pc: u64) {
         if pc < self.lo || pc >= self.hi {
             self.enter(pc);
         }
@@ -718,20 +814,6 @@ impl Profiler {
             };
             self.cur_node = self.child(parent, self.cur_fn);
             self.nodes[self.cur_node as usize].calls += 1;
-        }
-        let slot = if self.cur_fn == self.unknown {
-            None
-        } else {
-            self.pcs[self.cur_fn as usize].get_mut(((pc - self.lo) >> 1) as usize)
-        };
-        match slot {
-            Some(c) => c.add_retire(cycles, ev),
-            // outside every function, or past the slots a huge function was given
-            None => self
-                .unknown_pcs
-                .entry(pc)
-                .or_default()
-                .add_retire(cycles, ev),
         }
         if self.cur_fn == self.unknown {
             // stay on this path for the next instruction too: it has no slots to go to
@@ -921,6 +1003,37 @@ impl Observer for ByBlocks<'_> {
     const BRANCHES: bool = true;
     const STACK: bool = true;
     const MAPPINGS: bool = true;
+    const COUNTS: bool = true;
+
+    /// Where the profiler's function stays the same.
+    fn range(&mut self, pc: u64) -> (u64, u64) {
+        self.profiler.steady_range(pc)
+    }
+
+    fn counted(&mut self, start: u64, lens: &[u8], _classes: &[u32; 8], count: u64) -> Control {
+        self.profiler.add_counted(start, lens, count);
+        Control::Continue
+    }
+
+    fn retired(&mut self, first: u64, n: u64) -> Control {
+        self.profiler.retired_at(first, n);
+        Control::Continue
+    }
+
+    /// The transfer at the end of the instructions [`ByBlocks::retired`] reported, as the
+    /// block path's `transfer` takes it; it is settled where the next instructions begin.
+    fn left(&mut self, end: u64, _to: u64, kind: Option<BranchKind>, sp: u64) -> Control {
+        self.taken = None;
+        let p = &mut *self.profiler;
+        if matches!(
+            kind,
+            Some(BranchKind::Call | BranchKind::Return | BranchKind::Indirect)
+        ) {
+            p.sp = sp;
+        }
+        p.transfer(kind, end);
+        Control::Continue
+    }
 
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {
         self.profiler.mapped(m)

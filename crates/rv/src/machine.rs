@@ -576,6 +576,8 @@ impl Machine {
         // nothing decoded is kept: stores stop bumping the epoch until code is fetched again
         self.mem.forget_decoded();
         self.code_flushes += 1;
+        // the counts of compiled blocks about to be forgotten, for the next `drain_counts`
+        self.blocks.keep_counts(self.jit.as_deref_mut());
         self.blocks.flush();
         if let Some(j) = self.jit.as_deref_mut() {
             j.flush();

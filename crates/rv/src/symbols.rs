@@ -441,6 +441,35 @@ impl Symbols {
         (lo, hi)
     }
 
+    /// The range `[lo, hi)` around `addr` over which [`Symbols::lookup`] names the same
+    /// function (or none): between the nearest function boundaries (starts and ends) on
+    /// either side. A source that counts code by function keeps a block inside one such
+    /// range.
+    pub fn steady_range(&self, addr: u64) -> (u64, u64) {
+        let candidates = self.functions.partition_point(|f| f.start <= addr);
+        let mut lo = candidates
+            .checked_sub(1)
+            .map_or(0, |i| self.functions[i].start);
+        let mut hi = self.functions.get(candidates).map_or(u64::MAX, |f| f.start);
+        // the ends around `addr` of the functions starting at or before it
+        for i in (0..candidates).rev() {
+            if self.max_end[i] <= addr {
+                // every function up to `i` ends at or before `addr`
+                lo = lo.max(self.max_end[i]);
+                break;
+            }
+            let end = self.functions[i]
+                .start
+                .saturating_add(self.functions[i].size);
+            if end <= addr {
+                lo = lo.max(end);
+            } else {
+                hi = hi.min(end);
+            }
+        }
+        (lo, hi)
+    }
+
     /// Indices of the functions overlapping `[lo, hi]`, by increasing start.
     fn overlapping(&self, lo: u64, hi: u64) -> Vec<usize> {
         let candidates = self.functions.partition_point(|f| f.start <= hi);
@@ -873,6 +902,31 @@ mod tests {
             shares,
             [("outer", 8, 0x38), ("inner", 0, 0x10), ("after", 0, 4)]
         );
+    }
+
+    #[test]
+    fn lookups_are_the_same_across_each_steady_range() {
+        let s = TestElf::new()
+            .func("outer", 0x1080, 0x40)
+            .func("inner", 0x1090, 0x10)
+            .func("twin", 0x1090, 0x8)
+            .func("after", 0x10c0, 0x10)
+            .func("first", 0x1000, 0x20)
+            .symbols();
+        let name = |a| s.lookup(a).map(|f| f.name.to_string());
+        for addr in 0xff0..0x1110u64 {
+            let (lo, hi) = s.steady_range(addr);
+            assert!(lo <= addr && addr < hi, "{addr:#x} in [{lo:#x}, {hi:#x})");
+            for a in lo.max(0xf00)..hi.min(0x1200) {
+                assert_eq!(name(a), name(addr), "{a:#x} and {addr:#x}");
+            }
+            // the range stops at a change (or at a boundary that may be one)
+            if lo > 0xf00 {
+                assert!(name(lo - 1) != name(addr) || s.steady_range(lo - 1).1 == lo);
+            }
+        }
+        assert_eq!(s.steady_range(0x10a0), (0x10a0, 0x10c0));
+        assert_eq!(s.steady_range(0x1050), (0x1020, 0x1080));
     }
 
     #[test]

@@ -211,6 +211,12 @@ pub(super) struct BlockCache {
     /// Blocks run on through not-taken conditional branches (built so for observers that read
     /// no block-level stream; see [`Machine::run_blocks`]).
     extended: bool,
+    /// Compiled blocks count their runs inline for an observer of [`Observer::COUNTS`]
+    /// (`jit::Machine::drain_counted`) instead of recording each.
+    counting: bool,
+    /// Counts of compiled blocks a flush dropped before the observer had them: start,
+    /// instruction lengths, classes, runs ([`Machine::drain_counts`]).
+    flushed_counts: Vec<(u64, Vec<u8>, [u32; 8], u64)>,
     /// The block running now ([`NOT_RUNNING`] outside the block engine).
     running: u32,
     /// What the observer hooks need of the block that was running when the cache was last
@@ -241,6 +247,8 @@ impl BlockCache {
             lens: Vec::new(),
             generation: 0,
             extended: false,
+            counting: false,
+            flushed_counts: Vec::new(),
             running: NOT_RUNNING,
             saved: None,
             max_bytes,
@@ -435,9 +443,13 @@ impl Machine {
         // through not-taken conditional branches (fewer, longer blocks); the others get basic
         // blocks. The shapes differ, so a change of observer starts the cache over.
         let extended = !(O::BLOCKS || O::BRANCHES || O::CLASSES);
-        if self.blocks.extended != extended {
+        // counted blocks lie in one of the observer's ranges and leave records only at their
+        // ends (compiled differently from recording blocks: a change starts over too)
+        let counting = !extended && O::COUNTS;
+        if self.blocks.extended != extended || self.blocks.counting != counting {
             self.flush_icache();
             self.blocks.extended = extended;
+            self.blocks.counting = counting;
         }
         // The micro-ops live in a local for the whole call, so the hot loop reads them through
         // a slice in registers; a flush meanwhile (seen by its generation) clears them too.
@@ -476,7 +488,7 @@ impl Machine {
                             b.heat = b.heat.saturating_add(1);
                             if b.heat >= hot {
                                 b.heat = 0;
-                                self.compile_unit(id, uops);
+                                self.compile_unit(id, uops, obs);
                             }
                         }
                     }

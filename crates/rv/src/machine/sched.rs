@@ -195,6 +195,14 @@ impl Machine {
     /// Runs until exit, fault, the instruction limit, or the observer stops it, switching
     /// between the guest's threads and delivering its signals on the way.
     pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
+        let outcome = self.run_threads(obs);
+        // compiled code's counts reach the observer before the run returns
+        self.drain_counts(obs);
+        outcome
+    }
+
+    /// [`Machine::run`] but for compiled code's counts.
+    fn run_threads<O: Observer>(&mut self, obs: &mut O) -> Outcome {
         // Validate the instruction cache against the memory once; afterwards only instructions
         // that can change code (stores, AMOs, system calls) re-check it.
         self.check_code_epoch();

@@ -7,7 +7,7 @@ use super::{Block, Uop, K};
 use crate::machine::{jalr_kind, Machine};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use outcrop_jit::ir::Record;
-use outcrop_jit::ir::{self, Alu, Cond, Src, Term};
+use outcrop_jit::ir::{self, Alu, Cond, Counted, Src, Term};
 use outcrop_jit::{Exit, Jit};
 use outcrop_sem::Sem;
 use std::collections::VecDeque;
@@ -138,16 +138,33 @@ impl Machine {
     /// Block `id` of the cache as a compiled block (compiled up to the first instruction this
     /// tier leaves to the engine). Each micro-op is lowered from what its instruction does
     /// ([`Sem`]), except the forms the block engine specialised (constants, moves, fused
-    /// pairs), which are lowered from what they became.
-    fn ir_block(&self, b: &Block, id: u32, uops: &[Uop]) -> ir::Block {
+    /// pairs), which are lowered from what they became. `range`: the observer's range the
+    /// block lies in, when it counts its runs ([`Observer::COUNTS`]).
+    fn ir_block(&self, b: &Block, id: u32, uops: &[Uop], range: Option<(u64, u64)>) -> ir::Block {
         let (first, count) = (b.first as usize, b.count as usize);
-        let block = |ops, insns, term| ir::Block {
-            start: b.start,
-            insns,
-            ops,
-            term,
-            // basic blocks (an observer reads block-level streams): every run is recorded
-            record: (!self.blocks.extended).then_some(id),
+        let block = |ops, insns, term: Term| {
+            let counted = match (range, &term) {
+                // a block that stops before its end for the engine never runs to its end
+                // compiled: it records each run as a partial one instead
+                (_, Term::Engine { .. }) | (None, _) => None,
+                (Some((lo, hi)), _) => Some(Counted {
+                    slot: id,
+                    lo,
+                    hi,
+                    always: matches!(term, Term::Jal { .. } | Term::Jalr { .. })
+                        && matches!(b.taken_kind, BranchKind::Call | BranchKind::Return),
+                }),
+            };
+            ir::Block {
+                start: b.start,
+                insns,
+                ops,
+                term,
+                // basic blocks (an observer reads block-level streams): every run is
+                // recorded, or counted
+                record: (!self.blocks.extended).then_some(id),
+                counted,
+            }
         };
         let mut ops = Vec::new();
         let uops = uops.get(first..first + count).unwrap_or_default();
@@ -269,17 +286,34 @@ impl Machine {
     }
 
     /// Compiles the unit entered at block `id`: it and the blocks already built that it
-    /// reaches by known targets, breadth first, at most [`MAX_UNIT_BLOCKS`].
-    pub(super) fn compile_unit(&mut self, id: u32, uops: &[Uop]) {
+    /// reaches by known targets, breadth first, at most [`MAX_UNIT_BLOCKS`]. When the blocks
+    /// count ([`BlockCache::counting`]), each is counted in the observer's range around it,
+    /// and a block that crosses the end of its range is not compiled.
+    pub(super) fn compile_unit<O: Observer>(&mut self, id: u32, uops: &[Uop], obs: &mut O) {
         let Some(entry) = self.blocks.blocks.get(id as usize) else {
             return;
         };
-        let entry_ir = self.ir_block(entry, id, uops);
+        let counting = self.blocks.counting;
+        let mut range_of = |b: &Block| -> Result<Option<(u64, u64)>, ()> {
+            if !counting {
+                return Ok(None);
+            }
+            let (lo, hi) = obs.range(b.start);
+            if b.start < lo || b.end > hi {
+                return Err(());
+            }
+            Ok(Some((lo, hi)))
+        };
         let mark = |m: &mut Machine, v: u32| {
             if let Some(b) = m.blocks.blocks.get_mut(id as usize) {
                 b.jit = v;
             }
         };
+        let Ok(range) = range_of(entry) else {
+            mark(self, NEVER);
+            return;
+        };
+        let entry_ir = self.ir_block(entry, id, uops, range);
         if entry_ir.insns < MIN_PREFIX && matches!(entry_ir.term, Term::Engine { .. }) {
             // the engine runs its first instructions anyway (FP arithmetic, a system call…):
             // a short compiled prefix costs an entry and an exit more than it saves
@@ -305,7 +339,10 @@ impl Machine {
                 let Some(nb) = self.blocks.blocks.get(nid as usize) else {
                     continue;
                 };
-                let ir = self.ir_block(nb, nid, uops);
+                let Ok(range) = range_of(nb) else {
+                    continue;
+                };
+                let ir = self.ir_block(nb, nid, uops, range);
                 if ir.insns == 0 {
                     continue;
                 }
@@ -402,6 +439,14 @@ impl Machine {
             .stop_at
             .saturating_sub(self.instret.saturating_add(self.traps));
         let recording = !self.blocks.extended;
+        let counting = self.blocks.counting;
+        if counting && O::BLOCKS && self.block_len > 0 {
+            // the engine's part of a basic block compiled code goes on with: the observer's
+            // counts need no whole basic blocks, only the order of what retired
+            if self.end_block(obs) == Control::Stop {
+                return After::Stopped;
+            }
+        }
         let Some(jit) = self.jit.as_deref_mut() else {
             return After::Engine(pc);
         };
@@ -411,7 +456,25 @@ impl Machine {
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
         };
-        if recording && self.drain(obs) == Control::Stop {
+        let drained = if !recording {
+            Control::Continue
+        } else if counting {
+            let capped = budget.min(outcrop_jit::RECORDS as u64);
+            let (control, partial) = self.drain_counted((pc, capped, retired), obs);
+            if !partial && O::BLOCKS {
+                // compiled code stopped between blocks: the observers' next block starts
+                // where the run goes on
+                let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
+                    exit;
+                self.block_start = at;
+                self.block_len = 0;
+                self.block_lens.clear();
+            }
+            control
+        } else {
+            self.drain(obs)
+        };
+        if drained == Control::Stop {
             return After::Stopped;
         }
         self.instret += retired;
@@ -477,6 +540,123 @@ impl Machine {
         }
         self.jit = Some(jit);
         control
+    }
+}
+
+impl super::BlockCache {
+    /// Before a flush: keeps the counts of the compiled blocks it drops (their ids are
+    /// reused), for the next [`Machine::drain_counts`].
+    pub(in crate::machine) fn keep_counts(&mut self, jit: Option<&mut Tier>) {
+        let (true, Some(j)) = (self.counting, jit) else {
+            return;
+        };
+        let mut kept = Vec::new();
+        j.take_counts(|slot, n| {
+            if let Some(b) = self.blocks.get(slot as usize) {
+                kept.push((b.start, self.block_lens(b).to_vec(), b.classes, n));
+            }
+        });
+        self.flushed_counts.extend(kept);
+    }
+}
+
+impl Machine {
+    /// [`Machine::drain`] for counted blocks ([`BlockCache::counting`]): the records are
+    /// only those of transfers out of the observer's range and of blocks that stopped early,
+    /// each with the budget left after it (`budget` when the call began; `retired` in all).
+    /// Between two records every instruction retired in counted blocks of the current range:
+    /// the observer hears how many ([`Observer::retired`]), then the transfer
+    /// ([`Observer::left`]) or, for a block that stopped early, that block's hooks for the
+    /// instructions it retired.
+    fn drain_counted<O: Observer>(
+        &mut self,
+        (pc, budget, retired): (u64, u64, u64),
+        obs: &mut O,
+    ) -> (Control, bool) {
+        if !O::COUNTS {
+            return (Control::Continue, false);
+        }
+        let Some(jit) = self.jit.take() else {
+            return (Control::Continue, false);
+        };
+        let mut partial = false;
+        // where the instructions since the last record began, and the budget left then
+        let (mut at, mut left) = (pc, budget);
+        for r in jit.records() {
+            let id = r.tag();
+            let Some(b) = self.blocks.blocks.get(id as usize) else {
+                continue;
+            };
+            let (end, taken_kind) = (b.end, b.taken_kind);
+            let since = left.saturating_sub(r.budget);
+            left = r.budget;
+            let control = match r.how() {
+                Record::END => obs
+                    .retired(at, since)
+                    .and(obs.left(end, r.next, None, r.sp)),
+                Record::TAKEN => {
+                    obs.retired(at, since)
+                        .and(obs.left(end, r.next, Some(taken_kind), r.sp))
+                }
+                _ => {
+                    // stopped early: the counted blocks before it, then its own instructions
+                    // as the engine reports them
+                    let prefix = u64::from(r.retired());
+                    let (first, count) = (b.first as usize, b.count as usize);
+                    let meta = self
+                        .blocks
+                        .meta
+                        .get(first..first + count)
+                        .unwrap_or_default();
+                    let done = meta
+                        .iter()
+                        .take_while(|m| u32::from(m.n) < r.retired())
+                        .count();
+                    let start = b.start;
+                    let control = obs.retired(at, since.saturating_sub(prefix));
+                    // (the last record of its call) the engine goes on with this basic block
+                    partial = true;
+                    if O::BLOCKS {
+                        self.block_start = start;
+                        self.block_len = 0;
+                        self.block_lens.clear();
+                    }
+                    control.and(self.cold_hooks(id, false, Some(done), obs))
+                }
+            };
+            at = r.next;
+            if control == Control::Stop {
+                self.instret += budget - r.budget;
+                self.pc = r.next;
+                self.jit = Some(jit);
+                return (control, partial);
+            }
+        }
+        self.jit = Some(jit);
+        // the instructions after the last record
+        let control = obs.retired(at, left.saturating_sub(budget - retired));
+        (control, partial)
+    }
+
+    /// Hands the observer the counts of the blocks compiled code ran to their end since the
+    /// last call ([`Observer::counted`]), with those a flush of the block cache kept.
+    pub(in crate::machine) fn drain_counts<O: Observer>(&mut self, obs: &mut O) {
+        if !O::COUNTS {
+            return;
+        }
+        for (start, lens, classes, count) in std::mem::take(&mut self.blocks.flushed_counts) {
+            let _ = obs.counted(start, &lens, &classes, count);
+        }
+        let Some(jit) = self.jit.as_deref_mut() else {
+            return;
+        };
+        let mut counts = Vec::new();
+        jit.take_counts(|slot, n| counts.push((slot, n)));
+        for (slot, n) in counts {
+            if let Some(b) = self.blocks.blocks.get(slot as usize) {
+                let _ = obs.counted(b.start, self.blocks.block_lens(b), &b.classes, n);
+            }
+        }
     }
 }
 
