@@ -263,15 +263,41 @@ impl Gen<'_, '_> {
         self.record_sp(next, retired, how, false);
     }
 
+    /// [`Gen::record_sp`] for a transfer the unit goes on after: a counted block's record
+    /// that fills the buffer ends the call there, at `next` (its calls are not capped at
+    /// [`crate::exec::RECORDS`] instructions, since its records are sparse).
+    fn record_on(&mut self, next: Value, how: u16, sp: bool) {
+        let Some(pos) = self.record_sp(next, self.insns, how, sp) else {
+            return;
+        };
+        if self.counted.is_none() {
+            return;
+        }
+        let full = self.b.ins().icmp_imm(
+            IntCC::UnsignedGreaterThanOrEqual,
+            pos,
+            crate::exec::RECORDS as i64,
+        );
+        let out = self.b.create_block();
+        let on = self.b.create_block();
+        self.b.set_cold_block(out);
+        self.b.ins().brif(full, out, &[], on, &[]);
+        self.b.switch_to_block(out);
+        let r = self.konst(reason::MISS);
+        self.b.ins().jump(self.exit, &[next.into(), r.into()]);
+        self.b.switch_to_block(on);
+    }
+
     /// [`Gen::record`], storing the stack pointer too when `sp` (a block that ends in a call,
     /// a return or an indirect jump: the only records whose `sp` an observer reads; the
     /// others leave the slot's `sp` as it was).
-    fn record_sp(&mut self, next: Value, retired: u32, how: u16, sp: bool) {
+    /// Returns the buffer's new length, if it appended.
+    fn record_sp(&mut self, next: Value, retired: u32, how: u16, sp: bool) -> Option<Value> {
         let (Some(tag), Some(base)) = (self.tag, self.records) else {
-            return;
+            return None;
         };
         if retired == 0 {
-            return;
+            return None;
         }
         let pos = self
             .b
@@ -308,6 +334,7 @@ impl Gen<'_, '_> {
         self.b
             .ins()
             .store(flags(), pos, self.ctx, layout::RECORD_POS as i32);
+        Some(pos)
     }
 
     /// Leaves the unit with `pc` and `reason`, giving back `unretired` instructions of the
@@ -348,7 +375,7 @@ impl Gen<'_, '_> {
             Some((c, _)) if !(c.leaves(next) || (call_or_return && c.always)) => {}
             _ => {
                 let p = self.konst(next);
-                self.record_sp(p, self.insns, how, sp);
+                self.record_on(p, how, sp);
             }
         }
     }
@@ -460,11 +487,11 @@ impl Gen<'_, '_> {
                         let go = self.b.create_block();
                         self.b.ins().brif(out, rec, &[], go, &[]);
                         self.b.switch_to_block(rec);
-                        self.record_sp(t, blk.insns, Record::TAKEN, true);
+                        self.record_on(t, Record::TAKEN, true);
                         self.b.ins().jump(go, &[]);
                         self.b.switch_to_block(go);
                     }
-                    _ => self.record_sp(t, blk.insns, Record::TAKEN, true),
+                    _ => self.record_on(t, Record::TAKEN, true),
                 }
                 self.b.ins().jump(self.chain, &[t.into()]);
             }

@@ -127,7 +127,13 @@ struct Node {
     thread: u32,
     counts: Counts,
     calls: u64,
+    /// The last child looked up under it: (key, node), or `NO_MEMO` (a call from the same
+    /// place to the same function again costs no hash lookup).
+    memo: (u32, u32),
 }
+
+/// [`Node::memo`] before any lookup (no key is `u32::MAX`: thread keys stay below ROOT).
+const NO_MEMO: (u32, u32) = (u32::MAX, 0);
 
 /// Key in `children` of thread `index`'s root under the program's root (never a function id).
 fn thread_key(index: u32) -> u32 {
@@ -170,7 +176,7 @@ struct Frame {
 }
 
 /// Entries of the cache of [`Profiler::enter`] results.
-const ENTER_CACHE: usize = 1024;
+const ENTER_CACHE: usize = 4096;
 
 /// One remembered result of [`Profiler::enter`]: the function (and its bounds) of `pc`.
 #[derive(Clone, Copy, Default)]
@@ -339,6 +345,7 @@ impl Profiler {
                 thread: 0,
                 counts: Counts::default(),
                 calls: 0,
+                memo: NO_MEMO,
             }],
             children: FxHashMap::default(),
             stack: Vec::new(),
@@ -580,7 +587,13 @@ impl Profiler {
 
     /// The node under `parent` known by `key`, for `function` (created on first use).
     fn child_keyed(&mut self, parent: u32, key: u32, function: u32) -> u32 {
+        if let Some(p) = self.nodes.get(parent as usize) {
+            if p.memo.0 == key {
+                return p.memo.1;
+            }
+        }
         if let Some(&n) = self.children.get(&(parent, key)) {
+            self.nodes[parent as usize].memo = (key, n);
             return n;
         }
         if self.nodes.len() >= MAX_NODES {
@@ -595,8 +608,10 @@ impl Profiler {
             thread,
             counts: Counts::default(),
             calls: 0,
+            memo: NO_MEMO,
         });
         self.children.insert((parent, key), n);
+        self.nodes[parent as usize].memo = (key, n);
         n
     }
 

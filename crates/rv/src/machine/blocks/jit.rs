@@ -451,7 +451,9 @@ impl Machine {
             return After::Engine(pc);
         };
         let regs = (&mut self.x, &mut self.f);
-        let (exit, retired) = if recording {
+        let (exit, retired) = if counting {
+            jit.run_counting(&mut self.mem, regs, pc, budget)
+        } else if recording {
             jit.run_recording(&mut self.mem, regs, pc, budget)
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
@@ -459,8 +461,7 @@ impl Machine {
         let drained = if !recording {
             Control::Continue
         } else if counting {
-            let capped = budget.min(outcrop_jit::RECORDS as u64);
-            let (control, partial) = self.drain_counted((pc, capped, retired), obs);
+            let (control, partial) = self.drain_counted((pc, budget, retired), obs);
             if !partial && O::BLOCKS {
                 // compiled code stopped between blocks: the observers' next block starts
                 // where the run goes on
