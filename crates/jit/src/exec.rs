@@ -629,20 +629,9 @@ impl<H: Host> Jit<H> {
         self.run(host, regs, pc, budget.min(RECORDS as u64))
     }
 
-    /// [`Jit::run`] for units whose recording blocks are all [`crate::ir::Counted`] (or
-    /// append a record only as they leave the call): no cap on the budget, since a counted
-    /// block whose record fills the buffer ends the call; [`Jit::records`] returns them.
-    pub fn run_counting(
-        &mut self,
-        host: &mut H,
-        regs: (&mut [u64; 32], &mut [u64; 32]),
-        pc: u64,
-        budget: u64,
-    ) -> (Exit, u64) {
-        self.run(host, regs, pc, budget)
-    }
-
-    /// The records the last call appended ([`Jit::run_recording`], [`Jit::run_counting`]).
+    /// The records the last call appended ([`Jit::run_recording`]; or [`Jit::run`], for
+    /// units whose recording blocks are [`crate::ir::Counted`]: their records are sparse, and
+    /// one that fills the buffer ends the call).
     ///
     /// # Panics
     /// If compiled code appended more than [`RECORDS`] (a code-generator bug: each record

@@ -451,9 +451,9 @@ impl Machine {
             return After::Engine(pc);
         };
         let regs = (&mut self.x, &mut self.f);
-        let (exit, retired) = if counting {
-            jit.run_counting(&mut self.mem, regs, pc, budget)
-        } else if recording {
+        // (counted blocks' records are sparse: a full buffer ends their call, so it is not
+        // capped as a recording call is)
+        let (exit, retired) = if recording && !counting {
             jit.run_recording(&mut self.mem, regs, pc, budget)
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
@@ -520,16 +520,7 @@ impl Machine {
                 Record::EXIT => self.block_hooks(id, r.next, Some(BranchKind::Cond), r.sp, obs),
                 _ => {
                     // stopped early: the micro-ops of the instructions that retired
-                    let (first, count) = (b.first as usize, b.count as usize);
-                    let meta = self
-                        .blocks
-                        .meta
-                        .get(first..first + count)
-                        .unwrap_or_default();
-                    let done = meta
-                        .iter()
-                        .take_while(|m| u32::from(m.n) < r.retired())
-                        .count();
+                    let done = self.blocks.uops_retired(b, r.retired());
                     self.cold_hooks(id, false, Some(done), obs)
                 }
             };
@@ -545,6 +536,17 @@ impl Machine {
 }
 
 impl super::BlockCache {
+    /// Micro-ops of block `b` whose instructions are among the first `retired` of it.
+    fn uops_retired(&self, b: &Block, retired: u32) -> usize {
+        let (first, count) = (b.first as usize, b.count as usize);
+        self.meta
+            .get(first..first + count)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|m| u32::from(m.n) < retired)
+            .count()
+    }
+
     /// Before a flush: keeps the counts of the compiled blocks it drops (their ids are
     /// reused), for the next [`Machine::drain_counts`].
     pub(in crate::machine) fn keep_counts(&mut self, jit: Option<&mut Tier>) {
@@ -603,16 +605,7 @@ impl Machine {
                     // stopped early: the counted blocks before it, then its own instructions
                     // as the engine reports them
                     let prefix = u64::from(r.retired());
-                    let (first, count) = (b.first as usize, b.count as usize);
-                    let meta = self
-                        .blocks
-                        .meta
-                        .get(first..first + count)
-                        .unwrap_or_default();
-                    let done = meta
-                        .iter()
-                        .take_while(|m| u32::from(m.n) < r.retired())
-                        .count();
+                    let done = self.blocks.uops_retired(b, r.retired());
                     let start = b.start;
                     let control = obs.retired(at, since.saturating_sub(prefix));
                     // (the last record of its call) the engine goes on with this basic block
