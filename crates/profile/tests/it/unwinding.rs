@@ -112,7 +112,12 @@ fn build(source: &str, cxx: bool) -> Option<(tempfile::TempDir, std::path::PathB
 /// The profile of `path` from retire records, and from blocks under the block engine and the
 /// compiling tier; all three must be equal.
 fn profile(path: &std::path::Path) -> Profile {
-    let spec = ProgramSpec::observed(path, "p");
+    profile_of(&ProgramSpec::observed(path, "p"))
+}
+
+/// [`profile`] of any program.
+fn profile_of(spec: &ProgramSpec) -> Profile {
+    let spec = spec.clone();
     let reference = common::profile_on(&spec, None, Profiler::new);
     let json = serde_json::to_string(&reference).unwrap();
     for e in [outcrop_rv::Engine::Blocks, outcrop_rv::Engine::Jit] {
@@ -241,4 +246,17 @@ fn exceptions_caught_in_a_loop_leave_the_frames_they_unwind() {
     let f = function(&p, &name("L1fj"));
     assert_eq!(f.calls, 1000);
     assert_eq!(f.total_counts.instructions, f.self_counts.instructions);
+}
+
+/// Code that rewrites its own page on every iteration of a loop (the guest `probe smc-code`):
+/// every store flushes what is decoded and compiled, so the counts of compiled blocks are
+/// kept across thousands of flushes before the observer hears them. The profile from counts
+/// must still be the one from retire records.
+#[test]
+fn counts_kept_across_code_flushes_give_the_reference_profile() {
+    let probe = outcrop_testkit::root().join("crates/outcrop/tests/fixtures/guest/probe");
+    let mut spec = ProgramSpec::observed(&probe, "probe");
+    spec.command.extend(["smc-code".into(), "3000".into()]);
+    let p = profile_of(&spec);
+    assert!(p.instructions > 3000 * 4, "{}", p.instructions);
 }

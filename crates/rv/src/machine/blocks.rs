@@ -214,9 +214,10 @@ pub(super) struct BlockCache {
     /// Compiled blocks count their runs inline for an observer of [`Observer::COUNTS`]
     /// (`jit::Machine::drain_counted`) instead of recording each.
     counting: bool,
-    /// Counts of compiled blocks a flush dropped before the observer had them: start,
-    /// instruction lengths, classes, runs ([`Machine::drain_counts`]).
-    flushed_counts: Vec<(u64, Vec<u8>, [u32; 8], u64)>,
+    /// Counts of compiled blocks a flush dropped before the observer had them, by (start,
+    /// instruction lengths, classes): runs ([`Machine::drain_counts`]). Merged by block, so
+    /// code flushed again and again (a guest that rewrites it in a loop) adds no entries.
+    flushed_counts: HashMap<CountedBlock, u64>,
     /// The block running now ([`NOT_RUNNING`] outside the block engine).
     running: u32,
     /// What the observer hooks need of the block that was running when the cache was last
@@ -225,6 +226,9 @@ pub(super) struct BlockCache {
     /// Most host bytes the cache may hold before it starts over.
     max_bytes: u64,
 }
+
+/// A block as an observer of counts knows it: start, instruction lengths, classes.
+type CountedBlock = (u64, Box<[u8]>, [u32; 8]);
 
 /// Host bytes of one page's block table.
 const TABLE_BYTES: u64 = (SLOTS * 4) as u64;
@@ -248,7 +252,7 @@ impl BlockCache {
             generation: 0,
             extended: false,
             counting: false,
-            flushed_counts: Vec::new(),
+            flushed_counts: HashMap::new(),
             running: NOT_RUNNING,
             saved: None,
             max_bytes,

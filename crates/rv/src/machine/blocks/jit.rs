@@ -556,10 +556,12 @@ impl super::BlockCache {
         let mut kept = Vec::new();
         j.take_counts(|slot, n| {
             if let Some(b) = self.blocks.get(slot as usize) {
-                kept.push((b.start, self.block_lens(b).to_vec(), b.classes, n));
+                kept.push(((b.start, Box::from(self.block_lens(b)), b.classes), n));
             }
         });
-        self.flushed_counts.extend(kept);
+        for (key, n) in kept {
+            *self.flushed_counts.entry(key).or_insert(0) += n;
+        }
     }
 }
 
@@ -638,7 +640,13 @@ impl Machine {
         if !O::COUNTS {
             return;
         }
-        for (start, lens, classes, count) in std::mem::take(&mut self.blocks.flushed_counts) {
+        // (in the order of their starts, so that what the observer hears does not depend on
+        // the map's)
+        let mut flushed: Vec<_> = std::mem::take(&mut self.blocks.flushed_counts)
+            .into_iter()
+            .collect();
+        flushed.sort_unstable();
+        for ((start, lens, classes), count) in flushed {
             let _ = obs.counted(start, &lens, &classes, count);
         }
         let Some(jit) = self.jit.as_deref_mut() else {
