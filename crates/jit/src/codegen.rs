@@ -369,10 +369,11 @@ impl Gen<'_, '_> {
     }
 
     /// The record of a block's transfer to `next`: every one for a recording block; for a
-    /// counted one, only a transfer that leaves its function (or a call or return, `always`).
-    fn transfer_record(&mut self, next: u64, how: u16, call_or_return: bool, sp: bool) {
+    /// counted one, only a transfer that leaves its function, or its final call or return
+    /// (`always`, set only for blocks that end in one).
+    fn transfer_record(&mut self, next: u64, how: u16, sp: bool) {
         match self.counted {
-            Some((c, _)) if !(c.leaves(next) || (call_or_return && c.always)) => {}
+            Some((c, _)) if !(c.leaves(next) || c.always) => {}
             _ => {
                 let p = self.konst(next);
                 self.record_on(p, how, sp);
@@ -435,7 +436,7 @@ impl Gen<'_, '_> {
         }
         match blk.term {
             Term::Fall { next } => {
-                self.transfer_record(next, Record::END, false, false);
+                self.transfer_record(next, Record::END, false);
                 self.goto(next)
             }
             Term::Branch {
@@ -450,17 +451,17 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
-                self.transfer_record(taken, Record::TAKEN, false, false);
+                self.transfer_record(taken, Record::TAKEN, false);
                 self.goto(taken);
                 self.b.switch_to_block(f);
-                self.transfer_record(fall, Record::END, false, false);
+                self.transfer_record(fall, Record::END, false);
                 self.goto(fall);
             }
             Term::Jal { rd, link, target } => {
                 let l = self.konst(link);
                 self.set(rd, l);
                 // a jal that links is a call: its record carries the stack pointer
-                self.transfer_record(target, Record::TAKEN, rd != 0, rd != 0);
+                self.transfer_record(target, Record::TAKEN, rd != 0);
                 self.goto(target);
             }
             Term::Jalr { rd, rs1, off, link } => {

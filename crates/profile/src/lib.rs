@@ -567,6 +567,14 @@ impl Profiler {
         if self.pending != Pending::None || first < self.lo || first >= self.hi {
             self.resolve(first);
         }
+        self.advance(n);
+    }
+
+    /// `n` instructions retired in the current node (untimed): the total, the node and the
+    /// timeline move on; a mark due among them falls where the retire path puts it (they are
+    /// all in one function, so the call chain is the same there).
+    #[inline(always)]
+    fn advance(&mut self, n: u64) {
         self.instructions += n;
         if let Some(node) = self.nodes.get_mut(self.cur_node as usize) {
             node.counts.instructions += n;
@@ -1120,20 +1128,7 @@ impl Observer for ByBlocks<'_> {
                         }
                         at += usize::from(l >> 1);
                     }
-                    let n = lens.len() as u64;
-                    p.instructions += n;
-                    if let Some(node) = p.nodes.get_mut(p.cur_node as usize) {
-                        node.counts.instructions += n;
-                    }
-                    // a mark due inside the block falls where the retire path puts it: the
-                    // block is all in one function, so the call chain is the same there
-                    while p.instructions >= p.timeline.next {
-                        let at = Counts {
-                            instructions: p.timeline.next,
-                            ..Counts::default()
-                        };
-                        p.mark_at(at);
-                    }
+                    p.advance(lens.len() as u64);
                     let taken = self.taken_at(last);
                     let p = &mut *self.profiler;
                     if taken.is_some() {
