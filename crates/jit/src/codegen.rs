@@ -51,8 +51,8 @@ pub(crate) struct Compiled {
 }
 
 /// Compiles `unit` for `isa` (on any thread: nothing here touches a module).
-/// `counters[i]` is the host address of block `i`'s counter (0 for a block that counts
-/// nothing), given by the tier from its own counter memory (`exec.rs`).
+/// `counters` are the host addresses of the counters in [`Unit::counter_slots`]' order (0
+/// where a block counts nothing), given by the tier from its own counter memory (`exec.rs`).
 pub(crate) fn compile(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     fctx: &mut FunctionBuilderContext,
@@ -63,8 +63,8 @@ pub(crate) fn compile(
     if unit.blocks.is_empty() {
         return Err("empty unit".into());
     }
-    if counters.len() != unit.blocks.len() {
-        return Err("a counter address per block".into());
+    if counters.len() != unit.counter_slots().len() {
+        return Err("a counter address per counter slot".into());
     }
     let mut ctx = cranelift_codegen::Context::new();
     build(&mut ctx.func, fctx, unit, helpers, counters);
@@ -116,8 +116,15 @@ struct Gen<'a, 'b> {
     /// The current block's record tag and instruction count.
     tag: Option<u32>,
     insns: u32,
-    /// The current block's counting ([`Block::counted`]) and its counter's host address.
+    /// The current block's counting ([`Block::counted`]) and the host address of the
+    /// counter of the basic block running now (the block's, then each [`Op::Next`]'s).
     counted: Option<(Counted, u64)>,
+    /// Instructions of the current block before its current basic block (the last
+    /// [`Op::Next`]'s `n`; 0 before any): records count the instructions retired from there.
+    seg: u32,
+    /// The counter addresses ([`Unit::counter_slots`]) and how many were taken.
+    counters: &'b [u64],
+    counters_taken: usize,
 }
 
 fn flags() -> MemFlags {
@@ -177,10 +184,14 @@ pub(crate) fn build(
         tag: None,
         insns: 0,
         counted: None,
+        seg: 0,
+        counters,
+        counters_taken: 0,
     };
     let first = g.heads[&unit.entry()];
     g.b.ins().jump(first, &[]);
-    for (blk, &counter) in unit.blocks.iter().zip(counters) {
+    for blk in &unit.blocks {
+        let counter = g.next_counter();
         g.counted = blk.counted.filter(|_| counter != 0).map(|c| (c, counter));
         g.block(blk);
     }
@@ -255,6 +266,14 @@ impl Gen<'_, '_> {
         self.b.ins().iconst(types::I64, v as i64)
     }
 
+    /// The next counter address ([`Unit::counter_slots`]' order; 0 past the last, which
+    /// [`compile`] rules out).
+    fn next_counter(&mut self) -> u64 {
+        let a = self.counters.get(self.counters_taken).copied().unwrap_or(0);
+        self.counters_taken += 1;
+        a
+    }
+
     /// Appends a record for the current block (if it records): it goes on at `next` with
     /// `retired` of its instructions retired. Blocks that retired nothing append none, so a
     /// call retiring at most [`crate::exec::RECORDS`] instructions appends at most that many;
@@ -266,8 +285,8 @@ impl Gen<'_, '_> {
     /// [`Gen::record_sp`] for a transfer the unit goes on after: a counted block's record
     /// that fills the buffer ends the call there, at `next` (its calls are not capped at
     /// [`crate::exec::RECORDS`] instructions, since its records are sparse).
-    fn record_on(&mut self, next: Value, how: u16, sp: bool) {
-        let Some(pos) = self.record_sp(next, self.insns, how, sp) else {
+    fn record_on(&mut self, next: Value, retired: u32, how: u16, sp: bool) {
+        let Some(pos) = self.record_sp(next, retired, how, sp) else {
             return;
         };
         if self.counted.is_none() {
@@ -350,7 +369,8 @@ impl Gen<'_, '_> {
             // (the budget check comes before the count, so a budget exit counted nothing)
             self.count(-1);
             let p = self.konst(pc);
-            self.record(p, self.insns.saturating_sub(unretired), Record::PARTIAL);
+            let retired = self.insns.saturating_sub(unretired);
+            self.record(p, retired.saturating_sub(self.seg), Record::PARTIAL);
         }
         let p = self.konst(pc);
         let r = self.konst(reason);
@@ -376,7 +396,7 @@ impl Gen<'_, '_> {
             Some((c, _)) if !(c.leaves(next) || c.always) => {}
             _ => {
                 let p = self.konst(next);
-                self.record_on(p, how, sp);
+                self.record_on(p, self.insns - self.seg, how, sp);
             }
         }
     }
@@ -415,6 +435,7 @@ impl Gen<'_, '_> {
         self.fregs = [None; 32];
         self.tag = blk.record;
         self.insns = blk.insns;
+        self.seg = 0;
         // the budget check: the block runs whole, or the engine takes over before it
         let bv = self.b.use_var(self.budget);
         let enough =
@@ -488,11 +509,11 @@ impl Gen<'_, '_> {
                         let go = self.b.create_block();
                         self.b.ins().brif(out, rec, &[], go, &[]);
                         self.b.switch_to_block(rec);
-                        self.record_on(t, Record::TAKEN, true);
+                        self.record_on(t, self.insns - self.seg, Record::TAKEN, true);
                         self.b.ins().jump(go, &[]);
                         self.b.switch_to_block(go);
                     }
-                    _ => self.record_on(t, Record::TAKEN, true),
+                    _ => self.record_on(t, self.insns - self.seg, Record::TAKEN, true),
                 }
                 self.b.ins().jump(self.chain, &[t.into()]);
             }
@@ -634,13 +655,31 @@ impl Gen<'_, '_> {
                     let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
                     self.b.def_var(self.budget, nb);
                 }
-                // (a counted block is a basic block: it has no exit inside; were it given
-                // one, the run it cuts short is not counted and leaves a record)
-                self.count(-1);
-                let p = self.konst(target);
-                self.record(p, n, Record::EXIT);
+                match self.counted {
+                    // a counted block's basic block ends at the branch: it ran to its end
+                    // (its count stays), and it leaves a record only out of its function
+                    Some((c, _)) => {
+                        if c.leaves(target) {
+                            let p = self.konst(target);
+                            self.record_on(p, n - self.seg, Record::EXIT, false);
+                        }
+                    }
+                    None => {
+                        let p = self.konst(target);
+                        self.record(p, n, Record::EXIT);
+                    }
+                }
                 self.goto(target);
                 self.b.switch_to_block(f);
+            }
+            Op::Next { tag, n, .. } => {
+                if let Some((c, _)) = self.counted {
+                    let addr = self.next_counter();
+                    self.counted = Some((c, addr));
+                    self.tag = self.tag.map(|_| tag);
+                    self.seg = n;
+                    self.count(1);
+                }
             }
         }
     }

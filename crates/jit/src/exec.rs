@@ -13,10 +13,10 @@
 //!   and after every helper call), so an entry never outlives the frame it points to.
 //! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 32`, a slot
 //!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
-//! * Counters ([`crate::ir::Counted`]) are written at the address [`Jit`] gave the code
-//!   generator for that block: an element of one of its counter chunks, which are allocated
+//! * Counters ([`crate::ir::Counted`], [`crate::ir::Op::Next`]) are written at the
+//!   addresses [`Jit`] gave the code generator for that block: each an element of one of its counter chunks, which are allocated
 //!   before the unit is compiled, never move (boxed) and are freed only after the module
-//!   (`Drop`); a block's slot beyond [`MAX_COUNTERS`] is not compiled.
+//!   (`Drop`); a unit with a slot beyond [`MAX_COUNTERS`] is not compiled.
 //! * Jump-cache entries hold only pointers to functions of the live module ([`Jit::insert`]);
 //!   the module is freed only after the cache is cleared ([`Jit::flush`]).
 //! * Code pages are never writable and executable at once: `cranelift-jit` writes a function
@@ -371,19 +371,17 @@ impl<H: Host> Jit<H> {
         }
     }
 
-    /// The host address of each block's counter in `unit` (0 for a block that counts
-    /// nothing), allocating what is missing; `None` if a slot is past [`MAX_COUNTERS`].
+    /// The host address of each counter `unit` adds to, in [`Unit::counter_slots`]' order
+    /// (0 where a block counts nothing), allocating what is missing; `None` if a slot is past
+    /// [`MAX_COUNTERS`].
     fn counter_addresses(&mut self, unit: &Unit) -> Option<Vec<u64>> {
-        unit.blocks
-            .iter()
-            .map(|b| match b.counted {
+        unit.counter_slots()
+            .into_iter()
+            .map(|slot| match slot {
                 None => Some(0),
-                Some(c) if c.slot >= MAX_COUNTERS => None,
-                Some(c) => {
-                    let (chunk, at) = (
-                        c.slot as usize / COUNTER_CHUNK,
-                        c.slot as usize % COUNTER_CHUNK,
-                    );
+                Some(s) if s >= MAX_COUNTERS => None,
+                Some(s) => {
+                    let (chunk, at) = (s as usize / COUNTER_CHUNK, s as usize % COUNTER_CHUNK);
                     while self.counters.len() <= chunk {
                         self.counters
                             .push(vec![0; COUNTER_CHUNK].into_boxed_slice());
@@ -773,8 +771,8 @@ extern "C" fn fill_helper<H: Host>(ctx: *mut Context, addr: u64, size: u64) -> u
 
 /// A compiled unit or why not, the generation it was asked in, and the time it took.
 type Done = (u64, Result<codegen::Compiled, String>, Duration);
-/// A unit for the compiling thread: the generation it was asked in, the unit, its blocks'
-/// counter addresses.
+/// A unit for the compiling thread: the generation it was asked in, the unit, its counter
+/// addresses ([`Unit::counter_slots`]).
 type Job = (u64, Unit, Vec<u64>);
 
 /// The compiling thread: units in, machine code out (it never touches the module).

@@ -157,6 +157,38 @@ pub enum Op {
         /// Instructions retired when taken.
         n: u32,
     },
+    /// In a [`Counted`] block, after a not-taken [`Op::Exit`]: the next basic block begins,
+    /// `n` instructions into the block. From here on the block counts its runs in counter
+    /// `slot` and its records carry `tag` and the instructions retired since this point,
+    /// as if the basic block from here to the next `Next` or the end were a block of its own
+    /// (a counted *superblock*: registers stay in host registers across not-taken branches,
+    /// and one budget check covers all its basic blocks). Ignored in other blocks.
+    Next {
+        /// The record tag of the basic block from here on.
+        tag: u32,
+        /// Its counter.
+        slot: u32,
+        /// Instructions of the block before it.
+        n: u32,
+    },
+}
+
+impl Op {
+    /// The same operation in a block that has `by` more instructions before it (each
+    /// instruction count `n` moved by `by`).
+    pub fn shifted(mut self, by: u32) -> Op {
+        match &mut self {
+            Op::Load { n, .. }
+            | Op::Store { n, .. }
+            | Op::Amo { n, .. }
+            | Op::FLoad { n, .. }
+            | Op::FStore { n, .. }
+            | Op::Exit { n, .. }
+            | Op::Next { n, .. } => *n += by,
+            Op::Li { .. } | Op::Alu { .. } | Op::FMove { .. } => {}
+        }
+        self
+    }
 }
 
 /// How a block ends.
@@ -325,5 +357,22 @@ impl Unit {
     /// The entry pc (0 for an empty unit).
     pub fn entry(&self) -> u64 {
         self.blocks.first().map_or(0, |b| b.start)
+    }
+
+    /// The counter slots the unit's code adds to, in the order the code generator meets
+    /// them: for each block, its [`Counted::slot`] (`None` if it counts nothing), then the
+    /// slot of each [`Op::Next`] in it (counted blocks only).
+    pub fn counter_slots(&self) -> Vec<Option<u32>> {
+        let mut out = Vec::new();
+        for b in &self.blocks {
+            out.push(b.counted.map(|c| c.slot));
+            if b.counted.is_some() {
+                out.extend(b.ops.iter().filter_map(|op| match op {
+                    Op::Next { slot, .. } => Some(Some(*slot)),
+                    _ => None,
+                }));
+            }
+        }
+        out
     }
 }

@@ -1,5 +1,5 @@
 //! Compiled units against a toy host: loops, memory, exits, the budget.
-use outcrop_jit::ir::{Alu, Block, Cond, Op, Record, Src, Term, Unit};
+use outcrop_jit::ir::{Alu, Block, Cond, Counted, Op, Record, Src, Term, Unit};
 use outcrop_jit::{Exit, Host, Jit, Stored, PAGE};
 use std::collections::HashMap;
 
@@ -375,6 +375,119 @@ fn recorded_blocks_append_one_record_per_run_and_the_budget_bounds_them() {
         (r[0].how(), r[0].retired(), r[0].next),
         (Record::PARTIAL, 3, 0x10c)
     );
+}
+
+/// A counted superblock at 0x200 in the function [0x200, 0x300): x11 -= 1; leave for 0x9000
+/// if x11 == 0 (out of the function); then the next basic block (tag and counter 21): x10 += 1;
+/// store x10 at x13; loop while x11 != 0.
+fn counted_superblock() -> Unit {
+    let counted = Counted {
+        slot: 20,
+        lo: 0x200,
+        hi: 0x300,
+        always: false,
+    };
+    Unit {
+        blocks: vec![Block {
+            start: 0x200,
+            insns: 5,
+            ops: vec![
+                Op::Alu {
+                    op: Alu::Add,
+                    rd: 11,
+                    rs1: 11,
+                    b: Src::Imm(u64::MAX),
+                },
+                Op::Exit {
+                    cond: Cond::Eq,
+                    rs1: 11,
+                    rs2: 0,
+                    target: 0x9000,
+                    n: 2,
+                },
+                Op::Next {
+                    tag: 21,
+                    slot: 21,
+                    n: 2,
+                },
+                Op::Alu {
+                    op: Alu::Add,
+                    rd: 10,
+                    rs1: 10,
+                    b: Src::Imm(1),
+                },
+                Op::Store {
+                    rs1: 13,
+                    rs2: 10,
+                    off: 0,
+                    size: 8,
+                    pc: 0x20c,
+                    len: 4,
+                    n: 3,
+                },
+            ],
+            record: Some(20),
+            counted: Some(counted),
+            term: Term::Branch {
+                cond: Cond::Ne,
+                rs1: 11,
+                rs2: 0,
+                taken: 0x200,
+                fall: 0x214,
+            },
+        }],
+    }
+}
+
+#[test]
+fn a_counted_superblock_counts_each_basic_block_and_records_only_what_leaves() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    jit.compile(&counted_superblock()).unwrap();
+    let mut host = Toy::with(&[1]);
+    let counts = |jit: &mut Jit<Toy>| {
+        let mut c = Vec::new();
+        jit.take_counts(|slot, n| c.push((slot, n)));
+        c
+    };
+    let mut x = [0u64; 32];
+    x[11] = 5;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+    // four full runs, then the first basic block's branch out of the function
+    assert_eq!(exit, Exit::Miss(0x9000));
+    assert_eq!(retired, 4 * 5 + 2);
+    assert_eq!(x[10], 4);
+    assert_eq!(counts(&mut jit), vec![(20, 5), (21, 4)]);
+    let r = jit.records();
+    assert_eq!(r.len(), 1, "only the transfer out of the function records");
+    assert_eq!(
+        (
+            r[0].how(),
+            r[0].tag(),
+            r[0].retired(),
+            r[0].next,
+            r[0].budget
+        ),
+        (Record::EXIT, 20, 2, 0x9000, 1000 - 22)
+    );
+    // a fault in the second basic block: its count goes back, and its record says how much
+    // of it (not of the superblock) retired
+    x[11] = 5;
+    x[13] = 0x10_000; // read-only
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+    assert_eq!(exit, Exit::Engine(0x20c));
+    assert_eq!(retired, 3);
+    assert_eq!(counts(&mut jit), vec![(20, 1)]);
+    let r = jit.records();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].how(), r[0].tag(), r[0].retired(), r[0].next),
+        (Record::PARTIAL, 21, 1, 0x20c)
+    );
+    // a budget short of the whole superblock runs none of it
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 4);
+    assert_eq!((exit, retired), (Exit::Budget(0x200), 0));
+    assert!(counts(&mut jit).is_empty());
 }
 
 #[test]

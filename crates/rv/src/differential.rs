@@ -109,7 +109,7 @@ pub fn run_with(
         stop_after_blocks,
         ..Streams::default()
     };
-    let mut state = run_observed(make, engine, &mut streams, snapshot);
+    let mut state = run_observed(make, engine, &mut streams, snapshot, 1);
     state.streams = streams;
     state
 }
@@ -121,22 +121,28 @@ pub fn run_unobserved(
     engine: Engine,
     snapshot: &[(u64, u64)],
 ) -> RunState {
-    run_observed(make, engine, &mut (), snapshot)
+    run_observed(make, engine, &mut (), snapshot, 1)
 }
 
+/// `hot`: runs of a block before the compiling tier compiles it (1: at once, so that every
+/// block of a short test program runs compiled).
 fn run_observed<O: Observer>(
     make: &dyn Fn() -> Machine,
     engine: Engine,
     obs: &mut O,
     snapshot: &[(u64, u64)],
+    hot: u32,
 ) -> RunState {
     let mut m = make();
     m.engine = engine;
-    // the compiling tier compiles a block the first time it runs, so that every block of a
-    // short test program runs compiled from its second run on
-    m.jit_hot = 1;
+    m.jit_hot = hot;
     m.jit_background = false;
     let outcome = m.run(obs);
+    if O::COUNTS {
+        // the basic block in progress at the end (engines end it at different points: compiled
+        // code's entry ends the engine's part early)
+        m.flush_blocks(obs);
+    }
     let mut memory = Vec::new();
     for &(addr, len) in snapshot {
         let mut bytes = vec![0xee; len.min(1 << 20) as usize];
@@ -210,6 +216,198 @@ pub fn compare_engines(
         return Ok(oracle);
     }
     Err(describe("single-step vs blocks", &oracle, &blocks))
+}
+
+/// Bytes of code per range of [`RangeRuns`] (a stand-in for a function).
+pub const RANGE_BYTES: u64 = 64;
+
+/// What an observer of counts ([`Observer::COUNTS`]) can know of a run, folded so that the
+/// counted path (compiled blocks count their runs and record only transfers out of a range or
+/// calls and returns) and the block path (every basic block and taken branch) must agree on
+/// it: instructions retired per address and per class, and the sequence of *runs* — maximal
+/// stretches of retired instructions in one [`RANGE_BYTES`]-aligned range, cut also after each
+/// call and return (with the stack pointer after it) — as a count and an order-sensitive digest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RangeRuns {
+    /// Instructions retired per address.
+    pub per_pc: std::collections::BTreeMap<u64, u64>,
+    /// Instructions retired per class.
+    pub classes: [u64; 8],
+    /// Runs ended.
+    pub runs: u64,
+    /// A digest of the runs in order: range, instructions, how each ended.
+    pub digest: u64,
+    /// The run going on: its range's first byte and its instructions so far.
+    run: Option<(u64, u64)>,
+    /// On the block path: the call or return the next reported block ends with (its pc, kind
+    /// and the stack pointer after it).
+    taken: Option<(u64, BranchKind, u64)>,
+}
+
+impl RangeRuns {
+    fn mix(&mut self, v: u64) {
+        self.digest = (self.digest.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    /// Ends the run going on, `how` (0: the range changed or the stream ended; else a call
+    /// or return's kind, plus one, and the stack pointer after it).
+    fn close(&mut self, how: u64, sp: u64) {
+        if let Some((lo, n)) = self.run.take() {
+            self.runs += 1;
+            self.mix(lo);
+            self.mix(n);
+            self.mix(how);
+            self.mix(sp);
+        }
+    }
+
+    /// `n` instructions from `pc` on, all in `pc`'s range.
+    fn add(&mut self, pc: u64, n: u64) {
+        let lo = pc & !(RANGE_BYTES - 1);
+        match &mut self.run {
+            Some((l, k)) if *l == lo => *k += n,
+            _ => {
+                self.close(0, 0);
+                self.run = Some((lo, n));
+            }
+        }
+    }
+
+    /// A call or return ends the run.
+    fn transfer(&mut self, kind: BranchKind, sp: u64) {
+        if matches!(kind, BranchKind::Call | BranchKind::Return) {
+            self.close(kind as u64 + 1, sp);
+        }
+    }
+
+    /// Ends the last run (after the machine's run returned).
+    pub fn finish(&mut self) {
+        self.close(0, 0);
+    }
+}
+
+impl Observer for RangeRuns {
+    const BLOCKS: bool = true;
+    const BLOCK_LENS: bool = true;
+    const BRANCHES: bool = true;
+    const STACK: bool = true;
+    const CLASSES: bool = true;
+    const COUNTS: bool = true;
+
+    fn range(&mut self, pc: u64) -> (u64, u64) {
+        let lo = pc & !(RANGE_BYTES - 1);
+        (lo, lo + RANGE_BYTES)
+    }
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        let mut pc = start;
+        for &l in lens {
+            *self.per_pc.entry(pc).or_default() += 1;
+            self.add(pc, 1);
+            if let Some((at, kind, sp)) = self.taken {
+                if at == pc {
+                    self.taken = None;
+                    self.transfer(kind, sp);
+                }
+            }
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        Control::Continue
+    }
+    fn taken_branch(&mut self, from: u64, _to: u64, kind: BranchKind) -> Control {
+        self.taken = Some((from, kind, 0));
+        Control::Continue
+    }
+    fn stack(&mut self, sp: u64) -> Control {
+        if let Some((_, _, s)) = &mut self.taken {
+            *s = sp;
+        }
+        Control::Continue
+    }
+    fn classes(&mut self, counts: &[u32; 8]) -> Control {
+        for (total, &n) in self.classes.iter_mut().zip(counts) {
+            *total += u64::from(n);
+        }
+        Control::Continue
+    }
+    fn counted(&mut self, start: u64, lens: &[u8], classes: &[u32; 8], count: u64) -> Control {
+        let mut pc = start;
+        for &l in lens {
+            *self.per_pc.entry(pc).or_default() += count;
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        for (total, &n) in self.classes.iter_mut().zip(classes) {
+            *total += u64::from(n) * count;
+        }
+        Control::Continue
+    }
+    fn retired(&mut self, first: u64, n: u64) -> Control {
+        if n > 0 {
+            self.add(first, n);
+        }
+        Control::Continue
+    }
+    fn left(&mut self, _end: u64, _to: u64, kind: Option<BranchKind>, sp: u64) -> Control {
+        if let Some(kind) = kind {
+            self.transfer(kind, sp);
+        }
+        Control::Continue
+    }
+}
+
+/// Runs `make()`'s machine under the single-step interpreter, the block engine and the
+/// compiling tier with a [`RangeRuns`] observer (compiled blocks then count their runs:
+/// [`Observer::COUNTS`]); `Err` describes the first difference in the final state or in what
+/// the observer saw. Returns the observer's view.
+pub fn compare_counted(
+    make: &dyn Fn() -> Machine,
+    snapshot: &[(u64, u64)],
+) -> Result<RangeRuns, String> {
+    let run = |engine, hot| {
+        let mut obs = RangeRuns::default();
+        let state = run_observed(make, engine, &mut obs, snapshot, hot);
+        obs.finish();
+        (state, obs)
+    };
+    let (oracle, want) = run(Engine::Step, 1);
+    // (compiled at a block's first run, and at its third: by then the blocks after its
+    // not-taken branches are built, and it is compiled with them as one superblock)
+    for (engine, hot, what) in [
+        (Engine::Blocks, 1, "single-step vs blocks, counted"),
+        (Engine::Jit, 1, "single-step vs the compiling tier, counted"),
+        (
+            Engine::Jit,
+            3,
+            "single-step vs the compiling tier, counted, superblocks",
+        ),
+    ] {
+        let (state, got) = run(engine, hot);
+        if state != oracle {
+            return Err(describe(what, &oracle, &state));
+        }
+        if got != want {
+            let first = want
+                .per_pc
+                .iter()
+                .find(|(pc, n)| got.per_pc.get(pc) != Some(n))
+                .or_else(|| {
+                    got.per_pc
+                        .iter()
+                        .find(|(pc, _)| !want.per_pc.contains_key(pc))
+                });
+            return Err(format!(
+                "{what}: runs {} vs {}, digests {:#x} vs {:#x}, classes {:?} vs {:?}, first \
+                 count that differs: {first:?} (now {:?})",
+                want.runs,
+                got.runs,
+                want.digest,
+                got.digest,
+                want.classes,
+                got.classes,
+                first.and_then(|(pc, _)| got.per_pc.get(pc)),
+            ));
+        }
+    }
+    Ok(want)
 }
 
 /// The differences between two final states, for an error message.

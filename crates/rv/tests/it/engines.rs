@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use outcrop_rv::differential::{bare_machine, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES};
+use outcrop_rv::differential::{
+    bare_machine, compare_counted, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES,
+};
 use outcrop_rv::Outcome;
 use proptest::prelude::*;
 
@@ -415,6 +417,33 @@ proptest! {
             m
         };
         if let Err(e) = compare_engines(&make, stop, &snapshot) {
+            prop_assert!(false, "{e}\nops: {ops:?}");
+        }
+    }
+
+    #[test]
+    fn random_programs_give_counting_observers_the_same_counts_and_runs(
+        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
+        values in proptest::collection::vec(
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
+            32,
+        ),
+        limit in 1u64..3000,
+    ) {
+        // compiled blocks count their runs and record only calls, returns and transfers
+        // out of a 64-byte range: the observer must see what the block path shows it
+        let code = program(&ops);
+        let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
+        let make = || {
+            let mut m = bare_machine(&code, limit);
+            for (r, &v) in values.iter().enumerate().skip(1) {
+                if !matches!(r, 2 | 8 | 9) {
+                    m.x[r] = v;
+                }
+            }
+            m
+        };
+        if let Err(e) = compare_counted(&make, &snapshot) {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
     }

@@ -27,6 +27,9 @@ pub const JIT_HOT: u32 = 256;
 /// instructions run compiled first (`matmul`, whose loop is two FP loads and an FMA, ran 35%
 /// slower compiled than on the block engine without this).
 const MIN_PREFIX: u32 = 8;
+/// Most instructions in a counted superblock ([`Machine::extend_counted`]): the block
+/// engine's longest extended block.
+const MAX_SUPERBLOCK: u32 = super::MAX_UOPS as u32;
 /// [`Block::jit`]: never compiled here (its first instruction is not compiled).
 pub(super) const NEVER: u32 = u32::MAX;
 
@@ -254,6 +257,61 @@ impl Machine {
         block(ops, b.insns, Term::Fall { next: b.end })
     }
 
+    /// Extends counted block `ir` through the not-taken side of its final conditional branch
+    /// into the basic blocks already built there, while they lie in `range` and run to their
+    /// ends compiled, up to [`MAX_SUPERBLOCK`] instructions: a *superblock* in which each
+    /// basic block still counts its own runs and tags its own records ([`ir::Op::Next`]), so
+    /// the observer hears exactly what it hears from the basic blocks compiled one by one,
+    /// while registers stay in host registers and one budget check covers them all.
+    fn extend_counted(&self, ir: &mut ir::Block, uops: &[Uop], (lo, hi): (u64, u64)) {
+        while let Term::Branch {
+            cond,
+            rs1,
+            rs2,
+            taken,
+            fall,
+        } = ir.term
+        {
+            let Some(nid) = self.peek_block(fall) else {
+                return;
+            };
+            let Some(nb) = self.blocks.blocks.get(nid as usize) else {
+                return;
+            };
+            if nb.start != fall || nb.start < lo || nb.end > hi {
+                return;
+            }
+            let next = self.ir_block(nb, nid, uops, Some((lo, hi)));
+            let (Some(counted), false) = (next.counted, matches!(next.term, Term::Engine { .. }))
+            else {
+                return;
+            };
+            if ir.insns + next.insns > MAX_SUPERBLOCK {
+                return;
+            }
+            let n = ir.insns;
+            ir.ops.push(ir::Op::Exit {
+                cond,
+                rs1,
+                rs2,
+                target: taken,
+                n,
+            });
+            ir.ops.push(ir::Op::Next {
+                tag: nid,
+                slot: counted.slot,
+                n,
+            });
+            ir.ops.extend(next.ops.into_iter().map(|op| op.shifted(n)));
+            ir.insns += next.insns;
+            ir.term = next.term;
+            ir.counted = ir.counted.map(|c| Counted {
+                always: counted.always,
+                ..c
+            });
+        }
+    }
+
     /// The targets a block may go to next that are known when it is built.
     fn successors(b: &Block, uops: &[Uop]) -> Vec<u64> {
         let (first, count) = (b.first as usize, b.count as usize);
@@ -313,7 +371,10 @@ impl Machine {
             mark(self, NEVER);
             return;
         };
-        let entry_ir = self.ir_block(entry, id, uops, range);
+        let mut entry_ir = self.ir_block(entry, id, uops, range);
+        if let Some(range) = range {
+            self.extend_counted(&mut entry_ir, uops, range);
+        }
         if entry_ir.insns < MIN_PREFIX && matches!(entry_ir.term, Term::Engine { .. }) {
             // the engine runs its first instructions anyway (FP arithmetic, a system call…):
             // a short compiled prefix costs an entry and an exit more than it saves
@@ -602,6 +663,11 @@ impl Machine {
                 Record::TAKEN => {
                     obs.retired(at, since)
                         .and(obs.left(end, r.next, Some(taken_kind), r.sp))
+                }
+                // a superblock's conditional branch out of the range
+                Record::EXIT => {
+                    obs.retired(at, since)
+                        .and(obs.left(end, r.next, Some(BranchKind::Cond), r.sp))
                 }
                 _ => {
                     // stopped early: the counted blocks before it, then its own instructions
