@@ -333,6 +333,11 @@ pub trait Observer {
     /// order with the others. Set only by observers of [`Observer::BLOCKS`] or
     /// [`Observer::CLASSES`] whose results do not depend on the order of the counts.
     const COUNTS: bool = false;
+    /// With [`Observer::COUNTS`]: calls and returns change the observer's state even when
+    /// they stay in one range (a call tree: a recursive call does), so compiled code reports
+    /// each through [`Observer::left`]. Without it, only transfers out of a range are reported
+    /// (the class counter, whose range is everything, then hears of none).
+    const CALLS: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -466,6 +471,7 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const BLOCK_LENS: bool = O::BLOCK_LENS;
     const STACK: bool = O::STACK;
     const COUNTS: bool = O::COUNTS;
+    const CALLS: bool = O::CALLS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
@@ -547,6 +553,7 @@ macro_rules! tuple_observer {
             const STACK: bool = false $(|| $name::STACK)+;
             /// Counted when every member that reads a block-level stream takes counts.
             const COUNTS: bool = true $(&& ($name::COUNTS || !reads_blocks::<$name>()))+;
+            const CALLS: bool = false $(|| $name::CALLS)+;
             /// The intersection of the members' ranges.
             #[inline]
             fn range(&mut self, pc: u64) -> (u64, u64) {
@@ -675,6 +682,7 @@ impl<O: Observer> Observer for Option<O> {
     const BLOCK_LENS: bool = O::BLOCK_LENS;
     const STACK: bool = O::STACK;
     const COUNTS: bool = O::COUNTS;
+    const CALLS: bool = O::CALLS;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))

@@ -1027,6 +1027,7 @@ impl Observer for ByBlocks<'_> {
     const STACK: bool = true;
     const MAPPINGS: bool = true;
     const COUNTS: bool = true;
+    const CALLS: bool = true;
 
     /// Where the profiler's function stays the same.
     fn range(&mut self, pc: u64) -> (u64, u64) {

@@ -34,6 +34,10 @@ pub struct RunSummary<'a> {
     pub timing: Option<&'a outcrop_timing::Totals>,
     /// host max rss bytes.
     pub host_max_rss_bytes: Option<u64>,
+    /// What the compiling tier did, as in `exec --stats-json` (absent when it compiled
+    /// nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiling_tier: Option<CompilingTier>,
 }
 
 /// The whole-program capture's summary (`DIR/wpp.json`).

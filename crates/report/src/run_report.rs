@@ -395,6 +395,7 @@ impl<'a> RunReport<'a> {
             classes,
             timing: s.timing.as_ref(),
             host_max_rss_bytes: s.host_max_rss_bytes,
+            compiling_tier: compiling_tier(s),
         };
         let mut j = pretty(&stats);
         j.push(b'\n');
@@ -487,30 +488,35 @@ pub fn exec_stats(s: &RunSummaries) -> ExecStats {
         context_switches: s.machine.context_switches,
         schedule_seed: s.machine.schedule_seed,
         timing: s.timing.clone(),
-        compiling_tier: s.machine.jit.as_ref().map(|j| {
-            let secs = j.compile_nanos as f64 / 1e9;
-            crate::run_dir::CompilingTier {
-                units: j.units,
-                guest_blocks: j.blocks,
-                code_bytes: j.code_bytes,
-                compile_seconds: secs,
-                compile_us_per_unit: if j.units > 0 {
-                    secs * 1e6 / j.units as f64
-                } else {
-                    0.0
-                },
-                compile_share: secs / s.wall.as_secs_f64().max(1e-9),
-                flushes: j.flushes,
-                entries: j.entries,
-                exits: crate::run_dir::CompiledExits {
-                    not_compiled: j.exits[0],
-                    budget: j.exits[1],
-                    engine: j.exits[2],
-                    code_changed: j.exits[3],
-                },
-            }
-        }),
+        compiling_tier: compiling_tier(s),
     }
+}
+
+/// What the compiling tier did in the run (`None` when it compiled nothing).
+fn compiling_tier(s: &RunSummaries) -> Option<crate::run_dir::CompilingTier> {
+    s.machine.jit.as_ref().map(|j| {
+        let secs = j.compile_nanos as f64 / 1e9;
+        crate::run_dir::CompilingTier {
+            units: j.units,
+            guest_blocks: j.blocks,
+            code_bytes: j.code_bytes,
+            compile_seconds: secs,
+            compile_us_per_unit: if j.units > 0 {
+                secs * 1e6 / j.units as f64
+            } else {
+                0.0
+            },
+            compile_share: secs / s.wall.as_secs_f64().max(1e-9),
+            flushes: j.flushes,
+            entries: j.entries,
+            exits: crate::run_dir::CompiledExits {
+                not_compiled: j.exits[0],
+                budget: j.exits[1],
+                engine: j.exits[2],
+                code_changed: j.exits[3],
+            },
+        }
+    })
 }
 
 /// Pretty JSON bytes (no trailing newline), as the report directory's summaries are written.

@@ -293,6 +293,7 @@ impl Observer for RangeRuns {
     const STACK: bool = true;
     const CLASSES: bool = true;
     const COUNTS: bool = true;
+    const CALLS: bool = true;
 
     fn range(&mut self, pc: u64) -> (u64, u64) {
         let lo = pc & !(RANGE_BYTES - 1);

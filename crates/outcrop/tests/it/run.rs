@@ -394,6 +394,30 @@ fn run_with_no_mechanism_prints_the_exact_flat_profile() {
 }
 
 #[test]
+fn run_json_says_what_the_compiling_tier_did() {
+    // the exact profile alone runs on the compiling tier (compiled blocks count their runs):
+    // run.json reports the tier as `exec --stats-json` does
+    let dir = tempfile::tempdir().unwrap();
+    let o = outcrop(&[
+        "run",
+        "--max-insns",
+        "20000000",
+        "--report",
+        dir.path().to_str().unwrap(),
+        "--",
+        "bin/qsort_ints",
+    ]);
+    // (stopped by the limit: the reports are written all the same)
+    assert!(err(&o).contains("instruction limit reached"), "{}", err(&o));
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    let t = &run["compiling_tier"];
+    assert!(t["units"].as_u64().unwrap() > 0, "{run}");
+    assert!(t["entries"].as_u64().unwrap() > 0, "{run}");
+    assert!(t["code_bytes"].as_u64().unwrap() > 0, "{run}");
+}
+
+#[test]
 fn sandbox_refusals_name_the_option_that_grants_them() {
     let o = outcrop(&["exec", "--", "bin/fileio", "src/fileio.c"]);
     let e = err(&o);

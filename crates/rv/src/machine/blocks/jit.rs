@@ -27,9 +27,18 @@ pub const JIT_HOT: u32 = 256;
 /// instructions run compiled first (`matmul`, whose loop is two FP loads and an FMA, ran 35%
 /// slower compiled than on the block engine without this).
 const MIN_PREFIX: u32 = 8;
+/// The observer's range a counted block lies in ([`Observer::range`]), and whether its calls
+/// and returns record even inside it ([`Observer::CALLS`]).
+#[derive(Clone, Copy)]
+struct Range {
+    lo: u64,
+    hi: u64,
+    calls: bool,
+}
+
 /// Most instructions in a counted superblock ([`Machine::extend_counted`]): the block
 /// engine's longest extended block.
-const MAX_SUPERBLOCK: u32 = super::MAX_UOPS as u32;
+const MAX_SUPERBLOCK: u32 = 24;
 /// [`Block::jit`]: never compiled here (its first instruction is not compiled).
 pub(super) const NEVER: u32 = u32::MAX;
 
@@ -143,18 +152,19 @@ impl Machine {
     /// ([`Sem`]), except the forms the block engine specialised (constants, moves, fused
     /// pairs), which are lowered from what they became. `range`: the observer's range the
     /// block lies in, when it counts its runs ([`Observer::COUNTS`]).
-    fn ir_block(&self, b: &Block, id: u32, uops: &[Uop], range: Option<(u64, u64)>) -> ir::Block {
+    fn ir_block(&self, b: &Block, id: u32, uops: &[Uop], range: Option<Range>) -> ir::Block {
         let (first, count) = (b.first as usize, b.count as usize);
         let block = |ops, insns, term: Term| {
             let counted = match (range, &term) {
                 // a block that stops before its end for the engine never runs to its end
                 // compiled: it records each run as a partial one instead
                 (_, Term::Engine { .. }) | (None, _) => None,
-                (Some((lo, hi)), _) => Some(Counted {
+                (Some(Range { lo, hi, calls }), _) => Some(Counted {
                     slot: id,
                     lo,
                     hi,
-                    always: matches!(term, Term::Jal { .. } | Term::Jalr { .. })
+                    always: calls
+                        && matches!(term, Term::Jal { .. } | Term::Jalr { .. })
                         && matches!(b.taken_kind, BranchKind::Call | BranchKind::Return),
                 }),
             };
@@ -263,7 +273,8 @@ impl Machine {
     /// basic block still counts its own runs and tags its own records ([`ir::Op::Next`]), so
     /// the observer hears exactly what it hears from the basic blocks compiled one by one,
     /// while registers stay in host registers and one budget check covers them all.
-    fn extend_counted(&self, ir: &mut ir::Block, uops: &[Uop], (lo, hi): (u64, u64)) {
+    fn extend_counted(&self, ir: &mut ir::Block, uops: &[Uop], range: Range) {
+        let Range { lo, hi, .. } = range;
         while let Term::Branch {
             cond,
             rs1,
@@ -281,7 +292,7 @@ impl Machine {
             if nb.start != fall || nb.start < lo || nb.end > hi {
                 return;
             }
-            let next = self.ir_block(nb, nid, uops, Some((lo, hi)));
+            let next = self.ir_block(nb, nid, uops, Some(range));
             let (Some(counted), false) = (next.counted, matches!(next.term, Term::Engine { .. }))
             else {
                 return;
@@ -352,7 +363,7 @@ impl Machine {
             return;
         };
         let counting = self.blocks.counting;
-        let mut range_of = |b: &Block| -> Result<Option<(u64, u64)>, ()> {
+        let mut range_of = |b: &Block| -> Result<Option<Range>, ()> {
             if !counting {
                 return Ok(None);
             }
@@ -360,7 +371,11 @@ impl Machine {
             if b.start < lo || b.end > hi {
                 return Err(());
             }
-            Ok(Some((lo, hi)))
+            Ok(Some(Range {
+                lo,
+                hi,
+                calls: O::CALLS,
+            }))
         };
         let mark = |m: &mut Machine, v: u32| {
             if let Some(b) = m.blocks.blocks.get_mut(id as usize) {
