@@ -8,7 +8,7 @@ use crate::common;
 use outcrop_rv::differential::{
     bare_machine, compare_counted, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES,
 };
-use outcrop_rv::Outcome;
+use outcrop_rv::{Machine, Outcome};
 use proptest::prelude::*;
 
 #[test]
@@ -376,6 +376,21 @@ fn program(ops: &[(u8, u32, u32)]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
+/// A [`bare_machine`] for `code` whose registers other than the pointers (sp, s0, s1) start
+/// with `values` (edge values), and its FP registers with `fvalues` when given.
+fn seeded(code: &[u8], limit: u64, values: &[u64], fvalues: Option<&[u64]>) -> Machine {
+    let mut m = bare_machine(code, limit);
+    for (r, &v) in values.iter().enumerate().skip(1) {
+        if !matches!(r, 2 | 8 | 9) {
+            m.x[r] = v;
+        }
+    }
+    if let Some(f) = fvalues {
+        m.f.copy_from_slice(f);
+    }
+    m
+}
+
 proptest! {
     // each case takes tens of microseconds
     #![proptest_config(ProptestConfig::with_cases(5000))]
@@ -405,17 +420,7 @@ proptest! {
     ) {
         let code = program(&ops);
         let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
-        // registers other than the pointers (sp, s0, s1) start with edge values, FP ones too
-        let make = || {
-            let mut m = bare_machine(&code, limit);
-            for (r, &v) in values.iter().enumerate().skip(1) {
-                if !matches!(r, 2 | 8 | 9) {
-                    m.x[r] = v;
-                }
-            }
-            m.f.copy_from_slice(&fvalues);
-            m
-        };
+        let make = || seeded(&code, limit, &values, Some(&fvalues));
         if let Err(e) = compare_engines(&make, stop, &snapshot) {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
@@ -434,15 +439,7 @@ proptest! {
         // out of a 64-byte range: the observer must see what the block path shows it
         let code = program(&ops);
         let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
-        let make = || {
-            let mut m = bare_machine(&code, limit);
-            for (r, &v) in values.iter().enumerate().skip(1) {
-                if !matches!(r, 2 | 8 | 9) {
-                    m.x[r] = v;
-                }
-            }
-            m
-        };
+        let make = || seeded(&code, limit, &values, None);
         if let Err(e) = compare_counted(&make, &snapshot) {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
