@@ -643,44 +643,57 @@ impl Gen<'_, '_> {
                 rs2,
                 target,
                 n,
-            } => {
-                let c = self.cond(cond, rs1, rs2);
-                let t = self.b.create_block();
-                let f = self.b.create_block();
-                self.b.ins().brif(c, t, &[], f, &[]);
-                self.b.switch_to_block(t);
-                let unretired = blk.insns - n;
-                if unretired > 0 {
-                    let bv = self.b.use_var(self.budget);
-                    let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
-                    self.b.def_var(self.budget, nb);
-                }
-                match self.counted {
-                    // a counted block's basic block ends at the branch: it ran to its end
-                    // (its count stays), and it leaves a record only out of its function
-                    Some((c, _)) => {
-                        if c.leaves(target) {
-                            let p = self.konst(target);
-                            self.record_on(p, n - self.seg, Record::EXIT, false);
-                        }
-                    }
-                    None => {
-                        let p = self.konst(target);
-                        self.record(p, n, Record::EXIT);
-                    }
-                }
-                self.goto(target);
-                self.b.switch_to_block(f);
-            }
-            Op::Next { tag, n, .. } => {
-                if let Some((c, _)) = self.counted {
-                    let addr = self.next_counter();
-                    self.counted = Some((c, addr));
-                    self.tag = self.tag.map(|_| tag);
-                    self.seg = n;
-                    self.count(1);
+            } => self.early_exit((cond, rs1, rs2), target, blk.insns - n, n),
+            Op::Next { tag, n, .. } => self.next_basic_block(tag, n),
+        }
+    }
+
+    /// [`Op::Exit`]: a conditional branch on `(cond, rs1, rs2)` that leaves the block for
+    /// `target` with `n` of its instructions retired (`unretired` given back to the budget).
+    fn early_exit(
+        &mut self,
+        (cond, rs1, rs2): (Cond, u8, u8),
+        target: u64,
+        unretired: u32,
+        n: u32,
+    ) {
+        let c = self.cond(cond, rs1, rs2);
+        let t = self.b.create_block();
+        let f = self.b.create_block();
+        self.b.ins().brif(c, t, &[], f, &[]);
+        self.b.switch_to_block(t);
+        if unretired > 0 {
+            let bv = self.b.use_var(self.budget);
+            let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
+            self.b.def_var(self.budget, nb);
+        }
+        match self.counted {
+            // a counted block's basic block ends at the branch: it ran to its end (its count
+            // stays), and it leaves a record only out of its function
+            Some((c, _)) => {
+                if c.leaves(target) {
+                    let p = self.konst(target);
+                    self.record_on(p, n - self.seg, Record::EXIT, false);
                 }
             }
+            None => {
+                let p = self.konst(target);
+                self.record(p, n, Record::EXIT);
+            }
+        }
+        self.goto(target);
+        self.b.switch_to_block(f);
+    }
+
+    /// [`Op::Next`]: in a counted block, the basic block from here on (`n` instructions into
+    /// the block) counts in the next counter and tags its records `tag`.
+    fn next_basic_block(&mut self, tag: u32, n: u32) {
+        if let Some((c, _)) = self.counted {
+            let addr = self.next_counter();
+            self.counted = Some((c, addr));
+            self.tag = self.tag.map(|_| tag);
+            self.seg = n;
+            self.count(1);
         }
     }
 
