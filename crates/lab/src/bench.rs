@@ -86,6 +86,31 @@ pub fn time(cmd: &mut Command) -> Result<f64> {
     Ok(secs)
 }
 
+/// The CPU seconds (user and system) of this process's waited-for children so far, from
+/// `/proc/self/stat` (`cutime`, `cstime`: every thread of each child, counted when it is
+/// reaped), in Linux's user clock ticks of 1/100 s; `None` where there is no such file.
+fn children_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // the command name is in parentheses and may hold spaces: the fields follow its `)`
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    // fields 16 and 17 of the line; field 3 (the state) is the first after `)`
+    Some((ticks(13)? + ticks(14)?) / 100.0)
+}
+
+/// [`time`], with the command's CPU seconds (all its threads, user and system; 0.01 s
+/// resolution, see `children_cpu`).
+pub fn time_cpu(cmd: &mut Command) -> Result<(f64, f64)> {
+    let before = children_cpu();
+    let wall = time(cmd)?;
+    let cpu = match (before, children_cpu()) {
+        (Some(a), Some(b)) => b - a,
+        _ => f64::NAN,
+    };
+    Ok((wall, cpu))
+}
+
 /// `outcrop ARGS --deterministic --allow-rw . -- bin/NAME [its arguments]` in the workloads
 /// directory: its wall seconds.
 pub fn outcrop_on(outcrop: &Path, workloads: &Path, args: &[&str], name: &str) -> Result<f64> {
@@ -121,4 +146,20 @@ pub fn ratio(a: &[f64], b: &[f64]) -> (f64, String) {
 /// The median of `v` (0 when empty).
 pub fn median(v: &[f64]) -> f64 {
     outcrop_studies::stats::median(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_child_is_charged_its_cpu_time_and_an_idle_one_none() {
+        // a shell loop that keeps one core busy for a few tenths of a second
+        let busy = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+        let (wall, cpu) = time_cpu(Command::new("sh").args(["-c", busy])).unwrap();
+        assert!(cpu >= 0.05, "wall {wall}, cpu {cpu}");
+        assert!(cpu <= wall + 0.02, "one thread: wall {wall}, cpu {cpu}");
+        let (wall, cpu) = time_cpu(Command::new("sleep").arg("0.2")).unwrap();
+        assert!(wall >= 0.2 && cpu <= 0.02, "wall {wall}, cpu {cpu}");
+    }
 }

@@ -10,8 +10,14 @@
 //! `outcrop paths record` (a 16-entry branch-record unit, untimed). Medians with min–max of R
 //! runs of process wall time; ratios are medians of per-run ratios (runs alternate, so run i
 //! of each is paired).
+//!
+//! A second table takes each observer alone and all of them composed, in wall and CPU
+//! seconds (every thread of the process: the compiling thread, capture's builder): `exec`,
+//! the class counter (`exec --stats-json`), the exact profile (`run`), the profile with RAP's
+//! pc and block streams (`run --rap pc`, `--rap block`: `run` always keeps the profile),
+//! `paths record`, `wpp record`, and `run` with all of them.
 
-use crate::bench::{mm, ratio, time};
+use crate::bench::{mm, ratio, time, time_cpu};
 use crate::{Context, Result};
 use outcrop_studies::{cells, table::Table};
 use std::path::{Path, PathBuf};
@@ -143,6 +149,7 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         ]);
     }
     write!(out, "{table}")?;
+    let per_observer = per_observer(&args, &outcrop, &dir, &tmp)?;
     let k = args.programs.len() as f64;
     let g = |i: usize| (geo[i] / k).exp();
     say!(out,
@@ -153,6 +160,107 @@ pub fn run(args: Config, out: &mut dyn std::io::Write) -> Result<()> {
         g(3),
         g(4)
     );
+    say!(
+        out,
+        "\nEach observer alone and all composed: median (min–max) wall and CPU seconds (every thread, 0.01 s resolution), and the median of per-run ratios to `exec`\n"
+    );
+    write!(out, "{per_observer}")?;
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
+}
+
+/// The modes of the per-observer table: a name and `outcrop`'s arguments before
+/// `--allow-rw . -- PROG` (`{tmp}` stands for the scratch directory).
+const OBSERVERS: [(&str, &[&str]); 8] = [
+    ("bare (`exec`)", &["exec"]),
+    (
+        "class counter (`exec --stats-json`)",
+        &["exec", "--stats-json", "{tmp}/stats.json"],
+    ),
+    (
+        "exact profile (`run`)",
+        &["run", "--no-progress", "-o", "{tmp}/p.txt"],
+    ),
+    (
+        "profile + RAP pc (`run --rap pc`)",
+        &["run", "--no-progress", "--rap", "pc", "-o", "{tmp}/p.txt"],
+    ),
+    (
+        "profile + RAP block (`run --rap block`)",
+        &[
+            "run",
+            "--no-progress",
+            "--rap",
+            "block",
+            "-o",
+            "{tmp}/p.txt",
+        ],
+    ),
+    (
+        "branch records (`paths record`)",
+        &["paths", "record", "-o", "{tmp}/r.samples"],
+    ),
+    (
+        "capture (`wpp record`)",
+        &["wpp", "record", "-o", "{tmp}/r.wpp"],
+    ),
+    (
+        "all composed (`run --rap pc,block --paths 16 --wpp`)",
+        &[
+            "run",
+            "--no-progress",
+            "--rap",
+            "pc,block",
+            "--paths",
+            "16",
+            "--samples",
+            "{tmp}/a.samples",
+            "--wpp",
+            "{tmp}/a.wpp",
+            "-o",
+            "{tmp}/p.txt",
+        ],
+    ),
+];
+
+/// Every observer alone and all composed on each program: wall and CPU seconds.
+fn per_observer(args: &Config, outcrop: &Path, dir: &Path, tmp: &Path) -> Result<Table> {
+    let mut table = Table::new()
+        .left("program")
+        .left("observer")
+        .right("wall s")
+        .right("CPU s")
+        .right("wall / exec")
+        .right("CPU / exec CPU");
+    let scratch = tmp.to_string_lossy().into_owned();
+    for p in &args.programs {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        let mut wall: Vec<Vec<f64>> = vec![Vec::new(); OBSERVERS.len()];
+        let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); OBSERVERS.len()];
+        for _ in 0..args.runs.max(1) {
+            for (i, (_, mode)) in OBSERVERS.iter().enumerate() {
+                let mode: Vec<String> = mode.iter().map(|a| a.replace("{tmp}", &scratch)).collect();
+                let (w, c) = time_cpu(
+                    Command::new(outcrop)
+                        .current_dir(dir)
+                        .args(&mode)
+                        .args(["--allow-rw", ".", "--"])
+                        .args(&words),
+                )?;
+                wall[i].push(w);
+                cpu[i].push(c);
+            }
+        }
+        for (i, (name, _)) in OBSERVERS.iter().enumerate() {
+            table.row(cells![
+                format!("`{p}`"),
+                *name,
+                mm(&wall[i], 3),
+                mm(&cpu[i], 2),
+                ratio(&wall[i], &wall[0]).1,
+                ratio(&cpu[i], &cpu[0]).1
+            ]);
+        }
+    }
+    Ok(table)
 }

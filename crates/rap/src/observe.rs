@@ -445,6 +445,106 @@ impl RapProfiler {
     }
 }
 
+impl RapProfiler {
+    /// Whether every stream can be fed from basic blocks ([`RapProfiler::by_blocks`]): the pc
+    /// and block streams, which block-level streams carry in retire order; the others need
+    /// each instruction's operands or the timing model.
+    pub fn block_fed(&self) -> bool {
+        self.retire.iter().all(|&(_, s)| s == Stream::Pc)
+    }
+
+    /// This profiler fed from basic blocks and their instruction lengths instead of retire
+    /// records, so the machine can run its block engine and compiling tier: the pc stream gets
+    /// every instruction of each block in order, the block stream each block, exactly the
+    /// values (and per thread, the same split) the retire path gives. Only for profilers whose
+    /// streams are all [`RapProfiler::block_fed`]; other streams get nothing.
+    pub fn by_blocks(&mut self) -> RapBlocks<'_> {
+        RapBlocks {
+            rap: self,
+            parts: std::collections::BTreeMap::new(),
+            thread: 0,
+        }
+    }
+
+    /// The pc `pc` for every pc stream.
+    #[inline]
+    fn record_pc(&mut self, pc: u64) -> Control {
+        for k in 0..self.retire.len() {
+            let i = self.retire[k].0;
+            let mut res = self.profiles[i].push(pc);
+            if let Some((_, cur)) = self.current.as_mut() {
+                res = res.and_then(|()| cur[i].push(pc));
+            }
+            if let Err(e) = res {
+                self.error = Some(e);
+                return Control::Stop;
+            }
+        }
+        Control::Continue
+    }
+
+    /// The pcs of `lens.len()` instructions of these lengths from `start`, skipping the
+    /// first `skip`.
+    fn record_pcs(&mut self, start: u64, lens: &[u8], skip: usize) -> Control {
+        let mut pc = start;
+        for (i, &l) in lens.iter().enumerate() {
+            if i >= skip && self.record_pc(pc) == Control::Stop {
+                return Control::Stop;
+            }
+            pc = pc.wrapping_add(u64::from(l));
+        }
+        Control::Continue
+    }
+}
+
+/// A [`RapProfiler`] fed from basic blocks ([`RapProfiler::by_blocks`]).
+pub struct RapBlocks<'a> {
+    rap: &'a mut RapProfiler,
+    /// Per thread, the basic block a switch interrupted: its start and the instructions of it
+    /// already given to the pc streams ([`Observer::block_part`]), so that each pc goes to
+    /// the thread that ran it, when it ran.
+    parts: std::collections::BTreeMap<u32, (u64, usize)>,
+    /// The running thread.
+    thread: u32,
+}
+
+impl Observer for RapBlocks<'_> {
+    const BLOCKS: bool = true;
+    const BLOCK_LENS: bool = true;
+
+    #[inline]
+    fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
+        let skip = match self.parts.remove(&self.thread) {
+            Some((s, done)) if s == start => done.min(lens.len()),
+            _ => 0,
+        };
+        if !self.rap.retire.is_empty() && self.rap.record_pcs(start, lens, skip) == Control::Stop {
+            return Control::Stop;
+        }
+        self.rap.record_block(start, lens.len() as u32)
+    }
+
+    fn block_part(&mut self, start: u64, lens: &[u8]) -> Control {
+        let done = match self.parts.get(&self.thread) {
+            Some(&(s, n)) if s == start => n.min(lens.len()),
+            _ => 0,
+        };
+        self.parts.insert(self.thread, (start, lens.len()));
+        if self.rap.retire.is_empty() {
+            return Control::Continue;
+        }
+        let skip_bytes: u64 = lens[..done].iter().map(|&l| u64::from(l)).sum();
+        self.rap
+            .record_pcs(start.wrapping_add(skip_bytes), &lens[done..], 0)
+    }
+
+    fn thread(&mut self, index: u32) -> Control {
+        self.thread = index;
+        self.rap.switch_thread(index);
+        Control::Continue
+    }
+}
+
 impl Observer for RapProfiler {
     const RETIRE: bool = true;
     const BLOCKS: bool = true;

@@ -446,6 +446,17 @@ impl<'a, 's> Run<'a, 's> {
                     let by_blocks = profiler.as_mut().map(Profiler::by_blocks);
                     dispatch!(driver.drive_untimed; [counter.as_mut(), front, by_blocks])
                 }
+                // RAP's pc and block streams, untimed, no branch-record unit: fed from basic
+                // blocks in retire order (`RapProfiler::by_blocks`), so the machine runs its
+                // block engine and compiling tier too (the others ride as options)
+                None if driver.timing.is_none()
+                    && recorder.is_none()
+                    && rap.as_ref().is_some_and(RapProfiler::block_fed) =>
+                {
+                    let by_blocks = profiler.as_mut().map(Profiler::by_blocks);
+                    let rap_blocks = rap.as_mut().map(RapProfiler::by_blocks);
+                    driver.drive_untimed((counter.as_mut(), front, by_blocks, rap_blocks))
+                }
                 None => {
                     dispatch!(driver.drive; [counter.as_mut(), rap.as_mut(), front, recorder.as_mut(), profiler.as_mut()])
                 }

@@ -394,6 +394,48 @@ fn run_with_no_mechanism_prints_the_exact_flat_profile() {
 }
 
 #[test]
+fn rap_pc_and_block_streams_are_the_same_on_every_engine() {
+    // untimed, RAP's pc and block streams ride on basic blocks in retire order
+    // (`RapProfiler::by_blocks`), which every engine delivers: the compiling tier's trees
+    // equal the single-step interpreter's byte for byte, per thread too, and when the run
+    // stops mid-block at its limit (crates/run/tests/it/threads.rs checks them against
+    // trees fed from retire records)
+    let dir = tempfile::tempdir().unwrap();
+    for (prog, extra) in [
+        ("bin/qsort_ints", None),
+        ("bin/threads", Some("--rap-per-thread")),
+    ] {
+        let rap = |engine: &str| {
+            let out = dir.path().join(format!("{engine}.json"));
+            let mut args = vec![
+                "run",
+                "--engine",
+                engine,
+                "--max-insns",
+                "3000017",
+                "--rap",
+                "pc,block",
+                "--exact",
+                "--deterministic",
+                "--json",
+                "-o",
+                out.to_str().unwrap(),
+            ];
+            args.extend(extra);
+            args.extend(["--", prog]);
+            let o = outcrop(&args);
+            assert!(err(&o).contains("instruction limit reached"), "{}", err(&o));
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+            v["streams"].clone()
+        };
+        let (step, jit) = (rap("step"), rap("jit"));
+        assert!(step.as_array().is_some_and(|a| a.len() >= 2), "{step}");
+        assert!(step == jit, "{prog}: the trees differ");
+    }
+}
+
+#[test]
 fn run_json_says_what_the_compiling_tier_did() {
     // the exact profile alone runs on the compiling tier (compiled blocks count their runs):
     // run.json reports the tier as `exec --stats-json` does

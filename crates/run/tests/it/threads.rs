@@ -70,6 +70,48 @@ fn whole_program_paths_replay_every_thread_exactly() {
 }
 
 #[test]
+fn rap_pc_and_block_trees_from_blocks_equal_those_from_retire_records() {
+    // RapProfiler::by_blocks feeds the pc and block streams from basic blocks in retire order
+    // (what `outcrop run --rap pc,block` does untimed): the same trees, per thread too, as
+    // from retire records on the single-step interpreter, even stopped mid-block at a limit
+    use outcrop_rap::observe::{RapProfiler, Stream, StreamProfile};
+    let spec = ProgramSpec::observed(threads_workload(), "bin/threads");
+    let config = outcrop_rap::Config::default();
+    let dump = |ps: &[StreamProfile]| {
+        ps.iter()
+            .map(|p| {
+                let t = &p.tree;
+                (
+                    t.n(),
+                    t.ascii_dump(),
+                    p.max_nodes(),
+                    p.mean_nodes().to_bits(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let trees = |by_blocks: bool| {
+        let mut guest = load(&spec, Box::new(|_| {})).unwrap();
+        guest.machine.max_insns = 3_000_017;
+        let mut rap = RapProfiler::new(&[Stream::Pc, Stream::Block], &config, true).per_thread();
+        if by_blocks {
+            let mut obs = rap.by_blocks();
+            guest.machine.run(&mut obs);
+            guest.machine.flush_blocks(&mut obs);
+        } else {
+            guest.machine.run(&mut rap);
+            guest.machine.flush_blocks(&mut rap);
+        }
+        rap.finish_trees().unwrap();
+        let threads: Vec<_> = rap.threads.iter().map(|(t, ps)| (*t, dump(ps))).collect();
+        (dump(&rap.profiles), threads)
+    };
+    let (retired, blocks) = (trees(false), trees(true));
+    assert!(retired.1.len() > 1, "several threads ran");
+    assert!(retired == blocks, "the trees differ");
+}
+
+#[test]
 fn rap_per_thread_trees_hold_each_threads_events_exactly() {
     use outcrop_rap::observe::{RapProfiler, Stream};
     let spec = ProgramSpec::observed(threads_workload(), "bin/threads");
