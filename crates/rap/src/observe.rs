@@ -397,19 +397,32 @@ impl RapProfiler {
 
     #[inline]
     fn record(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
-        for &(i, s) in &self.retire {
+        for k in 0..self.retire.len() {
+            let (i, s) = self.retire[k];
             if let Some(v) = s.value(r, t) {
-                let mut res = self.profiles[i].push(v);
-                if let Some((_, cur)) = self.current.as_mut() {
-                    res = res.and_then(|()| cur[i].push(v));
-                }
-                if let Err(e) = res {
-                    self.error = Some(e);
+                if self.push(i, v) == Control::Stop {
                     return Control::Stop;
                 }
             }
         }
         Control::Continue
+    }
+
+    /// `v` for the profile at `i` (and the running thread's, per thread); a tree error stops
+    /// the run and is kept for [`RapProfiler::finish_trees`].
+    #[inline]
+    fn push(&mut self, i: usize, v: u64) -> Control {
+        let mut res = self.profiles[i].push(v);
+        if let Some((_, cur)) = self.current.as_mut() {
+            res = res.and_then(|()| cur[i].push(v));
+        }
+        match res {
+            Ok(()) => Control::Continue,
+            Err(e) => {
+                self.error = Some(e);
+                Control::Stop
+            }
+        }
     }
 
     #[inline]
@@ -470,13 +483,7 @@ impl RapProfiler {
     #[inline]
     fn record_pc(&mut self, pc: u64) -> Control {
         for k in 0..self.retire.len() {
-            let i = self.retire[k].0;
-            let mut res = self.profiles[i].push(pc);
-            if let Some((_, cur)) = self.current.as_mut() {
-                res = res.and_then(|()| cur[i].push(pc));
-            }
-            if let Err(e) = res {
-                self.error = Some(e);
+            if self.push(self.retire[k].0, pc) == Control::Stop {
                 return Control::Stop;
             }
         }
