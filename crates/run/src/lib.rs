@@ -395,15 +395,7 @@ impl<'a, 's> Run<'a, 's> {
             // owned here: if the machine panics, unwinding drops the queues' producers, so
             // the service threads stop and the scope can join them
             let mut rpa_obs = rpa_obs;
-            let services = rpa_ends
-                .into_iter()
-                .map(|end| {
-                    std::thread::Builder::new()
-                        .name(format!("rpa-queue-{}", end.plan.queue))
-                        .spawn_scoped(scope, move || end.run())
-                })
-                .collect::<std::io::Result<Vec<_>>>()
-                .map_err(|e| Error::Config(format!("cannot start an RPA service thread: {e}")))?;
+            let services = start_rpa_services(scope, rpa_ends)?;
             let mut stage = match wpp {
                 Some(w) => Some(capture::start(
                     scope,
@@ -531,14 +523,32 @@ fn branch_recorder(specs: Vec<LbrConfig>) -> Result<Option<BranchRecorder>> {
     Ok(Some(BranchRecorder::new(units)))
 }
 
+/// A service thread per RPA queue end, in `scope`.
+fn start_rpa_services<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    ends: Vec<rpa::ServiceEnd>,
+) -> Result<Services<'scope>> {
+    ends.into_iter()
+        .map(|end| {
+            std::thread::Builder::new()
+                .name(format!("rpa-queue-{}", end.plan.queue))
+                .spawn_scoped(scope, move || end.run())
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| Error::Config(format!("cannot start an RPA service thread: {e}")))
+}
+
+/// The RPA's service threads: each gives back its queue's plan, its count and its service.
+type Services<'scope> = Vec<
+    std::thread::ScopedJoinHandle<'scope, (rpa::QueuePlan, u64, outcrop_rpa::services::Service)>,
+>;
+
 /// The RPA's results once the run is over: the observer's queries and hardware report at
 /// `cycles`, and each service thread's summary (joined).
 fn finish_rpa(
     mut o: rpa::RpaObserver,
     spec: rpa::RpaSpec,
-    services: Vec<
-        std::thread::ScopedJoinHandle<'_, (rpa::QueuePlan, u64, outcrop_rpa::services::Service)>,
-    >,
+    services: Services<'_>,
     cycles: u64,
 ) -> Result<rpa::RpaResult> {
     let hardware = o.hardware_report(cycles);
