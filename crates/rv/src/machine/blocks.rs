@@ -29,7 +29,7 @@ use std::collections::HashMap;
 pub(super) mod jit;
 
 /// Most micro-ops in one block.
-pub(super) const MAX_UOPS: usize = 64;
+const MAX_UOPS: usize = 64;
 /// Pages whose block tables are found without a hash lookup.
 const RECENT: usize = 64;
 /// Block-table entry: no block built here yet.

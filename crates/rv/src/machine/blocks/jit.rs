@@ -36,8 +36,9 @@ struct Range {
     calls: bool,
 }
 
-/// Most instructions in a counted superblock ([`Machine::extend_counted`]): the block
-/// engine's longest extended block.
+/// Most instructions in a counted superblock ([`Machine::extend_counted`]): 24 (the block
+/// engine's 64 compiled more code on SQLite than it saved: each basic block is compiled again
+/// in every superblock that runs through it; docs/BENCHMARKS.md, issue 50).
 const MAX_SUPERBLOCK: u32 = 24;
 /// [`Block::jit`]: never compiled here (its first instruction is not compiled).
 pub(super) const NEVER: u32 = u32::MAX;
