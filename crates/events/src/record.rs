@@ -338,6 +338,15 @@ pub trait Observer {
     /// each through [`Observer::left`]. Without it, only transfers out of a range are reported
     /// (the class counter, whose range is everything, then hears of none).
     const CALLS: bool = false;
+    /// With [`Observer::COUNTS`]: the observer reads taken branches, and compiled code writes
+    /// each of its taken branches into a ring the source hands over
+    /// ([`Observer::ring`]) whenever compiled code stops, before the instructions it retired
+    /// ([`Observer::retired`]). Blocks the engines run the usual way still come through
+    /// [`Observer::taken_branch`].
+    const RING: bool = false;
+    /// With [`Observer::COUNTS`]: the observer takes no block counts (it never reads
+    /// [`Observer::counted`]), so compiled blocks keep no counters for it.
+    const UNCOUNTED: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -438,6 +447,22 @@ pub trait Observer {
     fn counted(&mut self, _start: u64, _lens: &[u8], _classes: &[u32; 8], _count: u64) -> Control {
         Control::Continue
     }
+    /// Compiled code took `total` branches since the last call ([`Observer::RING`]); `last`
+    /// are the latest of them, oldest first, as (from, to) — all of them when `total` is at
+    /// most [`RING_ENTRIES`]. Comes before the [`Observer::retired`] that counts the
+    /// instructions they are among.
+    #[inline]
+    fn ring(&mut self, _last: &[[u64; 2]], _total: u64) -> Control {
+        Control::Continue
+    }
+    /// How many more instructions compiled code may retire before the observer must hear the
+    /// next one through the engines' hooks (a sample falls due then: [`Observer::COUNTS`]
+    /// observers only). The source stops compiled code after at most that many, hands over
+    /// what it retired, and runs on the engine until the observer's next block.
+    #[inline]
+    fn budget(&mut self) -> u64 {
+        u64::MAX
+    }
     /// `n` instructions retired in counted blocks of one range, the first at `first`, since
     /// the last record ([`Observer::COUNTS`]).
     #[inline]
@@ -452,6 +477,10 @@ pub trait Observer {
         Control::Continue
     }
 }
+
+/// Taken branches compiled code keeps for an observer of [`Observer::RING`] between two
+/// calls of [`Observer::ring`]: the deepest branch-record buffer modelled (256).
+pub const RING_ENTRIES: usize = 256;
 
 /// Whether `O` reads a block-level stream (basic blocks, taken branches or class counts).
 pub const fn reads_blocks<O: Observer + ?Sized>() -> bool {
@@ -472,9 +501,19 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const STACK: bool = O::STACK;
     const COUNTS: bool = O::COUNTS;
     const CALLS: bool = O::CALLS;
+    const RING: bool = O::RING;
+    const UNCOUNTED: bool = O::UNCOUNTED;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
+    }
+    #[inline]
+    fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
+        (**self).ring(last, total)
+    }
+    #[inline]
+    fn budget(&mut self) -> u64 {
+        (**self).budget()
     }
     #[inline]
     fn range(&mut self, pc: u64) -> (u64, u64) {
@@ -554,6 +593,22 @@ macro_rules! tuple_observer {
             /// Counted when every member that reads a block-level stream takes counts.
             const COUNTS: bool = true $(&& ($name::COUNTS || !reads_blocks::<$name>()))+;
             const CALLS: bool = false $(|| $name::CALLS)+;
+            const RING: bool = false $(|| $name::RING)+;
+            /// Uncounted when no member that reads a block-level stream takes counts.
+            const UNCOUNTED: bool = true $(&& ($name::UNCOUNTED || !reads_blocks::<$name>()))+;
+            #[inline]
+            fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::RING { c = c.and(self.$idx.ring(last, total)); })+
+                c
+            }
+            /// The members' least.
+            #[inline]
+            fn budget(&mut self) -> u64 {
+                let mut b = u64::MAX;
+                $(if $name::COUNTS { b = b.min(self.$idx.budget()); })+
+                b
+            }
             /// The intersection of the members' ranges.
             #[inline]
             fn range(&mut self, pc: u64) -> (u64, u64) {
@@ -683,9 +738,20 @@ impl<O: Observer> Observer for Option<O> {
     const STACK: bool = O::STACK;
     const COUNTS: bool = O::COUNTS;
     const CALLS: bool = O::CALLS;
+    const RING: bool = O::RING;
+    const UNCOUNTED: bool = O::UNCOUNTED;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
+    }
+    #[inline]
+    fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.ring(last, total))
+    }
+    #[inline]
+    fn budget(&mut self) -> u64 {
+        self.as_mut().map_or(u64::MAX, |o| o.budget())
     }
     #[inline]
     fn range(&mut self, pc: u64) -> (u64, u64) {

@@ -122,6 +122,10 @@ struct Gen<'a, 'b> {
     /// Instructions of the current block before its current basic block (the last
     /// [`Op::Next`]'s `n`; 0 before any): records count the instructions retired from there.
     seg: u32,
+    /// The ring's base (loaded at entry when a block of the unit writes the ring) and the
+    /// current block's final instruction's pc, if it writes it ([`Block::ring`]).
+    ring: Option<Value>,
+    ring_from: Option<u64>,
     /// The counter addresses ([`Unit::counter_slots`]) and how many were taken.
     counters: &'b [u64],
     counters_taken: usize,
@@ -168,6 +172,11 @@ pub(crate) fn build(
         .iter()
         .any(|blk| blk.record.is_some())
         .then(|| b.ins().load(ptr, flags(), ctx, layout::RECORDS as i32));
+    let ring = unit
+        .blocks
+        .iter()
+        .any(|blk| blk.ring.is_some())
+        .then(|| b.ins().load(ptr, flags(), ctx, layout::RING as i32));
     let mut g = Gen {
         b,
         ctx,
@@ -185,6 +194,8 @@ pub(crate) fn build(
         insns: 0,
         counted: None,
         seg: 0,
+        ring,
+        ring_from: None,
         counters,
         counters_taken: 0,
     };
@@ -192,7 +203,7 @@ pub(crate) fn build(
     g.b.ins().jump(first, &[]);
     for blk in &unit.blocks {
         let counter = g.next_counter();
-        g.counted = blk.counted.filter(|_| counter != 0).map(|c| (c, counter));
+        g.counted = blk.counted.map(|c| (c, counter));
         g.block(blk);
     }
     g.finish_exits();
@@ -266,8 +277,8 @@ impl Gen<'_, '_> {
         self.b.ins().iconst(types::I64, v as i64)
     }
 
-    /// The next counter address ([`Unit::counter_slots`]' order; 0 past the last, which
-    /// [`compile`] rules out).
+    /// The next counter address ([`Unit::counter_slots`]' order; 0 for a block that keeps
+    /// none, and past the last, which [`compile`] rules out).
     fn next_counter(&mut self) -> u64 {
         let a = self.counters.get(self.counters_taken).copied().unwrap_or(0);
         self.counters_taken += 1;
@@ -377,15 +388,45 @@ impl Gen<'_, '_> {
         self.b.ins().jump(self.exit, &[p.into(), r.into()]);
     }
 
-    /// Adds `by` to the current block's counter, if it counts.
+    /// Adds `by` to the current block's counter, if it counts (and keeps a counter).
     fn count(&mut self, by: i64) {
-        let Some((_, addr)) = self.counted else {
+        let Some((_, addr)) = self.counted.filter(|&(_, a)| a != 0) else {
             return;
         };
         let a = self.konst(addr);
         let v = self.b.ins().load(types::I64, flags(), a, 0);
         let v = self.b.ins().iadd_imm(v, by);
         self.b.ins().store(flags(), v, a, 0);
+    }
+
+    /// A taken branch from `from` to `to` into the ring, if the block writes it: the entry
+    /// at the ring position (masked to the ring), then the position moves on.
+    fn ring_push(&mut self, from: Option<u64>, to: Value) {
+        let (Some(base), Some(from)) = (self.ring, from) else {
+            return;
+        };
+        let pos = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, layout::RING_POS as i32);
+        let idx = self.b.ins().band_imm(pos, (crate::exec::RING - 1) as i64);
+        let off = self.b.ins().ishl_imm(idx, 4);
+        let at = self.b.ins().iadd(base, off);
+        let f = self.konst(from);
+        self.b.ins().store(flags(), f, at, 0);
+        self.b.ins().store(flags(), to, at, 8);
+        let pos = self.b.ins().iadd_imm(pos, 1);
+        self.b
+            .ins()
+            .store(flags(), pos, self.ctx, layout::RING_POS as i32);
+    }
+
+    /// [`Gen::ring_push`] to a known target.
+    fn ring_push_to(&mut self, from: Option<u64>, target: u64) {
+        if self.ring.is_some() && from.is_some() {
+            let to = self.konst(target);
+            self.ring_push(from, to);
+        }
     }
 
     /// The record of a block's transfer to `next`: every one for a recording block; for a
@@ -434,6 +475,7 @@ impl Gen<'_, '_> {
         self.regs = [None; 32];
         self.fregs = [None; 32];
         self.tag = blk.record;
+        self.ring_from = blk.ring;
         self.insns = blk.insns;
         self.seg = 0;
         // the budget check: the block runs whole, or the engine takes over before it
@@ -472,6 +514,7 @@ impl Gen<'_, '_> {
                 let f = self.b.create_block();
                 self.b.ins().brif(c, t, &[], f, &[]);
                 self.b.switch_to_block(t);
+                self.ring_push_to(self.ring_from, taken);
                 self.transfer_record(taken, Record::TAKEN, false);
                 self.goto(taken);
                 self.b.switch_to_block(f);
@@ -481,6 +524,7 @@ impl Gen<'_, '_> {
             Term::Jal { rd, link, target } => {
                 let l = self.konst(link);
                 self.set(rd, l);
+                self.ring_push_to(self.ring_from, target);
                 // a jal that links is a call: its record carries the stack pointer
                 self.transfer_record(target, Record::TAKEN, rd != 0);
                 self.goto(target);
@@ -491,6 +535,7 @@ impl Gen<'_, '_> {
                 let t = self.b.ins().band_imm(t, !1);
                 let l = self.konst(link);
                 self.set(rd, l);
+                self.ring_push(self.ring_from, t);
                 match self.counted {
                     // an indirect jump inside its function appends nothing: the range check
                     // inline
@@ -643,19 +688,24 @@ impl Gen<'_, '_> {
                 rs2,
                 target,
                 n,
-            } => self.early_exit((cond, rs1, rs2), target, blk.insns - n, n),
+                pc,
+            } => {
+                let from = blk.ring.map(|_| pc);
+                self.early_exit((cond, rs1, rs2), target, (blk.insns - n, n), from)
+            }
             Op::Next { tag, n, .. } => self.next_basic_block(tag, n),
         }
     }
 
     /// [`Op::Exit`]: a conditional branch on `(cond, rs1, rs2)` that leaves the block for
-    /// `target` with `n` of its instructions retired (`unretired` given back to the budget).
+    /// `target` with `n` of its instructions retired (`unretired` given back to the budget),
+    /// written into the ring from `from` when the block writes it.
     fn early_exit(
         &mut self,
         (cond, rs1, rs2): (Cond, u8, u8),
         target: u64,
-        unretired: u32,
-        n: u32,
+        (unretired, n): (u32, u32),
+        from: Option<u64>,
     ) {
         let c = self.cond(cond, rs1, rs2);
         let t = self.b.create_block();
@@ -667,6 +717,7 @@ impl Gen<'_, '_> {
             let nb = self.b.ins().iadd_imm(bv, i64::from(unretired));
             self.b.def_var(self.budget, nb);
         }
+        self.ring_push_to(from, target);
         match self.counted {
             // a counted block's basic block ends at the branch: it ran to its end (its count
             // stays), and it leaves a record only out of its function

@@ -13,6 +13,8 @@
 //!   and after every helper call), so an entry never outlives the frame it points to.
 //! * Records ([`crate::ir::Record`]) are written at `records + min(pos, RECORDS) * 32`, a slot
 //!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
+//! * Ring entries ([`crate::ir::Block::ring`]) are written at `ring + (pos & (RING - 1)) * 16`,
+//!   inside the [`RING`] entries the context points to (`codegen.rs`, `ring_push`).
 //! * Counters ([`crate::ir::Counted`], [`crate::ir::Op::Next`]) are written at the
 //!   addresses [`Jit`] gave the code generator for that block: each an element of one of its counter chunks, which are allocated
 //!   before the unit is compiled, never move (boxed) and are freed only after the module
@@ -56,6 +58,9 @@ pub const INSTALL_POLLS: u32 = 256;
 /// Records one recording call into compiled code can append
 /// ([`Jit::run_recording`] caps its budget at this: every record retires an instruction).
 pub const RECORDS: usize = 8192;
+/// Entries of the taken-branch ring ([`crate::ir::Block::ring`], [`Jit::take_ring`]): a
+/// power of two.
+pub const RING: usize = 256;
 /// Counter slots ([`crate::ir::Counted::slot`]) the tier keeps, at most: a unit counting a
 /// slot past them is not compiled.
 pub const MAX_COUNTERS: u32 = 1 << 22;
@@ -107,6 +112,8 @@ pub struct Context {
     epoch: u64,
     records: *mut Record,
     record_pos: u64,
+    ring: *mut [u64; 2],
+    ring_pos: u64,
 }
 
 /// Byte offsets into [`Context`].
@@ -122,6 +129,8 @@ pub(crate) mod layout {
     pub const JUMP_CACHE: usize = offset_of!(Context, jump_cache);
     pub const RECORDS: usize = offset_of!(Context, records);
     pub const RECORD_POS: usize = offset_of!(Context, record_pos);
+    pub const RING: usize = offset_of!(Context, ring);
+    pub const RING_POS: usize = offset_of!(Context, ring_pos);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
     }
@@ -225,6 +234,10 @@ pub struct Jit<H: Host> {
     jump_cache: Box<[JumpEntry]>,
     /// [`RECORDS`] records and one more slot that absorbs any write past them.
     records: Box<[Record]>,
+    /// The taken-branch ring: [`RING`] (from, to) pairs, the next at `ctx.ring_pos % RING`.
+    ring: Box<[[u64; 2]]>,
+    /// `ctx.ring_pos` when the ring was last taken ([`Jit::take_ring`]).
+    ring_taken: u64,
     /// Counters of counted blocks, [`COUNTER_CHUNK`] per chunk, slot `s` in chunk
     /// `s / COUNTER_CHUNK` (written by compiled code; never moved or freed before the module).
     counters: Vec<Box<[u64]>>,
@@ -275,6 +288,7 @@ impl<H: Host> Jit<H> {
         let mut tlb = vec![INVALID; 2 * TLB_ENTRIES].into_boxed_slice();
         let mut jump_cache = vec![NO_JUMP; JUMP_CACHE_ENTRIES].into_boxed_slice();
         let mut records = vec![Record::default(); RECORDS + 1].into_boxed_slice();
+        let mut ring = vec![[0u64; 2]; RING].into_boxed_slice();
         let ctx = Box::new(Context {
             x: [0; 32],
             f: [0; 32],
@@ -290,6 +304,8 @@ impl<H: Host> Jit<H> {
             epoch: u64::MAX,
             records: records.as_mut_ptr(),
             record_pos: 0,
+            ring: ring.as_mut_ptr(),
+            ring_pos: 0,
         });
         let mut jit = Jit {
             host: std::marker::PhantomData,
@@ -300,6 +316,8 @@ impl<H: Host> Jit<H> {
             tlb,
             jump_cache,
             records,
+            ring,
+            ring_taken: 0,
             counters: Vec::new(),
             units: HashMap::new(),
             trampoline: 0,
@@ -390,6 +408,20 @@ impl<H: Host> Jit<H> {
                 }
             })
             .collect()
+    }
+
+    /// The taken branches compiled code wrote into the ring since the last call: how many,
+    /// with the latest of them (at most [`RING`]) in `last`, oldest first.
+    pub fn take_ring(&mut self, last: &mut Vec<[u64; 2]>) -> u64 {
+        let pos = self.ctx.ring_pos;
+        let total = pos.wrapping_sub(self.ring_taken);
+        self.ring_taken = pos;
+        last.clear();
+        let kept = total.min(RING as u64);
+        for p in pos - kept..pos {
+            last.push(self.ring[(p % RING as u64) as usize]);
+        }
+        total
     }
 
     /// Hands every non-zero counter to `f` (its slot and count) and sets it to zero: what

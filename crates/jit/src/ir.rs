@@ -156,6 +156,8 @@ pub enum Op {
         target: u64,
         /// Instructions retired when taken.
         n: u32,
+        /// The branch's pc (what a ring entry records: [`Block::ring`]).
+        pc: u64,
     },
     /// In a [`Counted`] block, after a not-taken [`Op::Exit`]: the next basic block begins,
     /// `n` instructions into the block. From here on the block counts its runs in counter
@@ -166,7 +168,7 @@ pub enum Op {
     Next {
         /// The record tag of the basic block from here on.
         tag: u32,
-        /// Its counter.
+        /// Its counter ([`NO_COUNTER`] for none).
         slot: u32,
         /// Instructions of the block before it.
         n: u32,
@@ -262,7 +264,15 @@ pub struct Block {
     /// Count its runs inline instead ([`Counted`]): with `record` set, the block appends a
     /// record only where control leaves its function or the block stops early.
     pub counted: Option<Counted>,
+    /// Write every taken branch and jump of the block into the ring
+    /// ([`crate::Jit::take_ring`]): `Some(pc)` of its final instruction (the source of a
+    /// taken final transfer; an [`Op::Exit`] carries its own).
+    pub ring: Option<u64>,
 }
+
+/// [`Counted::slot`] of a counted block that keeps no counter (its observer takes no counts:
+/// it still records only where control leaves its range).
+pub const NO_COUNTER: u32 = u32::MAX;
 
 /// How a block counts its runs and when it still appends a [`Record`] (a block with
 /// [`Block::counted`] set).
@@ -275,7 +285,7 @@ pub struct Block {
 /// target). An indirect jump checks its target against the range inline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counted {
-    /// Its counter.
+    /// Its counter ([`NO_COUNTER`] for none).
     pub slot: u32,
     /// First byte of its function.
     pub lo: u64,
@@ -365,10 +375,11 @@ impl Unit {
     pub fn counter_slots(&self) -> Vec<Option<u32>> {
         let mut out = Vec::new();
         for b in &self.blocks {
-            out.push(b.counted.map(|c| c.slot));
+            let kept = |slot: u32| (slot != NO_COUNTER).then_some(slot);
+            out.push(b.counted.and_then(|c| kept(c.slot)));
             if b.counted.is_some() {
                 out.extend(b.ops.iter().filter_map(|op| match op {
-                    Op::Next { slot, .. } => Some(Some(*slot)),
+                    Op::Next { slot, .. } => Some(kept(*slot)),
                     _ => None,
                 }));
             }

@@ -1,5 +1,5 @@
 //! Compiled units against a toy host: loops, memory, exits, the budget.
-use outcrop_jit::ir::{Alu, Block, Cond, Counted, Op, Record, Src, Term, Unit};
+use outcrop_jit::ir::{Alu, Block, Cond, Counted, Op, Record, Src, Term, Unit, NO_COUNTER};
 use outcrop_jit::{Exit, Host, Jit, Stored, PAGE};
 use std::collections::HashMap;
 
@@ -102,6 +102,7 @@ fn sum_loop() -> Unit {
             ],
             record: None,
             counted: None,
+            ring: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -201,6 +202,7 @@ fn division_corner_cases_follow_riscv() {
                 }],
                 record: None,
                 counted: None,
+                ring: None,
                 term: Term::Fall { next: 0x1000 },
             }],
         };
@@ -234,6 +236,7 @@ fn units_chain_through_the_jump_cache() {
             }],
             record: None,
             counted: None,
+            ring: None,
             term: Term::Jal {
                 rd: 1,
                 link: 0x308,
@@ -253,6 +256,7 @@ fn units_chain_through_the_jump_cache() {
             }],
             record: None,
             counted: None,
+            ring: None,
             term: Term::Jalr {
                 rd: 0,
                 rs1: 1,
@@ -289,6 +293,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
             }],
             record: None,
             counted: None,
+            ring: None,
             term: Term::Jal {
                 rd: 0,
                 link: 0x1842e,
@@ -308,6 +313,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
             }],
             record: None,
             counted: None,
+            ring: None,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 5,
@@ -381,8 +387,13 @@ fn recorded_blocks_append_one_record_per_run_and_the_budget_bounds_them() {
 /// if x11 == 0 (out of the function); then the next basic block (tag and counter 21): x10 += 1;
 /// store x10 at x13; loop while x11 != 0.
 fn counted_superblock() -> Unit {
+    counted_superblock_with(20, 21, None)
+}
+
+/// [`counted_superblock`] with these counter slots and [`Block::ring`].
+fn counted_superblock_with(first: u32, second: u32, ring: Option<u64>) -> Unit {
     let counted = Counted {
-        slot: 20,
+        slot: first,
         lo: 0x200,
         hi: 0x300,
         always: false,
@@ -404,10 +415,11 @@ fn counted_superblock() -> Unit {
                     rs2: 0,
                     target: 0x9000,
                     n: 2,
+                    pc: 0x204,
                 },
                 Op::Next {
                     tag: 21,
-                    slot: 21,
+                    slot: second,
                     n: 2,
                 },
                 Op::Alu {
@@ -428,6 +440,7 @@ fn counted_superblock() -> Unit {
             ],
             record: Some(20),
             counted: Some(counted),
+            ring,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -488,6 +501,44 @@ fn a_counted_superblock_counts_each_basic_block_and_records_only_what_leaves() {
     let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 4);
     assert_eq!((exit, retired), (Exit::Budget(0x200), 0));
     assert!(counts(&mut jit).is_empty());
+}
+
+#[test]
+fn a_ring_block_writes_each_taken_branch_and_one_without_counters_counts_nothing() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    let unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, Some(0x210));
+    assert_eq!(unit.counter_slots(), vec![None, None]);
+    jit.compile(&unit).unwrap();
+    let mut host = Toy::with(&[1]);
+    let mut x = [0u64; 32];
+    x[11] = 5;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+    assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
+    let mut last = Vec::new();
+    // four loop-backs by the final branch, then the early exit out of the function
+    assert_eq!(jit.take_ring(&mut last), 5);
+    let mut want = vec![[0x210, 0x200]; 4];
+    want.push([0x204, 0x9000]);
+    assert_eq!(last, want);
+    let mut none = Vec::new();
+    jit.take_counts(|slot, n| none.push((slot, n)));
+    assert!(none.is_empty(), "no counters: {none:?}");
+    // the record out of the function is still written
+    assert_eq!(jit.records().len(), 1);
+    // taken again, the ring holds only what ran since
+    assert_eq!(jit.take_ring(&mut last), 0);
+    assert!(last.is_empty());
+    // more branches than the ring holds: the latest RING of them
+    x[11] = 1000;
+    let (exit, _) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1_000_000);
+    assert_eq!(exit, Exit::Miss(0x9000));
+    assert_eq!(jit.take_ring(&mut last), 1000);
+    assert_eq!(last.len(), outcrop_jit::RING);
+    assert_eq!(last[outcrop_jit::RING - 1], [0x204, 0x9000]);
+    assert!(last[..outcrop_jit::RING - 1]
+        .iter()
+        .all(|&e| e == [0x210, 0x200]));
 }
 
 #[test]
@@ -569,6 +620,7 @@ fn every_compiled_integer_operation_equals_the_one_semantics() {
                     }],
                     record: None,
                     counted: None,
+                    ring: None,
                     term: Term::Fall { next: 0x10_0000 },
                 }],
             };

@@ -407,10 +407,10 @@ impl<'a, 's> Run<'a, 's> {
                 None => None,
             };
             let front = stage.as_mut().map(|s| &mut s.front);
-            let only_recorder = counter.is_none()
-                && rap.is_none()
+            // branch-record units that count instructions and record taken branches, untimed,
+            // without RAP or capture
+            let feedable = rap.is_none()
                 && front.is_none()
-                && profiler.is_none()
                 && driver.timing.is_none()
                 && recorder.as_ref().is_some_and(|r| !r.needs_retire());
             let outcome = match rpa_obs.as_mut() {
@@ -427,10 +427,15 @@ impl<'a, 's> Run<'a, 's> {
                         driver.drive((counter.as_mut(), rest, profiler.as_mut(), bbv.as_mut()))
                     }
                 }
-                // branch-record units alone, untimed, taken branches, instruction periods:
-                // fed per block from the class and taken-branch streams, so the machine runs
-                // its block engine (no retire records)
-                None if only_recorder => driver.drive(recorder.as_mut().map(BranchFeed::new)),
+                // branch-record units, untimed, taken branches, instruction periods: fed from
+                // the class and taken-branch streams and from the ring compiled code writes,
+                // so the machine runs its block engine and compiling tier (no retire records);
+                // the exact profile and the class counter ride along from counts
+                None if feedable => {
+                    let by_blocks = profiler.as_mut().map(Profiler::by_blocks);
+                    let feed = recorder.as_mut().map(BranchFeed::new);
+                    dispatch!(driver.drive_untimed; [counter.as_mut(), by_blocks, feed])
+                }
                 // untimed, no RAP, no branch-record unit: the exact profile is fed from basic
                 // blocks and taken branches (`Profiler::by_blocks`), so the machine runs its
                 // block engine and compiling tier (no retire records)

@@ -124,9 +124,11 @@ pub fn run_unobserved(
     run_observed(make, engine, &mut (), snapshot, 1)
 }
 
-/// `hot`: runs of a block before the compiling tier compiles it (1: at once, so that every
-/// block of a short test program runs compiled).
-fn run_observed<O: Observer>(
+/// Runs `make()`'s machine on `engine` with `obs` to its end or limit, and returns its final
+/// state (memory: the `snapshot` ranges). `hot`: runs of a block before the compiling tier
+/// compiles it (1: at once, so that every block of a short test program runs compiled); it
+/// compiles on the machine's thread, so which blocks run compiled is the same on every run.
+pub fn run_observed<O: Observer>(
     make: &dyn Fn() -> Machine,
     engine: Engine,
     obs: &mut O,

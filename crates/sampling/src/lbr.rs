@@ -177,6 +177,28 @@ impl LbrUnit {
         self.recorded += 1;
     }
 
+    /// `total` taken branches retired, the latest of them `last` (oldest first; all of them
+    /// when `total == last.len()`): the ring holds what [`LbrUnit::branch`] would have left in
+    /// it had each been recorded as it retired. Only for the taken-branch filter.
+    pub fn taken_run(&mut self, last: &[[u64; 2]], total: u64) {
+        let keep = last.len().min(self.ring.len());
+        for &[from, to] in &last[last.len() - keep..] {
+            self.ring[self.head] = Record { from, to };
+            self.head = (self.head + 1) % self.ring.len();
+        }
+        self.filled = (self.filled as u64 + total).min(self.ring.len() as u64) as usize;
+        self.recorded += total;
+    }
+
+    /// The retired-instruction count at which the next sample is due (beyond the last count
+    /// [`LbrUnit::tick`] reached); `u64::MAX` for a period in cycles.
+    pub fn next_sample(&self) -> u64 {
+        match self.cfg.unit {
+            PeriodUnit::Instructions => self.next,
+            PeriodUnit::Cycles => u64::MAX,
+        }
+    }
+
     /// Thread `index` runs from now on: the ring is the hart's, so it is saved with the
     /// thread that leaves and the arriving thread's is put back (empty for a new thread) —
     /// what Linux does with the LBR across a context switch in call-stack mode, and what

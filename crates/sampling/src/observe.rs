@@ -84,31 +84,85 @@ pub struct BranchFeed<'a> {
     recorder: &'a mut BranchRecorder,
     /// The last counted instruction has not been ticked yet.
     pending: bool,
+    /// The least instruction count at which a unit takes its next sample: ticks short of it
+    /// change nothing, so they are skipped.
+    due: u64,
 }
 
 impl<'a> BranchFeed<'a> {
     /// A feed into `recorder` (its units must not need retire records).
     pub fn new(recorder: &'a mut BranchRecorder) -> BranchFeed<'a> {
-        BranchFeed {
+        let mut feed = BranchFeed {
             recorder,
             pending: false,
-        }
+            due: 0,
+        };
+        feed.due = feed.next_due();
+        feed
     }
 
-    fn settle(&mut self) {
-        if self.pending {
-            let now = self.recorder.instructions;
+    fn next_due(&self) -> u64 {
+        let units = self.recorder.units.iter();
+        units.map(LbrUnit::next_sample).min().unwrap_or(u64::MAX)
+    }
+
+    /// Every unit advanced to `now` retired instructions.
+    #[inline]
+    fn tick(&mut self, now: u64) {
+        if now >= self.due {
             for u in &mut self.recorder.units {
                 u.tick(now, 0);
             }
+            self.due = self.next_due();
+        }
+    }
+
+    #[inline]
+    fn settle(&mut self) {
+        if self.pending {
+            self.tick(self.recorder.instructions);
             self.pending = false;
         }
     }
 }
 
+/// Compiled code feeds it too ([`Observer::COUNTS`] with [`Observer::RING`]): it writes
+/// each taken branch into the machine's ring, stops where a sample falls due
+/// ([`Observer::budget`]), and hands over the branches ([`Observer::ring`]) and then the
+/// instructions ([`Observer::retired`]) — a store per taken branch, no hook per block.
 impl Observer for BranchFeed<'_> {
     const CLASSES: bool = true;
     const BRANCHES: bool = true;
+    const COUNTS: bool = true;
+    const RING: bool = true;
+    const UNCOUNTED: bool = true;
+
+    #[inline]
+    fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
+        self.settle();
+        for u in &mut self.recorder.units {
+            u.taken_run(last, total);
+        }
+        Control::Continue
+    }
+
+    /// Instructions retired in compiled code: at most up to the next sample, which is then
+    /// taken with the branches [`Observer::ring`] just delivered.
+    #[inline]
+    fn retired(&mut self, _first: u64, n: u64) -> Control {
+        self.settle();
+        if n > 0 {
+            self.recorder.instructions += n;
+            self.tick(self.recorder.instructions);
+        }
+        Control::Continue
+    }
+
+    #[inline]
+    fn budget(&mut self) -> u64 {
+        self.settle();
+        self.due.saturating_sub(self.recorder.instructions).max(1)
+    }
 
     #[inline]
     fn classes(&mut self, counts: &[u32; 8]) -> Control {
@@ -116,10 +170,7 @@ impl Observer for BranchFeed<'_> {
         let n: u64 = counts.iter().map(|&c| u64::from(c)).sum();
         if n > 0 {
             self.recorder.instructions += n;
-            let before_last = self.recorder.instructions - 1;
-            for u in &mut self.recorder.units {
-                u.tick(before_last, 0);
-            }
+            self.tick(self.recorder.instructions - 1);
             self.pending = true;
         }
         Control::Continue

@@ -107,9 +107,11 @@ fn sampled_paths_match_the_exact_profile_on_workloads() {
     }
 }
 
-/// The branch-record units fed per block (the machine's block engine) take exactly the samples
-/// they take from the retire stream (the single-step interpreter), on every workload, with
-/// fixed and randomized periods shorter and longer than a basic block.
+/// The branch-record units fed per block (the machine's block engine) and from the ring
+/// compiled code writes (the compiling tier, compiling each block at its first run, and at
+/// its third, when superblocks form) take exactly the samples they take from the retire
+/// stream (the single-step interpreter), on every workload, with fixed and randomized periods
+/// shorter and longer than a basic block.
 #[test]
 fn the_block_feed_samples_exactly_as_the_retire_stream() {
     let configs: Vec<LbrConfig> = [(3u64, false), (7, true), (997, true), (100_003, false)]
@@ -147,19 +149,35 @@ fn the_block_feed_samples_exactly_as_the_retire_stream() {
         m.max_insns = 3_000_000;
         let mut retire = BranchRecorder::new(units());
         m.run(&mut retire);
-        let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
-        m.max_insns = 3_000_000;
-        let mut fed = BranchRecorder::new(units());
-        assert!(!fed.needs_retire());
-        let mut feed = outcrop_sampling::BranchFeed::new(&mut fed);
-        m.run(&mut feed);
-        outcrop_events::record::Observer::finish(&mut feed);
-        assert_eq!(retire.instructions, fed.instructions, "{name}");
-        for (a, b) in retire.units.into_iter().zip(fed.units) {
-            assert_eq!(a.samples(), b.samples(), "{name}");
-            let (a, b) = (a.into_samples(name, 0, 0), b.into_samples(name, 0, 0));
-            assert_eq!(a.meta.recorded, b.meta.recorded, "{name}");
-            assert!(a.traces == b.traces, "{name}: traces differ");
+        let samples = |s: Vec<LbrUnit>| -> Vec<_> {
+            s.into_iter()
+                .map(|u| (u.samples(), u.into_samples(name, 0, 0)))
+                .map(|(n, s)| (n, s.meta.recorded, s.traces))
+                .collect()
+        };
+        let reference = samples(retire.units);
+        for (engine, hot) in [
+            (outcrop_rv::Engine::Blocks, 1),
+            (outcrop_rv::Engine::Jit, 1),
+            (outcrop_rv::Engine::Jit, 3),
+        ] {
+            let mut m = outcrop_run::load(&spec, Box::new(|_| {})).unwrap().machine;
+            m.max_insns = 3_000_000;
+            m.engine = engine;
+            m.jit_hot = hot;
+            m.jit_background = false;
+            let mut fed = BranchRecorder::new(units());
+            assert!(!fed.needs_retire());
+            let mut feed = outcrop_sampling::BranchFeed::new(&mut fed);
+            m.run(&mut feed);
+            outcrop_events::record::Observer::finish(&mut feed);
+            let how = format!("{name} on {engine:?}, compiled at run {hot}");
+            assert_eq!(retire.instructions, fed.instructions, "{how}");
+            let got = samples(fed.units);
+            for (a, b) in reference.iter().zip(&got) {
+                assert_eq!((a.0, a.1), (b.0, b.1), "{how}: samples, branches recorded");
+                assert!(a.2 == b.2, "{how}: traces differ");
+            }
         }
     }
 }

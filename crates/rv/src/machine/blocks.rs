@@ -214,6 +214,13 @@ pub(super) struct BlockCache {
     /// Compiled blocks count their runs inline for an observer of [`Observer::COUNTS`]
     /// (`jit::Machine::drain_counted`) instead of recording each.
     counting: bool,
+    /// Counted blocks also write their taken branches into the compiling tier's ring for an
+    /// observer of [`Observer::RING`].
+    ring: bool,
+    /// Counted blocks keep no counters (an observer of [`Observer::UNCOUNTED`]).
+    uncounted: bool,
+    /// The ring's latest entries, as the tier last handed them over.
+    ring_last: Vec<[u64; 2]>,
     /// Counts of compiled blocks a flush dropped before the observer had them, by (start,
     /// instruction lengths, classes): runs ([`Machine::drain_counts`]). Merged by block, so
     /// code flushed again and again (a guest that rewrites it in a loop) adds no entries.
@@ -252,6 +259,9 @@ impl BlockCache {
             generation: 0,
             extended: false,
             counting: false,
+            ring: false,
+            uncounted: false,
+            ring_last: Vec::new(),
             flushed_counts: HashMap::new(),
             running: NOT_RUNNING,
             saved: None,
@@ -450,10 +460,15 @@ impl Machine {
         // counted blocks lie in one of the observer's ranges and leave records only at their
         // ends (compiled differently from recording blocks: a change starts over too)
         let counting = !extended && O::COUNTS;
-        if self.blocks.extended != extended || self.blocks.counting != counting {
+        let (ring, uncounted) = (counting && O::RING, counting && O::UNCOUNTED);
+        let mode = (extended, counting, ring, uncounted);
+        let b = &self.blocks;
+        if (b.extended, b.counting, b.ring, b.uncounted) != mode {
             self.flush_icache();
             self.blocks.extended = extended;
             self.blocks.counting = counting;
+            self.blocks.ring = ring;
+            self.blocks.uncounted = uncounted;
         }
         // The micro-ops live in a local for the whole call, so the hot loop reads them through
         // a slice in registers; a flush meanwhile (seen by its generation) clears them too.

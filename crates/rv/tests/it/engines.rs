@@ -6,7 +6,7 @@
 use crate::common;
 
 use outcrop_rv::differential::{
-    bare_machine, compare_counted, compare_engines, CODE_BASE, DATA_BASE, DATA_BYTES,
+    bare_machine, compare_counted, compare_engines, run_observed, CODE_BASE, DATA_BASE, DATA_BYTES,
 };
 use outcrop_rv::{Machine, Outcome};
 use proptest::prelude::*;
@@ -444,6 +444,85 @@ proptest! {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
     }
+
+    #[test]
+    fn random_programs_give_the_ring_fed_branch_units_the_same_samples(
+        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
+        values in proptest::collection::vec(
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
+            32,
+        ),
+        limit in 1u64..3000,
+        period in 1u64..40,
+    ) {
+        // compiled code writes taken branches into a ring and stops where a sample is due:
+        // branch-record units fed so must take the samples they take from retire records
+        let code = program(&ops);
+        let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
+        let make = || seeded(&code, limit, &values, None);
+        if let Err(e) = compare_ring_fed(&make, &snapshot, period) {
+            prop_assert!(false, "{e}\nops: {ops:?}");
+        }
+    }
+}
+
+/// Branch-record units (2 and 5 entries, a fixed period and a random one around `period`) on
+/// the retire stream of the single-step interpreter, against the same units fed from blocks
+/// and the ring ([`outcrop_sampling::BranchFeed`]) on the block engine and the compiling tier
+/// (compiling at a block's first run, and at its third, when superblocks form).
+fn compare_ring_fed(
+    make: &dyn Fn() -> Machine,
+    snapshot: &[(u64, u64)],
+    period: u64,
+) -> Result<(), String> {
+    use outcrop_sampling::{BranchFeed, BranchRecorder, LbrConfig, LbrUnit};
+    let recorder = || {
+        let unit = |entries, random| {
+            let cfg = LbrConfig {
+                entries,
+                period,
+                random,
+                seed: period,
+                ..LbrConfig::default()
+            };
+            LbrUnit::new(cfg).unwrap()
+        };
+        BranchRecorder::new(vec![unit(2, false), unit(5, true)])
+    };
+    let seen = |r: BranchRecorder| -> Vec<_> {
+        let n = r.instructions;
+        r.units
+            .into_iter()
+            .map(|u| {
+                let s = u.into_samples("p", 0, 0);
+                let mut traces: Vec<_> = s.traces.into_iter().collect();
+                traces.sort();
+                (n, s.meta.samples, s.meta.recorded, traces)
+            })
+            .collect()
+    };
+    let mut reference = recorder();
+    let oracle = run_observed(make, outcrop_rv::Engine::Step, &mut reference, snapshot, 1);
+    let want = seen(reference);
+    for (engine, hot) in [
+        (outcrop_rv::Engine::Blocks, 1),
+        (outcrop_rv::Engine::Jit, 1),
+        (outcrop_rv::Engine::Jit, 3),
+    ] {
+        let mut fed = recorder();
+        let mut feed = BranchFeed::new(&mut fed);
+        let state = run_observed(make, engine, &mut feed, snapshot, hot);
+        outcrop_events::record::Observer::finish(&mut feed);
+        let what = format!("{engine:?}, compiled at run {hot}");
+        if state != oracle {
+            return Err(format!("{what}: final state differs"));
+        }
+        let got = seen(fed);
+        if got != want {
+            return Err(format!("{what}: units saw {got:?}, not {want:?}"));
+        }
+    }
+    Ok(())
 }
 
 #[test]

@@ -161,7 +161,11 @@ impl Machine {
                 // compiled: it records each run as a partial one instead
                 (_, Term::Engine { .. }) | (None, _) => None,
                 (Some(Range { lo, hi, calls }), _) => Some(Counted {
-                    slot: id,
+                    slot: if self.blocks.uncounted {
+                        ir::NO_COUNTER
+                    } else {
+                        id
+                    },
                     lo,
                     hi,
                     always: calls
@@ -178,6 +182,7 @@ impl Machine {
                 // recorded, or counted
                 record: (!self.blocks.extended).then_some(id),
                 counted,
+                ring: self.blocks.ring.then_some(b.last_pc),
             }
         };
         let mut ops = Vec::new();
@@ -238,6 +243,7 @@ impl Machine {
                     rs2,
                     target: u.imm,
                     n: u.aux as u32,
+                    pc,
                 }),
                 Some(Lowered::Branch(cond, rs1, rs2)) => {
                     let term = Term::Branch {
@@ -274,8 +280,10 @@ impl Machine {
     /// basic block still counts its own runs and tags its own records ([`ir::Op::Next`]), so
     /// the observer hears exactly what it hears from the basic blocks compiled one by one,
     /// while registers stay in host registers and one budget check covers them all.
-    fn extend_counted(&self, ir: &mut ir::Block, uops: &[Uop], range: Range) {
+    fn extend_counted(&self, ir: &mut ir::Block, last_pc: u64, uops: &[Uop], range: Range) {
         let Range { lo, hi, .. } = range;
+        // the pc of the final branch the next basic block is appended after
+        let mut last_pc = last_pc;
         while let Term::Branch {
             cond,
             rs1,
@@ -308,7 +316,9 @@ impl Machine {
                 rs2,
                 target: taken,
                 n,
+                pc: last_pc,
             });
+            last_pc = nb.last_pc;
             ir.ops.push(ir::Op::Next {
                 tag: nid,
                 slot: counted.slot,
@@ -317,6 +327,7 @@ impl Machine {
             ir.ops.extend(next.ops.into_iter().map(|op| op.shifted(n)));
             ir.insns += next.insns;
             ir.term = next.term;
+            ir.ring = next.ring;
             ir.counted = ir.counted.map(|c| Counted {
                 always: counted.always,
                 ..c
@@ -389,7 +400,7 @@ impl Machine {
         };
         let mut entry_ir = self.ir_block(entry, id, uops, range);
         if let Some(range) = range {
-            self.extend_counted(&mut entry_ir, uops, range);
+            self.extend_counted(&mut entry_ir, entry.last_pc, uops, range);
         }
         if entry_ir.insns < MIN_PREFIX && matches!(entry_ir.term, Term::Engine { .. }) {
             // the engine runs its first instructions anyway (FP arithmetic, a system call…):
@@ -512,11 +523,18 @@ impl Machine {
     /// Runs compiled code from `pc` (a compiled unit starts there), then runs the observer's
     /// hooks for the blocks it ran (when the blocks record: [`Machine::drain`]).
     pub(super) fn enter_jit<O: Observer>(&mut self, pc: u64, obs: &mut O) -> After {
-        let budget = self
+        let limit = self
             .stop_at
             .saturating_sub(self.instret.saturating_add(self.traps));
         let recording = !self.blocks.extended;
         let counting = self.blocks.counting;
+        // an observer of counts may need to hear an instruction live (a sample due): compiled
+        // code stops before it, and the engine runs the block it falls in
+        let budget = if counting {
+            limit.min(obs.budget())
+        } else {
+            limit
+        };
         if counting && O::BLOCKS && self.block_len > 0 {
             // the engine's part of a basic block compiled code goes on with: the observer's
             // counts need no whole basic blocks, only the order of what retired
@@ -538,6 +556,15 @@ impl Machine {
         let drained = if !recording {
             Control::Continue
         } else if counting {
+            // the taken branches come before the instructions they are among
+            if self.hand_ring(obs) == Control::Stop {
+                // (an observer that stops here stops at the end of the call)
+                let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
+                    exit;
+                self.instret += retired;
+                self.pc = at;
+                return After::Stopped;
+            }
             let (control, partial) = self.drain_counted((pc, budget, retired), obs);
             if !partial && O::BLOCKS {
                 // compiled code stopped between blocks: the observers' next block starts
@@ -559,6 +586,8 @@ impl Machine {
         match exit {
             Exit::Miss(next) => After::Go(next),
             Exit::Engine(at) => After::Engine(at),
+            // the observer's budget: the engine runs on from there
+            Exit::Budget(at) if budget < limit => After::Engine(at),
             Exit::Budget(at) => {
                 self.pc = at;
                 After::Oracle
@@ -569,6 +598,26 @@ impl Machine {
                 After::Go(next)
             }
         }
+    }
+
+    /// Hands an observer of [`Observer::RING`] the taken branches compiled code wrote into
+    /// the ring since the last time.
+    fn hand_ring<O: Observer>(&mut self, obs: &mut O) -> Control {
+        if !(O::RING && self.blocks.ring) {
+            return Control::Continue;
+        }
+        let mut last = std::mem::take(&mut self.blocks.ring_last);
+        let total = self
+            .jit
+            .as_deref_mut()
+            .map_or(0, |j| j.take_ring(&mut last));
+        let control = if total > 0 {
+            obs.ring(&last, total)
+        } else {
+            Control::Continue
+        };
+        self.blocks.ring_last = last;
+        control
     }
 
     /// Runs the observer's hooks for the records the last call into compiled code left, as the
@@ -755,3 +804,6 @@ pub(super) fn taken_kind(u: &Uop) -> BranchKind {
         _ => BranchKind::Cond,
     }
 }
+
+// the ring compiled code writes holds as many branches as an observer of it is promised
+const _: () = assert!(outcrop_events::record::RING_ENTRIES == outcrop_jit::RING);
