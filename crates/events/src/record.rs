@@ -347,6 +347,12 @@ pub trait Observer {
     /// With [`Observer::COUNTS`]: the observer takes no block counts (it never reads
     /// [`Observer::counted`]), so compiled blocks keep no counters for it.
     const UNCOUNTED: bool = false;
+    /// With [`Observer::COUNTS`] and [`Observer::BLOCKS`]: compiled code appends each basic
+    /// block it runs to its end to a trace, which the source hands over as
+    /// [`Observer::block`] calls in order with the engines' — every basic block whole, as
+    /// without counts (the whole-program capture). Composed with an observer of blocks that is
+    /// not, the composition takes no counts (a tuple's [`Observer::COUNTS`] is false then).
+    const TRACE: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -358,6 +364,17 @@ pub trait Observer {
     #[inline]
     fn block(&mut self, _start: u64, _insns: u32) -> Control {
         Control::Continue
+    }
+    /// Basic blocks that ended one after another, each (start, instructions): what
+    /// [`Observer::block`] hears of each, delivered at once (compiled code's trace:
+    /// [`Observer::TRACE`]; never to observers of [`Observer::BLOCK_LENS`]).
+    #[inline]
+    fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
+        let mut c = Control::Continue;
+        for &(start, insns) in blocks {
+            c = c.and(self.block(start, insns));
+        }
+        c
     }
     /// A basic block ended ([`Observer::block`]) whose instructions are `lens.len()`
     /// instructions of these lengths in bytes (2 or 4), from `start` on. Called instead of
@@ -503,6 +520,7 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const CALLS: bool = O::CALLS;
     const RING: bool = O::RING;
     const UNCOUNTED: bool = O::UNCOUNTED;
+    const TRACE: bool = O::TRACE;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
@@ -510,6 +528,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline]
     fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
         (**self).ring(last, total)
+    }
+    #[inline]
+    fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
+        (**self).blocks(blocks)
     }
     #[inline]
     fn budget(&mut self) -> u64 {
@@ -590,8 +612,13 @@ macro_rules! tuple_observer {
             const MAPPINGS: bool = false $(|| $name::MAPPINGS)+;
             const BLOCK_LENS: bool = false $(|| $name::BLOCK_LENS)+;
             const STACK: bool = false $(|| $name::STACK)+;
-            /// Counted when every member that reads a block-level stream takes counts.
-            const COUNTS: bool = true $(&& ($name::COUNTS || !reads_blocks::<$name>()))+;
+            /// Counted when every member that reads a block-level stream takes counts, unless
+            /// a member wants traced blocks ([`Observer::TRACE`]) and another reads blocks
+            /// untraced (which would split them where compiled code takes over).
+            const COUNTS: bool = true $(&& ($name::COUNTS || !reads_blocks::<$name>()))+
+                && !((false $(|| $name::TRACE)+)
+                    && (false $(|| ($name::BLOCKS && !$name::TRACE))+));
+            const TRACE: bool = false $(|| $name::TRACE)+;
             const CALLS: bool = false $(|| $name::CALLS)+;
             const RING: bool = false $(|| $name::RING)+;
             /// Uncounted when no member that reads a block-level stream takes counts.
@@ -600,6 +627,12 @@ macro_rules! tuple_observer {
             fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
                 let mut c = Control::Continue;
                 $(if $name::RING { c = c.and(self.$idx.ring(last, total)); })+
+                c
+            }
+            #[inline]
+            fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
+                let mut c = Control::Continue;
+                $(if $name::BLOCKS { c = c.and(self.$idx.blocks(blocks)); })+
                 c
             }
             /// The members' least.
@@ -740,6 +773,7 @@ impl<O: Observer> Observer for Option<O> {
     const CALLS: bool = O::CALLS;
     const RING: bool = O::RING;
     const UNCOUNTED: bool = O::UNCOUNTED;
+    const TRACE: bool = O::TRACE;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.retire(r, t))
@@ -748,6 +782,11 @@ impl<O: Observer> Observer for Option<O> {
     fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {
         self.as_mut()
             .map_or(Control::Continue, |o| o.ring(last, total))
+    }
+    #[inline]
+    fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
+        self.as_mut()
+            .map_or(Control::Continue, |o| o.blocks(blocks))
     }
     #[inline]
     fn budget(&mut self) -> u64 {

@@ -126,6 +126,10 @@ struct Gen<'a, 'b> {
     /// current block's final instruction's pc, if it writes it ([`Block::ring`]).
     ring: Option<Value>,
     ring_from: Option<u64>,
+    /// The trace's base (loaded at entry when a block of the unit traces) and whether the
+    /// current block traces ([`Block::trace`]).
+    trace: Option<Value>,
+    trace_on: bool,
     /// The counter addresses ([`Unit::counter_slots`]) and how many were taken.
     counters: &'b [u64],
     counters_taken: usize,
@@ -177,6 +181,11 @@ pub(crate) fn build(
         .iter()
         .any(|blk| blk.ring.is_some())
         .then(|| b.ins().load(ptr, flags(), ctx, layout::RING as i32));
+    let trace = unit
+        .blocks
+        .iter()
+        .any(|blk| blk.trace)
+        .then(|| b.ins().load(ptr, flags(), ctx, layout::TRACE as i32));
     let mut g = Gen {
         b,
         ctx,
@@ -196,6 +205,8 @@ pub(crate) fn build(
         seg: 0,
         ring,
         ring_from: None,
+        trace,
+        trace_on: false,
         counters,
         counters_taken: 0,
     };
@@ -421,6 +432,27 @@ impl Gen<'_, '_> {
             .store(flags(), pos, self.ctx, layout::RING_POS as i32);
     }
 
+    /// The current basic block ran to its end: its tag into the trace, if the block traces
+    /// (the position masked to the trace, then moved on).
+    fn trace_push(&mut self) {
+        let (Some(base), Some(tag), true) = (self.trace, self.tag, self.trace_on) else {
+            return;
+        };
+        let pos = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, layout::TRACE_POS as i32);
+        let idx = self.b.ins().band_imm(pos, (crate::exec::TRACE - 1) as i64);
+        let off = self.b.ins().ishl_imm(idx, 2);
+        let at = self.b.ins().iadd(base, off);
+        let t = self.b.ins().iconst(types::I32, i64::from(tag as i32));
+        self.b.ins().store(flags(), t, at, 0);
+        let pos = self.b.ins().iadd_imm(pos, 1);
+        self.b
+            .ins()
+            .store(flags(), pos, self.ctx, layout::TRACE_POS as i32);
+    }
+
     /// [`Gen::ring_push`] to a known target.
     fn ring_push_to(&mut self, from: Option<u64>, target: u64) {
         if self.ring.is_some() && from.is_some() {
@@ -476,6 +508,7 @@ impl Gen<'_, '_> {
         self.fregs = [None; 32];
         self.tag = blk.record;
         self.ring_from = blk.ring;
+        self.trace_on = blk.trace && blk.counted.is_some();
         self.insns = blk.insns;
         self.seg = 0;
         // the budget check: the block runs whole, or the engine takes over before it
@@ -496,6 +529,9 @@ impl Gen<'_, '_> {
         self.count(1);
         for op in &blk.ops {
             self.op(op, blk);
+        }
+        if !matches!(blk.term, Term::Engine { .. }) {
+            self.trace_push();
         }
         match blk.term {
             Term::Fall { next } => {
@@ -707,6 +743,8 @@ impl Gen<'_, '_> {
         (unretired, n): (u32, u32),
         from: Option<u64>,
     ) {
+        // the basic block ends at the branch, taken or not
+        self.trace_push();
         let c = self.cond(cond, rs1, rs2);
         let t = self.b.create_block();
         let f = self.b.create_block();

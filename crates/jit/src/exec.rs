@@ -15,6 +15,9 @@
 //!   of the [`RECORDS`] + 1 the context points to (`codegen.rs`, `record`).
 //! * Ring entries ([`crate::ir::Block::ring`]) are written at `ring + (pos & (RING - 1)) * 16`,
 //!   inside the [`RING`] entries the context points to (`codegen.rs`, `ring_push`).
+//! * Trace entries ([`crate::ir::Block::trace`]) are written at
+//!   `trace + (pos & (TRACE - 1)) * 4`, inside the [`TRACE`] entries the context points to
+//!   (`codegen.rs`, `trace_push`).
 //! * Counters ([`crate::ir::Counted`], [`crate::ir::Op::Next`]) are written at the
 //!   addresses [`Jit`] gave the code generator for that block: each an element of one of its counter chunks, which are allocated
 //!   before the unit is compiled, never move (boxed) and are freed only after the module
@@ -61,6 +64,9 @@ pub const RECORDS: usize = 8192;
 /// Entries of the taken-branch ring ([`crate::ir::Block::ring`], [`Jit::take_ring`]): a
 /// power of two.
 pub const RING: usize = 256;
+/// Entries of the basic-block trace ([`crate::ir::Block::trace`], [`Jit::run_tracing`]): a
+/// power of two.
+pub const TRACE: usize = 1 << 16;
 /// Counter slots ([`crate::ir::Counted::slot`]) the tier keeps, at most: a unit counting a
 /// slot past them is not compiled.
 pub const MAX_COUNTERS: u32 = 1 << 22;
@@ -114,6 +120,8 @@ pub struct Context {
     record_pos: u64,
     ring: *mut [u64; 2],
     ring_pos: u64,
+    trace: *mut u32,
+    trace_pos: u64,
 }
 
 /// Byte offsets into [`Context`].
@@ -131,6 +139,8 @@ pub(crate) mod layout {
     pub const RECORD_POS: usize = offset_of!(Context, record_pos);
     pub const RING: usize = offset_of!(Context, ring);
     pub const RING_POS: usize = offset_of!(Context, ring_pos);
+    pub const TRACE: usize = offset_of!(Context, trace);
+    pub const TRACE_POS: usize = offset_of!(Context, trace_pos);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
     }
@@ -238,6 +248,8 @@ pub struct Jit<H: Host> {
     ring: Box<[[u64; 2]]>,
     /// `ctx.ring_pos` when the ring was last taken ([`Jit::take_ring`]).
     ring_taken: u64,
+    /// The basic-block trace: [`TRACE`] tags, written from 0 by each call.
+    trace: Box<[u32]>,
     /// Counters of counted blocks, [`COUNTER_CHUNK`] per chunk, slot `s` in chunk
     /// `s / COUNTER_CHUNK` (written by compiled code; never moved or freed before the module).
     counters: Vec<Box<[u64]>>,
@@ -289,6 +301,7 @@ impl<H: Host> Jit<H> {
         let mut jump_cache = vec![NO_JUMP; JUMP_CACHE_ENTRIES].into_boxed_slice();
         let mut records = vec![Record::default(); RECORDS + 1].into_boxed_slice();
         let mut ring = vec![[0u64; 2]; RING].into_boxed_slice();
+        let mut trace = vec![0u32; TRACE].into_boxed_slice();
         let ctx = Box::new(Context {
             x: [0; 32],
             f: [0; 32],
@@ -306,6 +319,8 @@ impl<H: Host> Jit<H> {
             record_pos: 0,
             ring: ring.as_mut_ptr(),
             ring_pos: 0,
+            trace: trace.as_mut_ptr(),
+            trace_pos: 0,
         });
         let mut jit = Jit {
             host: std::marker::PhantomData,
@@ -318,6 +333,7 @@ impl<H: Host> Jit<H> {
             records,
             ring,
             ring_taken: 0,
+            trace,
             counters: Vec::new(),
             units: HashMap::new(),
             trampoline: 0,
@@ -593,6 +609,7 @@ impl<H: Host> Jit<H> {
         budget: u64,
     ) -> (Exit, u64) {
         self.ctx.record_pos = 0;
+        self.ctx.trace_pos = 0;
         let (x, f) = regs;
         // the jump cache first (an array read), the unit table on a collision
         let slot = self.jump_cache[jump_slot(pc)];
@@ -657,6 +674,32 @@ impl<H: Host> Jit<H> {
         budget: u64,
     ) -> (Exit, u64) {
         self.run(host, regs, pc, budget.min(RECORDS as u64))
+    }
+
+    /// [`Jit::run`] for units compiled with [`crate::ir::Block::trace`]: at most [`TRACE`]
+    /// instructions retire, so every tag the blocks append fits; [`Jit::trace`] returns them
+    /// afterwards, in the order the basic blocks ran.
+    pub fn run_tracing(
+        &mut self,
+        host: &mut H,
+        regs: (&mut [u64; 32], &mut [u64; 32]),
+        pc: u64,
+        budget: u64,
+    ) -> (Exit, u64) {
+        self.run(host, regs, pc, budget.min(TRACE as u64))
+    }
+
+    /// The tags of the basic blocks the last call ran to their ends
+    /// ([`crate::ir::Block::trace`]).
+    ///
+    /// # Panics
+    /// If compiled code appended more than [`TRACE`] (a code-generator bug: each tag retires
+    /// at least one instruction of the budget [`Jit::run_tracing`] caps). None was written
+    /// outside the buffer: positions are masked to it.
+    pub fn trace(&self) -> &[u32] {
+        let n = self.ctx.trace_pos as usize;
+        assert!(n <= TRACE, "compiled code appended {n} trace entries");
+        &self.trace[..n]
     }
 
     /// The records the last call appended ([`Jit::run_recording`]; or [`Jit::run`], for

@@ -268,6 +268,11 @@ pub struct Block {
     /// ([`crate::Jit::take_ring`]): `Some(pc)` of its final instruction (the source of a
     /// taken final transfer; an [`Op::Exit`] carries its own).
     pub ring: Option<u64>,
+    /// Append the tag of each basic block of the block that runs to its end (its
+    /// [`Block::record`] tag, then each [`Op::Next`]'s) to the trace
+    /// ([`crate::Jit::trace`]), at the branch or jump that ends it: with [`Block::counted`]
+    /// and [`Block::record`] set.
+    pub trace: bool,
 }
 
 /// [`Counted::slot`] of a counted block that keeps no counter (its observer takes no counts:

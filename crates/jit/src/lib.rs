@@ -19,4 +19,4 @@ mod codegen;
 mod exec;
 pub mod ir;
 
-pub use exec::{CompileError, Context, Exit, Host, Jit, Stats, Stored, PAGE, RECORDS, RING};
+pub use exec::{CompileError, Context, Exit, Host, Jit, Stats, Stored, PAGE, RECORDS, RING, TRACE};

@@ -103,6 +103,7 @@ fn sum_loop() -> Unit {
             record: None,
             counted: None,
             ring: None,
+            trace: false,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -203,6 +204,7 @@ fn division_corner_cases_follow_riscv() {
                 record: None,
                 counted: None,
                 ring: None,
+                trace: false,
                 term: Term::Fall { next: 0x1000 },
             }],
         };
@@ -237,6 +239,7 @@ fn units_chain_through_the_jump_cache() {
             record: None,
             counted: None,
             ring: None,
+            trace: false,
             term: Term::Jal {
                 rd: 1,
                 link: 0x308,
@@ -257,6 +260,7 @@ fn units_chain_through_the_jump_cache() {
             record: None,
             counted: None,
             ring: None,
+            trace: false,
             term: Term::Jalr {
                 rd: 0,
                 rs1: 1,
@@ -294,6 +298,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
             record: None,
             counted: None,
             ring: None,
+            trace: false,
             term: Term::Jal {
                 rd: 0,
                 link: 0x1842e,
@@ -314,6 +319,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
             record: None,
             counted: None,
             ring: None,
+            trace: false,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 5,
@@ -441,6 +447,7 @@ fn counted_superblock_with(first: u32, second: u32, ring: Option<u64>) -> Unit {
             record: Some(20),
             counted: Some(counted),
             ring,
+            trace: false,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -542,6 +549,37 @@ fn a_ring_block_writes_each_taken_branch_and_one_without_counters_counts_nothing
 }
 
 #[test]
+fn a_tracing_block_appends_each_basic_block_it_runs_to_its_end() {
+    let mut jit: Jit<Toy> = Jit::new().unwrap();
+    let mut unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, None);
+    unit.blocks[0].trace = true;
+    jit.compile(&unit).unwrap();
+    let mut host = Toy::with(&[1]);
+    let mut x = [0u64; 32];
+    x[11] = 5;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+    assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
+    // four full runs of both basic blocks, then the first one, which leaves
+    let mut want = [20, 21].repeat(4);
+    want.push(20);
+    assert_eq!(jit.trace(), &want[..]);
+    // a fault in the second basic block: only the first ran to its end
+    x[11] = 5;
+    x[13] = 0x10_000; // read-only
+    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+    assert_eq!((exit, retired), (Exit::Engine(0x20c), 3));
+    assert_eq!(jit.trace(), &[20]);
+    // the budget is capped at the trace's length, so every tag fits
+    x[11] = u64::MAX;
+    x[13] = 0x1000;
+    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, u64::MAX);
+    assert_eq!(exit, Exit::Budget(0x200));
+    assert!(retired <= outcrop_jit::TRACE as u64);
+    assert_eq!(jit.trace().len() as u64, 2 * (retired / 5));
+}
+
+#[test]
 fn a_flush_drops_units_still_on_the_compiling_thread() {
     let mut jit: Jit<Toy> = Jit::new().unwrap();
     assert!(jit.submit(sum_loop()));
@@ -621,6 +659,7 @@ fn every_compiled_integer_operation_equals_the_one_semantics() {
                     record: None,
                     counted: None,
                     ring: None,
+                    trace: false,
                     term: Term::Fall { next: 0x10_0000 },
                 }],
             };

@@ -90,8 +90,13 @@ pub enum WppFront<W: Write> {
     Threaded(RingSender<(u64, u32)>),
 }
 
+/// Compiled code feeds it from its basic-block trace ([`Observer::TRACE`]): a store per basic
+/// block, no record or hook per block; it takes no counts.
 impl<W: Write> Observer for WppFront<W> {
     const BLOCKS: bool = true;
+    const COUNTS: bool = true;
+    const UNCOUNTED: bool = true;
+    const TRACE: bool = true;
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
         match self {
@@ -118,6 +123,26 @@ impl<W: Write> Observer for WppFront<W> {
                     }
                 }
                 Control::Continue
+            }
+        }
+    }
+
+    /// Blocks from compiled code's trace: copied into the batch at once.
+    fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
+        match self {
+            WppFront::Threaded(tx) => {
+                if tx.extend(blocks) {
+                    Control::Continue
+                } else {
+                    Control::Stop
+                }
+            }
+            WppFront::Inline { .. } => {
+                let mut c = Control::Continue;
+                for &(start, insns) in blocks {
+                    c = c.and(self.block(start, insns));
+                }
+                c
             }
         }
     }

@@ -396,16 +396,9 @@ impl<'a, 's> Run<'a, 's> {
             // the service threads stop and the scope can join them
             let mut rpa_obs = rpa_obs;
             let services = start_rpa_services(scope, rpa_ends)?;
-            let mut stage = match wpp {
-                Some(w) => Some(capture::start(
-                    scope,
-                    w.sink,
-                    w.options,
-                    w.info,
-                    w.deterministic,
-                )?),
-                None => None,
-            };
+            let mut stage = wpp
+                .map(|w| capture::start(scope, w.sink, w.options, w.info, w.deterministic))
+                .transpose()?;
             let front = stage.as_mut().map(|s| &mut s.front);
             // branch-record units that count instructions and record taken branches, untimed,
             // without RAP or capture

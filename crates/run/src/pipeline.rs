@@ -60,6 +60,25 @@ impl<T> RingSender<T> {
         !self.closed
     }
 
+    /// Appends events in order ([`RingSender::push`] for each, handing over each batch that
+    /// fills). Returns false once the consumer has gone.
+    pub fn extend(&mut self, events: &[T]) -> bool
+    where
+        T: Copy,
+    {
+        let mut rest = events;
+        while !rest.is_empty() {
+            let room = self.cap.saturating_sub(self.batch.len()).max(1);
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.batch.extend_from_slice(now);
+            if self.batch.len() >= self.cap {
+                self.send();
+            }
+            rest = later;
+        }
+        !self.closed
+    }
+
     /// Whether the consumer has gone.
     pub fn is_closed(&self) -> bool {
         self.closed

@@ -172,7 +172,10 @@ impl LbrUnit {
             return;
         }
         self.ring[self.head] = Record { from, to };
-        self.head = (self.head + 1) % self.ring.len();
+        self.head += 1;
+        if self.head == self.ring.len() {
+            self.head = 0;
+        }
         self.filled = (self.filled + 1).min(self.ring.len());
         self.recorded += 1;
     }
@@ -184,7 +187,10 @@ impl LbrUnit {
         let keep = last.len().min(self.ring.len());
         for &[from, to] in &last[last.len() - keep..] {
             self.ring[self.head] = Record { from, to };
-            self.head = (self.head + 1) % self.ring.len();
+            self.head += 1;
+            if self.head == self.ring.len() {
+                self.head = 0;
+            }
         }
         self.filled = (self.filled as u64 + total).min(self.ring.len() as u64) as usize;
         self.recorded += total;

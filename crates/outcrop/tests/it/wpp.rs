@@ -114,6 +114,44 @@ fn every_workload_replays_its_live_block_stream() {
     }
 }
 
+/// The capture from compiled code's basic-block trace (compiling each block at its first run,
+/// and at its third, when superblocks form) is byte-identical to the capture from the
+/// single-step interpreter and the block engine, on every workload (the first 5M
+/// instructions of each).
+#[test]
+fn the_capture_is_the_same_file_on_every_engine() {
+    let record_on = |name: &str, engine: outcrop_rv::Engine, hot: u32| {
+        let mut m = machine(name);
+        m.engine = engine;
+        m.jit_hot = hot;
+        m.jit_background = false;
+        m.max_insns = 5_000_000;
+        let mut bytes = Vec::new();
+        let spec = WppSpec {
+            sink: Box::new(&mut bytes),
+            options: CaptureOptions::default(),
+            info: RunInfo::default(),
+            deterministic: true,
+        };
+        Run::new(&mut m).wpp(spec).execute().unwrap();
+        bytes
+    };
+    for name in names() {
+        let want = record_on(&name, outcrop_rv::Engine::Step, 1);
+        for (engine, hot) in [
+            (outcrop_rv::Engine::Blocks, 1),
+            (outcrop_rv::Engine::Jit, 1),
+            (outcrop_rv::Engine::Jit, 3),
+        ] {
+            let got = record_on(&name, engine, hot);
+            assert!(
+                got == want,
+                "{name} on {engine:?}, compiled at run {hot}: the file differs"
+            );
+        }
+    }
+}
+
 #[test]
 fn threaded_and_inline_capture_write_the_same_profile() {
     for name in ["bytecode_vm", "recursion", "hello"] {

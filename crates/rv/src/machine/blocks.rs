@@ -219,8 +219,13 @@ pub(super) struct BlockCache {
     ring: bool,
     /// Counted blocks keep no counters (an observer of [`Observer::UNCOUNTED`]).
     uncounted: bool,
+    /// Counted blocks append each basic block they run to the tier's trace, handed to the
+    /// observer as whole basic blocks ([`Observer::TRACE`]).
+    trace: bool,
     /// The ring's latest entries, as the tier last handed them over.
     ring_last: Vec<[u64; 2]>,
+    /// The whole basic blocks of the tier's last trace, for [`Observer::blocks`].
+    traced: Vec<(u64, u32)>,
     /// Counts of compiled blocks a flush dropped before the observer had them, by (start,
     /// instruction lengths, classes): runs ([`Machine::drain_counts`]). Merged by block, so
     /// code flushed again and again (a guest that rewrites it in a loop) adds no entries.
@@ -261,7 +266,9 @@ impl BlockCache {
             counting: false,
             ring: false,
             uncounted: false,
+            trace: false,
             ring_last: Vec::new(),
+            traced: Vec::new(),
             flushed_counts: HashMap::new(),
             running: NOT_RUNNING,
             saved: None,
@@ -461,14 +468,16 @@ impl Machine {
         // ends (compiled differently from recording blocks: a change starts over too)
         let counting = !extended && O::COUNTS;
         let (ring, uncounted) = (counting && O::RING, counting && O::UNCOUNTED);
-        let mode = (extended, counting, ring, uncounted);
+        let trace = counting && O::TRACE;
+        let mode = (extended, counting, ring, uncounted, trace);
         let b = &self.blocks;
-        if (b.extended, b.counting, b.ring, b.uncounted) != mode {
+        if (b.extended, b.counting, b.ring, b.uncounted, b.trace) != mode {
             self.flush_icache();
             self.blocks.extended = extended;
             self.blocks.counting = counting;
             self.blocks.ring = ring;
             self.blocks.uncounted = uncounted;
+            self.blocks.trace = trace;
         }
         // The micro-ops live in a local for the whole call, so the hot loop reads them through
         // a slice in registers; a flush meanwhile (seen by its generation) clears them too.

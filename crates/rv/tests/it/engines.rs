@@ -464,6 +464,118 @@ proptest! {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
     }
+
+    #[test]
+    fn random_programs_give_a_traced_observer_the_same_basic_blocks(
+        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
+        values in proptest::collection::vec(
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
+            32,
+        ),
+        limit in 1u64..3000,
+    ) {
+        // compiled code appends each basic block it completes to a trace: the observer must
+        // hear the very basic blocks, whole, that the single-step interpreter shows it
+        let code = program(&ops);
+        let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
+        let make = || seeded(&code, limit, &values, None);
+        if let Err(e) = compare_traced(&make, &snapshot) {
+            prop_assert!(false, "{e}\nops: {ops:?}");
+        }
+    }
+}
+
+/// An observer of whole basic blocks fed from compiled code's trace ([`Observer::TRACE`]),
+/// alone (`Traced<false>`) or beside a class counter that takes counts (`Traced<true>`).
+#[derive(Default)]
+struct Traced<const COUNTER: bool> {
+    blocks: Vec<(u64, u32)>,
+    classes: [u64; 8],
+}
+
+impl<const COUNTER: bool> outcrop_events::record::Observer for Traced<COUNTER> {
+    const BLOCKS: bool = true;
+    const COUNTS: bool = true;
+    const TRACE: bool = true;
+    const UNCOUNTED: bool = !COUNTER;
+    const CLASSES: bool = COUNTER;
+    fn block(&mut self, start: u64, insns: u32) -> outcrop_events::record::Control {
+        self.blocks.push((start, insns));
+        outcrop_events::record::Control::Continue
+    }
+    fn classes(&mut self, counts: &[u32; 8]) -> outcrop_events::record::Control {
+        for (t, &n) in self.classes.iter_mut().zip(counts) {
+            *t += u64::from(n);
+        }
+        outcrop_events::record::Control::Continue
+    }
+    fn counted(
+        &mut self,
+        _start: u64,
+        _lens: &[u8],
+        classes: &[u32; 8],
+        count: u64,
+    ) -> outcrop_events::record::Control {
+        for (t, &n) in self.classes.iter_mut().zip(classes) {
+            *t += u64::from(n) * count;
+        }
+        outcrop_events::record::Control::Continue
+    }
+}
+
+/// [`Traced`] observers on the single-step interpreter, the block engine and the compiling
+/// tier (compiling at a block's first run, and at its third, when superblocks form): the same
+/// final state, basic blocks and (beside a counter) class counts.
+fn compare_traced(make: &dyn Fn() -> Machine, snapshot: &[(u64, u64)]) -> Result<(), String> {
+    fn run<const C: bool>(
+        make: &dyn Fn() -> Machine,
+        snapshot: &[(u64, u64)],
+        engine: outcrop_rv::Engine,
+        hot: u32,
+    ) -> (
+        outcrop_rv::differential::RunState,
+        Vec<(u64, u32)>,
+        [u64; 8],
+    ) {
+        let mut obs = Traced::<C>::default();
+        let state = run_observed(make, engine, &mut obs, snapshot, hot);
+        (state, obs.blocks, obs.classes)
+    }
+    for counter in [false, true] {
+        let go = |engine, hot| {
+            if counter {
+                run::<true>(make, snapshot, engine, hot)
+            } else {
+                run::<false>(make, snapshot, engine, hot)
+            }
+        };
+        let want = go(outcrop_rv::Engine::Step, 1);
+        for (engine, hot) in [
+            (outcrop_rv::Engine::Blocks, 1),
+            (outcrop_rv::Engine::Jit, 1),
+            (outcrop_rv::Engine::Jit, 3),
+        ] {
+            let got = go(engine, hot);
+            let what = format!("{engine:?}, compiled at run {hot}, counter {counter}");
+            if got.0 != want.0 {
+                return Err(format!("{what}: final state differs"));
+            }
+            if got.1 != want.1 {
+                let at = got.1.iter().zip(&want.1).position(|(a, b)| a != b);
+                return Err(format!(
+                    "{what}: {} blocks, not {}; first difference at {at:?}: {:?} vs {:?}",
+                    got.1.len(),
+                    want.1.len(),
+                    at.map(|i| got.1[i]),
+                    at.map(|i| want.1[i]),
+                ));
+            }
+            if got.2 != want.2 {
+                return Err(format!("{what}: classes {:?} vs {:?}", got.2, want.2));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Branch-record units (2 and 5 entries, a fixed period and a random one around `period`) on

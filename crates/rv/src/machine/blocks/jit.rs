@@ -183,6 +183,7 @@ impl Machine {
                 record: (!self.blocks.extended).then_some(id),
                 counted,
                 ring: self.blocks.ring.then_some(b.last_pc),
+                trace: self.blocks.trace,
             }
         };
         let mut ops = Vec::new();
@@ -535,9 +536,10 @@ impl Machine {
         } else {
             limit
         };
-        if counting && O::BLOCKS && self.block_len > 0 {
+        if counting && O::BLOCKS && self.block_len > 0 && !self.blocks.trace {
             // the engine's part of a basic block compiled code goes on with: the observer's
-            // counts need no whole basic blocks, only the order of what retired
+            // counts need no whole basic blocks, only the order of what retired (a traced
+            // observer's do: the trace goes on with the engine's part)
             if self.end_block(obs) == Control::Stop {
                 return After::Stopped;
             }
@@ -550,23 +552,26 @@ impl Machine {
         // capped as a recording call is)
         let (exit, retired) = if recording && !counting {
             jit.run_recording(&mut self.mem, regs, pc, budget)
+        } else if self.blocks.trace {
+            jit.run_tracing(&mut self.mem, regs, pc, budget)
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
         };
         let drained = if !recording {
             Control::Continue
         } else if counting {
-            // the taken branches come before the instructions they are among
-            if self.hand_ring(obs) == Control::Stop {
+            // the taken branches come before the instructions they are among, and the
+            // traced blocks before the block that stopped early, if one did
+            let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
+                exit;
+            if self.hand_ring(obs).and(self.hand_trace(at, obs)) == Control::Stop {
                 // (an observer that stops here stops at the end of the call)
-                let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
-                    exit;
                 self.instret += retired;
                 self.pc = at;
                 return After::Stopped;
             }
             let (control, partial) = self.drain_counted((pc, budget, retired), obs);
-            if !partial && O::BLOCKS {
+            if !partial && O::BLOCKS && !self.blocks.trace {
                 // compiled code stopped between blocks: the observers' next block starts
                 // where the run goes on
                 let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
@@ -617,6 +622,65 @@ impl Machine {
             Control::Continue
         };
         self.blocks.ring_last = last;
+        control
+    }
+
+    /// Hands an observer of [`Observer::TRACE`] the basic blocks the last call into compiled
+    /// code ran to their ends, whole: a compiled block that does not end its basic block adds
+    /// to the engine's part of it, and the next one to it. `at`: where the run goes on.
+    fn hand_trace<O: Observer>(&mut self, at: u64, obs: &mut O) -> Control {
+        if !(O::TRACE && O::BLOCKS && self.blocks.trace) {
+            return Control::Continue;
+        }
+        let Some(jit) = self.jit.take() else {
+            return Control::Continue;
+        };
+        let mut control = Control::Continue;
+        // whole basic blocks gathered and handed over at once (with lengths, one by one)
+        let mut whole = std::mem::take(&mut self.blocks.traced);
+        whole.clear();
+        if O::BLOCK_LENS {
+            for &tag in jit.trace() {
+                let Some(b) = self.blocks.blocks.get(tag as usize) else {
+                    continue;
+                };
+                if self.block_len == 0 {
+                    self.block_start = b.start;
+                }
+                let at = b.lens_at as usize;
+                let lens = self.blocks.lens.get(at..at + b.insns as usize);
+                self.block_lens.extend_from_slice(lens.unwrap_or_default());
+                self.block_len += b.insns;
+                if b.ends_basic_block {
+                    control = control.and(self.end_block(obs));
+                }
+            }
+        } else {
+            // (the open block in locals: the hot loop touches only the blocks and `whole`)
+            let (mut start, mut len) = (self.block_start, self.block_len);
+            for &tag in jit.trace() {
+                let Some(b) = self.blocks.blocks.get(tag as usize) else {
+                    continue;
+                };
+                if len == 0 {
+                    start = b.start;
+                }
+                len += b.insns;
+                if b.ends_basic_block {
+                    whole.push((start, len));
+                    len = 0;
+                }
+            }
+            (self.block_start, self.block_len) = (start, len);
+        }
+        if !whole.is_empty() {
+            control = control.and(obs.blocks(&whole));
+        }
+        self.blocks.traced = whole;
+        if self.block_len == 0 {
+            self.block_start = at;
+        }
+        self.jit = Some(jit);
         control
     }
 
@@ -743,7 +807,12 @@ impl Machine {
                     let control = obs.retired(at, since.saturating_sub(prefix));
                     // (the last record of its call) the engine goes on with this basic block
                     partial = true;
-                    if O::BLOCKS {
+                    if O::BLOCKS && self.blocks.trace {
+                        // its instructions add to the basic block the trace left open
+                        if self.block_len == 0 {
+                            self.block_start = start;
+                        }
+                    } else if O::BLOCKS {
                         self.block_start = start;
                         self.block_len = 0;
                         self.block_lens.clear();
