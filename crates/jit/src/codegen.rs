@@ -410,47 +410,41 @@ impl Gen<'_, '_> {
         self.b.ins().store(flags(), v, a, 0);
     }
 
-    /// A taken branch from `from` to `to` into the ring, if the block writes it: the entry
-    /// at the ring position (masked to the ring), then the position moves on.
+    /// The next entry of a buffer of `entries` (a power of two) entries of `1 << shift` bytes
+    /// at `base`, whose position the context holds at `pos_at`: the entry's address (the
+    /// position masked to the buffer), with the position moved on past it.
+    fn append_at(&mut self, base: Value, pos_at: usize, entries: usize, shift: i64) -> Value {
+        let pos = self
+            .b
+            .ins()
+            .load(types::I64, flags(), self.ctx, pos_at as i32);
+        let idx = self.b.ins().band_imm(pos, (entries - 1) as i64);
+        let off = self.b.ins().ishl_imm(idx, shift);
+        let at = self.b.ins().iadd(base, off);
+        let next = self.b.ins().iadd_imm(pos, 1);
+        self.b.ins().store(flags(), next, self.ctx, pos_at as i32);
+        at
+    }
+
+    /// A taken branch from `from` to `to` into the ring, if the block writes it.
     fn ring_push(&mut self, from: Option<u64>, to: Value) {
         let (Some(base), Some(from)) = (self.ring, from) else {
             return;
         };
-        let pos = self
-            .b
-            .ins()
-            .load(types::I64, flags(), self.ctx, layout::RING_POS as i32);
-        let idx = self.b.ins().band_imm(pos, (crate::exec::RING - 1) as i64);
-        let off = self.b.ins().ishl_imm(idx, 4);
-        let at = self.b.ins().iadd(base, off);
+        let at = self.append_at(base, layout::RING_POS, crate::exec::RING, 4);
         let f = self.konst(from);
         self.b.ins().store(flags(), f, at, 0);
         self.b.ins().store(flags(), to, at, 8);
-        let pos = self.b.ins().iadd_imm(pos, 1);
-        self.b
-            .ins()
-            .store(flags(), pos, self.ctx, layout::RING_POS as i32);
     }
 
-    /// The current basic block ran to its end: its tag into the trace, if the block traces
-    /// (the position masked to the trace, then moved on).
+    /// The current basic block ran to its end: its tag into the trace, if the block traces.
     fn trace_push(&mut self) {
         let (Some(base), Some(tag), true) = (self.trace, self.tag, self.trace_on) else {
             return;
         };
-        let pos = self
-            .b
-            .ins()
-            .load(types::I64, flags(), self.ctx, layout::TRACE_POS as i32);
-        let idx = self.b.ins().band_imm(pos, (crate::exec::TRACE - 1) as i64);
-        let off = self.b.ins().ishl_imm(idx, 2);
-        let at = self.b.ins().iadd(base, off);
+        let at = self.append_at(base, layout::TRACE_POS, crate::exec::TRACE, 2);
         let t = self.b.ins().iconst(types::I32, i64::from(tag as i32));
         self.b.ins().store(flags(), t, at, 0);
-        let pos = self.b.ins().iadd_imm(pos, 1);
-        self.b
-            .ins()
-            .store(flags(), pos, self.ctx, layout::TRACE_POS as i32);
     }
 
     /// [`Gen::ring_push`] to a known target.

@@ -428,12 +428,7 @@ proptest! {
 
     #[test]
     fn random_programs_give_counting_observers_the_same_counts_and_runs(
-        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
-        values in proptest::collection::vec(
-            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
-            32,
-        ),
-        limit in 1u64..3000,
+        (ops, values, limit) in counted_case(),
     ) {
         // compiled blocks count their runs and record only calls, returns and transfers
         // out of a 64-byte range: the observer must see what the block path shows it
@@ -447,12 +442,7 @@ proptest! {
 
     #[test]
     fn random_programs_give_the_ring_fed_branch_units_the_same_samples(
-        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
-        values in proptest::collection::vec(
-            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
-            32,
-        ),
-        limit in 1u64..3000,
+        (ops, values, limit) in counted_case(),
         period in 1u64..40,
     ) {
         // compiled code writes taken branches into a ring and stops where a sample is due:
@@ -467,12 +457,7 @@ proptest! {
 
     #[test]
     fn random_programs_give_a_traced_observer_the_same_basic_blocks(
-        ops in proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
-        values in proptest::collection::vec(
-            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
-            32,
-        ),
-        limit in 1u64..3000,
+        (ops, values, limit) in counted_case(),
     ) {
         // compiled code appends each basic block it completes to a trace: the observer must
         // hear the very basic blocks, whole, that the single-step interpreter shows it
@@ -483,6 +468,19 @@ proptest! {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
     }
+}
+
+/// A random program for the counted paths' tests: its operations, the registers' values and
+/// an instruction limit.
+fn counted_case() -> impl Strategy<Value = (Vec<(u8, u32, u32)>, Vec<u64>, u64)> {
+    (
+        proptest::collection::vec((0u8..35, any::<u32>(), any::<u32>()), 1..80),
+        proptest::collection::vec(
+            prop_oneof![Just(0u64), Just(1), Just(u64::MAX), 0u64..80, any::<u64>()],
+            32,
+        ),
+        1u64..3000,
+    )
 }
 
 /// An observer of whole basic blocks fed from compiled code's trace ([`Observer::TRACE`]),
