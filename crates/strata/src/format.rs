@@ -198,38 +198,22 @@ pub fn encode_items(items: &[Item], out: &mut Vec<u8>) {
 /// [`encode_items`] compressed with `codec` (a `STRM` section), or, when the codec asks for
 /// the context model and it is smaller, the items coded by [`ppm::encode`] (an `STRC` section).
 pub fn stream_section(items: &[Item], codec: Codec) -> Result<Section> {
-    let columns = || -> Result<Section> {
-        let mut raw = Vec::with_capacity(items.len() * 4 + 8);
-        encode_items(items, &mut raw);
-        Section::new(*b"STRM", &raw, codec)
-    };
-    let context_model = matches!(
-        codec,
-        Codec::Zstd {
-            context_model: true,
-            ..
+    let mut raw = Vec::with_capacity(items.len() * 4 + 8);
+    encode_items(items, &mut raw);
+    let columns = Section::new(*b"STRM", &raw, codec)?;
+    if let Codec::Zstd {
+        context_model: true,
+        ..
+    } = codec
+    {
+        let coded = ppm::encode(items);
+        if coded.len() < columns.stored.len() {
+            return Ok(Section {
+                tag: *b"STRC",
+                raw_len: items.len() as u64,
+                stored: coded,
+            });
         }
-    );
-    if !context_model {
-        return columns();
-    }
-    // both codings at once, the context model on a second thread (the same bytes either way)
-    let (columns, coded) = std::thread::scope(|s| {
-        let model = s.spawn(|| ppm::encode(items));
-        let columns = columns();
-        // (a panic of the encoder goes on here, as if it had run on this thread)
-        let coded = model
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (columns, coded)
-    });
-    let columns = columns?;
-    if coded.len() < columns.stored.len() {
-        return Ok(Section {
-            tag: *b"STRC",
-            raw_len: items.len() as u64,
-            stored: coded,
-        });
     }
     Ok(columns)
 }
@@ -373,7 +357,7 @@ impl<W: Write> WppWriter<W> {
         for &i in &order {
             put_varint(&mut raw, u64::from(blocks.insns[i as usize]));
         }
-        let blocks_raw = std::mem::take(&mut raw);
+        self.bytes.blocks = self.write_section(&Section::new(*b"BLKS", &raw, dict_codec)?)?;
 
         // Paths: each block id as the zigzag difference from (previous id in the dictionary
         // + 1), so straight-line code in address order costs zeros.
@@ -389,11 +373,10 @@ impl<W: Write> WppWriter<W> {
                 prev = b;
             }
         }
-        let paths_raw = std::mem::take(&mut raw);
+        self.bytes.paths = self.write_section(&Section::new(*b"PATH", &raw, dict_codec)?)?;
 
-        let mut layer_raws = Vec::with_capacity(dicts.layers.len());
         for (k, (syms, elems)) in dicts.layers.iter().enumerate() {
-            let mut raw = Vec::new();
+            raw.clear();
             put_varint(&mut raw, k as u64);
             put_varint(&mut raw, syms.len() as u64);
             for s in syms {
@@ -409,19 +392,8 @@ impl<W: Write> WppWriter<W> {
                     put_varint(&mut raw, u64::from(s));
                 }
             }
-            layer_raws.push(raw);
-        }
-        // the dictionaries compressed at once, each on a thread of its own, and written in order
-        let mut raws = vec![(*b"BLKS", blocks_raw), (*b"PATH", paths_raw)];
-        raws.extend(layer_raws.into_iter().map(|r| (*b"LAYR", r)));
-        let sections = compress_all(&raws, dict_codec);
-        for (k, section) in sections.into_iter().enumerate() {
-            let n = self.write_section(&section?)?;
-            match k {
-                0 => self.bytes.blocks = n,
-                1 => self.bytes.paths = n,
-                _ => self.bytes.layers.push(n),
-            }
+            let n = self.write_section(&Section::new(*b"LAYR", &raw, dict_codec)?)?;
+            self.bytes.layers.push(n);
         }
 
         stats.build.stream_items = self.items;
@@ -436,28 +408,6 @@ impl<W: Write> WppWriter<W> {
         self.w.flush()?;
         Ok((self.w, self.bytes))
     }
-}
-
-/// Each (tag, payload) compressed with `codec` into a section, in order: the first on this
-/// thread, the others each on a thread of its own (the same bytes as one after another).
-fn compress_all(raws: &[([u8; 4], Vec<u8>)], codec: Codec) -> Vec<Result<Section>> {
-    std::thread::scope(|s| {
-        let others: Vec<_> = raws
-            .iter()
-            .skip(1)
-            .map(|(tag, raw)| s.spawn(move || Section::new(*tag, raw, codec)))
-            .collect();
-        let first = raws
-            .first()
-            .map(|(tag, raw)| Section::new(*tag, raw, codec));
-        first
-            .into_iter()
-            .chain(others.into_iter().map(|h| {
-                // (a panic of the compressor goes on here, as if it had run on this thread)
-                h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-            }))
-            .collect()
-    })
 }
 
 // ---------------------------------------------------------------------------------- reading
