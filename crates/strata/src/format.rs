@@ -198,24 +198,66 @@ pub fn encode_items(items: &[Item], out: &mut Vec<u8>) {
 /// [`encode_items`] compressed with `codec` (a `STRM` section), or, when the codec asks for
 /// the context model and it is smaller, the items coded by [`ppm::encode`] (an `STRC` section).
 pub fn stream_section(items: &[Item], codec: Codec) -> Result<Section> {
-    let mut raw = Vec::with_capacity(items.len() * 4 + 8);
-    encode_items(items, &mut raw);
-    let columns = Section::new(*b"STRM", &raw, codec)?;
-    if let Codec::Zstd {
+    stream_section_joined(items, codec, one_after_another)
+}
+
+/// Runs two pieces of work, at once or one after the other: the caller's choice (this library
+/// owns no threads; the capture in `outcrop-run` passes one that runs the second on a thread).
+/// The results are the same either way.
+pub type Join = fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send));
+
+/// A [`Join`] that runs the two pieces one after the other, on this thread.
+pub fn one_after_another(a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+    a();
+    b();
+}
+
+/// [`stream_section`], the two codings of the context model's codec run through `join`.
+pub fn stream_section_joined(items: &[Item], codec: Codec, join: Join) -> Result<Section> {
+    let columns = || -> Result<Section> {
+        let mut raw = Vec::with_capacity(items.len() * 4 + 8);
+        encode_items(items, &mut raw);
+        Section::new(*b"STRM", &raw, codec)
+    };
+    let Codec::Zstd {
         context_model: true,
         ..
     } = codec
-    {
-        let coded = ppm::encode(items);
-        if coded.len() < columns.stored.len() {
-            return Ok(Section {
-                tag: *b"STRC",
-                raw_len: items.len() as u64,
-                stored: coded,
-            });
-        }
+    else {
+        return columns();
+    };
+    let (mut zstd, mut coded) = (None, None);
+    join(&mut || zstd = Some(columns()), &mut || {
+        coded = Some(ppm::encode(items))
+    });
+    let columns = zstd.unwrap_or_else(columns)?;
+    let coded = coded.unwrap_or_else(|| ppm::encode(items));
+    if coded.len() < columns.stored.len() {
+        return Ok(Section {
+            tag: *b"STRC",
+            raw_len: items.len() as u64,
+            stored: coded,
+        });
     }
     Ok(columns)
+}
+
+/// Each (tag, payload) compressed with `codec`, in order; the first half and the second run
+/// through `join`.
+fn compress_all(raws: &[([u8; 4], Vec<u8>)], codec: Codec, join: Join) -> Vec<Result<Section>> {
+    let (first, second) = raws.split_at(raws.len() / 2);
+    let compress = |part: &[([u8; 4], Vec<u8>)]| -> Vec<Result<Section>> {
+        part.iter()
+            .map(|(tag, raw)| Section::new(*tag, raw, codec))
+            .collect()
+    };
+    let (mut a, mut b) = (None, None);
+    join(&mut || a = Some(compress(first)), &mut || {
+        b = Some(compress(second))
+    });
+    let mut out = a.unwrap_or_else(|| compress(first));
+    out.extend(b.unwrap_or_else(|| compress(second)));
+    out
 }
 
 /// Bytes written per section kind.
@@ -256,9 +298,17 @@ pub struct WppWriter<W: Write> {
     chunks: u64,
     items: u64,
     bytes: SectionBytes,
+    join: Join,
 }
 
 impl<W: Write> WppWriter<W> {
+    /// Runs the compression of its sections' independent parts through `join` (by default
+    /// [`one_after_another`]): the file's bytes do not change.
+    pub fn with_join(mut self, join: Join) -> WppWriter<W> {
+        self.join = join;
+        self
+    }
+
     /// Writes the header.
     pub fn new(mut w: W, codec: Codec) -> Result<WppWriter<W>> {
         let mut h = Vec::with_capacity(HEADER_LEN);
@@ -279,6 +329,7 @@ impl<W: Write> WppWriter<W> {
                 header: HEADER_LEN as u64,
                 ..SectionBytes::default()
             },
+            join: one_after_another,
         })
     }
 
@@ -308,7 +359,7 @@ impl<W: Write> WppWriter<W> {
         if items.is_empty() {
             return Ok(());
         }
-        let s = stream_section(items, self.codec)?;
+        let s = stream_section_joined(items, self.codec, self.join)?;
         self.write_stream_section(&s, items.len() as u64)
     }
 
@@ -357,7 +408,7 @@ impl<W: Write> WppWriter<W> {
         for &i in &order {
             put_varint(&mut raw, u64::from(blocks.insns[i as usize]));
         }
-        self.bytes.blocks = self.write_section(&Section::new(*b"BLKS", &raw, dict_codec)?)?;
+        let blocks_raw = std::mem::take(&mut raw);
 
         // Paths: each block id as the zigzag difference from (previous id in the dictionary
         // + 1), so straight-line code in address order costs zeros.
@@ -373,10 +424,11 @@ impl<W: Write> WppWriter<W> {
                 prev = b;
             }
         }
-        self.bytes.paths = self.write_section(&Section::new(*b"PATH", &raw, dict_codec)?)?;
+        let paths_raw = std::mem::take(&mut raw);
 
+        let mut raws = vec![(*b"BLKS", blocks_raw), (*b"PATH", paths_raw)];
         for (k, (syms, elems)) in dicts.layers.iter().enumerate() {
-            raw.clear();
+            let mut raw = Vec::new();
             put_varint(&mut raw, k as u64);
             put_varint(&mut raw, syms.len() as u64);
             for s in syms {
@@ -392,8 +444,19 @@ impl<W: Write> WppWriter<W> {
                     put_varint(&mut raw, u64::from(s));
                 }
             }
-            let n = self.write_section(&Section::new(*b"LAYR", &raw, dict_codec)?)?;
-            self.bytes.layers.push(n);
+            raws.push((*b"LAYR", raw));
+        }
+        // compressed in two halves through `join`, written in order
+        for (k, section) in compress_all(&raws, dict_codec, self.join)
+            .into_iter()
+            .enumerate()
+        {
+            let n = self.write_section(&section?)?;
+            match k {
+                0 => self.bytes.blocks = n,
+                1 => self.bytes.paths = n,
+                _ => self.bytes.layers.push(n),
+            }
         }
 
         stats.build.stream_items = self.items;
