@@ -326,7 +326,7 @@ impl<W: Write + Send> WppStage<'_, W> {
 }
 
 /// The file's compression runs its two independent parts at once ([`outcrop_strata::format::Join`]):
-/// the second on a scoped thread (the same bytes as one after the other; 5–10% off `wpp
+/// the second on a scoped thread (the same bytes as one after the other; 4–12% off `wpp
 /// record`'s wall time on Lua and zstd, docs/BENCHMARKS.md).
 fn on_two_threads(a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
     std::thread::scope(|s| {
