@@ -44,6 +44,8 @@ pub(crate) struct Compiled {
     pub entry: u64,
     /// Guest blocks in it.
     pub blocks: usize,
+    /// Guest instructions in it.
+    pub insns: u64,
     /// The machine code.
     pub bytes: Vec<u8>,
     /// Its alignment.
@@ -81,6 +83,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         entry: unit.entry(),
         blocks: unit.blocks.len(),
+        insns: unit.blocks.iter().map(|b| u64::from(b.insns)).sum(),
         bytes: code.code_buffer().to_vec(),
         alignment,
     })

@@ -122,6 +122,12 @@ pub struct Context {
     ring_pos: u64,
     trace: *mut u32,
     trace_pos: u64,
+    /// The host helpers baseline code calls through the context (`baseline.rs`: its bytes
+    /// hold no host address).
+    helper_load: u64,
+    helper_store: u64,
+    helper_fill: u64,
+    helper_alu: u64,
 }
 
 /// Byte offsets into [`Context`].
@@ -141,6 +147,10 @@ pub(crate) mod layout {
     pub const RING_POS: usize = offset_of!(Context, ring_pos);
     pub const TRACE: usize = offset_of!(Context, trace);
     pub const TRACE_POS: usize = offset_of!(Context, trace_pos);
+    pub const HELPER_LOAD: usize = offset_of!(Context, helper_load);
+    pub const HELPER_STORE: usize = offset_of!(Context, helper_store);
+    pub const HELPER_FILL: usize = offset_of!(Context, helper_fill);
+    pub const HELPER_ALU: usize = offset_of!(Context, helper_alu);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
     }
@@ -224,6 +234,19 @@ pub struct Stats {
     pub code_bytes: u64,
     /// Time spent compiling.
     pub compile_time: Duration,
+    /// Of these, the baseline tier's units, their guest instructions, their host code bytes
+    /// and its compile time (the rest are Cranelift's).
+    pub baseline_units: u64,
+    /// Guest instructions of baseline units.
+    pub baseline_insns: u64,
+    /// Host bytes of baseline units.
+    pub baseline_bytes: u64,
+    /// Time the baseline tier spent compiling.
+    pub baseline_time: Duration,
+    /// Guest instructions of Cranelift units.
+    pub cranelift_insns: u64,
+    /// Chain sites patched to their targets' code.
+    pub patched: u64,
     /// Times compiled code was dropped.
     pub flushes: u64,
     /// Calls into compiled code.
@@ -266,6 +289,11 @@ pub struct Jit<H: Host> {
     ready: Vec<codegen::Compiled>,
     /// Polls since the last install.
     idle_polls: u32,
+    /// The baseline tier's code memory (`None`: no baseline tier on this host).
+    arena: Option<Arena>,
+    /// Chain sites of baseline units by the guest pc they go to (host addresses of their
+    /// `jmp rel32`), patched when a unit starts there ([`Jit::install_baseline`]).
+    sites: HashMap<u64, Vec<u64>>,
     /// What it did so far.
     pub stats: Stats,
 }
@@ -321,6 +349,10 @@ impl<H: Host> Jit<H> {
             ring_pos: 0,
             trace: trace.as_mut_ptr(),
             trace_pos: 0,
+            helper_load: load_helper::<H> as *const () as u64,
+            helper_store: store_helper::<H> as *const () as u64,
+            helper_fill: fill_helper::<H> as *const () as u64,
+            helper_alu: crate::codegen::alu_helper as *const () as u64,
         });
         let mut jit = Jit {
             host: std::marker::PhantomData,
@@ -345,6 +377,12 @@ impl<H: Host> Jit<H> {
             pending: 0,
             ready: Vec::new(),
             idle_polls: 0,
+            arena: if cfg!(target_arch = "x86_64") {
+                Arena::new(ARENA_BYTES)
+            } else {
+                None
+            },
+            sites: HashMap::new(),
             stats: Stats::default(),
         };
         jit.start_module()?;
@@ -465,6 +503,81 @@ impl<H: Host> Jit<H> {
         self.install(&[compiled])
     }
 
+    /// Whether [`Jit::compile_baseline`] compiles `unit` (a unit no observer counts or
+    /// records, on a host the baseline tier runs on).
+    pub fn baseline_supports(&self, unit: &Unit) -> bool {
+        self.arena.is_some() && crate::baseline::supports(unit)
+    }
+
+    /// Compiles `unit` with the baseline tier now (a few microseconds) and makes it reachable
+    /// at its entry; its chain sites are patched to the units already compiled, and the sites
+    /// already waiting for its entry to it. Drops every compiled unit first if its code
+    /// memory is full.
+    pub fn compile_baseline(&mut self, unit: &Unit) -> Result<(), CompileError> {
+        let started = Instant::now();
+        let c = crate::baseline::compile(unit).map_err(CompileError)?;
+        let spent = started.elapsed();
+        self.stats.compile_time += spent;
+        self.stats.baseline_time += spent;
+        self.install_baseline(&c)
+    }
+
+    /// Places a baseline unit in the code memory, reachable at its entry, with its chain
+    /// sites patched where their targets are compiled.
+    fn install_baseline(&mut self, c: &crate::baseline::Compiled) -> Result<(), CompileError> {
+        let Some(arena) = self.arena.as_mut() else {
+            return Err(CompileError("no baseline tier".into()));
+        };
+        let code = match arena.place(&c.bytes) {
+            Some(code) => code,
+            None => {
+                self.flush();
+                let arena = self.arena.as_mut().ok_or(CompileError("no arena".into()))?;
+                arena
+                    .place(&c.bytes)
+                    .ok_or(CompileError("unit larger than the code memory".into()))?
+            }
+        };
+        for &(at, target) in &c.sites {
+            let site = code + u64::from(at);
+            match self.units.get(&target) {
+                Some(&to) => self.patch(site, to),
+                None => self.sites.entry(target).or_default().push(site),
+            }
+        }
+        self.units.insert(c.entry, code);
+        self.insert(c.entry, code);
+        self.patch_waiting(c.entry, code);
+        let size = c.bytes.len() as u64;
+        self.live_bytes += size;
+        self.stats.units += 1;
+        self.stats.blocks += 1;
+        self.stats.code_bytes += size;
+        self.stats.baseline_units += 1;
+        self.stats.baseline_insns += c.insns;
+        self.stats.baseline_bytes += size;
+        Ok(())
+    }
+
+    /// Patches the chain sites waiting for `pc` to jump to `code`.
+    fn patch_waiting(&mut self, pc: u64, code: u64) {
+        if let Some(waiting) = self.sites.remove(&pc) {
+            for site in waiting {
+                self.patch(site, code);
+            }
+        }
+    }
+
+    /// Points the chain site at `site` (a `jmp rel32` in the arena) at `to`, if `to` is in
+    /// its reach (else it keeps going through the jump cache).
+    fn patch(&mut self, site: u64, to: u64) {
+        if let Some(arena) = self.arena.as_mut() {
+            if arena.patch_jump(site, to) {
+                self.stats.patched += 1;
+            }
+        }
+    }
+
     /// Hands `unit` to the compiling thread (started on first use); [`Jit::poll`] installs it
     /// when it is done. Returns false if there is no compiling thread (compile it now).
     pub fn submit(&mut self, unit: Unit) -> bool {
@@ -558,6 +671,8 @@ impl<H: Host> Jit<H> {
         for (c, code) in units.iter().zip(codes) {
             self.units.insert(c.entry, code);
             self.insert(c.entry, code);
+            self.patch_waiting(c.entry, code);
+            self.stats.cranelift_insns += c.insns;
             let size = c.bytes.len() as u64;
             self.live_bytes += size.max(64);
             self.stats.units += 1;
@@ -582,6 +697,10 @@ impl<H: Host> Jit<H> {
         self.jump_cache.fill(NO_JUMP);
         self.units.clear();
         self.ready.clear();
+        self.sites.clear();
+        if let Some(arena) = self.arena.as_mut() {
+            arena.reset();
+        }
         self.live_bytes = 0;
         self.stats.flushes += 1;
         if let Some(module) = self.module.take() {
@@ -896,6 +1015,121 @@ impl Drop for Worker {
         self.jobs = closed;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// Bytes of the baseline tier's code memory (address space; pages are touched as code is
+/// placed). Past it, the tier drops every unit and starts over ([`Jit::install_baseline`]).
+pub const ARENA_BYTES: usize = 64 << 20;
+
+/// The baseline tier's code memory: one shared-memory object mapped twice, read-write where
+/// the tier writes and patches code and read-execute where it runs, so no page is ever
+/// writable and executable at once in one mapping and placing a unit needs no `mprotect`.
+struct Arena {
+    rw: *mut u8,
+    rx: *mut u8,
+    size: usize,
+    used: usize,
+}
+
+impl Arena {
+    /// The two mappings of a fresh `size`-byte object, or `None` where the host refuses them
+    /// (the tier then compiles with Cranelift only).
+    fn new(size: usize) -> Option<Arena> {
+        // SAFETY: memfd_create takes a NUL-terminated name and flags; the descriptor it
+        // returns is owned here and closed below once both mappings hold the memory.
+        let fd = unsafe { libc::memfd_create(c"outcrop-jit".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        let map = |prot| {
+            // SAFETY: a fresh shared mapping of the whole object, at an address the kernel
+            // picks: it overlaps nothing else.
+            unsafe { libc::mmap(std::ptr::null_mut(), size, prot, libc::MAP_SHARED, fd, 0) }
+        };
+        // SAFETY: fd is the object created above
+        let sized = unsafe { libc::ftruncate(fd, size as libc::off_t) } == 0;
+        let rw = if sized {
+            map(libc::PROT_READ | libc::PROT_WRITE)
+        } else {
+            libc::MAP_FAILED
+        };
+        let rx = if rw != libc::MAP_FAILED {
+            map(libc::PROT_READ | libc::PROT_EXEC)
+        } else {
+            libc::MAP_FAILED
+        };
+        // SAFETY: fd is ours; the mappings keep the memory alive without it
+        unsafe { libc::close(fd) };
+        if rx == libc::MAP_FAILED {
+            if rw != libc::MAP_FAILED {
+                // SAFETY: rw is the mapping of `size` bytes made above, used by nothing
+                unsafe { libc::munmap(rw, size) };
+            }
+            return None;
+        }
+        Some(Arena {
+            rw: rw.cast(),
+            rx: rx.cast(),
+            size,
+            used: 0,
+        })
+    }
+
+    /// Copies `code` in (16-byte aligned) and returns its executable address, or `None` if it
+    /// does not fit.
+    fn place(&mut self, code: &[u8]) -> Option<u64> {
+        let at = self.used.next_multiple_of(16);
+        let end = at.checked_add(code.len())?;
+        if end > self.size {
+            return None;
+        }
+        // SAFETY: [at, end) lies inside the read-write mapping of `size` bytes; no compiled
+        // code runs while the tier places code (the machine's thread does both), and the
+        // bytes there are no unit's yet
+        unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), self.rw.add(at), code.len()) };
+        self.used = end;
+        Some(self.rx as u64 + at as u64)
+    }
+
+    /// Points the `jmp rel32` at executable address `site` at `to`; false if `site` is not a
+    /// placed jump or `to` is out of a rel32's reach.
+    fn patch_jump(&mut self, site: u64, to: u64) -> bool {
+        let Some(off) = site.checked_sub(self.rx as u64).map(|o| o as usize) else {
+            return false;
+        };
+        if off.checked_add(5).is_none_or(|end| end > self.used) {
+            return false;
+        }
+        let Ok(rel) = i32::try_from(to.wrapping_sub(site + 5) as i64) else {
+            return false;
+        };
+        // SAFETY: [off, off + 5) lies in the placed part of the read-write mapping; the byte
+        // there is the jump's opcode (checked), and no compiled code runs meanwhile
+        unsafe {
+            let p = self.rw.add(off);
+            if *p != 0xe9 {
+                return false;
+            }
+            std::ptr::copy_nonoverlapping(rel.to_le_bytes().as_ptr(), p.add(1), 4);
+        }
+        true
+    }
+
+    /// Forgets every unit (their memory is reused).
+    fn reset(&mut self) {
+        self.used = 0;
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: both are the mappings of `size` bytes made in `new`; nothing points into
+        // them any more (the Jit clears its jump cache and units before dropping this)
+        unsafe {
+            libc::munmap(self.rw.cast(), self.size);
+            libc::munmap(self.rx.cast(), self.size);
         }
     }
 }

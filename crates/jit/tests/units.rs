@@ -60,6 +60,19 @@ impl Host for Toy {
 }
 
 /// sum = 0; for i in (1..=n).rev() { sum += i; mem[0x1000 + 8*(i%4)] = sum }
+/// Cranelift (false) and the baseline tier (true, where the host has one).
+const TIERS: [bool; 2] = [false, true];
+
+/// Compiles `unit` with Cranelift or the baseline tier (Cranelift where the host has no
+/// baseline tier).
+fn compile(jit: &mut Jit<Toy>, unit: &Unit, baseline: bool) {
+    if baseline && jit.baseline_supports(unit) {
+        jit.compile_baseline(unit).unwrap();
+    } else {
+        jit.compile(unit).unwrap();
+    }
+}
+
 fn sum_loop() -> Unit {
     Unit {
         blocks: vec![Block {
@@ -117,232 +130,244 @@ fn sum_loop() -> Unit {
 
 #[test]
 fn a_loop_runs_to_its_end_in_registers() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    jit.compile(&sum_loop()).unwrap();
-    let mut host = Toy::with(&[1]);
-    let mut x = [0u64; 32];
-    x[11] = 1000;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
-    assert_eq!(exit, Exit::Miss(0x118));
-    assert_eq!(retired, 6 * 1000);
-    assert_eq!(x[10], 500500);
-    assert_eq!(x[11], 0);
-    // one slow store fills the TLB; the rest are inline
-    assert_eq!(host.slow, 1);
-    let last = u64::from_le_bytes(host.pages[&1][8..16].try_into().unwrap());
-    assert_eq!(last, 500500);
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        compile(&mut jit, &sum_loop(), baseline);
+        let mut host = Toy::with(&[1]);
+        let mut x = [0u64; 32];
+        x[11] = 1000;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+        assert_eq!(exit, Exit::Miss(0x118));
+        assert_eq!(retired, 6 * 1000);
+        assert_eq!(x[10], 500500);
+        assert_eq!(x[11], 0);
+        // one slow store fills the TLB; the rest are inline
+        assert_eq!(host.slow, 1);
+        let last = u64::from_le_bytes(host.pages[&1][8..16].try_into().unwrap());
+        assert_eq!(last, 500500);
+    }
 }
 
 #[test]
 fn the_budget_stops_before_a_block() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    jit.compile(&sum_loop()).unwrap();
-    let mut host = Toy::with(&[1]);
-    let mut x = [0u64; 32];
-    x[11] = 1000;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, 6 * 10 + 5);
-    assert_eq!(exit, Exit::Budget(0x100));
-    assert_eq!(retired, 60);
-    assert_eq!(x[11], 990);
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        compile(&mut jit, &sum_loop(), baseline);
+        let mut host = Toy::with(&[1]);
+        let mut x = [0u64; 32];
+        x[11] = 1000;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, 6 * 10 + 5);
+        assert_eq!(exit, Exit::Budget(0x100));
+        assert_eq!(retired, 60);
+        assert_eq!(x[11], 990);
+    }
 }
 
 #[test]
 fn a_faulting_store_leaves_at_it_with_what_retired_before() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    jit.compile(&sum_loop()).unwrap();
-    let mut host = Toy::with(&[0x10]);
-    let mut x = [0u64; 32];
-    x[11] = 5;
-    x[13] = 0x10000; // read-only page
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
-    assert_eq!(exit, Exit::Engine(0x10c));
-    assert_eq!(retired, 3);
-    assert_eq!(x[10], 5);
-    assert_eq!(x[11], 5);
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        compile(&mut jit, &sum_loop(), baseline);
+        let mut host = Toy::with(&[0x10]);
+        let mut x = [0u64; 32];
+        x[11] = 5;
+        x[13] = 0x10000; // read-only page
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+        assert_eq!(exit, Exit::Engine(0x10c));
+        assert_eq!(retired, 3);
+        assert_eq!(x[10], 5);
+        assert_eq!(x[11], 5);
+    }
 }
 
 #[test]
 fn division_corner_cases_follow_riscv() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let ops = [
-        (Alu::Div, 7u64, 0u64, u64::MAX),
-        (Alu::Rem, 7, 0, 7),
-        (Alu::Div, i64::MIN as u64, u64::MAX, i64::MIN as u64),
-        (Alu::Rem, i64::MIN as u64, u64::MAX, 0),
-        (Alu::Divu, 7, 0, u64::MAX),
-        (Alu::Remu, 7, 0, 7),
-        (Alu::Divw, 0x8000_0000, u64::MAX, 0xffff_ffff_8000_0000),
-        (Alu::Remw, 0x8000_0000, u64::MAX, 0),
-        (Alu::Divuw, 7, 0, u64::MAX),
-        (Alu::Remuw, 0x1_0000_0007, 0, 7),
-        (Alu::Mulhsu, u64::MAX, 2, u64::MAX),
-        (Alu::Mulh, u64::MAX, u64::MAX, 0),
-        (Alu::Sraw, 0x8000_0000, 33, 0xffff_ffff_c000_0000),
-    ];
-    let mut blocks = Vec::new();
-    for (k, &(op, _, _, _)) in ops.iter().enumerate() {
-        blocks.push(Op::Alu {
-            op,
-            rd: 20 + k as u8 % 10,
-            rs1: 1 + 2 * k as u8 % 10,
-            b: Src::Reg(2 + 2 * k as u8 % 10),
-        });
-    }
-    for (k, &(op, a, b, want)) in ops.iter().enumerate() {
-        let unit = Unit {
-            blocks: vec![Block {
-                start: 0x200 + 0x10 * k as u64,
-                insns: 1,
-                ops: vec![Op::Alu {
-                    op,
-                    rd: 3,
-                    rs1: 1,
-                    b: Src::Reg(2),
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let ops = [
+            (Alu::Div, 7u64, 0u64, u64::MAX),
+            (Alu::Rem, 7, 0, 7),
+            (Alu::Div, i64::MIN as u64, u64::MAX, i64::MIN as u64),
+            (Alu::Rem, i64::MIN as u64, u64::MAX, 0),
+            (Alu::Divu, 7, 0, u64::MAX),
+            (Alu::Remu, 7, 0, 7),
+            (Alu::Divw, 0x8000_0000, u64::MAX, 0xffff_ffff_8000_0000),
+            (Alu::Remw, 0x8000_0000, u64::MAX, 0),
+            (Alu::Divuw, 7, 0, u64::MAX),
+            (Alu::Remuw, 0x1_0000_0007, 0, 7),
+            (Alu::Mulhsu, u64::MAX, 2, u64::MAX),
+            (Alu::Mulh, u64::MAX, u64::MAX, 0),
+            (Alu::Sraw, 0x8000_0000, 33, 0xffff_ffff_c000_0000),
+        ];
+        let mut blocks = Vec::new();
+        for (k, &(op, _, _, _)) in ops.iter().enumerate() {
+            blocks.push(Op::Alu {
+                op,
+                rd: 20 + k as u8 % 10,
+                rs1: 1 + 2 * k as u8 % 10,
+                b: Src::Reg(2 + 2 * k as u8 % 10),
+            });
+        }
+        for (k, &(op, a, b, want)) in ops.iter().enumerate() {
+            let unit = Unit {
+                blocks: vec![Block {
+                    start: 0x200 + 0x10 * k as u64,
+                    insns: 1,
+                    ops: vec![Op::Alu {
+                        op,
+                        rd: 3,
+                        rs1: 1,
+                        b: Src::Reg(2),
+                    }],
+                    record: None,
+                    counted: None,
+                    ring: None,
+                    trace: false,
+                    term: Term::Fall { next: 0x1000 },
                 }],
-                record: None,
-                counted: None,
-                ring: None,
-                trace: false,
-                term: Term::Fall { next: 0x1000 },
-            }],
-        };
-        jit.compile(&unit).unwrap();
-        let mut x = [0u64; 32];
-        x[1] = a;
-        x[2] = b;
-        let (exit, _) = jit.run(
-            &mut Toy::default(),
-            (&mut x, &mut [0; 32]),
-            unit.entry(),
-            u64::MAX,
-        );
-        assert_eq!(exit, Exit::Miss(0x1000));
-        assert_eq!(x[3], want, "{op:?} {a:#x} {b:#x}");
+            };
+            compile(&mut jit, &unit, baseline);
+            let mut x = [0u64; 32];
+            x[1] = a;
+            x[2] = b;
+            let (exit, _) = jit.run(
+                &mut Toy::default(),
+                (&mut x, &mut [0; 32]),
+                unit.entry(),
+                u64::MAX,
+            );
+            assert_eq!(exit, Exit::Miss(0x1000));
+            assert_eq!(x[3], want, "{op:?} {a:#x} {b:#x}");
+        }
     }
 }
 
 #[test]
 fn units_chain_through_the_jump_cache() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let a = Unit {
-        blocks: vec![Block {
-            start: 0x300,
-            insns: 2,
-            ops: vec![Op::Alu {
-                op: Alu::Add,
-                rd: 5,
-                rs1: 5,
-                b: Src::Imm(1),
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let a = Unit {
+            blocks: vec![Block {
+                start: 0x300,
+                insns: 2,
+                ops: vec![Op::Alu {
+                    op: Alu::Add,
+                    rd: 5,
+                    rs1: 5,
+                    b: Src::Imm(1),
+                }],
+                record: None,
+                counted: None,
+                ring: None,
+                trace: false,
+                term: Term::Jal {
+                    rd: 1,
+                    link: 0x308,
+                    target: 0x400,
+                },
             }],
-            record: None,
-            counted: None,
-            ring: None,
-            trace: false,
-            term: Term::Jal {
-                rd: 1,
-                link: 0x308,
-                target: 0x400,
-            },
-        }],
-    };
-    let b = Unit {
-        blocks: vec![Block {
-            start: 0x400,
-            insns: 2,
-            ops: vec![Op::Alu {
-                op: Alu::Add,
-                rd: 6,
-                rs1: 5,
-                b: Src::Reg(5),
+        };
+        let b = Unit {
+            blocks: vec![Block {
+                start: 0x400,
+                insns: 2,
+                ops: vec![Op::Alu {
+                    op: Alu::Add,
+                    rd: 6,
+                    rs1: 5,
+                    b: Src::Reg(5),
+                }],
+                record: None,
+                counted: None,
+                ring: None,
+                trace: false,
+                term: Term::Jalr {
+                    rd: 0,
+                    rs1: 1,
+                    off: 0,
+                    link: 0x408,
+                },
             }],
-            record: None,
-            counted: None,
-            ring: None,
-            trace: false,
-            term: Term::Jalr {
-                rd: 0,
-                rs1: 1,
-                off: 0,
-                link: 0x408,
-            },
-        }],
-    };
-    jit.compile(&a).unwrap();
-    jit.compile(&b).unwrap();
-    let mut x = [0u64; 32];
-    let (exit, retired) = jit.run(&mut Toy::default(), (&mut x, &mut [0; 32]), 0x300, u64::MAX);
-    assert_eq!(exit, Exit::Miss(0x308));
-    assert_eq!(retired, 4);
-    assert_eq!((x[1], x[5], x[6]), (0x308, 1, 2));
-    jit.flush();
-    assert!(!jit.contains(0x300));
+        };
+        compile(&mut jit, &a, baseline);
+        compile(&mut jit, &b, baseline);
+        let mut x = [0u64; 32];
+        let (exit, retired) = jit.run(&mut Toy::default(), (&mut x, &mut [0; 32]), 0x300, u64::MAX);
+        assert_eq!(exit, Exit::Miss(0x308));
+        assert_eq!(retired, 4);
+        assert_eq!((x[1], x[5], x[6]), (0x308, 1, 2));
+        jit.flush();
+        assert!(!jit.contains(0x300));
+    }
 }
 
 #[test]
 fn units_far_apart_chain_without_leaving_compiled_code() {
-    // two hot blocks 0x6c000 apart (they shared a jump-cache slot in SQLite once) ping-pong
-    // 1,000 times: one entry, one exit
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let a = Unit {
-        blocks: vec![Block {
-            start: 0x18426,
-            insns: 2,
-            ops: vec![Op::Alu {
-                op: Alu::Add,
-                rd: 6,
-                rs1: 6,
-                b: Src::Imm(1),
+    for baseline in TIERS {
+        // two hot blocks 0x6c000 apart (they shared a jump-cache slot in SQLite once) ping-pong
+        // 1,000 times: one entry, one exit
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let a = Unit {
+            blocks: vec![Block {
+                start: 0x18426,
+                insns: 2,
+                ops: vec![Op::Alu {
+                    op: Alu::Add,
+                    rd: 6,
+                    rs1: 6,
+                    b: Src::Imm(1),
+                }],
+                record: None,
+                counted: None,
+                ring: None,
+                trace: false,
+                term: Term::Jal {
+                    rd: 0,
+                    link: 0x1842e,
+                    target: 0x84426,
+                },
             }],
-            record: None,
-            counted: None,
-            ring: None,
-            trace: false,
-            term: Term::Jal {
-                rd: 0,
-                link: 0x1842e,
-                target: 0x84426,
-            },
-        }],
-    };
-    let b = Unit {
-        blocks: vec![Block {
-            start: 0x84426,
-            insns: 2,
-            ops: vec![Op::Alu {
-                op: Alu::Add,
-                rd: 5,
-                rs1: 5,
-                b: Src::Imm(u64::MAX),
+        };
+        let b = Unit {
+            blocks: vec![Block {
+                start: 0x84426,
+                insns: 2,
+                ops: vec![Op::Alu {
+                    op: Alu::Add,
+                    rd: 5,
+                    rs1: 5,
+                    b: Src::Imm(u64::MAX),
+                }],
+                record: None,
+                counted: None,
+                ring: None,
+                trace: false,
+                term: Term::Branch {
+                    cond: Cond::Ne,
+                    rs1: 5,
+                    rs2: 0,
+                    taken: 0x18426,
+                    fall: 0x9000,
+                },
             }],
-            record: None,
-            counted: None,
-            ring: None,
-            trace: false,
-            term: Term::Branch {
-                cond: Cond::Ne,
-                rs1: 5,
-                rs2: 0,
-                taken: 0x18426,
-                fall: 0x9000,
-            },
-        }],
-    };
-    jit.compile(&a).unwrap();
-    jit.compile(&b).unwrap();
-    let mut x = [0u64; 32];
-    x[5] = 1000;
-    let (exit, retired) = jit.run(
-        &mut Toy::default(),
-        (&mut x, &mut [0; 32]),
-        0x18426,
-        u64::MAX,
-    );
-    assert_eq!(exit, Exit::Miss(0x9000));
-    assert_eq!(retired, 4000);
-    assert_eq!((x[5], x[6]), (0, 1000));
-    assert_eq!(jit.stats.entries, 1);
+        };
+        compile(&mut jit, &a, baseline);
+        compile(&mut jit, &b, baseline);
+        let mut x = [0u64; 32];
+        x[5] = 1000;
+        let (exit, retired) = jit.run(
+            &mut Toy::default(),
+            (&mut x, &mut [0; 32]),
+            0x18426,
+            u64::MAX,
+        );
+        assert_eq!(exit, Exit::Miss(0x9000));
+        assert_eq!(retired, 4000);
+        assert_eq!((x[5], x[6]), (0, 1000));
+        assert_eq!(jit.stats.entries, 1);
+    }
 }
 
 #[test]
@@ -618,65 +643,67 @@ fn a_flush_drops_units_still_on_the_compiling_thread() {
 /// second operand from a register and as an immediate.
 #[test]
 fn every_compiled_integer_operation_equals_the_one_semantics() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let values = [
-        0u64,
-        1,
-        2,
-        31,
-        32,
-        63,
-        64,
-        65,
-        0x7f,
-        0x80,
-        0xffff,
-        0x8000_0000,
-        0xffff_ffff,
-        0x1_0000_0007,
-        i64::MIN as u64,
-        i64::MAX as u64,
-        u64::MAX,
-        u64::MAX - 1,
-        0x0123_4567_89ab_cdef,
-        0xfedc_ba98_7654_3210,
-    ];
-    let mut at = 0x1000u64;
-    for &op in Alu::ALL {
-        let imms = [0u64, 1, 5, 31, 32, 63, 0x7ff, u64::MAX].map(Src::Imm);
-        for b in std::iter::once(Src::Reg(2)).chain(imms) {
-            at += 0x10;
-            let unit = Unit {
-                blocks: vec![Block {
-                    start: at,
-                    insns: 1,
-                    ops: vec![Op::Alu {
-                        op,
-                        rd: 3,
-                        rs1: 1,
-                        b,
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let values = [
+            0u64,
+            1,
+            2,
+            31,
+            32,
+            63,
+            64,
+            65,
+            0x7f,
+            0x80,
+            0xffff,
+            0x8000_0000,
+            0xffff_ffff,
+            0x1_0000_0007,
+            i64::MIN as u64,
+            i64::MAX as u64,
+            u64::MAX,
+            u64::MAX - 1,
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+        ];
+        let mut at = 0x1000u64;
+        for &op in Alu::ALL {
+            let imms = [0u64, 1, 5, 31, 32, 63, 0x7ff, u64::MAX].map(Src::Imm);
+            for b in std::iter::once(Src::Reg(2)).chain(imms) {
+                at += 0x10;
+                let unit = Unit {
+                    blocks: vec![Block {
+                        start: at,
+                        insns: 1,
+                        ops: vec![Op::Alu {
+                            op,
+                            rd: 3,
+                            rs1: 1,
+                            b,
+                        }],
+                        record: None,
+                        counted: None,
+                        ring: None,
+                        trace: false,
+                        term: Term::Fall { next: 0x10_0000 },
                     }],
-                    record: None,
-                    counted: None,
-                    ring: None,
-                    trace: false,
-                    term: Term::Fall { next: 0x10_0000 },
-                }],
-            };
-            jit.compile(&unit).unwrap();
-            for &a in &values {
-                for &bv in &values {
-                    let bv = match b {
-                        Src::Imm(v) => v,
-                        Src::Reg(_) => bv,
-                    };
-                    let mut x = [0u64; 32];
-                    x[1] = a;
-                    x[2] = bv;
-                    let (exit, _) =
-                        jit.run(&mut Toy::default(), (&mut x, &mut [0; 32]), at, u64::MAX);
-                    assert_eq!(exit, Exit::Miss(0x10_0000));
-                    assert_eq!(x[3], op.eval(a, bv), "{op:?}({a:#x}, {bv:#x})");
+                };
+                compile(&mut jit, &unit, baseline);
+                for &a in &values {
+                    for &bv in &values {
+                        let bv = match b {
+                            Src::Imm(v) => v,
+                            Src::Reg(_) => bv,
+                        };
+                        let mut x = [0u64; 32];
+                        x[1] = a;
+                        x[2] = bv;
+                        let (exit, _) =
+                            jit.run(&mut Toy::default(), (&mut x, &mut [0; 32]), at, u64::MAX);
+                        assert_eq!(exit, Exit::Miss(0x10_0000));
+                        assert_eq!(x[3], op.eval(a, bv), "{op:?}({a:#x}, {bv:#x})");
+                    }
                 }
             }
         }

@@ -138,6 +138,7 @@ pub fn run_observed<O: Observer>(
     let mut m = make();
     m.engine = engine;
     m.jit_hot = hot;
+    m.jit_hot_baseline = hot;
     m.jit_background = false;
     let outcome = m.run(obs);
     if O::COUNTS {

@@ -337,8 +337,15 @@ pub struct Machine {
     jit: Option<Box<blocks::jit::Tier>>,
     /// Cranelift cannot compile for this host: the block engine runs everything.
     jit_unavailable: bool,
-    /// Runs of a block on the block engine before its unit is compiled.
+    /// Runs of a block on the block engine before its unit is compiled by Cranelift (units an
+    /// observer counts or records).
     pub jit_hot: u32,
+    /// Runs of a block on the block engine before the baseline tier compiles its unit (units
+    /// no observer reads: `exec`, and any run whose observer reads no block-level stream).
+    pub jit_hot_baseline: u32,
+    /// Compile units no observer reads with the baseline tier where the host has one (the
+    /// default); off, Cranelift compiles every unit.
+    pub jit_baseline: bool,
     /// Compile on a second thread while the block engine goes on (the default); off, units are
     /// compiled on the machine's thread when they get hot (tests: which blocks run compiled
     /// is then the same on every run).
@@ -426,6 +433,8 @@ impl Machine {
             jit: None,
             jit_unavailable: false,
             jit_hot: blocks::jit::JIT_HOT,
+            jit_hot_baseline: blocks::jit::BASELINE_HOT,
+            jit_baseline: true,
             jit_background: true,
         }
     }

@@ -510,7 +510,12 @@ impl Machine {
                     self.poll_jit();
                 }
                 if !self.compiled(id) && !self.jit_waiting(id) {
-                    let hot = self.jit_hot;
+                    let hot = if self.jit_baseline && self.blocks.extended && !self.blocks.counting
+                    {
+                        self.jit_hot_baseline
+                    } else {
+                        self.jit_hot
+                    };
                     if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
                         if b.jit != jit::NEVER {
                             b.heat = b.heat.saturating_add(1);

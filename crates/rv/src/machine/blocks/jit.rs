@@ -23,6 +23,10 @@ pub(in crate::machine) const MAX_UNIT_BLOCKS: usize = 1;
 /// Runs of a block on the block engine before it is compiled (the default of
 /// [`Machine::jit_hot`]): 256 ran four real programs fastest among 32, 64, 256 and 1024.
 pub const JIT_HOT: u32 = 256;
+/// Runs of a block on the block engine before the baseline tier compiles it (the default of
+/// [`Machine::jit_hot_baseline`]): a baseline compile costs about as much as a few dozen runs
+/// of a block on the engine.
+pub const BASELINE_HOT: u32 = 8;
 /// A block that ends early for the engine is compiled only if at least this many of its
 /// instructions run compiled first (`matmul`, whose loop is two FP loads and an FMA, ran 35%
 /// slower compiled than on the block engine without this).
@@ -443,12 +447,25 @@ impl Machine {
         // compiled code shares the decoded-code budget: past half of it, start over
         let max = self.blocks.max_bytes / 2;
         let background = self.jit_background;
+        let baseline = self.jit_baseline;
         let Some(jit) = self.jit_tier() else {
             mark(self, NEVER);
             return;
         };
         if jit.code_bytes() > max {
             jit.flush();
+        }
+        if baseline && jit.baseline_supports(&unit) {
+            // the baseline tier compiles on the machine's thread, in microseconds (if its code
+            // memory was full, everything was dropped first: the generation moved, and the
+            // marks of the blocks compiled before are stale)
+            let r = jit.compile_baseline(&unit);
+            let generation = jit.stats.flushes as u32 + 1;
+            match r {
+                Ok(()) => mark(self, generation),
+                Err(_) => mark(self, NEVER),
+            }
+            return;
         }
         let generation = jit.stats.flushes as u32 + 1;
         if background {
