@@ -3,7 +3,8 @@
 //!
 //! Cranelift compiles a unit in about 250 µs, which is why a block had to run 256 times on
 //! the block engine before it was worth compiling (docs/machine.md, "The compiling tier").
-//! This tier compiles the same unit in a few microseconds, so every block that runs a few
+//! This tier compiles the same unit in a few microseconds (the instructions are encoded by
+//! `x64.rs`, no general assembler), so every block that runs a few
 //! times runs compiled. Its code keeps guest registers in the [`Context`](crate::Context)
 //! (each operation loads its sources and stores its result, as the engine does) and reaches
 //! the host only through the context: helper addresses, the TLBs and the jump cache are read
@@ -27,9 +28,8 @@
 use crate::codegen::reason;
 use crate::exec::{layout, JUMP_CACHE_ENTRIES, TLB_ENTRIES};
 use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Src, Term, Unit};
-use iced_x86::code_asm::*;
-use iced_x86::{BlockEncoderOptions, Code, Instruction};
-use std::collections::HashMap;
+use crate::x64::{mem, Arith, Asm, Cc, Label, Mem, Reg, Rm, Shift, W};
+use crate::x64::{R8, R9, RAX, RBX, RCX, RDI, RDX, RSI};
 
 /// A unit compiled by this tier.
 pub(crate) struct Compiled {
@@ -60,19 +60,19 @@ pub(crate) fn supports(unit: &Unit) -> bool {
 /// A path emitted after the unit's straight-line code.
 enum Cold {
     /// The budget does not cover the block at `pc`.
-    Budget { at: CodeLabel, pc: u64 },
+    Budget { at: Label, pc: u64 },
     /// A load the TLB missed: the host performs it; a fault leaves at `pc`.
     Load {
-        at: CodeLabel,
-        done: CodeLabel,
+        at: Label,
+        done: Label,
         kind: u32,
         pc: u64,
         unretired: u32,
     },
     /// A store the TLB missed.
     Store {
-        at: CodeLabel,
-        done: CodeLabel,
+        at: Label,
+        done: Label,
         size: u8,
         value: (bool, u8),
         pc: u64,
@@ -81,43 +81,43 @@ enum Cold {
     },
     /// An AMO whose page is not in the write TLB: the host lends it, or the engine runs it.
     Amo {
-        at: CodeLabel,
-        again: CodeLabel,
+        at: Label,
+        again: Label,
         size: u8,
         pc: u64,
         unretired: u32,
     },
     /// A conditional branch out of the middle of a block.
     Taken {
-        at: CodeLabel,
+        at: Label,
         target: u64,
         unretired: u32,
     },
 }
 
 struct Gen {
-    a: CodeAssembler,
-    heads: HashMap<u64, CodeLabel>,
+    a: Asm,
+    heads: Vec<(u64, Label)>,
     cold: Vec<Cold>,
-    /// Chain sites: the label of each `jmp rel32` and its target.
-    sites: Vec<(CodeLabel, u64)>,
+    /// Chain sites: the offset of each `jmp rel32` and its target.
+    sites: Vec<(u32, u64)>,
     /// Shared tails: the jump-cache lookup (`rdi` the context, `rax` the pc) and the exit
     /// (`rbx` the context, `rax` the pc, `rcx` the reason).
-    chain: CodeLabel,
-    exit: CodeLabel,
+    chain: Label,
+    exit: Label,
 }
 
-type R = Result<(), IcedError>;
-
-/// The context's register `r` (integer or FP file).
-fn xreg(r: u8) -> AsmMemoryOperand {
-    qword_ptr(rbx + layout::x(usize::from(r & 31)) as i32)
+/// The context's field at `off`.
+fn ctx(off: usize) -> Mem {
+    mem(RBX, off as i32)
 }
-fn freg(r: u8) -> AsmMemoryOperand {
-    qword_ptr(rbx + layout::f(usize::from(r & 31)) as i32)
+/// The context's integer register `r`.
+fn xreg(r: u8) -> Mem {
+    ctx(layout::x(usize::from(r & 31)))
 }
-fn ctx(off: usize) -> AsmMemoryOperand {
-    qword_ptr(rbx + off as i32)
+/// The context's FP register `r`.
+fn freg(r: u8) -> Mem {
+    ctx(layout::f(usize::from(r & 31)))
 }
 
 /// Whether `v` is a sign-extended 32-bit immediate.
@@ -130,111 +130,101 @@ pub(crate) fn compile(unit: &Unit) -> Result<Compiled, String> {
     if unit.blocks.is_empty() {
         return Err("empty unit".into());
     }
+    let mut a = Asm::default();
+    a.code
+        .reserve(256 + 96 * unit.blocks.iter().map(|b| b.ops.len()).sum::<usize>());
+    let (chain, exit) = (a.label(), a.label());
     let mut g = Gen {
-        a: CodeAssembler::new(64).map_err(|e| e.to_string())?,
-        heads: HashMap::new(),
+        heads: Vec::with_capacity(unit.blocks.len()),
         cold: Vec::new(),
         sites: Vec::new(),
-        chain: CodeLabel::default(),
-        exit: CodeLabel::default(),
+        chain,
+        exit,
+        a,
     };
-    g.chain = g.a.create_label();
-    g.exit = g.a.create_label();
     for blk in &unit.blocks {
-        let l = g.a.create_label();
-        g.heads.entry(blk.start).or_insert(l);
+        if g.head(blk.start).is_none() {
+            let l = g.a.label();
+            g.heads.push((blk.start, l));
+        }
     }
-    g.unit(unit).map_err(|e| e.to_string())?;
-    let result =
-        g.a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)
-            .map_err(|e| e.to_string())?;
-    let mut sites = Vec::with_capacity(g.sites.len());
-    for (label, target) in &g.sites {
-        let at = result.label_ip(label).map_err(|e| e.to_string())?;
-        sites.push((at as u32, *target));
-    }
+    g.unit(unit);
+    let Gen { a, sites, .. } = g;
     Ok(Compiled {
         entry: unit.entry(),
         insns: unit.blocks.iter().map(|b| u64::from(b.insns)).sum(),
-        bytes: result.inner.code_buffer,
+        bytes: a.finish()?,
         sites,
     })
 }
 
 impl Gen {
-    fn unit(&mut self, unit: &Unit) -> R {
+    fn head(&self, pc: u64) -> Option<Label> {
+        self.heads.iter().find(|h| h.0 == pc).map(|h| h.1)
+    }
+
+    fn unit(&mut self, unit: &Unit) {
         // the context lives in rbx (callee-saved, so helper calls keep it); pushing it also
         // aligns the stack for those calls
-        self.a.push(rbx)?;
-        self.a.mov(rbx, rdi)?;
+        self.a.push(RBX);
+        self.a.mov(W::B64, RBX, Rm::R(RDI));
         for blk in &unit.blocks {
-            self.block(blk)?;
+            self.block(blk);
         }
-        let cold = std::mem::take(&mut self.cold);
-        for c in cold {
-            self.cold(c)?;
+        for c in std::mem::take(&mut self.cold) {
+            self.cold(c);
         }
-        self.tails()
+        self.tails();
     }
 
     /// Integer register `r` into `dst` (x0 reads 0).
-    fn get(&mut self, dst: AsmRegister64, r: u8) -> R {
+    fn get(&mut self, dst: Reg, r: u8) {
         if r & 31 == 0 {
-            self.konst(dst, 0)
+            self.a.mov_u32(dst, 0);
         } else {
-            self.a.mov(dst, xreg(r))
+            self.a.mov(W::B64, dst, Rm::M(xreg(r)));
         }
     }
 
     /// `src` into integer register `r` (a write to x0 is dropped).
-    fn set(&mut self, r: u8, src: AsmRegister64) -> R {
-        if r & 31 == 0 {
-            return Ok(());
+    fn set(&mut self, r: u8, src: Reg) {
+        if r & 31 != 0 {
+            self.a.store(W::B64, xreg(r), src);
         }
-        self.a.mov(xreg(r), src)
     }
 
     /// A constant into integer register `r`.
-    fn set_const(&mut self, r: u8, v: u64) -> R {
+    fn set_const(&mut self, r: u8, v: u64) {
         if r & 31 == 0 {
-            return Ok(());
+            return;
         }
         match imm32(v) {
-            Some(i) => self.a.mov(xreg(r), i),
+            Some(i) => self.a.mov_imm32(Rm::M(xreg(r)), i),
             None => {
-                self.a.mov(rax, v)?;
-                self.a.mov(xreg(r), rax)
+                self.a.mov_const(RAX, v);
+                self.a.store(W::B64, xreg(r), RAX);
             }
         }
     }
 
-    fn konst(&mut self, dst: AsmRegister64, v: u64) -> R {
-        match imm32(v) {
-            // mov r/m64, imm32 (sign-extended): 7 bytes where imm64 takes 10
-            Some(i) => self.a.add_instruction(Instruction::with2(
-                Code::Mov_rm64_imm32,
-                iced_x86::Register::from(dst),
-                i,
-            )?),
-            None => self.a.mov(dst, v),
+    fn block(&mut self, blk: &Block) {
+        if let Some(h) = self.head(blk.start) {
+            self.a.bind(h);
         }
-    }
-
-    fn block(&mut self, blk: &Block) -> R {
-        let mut head = self.heads[&blk.start];
-        self.a.set_label(&mut head)?;
-        self.a.zero_bytes()?;
         // the budget check: the block runs whole, or the engine takes over before it
-        let short = self.a.create_label();
-        self.a.cmp(ctx(layout::BUDGET), blk.insns as i32)?;
-        self.a.jb(short)?;
+        let short = self.a.label();
+        let insns = blk.insns as i32;
+        self.a
+            .arith_imm(W::B64, Arith::Cmp, Rm::M(ctx(layout::BUDGET)), insns);
+        self.a.jcc(Cc::B, short);
         self.cold.push(Cold::Budget {
             at: short,
             pc: blk.start,
         });
-        self.a.sub(ctx(layout::BUDGET), blk.insns as i32)?;
+        self.a
+            .arith_imm(W::B64, Arith::Sub, Rm::M(ctx(layout::BUDGET)), insns);
         for op in &blk.ops {
-            self.op(op, blk)?;
+            self.op(op, blk);
         }
         match blk.term {
             Term::Fall { next } => self.goto(next),
@@ -245,36 +235,34 @@ impl Gen {
                 taken,
                 fall,
             } => {
-                let t = self.a.create_label();
-                self.compare(cond, rs1, rs2, t)?;
-                self.goto(fall)?;
-                let mut t = t;
-                self.a.set_label(&mut t)?;
-                self.a.zero_bytes()?;
+                let t = self.a.label();
+                self.compare(cond, rs1, rs2, t);
+                self.goto(fall);
+                self.a.bind(t);
                 self.goto(taken)
             }
             Term::Jal { rd, link, target } => {
-                self.set_const(rd, link)?;
+                self.set_const(rd, link);
                 self.goto(target)
             }
             Term::Jalr { rd, rs1, off, link } => {
                 // the target before the link (rd may be rs1)
-                self.get(rax, rs1)?;
+                self.get(RAX, rs1);
                 if off != 0 {
-                    self.a.add(rax, off as i32)?;
+                    self.a.arith_imm(W::B64, Arith::Add, Rm::R(RAX), off as i32);
                 }
-                self.a.and(rax, -2)?;
+                self.a.arith_imm(W::B64, Arith::And, Rm::R(RAX), -2);
                 if rd & 31 != 0 {
                     match imm32(link) {
-                        Some(i) => self.a.mov(xreg(rd), i)?,
+                        Some(i) => self.a.mov_imm32(Rm::M(xreg(rd)), i),
                         None => {
-                            self.a.mov(rcx, link)?;
-                            self.a.mov(xreg(rd), rcx)?;
+                            self.a.mov_const(RCX, link);
+                            self.a.store(W::B64, xreg(rd), RCX);
                         }
                     }
                 }
-                self.a.mov(rdi, rbx)?;
-                self.a.pop(rbx)?;
+                self.a.mov(W::B64, RDI, Rm::R(RBX));
+                self.a.pop(RBX);
                 self.a.jmp(self.chain)
             }
             Term::Engine { pc, .. } => self.leave(pc, reason::ENGINE, 0),
@@ -282,79 +270,86 @@ impl Gen {
     }
 
     /// Compares (rs1, rs2) and jumps to `to` if `cond` holds.
-    fn compare(&mut self, cond: Cond, rs1: u8, rs2: u8, to: CodeLabel) -> R {
-        self.get(rax, rs1)?;
+    fn compare(&mut self, cond: Cond, rs1: u8, rs2: u8, to: Label) {
+        self.get(RAX, rs1);
         if rs2 & 31 == 0 {
-            self.a.test(rax, rax)?;
+            self.a.test(W::B64, RAX, RAX);
         } else {
-            self.a.cmp(rax, xreg(rs2))?;
+            self.a.arith_load(W::B64, Arith::Cmp, RAX, xreg(rs2));
         }
-        match cond {
-            Cond::Eq => self.a.je(to),
-            Cond::Ne => self.a.jne(to),
-            Cond::Lt => self.a.jl(to),
-            Cond::Ge => self.a.jge(to),
-            Cond::Ltu => self.a.jb(to),
-            Cond::Geu => self.a.jae(to),
-        }
+        let cc = match cond {
+            Cond::Eq => Cc::E,
+            Cond::Ne => Cc::Ne,
+            Cond::Lt => Cc::L,
+            Cond::Ge => Cc::Ge,
+            Cond::Ltu => Cc::B,
+            Cond::Geu => Cc::Ae,
+        };
+        self.a.jcc(cc, to);
     }
 
     /// Goes to `pc`: a jump within the unit, else a chain site.
-    fn goto(&mut self, pc: u64) -> R {
-        if let Some(&h) = self.heads.get(&pc) {
+    fn goto(&mut self, pc: u64) {
+        if let Some(h) = self.head(pc) {
             return self.a.jmp(h);
         }
-        self.a.mov(rdi, rbx)?;
-        self.a.pop(rbx)?;
-        let mut site = self.a.create_label();
-        self.a.set_label(&mut site)?;
-        self.a.zero_bytes()?;
+        self.a.mov(W::B64, RDI, Rm::R(RBX));
+        self.a.pop(RBX);
         // jmp rel32 to the next instruction until the tier patches it
-        self.a.db(&[0xe9, 0, 0, 0, 0])?;
+        let site = self.a.site();
         self.sites.push((site, pc));
-        self.konst(rax, pc)?;
-        self.a.jmp(self.chain)
+        self.a.mov_const(RAX, pc);
+        self.a.jmp(self.chain);
     }
 
     /// Leaves with `pc` and `reason`, giving back `unretired` instructions of the budget.
-    fn leave(&mut self, pc: u64, why: u64, unretired: u32) -> R {
+    fn leave(&mut self, pc: u64, why: u64, unretired: u32) {
         if unretired > 0 {
-            self.a.add(ctx(layout::BUDGET), unretired as i32)?;
+            self.a.arith_imm(
+                W::B64,
+                Arith::Add,
+                Rm::M(ctx(layout::BUDGET)),
+                unretired as i32,
+            );
         }
-        self.konst(rax, pc)?;
-        self.a.mov(ecx, why as u32)?;
-        self.a.jmp(self.exit)
+        self.a.mov_const(RAX, pc);
+        self.a.mov_u32(RCX, why as u32);
+        self.a.jmp(self.exit);
     }
 
-    /// `rcx` ← the TLB entry for the address in `rax` (`tlb`: the context's offset of the read
-    /// or write TLB); jumps to `miss` unless it holds an aligned `size`-byte access there.
-    /// Clobbers `rdx`.
-    fn probe(&mut self, tlb: usize, size: u8, miss: CodeLabel) -> R {
-        self.a.mov(rcx, rax)?;
-        self.a.shr(rcx, 12)?;
-        self.a.and(ecx, (TLB_ENTRIES - 1) as u32)?;
-        self.a.shl(ecx, 4)?;
-        self.a.add(rcx, ctx(tlb))?;
-        self.a.mov(rdx, rax)?;
-        self.a.and(rdx, -4096 | (i32::from(size) - 1))?;
-        self.a.cmp(rdx, qword_ptr(rcx))?;
-        self.a.jne(miss)?;
-        // rdx ← the host address
-        self.a.mov(edx, eax)?;
-        self.a.and(edx, 0xfff)?;
-        self.a.add(rdx, qword_ptr(rcx + 8))
+    /// `rdx` ← the host address of the `size`-byte access at the address in `rax`, if the TLB
+    /// (`tlb`: the context's offset of the read or write TLB) holds its page and it is
+    /// aligned; else jumps to `miss`. Clobbers `rcx`.
+    fn probe(&mut self, tlb: usize, size: u8, miss: Label) {
+        let a = &mut self.a;
+        a.mov(W::B64, RCX, Rm::R(RAX));
+        a.shift_imm(W::B64, Shift::Shr, RCX, 12);
+        a.arith_imm(W::B32, Arith::And, Rm::R(RCX), (TLB_ENTRIES - 1) as i32);
+        a.shift_imm(W::B32, Shift::Shl, RCX, 4);
+        a.arith_load(W::B64, Arith::Add, RCX, ctx(tlb));
+        a.mov(W::B64, RDX, Rm::R(RAX));
+        a.arith_imm(
+            W::B64,
+            Arith::And,
+            Rm::R(RDX),
+            -4096 | (i32::from(size) - 1),
+        );
+        a.arith_load(W::B64, Arith::Cmp, RDX, mem(RCX, 0));
+        a.jcc(Cc::Ne, miss);
+        a.mov(W::B32, RDX, Rm::R(RAX));
+        a.arith_imm(W::B32, Arith::And, Rm::R(RDX), 0xfff);
+        a.arith_load(W::B64, Arith::Add, RDX, mem(RCX, 8));
     }
 
     /// `rax` ← x[rs1] + off.
-    fn address(&mut self, rs1: u8, off: i64) -> R {
-        self.get(rax, rs1)?;
+    fn address(&mut self, rs1: u8, off: i64) {
+        self.get(RAX, rs1);
         if off != 0 {
-            self.a.add(rax, off as i32)?;
+            self.a.arith_imm(W::B64, Arith::Add, Rm::R(RAX), off as i32);
         }
-        Ok(())
     }
 
-    fn op(&mut self, op: &Op, blk: &Block) -> R {
+    fn op(&mut self, op: &Op, blk: &Block) {
         match *op {
             Op::Li { rd, v } => self.set_const(rd, v),
             Op::Alu { op, rd, rs1, b } => self.alu(op, rd, rs1, b),
@@ -367,8 +362,8 @@ impl Gen {
                 pc,
                 n,
             } => {
-                self.load(rs1, off, (size, signed), pc, blk.insns - n)?;
-                self.set(rd, rax)
+                self.load(rs1, off, (size, signed), pc, blk.insns - n);
+                self.set(rd, RAX)
             }
             Op::FLoad {
                 rd,
@@ -378,13 +373,13 @@ impl Gen {
                 pc,
                 n,
             } => {
-                self.load(rs1, off, (size, false), pc, blk.insns - n)?;
+                self.load(rs1, off, (size, false), pc, blk.insns - n);
                 if size == 4 {
                     // NaN-boxed
-                    self.a.mov(rcx, 0xffff_ffff_0000_0000_u64)?;
-                    self.a.or(rax, rcx)?;
+                    self.a.mov_const(RCX, 0xffff_ffff_0000_0000);
+                    self.a.arith(W::B64, Arith::Or, Rm::R(RAX), RCX);
                 }
-                self.a.mov(freg(rd), rax)
+                self.a.store(W::B64, freg(rd), RAX)
             }
             Op::Store {
                 rs1,
@@ -422,37 +417,34 @@ impl Gen {
                 n,
                 ..
             } => {
-                let t = self.a.create_label();
-                self.compare(cond, rs1, rs2, t)?;
+                let t = self.a.label();
+                self.compare(cond, rs1, rs2, t);
                 self.cold.push(Cold::Taken {
                     at: t,
                     target,
                     unretired: blk.insns - n,
                 });
-                Ok(())
             }
             // (counted blocks only, which this tier does not compile)
             Op::Next { .. } => self.a.ud2(),
         }
     }
 
-    fn load(&mut self, rs1: u8, off: i64, (size, signed): (u8, bool), pc: u64, un: u32) -> R {
-        self.address(rs1, off)?;
-        let slow = self.a.create_label();
-        let mut done = self.a.create_label();
-        self.probe(layout::TLB_READ, size, slow)?;
+    fn load(&mut self, rs1: u8, off: i64, (size, signed): (u8, bool), pc: u64, un: u32) {
+        self.address(rs1, off);
+        let (slow, done) = (self.a.label(), self.a.label());
+        self.probe(layout::TLB_READ, size, slow);
+        let at = Rm::M(mem(RDX, 0));
         match (size, signed) {
-            (1, false) => self.a.movzx(eax, byte_ptr(rdx))?,
-            (1, true) => self.a.movsx(rax, byte_ptr(rdx))?,
-            (2, false) => self.a.movzx(eax, word_ptr(rdx))?,
-            (2, true) => self.a.movsx(rax, word_ptr(rdx))?,
-            (4, false) => self.a.mov(eax, dword_ptr(rdx))?,
-            (4, true) => self.a.movsxd(rax, dword_ptr(rdx))?,
-            _ => self.a.mov(rax, qword_ptr(rdx))?,
+            (1, false) => self.a.movzx(W::B8, RAX, at),
+            (1, true) => self.a.movsx(W::B8, RAX, at),
+            (2, false) => self.a.movzx(W::B16, RAX, at),
+            (2, true) => self.a.movsx(W::B16, RAX, at),
+            (4, false) => self.a.mov(W::B32, RAX, at),
+            (4, true) => self.a.movsx(W::B32, RAX, at),
+            _ => self.a.mov(W::B64, RAX, at),
         }
-        // (the label goes to the next instruction emitted, whichever it is)
-        self.a.set_label(&mut done)?;
-        self.a.zero_bytes()?;
+        self.a.bind(done);
         self.cold.push(Cold::Load {
             at: slow,
             done,
@@ -460,7 +452,6 @@ impl Gen {
             pc,
             unretired: un,
         });
-        Ok(())
     }
 
     fn store(
@@ -471,25 +462,17 @@ impl Gen {
         (fp, rs2): (bool, u8),
         (pc, len): (u64, u8),
         un: u32,
-    ) -> R {
-        self.address(rs1, off)?;
-        let slow = self.a.create_label();
-        let mut done = self.a.create_label();
-        self.probe(layout::TLB_WRITE, size, slow)?;
+    ) {
+        self.address(rs1, off);
+        let (slow, done) = (self.a.label(), self.a.label());
+        self.probe(layout::TLB_WRITE, size, slow);
         if fp {
-            self.a.mov(rsi, freg(rs2))?;
+            self.a.mov(W::B64, RSI, Rm::M(freg(rs2)));
         } else {
-            self.get(rsi, rs2)?;
+            self.get(RSI, rs2);
         }
-        match size {
-            1 => self.a.mov(byte_ptr(rdx), sil)?,
-            2 => self.a.mov(word_ptr(rdx), si)?,
-            4 => self.a.mov(dword_ptr(rdx), esi)?,
-            _ => self.a.mov(qword_ptr(rdx), rsi)?,
-        }
-        // (the label goes to the next instruction emitted, whichever it is)
-        self.a.set_label(&mut done)?;
-        self.a.zero_bytes()?;
+        self.a.store(width(size), mem(RDX, 0), RSI);
+        self.a.bind(done);
         self.cold.push(Cold::Store {
             at: slow,
             done,
@@ -499,61 +482,42 @@ impl Gen {
             len,
             unretired: un,
         });
-        Ok(())
     }
 
-    fn amo(&mut self, op: AmoOp, (rd, rs1, rs2): (u8, u8, u8), size: u8, pc: u64, un: u32) -> R {
-        let mut again = self.a.create_label();
-        let slow = self.a.create_label();
-        self.a.set_label(&mut again)?;
-        self.a.zero_bytes()?;
-        self.get(rax, rs1)?;
-        self.probe(layout::TLB_WRITE, size, slow)?;
-        self.get(rsi, rs2)?;
-        if size == 4 {
-            self.a.mov(r8d, dword_ptr(rdx))?;
-            self.a.mov(r9d, esi)?;
-            match op {
-                AmoOp::Swap => {}
-                AmoOp::Add => self.a.add(r9d, r8d)?,
-                AmoOp::Xor => self.a.xor(r9d, r8d)?,
-                AmoOp::And => self.a.and(r9d, r8d)?,
-                AmoOp::Or => self.a.or(r9d, r8d)?,
-                // r9 ← old where old is the one kept
-                AmoOp::Min | AmoOp::Max | AmoOp::Minu | AmoOp::Maxu => {
-                    self.a.cmp(r8d, esi)?;
-                    match op {
-                        AmoOp::Min => self.a.cmovl(r9d, r8d)?,
-                        AmoOp::Max => self.a.cmovg(r9d, r8d)?,
-                        AmoOp::Minu => self.a.cmovb(r9d, r8d)?,
-                        _ => self.a.cmova(r9d, r8d)?,
-                    }
-                }
+    fn amo(&mut self, op: AmoOp, (rd, rs1, rs2): (u8, u8, u8), size: u8, pc: u64, un: u32) {
+        let (again, slow) = (self.a.label(), self.a.label());
+        self.a.bind(again);
+        self.get(RAX, rs1);
+        self.probe(layout::TLB_WRITE, size, slow);
+        self.get(RSI, rs2);
+        let w = if size == 4 { W::B32 } else { W::B64 };
+        let a = &mut self.a;
+        // r8 ← old, r9 ← new
+        a.mov(w, R8, Rm::M(mem(RDX, 0)));
+        a.mov(w, R9, Rm::R(RSI));
+        match op {
+            AmoOp::Swap => {}
+            AmoOp::Add => a.arith(w, Arith::Add, Rm::R(R9), R8),
+            AmoOp::Xor => a.arith(w, Arith::Xor, Rm::R(R9), R8),
+            AmoOp::And => a.arith(w, Arith::And, Rm::R(R9), R8),
+            AmoOp::Or => a.arith(w, Arith::Or, Rm::R(R9), R8),
+            // r9 ← old where old is the one kept
+            AmoOp::Min | AmoOp::Max | AmoOp::Minu | AmoOp::Maxu => {
+                a.arith(w, Arith::Cmp, Rm::R(R8), RSI);
+                let cc = match op {
+                    AmoOp::Min => Cc::L,
+                    AmoOp::Max => Cc::G,
+                    AmoOp::Minu => Cc::B,
+                    _ => Cc::A,
+                };
+                a.cmov(w, cc, R9, R8);
             }
-            self.a.mov(dword_ptr(rdx), r9d)?;
-            self.a.movsxd(r8, r8d)?;
-        } else {
-            self.a.mov(r8, qword_ptr(rdx))?;
-            self.a.mov(r9, rsi)?;
-            match op {
-                AmoOp::Swap => {}
-                AmoOp::Add => self.a.add(r9, r8)?,
-                AmoOp::Xor => self.a.xor(r9, r8)?,
-                AmoOp::And => self.a.and(r9, r8)?,
-                AmoOp::Or => self.a.or(r9, r8)?,
-                AmoOp::Min | AmoOp::Max | AmoOp::Minu | AmoOp::Maxu => {
-                    self.a.cmp(r8, rsi)?;
-                    match op {
-                        AmoOp::Min => self.a.cmovl(r9, r8)?,
-                        AmoOp::Max => self.a.cmovg(r9, r8)?,
-                        AmoOp::Minu => self.a.cmovb(r9, r8)?,
-                        _ => self.a.cmova(r9, r8)?,
-                    }
-                }
-            }
-            self.a.mov(qword_ptr(rdx), r9)?;
         }
-        self.set(rd, r8)?;
+        a.store(w, mem(RDX, 0), R9);
+        if size == 4 {
+            a.movsx(W::B32, R8, Rm::R(R8));
+        }
+        self.set(rd, R8);
         self.cold.push(Cold::Amo {
             at: slow,
             again,
@@ -561,122 +525,119 @@ impl Gen {
             pc,
             unretired: un,
         });
-        Ok(())
     }
 
-    fn fmove(&mut self, op: FMove, rd: u8, rs1: u8, rs2: u8) -> R {
+    fn fmove(&mut self, op: FMove, rd: u8, rs1: u8, rs2: u8) {
         match op {
             FMove::XFromD => {
-                self.a.mov(rax, freg(rs1))?;
-                self.set(rd, rax)
+                self.a.mov(W::B64, RAX, Rm::M(freg(rs1)));
+                self.set(rd, RAX)
             }
             FMove::DFromX => {
-                self.get(rax, rs1)?;
-                self.a.mov(freg(rd), rax)
+                self.get(RAX, rs1);
+                self.a.store(W::B64, freg(rd), RAX)
             }
             FMove::SgnjD | FMove::SgnjnD | FMove::SgnjxD => {
-                self.a.mov(rax, freg(rs1))?;
-                self.a.mov(rcx, freg(rs2))?;
-                self.a.mov(rdx, i64::MAX as u64)?;
-                match op {
-                    FMove::SgnjxD => {
-                        self.a.not(rdx)?;
-                        self.a.and(rcx, rdx)?;
-                        self.a.xor(rax, rcx)?;
+                let a = &mut self.a;
+                a.mov(W::B64, RAX, Rm::M(freg(rs1)));
+                a.mov(W::B64, RCX, Rm::M(freg(rs2)));
+                a.mov_const(RDX, i64::MAX as u64);
+                if op == FMove::SgnjxD {
+                    a.not(RDX);
+                    a.arith(W::B64, Arith::And, Rm::R(RCX), RDX);
+                    a.arith(W::B64, Arith::Xor, Rm::R(RAX), RCX);
+                } else {
+                    if op == FMove::SgnjnD {
+                        a.not(RCX);
                     }
-                    _ => {
-                        if op == FMove::SgnjnD {
-                            self.a.not(rcx)?;
-                        }
-                        self.a.and(rax, rdx)?;
-                        self.a.not(rdx)?;
-                        self.a.and(rcx, rdx)?;
-                        self.a.or(rax, rcx)?;
-                    }
+                    a.arith(W::B64, Arith::And, Rm::R(RAX), RDX);
+                    a.not(RDX);
+                    a.arith(W::B64, Arith::And, Rm::R(RCX), RDX);
+                    a.arith(W::B64, Arith::Or, Rm::R(RAX), RCX);
                 }
-                self.a.mov(freg(rd), rax)
+                a.store(W::B64, freg(rd), RAX)
             }
         }
+    }
+
+    /// The forms with a 32-bit immediate operand, `rax` holding the first; false if `op`
+    /// has none here.
+    fn alu_imm(&mut self, op: Alu, v: u64) -> bool {
+        let a = &mut self.a;
+        let rax = Rm::R(RAX);
+        match (op, imm32(v)) {
+            (Alu::Add, Some(i)) => a.arith_imm(W::B64, Arith::Add, rax, i),
+            (Alu::And, Some(i)) => a.arith_imm(W::B64, Arith::And, rax, i),
+            (Alu::Or, Some(i)) => a.arith_imm(W::B64, Arith::Or, rax, i),
+            (Alu::Xor, Some(i)) => a.arith_imm(W::B64, Arith::Xor, rax, i),
+            (Alu::Sll, _) => a.shift_imm(W::B64, Shift::Shl, RAX, (v & 63) as u8),
+            (Alu::Srl, _) => a.shift_imm(W::B64, Shift::Shr, RAX, (v & 63) as u8),
+            (Alu::Sra, _) => a.shift_imm(W::B64, Shift::Sar, RAX, (v & 63) as u8),
+            (Alu::Addw, Some(i)) => {
+                a.arith_imm(W::B32, Arith::Add, rax, i);
+                a.movsx(W::B32, RAX, rax);
+            }
+            (Alu::Sllw | Alu::Srlw | Alu::Sraw, _) => {
+                let s = match op {
+                    Alu::Sllw => Shift::Shl,
+                    Alu::Srlw => Shift::Shr,
+                    _ => Shift::Sar,
+                };
+                a.shift_imm(W::B32, s, RAX, (v & 31) as u8);
+                a.movsx(W::B32, RAX, rax);
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// `x[rd] = op(x[rs1], b)`.
-    fn alu(&mut self, op: Alu, rd: u8, rs1: u8, b: Src) -> R {
+    fn alu(&mut self, op: Alu, rd: u8, rs1: u8, b: Src) {
         if rd & 31 == 0 {
             // no effect
-            return Ok(());
+            return;
         }
-        self.get(rax, rs1)?;
-        // the forms with an immediate operand
+        self.get(RAX, rs1);
         if let Src::Imm(v) = b {
-            let done = match (op, imm32(v)) {
-                (Alu::Add, Some(i)) => self.a.add(rax, i).map(|_| true)?,
-                (Alu::And, Some(i)) => self.a.and(rax, i).map(|_| true)?,
-                (Alu::Or, Some(i)) => self.a.or(rax, i).map(|_| true)?,
-                (Alu::Xor, Some(i)) => self.a.xor(rax, i).map(|_| true)?,
-                (Alu::Sll, _) => self.a.shl(rax, (v & 63) as u32).map(|_| true)?,
-                (Alu::Srl, _) => self.a.shr(rax, (v & 63) as u32).map(|_| true)?,
-                (Alu::Sra, _) => self.a.sar(rax, (v & 63) as u32).map(|_| true)?,
-                (Alu::Addw, Some(i)) => {
-                    self.a.add(eax, i)?;
-                    self.a.movsxd(rax, eax).map(|_| true)?
-                }
-                (Alu::Sllw | Alu::Srlw | Alu::Sraw, _) => {
-                    let s = (v & 31) as u32;
-                    match op {
-                        Alu::Sllw => self.a.shl(eax, s)?,
-                        Alu::Srlw => self.a.shr(eax, s)?,
-                        _ => self.a.sar(eax, s)?,
-                    }
-                    self.a.movsxd(rax, eax).map(|_| true)?
-                }
-                _ => false,
-            };
-            if done {
-                return self.set(rd, rax);
+            if self.alu_imm(op, v) {
+                return self.set(rd, RAX);
             }
         }
         match b {
-            Src::Reg(r) => self.get(rcx, r)?,
-            Src::Imm(v) => self.konst(rcx, v)?,
+            Src::Reg(r) => self.get(RCX, r),
+            Src::Imm(v) => self.a.mov_const(RCX, v),
         }
+        let a = &mut self.a;
+        let (rax, rcx) = (Rm::R(RAX), Rm::R(RCX));
         match op {
-            Alu::Add => self.a.add(rax, rcx)?,
-            Alu::Sub => self.a.sub(rax, rcx)?,
-            Alu::Xor => self.a.xor(rax, rcx)?,
-            Alu::Or => self.a.or(rax, rcx)?,
-            Alu::And => self.a.and(rax, rcx)?,
+            Alu::Add => a.arith(W::B64, Arith::Add, rax, RCX),
+            Alu::Sub => a.arith(W::B64, Arith::Sub, rax, RCX),
+            Alu::Xor => a.arith(W::B64, Arith::Xor, rax, RCX),
+            Alu::Or => a.arith(W::B64, Arith::Or, rax, RCX),
+            Alu::And => a.arith(W::B64, Arith::And, rax, RCX),
             // x86 masks a 64-bit shift count to 6 bits, a 32-bit one to 5: RISC-V's rule
-            Alu::Sll => self.a.shl(rax, cl)?,
-            Alu::Srl => self.a.shr(rax, cl)?,
-            Alu::Sra => self.a.sar(rax, cl)?,
+            Alu::Sll => a.shift_cl(W::B64, Shift::Shl, RAX),
+            Alu::Srl => a.shift_cl(W::B64, Shift::Shr, RAX),
+            Alu::Sra => a.shift_cl(W::B64, Shift::Sar, RAX),
             Alu::Slt | Alu::Sltu => {
-                self.a.cmp(rax, rcx)?;
-                if op == Alu::Slt {
-                    self.a.setl(al)?;
-                } else {
-                    self.a.setb(al)?;
-                }
-                self.a.movzx(eax, al)?;
+                a.arith(W::B64, Arith::Cmp, rax, RCX);
+                a.set_bool(if op == Alu::Slt { Cc::L } else { Cc::B }, RAX);
             }
             Alu::Addw | Alu::Subw | Alu::Sllw | Alu::Srlw | Alu::Sraw | Alu::Mulw => {
                 match op {
-                    Alu::Addw => self.a.add(eax, ecx)?,
-                    Alu::Subw => self.a.sub(eax, ecx)?,
-                    Alu::Sllw => self.a.shl(eax, cl)?,
-                    Alu::Srlw => self.a.shr(eax, cl)?,
-                    Alu::Sraw => self.a.sar(eax, cl)?,
-                    _ => self.a.imul_2(eax, ecx)?,
+                    Alu::Addw => a.arith(W::B32, Arith::Add, rax, RCX),
+                    Alu::Subw => a.arith(W::B32, Arith::Sub, rax, RCX),
+                    Alu::Sllw => a.shift_cl(W::B32, Shift::Shl, RAX),
+                    Alu::Srlw => a.shift_cl(W::B32, Shift::Shr, RAX),
+                    Alu::Sraw => a.shift_cl(W::B32, Shift::Sar, RAX),
+                    _ => a.imul(W::B32, RAX, RCX),
                 }
-                self.a.movsxd(rax, eax)?;
+                a.movsx(W::B32, RAX, rax);
             }
-            Alu::Mul => self.a.imul_2(rax, rcx)?,
-            Alu::Mulh => {
-                self.a.imul(rcx)?;
-                self.a.mov(rax, rdx)?;
-            }
-            Alu::Mulhu => {
-                self.a.mul(rcx)?;
-                self.a.mov(rax, rdx)?;
+            Alu::Mul => a.imul(W::B64, RAX, RCX),
+            Alu::Mulh | Alu::Mulhu => {
+                a.mul_wide(op == Alu::Mulh, RCX);
+                a.mov(W::B64, RAX, Rm::R(RDX));
             }
             Alu::Sh1add | Alu::Sh2add | Alu::Sh3add => {
                 let k = match op {
@@ -684,84 +645,90 @@ impl Gen {
                     Alu::Sh2add => 4,
                     _ => 8,
                 };
-                self.a.lea(rax, qword_ptr(rcx + rax * k))?;
+                a.lea(
+                    RAX,
+                    Mem {
+                        base: RCX,
+                        index: Some((RAX, k)),
+                        disp: 0,
+                    },
+                );
             }
             Alu::AddUw => {
-                self.a.mov(eax, eax)?;
-                self.a.add(rax, rcx)?;
+                a.mov(W::B32, RAX, rax);
+                a.arith(W::B64, Arith::Add, rax, RCX);
             }
-            Alu::Andn => {
-                self.a.not(rcx)?;
-                self.a.and(rax, rcx)?;
-            }
-            Alu::Orn => {
-                self.a.not(rcx)?;
-                self.a.or(rax, rcx)?;
+            Alu::Andn | Alu::Orn => {
+                a.not(RCX);
+                let o = if op == Alu::Andn {
+                    Arith::And
+                } else {
+                    Arith::Or
+                };
+                a.arith(W::B64, o, rax, RCX);
             }
             Alu::Xnor => {
-                self.a.xor(rax, rcx)?;
-                self.a.not(rax)?;
+                a.arith(W::B64, Arith::Xor, rax, RCX);
+                a.not(RAX);
             }
             Alu::Min | Alu::Max | Alu::Minu | Alu::Maxu => {
-                self.a.cmp(rax, rcx)?;
-                match op {
-                    Alu::Min => self.a.cmovg(rax, rcx)?,
-                    Alu::Max => self.a.cmovl(rax, rcx)?,
-                    Alu::Minu => self.a.cmova(rax, rcx)?,
-                    _ => self.a.cmovb(rax, rcx)?,
-                }
+                a.arith(W::B64, Arith::Cmp, rax, RCX);
+                let cc = match op {
+                    Alu::Min => Cc::G,
+                    Alu::Max => Cc::L,
+                    Alu::Minu => Cc::A,
+                    _ => Cc::B,
+                };
+                a.cmov(W::B64, cc, RAX, RCX);
             }
-            Alu::Rev8 => self.a.bswap(rax)?,
-            Alu::ZextH => self.a.movzx(eax, ax)?,
-            Alu::SextB => self.a.movsx(rax, al)?,
-            Alu::SextH => self.a.movsx(rax, ax)?,
+            Alu::Rev8 => a.bswap(RAX),
+            Alu::ZextH => a.movzx(W::B16, RAX, rax),
+            Alu::SextB => a.movsx(W::B8, RAX, rax),
+            Alu::SextH => a.movsx(W::B16, RAX, rax),
             Alu::CzeroEqz => {
-                // (b == 0) ? 0 : a
-                self.a.test(rcx, rcx)?;
-                self.a.cmovz(rax, rcx)?;
+                // (b == 0) ? 0 : a, with rcx the zero
+                a.test(W::B64, RCX, RCX);
+                a.cmov(W::B64, Cc::E, RAX, RCX);
             }
             Alu::CzeroNez => {
-                self.a.xor(edx, edx)?;
-                self.a.test(rcx, rcx)?;
-                self.a.cmovnz(rax, rdx)?;
+                a.mov_u32(RDX, 0);
+                a.test(W::B64, RCX, RCX);
+                a.cmov(W::B64, Cc::Ne, RAX, RDX);
             }
             _ => {
                 // the one definition of every other operation (division, Zbb/Zbs, …)
-                self.a.mov(rsi, rax)?;
-                self.a.mov(rdx, rcx)?;
-                self.a.mov(edi, op as u32)?;
-                self.a.call(ctx(layout::HELPER_ALU))?;
+                a.mov(W::B64, RSI, rax);
+                a.mov(W::B64, RDX, rcx);
+                a.mov_u32(RDI, op as u32);
+                a.call_mem(ctx(layout::HELPER_ALU));
             }
         }
-        self.set(rd, rax)
+        self.set(rd, RAX)
     }
 
-    fn cold(&mut self, c: Cold) -> R {
+    fn cold(&mut self, c: Cold) {
         match c {
-            Cold::Budget { mut at, pc } => {
-                self.a.set_label(&mut at)?;
-                self.a.zero_bytes()?;
+            Cold::Budget { at, pc } => {
+                self.a.bind(at);
                 self.leave(pc, reason::BUDGET, 0)
             }
             Cold::Load {
-                mut at,
+                at,
                 done,
                 kind,
                 pc,
                 unretired,
             } => {
-                self.a.set_label(&mut at)?;
-                self.a.zero_bytes()?;
-                self.a.mov(rdi, rbx)?;
-                self.a.mov(rsi, rax)?;
-                self.a.mov(edx, kind)?;
-                self.a.call(ctx(layout::HELPER_LOAD))?;
-                self.a.cmp(ctx(layout::FAULT), 0i32)?;
-                self.a.je(done)?;
+                self.a.bind(at);
+                self.helper_args(kind);
+                self.a.call_mem(ctx(layout::HELPER_LOAD));
+                self.a
+                    .arith_imm(W::B64, Arith::Cmp, Rm::M(ctx(layout::FAULT)), 0);
+                self.a.jcc(Cc::E, done);
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Store {
-                mut at,
+                at,
                 done,
                 size,
                 value: (fp, rs2),
@@ -769,99 +736,109 @@ impl Gen {
                 len,
                 unretired,
             } => {
-                self.a.set_label(&mut at)?;
-                self.a.zero_bytes()?;
+                self.a.bind(at);
                 if fp {
-                    self.a.mov(rcx, freg(rs2))?;
+                    self.a.mov(W::B64, RCX, Rm::M(freg(rs2)));
                 } else {
-                    self.get(rcx, rs2)?;
+                    self.get(RCX, rs2);
                 }
-                self.a.mov(rdi, rbx)?;
-                self.a.mov(rsi, rax)?;
-                self.a.mov(edx, u32::from(size))?;
-                self.a.call(ctx(layout::HELPER_STORE))?;
-                self.a.test(rax, rax)?;
-                self.a.je(done)?;
+                self.helper_args(u32::from(size));
+                self.a.call_mem(ctx(layout::HELPER_STORE));
+                self.a.test(W::B64, RAX, RAX);
+                self.a.jcc(Cc::E, done);
                 // 1: a fault (the engine runs the store); 2: it changed code (resume after)
-                let fault = self.a.create_label();
-                self.a.cmp(rax, 1)?;
-                self.a.je(fault)?;
+                let fault = self.a.label();
+                self.a.arith_imm(W::B64, Arith::Cmp, Rm::R(RAX), 1);
+                self.a.jcc(Cc::E, fault);
                 self.leave(
                     pc + u64::from(len),
                     reason::CODE,
                     unretired.saturating_sub(1),
-                )?;
-                let mut fault = fault;
-                self.a.set_label(&mut fault)?;
-                self.a.zero_bytes()?;
+                );
+                self.a.bind(fault);
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Amo {
-                mut at,
+                at,
                 again,
                 size,
                 pc,
                 unretired,
             } => {
-                self.a.set_label(&mut at)?;
-                self.a.zero_bytes()?;
-                self.a.mov(rdi, rbx)?;
-                self.a.mov(rsi, rax)?;
-                self.a.mov(edx, u32::from(size))?;
-                self.a.call(ctx(layout::HELPER_FILL))?;
-                self.a.test(rax, rax)?;
-                self.a.jne(again)?;
+                self.a.bind(at);
+                self.helper_args(u32::from(size));
+                self.a.call_mem(ctx(layout::HELPER_FILL));
+                self.a.test(W::B64, RAX, RAX);
+                self.a.jcc(Cc::Ne, again);
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Taken {
-                mut at,
+                at,
                 target,
                 unretired,
             } => {
-                self.a.set_label(&mut at)?;
-                self.a.zero_bytes()?;
+                self.a.bind(at);
                 if unretired > 0 {
-                    self.a.add(ctx(layout::BUDGET), unretired as i32)?;
+                    self.a.arith_imm(
+                        W::B64,
+                        Arith::Add,
+                        Rm::M(ctx(layout::BUDGET)),
+                        unretired as i32,
+                    );
                 }
                 self.goto(target)
             }
         }
     }
 
+    /// A memory helper's arguments: the context, the address (in `rax`), `k`.
+    fn helper_args(&mut self, k: u32) {
+        self.a.mov(W::B64, RDI, Rm::R(RBX));
+        self.a.mov(W::B64, RSI, Rm::R(RAX));
+        self.a.mov_u32(RDX, k);
+    }
+
     /// The shared tails: the jump-cache lookup and the exit.
-    fn tails(&mut self) -> R {
-        // chain: rdi the context, rax the pc (rbx already restored)
-        let mut chain = self.chain;
-        self.a.set_label(&mut chain)?;
-        self.a.zero_bytes()?;
-        // crate::exec::jump_slot
-        self.a.mov(rcx, rax)?;
-        self.a.shr(rcx, 1)?;
-        self.a.mov(rdx, rax)?;
-        self.a.shr(rdx, 15)?;
-        self.a.xor(rcx, rdx)?;
-        self.a.and(ecx, (JUMP_CACHE_ENTRIES - 1) as u32)?;
-        self.a.shl(rcx, 4)?;
-        self.a
-            .add(rcx, qword_ptr(rdi + layout::JUMP_CACHE as i32))?;
-        let miss = self.a.create_label();
-        self.a.cmp(qword_ptr(rcx), rax)?;
-        self.a.jne(miss)?;
-        self.a.jmp(qword_ptr(rcx + 8))?;
-        let mut miss = miss;
-        self.a.set_label(&mut miss)?;
-        self.a.zero_bytes()?;
-        self.a.mov(qword_ptr(rdi + layout::PC as i32), rax)?;
-        self.a
-            .mov(qword_ptr(rdi + layout::REASON as i32), reason::MISS as i32)?;
-        self.a.ret()?;
+    fn tails(&mut self) {
+        let a = &mut self.a;
+        // chain: rdi the context, rax the pc (rbx already restored); crate::exec::jump_slot
+        a.bind(self.chain);
+        a.mov(W::B64, RCX, Rm::R(RAX));
+        a.shift_imm(W::B64, Shift::Shr, RCX, 1);
+        a.mov(W::B64, RDX, Rm::R(RAX));
+        a.shift_imm(W::B64, Shift::Shr, RDX, 15);
+        a.arith(W::B64, Arith::Xor, Rm::R(RCX), RDX);
+        a.arith_imm(
+            W::B32,
+            Arith::And,
+            Rm::R(RCX),
+            (JUMP_CACHE_ENTRIES - 1) as i32,
+        );
+        a.shift_imm(W::B64, Shift::Shl, RCX, 4);
+        a.arith_load(W::B64, Arith::Add, RCX, mem(RDI, layout::JUMP_CACHE as i32));
+        let miss = a.label();
+        a.arith(W::B64, Arith::Cmp, Rm::M(mem(RCX, 0)), RAX);
+        a.jcc(Cc::Ne, miss);
+        a.jmp_mem(mem(RCX, 8));
+        a.bind(miss);
+        a.store(W::B64, mem(RDI, layout::PC as i32), RAX);
+        a.mov_imm32(Rm::M(mem(RDI, layout::REASON as i32)), reason::MISS as i32);
+        a.ret();
         // exit: rbx the context, rax the pc, rcx the reason
-        let mut exit = self.exit;
-        self.a.set_label(&mut exit)?;
-        self.a.zero_bytes()?;
-        self.a.mov(ctx(layout::PC), rax)?;
-        self.a.mov(ctx(layout::REASON), rcx)?;
-        self.a.pop(rbx)?;
-        self.a.ret()
+        a.bind(self.exit);
+        a.store(W::B64, ctx(layout::PC), RAX);
+        a.store(W::B64, ctx(layout::REASON), RCX);
+        a.pop(RBX);
+        a.ret();
+    }
+}
+
+/// The operand width of a `size`-byte access.
+fn width(size: u8) -> W {
+    match size {
+        1 => W::B8,
+        2 => W::B16,
+        4 => W::B32,
+        _ => W::B64,
     }
 }

@@ -19,5 +19,6 @@ mod baseline;
 mod codegen;
 mod exec;
 pub mod ir;
+mod x64;
 
 pub use exec::{CompileError, Context, Exit, Host, Jit, Stats, Stored, PAGE, RECORDS, RING, TRACE};
