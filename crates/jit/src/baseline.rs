@@ -27,7 +27,7 @@
 
 use crate::codegen::reason;
 use crate::exec::{layout, JUMP_CACHE_ENTRIES, TLB_ENTRIES};
-use crate::ir::{Alu, AmoOp, Block, Cond, FMove, Op, Src, Term, Unit};
+use crate::ir::{Alu, AmoOp, Block, Cond, Counted, FMove, Op, Record, Src, Term, Unit};
 use crate::x64::{mem, Arith, Asm, Cc, Label, Mem, Reg, Rm, Shift, W};
 use crate::x64::{R8, R9, RAX, RBX, RCX, RDI, RDX, RSI};
 
@@ -44,23 +44,33 @@ pub(crate) struct Compiled {
     pub sites: Vec<(u32, u64)>,
 }
 
-/// Whether this tier compiles `unit`: one with no observer's records, counters, ring or
-/// trace (those are Cranelift's), on an x86-64 host.
-pub(crate) fn supports(unit: &Unit) -> bool {
+/// Whether this tier compiles `unit` (every unit, on an x86-64 host).
+pub(crate) fn supports(_unit: &Unit) -> bool {
     cfg!(target_arch = "x86_64")
-        && unit.blocks.iter().all(|b| {
-            b.record.is_none()
-                && b.counted.is_none()
-                && b.ring.is_none()
-                && !b.trace
-                && !b.ops.iter().any(|op| matches!(op, Op::Next { .. }))
-        })
+}
+
+/// What the code generator knows of the block being compiled, which a cold path emitted
+/// after the unit needs as it was.
+#[derive(Clone, Copy)]
+struct Snap {
+    /// The current basic block's record tag ([`Block::record`], then each [`Op::Next`]'s).
+    tag: Option<u32>,
+    /// The block's instructions.
+    insns: u32,
+    /// Its counting and the host address of the current basic block's counter (0: none).
+    counted: Option<(Counted, u64)>,
+    /// Instructions of the block before its current basic block.
+    seg: u32,
+    /// The pc its final instruction writes into the ring from, if it writes the ring.
+    ring_from: Option<u64>,
+    /// Whether it appends its basic blocks to the trace.
+    trace_on: bool,
 }
 
 /// A path emitted after the unit's straight-line code.
 enum Cold {
     /// The budget does not cover the block at `pc`.
-    Budget { at: Label, pc: u64 },
+    Budget { at: Label, pc: u64, snap: Snap },
     /// A load the TLB missed: the host performs it; a fault leaves at `pc`.
     Load {
         at: Label,
@@ -68,6 +78,7 @@ enum Cold {
         kind: u32,
         pc: u64,
         unretired: u32,
+        snap: Snap,
     },
     /// A store the TLB missed.
     Store {
@@ -78,6 +89,7 @@ enum Cold {
         pc: u64,
         len: u8,
         unretired: u32,
+        snap: Snap,
     },
     /// An AMO whose page is not in the write TLB: the host lends it, or the engine runs it.
     Amo {
@@ -86,13 +98,21 @@ enum Cold {
         size: u8,
         pc: u64,
         unretired: u32,
+        snap: Snap,
     },
     /// A conditional branch out of the middle of a block.
     Taken {
         at: Label,
         target: u64,
+        /// Instructions retired (`n`) and given back.
+        n: u32,
         unretired: u32,
+        /// The pc it writes into the ring from.
+        from: Option<u64>,
+        snap: Snap,
     },
+    /// A counted block's record filled the buffer: the call ends (the next pc in `rax`).
+    Full { at: Label },
 }
 
 struct Gen {
@@ -105,6 +125,10 @@ struct Gen {
     /// (`rbx` the context, `rax` the pc, `rcx` the reason).
     chain: Label,
     exit: Label,
+    snap: Snap,
+    /// The counter addresses ([`Unit::counter_slots`]) and how many were taken.
+    counters: Vec<u64>,
+    counters_taken: usize,
 }
 
 /// The context's field at `off`.
@@ -125,10 +149,15 @@ fn imm32(v: u64) -> Option<i32> {
     i32::try_from(v as i64).ok()
 }
 
-/// Compiles `unit` (which [`supports`] accepts).
-pub(crate) fn compile(unit: &Unit) -> Result<Compiled, String> {
+/// Compiles `unit` (which [`supports`] accepts). `counters`: the host addresses of its
+/// counters in [`Unit::counter_slots`]' order (0 where a block counts nothing), as for
+/// Cranelift (`codegen::compile`).
+pub(crate) fn compile(unit: &Unit, counters: &[u64]) -> Result<Compiled, String> {
     if unit.blocks.is_empty() {
         return Err("empty unit".into());
+    }
+    if counters.len() != unit.counter_slots().len() {
+        return Err("a counter address per counter slot".into());
     }
     let mut a = Asm::default();
     a.code
@@ -141,6 +170,16 @@ pub(crate) fn compile(unit: &Unit) -> Result<Compiled, String> {
         chain,
         exit,
         a,
+        snap: Snap {
+            tag: None,
+            insns: 0,
+            counted: None,
+            seg: 0,
+            ring_from: None,
+            trace_on: false,
+        },
+        counters: counters.to_vec(),
+        counters_taken: 0,
     };
     for blk in &unit.blocks {
         if g.head(blk.start).is_none() {
@@ -171,8 +210,11 @@ impl Gen {
         for blk in &unit.blocks {
             self.block(blk);
         }
-        for c in std::mem::take(&mut self.cold) {
-            self.cold(c);
+        // (a cold path may add another: a record that fills the buffer)
+        while !self.cold.is_empty() {
+            for c in std::mem::take(&mut self.cold) {
+                self.cold(c);
+            }
         }
         self.tails();
     }
@@ -211,6 +253,15 @@ impl Gen {
         if let Some(h) = self.head(blk.start) {
             self.a.bind(h);
         }
+        let counter = self.next_counter();
+        self.snap = Snap {
+            tag: blk.record,
+            insns: blk.insns,
+            counted: blk.counted.map(|c| (c, counter)),
+            seg: 0,
+            ring_from: blk.ring,
+            trace_on: blk.trace && blk.counted.is_some(),
+        };
         // the budget check: the block runs whole, or the engine takes over before it
         let short = self.a.label();
         let insns = blk.insns as i32;
@@ -220,14 +271,23 @@ impl Gen {
         self.cold.push(Cold::Budget {
             at: short,
             pc: blk.start,
+            snap: self.snap,
         });
         self.a
             .arith_imm(W::B64, Arith::Sub, Rm::M(ctx(layout::BUDGET)), insns);
+        self.count(1);
         for op in &blk.ops {
             self.op(op, blk);
         }
+        if !matches!(blk.term, Term::Engine { .. }) {
+            self.trace_push();
+        }
+        let (insns, seg) = (self.snap.insns, self.snap.seg);
         match blk.term {
-            Term::Fall { next } => self.goto(next),
+            Term::Fall { next } => {
+                self.transfer_record(next, Record::END, false);
+                self.goto(next)
+            }
             Term::Branch {
                 cond,
                 rs1,
@@ -237,12 +297,18 @@ impl Gen {
             } => {
                 let t = self.a.label();
                 self.compare(cond, rs1, rs2, t);
+                self.transfer_record(fall, Record::END, false);
                 self.goto(fall);
                 self.a.bind(t);
+                self.ring_push_to(self.snap.ring_from, taken);
+                self.transfer_record(taken, Record::TAKEN, false);
                 self.goto(taken)
             }
             Term::Jal { rd, link, target } => {
                 self.set_const(rd, link);
+                self.ring_push_to(self.snap.ring_from, target);
+                // a jal that links is a call: its record carries the stack pointer
+                self.transfer_record(target, Record::TAKEN, rd != 0);
                 self.goto(target)
             }
             Term::Jalr { rd, rs1, off, link } => {
@@ -260,6 +326,25 @@ impl Gen {
                             self.a.store(W::B64, xreg(rd), RCX);
                         }
                     }
+                }
+                // (rax holds the target from here on)
+                self.ring_push(self.snap.ring_from);
+                match self.snap.counted {
+                    // an indirect jump inside its function appends nothing: the range check
+                    // inline
+                    Some((c, _)) if !c.always => {
+                        let (rec, go) = (self.a.label(), self.a.label());
+                        self.a.mov_const(RCX, c.lo);
+                        self.a.arith(W::B64, Arith::Cmp, Rm::R(RAX), RCX);
+                        self.a.jcc(Cc::B, rec);
+                        self.a.mov_const(RCX, c.hi);
+                        self.a.arith(W::B64, Arith::Cmp, Rm::R(RAX), RCX);
+                        self.a.jcc(Cc::B, go);
+                        self.a.bind(rec);
+                        self.record_on(insns - seg, Record::TAKEN, true);
+                        self.a.bind(go);
+                    }
+                    _ => self.record_on(insns - seg, Record::TAKEN, true),
                 }
                 self.a.mov(W::B64, RDI, Rm::R(RBX));
                 self.a.pop(RBX);
@@ -310,6 +395,18 @@ impl Gen {
                 Arith::Add,
                 Rm::M(ctx(layout::BUDGET)),
                 unretired as i32,
+            );
+        }
+        if why != reason::BUDGET {
+            // a counted block that stops early did not run to its end: its count goes back
+            // (the budget check comes before the count, so a budget exit counted nothing)
+            self.count(-1);
+            self.a.mov_const(RAX, pc);
+            let retired = self.snap.insns.saturating_sub(unretired);
+            self.record_sp(
+                retired.saturating_sub(self.snap.seg),
+                Record::PARTIAL,
+                false,
             );
         }
         self.a.mov_const(RAX, pc);
@@ -415,18 +512,32 @@ impl Gen {
                 rs2,
                 target,
                 n,
-                ..
+                pc,
             } => {
+                // the basic block ends at the branch, taken or not
+                self.trace_push();
                 let t = self.a.label();
                 self.compare(cond, rs1, rs2, t);
                 self.cold.push(Cold::Taken {
                     at: t,
                     target,
+                    n,
                     unretired: blk.insns - n,
+                    from: blk.ring.map(|_| pc),
+                    snap: self.snap,
                 });
             }
-            // (counted blocks only, which this tier does not compile)
-            Op::Next { .. } => self.a.ud2(),
+            Op::Next { tag, n, .. } => {
+                // in a counted block, the basic block from here on counts in the next
+                // counter and tags its records `tag`
+                if let Some((c, _)) = self.snap.counted {
+                    let addr = self.next_counter();
+                    self.snap.counted = Some((c, addr));
+                    self.snap.tag = self.snap.tag.map(|_| tag);
+                    self.snap.seg = n;
+                    self.count(1);
+                }
+            }
         }
     }
 
@@ -451,6 +562,7 @@ impl Gen {
             kind: u32::from(size) | if signed { 0x100 } else { 0 },
             pc,
             unretired: un,
+            snap: self.snap,
         });
     }
 
@@ -481,6 +593,7 @@ impl Gen {
             pc,
             len,
             unretired: un,
+            snap: self.snap,
         });
     }
 
@@ -524,6 +637,7 @@ impl Gen {
             size,
             pc,
             unretired: un,
+            snap: self.snap,
         });
     }
 
@@ -708,7 +822,8 @@ impl Gen {
 
     fn cold(&mut self, c: Cold) {
         match c {
-            Cold::Budget { at, pc } => {
+            Cold::Budget { at, pc, snap } => {
+                self.snap = snap;
                 self.a.bind(at);
                 self.leave(pc, reason::BUDGET, 0)
             }
@@ -718,7 +833,9 @@ impl Gen {
                 kind,
                 pc,
                 unretired,
+                snap,
             } => {
+                self.snap = snap;
                 self.a.bind(at);
                 self.helper_args(kind);
                 self.a.call_mem(ctx(layout::HELPER_LOAD));
@@ -735,7 +852,9 @@ impl Gen {
                 pc,
                 len,
                 unretired,
+                snap,
             } => {
+                self.snap = snap;
                 self.a.bind(at);
                 if fp {
                     self.a.mov(W::B64, RCX, Rm::M(freg(rs2)));
@@ -764,7 +883,9 @@ impl Gen {
                 size,
                 pc,
                 unretired,
+                snap,
             } => {
+                self.snap = snap;
                 self.a.bind(at);
                 self.helper_args(u32::from(size));
                 self.a.call_mem(ctx(layout::HELPER_FILL));
@@ -775,8 +896,12 @@ impl Gen {
             Cold::Taken {
                 at,
                 target,
+                n,
                 unretired,
+                from,
+                snap,
             } => {
+                self.snap = snap;
                 self.a.bind(at);
                 if unretired > 0 {
                     self.a.arith_imm(
@@ -786,9 +911,159 @@ impl Gen {
                         unretired as i32,
                     );
                 }
+                self.ring_push_to(from, target);
+                match self.snap.counted {
+                    // a counted block's basic block ends at the branch: it ran to its end (its
+                    // count stays), and it leaves a record only out of its function
+                    Some((c, _)) => {
+                        if c.leaves(target) {
+                            self.a.mov_const(RAX, target);
+                            self.record_on(n - self.snap.seg, Record::EXIT, false);
+                        }
+                    }
+                    None => {
+                        self.a.mov_const(RAX, target);
+                        self.record_sp(n, Record::EXIT, false);
+                    }
+                }
                 self.goto(target)
             }
+            Cold::Full { at } => {
+                self.a.bind(at);
+                self.a.mov_u32(RCX, reason::MISS as u32);
+                self.a.jmp(self.exit)
+            }
         }
+    }
+
+    /// The next counter address ([`Unit::counter_slots`]' order; 0 for a block that keeps
+    /// none).
+    fn next_counter(&mut self) -> u64 {
+        let a = self.counters.get(self.counters_taken).copied().unwrap_or(0);
+        self.counters_taken += 1;
+        a
+    }
+
+    /// Adds `by` to the current basic block's counter, if it counts (and keeps a counter).
+    fn count(&mut self, by: i32) {
+        let Some((_, addr)) = self.snap.counted.filter(|&(_, a)| a != 0) else {
+            return;
+        };
+        self.a.mov_const(RCX, addr);
+        self.a.arith_imm(W::B64, Arith::Add, Rm::M(mem(RCX, 0)), by);
+    }
+
+    /// Appends a record for the current block (if it records) going on at the pc in `rax`,
+    /// with `retired` of its instructions retired (none if 0), the budget left and, when
+    /// `sp` or the block is counted, x2, as `codegen.rs` does. Keeps `rax`; leaves the
+    /// buffer's new length in `r8`. Returns whether it appended.
+    fn record_sp(&mut self, retired: u32, how: u16, sp: bool) -> bool {
+        let Some(tag) = self.snap.tag else {
+            return false;
+        };
+        if retired == 0 {
+            return false;
+        }
+        let a = &mut self.a;
+        // rcx ← the slot: records + min(pos, RECORDS) * 32
+        a.mov(W::B64, R8, Rm::M(ctx(layout::RECORD_POS)));
+        a.mov_u32(RCX, crate::exec::RECORDS as u32);
+        a.arith(W::B64, Arith::Cmp, Rm::R(R8), RCX);
+        a.cmov(W::B64, Cc::B, RCX, R8);
+        a.shift_imm(W::B64, Shift::Shl, RCX, 5);
+        a.arith_load(W::B64, Arith::Add, RCX, ctx(layout::RECORDS));
+        a.store(W::B64, mem(RCX, 0), RAX);
+        a.mov_const(RDX, Record::word(tag, retired, how));
+        a.store(W::B64, mem(RCX, 8), RDX);
+        // the budget left: sparse records (counted blocks) take their instruction counts
+        // from it
+        a.mov(W::B64, RDX, Rm::M(ctx(layout::BUDGET)));
+        a.store(W::B64, mem(RCX, 24), RDX);
+        if sp || self.snap.counted.is_some() {
+            a.mov(W::B64, RDX, Rm::M(xreg(2)));
+            a.store(W::B64, mem(RCX, 16), RDX);
+        }
+        a.arith_imm(W::B64, Arith::Add, Rm::R(R8), 1);
+        a.store(W::B64, ctx(layout::RECORD_POS), R8);
+        true
+    }
+
+    /// [`Gen::record_sp`] for a transfer the unit goes on after: a counted block's record
+    /// that fills the buffer ends the call there, at the pc in `rax`.
+    fn record_on(&mut self, retired: u32, how: u16, sp: bool) {
+        if !self.record_sp(retired, how, sp) || self.snap.counted.is_none() {
+            return;
+        }
+        let full = self.a.label();
+        self.a
+            .arith_imm(W::B64, Arith::Cmp, Rm::R(R8), crate::exec::RECORDS as i32);
+        self.a.jcc(Cc::Ae, full);
+        self.cold.push(Cold::Full { at: full });
+    }
+
+    /// The record of a block's transfer to `next`: every one for a recording block; for a
+    /// counted one, only a transfer that leaves its function, or its final call or return.
+    fn transfer_record(&mut self, next: u64, how: u16, sp: bool) {
+        if let Some((c, _)) = self.snap.counted {
+            if !(c.leaves(next) || c.always) {
+                return;
+            }
+        }
+        if self.snap.tag.is_some() {
+            self.a.mov_const(RAX, next);
+            self.record_on(self.snap.insns - self.snap.seg, how, sp);
+        }
+    }
+
+    /// A taken branch from `from` to the pc in `rax` into the ring, if the block writes it.
+    /// Keeps `rax`.
+    fn ring_push(&mut self, from: Option<u64>) {
+        let (Some(_), Some(from)) = (self.snap.ring_from, from) else {
+            return;
+        };
+        let a = &mut self.a;
+        a.mov(W::B64, RCX, Rm::M(ctx(layout::RING_POS)));
+        a.lea(RDX, mem(RCX, 1));
+        a.store(W::B64, ctx(layout::RING_POS), RDX);
+        a.arith_imm(
+            W::B32,
+            Arith::And,
+            Rm::R(RCX),
+            (crate::exec::RING - 1) as i32,
+        );
+        a.shift_imm(W::B32, Shift::Shl, RCX, 4);
+        a.arith_load(W::B64, Arith::Add, RCX, ctx(layout::RING));
+        a.mov_const(RDX, from);
+        a.store(W::B64, mem(RCX, 0), RDX);
+        a.store(W::B64, mem(RCX, 8), RAX);
+    }
+
+    /// [`Gen::ring_push`] to a known target.
+    fn ring_push_to(&mut self, from: Option<u64>, target: u64) {
+        if self.snap.ring_from.is_some() && from.is_some() {
+            self.a.mov_const(RAX, target);
+            self.ring_push(from);
+        }
+    }
+
+    /// The current basic block ran to its end: its tag into the trace, if the block traces.
+    fn trace_push(&mut self) {
+        let (Some(tag), true) = (self.snap.tag, self.snap.trace_on) else {
+            return;
+        };
+        let a = &mut self.a;
+        a.mov(W::B64, RCX, Rm::M(ctx(layout::TRACE_POS)));
+        a.lea(RDX, mem(RCX, 1));
+        a.store(W::B64, ctx(layout::TRACE_POS), RDX);
+        a.arith_imm(
+            W::B32,
+            Arith::And,
+            Rm::R(RCX),
+            (crate::exec::TRACE - 1) as i32,
+        );
+        a.shift_imm(W::B32, Shift::Shl, RCX, 2);
+        a.arith_load(W::B64, Arith::Add, RCX, ctx(layout::TRACE));
+        a.store_u32(mem(RCX, 0), tag);
     }
 
     /// A memory helper's arguments: the context, the address (in `rax`), `k`.

@@ -503,8 +503,8 @@ impl<H: Host> Jit<H> {
         self.install(&[compiled])
     }
 
-    /// Whether [`Jit::compile_baseline`] compiles `unit` (a unit no observer counts or
-    /// records, on a host the baseline tier runs on).
+    /// Whether [`Jit::compile_baseline`] compiles `unit` (on a host the baseline tier runs
+    /// on, every unit).
     pub fn baseline_supports(&self, unit: &Unit) -> bool {
         self.arena.is_some() && crate::baseline::supports(unit)
     }
@@ -515,7 +515,10 @@ impl<H: Host> Jit<H> {
     /// memory is full.
     pub fn compile_baseline(&mut self, unit: &Unit) -> Result<(), CompileError> {
         let started = Instant::now();
-        let c = crate::baseline::compile(unit).map_err(CompileError)?;
+        let counters = self
+            .counter_addresses(unit)
+            .ok_or_else(|| CompileError("counter slot out of range".into()))?;
+        let c = crate::baseline::compile(unit, &counters).map_err(CompileError)?;
         let spent = started.elapsed();
         self.stats.compile_time += spent;
         self.stats.baseline_time += spent;

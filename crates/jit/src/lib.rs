@@ -21,4 +21,7 @@ mod exec;
 pub mod ir;
 mod x64;
 
+/// Whether this host has the baseline tier (x86-64), which compiles a unit in microseconds.
+pub const BASELINE: bool = cfg!(target_arch = "x86_64");
+
 pub use exec::{CompileError, Context, Exit, Host, Jit, Stats, Stored, PAGE, RECORDS, RING, TRACE};

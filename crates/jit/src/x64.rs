@@ -217,6 +217,12 @@ impl Asm {
         self.code.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// `mov dword [m], imm32`.
+    pub fn store_u32(&mut self, m: Mem, v: u32) {
+        self.modrm(W::B32, &[0xc7], 0, Rm::M(m));
+        self.code.extend_from_slice(&v.to_le_bytes());
+    }
+
     /// `mov r32, imm32` (zero-extended to 64 bits).
     pub fn mov_u32(&mut self, dst: Reg, v: u32) {
         if dst.0 & 8 != 0 {
@@ -353,10 +359,6 @@ impl Asm {
         self.byte(0xc3);
     }
 
-    pub fn ud2(&mut self) {
-        self.code.extend_from_slice(&[0x0f, 0x0b]);
-    }
-
     /// `call [m]`.
     pub fn call_mem(&mut self, m: Mem) {
         self.modrm(W::B32, &[0xff], 2, Rm::M(m));
@@ -451,6 +453,10 @@ mod tests {
                 "mov qword ptr [rbx+10h],0FFFFFFFFFFFFFFFBh",
             ),
             (Box::new(|a| a.mov_const(RCX, 7)), "mov ecx,7"),
+            (
+                Box::new(|a| a.store_u32(mem(RCX, 0), 0x1234)),
+                "mov dword ptr [rcx],1234h",
+            ),
             (Box::new(|a| a.mov_const(R8, 7)), "mov r8d,7"),
             (
                 Box::new(|a| a.mov_const(RAX, u64::MAX)),

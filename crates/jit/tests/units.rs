@@ -372,46 +372,48 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
 
 #[test]
 fn recorded_blocks_append_one_record_per_run_and_the_budget_bounds_them() {
-    let mut unit = sum_loop();
-    unit.blocks[0].record = Some(7);
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    jit.compile(&unit).unwrap();
-    let mut host = Toy::with(&[1]);
-    let mut x = [0u64; 32];
-    x[11] = 1000;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
-    assert_eq!(exit, Exit::Miss(0x118));
-    assert_eq!(retired, 6000);
-    let records = jit.records();
-    assert_eq!(records.len(), 1000);
-    assert!(records.iter().all(|r| r.tag() == 7 && r.retired() == 6));
-    // taken back to the start 999 times, then the fall-through
-    assert!(records[..999]
-        .iter()
-        .all(|r| r.how() == Record::TAKEN && r.next == 0x100));
-    assert_eq!(
-        (records[999].how(), records[999].next),
-        (Record::END, 0x118)
-    );
-    // a long loop: the call stops at the record buffer's capacity, at a block boundary
-    x[11] = 1_000_000;
-    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
-    assert_eq!(exit, Exit::Budget(0x100));
-    assert!(retired <= outcrop_jit::RECORDS as u64);
-    assert_eq!(jit.records().len() as u64, retired / 6);
-    // a faulting store mid-block: a partial record with the instructions before it
-    x[13] = 0x10_000; // page 0x10 is read-only
-    x[11] = 5;
-    let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
-    assert_eq!(exit, Exit::Engine(0x10c));
-    assert_eq!(retired, 3);
-    let r = jit.records();
-    assert_eq!(r.len(), 1);
-    assert_eq!(
-        (r[0].how(), r[0].retired(), r[0].next),
-        (Record::PARTIAL, 3, 0x10c)
-    );
+    for baseline in TIERS {
+        let mut unit = sum_loop();
+        unit.blocks[0].record = Some(7);
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        compile(&mut jit, &unit, baseline);
+        let mut host = Toy::with(&[1]);
+        let mut x = [0u64; 32];
+        x[11] = 1000;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+        assert_eq!(exit, Exit::Miss(0x118));
+        assert_eq!(retired, 6000);
+        let records = jit.records();
+        assert_eq!(records.len(), 1000);
+        assert!(records.iter().all(|r| r.tag() == 7 && r.retired() == 6));
+        // taken back to the start 999 times, then the fall-through
+        assert!(records[..999]
+            .iter()
+            .all(|r| r.how() == Record::TAKEN && r.next == 0x100));
+        assert_eq!(
+            (records[999].how(), records[999].next),
+            (Record::END, 0x118)
+        );
+        // a long loop: the call stops at the record buffer's capacity, at a block boundary
+        x[11] = 1_000_000;
+        let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+        assert_eq!(exit, Exit::Budget(0x100));
+        assert!(retired <= outcrop_jit::RECORDS as u64);
+        assert_eq!(jit.records().len() as u64, retired / 6);
+        // a faulting store mid-block: a partial record with the instructions before it
+        x[13] = 0x10_000; // page 0x10 is read-only
+        x[11] = 5;
+        let (exit, retired) = jit.run_recording(&mut host, (&mut x, &mut [0; 32]), 0x100, u64::MAX);
+        assert_eq!(exit, Exit::Engine(0x10c));
+        assert_eq!(retired, 3);
+        let r = jit.records();
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (r[0].how(), r[0].retired(), r[0].next),
+            (Record::PARTIAL, 3, 0x10c)
+        );
+    }
 }
 
 /// A counted superblock at 0x200 in the function [0x200, 0x300): x11 -= 1; leave for 0x9000
@@ -486,122 +488,128 @@ fn counted_superblock_with(first: u32, second: u32, ring: Option<u64>) -> Unit {
 
 #[test]
 fn a_counted_superblock_counts_each_basic_block_and_records_only_what_leaves() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    jit.compile(&counted_superblock()).unwrap();
-    let mut host = Toy::with(&[1]);
-    let counts = |jit: &mut Jit<Toy>| {
-        let mut c = Vec::new();
-        jit.take_counts(|slot, n| c.push((slot, n)));
-        c
-    };
-    let mut x = [0u64; 32];
-    x[11] = 5;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
-    // four full runs, then the first basic block's branch out of the function
-    assert_eq!(exit, Exit::Miss(0x9000));
-    assert_eq!(retired, 4 * 5 + 2);
-    assert_eq!(x[10], 4);
-    assert_eq!(counts(&mut jit), vec![(20, 5), (21, 4)]);
-    let r = jit.records();
-    assert_eq!(r.len(), 1, "only the transfer out of the function records");
-    assert_eq!(
-        (
-            r[0].how(),
-            r[0].tag(),
-            r[0].retired(),
-            r[0].next,
-            r[0].budget
-        ),
-        (Record::EXIT, 20, 2, 0x9000, 1000 - 22)
-    );
-    // a fault in the second basic block: its count goes back, and its record says how much
-    // of it (not of the superblock) retired
-    x[11] = 5;
-    x[13] = 0x10_000; // read-only
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
-    assert_eq!(exit, Exit::Engine(0x20c));
-    assert_eq!(retired, 3);
-    assert_eq!(counts(&mut jit), vec![(20, 1)]);
-    let r = jit.records();
-    assert_eq!(r.len(), 1);
-    assert_eq!(
-        (r[0].how(), r[0].tag(), r[0].retired(), r[0].next),
-        (Record::PARTIAL, 21, 1, 0x20c)
-    );
-    // a budget short of the whole superblock runs none of it
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 4);
-    assert_eq!((exit, retired), (Exit::Budget(0x200), 0));
-    assert!(counts(&mut jit).is_empty());
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        compile(&mut jit, &counted_superblock(), baseline);
+        let mut host = Toy::with(&[1]);
+        let counts = |jit: &mut Jit<Toy>| {
+            let mut c = Vec::new();
+            jit.take_counts(|slot, n| c.push((slot, n)));
+            c
+        };
+        let mut x = [0u64; 32];
+        x[11] = 5;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+        // four full runs, then the first basic block's branch out of the function
+        assert_eq!(exit, Exit::Miss(0x9000));
+        assert_eq!(retired, 4 * 5 + 2);
+        assert_eq!(x[10], 4);
+        assert_eq!(counts(&mut jit), vec![(20, 5), (21, 4)]);
+        let r = jit.records();
+        assert_eq!(r.len(), 1, "only the transfer out of the function records");
+        assert_eq!(
+            (
+                r[0].how(),
+                r[0].tag(),
+                r[0].retired(),
+                r[0].next,
+                r[0].budget
+            ),
+            (Record::EXIT, 20, 2, 0x9000, 1000 - 22)
+        );
+        // a fault in the second basic block: its count goes back, and its record says how much
+        // of it (not of the superblock) retired
+        x[11] = 5;
+        x[13] = 0x10_000; // read-only
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+        assert_eq!(exit, Exit::Engine(0x20c));
+        assert_eq!(retired, 3);
+        assert_eq!(counts(&mut jit), vec![(20, 1)]);
+        let r = jit.records();
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (r[0].how(), r[0].tag(), r[0].retired(), r[0].next),
+            (Record::PARTIAL, 21, 1, 0x20c)
+        );
+        // a budget short of the whole superblock runs none of it
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 4);
+        assert_eq!((exit, retired), (Exit::Budget(0x200), 0));
+        assert!(counts(&mut jit).is_empty());
+    }
 }
 
 #[test]
 fn a_ring_block_writes_each_taken_branch_and_one_without_counters_counts_nothing() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, Some(0x210));
-    assert_eq!(unit.counter_slots(), vec![None, None]);
-    jit.compile(&unit).unwrap();
-    let mut host = Toy::with(&[1]);
-    let mut x = [0u64; 32];
-    x[11] = 5;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
-    assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
-    let mut last = Vec::new();
-    // four loop-backs by the final branch, then the early exit out of the function
-    assert_eq!(jit.take_ring(&mut last), 5);
-    let mut want = vec![[0x210, 0x200]; 4];
-    want.push([0x204, 0x9000]);
-    assert_eq!(last, want);
-    let mut none = Vec::new();
-    jit.take_counts(|slot, n| none.push((slot, n)));
-    assert!(none.is_empty(), "no counters: {none:?}");
-    // the record out of the function is still written
-    assert_eq!(jit.records().len(), 1);
-    // taken again, the ring holds only what ran since
-    assert_eq!(jit.take_ring(&mut last), 0);
-    assert!(last.is_empty());
-    // more branches than the ring holds: the latest RING of them
-    x[11] = 1000;
-    let (exit, _) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1_000_000);
-    assert_eq!(exit, Exit::Miss(0x9000));
-    assert_eq!(jit.take_ring(&mut last), 1000);
-    assert_eq!(last.len(), outcrop_jit::RING);
-    assert_eq!(last[outcrop_jit::RING - 1], [0x204, 0x9000]);
-    assert!(last[..outcrop_jit::RING - 1]
-        .iter()
-        .all(|&e| e == [0x210, 0x200]));
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, Some(0x210));
+        assert_eq!(unit.counter_slots(), vec![None, None]);
+        compile(&mut jit, &unit, baseline);
+        let mut host = Toy::with(&[1]);
+        let mut x = [0u64; 32];
+        x[11] = 5;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+        assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
+        let mut last = Vec::new();
+        // four loop-backs by the final branch, then the early exit out of the function
+        assert_eq!(jit.take_ring(&mut last), 5);
+        let mut want = vec![[0x210, 0x200]; 4];
+        want.push([0x204, 0x9000]);
+        assert_eq!(last, want);
+        let mut none = Vec::new();
+        jit.take_counts(|slot, n| none.push((slot, n)));
+        assert!(none.is_empty(), "no counters: {none:?}");
+        // the record out of the function is still written
+        assert_eq!(jit.records().len(), 1);
+        // taken again, the ring holds only what ran since
+        assert_eq!(jit.take_ring(&mut last), 0);
+        assert!(last.is_empty());
+        // more branches than the ring holds: the latest RING of them
+        x[11] = 1000;
+        let (exit, _) = jit.run(&mut host, (&mut x, &mut [0; 32]), 0x200, 1_000_000);
+        assert_eq!(exit, Exit::Miss(0x9000));
+        assert_eq!(jit.take_ring(&mut last), 1000);
+        assert_eq!(last.len(), outcrop_jit::RING);
+        assert_eq!(last[outcrop_jit::RING - 1], [0x204, 0x9000]);
+        assert!(last[..outcrop_jit::RING - 1]
+            .iter()
+            .all(|&e| e == [0x210, 0x200]));
+    }
 }
 
 #[test]
 fn a_tracing_block_appends_each_basic_block_it_runs_to_its_end() {
-    let mut jit: Jit<Toy> = Jit::new().unwrap();
-    let mut unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, None);
-    unit.blocks[0].trace = true;
-    jit.compile(&unit).unwrap();
-    let mut host = Toy::with(&[1]);
-    let mut x = [0u64; 32];
-    x[11] = 5;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
-    assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
-    // four full runs of both basic blocks, then the first one, which leaves
-    let mut want = [20, 21].repeat(4);
-    want.push(20);
-    assert_eq!(jit.trace(), &want[..]);
-    // a fault in the second basic block: only the first ran to its end
-    x[11] = 5;
-    x[13] = 0x10_000; // read-only
-    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
-    assert_eq!((exit, retired), (Exit::Engine(0x20c), 3));
-    assert_eq!(jit.trace(), &[20]);
-    // the budget is capped at the trace's length, so every tag fits
-    x[11] = u64::MAX;
-    x[13] = 0x1000;
-    let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, u64::MAX);
-    assert_eq!(exit, Exit::Budget(0x200));
-    assert!(retired <= outcrop_jit::TRACE as u64);
-    assert_eq!(jit.trace().len() as u64, 2 * (retired / 5));
+    for baseline in TIERS {
+        let mut jit: Jit<Toy> = Jit::new().unwrap();
+        let mut unit = counted_superblock_with(NO_COUNTER, NO_COUNTER, None);
+        unit.blocks[0].trace = true;
+        compile(&mut jit, &unit, baseline);
+        let mut host = Toy::with(&[1]);
+        let mut x = [0u64; 32];
+        x[11] = 5;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+        assert_eq!((exit, retired), (Exit::Miss(0x9000), 22));
+        // four full runs of both basic blocks, then the first one, which leaves
+        let mut want = [20, 21].repeat(4);
+        want.push(20);
+        assert_eq!(jit.trace(), &want[..]);
+        // a fault in the second basic block: only the first ran to its end
+        x[11] = 5;
+        x[13] = 0x10_000; // read-only
+        let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, 1000);
+        assert_eq!((exit, retired), (Exit::Engine(0x20c), 3));
+        assert_eq!(jit.trace(), &[20]);
+        // the budget is capped at the trace's length, so every tag fits
+        x[11] = u64::MAX;
+        x[13] = 0x1000;
+        let (exit, retired) = jit.run_tracing(&mut host, (&mut x, &mut [0; 32]), 0x200, u64::MAX);
+        assert_eq!(exit, Exit::Budget(0x200));
+        assert!(retired <= outcrop_jit::TRACE as u64);
+        assert_eq!(jit.trace().len() as u64, 2 * (retired / 5));
+    }
 }
 
 #[test]

@@ -337,14 +337,13 @@ pub struct Machine {
     jit: Option<Box<blocks::jit::Tier>>,
     /// Cranelift cannot compile for this host: the block engine runs everything.
     jit_unavailable: bool,
-    /// Runs of a block on the block engine before its unit is compiled by Cranelift (units an
-    /// observer counts or records).
+    /// Runs of a block on the block engine before Cranelift compiles its unit (where the
+    /// baseline tier is off or the host has none).
     pub jit_hot: u32,
-    /// Runs of a block on the block engine before the baseline tier compiles its unit (units
-    /// no observer reads: `exec`, and any run whose observer reads no block-level stream).
+    /// Runs of a block on the block engine before the baseline tier compiles its unit.
     pub jit_hot_baseline: u32,
-    /// Compile units no observer reads with the baseline tier where the host has one (the
-    /// default); off, Cranelift compiles every unit.
+    /// Compile with the baseline tier where the host has one (the default); off, Cranelift
+    /// compiles every unit.
     pub jit_baseline: bool,
     /// Compile on a second thread while the block engine goes on (the default); off, units are
     /// compiled on the machine's thread when they get hot (tests: which blocks run compiled

@@ -510,8 +510,7 @@ impl Machine {
                     self.poll_jit();
                 }
                 if !self.compiled(id) && !self.jit_waiting(id) {
-                    let hot = if self.jit_baseline && self.blocks.extended && !self.blocks.counting
-                    {
+                    let hot = if self.jit_baseline && outcrop_jit::BASELINE {
                         self.jit_hot_baseline
                     } else {
                         self.jit_hot
