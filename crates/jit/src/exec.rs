@@ -841,9 +841,6 @@ impl<H: Host> Jit<H> {
 
 impl<H: Host> Drop for Jit<H> {
     fn drop(&mut self) {
-        if std::env::var_os("OUTCROP_JIT_DEBUG").is_some() {
-            eprintln!("DEBUG {:?}", self.stats);
-        }
         self.jump_cache.fill(NO_JUMP);
         self.units.clear();
         if let Some(module) = self.module.take() {

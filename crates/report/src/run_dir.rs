@@ -157,10 +157,40 @@ pub struct CompilingTier {
     pub compile_share: f64,
     /// Times compiled code was dropped.
     pub flushes: u64,
+    /// Compile time per guest instruction compiled, in microseconds.
+    pub compile_us_per_guest_instruction: f64,
+    /// The baseline tier's units (x86-64 from templates, microseconds each) and Cranelift's.
+    pub tiers: Tiers,
+    /// Direct exits patched to jump straight to their target's code.
+    pub chains_patched: u64,
     /// Calls into compiled code.
     pub entries: u64,
     /// How they ended.
     pub exits: CompiledExits,
+}
+
+/// The compiling tier's two compilers in `--stats-json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tiers {
+    /// The baseline tier.
+    pub baseline: TierRow,
+    /// Cranelift.
+    pub cranelift: TierRow,
+}
+
+/// What one compiler of the compiling tier did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierRow {
+    /// Units compiled.
+    pub units: u64,
+    /// Guest instructions in them.
+    pub guest_instructions: u64,
+    /// Host code bytes.
+    pub code_bytes: u64,
+    /// Seconds compiling.
+    pub compile_seconds: f64,
+    /// Compile time per guest instruction, in microseconds.
+    pub compile_us_per_guest_instruction: f64,
 }
 
 /// How calls into compiled code ended.

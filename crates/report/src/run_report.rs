@@ -508,6 +508,12 @@ fn compiling_tier(s: &RunSummaries) -> Option<crate::run_dir::CompilingTier> {
             },
             compile_share: secs / s.wall.as_secs_f64().max(1e-9),
             flushes: j.flushes,
+            compile_us_per_guest_instruction: per_insn(secs, j.tiers.iter().map(|t| t.insns).sum()),
+            tiers: crate::run_dir::Tiers {
+                baseline: tier_row(&j.tiers[0]),
+                cranelift: tier_row(&j.tiers[1]),
+            },
+            chains_patched: j.patched,
             entries: j.entries,
             exits: crate::run_dir::CompiledExits {
                 not_compiled: j.exits[0],
@@ -517,6 +523,27 @@ fn compiling_tier(s: &RunSummaries) -> Option<crate::run_dir::CompilingTier> {
             },
         }
     })
+}
+
+/// Microseconds per guest instruction of `secs` spent compiling `insns`.
+fn per_insn(secs: f64, insns: u64) -> f64 {
+    if insns > 0 {
+        secs * 1e6 / insns as f64
+    } else {
+        0.0
+    }
+}
+
+/// One compiler's row of the compiling tier.
+fn tier_row(t: &outcrop_run::TierCounts) -> crate::run_dir::TierRow {
+    let secs = t.compile_nanos as f64 / 1e9;
+    crate::run_dir::TierRow {
+        units: t.units,
+        guest_instructions: t.insns,
+        code_bytes: t.code_bytes,
+        compile_seconds: secs,
+        compile_us_per_guest_instruction: per_insn(secs, t.insns),
+    }
 }
 
 /// Pretty JSON bytes (no trailing newline), as the report directory's summaries are written.

@@ -83,6 +83,23 @@ pub struct JitCounts {
     /// How they ended: a pc not compiled, the instruction budget, an instruction for the
     /// engine, a code change.
     pub exits: [u64; 4],
+    /// Of the units, the baseline tier's and Cranelift's.
+    pub tiers: [TierCounts; 2],
+    /// Chain sites patched to their targets' code.
+    pub patched: u64,
+}
+
+/// What one tier of the compiling tier compiled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TierCounts {
+    /// Units.
+    pub units: u64,
+    /// Guest instructions in them.
+    pub insns: u64,
+    /// Host code bytes.
+    pub code_bytes: u64,
+    /// Time compiling, in nanoseconds.
+    pub compile_nanos: u64,
 }
 
 /// The whole-program capture's result (its file went to the sink).
@@ -405,6 +422,25 @@ fn machine_counts(
             flushes: s.flushes,
             entries: s.entries,
             exits: s.exits,
+            tiers: {
+                let nanos =
+                    |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                [
+                    TierCounts {
+                        units: s.baseline_units,
+                        insns: s.baseline_insns,
+                        code_bytes: s.baseline_bytes,
+                        compile_nanos: nanos(s.baseline_time),
+                    },
+                    TierCounts {
+                        units: s.units - s.baseline_units,
+                        insns: s.cranelift_insns,
+                        code_bytes: s.code_bytes - s.baseline_bytes,
+                        compile_nanos: nanos(s.compile_time.saturating_sub(s.baseline_time)),
+                    },
+                ]
+            },
+            patched: s.patched,
         }),
         deadlock: (summaries.outcome == Some(Outcome::Deadlock)).then(|| {
             let symbols = summaries.symbols.as_ref().or(image.symbols().ok());

@@ -93,7 +93,8 @@ mod library_examples {}
 pub use config::{GcHeap, RpaConfig, RunConfig, TagPlace};
 pub use error::{Error, Result};
 pub use execute::{
-    execute, DenialHook, Hooks, JitCounts, MachineCounts, RunSummaries, WarningHook, WppResult,
+    execute, DenialHook, Hooks, JitCounts, MachineCounts, RunSummaries, TierCounts, WarningHook,
+    WppResult,
 };
 pub use image::{ParseCounts, ProgramImage};
 pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};
