@@ -113,6 +113,13 @@ enum Cold {
     },
     /// A counted block's record filled the buffer: the call ends (the next pc in `rax`).
     Full { at: Label },
+    /// The engine runs the instruction at `pc` (a helper declined it).
+    Engine {
+        at: Label,
+        pc: u64,
+        unretired: u32,
+        snap: Snap,
+    },
 }
 
 struct Gen {
@@ -497,6 +504,20 @@ impl Gen {
                 n,
             } => self.store(rs1, off, size, (true, rs2), (pc, len), blk.insns - n),
             Op::FMove { op, rd, rs1, rs2 } => self.fmove(op, rd, rs1, rs2),
+            Op::Float { inst, pc, n } => {
+                let bad = self.a.label();
+                self.a.mov(W::B64, RDI, Rm::R(RBX));
+                self.a.mov_const(RSI, inst);
+                self.a.call_mem(ctx(layout::HELPER_FLOAT));
+                self.a.test(W::B64, RAX, RAX);
+                self.a.jcc(Cc::E, bad);
+                self.cold.push(Cold::Engine {
+                    at: bad,
+                    pc,
+                    unretired: blk.insns - n,
+                    snap: self.snap,
+                });
+            }
             Op::Amo {
                 op,
                 rd,
@@ -927,6 +948,16 @@ impl Gen {
                     }
                 }
                 self.goto(target)
+            }
+            Cold::Engine {
+                at,
+                pc,
+                unretired,
+                snap,
+            } => {
+                self.snap = snap;
+                self.a.bind(at);
+                self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Full { at } => {
                 self.a.bind(at);

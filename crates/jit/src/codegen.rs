@@ -715,6 +715,25 @@ impl Gen<'_, '_> {
                 pc,
                 n,
             } => self.amo(op, (rd, rs1, rs2), size, pc, blk.insns - n),
+            Op::Float { inst, pc, n } => {
+                // registers known in the block are written through: the helper sees the
+                // context's, and may write any; forget them
+                let sig = self.helper_sig(2, 1);
+                let sig = self.b.import_signature(sig);
+                let f = self.b.ins().iconst(types::I64, self.helpers.float as i64);
+                let k = self.konst(inst);
+                let call = self.b.ins().call_indirect(sig, f, &[self.ctx, k]);
+                let done = self.b.inst_results(call)[0];
+                self.regs = [None; 32];
+                self.fregs = [None; 32];
+                let ok = self.b.create_block();
+                let bad = self.b.create_block();
+                self.b.set_cold_block(bad);
+                self.b.ins().brif(done, ok, &[], bad, &[]);
+                self.b.switch_to_block(bad);
+                self.leave(pc, reason::ENGINE, blk.insns - n);
+                self.b.switch_to_block(ok);
+            }
             Op::Exit {
                 cond,
                 rs1,

@@ -128,6 +128,10 @@ pub struct Context {
     helper_store: u64,
     helper_fill: u64,
     helper_alu: u64,
+    helper_float: u64,
+    /// The guest's `fcsr` (fflags in bits 0–4, frm in bits 5–7), read and written by
+    /// [`Host::float`].
+    fcsr: u64,
 }
 
 /// Byte offsets into [`Context`].
@@ -151,6 +155,7 @@ pub(crate) mod layout {
     pub const HELPER_STORE: usize = offset_of!(Context, helper_store);
     pub const HELPER_FILL: usize = offset_of!(Context, helper_fill);
     pub const HELPER_ALU: usize = offset_of!(Context, helper_alu);
+    pub const HELPER_FLOAT: usize = offset_of!(Context, helper_float);
     pub const fn x(i: usize) -> usize {
         offset_of!(Context, x) + 8 * i
     }
@@ -186,6 +191,13 @@ pub trait Host {
     fn load(&mut self, addr: u64, size: u8) -> Option<u64>;
     /// A store of the low `size` bytes of `value` through the host's own path.
     fn store(&mut self, addr: u64, size: u8, value: u64) -> Stored;
+    /// Runs the FP instruction `inst` ([`crate::ir::Op::Float`], packed by the host's own
+    /// lowering) on the guest's registers and `fcsr` (fflags in bits 0–4, frm in bits
+    /// 5–7); false if it cannot (the engine then runs it). None by default.
+    fn float(&mut self, inst: u64, x: &mut [u64; 32], f: &mut [u64; 32], fcsr: &mut u64) -> bool {
+        let _ = (inst, x, f, fcsr);
+        false
+    }
 }
 
 /// Addresses and calling convention of the host helpers compiled code calls.
@@ -195,6 +207,8 @@ pub(crate) struct Helpers {
     pub fill: usize,
     /// [`crate::codegen::alu_helper`]: integer operations compiled code does not inline.
     pub alu: usize,
+    /// [`float_helper`].
+    pub float: usize,
     pub call_conv: CallConv,
 }
 
@@ -353,6 +367,8 @@ impl<H: Host> Jit<H> {
             helper_store: store_helper::<H> as *const () as u64,
             helper_fill: fill_helper::<H> as *const () as u64,
             helper_alu: crate::codegen::alu_helper as *const () as u64,
+            helper_float: float_helper::<H> as *const () as u64,
+            fcsr: 0,
         });
         let mut jit = Jit {
             host: std::marker::PhantomData,
@@ -423,6 +439,16 @@ impl<H: Host> Jit<H> {
         Ok(())
     }
 
+    /// The guest's `fcsr` as compiled code left it (fflags in bits 0–4, frm in bits 5–7).
+    pub fn fcsr(&self) -> u64 {
+        self.ctx.fcsr
+    }
+
+    /// Sets the guest's `fcsr` for the next call into compiled code.
+    pub fn set_fcsr(&mut self, fcsr: u64) {
+        self.ctx.fcsr = fcsr;
+    }
+
     /// Host bytes of compiled code held now.
     pub fn code_bytes(&self) -> u64 {
         self.live_bytes
@@ -439,6 +465,7 @@ impl<H: Host> Jit<H> {
             store: store_helper::<H> as *const () as usize,
             fill: fill_helper::<H> as *const () as usize,
             alu: crate::codegen::alu_helper as *const () as usize,
+            float: float_helper::<H> as *const () as usize,
             call_conv: self.helper_conv,
         }
     }
@@ -919,6 +946,21 @@ extern "C" fn load_helper<H: Host>(ctx: *mut Context, addr: u64, kind: u64) -> u
             0
         }
     }
+}
+
+/// FP arithmetic ([`crate::ir::Op::Float`]) through the host: 1 done, 0 the engine must run
+/// it.
+extern "C" fn float_helper<H: Host>(ctx: *mut Context, inst: u64) -> u64 {
+    // SAFETY: as in `load_helper`
+    let (ctx, host) = unsafe {
+        let ctx = &mut *ctx;
+        let host = &mut *(ctx.host as *mut H);
+        (ctx, host)
+    };
+    let done = host.float(inst, &mut ctx.x, &mut ctx.f, &mut ctx.fcsr);
+    // (comparisons and conversions write x registers, x0 included)
+    ctx.x[0] = 0;
+    u64::from(done)
 }
 
 /// The store slow path: 0 done, 1 fault (nothing written), 2 done and code changed.

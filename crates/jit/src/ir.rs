@@ -142,6 +142,18 @@ pub enum Op {
         /// Second source (sign injections).
         rs2: u8,
     },
+    /// FP arithmetic, a conversion, a comparison or a classification: the host's one
+    /// definition of it ([`crate::Host::float`]) runs on the context's registers and `fcsr`.
+    /// If the host declines (an invalid rounding mode), the unit leaves at this instruction
+    /// for the engine.
+    Float {
+        /// The instruction as the host packs it (opaque here).
+        inst: u64,
+        /// Its pc.
+        pc: u64,
+        /// Instructions of the block before it.
+        n: u32,
+    },
     /// A conditional branch inside a block (the block goes on when it is not taken): taken,
     /// control goes to `target` with `n` instructions of the block retired (the branch
     /// included).
@@ -186,6 +198,7 @@ impl Op {
             | Op::FLoad { n, .. }
             | Op::FStore { n, .. }
             | Op::Exit { n, .. }
+            | Op::Float { n, .. }
             | Op::Next { n, .. } => *n += by,
             Op::Li { .. } | Op::Alu { .. } | Op::FMove { .. } => {}
         }

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 mod blocks;
+pub(crate) use blocks::jit::run_float;
 mod sched;
 pub use sched::ThreadWait;
 mod signal;
@@ -1194,133 +1195,156 @@ impl Machine {
         rm_field: u8,
         xs1: u64,
     ) -> Option<(u64, u64, u64)> {
-        let (rd, r1, r2, r3) = (
-            rd as usize & 31,
-            rs1 as usize & 31,
-            rs2 as usize & 31,
-            rs3 as usize & 31,
-        );
-        let fa = self.f[r1];
-        let fb = self.f[r2];
-        let fc = self.f[r3];
-        let (sa, sb, sc) = (unbox32(fa), unbox32(fb), unbox32(fc));
-        let mut fl = 0u8;
-        // instructions with a rounding-mode field fail on an invalid mode
-        let needs_rm = crate::inst::TABLE
-            .get(op as usize)
-            .is_some_and(|e| e.3 & 0x7000 == 0);
-        let rm = if needs_rm {
-            self.rm(rm_field)?
-        } else {
-            Rm::Rne
-        };
-        enum W {
-            F(u64),
-            X(u64),
-        }
-        let w = match op {
-            Op::FaddS => W::F(box32(fpu::f32_add(sa, sb, rm, &mut fl))),
-            Op::FsubS => W::F(box32(fpu::f32_sub(sa, sb, rm, &mut fl))),
-            Op::FmulS => W::F(box32(fpu::f32_mul(sa, sb, rm, &mut fl))),
-            Op::FdivS => W::F(box32(fpu::f32_div(sa, sb, rm, &mut fl))),
-            Op::FsqrtS => W::F(box32(fpu::f32_sqrt(sa, rm, &mut fl))),
-            Op::FmaddS => W::F(box32(fpu::f32_madd(sa, sb, sc, rm, &mut fl))),
-            Op::FmsubS => W::F(box32(fpu::f32_msub(sa, sb, sc, rm, &mut fl))),
-            Op::FnmsubS => W::F(box32(fpu::f32_nmsub(sa, sb, sc, rm, &mut fl))),
-            Op::FnmaddS => W::F(box32(fpu::f32_nmadd(sa, sb, sc, rm, &mut fl))),
-            Op::FsgnjS => W::F(box32((sa & 0x7fff_ffff) | (sb & 0x8000_0000))),
-            Op::FsgnjnS => W::F(box32((sa & 0x7fff_ffff) | (!sb & 0x8000_0000))),
-            Op::FsgnjxS => W::F(box32(sa ^ (sb & 0x8000_0000))),
-            Op::FminS => W::F(box32(fpu::f32_min(sa, sb, &mut fl))),
-            Op::FmaxS => W::F(box32(fpu::f32_max(sa, sb, &mut fl))),
-            Op::FcvtWS => W::X(fpu::f32_to_i32(sa, rm, &mut fl) as i64 as u64),
-            Op::FcvtWuS => W::X(fpu::f32_to_u32(sa, rm, &mut fl) as i32 as i64 as u64),
-            Op::FcvtLS => W::X(fpu::f32_to_i64(sa, rm, &mut fl) as u64),
-            Op::FcvtLuS => W::X(fpu::f32_to_u64(sa, rm, &mut fl)),
-            Op::FmvXW => W::X(fa as u32 as i32 as i64 as u64),
-            Op::FclassS => W::X(u64::from(fpu::f32_classify(sa))),
-            Op::FeqS => W::X(u64::from(fpu::f32_eq(sa, sb, &mut fl))),
-            Op::FltS => W::X(u64::from(fpu::f32_lt(sa, sb, &mut fl))),
-            Op::FleS => W::X(u64::from(fpu::f32_le(sa, sb, &mut fl))),
-            Op::FcvtSW => W::F(box32(fpu::f32_from_i32(xs1 as i32, rm, &mut fl))),
-            Op::FcvtSWu => W::F(box32(fpu::f32_from_u32(xs1 as u32, rm, &mut fl))),
-            Op::FcvtSL => W::F(box32(fpu::f32_from_i64(xs1 as i64, rm, &mut fl))),
-            Op::FcvtSLu => W::F(box32(fpu::f32_from_u64(xs1, rm, &mut fl))),
-            Op::FmvWX => W::F(box32(xs1 as u32)),
-            Op::FaddD => W::F(fpu::f64_add(fa, fb, rm, &mut fl)),
-            Op::FsubD => W::F(fpu::f64_sub(fa, fb, rm, &mut fl)),
-            Op::FmulD => W::F(fpu::f64_mul(fa, fb, rm, &mut fl)),
-            Op::FdivD => W::F(fpu::f64_div(fa, fb, rm, &mut fl)),
-            Op::FsqrtD => W::F(fpu::f64_sqrt(fa, rm, &mut fl)),
-            Op::FmaddD => W::F(fpu::f64_madd(fa, fb, fc, rm, &mut fl)),
-            Op::FmsubD => W::F(fpu::f64_msub(fa, fb, fc, rm, &mut fl)),
-            Op::FnmsubD => W::F(fpu::f64_nmsub(fa, fb, fc, rm, &mut fl)),
-            Op::FnmaddD => W::F(fpu::f64_nmadd(fa, fb, fc, rm, &mut fl)),
-            Op::FsgnjD => W::F(FMove::SgnjD.eval(fa, fb)),
-            Op::FsgnjnD => W::F(FMove::SgnjnD.eval(fa, fb)),
-            Op::FsgnjxD => W::F(FMove::SgnjxD.eval(fa, fb)),
-            Op::FminD => W::F(fpu::f64_min(fa, fb, &mut fl)),
-            Op::FmaxD => W::F(fpu::f64_max(fa, fb, &mut fl)),
-            Op::FcvtSD => W::F(box32(fpu::f64_to_f32(fa, rm, &mut fl))),
-            Op::FcvtDS => W::F(fpu::f32_to_f64(sa, &mut fl)),
-            Op::FeqD => W::X(u64::from(fpu::f64_eq(fa, fb, &mut fl))),
-            Op::FltD => W::X(u64::from(fpu::f64_lt(fa, fb, &mut fl))),
-            Op::FleD => W::X(u64::from(fpu::f64_le(fa, fb, &mut fl))),
-            Op::FclassD => W::X(u64::from(fpu::f64_classify(fa))),
-            Op::FcvtWD => W::X(fpu::f64_to_i32(fa, rm, &mut fl) as i64 as u64),
-            Op::FcvtWuD => W::X(fpu::f64_to_u32(fa, rm, &mut fl) as i32 as i64 as u64),
-            Op::FcvtLD => W::X(fpu::f64_to_i64(fa, rm, &mut fl) as u64),
-            Op::FcvtLuD => W::X(fpu::f64_to_u64(fa, rm, &mut fl)),
-            Op::FmvXD => W::X(FMove::XFromD.eval(fa, fb)),
-            Op::FcvtDW => W::F(fpu::f64_from_i32(xs1 as i32, rm, &mut fl)),
-            Op::FcvtDWu => W::F(fpu::f64_from_u32(xs1 as u32, rm, &mut fl)),
-            Op::FcvtDL => W::F(fpu::f64_from_i64(xs1 as i64, rm, &mut fl)),
-            Op::FcvtDLu => W::F(fpu::f64_from_u64(xs1, rm, &mut fl)),
-            Op::FmvDX => W::F(FMove::DFromX.eval(xs1, fb)),
-            // Zfa
-            Op::FliS => W::F(box32(fpu::fli_s(u32::from(rs1)))),
-            Op::FliD => W::F(fpu::fli_d(u32::from(rs1))),
-            Op::FminmS => W::F(box32(fpu::f32_minm(sa, sb, &mut fl))),
-            Op::FmaxmS => W::F(box32(fpu::f32_maxm(sa, sb, &mut fl))),
-            Op::FminmD => W::F(fpu::f64_minm(fa, fb, &mut fl)),
-            Op::FmaxmD => W::F(fpu::f64_maxm(fa, fb, &mut fl)),
-            Op::FroundS => W::F(box32(fpu::f32_round(sa, rm, false, &mut fl))),
-            Op::FroundnxS => W::F(box32(fpu::f32_round(sa, rm, true, &mut fl))),
-            Op::FroundD => W::F(fpu::f64_round(fa, rm, false, &mut fl)),
-            Op::FroundnxD => W::F(fpu::f64_round(fa, rm, true, &mut fl)),
-            Op::FcvtmodWD => W::X(fpu::f64_cvtmod_w(fa, &mut fl) as i64 as u64),
-            Op::FleqS => W::X(u64::from(fpu::f32_leq(sa, sb, &mut fl))),
-            Op::FltqS => W::X(u64::from(fpu::f32_ltq(sa, sb, &mut fl))),
-            Op::FleqD => W::X(u64::from(fpu::f64_leq(fa, fb, &mut fl))),
-            Op::FltqD => W::X(u64::from(fpu::f64_ltq(fa, fb, &mut fl))),
-            _ => return None,
-        };
-        self.fflags |= fl;
-        let from_x = matches!(
+        float_exec(
             op,
-            Op::FcvtSW
-                | Op::FcvtSWu
-                | Op::FcvtSL
-                | Op::FcvtSLu
-                | Op::FmvWX
-                | Op::FcvtDW
-                | Op::FcvtDWu
-                | Op::FcvtDL
-                | Op::FcvtDLu
-                | Op::FmvDX
-        );
-        let s1 = if from_x { xs1 } else { fa };
-        Some(match w {
-            W::F(v) => {
-                self.f[rd] = v;
-                (v, s1, fb)
-            }
-            W::X(v) => {
-                self.x[rd] = v;
-                (v, s1, fb)
-            }
-        })
+            (rd, rs1, rs2, rs3, rm_field),
+            xs1,
+            (&mut self.x, &mut self.f),
+            &mut self.fflags,
+            self.frm,
+        )
     }
+}
+
+/// F and D arithmetic, moves and conversions on the registers `(x, f)`, accruing `fflags`
+/// under the dynamic rounding mode `frm`: the one definition every engine runs (the
+/// interpreter, the block engine's generic FP micro-op, and compiled code through
+/// [`outcrop_jit::Host::float`]). Returns `(value written, src1, src2)`, or `None` for an
+/// illegal instruction (invalid rounding mode).
+pub(crate) fn float_exec(
+    op: Op,
+    (rd, rs1, rs2, rs3, rm_field): (u8, u8, u8, u8, u8),
+    xs1: u64,
+    (x, f): (&mut [u64; 32], &mut [u64; 32]),
+    fflags: &mut u8,
+    frm: u8,
+) -> Option<(u64, u64, u64)> {
+    let (rd, r1, r2, r3) = (
+        rd as usize & 31,
+        rs1 as usize & 31,
+        rs2 as usize & 31,
+        rs3 as usize & 31,
+    );
+    let fa = f[r1];
+    let fb = f[r2];
+    let fc = f[r3];
+    let (sa, sb, sc) = (unbox32(fa), unbox32(fb), unbox32(fc));
+    let mut fl = 0u8;
+    // instructions with a rounding-mode field fail on an invalid mode
+    let needs_rm = crate::inst::TABLE
+        .get(op as usize)
+        .is_some_and(|e| e.3 & 0x7000 == 0);
+    let rm = if needs_rm {
+        Rm::from_bits(u32::from(if rm_field == 7 { frm } else { rm_field }))?
+    } else {
+        Rm::Rne
+    };
+    enum W {
+        F(u64),
+        X(u64),
+    }
+    let w = match op {
+        Op::FaddS => W::F(box32(fpu::f32_add(sa, sb, rm, &mut fl))),
+        Op::FsubS => W::F(box32(fpu::f32_sub(sa, sb, rm, &mut fl))),
+        Op::FmulS => W::F(box32(fpu::f32_mul(sa, sb, rm, &mut fl))),
+        Op::FdivS => W::F(box32(fpu::f32_div(sa, sb, rm, &mut fl))),
+        Op::FsqrtS => W::F(box32(fpu::f32_sqrt(sa, rm, &mut fl))),
+        Op::FmaddS => W::F(box32(fpu::f32_madd(sa, sb, sc, rm, &mut fl))),
+        Op::FmsubS => W::F(box32(fpu::f32_msub(sa, sb, sc, rm, &mut fl))),
+        Op::FnmsubS => W::F(box32(fpu::f32_nmsub(sa, sb, sc, rm, &mut fl))),
+        Op::FnmaddS => W::F(box32(fpu::f32_nmadd(sa, sb, sc, rm, &mut fl))),
+        Op::FsgnjS => W::F(box32((sa & 0x7fff_ffff) | (sb & 0x8000_0000))),
+        Op::FsgnjnS => W::F(box32((sa & 0x7fff_ffff) | (!sb & 0x8000_0000))),
+        Op::FsgnjxS => W::F(box32(sa ^ (sb & 0x8000_0000))),
+        Op::FminS => W::F(box32(fpu::f32_min(sa, sb, &mut fl))),
+        Op::FmaxS => W::F(box32(fpu::f32_max(sa, sb, &mut fl))),
+        Op::FcvtWS => W::X(fpu::f32_to_i32(sa, rm, &mut fl) as i64 as u64),
+        Op::FcvtWuS => W::X(fpu::f32_to_u32(sa, rm, &mut fl) as i32 as i64 as u64),
+        Op::FcvtLS => W::X(fpu::f32_to_i64(sa, rm, &mut fl) as u64),
+        Op::FcvtLuS => W::X(fpu::f32_to_u64(sa, rm, &mut fl)),
+        Op::FmvXW => W::X(fa as u32 as i32 as i64 as u64),
+        Op::FclassS => W::X(u64::from(fpu::f32_classify(sa))),
+        Op::FeqS => W::X(u64::from(fpu::f32_eq(sa, sb, &mut fl))),
+        Op::FltS => W::X(u64::from(fpu::f32_lt(sa, sb, &mut fl))),
+        Op::FleS => W::X(u64::from(fpu::f32_le(sa, sb, &mut fl))),
+        Op::FcvtSW => W::F(box32(fpu::f32_from_i32(xs1 as i32, rm, &mut fl))),
+        Op::FcvtSWu => W::F(box32(fpu::f32_from_u32(xs1 as u32, rm, &mut fl))),
+        Op::FcvtSL => W::F(box32(fpu::f32_from_i64(xs1 as i64, rm, &mut fl))),
+        Op::FcvtSLu => W::F(box32(fpu::f32_from_u64(xs1, rm, &mut fl))),
+        Op::FmvWX => W::F(box32(xs1 as u32)),
+        Op::FaddD => W::F(fpu::f64_add(fa, fb, rm, &mut fl)),
+        Op::FsubD => W::F(fpu::f64_sub(fa, fb, rm, &mut fl)),
+        Op::FmulD => W::F(fpu::f64_mul(fa, fb, rm, &mut fl)),
+        Op::FdivD => W::F(fpu::f64_div(fa, fb, rm, &mut fl)),
+        Op::FsqrtD => W::F(fpu::f64_sqrt(fa, rm, &mut fl)),
+        Op::FmaddD => W::F(fpu::f64_madd(fa, fb, fc, rm, &mut fl)),
+        Op::FmsubD => W::F(fpu::f64_msub(fa, fb, fc, rm, &mut fl)),
+        Op::FnmsubD => W::F(fpu::f64_nmsub(fa, fb, fc, rm, &mut fl)),
+        Op::FnmaddD => W::F(fpu::f64_nmadd(fa, fb, fc, rm, &mut fl)),
+        Op::FsgnjD => W::F(FMove::SgnjD.eval(fa, fb)),
+        Op::FsgnjnD => W::F(FMove::SgnjnD.eval(fa, fb)),
+        Op::FsgnjxD => W::F(FMove::SgnjxD.eval(fa, fb)),
+        Op::FminD => W::F(fpu::f64_min(fa, fb, &mut fl)),
+        Op::FmaxD => W::F(fpu::f64_max(fa, fb, &mut fl)),
+        Op::FcvtSD => W::F(box32(fpu::f64_to_f32(fa, rm, &mut fl))),
+        Op::FcvtDS => W::F(fpu::f32_to_f64(sa, &mut fl)),
+        Op::FeqD => W::X(u64::from(fpu::f64_eq(fa, fb, &mut fl))),
+        Op::FltD => W::X(u64::from(fpu::f64_lt(fa, fb, &mut fl))),
+        Op::FleD => W::X(u64::from(fpu::f64_le(fa, fb, &mut fl))),
+        Op::FclassD => W::X(u64::from(fpu::f64_classify(fa))),
+        Op::FcvtWD => W::X(fpu::f64_to_i32(fa, rm, &mut fl) as i64 as u64),
+        Op::FcvtWuD => W::X(fpu::f64_to_u32(fa, rm, &mut fl) as i32 as i64 as u64),
+        Op::FcvtLD => W::X(fpu::f64_to_i64(fa, rm, &mut fl) as u64),
+        Op::FcvtLuD => W::X(fpu::f64_to_u64(fa, rm, &mut fl)),
+        Op::FmvXD => W::X(FMove::XFromD.eval(fa, fb)),
+        Op::FcvtDW => W::F(fpu::f64_from_i32(xs1 as i32, rm, &mut fl)),
+        Op::FcvtDWu => W::F(fpu::f64_from_u32(xs1 as u32, rm, &mut fl)),
+        Op::FcvtDL => W::F(fpu::f64_from_i64(xs1 as i64, rm, &mut fl)),
+        Op::FcvtDLu => W::F(fpu::f64_from_u64(xs1, rm, &mut fl)),
+        Op::FmvDX => W::F(FMove::DFromX.eval(xs1, fb)),
+        // Zfa
+        Op::FliS => W::F(box32(fpu::fli_s(u32::from(rs1)))),
+        Op::FliD => W::F(fpu::fli_d(u32::from(rs1))),
+        Op::FminmS => W::F(box32(fpu::f32_minm(sa, sb, &mut fl))),
+        Op::FmaxmS => W::F(box32(fpu::f32_maxm(sa, sb, &mut fl))),
+        Op::FminmD => W::F(fpu::f64_minm(fa, fb, &mut fl)),
+        Op::FmaxmD => W::F(fpu::f64_maxm(fa, fb, &mut fl)),
+        Op::FroundS => W::F(box32(fpu::f32_round(sa, rm, false, &mut fl))),
+        Op::FroundnxS => W::F(box32(fpu::f32_round(sa, rm, true, &mut fl))),
+        Op::FroundD => W::F(fpu::f64_round(fa, rm, false, &mut fl)),
+        Op::FroundnxD => W::F(fpu::f64_round(fa, rm, true, &mut fl)),
+        Op::FcvtmodWD => W::X(fpu::f64_cvtmod_w(fa, &mut fl) as i64 as u64),
+        Op::FleqS => W::X(u64::from(fpu::f32_leq(sa, sb, &mut fl))),
+        Op::FltqS => W::X(u64::from(fpu::f32_ltq(sa, sb, &mut fl))),
+        Op::FleqD => W::X(u64::from(fpu::f64_leq(fa, fb, &mut fl))),
+        Op::FltqD => W::X(u64::from(fpu::f64_ltq(fa, fb, &mut fl))),
+        _ => return None,
+    };
+    *fflags |= fl;
+    let from_x = matches!(
+        op,
+        Op::FcvtSW
+            | Op::FcvtSWu
+            | Op::FcvtSL
+            | Op::FcvtSLu
+            | Op::FmvWX
+            | Op::FcvtDW
+            | Op::FcvtDWu
+            | Op::FcvtDL
+            | Op::FcvtDLu
+            | Op::FmvDX
+    );
+    let s1 = if from_x { xs1 } else { fa };
+    Some(match w {
+        W::F(v) => {
+            f[rd] = v;
+            (v, s1, fb)
+        }
+        W::X(v) => {
+            x[rd] = v;
+            (v, s1, fb)
+        }
+    })
 }
 
 #[cfg(test)]

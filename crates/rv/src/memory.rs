@@ -997,6 +997,10 @@ impl outcrop_jit::Host for Memory {
             Ok(()) => outcrop_jit::Stored::Ok,
         }
     }
+
+    fn float(&mut self, inst: u64, x: &mut [u64; 32], f: &mut [u64; 32], fcsr: &mut u64) -> bool {
+        crate::machine::run_float(inst, x, f, fcsr)
+    }
 }
 
 fn span(addr: u64, len: u64) -> Result<(u64, u64), MapError> {

@@ -4,6 +4,7 @@
 //! runs through `outcrop_jit`'s audited module.
 
 use super::{Block, Uop, K};
+use crate::inst::Op;
 use crate::machine::{jalr_kind, Machine};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use outcrop_jit::ir::Record;
@@ -229,6 +230,13 @@ impl Machine {
                 }
                 _ => {}
             }
+            let n = u32::from(m.n);
+            if m.sem == Sem::Float {
+                if let Some(inst) = self.float_inst(u) {
+                    ops.push(ir::Op::Float { inst, pc, n });
+                    continue;
+                }
+            }
             // the operands as decoded (a generic micro-op's `imm` indexes its instruction)
             let fields = match u.k {
                 K::Generic | K::Float | K::Ecall => self
@@ -238,7 +246,6 @@ impl Machine {
                     .map(|g| (g.0.rd & 31, g.0.rs1 & 31, g.0.rs2 & 31, g.0.imm as i64)),
                 _ => Some((rd, rs1, rs2, u.imm as i64)),
             };
-            let n = u32::from(m.n);
             let lowered = fields.and_then(|f| lower(m.sem, f, pc, n, m.next_off - m.off));
             match lowered {
                 Some(Lowered::Op(op)) => ops.push(op),
@@ -338,6 +345,32 @@ impl Machine {
                 ..c
             });
         }
+    }
+
+    /// FP micro-op `u` as [`ir::Op::Float`] packs it ([`pack_float`]): a generic FP
+    /// micro-op's instruction, or what the block engine specialised.
+    fn float_inst(&self, u: &Uop) -> Option<u64> {
+        let (rs3, rm) = ((u.aux & 31) as u8, ((u.aux >> 8) & 7) as u8);
+        let (rd, rs1, rs2) = (u.rd & 31, u.rs1 & 31, u.rs2 & 31);
+        let op = match u.k {
+            K::Float => {
+                let (i, _, _) = self.blocks.generic.get(u.imm as usize)?;
+                return Some(pack_float(i.op, i.rd, i.rs1, i.rs2, i.rs3, i.rm));
+            }
+            K::FaddD => Op::FaddD,
+            K::FsubD => Op::FsubD,
+            K::FmulD => Op::FmulD,
+            K::FdivD => Op::FdivD,
+            K::FmaddD => Op::FmaddD,
+            K::FmsubD => Op::FmsubD,
+            K::FnmsubD => Op::FnmsubD,
+            K::FnmaddD => Op::FnmaddD,
+            K::FeqD => Op::FeqD,
+            K::FltD => Op::FltD,
+            K::FleD => Op::FleD,
+            _ => return None,
+        };
+        Some(pack_float(op, rd, rs1, rs2, rs3, rm))
     }
 
     /// The targets a block may go to next that are known when it is built.
@@ -564,6 +597,7 @@ impl Machine {
         let Some(jit) = self.jit.as_deref_mut() else {
             return After::Engine(pc);
         };
+        jit.set_fcsr(u64::from(self.fflags & 0x1f) | u64::from(self.frm & 7) << 5);
         let regs = (&mut self.x, &mut self.f);
         // (counted blocks' records are sparse: a full buffer ends their call, so it is not
         // capped as a recording call is)
@@ -574,6 +608,10 @@ impl Machine {
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
         };
+        if let Some(jit) = self.jit.as_deref() {
+            let fcsr = jit.fcsr();
+            self.fflags = (fcsr & 0x1f) as u8;
+        }
         let drained = if !recording {
             Control::Continue
         } else if counting {
@@ -606,7 +644,17 @@ impl Machine {
         }
         self.instret += retired;
         match exit {
-            Exit::Miss(next) => After::Go(next),
+            Exit::Miss(next) => {
+                if std::env::var_os("DBGMISS").is_some() {
+                    eprintln!(
+                        "MISS {next:#x} {:?}",
+                        self.peek_block(next)
+                            .and_then(|i| self.blocks.blocks.get(i as usize))
+                            .map(|b| (b.jit, b.heat, b.insns))
+                    );
+                }
+                After::Go(next)
+            }
             Exit::Engine(at) => After::Engine(at),
             // the observer's budget: the engine runs on from there
             Exit::Budget(at) if budget < limit => After::Engine(at),
@@ -877,6 +925,38 @@ impl Machine {
             }
         }
     }
+}
+
+/// An FP instruction packed for [`ir::Op::Float`]: its opcode's index in
+/// [`crate::inst::TABLE`] and its register and rounding-mode fields, a byte each.
+pub(crate) fn pack_float(op: Op, rd: u8, rs1: u8, rs2: u8, rs3: u8, rm: u8) -> u64 {
+    op as u64
+        | u64::from(rd & 31) << 16
+        | u64::from(rs1 & 31) << 24
+        | u64::from(rs2 & 31) << 32
+        | u64::from(rs3 & 31) << 40
+        | u64::from(rm & 7) << 48
+}
+
+/// Runs a [`pack_float`]ed instruction on `(x, f)` and `fcsr` (fflags in bits 0–4, frm in
+/// bits 5–7) with the machine's one FP definition; false for anything else or an invalid
+/// rounding mode.
+pub(crate) fn run_float(inst: u64, x: &mut [u64; 32], f: &mut [u64; 32], fcsr: &mut u64) -> bool {
+    let Some(&(op, ..)) = crate::inst::TABLE.get((inst & 0xffff) as usize) else {
+        return false;
+    };
+    if op.sem() != Sem::Float {
+        return false;
+    }
+    let field = |at: u32| (inst >> at) as u8;
+    let (rd, rs1, rs2, rs3, rm) = (field(16), field(24), field(32), field(40), field(48));
+    let xs1 = x[usize::from(rs1 & 31)];
+    let mut fflags = (*fcsr & 0x1f) as u8;
+    let frm = ((*fcsr >> 5) & 7) as u8;
+    let done =
+        crate::machine::float_exec(op, (rd, rs1, rs2, rs3, rm), xs1, (x, f), &mut fflags, frm);
+    *fcsr = (*fcsr & !0x1f) | u64::from(fflags & 0x1f);
+    done.is_some()
 }
 
 /// The kind of the taken branch or jump `u` (a block's last micro-op) as the block engine
