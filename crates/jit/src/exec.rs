@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Entries of each TLB (read, write): a power of two.
-pub const TLB_ENTRIES: usize = 512;
+pub const TLB_ENTRIES: usize = 4096;
 /// Entries of the jump cache: a power of two. (4,096 entries indexed by the pc's low bits
 /// alone made SQLite's hot blocks 256 KiB apart evict each other: 760 k needless exits.)
 pub const JUMP_CACHE_ENTRIES: usize = 16384;

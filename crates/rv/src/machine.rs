@@ -1145,39 +1145,22 @@ impl Machine {
     /// CSR access (Zicsr). Returns the old value, or `None` for an illegal access.
     fn csr(&mut self, op: Op, imm: i32, rs1_field: u8, rs1: u64) -> Option<u64> {
         let num = (imm as u32) & 0xfff;
-        let (write, value) = match op {
-            Op::Csrrw => (true, rs1),
-            Op::Csrrs => (rs1_field != 0, rs1),
-            Op::Csrrc => (rs1_field != 0, rs1),
-            Op::Csrrwi => (true, u64::from(rs1_field)),
-            Op::Csrrsi => (rs1_field != 0, u64::from(rs1_field)),
-            _ => (rs1_field != 0, u64::from(rs1_field)),
-        };
+        // (a write to a read-only counter is illegal; csrrs/csrrc with x0 only read)
+        let write = matches!(op, Op::Csrrw | Op::Csrrwi) || rs1_field != 0;
+        if (1..=3).contains(&num) {
+            let mut fcsr = u64::from(self.frm & 7) << 5 | u64::from(self.fflags & 0x1f);
+            let old = fcsr_access(op, num, (rs1_field, rs1), &mut fcsr);
+            self.fflags = (fcsr & 0x1f) as u8;
+            self.frm = ((fcsr >> 5) & 7) as u8;
+            return Some(old);
+        }
         let old = match num {
-            0x001 => u64::from(self.fflags),
-            0x002 => u64::from(self.frm),
-            0x003 => u64::from(self.frm << 5 | self.fflags),
             0xc00 | 0xc02 => self.instret,
             0xc01 => self.kernel.time_ticks(self.instret),
             _ => return None,
         };
         if write {
-            if num >= 0xc00 {
-                return None; // read-only counters
-            }
-            let new = match op {
-                Op::Csrrw | Op::Csrrwi => value,
-                Op::Csrrs | Op::Csrrsi => old | value,
-                _ => old & !value,
-            };
-            match num {
-                0x001 => self.fflags = (new & 0x1f) as u8,
-                0x002 => self.frm = (new & 7) as u8,
-                _ => {
-                    self.fflags = (new & 0x1f) as u8;
-                    self.frm = ((new >> 5) & 7) as u8;
-                }
-            }
+            return None; // read-only counters
         }
         Some(old)
     }
@@ -1204,6 +1187,33 @@ impl Machine {
             self.frm,
         )
     }
+}
+
+/// A Zicsr access `op` to `fflags` (CSR 1), `frm` (2) or `fcsr` (3), held as `fcsr` (fflags
+/// in bits 0–4, frm in bits 5–7), with the instruction's `rs1` field and `x[rs1]`: the old
+/// value (the one definition the engines and compiled code share).
+pub(crate) fn fcsr_access(op: Op, num: u32, (rs1_field, rs1): (u8, u64), fcsr: &mut u64) -> u64 {
+    let (write, value) = match op {
+        Op::Csrrw => (true, rs1),
+        Op::Csrrs | Op::Csrrc => (rs1_field != 0, rs1),
+        Op::Csrrwi => (true, u64::from(rs1_field)),
+        _ => (rs1_field != 0, u64::from(rs1_field)),
+    };
+    let (shift, mask) = match num {
+        1 => (0, 0x1f),
+        2 => (5, 7),
+        _ => (0, 0xff),
+    };
+    let old = (*fcsr >> shift) & mask;
+    if write {
+        let new = match op {
+            Op::Csrrw | Op::Csrrwi => value,
+            Op::Csrrs | Op::Csrrsi => old | value,
+            _ => old & !value,
+        } & mask;
+        *fcsr = (*fcsr & !(mask << shift)) | new << shift;
+    }
+    old
 }
 
 /// F and D arithmetic, moves and conversions on the registers `(x, f)`, accruing `fflags`

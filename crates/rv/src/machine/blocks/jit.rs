@@ -231,7 +231,7 @@ impl Machine {
                 _ => {}
             }
             let n = u32::from(m.n);
-            if m.sem == Sem::Float {
+            if matches!(m.sem, Sem::Float | Sem::Csr) {
                 if let Some(inst) = self.float_inst(u) {
                     ops.push(ir::Op::Float { inst, pc, n });
                     continue;
@@ -356,6 +356,17 @@ impl Machine {
             K::Float => {
                 let (i, _, _) = self.blocks.generic.get(u.imm as usize)?;
                 return Some(pack_float(i.op, i.rd, i.rs1, i.rs2, i.rs3, i.rm));
+            }
+            // the FP CSRs (fflags, frm, fcsr) are the context's fcsr; any other CSR is the
+            // engine's
+            K::Generic => {
+                let (i, _, _) = self.blocks.generic.get(u.imm as usize)?;
+                let num = (i.imm as u32) & 0xfff;
+                if i.op.sem() != Sem::Csr || !(1..=3).contains(&num) {
+                    return None;
+                }
+                let packed = pack_float(i.op, i.rd, i.rs1, 0, 0, 0);
+                return Some(packed | u64::from(num) << 52);
             }
             K::FaddD => Op::FaddD,
             K::FsubD => Op::FsubD,
@@ -611,6 +622,7 @@ impl Machine {
         if let Some(jit) = self.jit.as_deref() {
             let fcsr = jit.fcsr();
             self.fflags = (fcsr & 0x1f) as u8;
+            self.frm = ((fcsr >> 5) & 7) as u8;
         }
         let drained = if !recording {
             Control::Continue
@@ -928,7 +940,8 @@ impl Machine {
 }
 
 /// An FP instruction packed for [`ir::Op::Float`]: its opcode's index in
-/// [`crate::inst::TABLE`] and its register and rounding-mode fields, a byte each.
+/// [`crate::inst::TABLE`] and its register and rounding-mode fields, a byte each (an FP
+/// CSR access adds the CSR's number in bits 52–63).
 pub(crate) fn pack_float(op: Op, rd: u8, rs1: u8, rs2: u8, rs3: u8, rm: u8) -> u64 {
     op as u64
         | u64::from(rd & 31) << 16
@@ -945,11 +958,21 @@ pub(crate) fn run_float(inst: u64, x: &mut [u64; 32], f: &mut [u64; 32], fcsr: &
     let Some(&(op, ..)) = crate::inst::TABLE.get((inst & 0xffff) as usize) else {
         return false;
     };
+    let field = |at: u32| (inst >> at) as u8;
+    let (rd, rs1, rs2, rs3, rm) = (field(16), field(24), field(32), field(40), field(48));
+    if op.sem() == Sem::Csr {
+        let num = (inst >> 52) as u32;
+        if !(1..=3).contains(&num) {
+            return false;
+        }
+        let xs1 = x[usize::from(rs1 & 31)];
+        let old = crate::machine::fcsr_access(op, num, (rs1 & 31, xs1), fcsr);
+        x[usize::from(rd & 31)] = old;
+        return true;
+    }
     if op.sem() != Sem::Float {
         return false;
     }
-    let field = |at: u32| (inst >> at) as u8;
-    let (rd, rs1, rs2, rs3, rm) = (field(16), field(24), field(32), field(40), field(48));
     let xs1 = x[usize::from(rs1 & 31)];
     let mut fflags = (*fcsr & 0x1f) as u8;
     let frm = ((*fcsr >> 5) & 7) as u8;
