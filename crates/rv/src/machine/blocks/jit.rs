@@ -656,17 +656,7 @@ impl Machine {
         }
         self.instret += retired;
         match exit {
-            Exit::Miss(next) => {
-                if std::env::var_os("DBGMISS").is_some() {
-                    eprintln!(
-                        "MISS {next:#x} {:?}",
-                        self.peek_block(next)
-                            .and_then(|i| self.blocks.blocks.get(i as usize))
-                            .map(|b| (b.jit, b.heat, b.insns))
-                    );
-                }
-                After::Go(next)
-            }
+            Exit::Miss(next) => After::Go(next),
             Exit::Engine(at) => After::Engine(at),
             // the observer's budget: the engine runs on from there
             Exit::Budget(at) if budget < limit => After::Engine(at),
