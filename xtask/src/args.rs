@@ -422,6 +422,10 @@ pub struct BenchExec {
     /// Where the --program commands' libraries are (dynamically linked programs).
     #[arg(long, value_name = "DIR")]
     sysroot: Option<std::path::PathBuf>,
+    /// With --program: keep one host core busy with another job (a spinning thread) while
+    /// measuring, as on a shared 2-core machine.
+    #[arg(long)]
+    busy: bool,
 }
 
 impl From<BenchExec> for lab::bench_exec::Config {
@@ -431,6 +435,7 @@ impl From<BenchExec> for lab::bench_exec::Config {
             programs: a.programs,
             dir: a.dir,
             sysroot: a.sysroot,
+            busy: a.busy,
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct Config {
     pub dir: Option<std::path::PathBuf>,
     /// Where the --program commands' libraries are (dynamically linked programs).
     pub sysroot: Option<std::path::PathBuf>,
+    /// Keep one host core busy with another job while measuring --program commands.
+    pub busy: bool,
 }
 
 /// `xtask bench-exec`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
@@ -254,7 +256,51 @@ fn measure(
     })
 }
 
-/// `--program`: each command under `outcrop exec` and under qemu, alternating, in `--dir`.
+/// Seconds of CPU (user and system) the children this process waited for used so far.
+fn children_cpu() -> f64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_CHILDREN).map_or(0.0, |ru| {
+        let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
+        t(ru.user_time()) + t(ru.system_time())
+    })
+}
+
+/// A thread spinning on one core until dropped (`--busy`: another job on the machine).
+struct Busy(
+    Option<(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        std::thread::JoinHandle<()>,
+    )>,
+);
+
+impl Busy {
+    fn start(on: bool) -> Busy {
+        if !on {
+            return Busy(None);
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let h = std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        });
+        Busy(Some((stop, h)))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if let Some((stop, h)) = self.0.take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
+}
+
+/// `--program`: each command under `outcrop exec` and under qemu, alternating, in `--dir`:
+/// wall and CPU seconds (the children's user + system time), with the compiling tier's share.
 fn programs(
     args: &Config,
     outcrop: &std::path::Path,
@@ -266,8 +312,9 @@ fn programs(
         .dir
         .clone()
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
-    let timed = |cmd: &mut Command| -> Result<f64> {
-        let t = Instant::now();
+    // (wall, CPU) seconds of one run
+    let timed = |cmd: &mut Command| -> Result<(f64, f64)> {
+        let (t, cpu) = (Instant::now(), children_cpu());
         let st = cmd
             .current_dir(&dir)
             .stdout(Stdio::null())
@@ -275,7 +322,7 @@ fn programs(
             .status()?;
         let secs = t.elapsed().as_secs_f64();
         crate::ensure!(st.success(), "{cmd:?} failed: {st}");
-        Ok(secs)
+        Ok((secs, children_cpu() - cpu))
     };
     let (osys, qsys): (Vec<std::ffi::OsString>, Vec<std::ffi::OsString>) = match &args.sysroot {
         Some(d) => (
@@ -286,20 +333,28 @@ fn programs(
     };
     say!(
         out,
-        "{runs} runs each, alternating; median (min–max) wall seconds; in {}\n",
-        dir.display()
+        "{runs} runs each, alternating outcrop exec and qemu; median (min–max) seconds; in {}{}\n",
+        dir.display(),
+        if args.busy {
+            "; one core kept busy by another job"
+        } else {
+            ""
+        }
     );
     let mut table = Table::new()
         .left("command")
         .right("instructions")
-        .right("blocks s")
+        .right("outcrop wall s")
         .right("MIPS")
-        .right("jit s")
-        .right("MIPS")
-        .right("qemu s")
-        .right("blocks / qemu")
-        .right("jit / qemu");
-    let (mut g_jit, mut k) = (0.0f64, 0.0f64);
+        .right("qemu wall s")
+        .right("wall ratio")
+        .right("outcrop CPU s")
+        .right("qemu CPU s")
+        .right("CPU ratio")
+        .right("compile share")
+        .right("not compiled / M insns");
+    let (mut g_wall, mut g_cpu, mut k, mut worst) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let _busy = Busy::start(args.busy);
     for p in &args.programs {
         let words: Vec<&str> = p.split_whitespace().collect();
         crate::ensure!(!words.is_empty(), "empty --program");
@@ -313,24 +368,17 @@ fn programs(
             .arg("--")
             .args(&words);
         timed(&mut first)?;
-        #[derive(serde::Deserialize)]
-        struct Stats {
-            instructions: u64,
-        }
-        let insns = serde_json::from_slice::<Stats>(&std::fs::read(&stats)?)?.instructions;
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
         let _ = std::fs::remove_file(&stats);
-        let (mut o, mut jt, mut q) = (vec![], vec![], vec![]);
+        let insns = v["instructions"].as_u64().unwrap_or(0);
+        let tier = &v["compiling_tier"];
+        let share = tier["compile_share"].as_f64().unwrap_or(0.0);
+        let missed = tier["exits"]["not_compiled"].as_u64().unwrap_or(0);
+        let (mut o, mut q) = (vec![], vec![]);
         for _ in 0..runs {
             o.push(timed(
                 Command::new(outcrop)
-                    .args(["exec", "--engine", "blocks", "--allow-rw", "."])
-                    .args(&osys)
-                    .arg("--")
-                    .args(&words),
-            )?);
-            jt.push(timed(
-                Command::new(outcrop)
-                    .args(["exec", "--engine", "jit", "--allow-rw", "."])
+                    .args(["exec", "--allow-rw", "."])
                     .args(&osys)
                     .arg("--")
                     .args(&words),
@@ -339,33 +387,48 @@ fn programs(
                 Command::new("qemu-riscv64-static").args(&qsys).args(&words),
             )?);
         }
-        let (om, olo, ohi) = bench_rap::spread(&o);
-        let (jm, jlo, jhi) = bench_rap::spread(&jt);
-        let (qm, qlo, qhi) = bench_rap::spread(&q);
-        let r: Vec<f64> = o.iter().zip(&q).map(|(a, b)| a / b).collect();
-        let (rm, rlo, rhi) = bench_rap::spread(&r);
-        let rj: Vec<f64> = jt.iter().zip(&q).map(|(a, b)| a / b).collect();
-        let (jrm, jrlo, jrhi) = bench_rap::spread(&rj);
-        g_jit += jrm.ln();
+        let col = |v: &[(f64, f64)], cpu: bool| -> Vec<f64> {
+            v.iter().map(|p| if cpu { p.1 } else { p.0 }).collect()
+        };
+        let mm = |v: &[f64]| {
+            let (m, lo, hi) = bench_rap::spread(v);
+            (m, format!("{m:.3} ({lo:.3}–{hi:.3})"))
+        };
+        let ratio = |a: &[f64], b: &[f64]| {
+            let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b.max(1e-9)).collect();
+            let (m, lo, hi) = bench_rap::spread(&r);
+            (m, format!("{m:.2}x ({lo:.2}–{hi:.2})"))
+        };
+        let (ow, qw, oc, qc) = (col(&o, false), col(&q, false), col(&o, true), col(&q, true));
+        let (owm, ows) = mm(&ow);
+        let (wr, wrs) = ratio(&ow, &qw);
+        let (cr, crs) = ratio(&oc, &qc);
+        g_wall += wr.ln();
+        g_cpu += cr.ln();
+        worst = worst.max(wr).max(cr);
         k += 1.0;
         table.row(cells![
             format!("`{p}`"),
             insns,
-            format!("{om:.3} ({olo:.3}–{ohi:.3})"),
-            format!("{:.0}", insns as f64 / om / 1e6),
-            format!("{jm:.3} ({jlo:.3}–{jhi:.3})"),
-            format!("{:.0}", insns as f64 / jm / 1e6),
-            format!("{qm:.3} ({qlo:.3}–{qhi:.3})"),
-            format!("{rm:.2}x ({rlo:.2}–{rhi:.2})"),
-            format!("{jrm:.2}x ({jrlo:.2}–{jrhi:.2})")
+            ows,
+            format!("{:.0}", insns as f64 / owm / 1e6),
+            mm(&qw).1,
+            wrs,
+            mm(&oc).1,
+            mm(&qc).1,
+            crs,
+            format!("{:.1}%", share * 100.0),
+            format!("{:.1}", missed as f64 / (insns as f64 / 1e6).max(1e-9))
         ]);
     }
     write!(out, "{table}")?;
     if k > 0.0 {
         say!(
             out,
-            "\ngeometric mean of jit / qemu over the {k} programs: {:.2}x",
-            (g_jit / k).exp()
+            "\ngeometric means over the {k} programs: wall {:.2}x, CPU {:.2}x qemu's; the highest ratio {:.2}x",
+            (g_wall / k).exp(),
+            (g_cpu / k).exp(),
+            worst
         );
     }
     Ok(())
