@@ -266,8 +266,9 @@ pub struct Stats {
     /// Calls into compiled code.
     pub entries: u64,
     /// How calls ended: a pc not compiled, the budget, an instruction for the engine, a code
-    /// change.
-    pub exits: [u64; 4],
+    /// change, and a pc whose unit the jump cache did not hold (the machine tells the first
+    /// from the last and from a pc no unit can start at: [`Jit::reclassify_miss`]).
+    pub exits: [u64; 5],
 }
 
 /// The compiling tier: a Cranelift module of compiled units, their jump cache and TLBs.
@@ -447,6 +448,16 @@ impl<H: Host> Jit<H> {
     /// Sets the guest's `fcsr` for the next call into compiled code.
     pub fn set_fcsr(&mut self, fcsr: u64) {
         self.ctx.fcsr = fcsr;
+    }
+
+    /// Moves the last call's exit, counted as a miss, to `reason` (2: the pc holds an
+    /// instruction only the engine runs; 4: its unit is compiled but was not in the jump
+    /// cache).
+    pub fn reclassify_miss(&mut self, reason: usize) {
+        if reason < self.stats.exits.len() && self.stats.exits[0] > 0 {
+            self.stats.exits[0] -= 1;
+            self.stats.exits[reason] += 1;
+        }
     }
 
     /// Host bytes of compiled code held now.

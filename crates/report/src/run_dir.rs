@@ -200,10 +200,14 @@ pub struct CompiledExits {
     pub not_compiled: u64,
     /// At the instruction budget (a limit, a time slice, a record buffer's worth).
     pub budget: u64,
-    /// At an instruction the engine runs (a system call, FP arithmetic, a fault).
+    /// At an instruction the engine runs (a system call, a CSR, a fault), inside a unit or
+    /// at a pc where no unit can start.
     pub engine: u64,
     /// After a store that changed code.
     pub code_changed: u64,
+    /// At a pc whose unit is compiled but was not in the jump cache (an indirect jump whose
+    /// target's slot another unit held).
+    pub jump_cache: u64,
 }
 
 /// One guest thread in `--stats-json`.

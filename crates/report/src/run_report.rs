@@ -520,6 +520,7 @@ fn compiling_tier(s: &RunSummaries) -> Option<crate::run_dir::CompilingTier> {
                 budget: j.exits[1],
                 engine: j.exits[2],
                 code_changed: j.exits[3],
+                jump_cache: j.exits[4],
             },
         }
     })

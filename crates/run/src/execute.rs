@@ -82,7 +82,7 @@ pub struct JitCounts {
     pub entries: u64,
     /// How they ended: a pc not compiled, the instruction budget, an instruction for the
     /// engine, a code change.
-    pub exits: [u64; 4],
+    pub exits: [u64; 5],
     /// Of the units, the baseline tier's and Cranelift's.
     pub tiers: [TierCounts; 2],
     /// Chain sites patched to their targets' code.

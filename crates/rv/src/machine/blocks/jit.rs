@@ -656,7 +656,10 @@ impl Machine {
         }
         self.instret += retired;
         match exit {
-            Exit::Miss(next) => After::Go(next),
+            Exit::Miss(next) => {
+                self.classify_miss(next);
+                After::Go(next)
+            }
             Exit::Engine(at) => After::Engine(at),
             // the observer's budget: the engine runs on from there
             Exit::Budget(at) if budget < limit => After::Engine(at),
@@ -670,6 +673,39 @@ impl Machine {
                 After::Go(next)
             }
         }
+    }
+
+    /// Tells a miss at `next` that no unit will fix from one at a pc not compiled yet: a pc
+    /// whose block the engine keeps (it starts with what only the engine runs), or one whose
+    /// unit is compiled but not in the jump cache.
+    fn classify_miss(&mut self, next: u64) {
+        let reason = match self.peek_entry(next) {
+            Some(super::ORACLE) => 2,
+            Some(e) if e != super::NONE => {
+                let id = e - 1;
+                if self.compiled(id) {
+                    4
+                } else if self.blocks.blocks.get(id as usize).is_some_and(|b| b.jit == NEVER) {
+                    2
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        if reason != 0 {
+            if let Some(j) = self.jit.as_deref_mut() {
+                j.reclassify_miss(reason);
+            }
+        }
+    }
+
+    /// The block table's entry for `pc` (block id + 1, `NONE` or `ORACLE`), if its page has
+    /// a table.
+    fn peek_entry(&self, pc: u64) -> Option<u32> {
+        let table = *self.blocks.pages.get(&(pc >> 12))?;
+        let slot = ((pc & (crate::memory::PAGE_SIZE - 1)) >> 1) as usize;
+        self.blocks.tables.get(table as usize).map(|t| t[slot])
     }
 
     /// Hands an observer of [`Observer::RING`] the taken branches compiled code wrote into
