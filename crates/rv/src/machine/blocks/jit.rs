@@ -685,7 +685,12 @@ impl Machine {
                 let id = e - 1;
                 if self.compiled(id) {
                     4
-                } else if self.blocks.blocks.get(id as usize).is_some_and(|b| b.jit == NEVER) {
+                } else if self
+                    .blocks
+                    .blocks
+                    .get(id as usize)
+                    .is_some_and(|b| b.jit == NEVER)
+                {
                     2
                 } else {
                     0
