@@ -487,6 +487,26 @@ impl Machine {
         outcome
     }
 
+    /// One more run of block `id` on the engine: at the compiler's threshold
+    /// ([`Machine::jit_hot_baseline`] or [`Machine::jit_hot`]) its unit is compiled.
+    #[inline(always)]
+    fn heat_up<O: Observer>(&mut self, id: u32, uops: &[Uop], obs: &mut O) {
+        let hot = if self.jit_baseline && outcrop_jit::BASELINE {
+            self.jit_hot_baseline
+        } else {
+            self.jit_hot
+        };
+        if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
+            if b.jit != jit::NEVER {
+                b.heat = b.heat.saturating_add(1);
+                if b.heat >= hot {
+                    b.heat = 0;
+                    self.compile_unit(id, uops, obs);
+                }
+            }
+        }
+    }
+
     fn run_blocks_with<O: Observer>(
         &mut self,
         uops: &mut Vec<Uop>,
@@ -510,20 +530,7 @@ impl Machine {
                     self.poll_jit();
                 }
                 if !self.compiled(id) && !self.jit_waiting(id) {
-                    let hot = if self.jit_baseline && outcrop_jit::BASELINE {
-                        self.jit_hot_baseline
-                    } else {
-                        self.jit_hot
-                    };
-                    if let Some(b) = self.blocks.blocks.get_mut(id as usize) {
-                        if b.jit != jit::NEVER {
-                            b.heat = b.heat.saturating_add(1);
-                            if b.heat >= hot {
-                                b.heat = 0;
-                                self.compile_unit(id, uops, obs);
-                            }
-                        }
-                    }
+                    self.heat_up(id, uops, obs);
                 }
                 if self.compiled(id) {
                     if O::MAPPINGS
