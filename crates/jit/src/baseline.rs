@@ -426,10 +426,16 @@ impl Gen {
     /// aligned; else jumps to `miss`. Clobbers `rcx`.
     fn probe(&mut self, tlb: usize, size: u8, miss: Label) {
         let a = &mut self.a;
-        a.mov(W::B64, RCX, Rm::R(RAX));
-        a.shift_imm(W::B64, Shift::Shr, RCX, 12);
-        a.arith_imm(W::B32, Arith::And, Rm::R(RCX), (TLB_ENTRIES - 1) as i32);
-        a.shift_imm(W::B32, Shift::Shl, RCX, 4);
+        // rcx ← the entry: ((addr >> 12) & (TLB_ENTRIES - 1)) * 16, from the low 32 bits
+        const _: () = assert!(TLB_ENTRIES <= 1 << 20);
+        a.mov(W::B32, RCX, Rm::R(RAX));
+        a.shift_imm(W::B32, Shift::Shr, RCX, 8);
+        a.arith_imm(
+            W::B32,
+            Arith::And,
+            Rm::R(RCX),
+            ((TLB_ENTRIES - 1) << 4) as i32,
+        );
         a.arith_load(W::B64, Arith::Add, RCX, ctx(tlb));
         a.mov(W::B64, RDX, Rm::R(RAX));
         a.arith_imm(
@@ -440,9 +446,9 @@ impl Gen {
         );
         a.arith_load(W::B64, Arith::Cmp, RDX, mem(RCX, 0));
         a.jcc(Cc::Ne, miss);
-        a.mov(W::B32, RDX, Rm::R(RAX));
-        a.arith_imm(W::B32, Arith::And, Rm::R(RDX), 0xfff);
-        a.arith_load(W::B64, Arith::Add, RDX, mem(RCX, 8));
+        // the host address: the guest address plus the entry's addend
+        a.mov(W::B64, RDX, Rm::M(mem(RCX, 8)));
+        a.arith(W::B64, Arith::Add, Rm::R(RDX), RAX);
     }
 
     /// `rax` ← x[rs1] + off.

@@ -822,10 +822,11 @@ impl Gen<'_, '_> {
         (entry, hit)
     }
 
+    /// The host address of `addr`, whose page matched `entry`: the address plus the entry's
+    /// addend (the frame's address less the page's).
     fn host_addr(&mut self, entry: Value, addr: Value) -> Value {
-        let frame = self.b.ins().load(types::I64, flags(), entry, 8);
-        let off = self.b.ins().band_imm(addr, 0xfff);
-        self.b.ins().iadd(frame, off)
+        let addend = self.b.ins().load(types::I64, flags(), entry, 8);
+        self.b.ins().iadd(addr, addend)
     }
 
     fn mem_type(size: u8) -> types::Type {

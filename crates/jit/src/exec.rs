@@ -5,9 +5,10 @@
 //! # What keeps a guest from reaching host memory
 //! * Compiled code addresses host memory only through (a) the [`Context`] it is given, (b)
 //!   the TLB arrays and the jump cache the context points to, at offsets masked to their
-//!   sizes, and (c) a TLB entry's frame pointer plus the page offset of an access whose page
-//!   matched the entry's tag and whose offset leaves room for its bytes (`codegen.rs`,
-//!   `tlb_probe`): an access of at most 8 bytes inside one 4096-byte frame.
+//!   sizes, and (c) the address of an access whose page matched a TLB entry's tag and whose
+//!   offset leaves room for its bytes, plus that entry's addend (its frame's address less the
+//!   page's, so the sum is the frame plus the page offset: `codegen.rs`, `tlb_probe`;
+//!   `baseline.rs`, `probe`): an access of at most 8 bytes inside one 4096-byte frame.
 //! * TLB entries are written only here ([`fill`]), from frames the [`Host`] lends, and all of
 //!   them are dropped whenever the host's [`Host::frames_epoch`] moves (checked at every entry
 //!   and after every helper call), so an entry never outlives the frame it points to.
@@ -73,17 +74,19 @@ pub const MAX_COUNTERS: u32 = 1 << 22;
 /// Counters per allocation.
 const COUNTER_CHUNK: usize = 4096;
 /// A TLB entry: the page address (an invalid entry has its low bits set, so it never matches)
-/// and the host frame's address.
+/// and its *addend*: the host frame's address less the page address (wrapping), so that a
+/// guest address in the page plus the addend is its byte in the frame (one add in compiled
+/// code, as qemu's TLB does).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 struct Entry {
     tag: u64,
-    frame: u64,
+    addend: u64,
 }
 
 const INVALID: Entry = Entry {
     tag: u64::MAX,
-    frame: 0,
+    addend: 0,
 };
 
 /// A jump-cache entry: a guest pc and the compiled unit entered there.
@@ -920,7 +923,7 @@ unsafe fn fill<H: Host>(ctx: &mut Context, host: &mut H, addr: u64, write: bool)
     unsafe {
         *tlb.add(i) = Entry {
             tag: addr & !0xfff,
-            frame,
+            addend: frame.wrapping_sub(addr & !0xfff),
         };
     }
 }
