@@ -1052,27 +1052,30 @@ impl Gen {
         }
     }
 
+    /// `rcx` ← the next entry of a buffer of `entries` (a power of two) entries of
+    /// `1 << shift` bytes whose base the context holds at `base_at` and position at `pos_at`
+    /// (the position masked to the buffer), with the position moved on past it. Clobbers `rdx`.
+    fn append_at(&mut self, (base_at, pos_at): (usize, usize), entries: usize, shift: u8) {
+        let a = &mut self.a;
+        a.mov(W::B64, RCX, Rm::M(ctx(pos_at)));
+        a.lea(RDX, mem(RCX, 1));
+        a.store(W::B64, ctx(pos_at), RDX);
+        a.arith_imm(W::B32, Arith::And, Rm::R(RCX), (entries - 1) as i32);
+        a.shift_imm(W::B32, Shift::Shl, RCX, shift);
+        a.arith_load(W::B64, Arith::Add, RCX, ctx(base_at));
+    }
+
     /// A taken branch from `from` to the pc in `rax` into the ring, if the block writes it.
     /// Keeps `rax`.
     fn ring_push(&mut self, from: Option<u64>) {
         let (Some(_), Some(from)) = (self.snap.ring_from, from) else {
             return;
         };
-        let a = &mut self.a;
-        a.mov(W::B64, RCX, Rm::M(ctx(layout::RING_POS)));
-        a.lea(RDX, mem(RCX, 1));
-        a.store(W::B64, ctx(layout::RING_POS), RDX);
-        a.arith_imm(
-            W::B32,
-            Arith::And,
-            Rm::R(RCX),
-            (crate::exec::RING - 1) as i32,
-        );
-        a.shift_imm(W::B32, Shift::Shl, RCX, 4);
-        a.arith_load(W::B64, Arith::Add, RCX, ctx(layout::RING));
-        a.mov_const(RDX, from);
-        a.store(W::B64, mem(RCX, 0), RDX);
-        a.store(W::B64, mem(RCX, 8), RAX);
+        let at = (layout::RING, layout::RING_POS);
+        self.append_at(at, crate::exec::RING, 4);
+        self.a.mov_const(RDX, from);
+        self.a.store(W::B64, mem(RCX, 0), RDX);
+        self.a.store(W::B64, mem(RCX, 8), RAX);
     }
 
     /// [`Gen::ring_push`] to a known target.
@@ -1088,19 +1091,9 @@ impl Gen {
         let (Some(tag), true) = (self.snap.tag, self.snap.trace_on) else {
             return;
         };
-        let a = &mut self.a;
-        a.mov(W::B64, RCX, Rm::M(ctx(layout::TRACE_POS)));
-        a.lea(RDX, mem(RCX, 1));
-        a.store(W::B64, ctx(layout::TRACE_POS), RDX);
-        a.arith_imm(
-            W::B32,
-            Arith::And,
-            Rm::R(RCX),
-            (crate::exec::TRACE - 1) as i32,
-        );
-        a.shift_imm(W::B32, Shift::Shl, RCX, 2);
-        a.arith_load(W::B64, Arith::Add, RCX, ctx(layout::TRACE));
-        a.store_u32(mem(RCX, 0), tag);
+        let at = (layout::TRACE, layout::TRACE_POS);
+        self.append_at(at, crate::exec::TRACE, 2);
+        self.a.store_u32(mem(RCX, 0), tag);
     }
 
     /// A memory helper's arguments: the context, the address (in `rax`), `k`.
