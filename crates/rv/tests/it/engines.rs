@@ -41,6 +41,21 @@ fn every_workload_runs_the_same_under_both_engines() {
     }
 }
 
+/// The Cranelift path, which the baseline tier replaced on x86-64 hosts, still runs what it
+/// compiles exactly (FP arithmetic and the FP CSRs through `Host::float` included): the
+/// workloads with FP, interpreters and compressors, with the baseline tier off.
+#[test]
+fn cranelift_without_the_baseline_tier_runs_workloads_the_same() {
+    for name in ["fft", "nbody", "matmul", "lz", "bytecode_vm", "qsort_ints"] {
+        let make = || {
+            let mut m = common::workload(name, 60_000_000);
+            m.jit_baseline = false;
+            m
+        };
+        compare_engines(&make, None, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
 #[test]
 fn an_observer_stops_both_engines_at_the_same_instruction() {
     for stop in [1, 2, 7, 1000, 123_457] {
