@@ -67,65 +67,53 @@ struct Snap {
     trace_on: bool,
 }
 
-/// A path emitted after the unit's straight-line code.
+/// A path emitted after the unit's straight-line code (at its label, with the block's
+/// [`Snap`] as it was where the path leaves: [`Gen::defer`]).
 enum Cold {
     /// The budget does not cover the block at `pc`.
-    Budget { at: Label, pc: u64, snap: Snap },
+    Budget { pc: u64 },
     /// A load the TLB missed: the host performs it; a fault leaves at `pc`.
     Load {
-        at: Label,
         done: Label,
         kind: u32,
         pc: u64,
         unretired: u32,
-        snap: Snap,
     },
     /// A store the TLB missed.
     Store {
-        at: Label,
         done: Label,
         size: u8,
         value: (bool, u8),
         pc: u64,
         len: u8,
         unretired: u32,
-        snap: Snap,
     },
     /// An AMO whose page is not in the write TLB: the host lends it, or the engine runs it.
     Amo {
-        at: Label,
         again: Label,
         size: u8,
         pc: u64,
         unretired: u32,
-        snap: Snap,
     },
     /// A conditional branch out of the middle of a block.
     Taken {
-        at: Label,
         target: u64,
         /// Instructions retired (`n`) and given back.
         n: u32,
         unretired: u32,
         /// The pc it writes into the ring from.
         from: Option<u64>,
-        snap: Snap,
     },
     /// A counted block's record filled the buffer: the call ends (the next pc in `rax`).
-    Full { at: Label },
+    Full,
     /// The engine runs the instruction at `pc` (a helper declined it).
-    Engine {
-        at: Label,
-        pc: u64,
-        unretired: u32,
-        snap: Snap,
-    },
+    Engine { pc: u64, unretired: u32 },
 }
 
 struct Gen {
     a: Asm,
     heads: Vec<(u64, Label)>,
-    cold: Vec<Cold>,
+    cold: Vec<(Label, Snap, Cold)>,
     /// Chain sites: the offset of each `jmp rel32` and its target.
     sites: Vec<(u32, u64)>,
     /// Shared tails: the jump-cache lookup (`rdi` the context, `rax` the pc) and the exit
@@ -275,11 +263,7 @@ impl Gen {
         self.a
             .arith_imm(W::B64, Arith::Cmp, Rm::M(ctx(layout::BUDGET)), insns);
         self.a.jcc(Cc::B, short);
-        self.cold.push(Cold::Budget {
-            at: short,
-            pc: blk.start,
-            snap: self.snap,
-        });
+        self.defer(short, Cold::Budget { pc: blk.start });
         self.a
             .arith_imm(W::B64, Arith::Sub, Rm::M(ctx(layout::BUDGET)), insns);
         self.count(1);
@@ -517,12 +501,13 @@ impl Gen {
                 self.a.call_mem(ctx(layout::HELPER_FLOAT));
                 self.a.test(W::B64, RAX, RAX);
                 self.a.jcc(Cc::E, bad);
-                self.cold.push(Cold::Engine {
-                    at: bad,
-                    pc,
-                    unretired: blk.insns - n,
-                    snap: self.snap,
-                });
+                self.defer(
+                    bad,
+                    Cold::Engine {
+                        pc,
+                        unretired: blk.insns - n,
+                    },
+                );
             }
             Op::Amo {
                 op,
@@ -545,14 +530,15 @@ impl Gen {
                 self.trace_push();
                 let t = self.a.label();
                 self.compare(cond, rs1, rs2, t);
-                self.cold.push(Cold::Taken {
-                    at: t,
-                    target,
-                    n,
-                    unretired: blk.insns - n,
-                    from: blk.ring.map(|_| pc),
-                    snap: self.snap,
-                });
+                self.defer(
+                    t,
+                    Cold::Taken {
+                        target,
+                        n,
+                        unretired: blk.insns - n,
+                        from: blk.ring.map(|_| pc),
+                    },
+                );
             }
             Op::Next { tag, n, .. } => {
                 // in a counted block, the basic block from here on counts in the next
@@ -583,14 +569,15 @@ impl Gen {
             _ => self.a.mov(W::B64, RAX, at),
         }
         self.a.bind(done);
-        self.cold.push(Cold::Load {
-            at: slow,
-            done,
-            kind: u32::from(size) | if signed { 0x100 } else { 0 },
-            pc,
-            unretired: un,
-            snap: self.snap,
-        });
+        self.defer(
+            slow,
+            Cold::Load {
+                done,
+                kind: u32::from(size) | if signed { 0x100 } else { 0 },
+                pc,
+                unretired: un,
+            },
+        );
     }
 
     fn store(
@@ -612,16 +599,17 @@ impl Gen {
         }
         self.a.store(width(size), mem(RDX, 0), RSI);
         self.a.bind(done);
-        self.cold.push(Cold::Store {
-            at: slow,
-            done,
-            size,
-            value: (fp, rs2),
-            pc,
-            len,
-            unretired: un,
-            snap: self.snap,
-        });
+        self.defer(
+            slow,
+            Cold::Store {
+                done,
+                size,
+                value: (fp, rs2),
+                pc,
+                len,
+                unretired: un,
+            },
+        );
     }
 
     fn amo(&mut self, op: AmoOp, (rd, rs1, rs2): (u8, u8, u8), size: u8, pc: u64, un: u32) {
@@ -658,14 +646,15 @@ impl Gen {
             a.movsx(W::B32, R8, Rm::R(R8));
         }
         self.set(rd, R8);
-        self.cold.push(Cold::Amo {
-            at: slow,
-            again,
-            size,
-            pc,
-            unretired: un,
-            snap: self.snap,
-        });
+        self.defer(
+            slow,
+            Cold::Amo {
+                again,
+                size,
+                pc,
+                unretired: un,
+            },
+        );
     }
 
     fn fmove(&mut self, op: FMove, rd: u8, rs1: u8, rs2: u8) {
@@ -847,23 +836,22 @@ impl Gen {
         self.set(rd, RAX)
     }
 
-    fn cold(&mut self, c: Cold) {
+    /// Emits `c` after the unit's straight-line code, at `at`, with the block as it is here.
+    fn defer(&mut self, at: Label, c: Cold) {
+        self.cold.push((at, self.snap, c));
+    }
+
+    fn cold(&mut self, (at, snap, c): (Label, Snap, Cold)) {
+        self.snap = snap;
+        self.a.bind(at);
         match c {
-            Cold::Budget { at, pc, snap } => {
-                self.snap = snap;
-                self.a.bind(at);
-                self.leave(pc, reason::BUDGET, 0)
-            }
+            Cold::Budget { pc } => self.leave(pc, reason::BUDGET, 0),
             Cold::Load {
-                at,
                 done,
                 kind,
                 pc,
                 unretired,
-                snap,
             } => {
-                self.snap = snap;
-                self.a.bind(at);
                 self.helper_args(kind);
                 self.a.call_mem(ctx(layout::HELPER_LOAD));
                 self.a
@@ -872,17 +860,13 @@ impl Gen {
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Store {
-                at,
                 done,
                 size,
                 value: (fp, rs2),
                 pc,
                 len,
                 unretired,
-                snap,
             } => {
-                self.snap = snap;
-                self.a.bind(at);
                 if fp {
                     self.a.mov(W::B64, RCX, Rm::M(freg(rs2)));
                 } else {
@@ -905,15 +889,11 @@ impl Gen {
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Amo {
-                at,
                 again,
                 size,
                 pc,
                 unretired,
-                snap,
             } => {
-                self.snap = snap;
-                self.a.bind(at);
                 self.helper_args(u32::from(size));
                 self.a.call_mem(ctx(layout::HELPER_FILL));
                 self.a.test(W::B64, RAX, RAX);
@@ -921,15 +901,11 @@ impl Gen {
                 self.leave(pc, reason::ENGINE, unretired)
             }
             Cold::Taken {
-                at,
                 target,
                 n,
                 unretired,
                 from,
-                snap,
             } => {
-                self.snap = snap;
-                self.a.bind(at);
                 if unretired > 0 {
                     self.a.arith_imm(
                         W::B64,
@@ -955,18 +931,8 @@ impl Gen {
                 }
                 self.goto(target)
             }
-            Cold::Engine {
-                at,
-                pc,
-                unretired,
-                snap,
-            } => {
-                self.snap = snap;
-                self.a.bind(at);
-                self.leave(pc, reason::ENGINE, unretired)
-            }
-            Cold::Full { at } => {
-                self.a.bind(at);
+            Cold::Engine { pc, unretired } => self.leave(pc, reason::ENGINE, unretired),
+            Cold::Full => {
                 self.a.mov_u32(RCX, reason::MISS as u32);
                 self.a.jmp(self.exit)
             }
@@ -1035,7 +1001,7 @@ impl Gen {
         self.a
             .arith_imm(W::B64, Arith::Cmp, Rm::R(R8), crate::exec::RECORDS as i32);
         self.a.jcc(Cc::Ae, full);
-        self.cold.push(Cold::Full { at: full });
+        self.defer(full, Cold::Full);
     }
 
     /// The record of a block's transfer to `next`: every one for a recording block; for a
