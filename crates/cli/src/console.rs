@@ -57,7 +57,7 @@ pub fn read_image(spec: &outcrop_run::ProgramSpec) -> Result<outcrop_run::Progra
     if spec.command.is_empty() {
         refuse!("{NO_PROGRAM}");
     }
-    Ok(outcrop_run::ProgramImage::read(&spec.path())?)
+    Ok(outcrop_run::ProgramImage::read(&spec.path())?.with_names(spec.names))
 }
 
 /// The error when no program follows `--`.

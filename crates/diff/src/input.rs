@@ -175,6 +175,9 @@ pub struct ThreadView {
 pub struct FunctionView {
     /// Name.
     pub name: String,
+    /// The name as the symbol table spells it, when demangling changed it.
+    #[serde(default)]
+    pub mangled: Option<String>,
     /// First byte.
     #[serde(default)]
     pub start: u64,
@@ -365,6 +368,7 @@ impl ProfileView {
                     let f = self.functions.iter().find(|f| f.name == name);
                     functions.push(Function {
                         name: name.to_string(),
+                        mangled: f.and_then(|f| f.mangled.clone()),
                         start: f.map_or(0, |f| f.start),
                         size: 0,
                         self_counts: f.map_or(Counts::default(), |f| f.self_counts),

@@ -76,6 +76,7 @@ fn profile(id: Option<&str>, timed: bool, chains: &[(&[&str], u64)]) -> ProfileV
             }
             FunctionView {
                 name: name.clone(),
+                mangled: None,
                 start: 0x1000 * (i as u64 + 1),
                 self_counts: s,
                 total: s,

@@ -117,6 +117,12 @@ pub struct GuestArgs {
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     pub env: Vec<std::ffi::OsString>,
 
+    /// Show C++ and Rust function names as the symbol table spells them (`_ZL6workerii`)
+    /// instead of demangled (`worker(int, int)`). JSON reports carry both either way
+    /// (`name`, and `mangled` where they differ).
+    #[arg(long)]
+    pub no_demangle: bool,
+
     /// The program (a riscv64 Linux ELF executable: static, or dynamically linked with
     /// --sysroot) and its arguments (`outcrop run` without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
@@ -196,6 +202,11 @@ impl GuestArgs {
             max_threads: self.max_threads as usize,
             isa: self.isa.unwrap_or_default(),
             sysroot: self.sysroot.clone(),
+            names: if self.no_demangle {
+                crate::outcrop_rv::symbols::Names::Mangled
+            } else {
+                crate::outcrop_rv::symbols::Names::Demangled
+            },
         }
     }
 }

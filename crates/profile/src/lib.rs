@@ -428,10 +428,16 @@ impl Profiler {
         self
     }
 
-    /// The name, start and size of function `id` (the program's, then the objects').
-    fn function_info(&self, id: u32) -> Option<(String, u64, u64)> {
+    /// The name, mangled name, start and size of function `id` (the program's, then the
+    /// objects').
+    fn function_info(&self, id: u32) -> Option<(String, Option<String>, u64, u64)> {
         if let Some(f) = self.symbols.function(outcrop_rv::symbols::FunctionId(id)) {
-            return Some((f.name.to_string(), f.start, f.size));
+            return Some((
+                f.name.to_string(),
+                f.mangled.map(str::to_string),
+                f.start,
+                f.size,
+            ));
         }
         let o = self
             .objects
@@ -441,7 +447,12 @@ impl Profiler {
         let f = o
             .symbols
             .function(outcrop_rv::symbols::FunctionId(id - o.base))?;
-        Some((format!("{}{}", f.name, o.suffix), f.start, f.size))
+        Some((
+            format!("{}{}", f.name, o.suffix),
+            f.mangled.map(|m| format!("{m}{}", o.suffix)),
+            f.start,
+            f.size,
+        ))
     }
 
     /// Instructions seen so far.
@@ -1181,8 +1192,12 @@ impl Observer for ByBlocks<'_> {
 /// One function of a [`Profile`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Function {
-    /// Its name (`[unknown]` for code outside every symbol).
+    /// Its name (`[unknown]` for code outside every symbol), demangled unless the symbols
+    /// were read without ([`outcrop_rv::symbols::Symbols::mangled_names`]).
     pub name: String,
+    /// The name as the symbol table spells it, when demangling changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mangled: Option<String>,
     /// First byte (0 for `[unknown]`).
     pub start: u64,
     /// Length in bytes (0 for `[unknown]`).
@@ -1286,6 +1301,7 @@ impl Profile {
                         || "[unknown]".to_string(),
                         |o| format!("[unknown]{}", p.objects[o].suffix),
                     ),
+                    mangled: None,
                     start: owner.map_or(0, |o| p.objects[o].lo),
                     size: 0,
                     self_counts: Counts::default(),
@@ -1313,13 +1329,14 @@ impl Profile {
             if slots.iter().all(|c| c.instructions == 0) {
                 continue;
             }
-            let Some((name, start, size)) = p.function_info(id as u32) else {
+            let Some((name, mangled, start, size)) = p.function_info(id as u32) else {
                 continue;
             };
             let idx = functions.len() as u32;
             remap.insert(id as u32, idx);
             let mut f = Function {
                 name,
+                mangled,
                 start,
                 size,
                 self_counts: Counts::default(),

@@ -163,10 +163,11 @@ pub fn pprof(profile: &Profile, name: &str) -> Vec<u8> {
     for (i, f) in profile.functions.iter().enumerate() {
         let id = i as u64 + 1;
         let n = s.get(&f.name);
+        let system_name = f.mangled.as_deref().map_or(n, |m| s.get(m));
         function.push(Function {
             id,
             name: n,
-            system_name: n,
+            system_name,
         });
         location.push(Location {
             id,

@@ -53,8 +53,11 @@ pub fn thousands(n: u64) -> String {
 /// One function row of [`ProfileReport`].
 #[derive(Clone, Debug, Serialize)]
 pub struct FunctionRow {
-    /// Name.
+    /// Name (demangled unless `--no-demangle`).
     pub name: String,
+    /// The name as the symbol table spells it, when demangling changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mangled: Option<String>,
     /// First byte.
     pub start: u64,
     /// Size in bytes.
@@ -230,6 +233,7 @@ impl ProfileReport {
             .into_iter()
             .map(|f| FunctionRow {
                 name: f.name.clone(),
+                mangled: f.mangled.clone(),
                 start: f.start,
                 size: f.size,
                 self_counts: f.self_counts,

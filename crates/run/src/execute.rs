@@ -271,6 +271,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     if config.profile {
         run = run
             .profile(image.symbols().cloned().unwrap_or_default())
+            .names(image.names())
             .timeline(config.timeline);
     }
     if let Some(r) = &config.rap {
@@ -353,6 +354,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             image.symbols().ok(),
             machine.kernel.mapped_objects(),
             config.profile,
+            image.names(),
         )
     } else {
         (None, Vec::new())

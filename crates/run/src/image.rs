@@ -10,7 +10,7 @@ use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
 use crate::{Error, Result};
 use outcrop_profile::lines::LineTable;
 use outcrop_rv::elf::FileSegment;
-use outcrop_rv::symbols::Symbols;
+use outcrop_rv::symbols::{Names, Symbols};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -57,6 +57,7 @@ pub struct ProgramImage {
     program_id: OnceLock<std::result::Result<String, String>>,
     segments: Vec<FileSegment>,
     tags: OnceLock<std::result::Result<Vec<(u64, u64)>, String>>,
+    names: Names,
     counts: Counters,
 }
 
@@ -92,8 +93,21 @@ impl ProgramImage {
             program_id: OnceLock::new(),
             segments,
             tags: OnceLock::new(),
+            names: Names::default(),
             counts: Counters::default(),
         })
+    }
+
+    /// Names its functions (and its objects') as `names` says (`--no-demangle`); set before
+    /// the first use of [`ProgramImage::symbols`].
+    pub fn with_names(mut self, names: Names) -> ProgramImage {
+        self.names = names;
+        self
+    }
+
+    /// How its functions (and those of the objects it maps) are named.
+    pub fn names(&self) -> Names {
+        self.names
     }
 
     /// The path it was read from, as given.
@@ -117,7 +131,9 @@ impl ProgramImage {
         self.symbols
             .get_or_init(|| {
                 bump(&self.counts.symbols);
-                Symbols::from_elf(&self.bytes).map_err(|e| e.to_string())
+                Symbols::from_elf(&self.bytes)
+                    .map(|s| s.with_names(self.names))
+                    .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(String::as_str)

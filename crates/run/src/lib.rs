@@ -153,6 +153,7 @@ pub struct Run<'a, 's> {
     wpp: Option<WppSpec<'s>>,
     paths: Vec<LbrConfig>,
     profile: Option<Symbols>,
+    names: outcrop_rv::symbols::Names,
     timeline: u64,
     phases: Option<u64>,
     range: Option<(u64, u64)>,
@@ -232,6 +233,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp: None,
             paths: Vec::new(),
             profile: None,
+            names: outcrop_rv::symbols::Names::default(),
             timeline: DEFAULT_TIMELINE,
             phases: None,
             range: None,
@@ -276,6 +278,14 @@ impl<'a, 's> Run<'a, 's> {
     /// `symbols`.
     pub fn profile(mut self, symbols: Symbols) -> Self {
         self.profile = Some(symbols);
+        self
+    }
+
+    /// How the exact profile names the functions of shared objects mapped during the run
+    /// (default demangled; the program's are named by the `Symbols` given to
+    /// [`Run::profile`]).
+    pub fn names(mut self, names: outcrop_rv::symbols::Names) -> Self {
+        self.names = names;
         self
     }
 
@@ -366,6 +376,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths,
             profile,
+            names,
             timeline,
             phases,
             range,
@@ -376,7 +387,7 @@ impl<'a, 's> Run<'a, 's> {
         let mut bbv = phases.map(BbvCollector::new);
         let mut profiler = profile.map(|s| {
             Profiler::new(s)
-                .with_objects(objects::profile_resolver())
+                .with_objects(objects::profile_resolver(names))
                 .with_timeline(timeline)
         });
         let mut rap = rap.map(RapSpec::profiler);

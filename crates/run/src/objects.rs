@@ -7,14 +7,14 @@
 
 use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
 use outcrop_events::Mapping;
-use outcrop_rv::symbols::Symbols;
+use outcrop_rv::symbols::{Names, Symbols};
 
-/// The function symbols of mapped object `m`, at its load address; `None` when its file
-/// cannot be read, is not the file that was mapped, or has no symbols.
-pub fn symbols_of(m: &Mapping<'_>) -> Option<Symbols> {
+/// The function symbols of mapped object `m`, at its load address, named as `names` says;
+/// `None` when its file cannot be read, is not the file that was mapped, or has no symbols.
+pub fn symbols_of(m: &Mapping<'_>, names: Names) -> Option<Symbols> {
     let bytes = object_bytes(m)?;
     let bias = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset)?;
-    Symbols::from_elf_at(&bytes, bias).ok()
+    Some(Symbols::from_elf_at(&bytes, bias).ok()?.with_names(names))
 }
 
 /// The bytes of the file `m` was mapped from, when it is still that file.
@@ -29,8 +29,8 @@ pub fn object_bytes(m: &Mapping<'_>) -> Option<Vec<u8>> {
 }
 
 /// The resolver the exact profiler names shared-library code with.
-pub fn profile_resolver() -> outcrop_profile::ObjectSymbols {
-    Box::new(symbols_of)
+pub fn profile_resolver(names: Names) -> outcrop_profile::ObjectSymbols {
+    Box::new(move |m| symbols_of(m, names))
 }
 
 /// A build-id in lower-case hex.
@@ -60,12 +60,13 @@ pub fn object_infos(
 
 /// What the reports of a dynamically linked run need of the objects it mapped, each file read
 /// once after the run: the functions of the program and of every object (named
-/// `name@object`), and the objects that carry source lines (only when `lines`). `None` and
-/// nothing for a static program.
+/// `name@object`, as `names` says), and the objects that carry source lines (only when
+/// `lines`). `None` and nothing for a static program.
 pub fn after_run(
     program: Option<&Symbols>,
     objects: &[outcrop_rv::kernel::MappedObject],
     lines: bool,
+    names: Names,
 ) -> (Option<Symbols>, Vec<DebugObject>) {
     if objects.len() <= 1 {
         return (None, Vec::new());
@@ -81,7 +82,7 @@ pub fn after_run(
             continue;
         };
         if let Ok(s) = Symbols::from_elf_at(&bytes, bias) {
-            parts.push((s, format!("@{}", m.name())));
+            parts.push((s.with_names(names), format!("@{}", m.name())));
         }
         if lines && outcrop_rv::elf::has_section(&bytes, ".debug_line") {
             debug.push(DebugObject {
@@ -151,14 +152,14 @@ pub struct Found {
 }
 
 /// The functions of a recorded run's program and of the objects [`find_recorded`] found,
-/// each object's named `name@object`.
-pub fn symbols_across(program: Option<&Symbols>, found: &[Found]) -> Symbols {
+/// each object's named `name@object` (as `names` says).
+pub fn symbols_across(program: Option<&Symbols>, found: &[Found], names: Names) -> Symbols {
     let parts: Vec<(Symbols, &str)> = found
         .iter()
         .filter_map(|f| {
             Symbols::from_elf_at(&f.bytes, f.bias)
                 .ok()
-                .map(|s| (s, f.suffix.as_str()))
+                .map(|s| (s.with_names(names), f.suffix.as_str()))
         })
         .collect();
     merge(program, &parts)

@@ -67,6 +67,9 @@ pub struct ProgramSpec {
     /// `KEY=VALUE` variables set in the guest's environment on top of the inherited one (or
     /// of the empty one under `deterministic`), replacing a variable of the same name.
     pub env: Vec<OsString>,
+    /// How reports name its functions and its libraries' (`--no-demangle`: as the symbol
+    /// tables spell them).
+    pub names: outcrop_rv::symbols::Names,
 }
 
 impl ProgramSpec {
@@ -90,6 +93,7 @@ impl ProgramSpec {
             max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
             isa: outcrop_rv::inst::Isa::ALL,
             sysroot: None,
+            names: outcrop_rv::symbols::Names::Demangled,
         }
     }
 
@@ -153,7 +157,7 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     if spec.command.is_empty() {
         return Err(Error::Config("no program given".into()));
     }
-    let image = ProgramImage::read(&spec.path())?;
+    let image = ProgramImage::read(&spec.path())?.with_names(spec.names);
     let machine = load_image(spec, &image, on_warning)?;
     Ok(Guest {
         machine,

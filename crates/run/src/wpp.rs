@@ -85,7 +85,11 @@ impl WppAnalysis {
                     input.ignore_program_id,
                     &mut |w| warn(&w),
                 )?;
-                Some(crate::objects::symbols_across(c.symbols().ok(), &found))
+                Some(crate::objects::symbols_across(
+                    c.symbols().ok(),
+                    &found,
+                    c.names(),
+                ))
             }
             _ => None,
         };

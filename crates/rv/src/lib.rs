@@ -29,6 +29,7 @@
 )]
 
 pub mod compressed;
+pub mod demangle;
 pub mod differential;
 pub mod elf;
 mod error;

@@ -60,8 +60,12 @@ pub struct FunctionId(pub u32);
 pub struct Sym<'a> {
     /// Its index in [`Symbols::functions`].
     pub id: FunctionId,
-    /// The preferred name (see the module docs for the order).
+    /// The preferred name (see the module docs for the order), demangled
+    /// ([`crate::demangle`]).
     pub name: &'a str,
+    /// The preferred name as the symbol table spells it, when demangling changed it
+    /// (`_ZL6workerii` for `worker(int, int)`).
+    pub mangled: Option<&'a str>,
     /// The other names at the same address, best first.
     pub aliases: &'a [Box<str>],
     /// First byte.
@@ -76,6 +80,12 @@ pub struct Sym<'a> {
 }
 
 impl Sym<'_> {
+    /// The indices of its names in `symbols.names`.
+    fn id_names(&self, symbols: &Symbols) -> std::ops::Range<usize> {
+        let f = &symbols.functions[self.id.0 as usize];
+        f.first_name as usize..(f.first_name + f.name_count) as usize
+    }
+
     /// One past the last byte.
     pub fn end(&self) -> u64 {
         // from_elf checked that start + size does not overflow
@@ -97,6 +107,17 @@ impl fmt::Display for Sym<'_> {
             write!(f, "{}+{:#x}", self.name, self.offset)
         }
     }
+}
+
+/// How function names are shown: demangled (`worker(int, int)`, the default) or as the
+/// symbol table spells them (`_ZL6workerii`; `--no-demangle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Names {
+    /// C++ and Rust names demangled ([`crate::demangle`]).
+    #[default]
+    Demangled,
+    /// Every name as the symbol table spells it.
+    Mangled,
 }
 
 /// A function overlapping a range, and how many of its bytes lie inside it
@@ -124,6 +145,8 @@ struct Function {
 pub struct Symbols {
     functions: Vec<Function>,
     names: Vec<Box<str>>,
+    /// `mangled[i]`: `names[i]` as the symbol table spells it, when demangling changed it.
+    mangled: Vec<Option<Box<str>>>,
     /// `max_end[i]` = the greatest end among `functions[..=i]`, so searches for functions
     /// containing an address can stop early even when extents overlap.
     max_end: Vec<u64>,
@@ -141,6 +164,8 @@ struct Candidate {
     section_end: u64,
     preference: Preference,
     name: Box<str>,
+    /// The name as the table spells it, when `name` is its demangled form.
+    mangled: Option<Box<str>>,
 }
 
 /// Sorts best first: see "preferred name" in the module docs.
@@ -259,14 +284,21 @@ impl Symbols {
                     "function at {start:#x} of size {size:#x} extends past the address space"
                 )));
             }
+            // a name is text for people and line-based formats: control characters (a
+            // newline, an escape sequence) are kept escaped, in every output
+            let escaped = |s: &str| Box::<str>::from(outcrop_events::escape::terminal(s));
+            let raw = escaped(&String::from_utf8_lossy(name));
+            let (name_shown, mangled) = match crate::demangle::demangle(name) {
+                Some(d) => (escaped(&d), Some(raw)),
+                None => (raw, None),
+            };
             let candidate = Candidate {
                 start,
                 size,
                 section_end,
                 preference: Preference::new(kind, sym.st_bind(), name),
-                // a name is text for people and line-based formats: control characters
-                // (a newline, an escape sequence) are kept escaped, in every output
-                name: outcrop_events::escape::terminal(&String::from_utf8_lossy(name)).into(),
+                name: name_shown,
+                mangled,
             };
             if is_function {
                 functions.push(candidate);
@@ -313,13 +345,15 @@ impl Symbols {
             };
             let first_name = u32::try_from(out.names.len()).map_err(|_| too_many())?;
             // the group is sorted best first; keep each name's first (best) copy, in order
-            let mut unique: Vec<(usize, &Box<str>)> =
-                group.iter().map(|c| &c.name).enumerate().collect();
-            unique.sort_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));
-            unique.dedup_by(|later, first| later.1 == first.1);
+            // (two mangled names can demangle alike: a constructor's C1 and C2 variants)
+            let mut unique: Vec<(usize, &Candidate)> = group.iter().enumerate().collect();
+            unique.sort_by(|a, b| (&a.1.name, a.0).cmp(&(&b.1.name, b.0)));
+            unique.dedup_by(|later, first| later.1.name == first.1.name);
             unique.sort_unstable_by_key(|&(rank, _)| rank);
-            out.names
-                .extend(unique.into_iter().map(|(_, name)| name.clone()));
+            for (_, c) in unique {
+                out.names.push(c.name.clone());
+                out.mangled.push(c.mangled.clone());
+            }
             let name_count =
                 u32::try_from(out.names.len() - first_name as usize).map_err(|_| too_many())?;
             let end = best.start + size;
@@ -342,13 +376,18 @@ impl Symbols {
     /// address): every name of a part with a suffix gets it (`memcpy` → `memcpy@libc.so.6`).
     /// Functions keep their extents; lookups in overlapping parts pick the innermost.
     pub fn merged(parts: &[(&Symbols, &str)]) -> Symbols {
-        let mut all: Vec<(Function, Vec<Box<str>>)> = Vec::new();
+        type Names = Vec<(Box<str>, Option<Box<str>>)>;
+        let mut all: Vec<(Function, Names)> = Vec::new();
         for (sym, suffix) in parts {
             for f in &sym.functions {
-                let names = sym.names
-                    [f.first_name as usize..(f.first_name + f.name_count) as usize]
+                let range = f.first_name as usize..(f.first_name + f.name_count) as usize;
+                let names = sym.names[range.clone()]
                     .iter()
-                    .map(|n| Box::from(format!("{n}{suffix}")))
+                    .zip(&sym.mangled[range])
+                    .map(|(n, m)| {
+                        let m = m.as_ref().map(|m| Box::from(format!("{m}{suffix}")));
+                        (Box::from(format!("{n}{suffix}")), m)
+                    })
                     .collect();
                 all.push((*f, names));
             }
@@ -359,7 +398,10 @@ impl Symbols {
         for (mut f, names) in all {
             f.first_name = out.names.len() as u32;
             f.name_count = names.len() as u32;
-            out.names.extend(names);
+            for (n, m) in names {
+                out.names.push(n);
+                out.mangled.push(m);
+            }
             let end = f.start.saturating_add(f.size);
             let max_end = out.max_end.last().map_or(end, |&m| m.max(end));
             out.functions.push(f);
@@ -384,9 +426,11 @@ impl Symbols {
             .names
             .get(f.first_name as usize..f.first_name as usize + f.name_count as usize)?;
         let (name, aliases) = names.split_first()?;
+        let mangled = self.mangled.get(f.first_name as usize)?.as_deref();
         Some(Sym {
             id: FunctionId(index as u32),
             name,
+            mangled,
             aliases,
             start: f.start,
             size: f.size,
@@ -405,11 +449,35 @@ impl Symbols {
         (0..self.functions.len()).filter_map(|i| self.sym(i, 0))
     }
 
-    /// The first function (by address) with `name` as its preferred name or an alias.
-    /// A linear search.
+    /// The first function (by address) with `name` as its preferred name or an alias,
+    /// demangled or as the symbol table spells it. A linear search.
     pub fn named(&self, name: &str) -> Option<Sym<'_>> {
-        self.functions()
-            .find(|f| f.name == name || f.aliases.iter().any(|a| &**a == name))
+        self.functions().find(|f| {
+            let range = f.id_names(self);
+            self.names[range.clone()].iter().any(|n| &**n == name)
+                || self.mangled[range]
+                    .iter()
+                    .any(|m| m.as_deref() == Some(name))
+        })
+    }
+
+    /// The same functions with their names as `names` says.
+    pub fn with_names(self, names: Names) -> Symbols {
+        match names {
+            Names::Demangled => self,
+            Names::Mangled => self.mangled_names(),
+        }
+    }
+
+    /// The same functions with every name as the symbol table spells it (what
+    /// `--no-demangle` shows).
+    pub fn mangled_names(mut self) -> Symbols {
+        for (name, mangled) in self.names.iter_mut().zip(&mut self.mangled) {
+            if let Some(m) = mangled.take() {
+                *name = m;
+            }
+        }
+        self
     }
 
     /// The function containing `addr` (the innermost if extents overlap), with `offset` set

@@ -13,6 +13,7 @@ mod house;
 mod import;
 mod instrument;
 mod layers;
+mod names;
 mod paths;
 mod phases;
 mod query_run;
