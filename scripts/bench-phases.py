@@ -41,7 +41,7 @@ for w in manifest["workload"]:
     for r in w.get("reads", []):
         os.makedirs(os.path.join(scratch, os.path.dirname(r)), exist_ok=True)
         shutil.copy(os.path.join(wl, r), os.path.join(scratch, r))
-    cmd = [outcrop, "phases", "--timing", "--compare", "--json", "--allow-rw", "."] + sys.argv[2:]
+    cmd = [outcrop, "phases", "--timing", "--compare", "--json", "-o", "-", "--allow-rw", "."] + sys.argv[2:]
     if real:
         cmd += ["--allow", real]
     if "sysroot" in w:

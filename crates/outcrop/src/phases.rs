@@ -54,7 +54,8 @@ pub struct PhasesArgs {
     /// Write JSON (docs/phases.md).
     #[arg(long)]
     json: bool,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE, or to stdout with `-o -`. Default: stderr, as `outcrop run`
+    /// does (the guest's own output is not shown: it runs more than once).
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]
@@ -111,7 +112,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         })
         .with_context(|| format!("writing {}", bb.display()))?;
     }
-    let image = outcrop_run::ProgramImage::read(&spec.path())?;
+    let image = outcrop_run::ProgramImage::read(&spec.path())?.with_names(spec.names);
     let report = PhasesReport::new(&run, image.symbols().ok());
     let text = if args.json {
         report.to_json()
@@ -124,7 +125,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
             Ok(())
         })
         .with_context(|| format!("writing {}", p.display()))?,
-        None => std::io::stdout()
+        None => std::io::stderr()
             .lock()
             .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?,
     }

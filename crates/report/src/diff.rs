@@ -287,8 +287,10 @@ type Rows = Vec<(Vec<String>, String)>;
 /// The first `n` function rows.
 fn function_rows(p: &ProfileDiff, n: usize) -> Rows {
     let timed = p.weight == Weight::Cycles;
+    let floor = noise_floor(p);
     p.functions
         .iter()
+        .take_while(|f| f.delta.self_counts.of(p.weight).unsigned_abs() >= floor)
         .take(n)
         .map(|f| {
             (
@@ -305,11 +307,59 @@ fn function_rows(p: &ProfileDiff, n: usize) -> Rows {
         .collect()
 }
 
+/// Parts of the larger run under which a row's change is left out of the text tables as
+/// noise (1/10,000: 0.01%; a run's start-up differs by a few hundred cycles between builds).
+pub const NOISE: u64 = 10_000;
+
+/// The smallest |B − A| a text row shows: [`NOISE`] of the larger side's total, at least 1.
+fn noise_floor(p: &ProfileDiff) -> u64 {
+    let (a, b, _) = &p.totals;
+    (p.weight.of(a).max(p.weight.of(b)) / NOISE).max(1)
+}
+
+/// How many of `deltas` (sorted by |Δ|, largest first) are under the noise floor.
+fn under_floor(p: &ProfileDiff, deltas: impl Iterator<Item = i64>) -> usize {
+    let floor = noise_floor(p);
+    deltas
+        .filter(|&d| d != 0 && d.unsigned_abs() < floor)
+        .count()
+}
+
+/// A table of the rows above the noise floor, then how many changed by less (left out), or
+/// a line saying none changed by as much.
+fn noisy_table(
+    out: &mut String,
+    p: &ProfileDiff,
+    headers: &[&str],
+    rows: &Rows,
+    quiet: usize,
+    what: &str,
+) {
+    let w = p.weight.name();
+    let floor = thousands(noise_floor(p));
+    if rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "  none changed by {floor} {w} or more (0.01% of the run): the same within noise"
+        );
+    } else {
+        table(out, headers, rows);
+    }
+    if quiet > 0 {
+        let _ = writeln!(
+            out,
+            "  {quiet} {what} changed by less than {floor} {w} each (start-up noise), left out (--json has them)"
+        );
+    }
+}
+
 /// The first `n` source-line rows.
 fn line_rows(p: &ProfileDiff, lines: &[outcrop_diff::profile::LineRow], n: usize) -> Rows {
     let timed = p.weight == Weight::Cycles;
+    let floor = noise_floor(p);
     lines
         .iter()
+        .take_while(|l| l.delta.of(p.weight).unsigned_abs() >= floor)
         .take(n)
         .map(|l| {
             (
@@ -327,8 +377,10 @@ fn line_rows(p: &ProfileDiff, lines: &[outcrop_diff::profile::LineRow], n: usize
 /// The first `n` call-path rows.
 fn call_rows(p: &ProfileDiff, n: usize) -> Rows {
     let timed = p.weight == Weight::Cycles;
+    let floor = noise_floor(p);
     p.call_paths
         .iter()
+        .take_while(|c| c.delta.of(p.weight).unsigned_abs() >= floor)
         .take(n)
         .map(|c| {
             (
@@ -376,12 +428,24 @@ impl Report for DiffText<'_> {
                 "Functions by change in self {w} (B - A; every column sums to the totals above)"
             );
             let rows = function_rows(p, TEXT_ROWS);
-            table(out, &count_columns(p.weight, timed), &rows);
-            if p.functions.len() > TEXT_ROWS {
+            let deltas = p.functions.iter().map(|f| f.delta.self_counts.of(p.weight));
+            let quiet = under_floor(p, deltas.clone());
+            let shown = deltas
+                .filter(|&d| d.unsigned_abs() >= noise_floor(p))
+                .count();
+            noisy_table(
+                out,
+                p,
+                &count_columns(p.weight, timed),
+                &rows,
+                quiet,
+                "functions",
+            );
+            if shown > rows.len() {
                 let _ = writeln!(
                     out,
                     "  ... {} more (all of them: --json)",
-                    p.functions.len() - TEXT_ROWS
+                    shown - rows.len()
                 );
             }
             let u = &p.unmatched;
@@ -395,11 +459,27 @@ impl Report for DiffText<'_> {
             if let Some(lines) = &p.lines {
                 let _ = writeln!(out, "Source lines by change in self {w}");
                 let rows = line_rows(p, lines, TEXT_ROWS);
-                table(out, &count_columns(p.weight, timed), &rows);
+                let quiet = under_floor(p, lines.iter().map(|l| l.delta.of(p.weight)));
+                noisy_table(
+                    out,
+                    p,
+                    &count_columns(p.weight, timed),
+                    &rows,
+                    quiet,
+                    "lines",
+                );
             }
             let _ = writeln!(out, "Call paths by change in self {w} (the innermost frames; the JSON has each whole path)");
             let rows = call_rows(p, TEXT_ROWS / 2);
-            table(out, &count_columns(p.weight, timed), &rows);
+            let quiet = under_floor(p, p.call_paths.iter().map(|c| c.delta.of(p.weight)));
+            noisy_table(
+                out,
+                p,
+                &count_columns(p.weight, timed),
+                &rows,
+                quiet,
+                "call paths",
+            );
         }
         if let Some(t) = &d.timing {
             timing_text(out, t);

@@ -45,12 +45,49 @@ fn elf_err(what: impl Into<String>) -> Error {
 pub(crate) fn parse_header(
     data: &[u8],
 ) -> Result<(&elf::FileHeader64<Endianness>, Endianness), Error> {
-    let header = elf::FileHeader64::<Endianness>::parse(data)
-        .map_err(|e| elf_err(format!("not a 64-bit ELF file: {e}")))?;
+    let header = elf::FileHeader64::<Endianness>::parse(data).map_err(|e| not_elf64(data, e))?;
     let endian = header
         .endian()
         .map_err(|e| elf_err(format!("bad ELF byte order: {e}")))?;
     Ok((header, endian))
+}
+
+/// Why `data` is not a 64-bit ELF file, said as a person would: a script, text, a 32-bit
+/// program, a truncated file; the parser's own words otherwise.
+fn not_elf64(data: &[u8], e: object::read::Error) -> Error {
+    let head = &data[..data.len().min(16)];
+    let what = if let Some(line) = data.strip_prefix(b"#!") {
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
+        format!(
+            "a script (`#!{}`), not an ELF program: run its interpreter (a riscv64 build of it) \
+             with the script as its argument",
+            outcrop_events::escape::terminal(line.trim())
+        )
+    } else if data.is_empty() {
+        "an empty file, not an ELF program".to_string()
+    } else if !data.starts_with(b"\x7fELF") {
+        let text = !head.is_empty()
+            && head
+                .iter()
+                .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace());
+        let hex: Vec<String> = head.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        format!(
+            "not an ELF file: it starts with {}{} where an ELF file starts with 7f 45 4c 46",
+            hex.join(" "),
+            if text { " (text)" } else { "" }
+        )
+    } else if data.get(4) == Some(&elf::ELFCLASS32) {
+        "a 32-bit ELF file: the machine runs 64-bit (riscv64) programs".to_string()
+    } else if data.len() < std::mem::size_of::<elf::FileHeader64<Endianness>>() {
+        format!(
+            "a truncated ELF file: {} bytes, shorter than the 64-byte ELF header",
+            data.len()
+        )
+    } else {
+        format!("not a 64-bit ELF file: {e}")
+    };
+    elf_err(what)
 }
 
 /// Where the dynamic linker (the program's `PT_INTERP`) is loaded.

@@ -5,6 +5,7 @@ mod bolt;
 mod browser;
 mod cli;
 mod cli_doc;
+mod day_one;
 mod diff;
 mod dynamic;
 mod exec;

@@ -88,11 +88,31 @@ fn phases_bb_and_the_sampled_estimate() {
         ],
         d,
     );
-    let text = String::from_utf8_lossy(&o.stdout);
+    // on stderr, as `outcrop run` prints its report; stdout stays empty
+    let text = String::from_utf8_lossy(&o.stderr);
     assert!(
         text.contains("Phases of") && text.contains("over time:"),
         "{text}"
     );
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // `-o -`: to stdout
+    let o = outcrop(
+        &[
+            "phases",
+            "--max-insns",
+            "2000000",
+            "-o",
+            "-",
+            "--",
+            vm.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Phases of"));
     // bad arguments
     let o = outcrop(
         &["phases", "--interval", "0", "--", vm.to_str().unwrap()],
