@@ -38,6 +38,7 @@
 )]
 
 pub mod lines;
+pub mod unwind;
 
 use outcrop_events::record::{BranchKind, Control, Mapping, Observer, Retire, Stamp, TimingEvents};
 use outcrop_rv::symbols::Symbols;

@@ -38,6 +38,34 @@ pub struct RunSummary<'a> {
     /// nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compiling_tier: Option<CompilingTier>,
+    /// The faulting thread's call stack, innermost first (absent unless the guest faulted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub backtrace: Vec<FrameRow>,
+}
+
+/// One frame of a faulting guest's call stack.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameRow {
+    /// The pc (a return address beyond frame 0).
+    pub pc: u64,
+    /// `function+0xoffset`, when a symbol covers the pc.
+    pub function: Option<String>,
+    /// `file:line`, when the line tables cover it.
+    pub line: Option<String>,
+}
+
+impl FrameRow {
+    /// The rows of a run's backtrace.
+    pub fn of(frames: &[outcrop_run::faults::StackFrame]) -> Vec<FrameRow> {
+        frames
+            .iter()
+            .map(|f| FrameRow {
+                pc: f.pc,
+                function: f.function.clone(),
+                line: f.line.clone(),
+            })
+            .collect()
+    }
 }
 
 /// The whole-program capture's summary (`DIR/wpp.json`).
@@ -138,6 +166,9 @@ pub struct ExecStats {
     /// What the compiling tier did (absent when it compiled nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compiling_tier: Option<CompilingTier>,
+    /// The faulting thread's call stack, innermost first (absent unless the guest faulted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub backtrace: Vec<FrameRow>,
 }
 
 /// The compiling tier in `--stats-json`.

@@ -396,6 +396,7 @@ impl<'a> RunReport<'a> {
             timing: s.timing.as_ref(),
             host_max_rss_bytes: s.host_max_rss_bytes,
             compiling_tier: compiling_tier(s),
+            backtrace: crate::run_dir::FrameRow::of(&s.machine.backtrace),
         };
         let mut j = pretty(&stats);
         j.push(b'\n');
@@ -489,6 +490,7 @@ pub fn exec_stats(s: &RunSummaries) -> ExecStats {
         schedule_seed: s.machine.schedule_seed,
         timing: s.timing.clone(),
         compiling_tier: compiling_tier(s),
+        backtrace: crate::run_dir::FrameRow::of(&s.machine.backtrace),
     }
 }
 

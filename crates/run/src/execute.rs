@@ -61,6 +61,8 @@ pub struct MachineCounts {
     pub schedule_seed: Option<u64>,
     /// Each thread and what it waited on, when the run ended in a deadlock.
     pub deadlock: Option<String>,
+    /// The faulting thread's call stack, innermost first, when the run ended in a fault.
+    pub backtrace: Vec<crate::faults::StackFrame>,
     /// What the compiling tier did (`None`: it never compiled anything).
     pub jit: Option<JitCounts>,
 }
@@ -195,7 +197,24 @@ impl RunSummaries {
                 "interrupted after {} instructions; the profiles cover the run so far (truncated)",
                 self.instructions
             )),
-            Outcome::Fault(f) => Some(f.to_string()),
+            Outcome::Fault(f) => {
+                let mut s = f.to_string();
+                if let Some(top) = m.backtrace.first() {
+                    if let Some(func) = &top.function {
+                        s += &format!("\n  in {func}");
+                        if let Some(line) = &top.line {
+                            s += &format!(" at {line}");
+                        }
+                    }
+                }
+                if m.backtrace.len() > 1 {
+                    s += "\n  backtrace (innermost first):";
+                    for (i, frame) in m.backtrace.iter().enumerate() {
+                        s += &format!("\n    #{i:<2} {frame}");
+                    }
+                }
+                Some(s)
+            }
             Outcome::Signaled { .. } | Outcome::ThreadLimit => Some(format!(
                 "{} after {} instructions (pc {:#x})",
                 outcome.describe(),
@@ -364,8 +383,13 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         debug_objects,
         ..summaries
     };
+    let mut counts = machine_counts(&machine, &summaries, image);
+    if matches!(summaries.outcome, Some(Outcome::Fault(_))) {
+        let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
+        counts.backtrace = crate::faults::backtrace(&mut machine, image, symbols);
+    }
     Ok(RunSummaries {
-        machine: machine_counts(&machine, &summaries, image),
+        machine: counts,
         ..summaries
     })
 }
@@ -444,6 +468,7 @@ fn machine_counts(
             },
             patched: s.patched,
         }),
+        backtrace: Vec::new(),
         deadlock: (summaries.outcome == Some(Outcome::Deadlock)).then(|| {
             let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
             machine.deadlock_report_with(|pc| {

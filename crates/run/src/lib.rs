@@ -55,6 +55,7 @@ pub mod config;
 pub mod diff;
 mod error;
 mod execute;
+pub mod faults;
 pub mod files;
 pub mod image;
 pub mod import;

@@ -75,3 +75,51 @@ fn diff_leaves_start_up_noise_out_of_its_tables() {
         "{v}"
     );
 }
+
+#[test]
+fn a_guest_fault_names_its_function_line_and_call_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let program = crate::util::root().join("crates/outcrop/tests/fixtures/guest/crash");
+    let o = outcrop(&[
+        "exec",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "--",
+        program.to_str().unwrap(),
+    ]);
+    // SIGSEGV, as qemu-riscv64-static exits
+    assert_eq!(o.status.code(), Some(139));
+    let e = stderr(&o);
+    assert!(e.contains("store to 0xfa0"), "{e}");
+    assert!(e.contains("\n  in fill+0xe at ./crash.c:7"), "{e}");
+    // the whole stack, from the faulting function out to _start, through the line of each
+    // call (`.debug_frame` for the program's functions, `.eh_frame` for glibc's)
+    let frames: Vec<&str> = e
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect();
+    let expect = [
+        "fill+0xe at ./crash.c:7",
+        "build+0x10 at ./crash.c:12",
+        "run+0xa at ./crash.c:17",
+        "main+0x2a at ./crash.c:26",
+        "__libc_start_call_main+",
+        "__libc_start_main+",
+        "_start+",
+    ];
+    assert_eq!(frames.len(), expect.len(), "{e}");
+    for (line, want) in frames.iter().zip(expect) {
+        assert!(line.contains(want), "{line} lacks {want}:\n{e}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let bt = v["backtrace"].as_array().unwrap();
+    assert_eq!(bt.len(), expect.len(), "{v}");
+    assert_eq!(bt[3]["function"], "main+0x2a");
+    assert_eq!(bt[3]["line"], "./crash.c:26");
+    // every engine stops at the same place with the same stack
+    for engine in ["step", "blocks"] {
+        let o = outcrop(&["exec", "--engine", engine, "--", program.to_str().unwrap()]);
+        assert_eq!(stderr(&o), e, "{engine}");
+    }
+}
