@@ -23,7 +23,7 @@ use std::time::Duration;
 pub type WarningHook = Box<dyn FnMut(&str) + Send>;
 
 /// A refused host path: the path and whether a write was refused.
-pub type DenialHook = Box<dyn FnMut(&std::path::Path, bool) + Send>;
+pub type DenialHook = outcrop_rv::kernel::DenialHook;
 
 /// What a run reports back while it runs, and the writers it is given.
 #[derive(Default)]

@@ -98,6 +98,7 @@ pub use execute::{
     WppResult,
 };
 pub use image::{ParseCounts, ProgramImage};
+pub use outcrop_rv::kernel::Denial;
 pub use program::{load, load_image, outcome_status, Guest, ProgramSpec, Stdio};
 
 use outcrop_events::record::{ClassCounter, Observer};

@@ -277,16 +277,31 @@ pub struct Kernel {
     fd_hosts: std::collections::HashMap<usize, PathBuf>,
 }
 
-/// Called with an absolute host path the sandbox refused and whether writing was asked.
-pub type DenialHook = Box<dyn FnMut(&std::path::Path, bool) + Send>;
+/// Why the guest did not get a host path ([`Kernel::on_denial`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Denial {
+    /// No grant covers it (the guest got `EACCES`); `write` if writing was asked.
+    Refused {
+        /// Whether the guest asked to write.
+        write: bool,
+    },
+    /// The sysroot answered the absolute path and has no such file (the guest got `ENOENT`),
+    /// where qemu's `-L` would have fallen back to the host's: a grant of the host path
+    /// would give it.
+    NotInSysroot,
+}
+
+/// Called with an absolute path the guest did not get, and why.
+pub type DenialHook = Box<dyn FnMut(&std::path::Path, Denial) + Send>;
 
 /// Base of the region where mmap places anonymous mappings.
 pub const MMAP_BASE: u64 = 0x20_0000_0000;
 
 impl Kernel {
     /// Calls `hook` the first time the guest is refused each host path because no grant
-    /// covers it (so a user can see which `--allow` would grant it). Purely informative: the
-    /// guest still gets `EACCES`.
+    /// covers it, and the first time the sysroot answers an absolute path it does not have
+    /// (so a user can see which `--allow` would grant it). Purely informative: the guest
+    /// still gets `EACCES` or `ENOENT`.
     pub fn on_denial(&mut self, hook: DenialHook) {
         self.denial_hook = Some(hook);
     }
@@ -299,11 +314,26 @@ impl Kernel {
         write: bool,
     ) -> Result<crate::sandbox::Resolved<'_>, i64> {
         let resolved = self.config.sandbox.resolve(path, write);
-        if let (Some(hook), Err(crate::sandbox::EACCES)) = (self.denial_hook.as_mut(), &resolved) {
+        let Some(hook) = self.denial_hook.as_mut() else {
+            return resolved;
+        };
+        let denial = match &resolved {
+            Err(crate::sandbox::EACCES) => Some(Denial::Refused { write }),
+            // (one more lookup beneath the sysroot, only while someone listens)
+            Ok(r)
+                if !write
+                    && self.config.sandbox.sysroot() == Some(r.base())
+                    && matches!(r.metadata(false), Err(crate::sandbox::ENOENT)) =>
+            {
+                Some(Denial::NotInSysroot)
+            }
+            _ => None,
+        };
+        if let Some(denial) = denial {
             let host = self.config.sandbox.host_path(path);
             let abs = std::path::absolute(&host).unwrap_or(host);
             if self.denied.len() < 1024 && self.denied.insert(abs.clone()) {
-                hook(&abs, write);
+                hook(&abs, denial);
             }
         }
         resolved

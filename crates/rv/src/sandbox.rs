@@ -30,7 +30,7 @@ use std::path::{Component, Path, PathBuf};
 
 // errno values (asm-generic) the sandbox answers with
 pub(crate) const EACCES: i64 = 13;
-const ENOENT: i64 = 2;
+pub(crate) const ENOENT: i64 = 2;
 const ENOTDIR: i64 = 20;
 const EEXIST: i64 = 17;
 const EINVAL: i64 = 22;
@@ -371,6 +371,11 @@ impl Resolved<'_> {
         } else {
             self.base.join(&self.rel)
         }
+    }
+
+    /// The host path of the root it lies under.
+    pub(crate) fn base(&self) -> &Path {
+        self.base
     }
 
     /// The path to hand to a root's directory handle ("." for the root itself).

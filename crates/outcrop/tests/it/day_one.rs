@@ -123,3 +123,59 @@ fn a_guest_fault_names_its_function_line_and_call_stack() {
         assert_eq!(stderr(&o), e, "{engine}");
     }
 }
+
+/// `outcrop exec --deterministic --env LANG=C.UTF-8 --env TZ=… EXTRA -- locale`: (stdout,
+/// stderr).
+fn locale_run(tz: &str, extra: &[&str]) -> (String, String) {
+    let program = crate::util::root().join("crates/outcrop/tests/fixtures/guest/locale");
+    let tz = format!("TZ={tz}");
+    let mut args = vec![
+        "exec",
+        "--deterministic",
+        "--env",
+        "LANG=C.UTF-8",
+        "--env",
+        &tz,
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--", program.to_str().unwrap()]);
+    let o = outcrop(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o))
+}
+
+#[test]
+fn the_sandbox_names_the_locale_and_time_zone_grants_a_guest_needs() {
+    // Debian's libc-bin ships the C.UTF-8 locale; a host without it has nothing to grant
+    if !std::path::Path::new("/usr/lib/locale/C.utf8").is_dir() {
+        eprintln!("no /usr/lib/locale/C.utf8 on this host; skipping");
+        return;
+    }
+    // a TZ rule is looked up as a file first: no hint proposes granting it
+    let (out, err) = locale_run("EST5EDT,M3.2.0,M11.1.0", &[]);
+    assert!(out.contains("locale: (null)"), "{out}");
+    assert!(out.contains("time: 2023-11-14 17:13 EST"), "{out}");
+    assert!(!err.contains("zoneinfo"), "{err}");
+    // one hint for all the locale files, naming the directories that give them
+    assert_eq!(err.matches("looked for locale data").count(), 1, "{err}");
+    assert!(
+        err.contains("so it runs in the C locale; --allow /usr/lib/locale"),
+        "{err}"
+    );
+    // granted as the hint says, the guest gets the locale (as under qemu)
+    let (out, err) = locale_run(
+        "EST5EDT,M3.2.0,M11.1.0",
+        &["--allow", "/usr/lib/locale", "--allow", "/usr/share/locale"],
+    );
+    assert!(out.contains("locale: C.UTF-8"), "{out}\n{err}");
+    assert!(!err.contains("locale data"), "{err}");
+    // a named zone the host has: the exact file to grant
+    let zone = "/usr/share/zoneinfo/America/New_York";
+    if std::path::Path::new(zone).exists() {
+        let (out, err) = locale_run("America/New_York", &[]);
+        assert!(out.contains("UTC") || out.contains("America"), "{out}");
+        assert!(err.contains(&format!("--allow {zone}")), "{err}");
+        let (out, _) = locale_run("America/New_York", &["--allow", zone]);
+        assert!(out.contains("time: 2023-11-14 17:13 EST"), "{out}");
+    }
+}
