@@ -155,7 +155,7 @@ pub fn read_image(spec: &outcrop_run::ProgramSpec) -> Result<outcrop_run::Progra
     if spec.command.is_empty() {
         refuse!("{NO_PROGRAM}");
     }
-    Ok(outcrop_run::ProgramImage::read(&spec.path())?.with_names(spec.names))
+    Ok(outcrop_run::ProgramImage::read(&spec.path())?.with_naming(spec.naming()))
 }
 
 /// The error when no program follows `--`.

@@ -193,3 +193,24 @@ pub fn for_each_batch<E: From<crate::Error>>(
     bar.finish_and_clear();
     Ok(seen)
 }
+
+/// `--timing` value: a preset name or a TOML file (read with a bound).
+pub fn timing_config(spec: &str) -> Result<outcrop_timing::Config> {
+    use outcrop_timing::config::PRESETS;
+    if PRESETS.iter().any(|(name, _)| *name == spec) {
+        return outcrop_timing::Config::preset(spec)
+            .map_err(|e| crate::Error::Refused(format!("--timing={spec}: {e}")));
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+        refuse!(
+            "--timing={spec}: neither a preset ({}) nor an existing file",
+            names.join(", ")
+        );
+    }
+    let text =
+        crate::files::read_text_bounded(path, "timing config", crate::files::MAX_CONFIG_BYTES)?;
+    outcrop_timing::Config::from_toml(&text)
+        .map_err(|e| crate::Error::Refused(format!("timing config {}: {e}", path.display())))
+}

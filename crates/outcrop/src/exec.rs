@@ -1,8 +1,7 @@
 //! `outcrop exec`: run a RISC-V Linux program on the built-in machine, with its stdio
 //! passed through and its exit status returned.
 
-use crate::files::{max_rss_bytes, read_text_bounded, write_output, MAX_CONFIG_BYTES};
-use crate::outcrop_timing::Config as TimingConfig;
+use crate::files::{max_rss_bytes, write_output};
 use anyhow::{Context, Result};
 use clap::Args;
 use outcrop_cli::console::{console_hooks, print_timing, read_image, report_ending};
@@ -123,6 +122,13 @@ pub struct GuestArgs {
     #[arg(long)]
     pub no_demangle: bool,
 
+    /// Look for separate debug files (a stripped program's or library's symbols, lines and
+    /// call-frame information) in DIR first: by build-id (DIR/.build-id/ab/cdef….debug) and
+    /// by .gnu_debuglink name, as gdb and perf do. Then SYSROOT/usr/lib/debug and
+    /// /usr/lib/debug. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub debug_dir: Vec<std::path::PathBuf>,
+
     /// The program (a riscv64 Linux ELF executable: static, or dynamically linked with
     /// --sysroot) and its arguments (`outcrop run` without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
@@ -139,28 +145,7 @@ fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
     }
 }
 
-/// `--timing` value: a preset name or a TOML file.
-pub fn timing_config(spec: &str) -> Result<TimingConfig> {
-    if crate::outcrop_timing::config::PRESETS
-        .iter()
-        .any(|(name, _)| *name == spec)
-    {
-        return Ok(TimingConfig::preset(spec)?);
-    }
-    let path = std::path::Path::new(spec);
-    if !path.exists() {
-        let names: Vec<&str> = crate::outcrop_timing::config::PRESETS
-            .iter()
-            .map(|(n, _)| *n)
-            .collect();
-        anyhow::bail!(
-            "--timing={spec}: neither a preset ({}) nor an existing file",
-            names.join(", ")
-        );
-    }
-    let text = read_text_bounded(path, "timing config", MAX_CONFIG_BYTES)?;
-    TimingConfig::from_toml(&text).with_context(|| format!("timing config {}", path.display()))
-}
+pub use outcrop_cli::input::timing_config;
 
 use crate::outcrop_sampling::{BrrConfig, BrrMode};
 
@@ -207,6 +192,7 @@ impl GuestArgs {
             } else {
                 crate::outcrop_rv::symbols::Names::Demangled
             },
+            debug_dirs: self.debug_dir.clone(),
         }
     }
 }

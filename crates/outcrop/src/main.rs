@@ -32,7 +32,6 @@ use outcrop_run::mechanisms::{
     diff as outcrop_diff, events as outcrop_events, instrument as outcrop_instrument,
     paths as outcrop_paths, phases as outcrop_phases, rap as outcrop_rap, rpa as outcrop_rpa,
     rv as outcrop_rv, sampling as outcrop_sampling, strata as outcrop_strata,
-    timing as outcrop_timing,
 };
 use std::process::ExitCode;
 

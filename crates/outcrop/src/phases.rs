@@ -112,7 +112,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         })
         .with_context(|| format!("writing {}", bb.display()))?;
     }
-    let image = outcrop_run::ProgramImage::read(&spec.path())?.with_names(spec.names);
+    let image = outcrop_run::ProgramImage::read(&spec.path())?.with_naming(spec.naming());
     let report = PhasesReport::new(&run, image.symbols().ok());
     let text = if args.json {
         report.to_json()

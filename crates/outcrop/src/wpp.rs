@@ -35,7 +35,7 @@ pub enum WppCommand {
     ///   outcrop wpp record -o lz.wpp --layers 1 --codec zlib -- workloads/bin/lz
     ///   outcrop wpp record -o f.wpp --baseline --allow-rw . -- ./prog input.txt
     #[command(verbatim_doc_comment)]
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// Write the exact basic-block sequence of a profile: start addresses, in order.
     ///
     /// Text: one `0x`-prefixed hex address per line (readable by `outcrop rap` and
@@ -243,7 +243,7 @@ pub struct ReportArgs {
 /// Runs a `wpp` subcommand.
 pub fn run(cmd: WppCommand) -> Result<ExitCode> {
     match cmd {
-        WppCommand::Record(a) => record(a),
+        WppCommand::Record(a) => record(*a),
         WppCommand::Replay(a) => replay(a).map(|()| ExitCode::SUCCESS),
         WppCommand::Report(a) => report_cmd(a).map(|()| ExitCode::SUCCESS),
     }

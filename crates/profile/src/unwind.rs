@@ -153,22 +153,25 @@ impl CallFrames {
         regs: &mut [u64; 32],
         read: &mut dyn FnMut(u64) -> Option<u64>,
     ) -> Option<u64> {
-        let o = self
+        // (an object and its separate debug file cover the same range)
+        let row = self
             .objects
             .iter()
             .rev()
-            .find(|o| at >= o.lo && at < o.hi)?;
-        let addr = at.wrapping_sub(o.bias);
-        let eh = EhFrame::new(&o.eh_frame, LittleEndian);
-        let mut debug = DebugFrame::new(&o.debug_frame, LittleEndian);
-        debug.set_address_size(8);
-        let row = match eh.unwind_info_for_address(&o.bases, ctx, addr, EhFrame::cie_from_offset) {
-            Ok(row) => row.clone(),
-            Err(_) => debug
-                .unwind_info_for_address(&o.bases, ctx, addr, DebugFrame::cie_from_offset)
-                .ok()?
-                .clone(),
-        };
+            .filter(|o| at >= o.lo && at < o.hi)
+            .find_map(|o| {
+                let addr = at.wrapping_sub(o.bias);
+                let eh = EhFrame::new(&o.eh_frame, LittleEndian);
+                let mut debug = DebugFrame::new(&o.debug_frame, LittleEndian);
+                debug.set_address_size(8);
+                match eh.unwind_info_for_address(&o.bases, ctx, addr, EhFrame::cie_from_offset) {
+                    Ok(row) => Some(row.clone()),
+                    Err(_) => debug
+                        .unwind_info_for_address(&o.bases, ctx, addr, DebugFrame::cie_from_offset)
+                        .ok()
+                        .cloned(),
+                }
+            })?;
         let cfa = match row.cfa() {
             CfaRule::RegisterAndOffset { register, offset } => {
                 let base = *regs.get(usize::from(register.0))?;

@@ -290,7 +290,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     if config.profile {
         run = run
             .profile(image.symbols().cloned().unwrap_or_default())
-            .names(image.names())
+            .naming(image.naming().clone())
             .timeline(config.timeline);
     }
     if let Some(r) = &config.rap {
@@ -373,7 +373,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             image.symbols().ok(),
             machine.kernel.mapped_objects(),
             config.profile,
-            image.names(),
+            image.naming(),
         )
     } else {
         (None, Vec::new())
@@ -383,13 +383,8 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         debug_objects,
         ..summaries
     };
-    let mut counts = machine_counts(&machine, &summaries, image);
-    if matches!(summaries.outcome, Some(Outcome::Fault(_))) {
-        let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
-        counts.backtrace = crate::faults::backtrace(&mut machine, image, symbols);
-    }
     Ok(RunSummaries {
-        machine: counts,
+        machine: final_counts(&mut machine, &summaries, image),
         ..summaries
     })
 }
@@ -423,6 +418,20 @@ fn samples_of(
             s
         })
         .collect())
+}
+
+/// [`machine_counts`], with the faulting thread's call stack when the run ended in a fault.
+fn final_counts(
+    machine: &mut Machine,
+    summaries: &RunSummaries,
+    image: &ProgramImage,
+) -> MachineCounts {
+    let mut counts = machine_counts(machine, summaries, image);
+    if matches!(summaries.outcome, Some(Outcome::Fault(_))) {
+        let symbols = summaries.symbols.as_ref().or(image.symbols().ok());
+        counts.backtrace = crate::faults::backtrace(machine, image, symbols);
+    }
+    counts
 }
 
 /// The machine's own counts at the end of a run (a deadlock's report names functions by

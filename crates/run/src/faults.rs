@@ -47,13 +47,19 @@ pub fn backtrace(
     let objects = machine.kernel.mapped_objects().to_vec();
     let mut frames = CallFrames::new();
     let mut lines = image.line_table().ok().flatten();
-    match objects.first() {
-        Some(p) => {
-            let bias = outcrop_rv::elf::load_bias(image.bytes(), p.start, p.offset).unwrap_or(0);
-            frames.add_elf(image.bytes(), bias, p.start, p.start.saturating_add(p.len));
-        }
-        None => frames.add_elf(image.bytes(), program_bias(image.bytes()), 0, u64::MAX),
+    let (bias, lo, hi) = match objects.first() {
+        Some(p) => (
+            outcrop_rv::elf::load_bias(image.bytes(), p.start, p.offset).unwrap_or(0),
+            p.start,
+            p.start.saturating_add(p.len),
+        ),
+        None => (program_bias(image.bytes()), 0, u64::MAX),
+    };
+    frames.add_elf(image.bytes(), bias, lo, hi);
+    if let Some(d) = image.debug_file() {
+        frames.add_elf(d, bias, lo, hi);
     }
+    let naming = image.naming();
     for (i, o) in objects.iter().enumerate().skip(1) {
         let m = o.mapping(i as u32);
         let Some(bytes) = crate::objects::object_bytes(&m) else {
@@ -64,7 +70,13 @@ pub fn backtrace(
         };
         let hi = m.start.saturating_add(m.len);
         frames.add_elf(&bytes, bias, m.start, hi);
-        if let Some(t) = LineTable::from_elf_at(&bytes, bias).ok().flatten() {
+        if let Some((_, d)) = naming.debug.find(&bytes, m.host_path) {
+            frames.add_elf(&d, bias, m.start, hi);
+        }
+        let Some(line_bytes) = naming.line_bytes(bytes, m.host_path) else {
+            continue;
+        };
+        if let Some(t) = LineTable::from_elf_at(&line_bytes, bias).ok().flatten() {
             match &mut lines {
                 Some(l) => l.add_object(t, m.start, hi),
                 None => lines = Some(t),

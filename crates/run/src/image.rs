@@ -7,6 +7,7 @@
 //! them; a test holds the composed run to it).
 
 use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
+use crate::objects::Naming;
 use crate::{Error, Result};
 use outcrop_profile::lines::LineTable;
 use outcrop_rv::elf::FileSegment;
@@ -57,7 +58,9 @@ pub struct ProgramImage {
     program_id: OnceLock<std::result::Result<String, String>>,
     segments: Vec<FileSegment>,
     tags: OnceLock<std::result::Result<Vec<(u64, u64)>, String>>,
-    names: Names,
+    naming: Naming,
+    /// Its separate debug file, looked for on first use (`None`: none found).
+    debug: OnceLock<Option<Vec<u8>>>,
     counts: Counters,
 }
 
@@ -93,7 +96,8 @@ impl ProgramImage {
             program_id: OnceLock::new(),
             segments,
             tags: OnceLock::new(),
-            names: Names::default(),
+            naming: Naming::default(),
+            debug: OnceLock::new(),
             counts: Counters::default(),
         })
     }
@@ -101,13 +105,39 @@ impl ProgramImage {
     /// Names its functions (and its objects') as `names` says (`--no-demangle`); set before
     /// the first use of [`ProgramImage::symbols`].
     pub fn with_names(mut self, names: Names) -> ProgramImage {
-        self.names = names;
+        self.naming.names = names;
+        self
+    }
+
+    /// Names its code (and its objects') as `naming` says: demangled or not, and with the
+    /// debug files found in its directories. Set before the first use of any view.
+    pub fn with_naming(mut self, naming: Naming) -> ProgramImage {
+        self.naming = naming;
         self
     }
 
     /// How its functions (and those of the objects it maps) are named.
     pub fn names(&self) -> Names {
-        self.names
+        self.naming.names
+    }
+
+    /// How its code and its objects' are named.
+    pub fn naming(&self) -> &Naming {
+        &self.naming
+    }
+
+    /// Its separate debug file's bytes (`.gnu_debuglink` or build-id; [`crate::debuginfo`]),
+    /// looked for once.
+    pub fn debug_file(&self) -> Option<&[u8]> {
+        self.debug
+            .get_or_init(|| {
+                let host = std::path::absolute(&self.path).ok();
+                self.naming
+                    .debug
+                    .find(&self.bytes, host.as_deref())
+                    .map(|(_, d)| d)
+            })
+            .as_deref()
     }
 
     /// The path it was read from, as given.
@@ -131,9 +161,15 @@ impl ProgramImage {
         self.symbols
             .get_or_init(|| {
                 bump(&self.counts.symbols);
-                Symbols::from_elf(&self.bytes)
-                    .map(|s| s.with_names(self.names))
-                    .map_err(|e| e.to_string())
+                let own = Symbols::from_elf(&self.bytes).map_err(|e| e.to_string());
+                // a stripped program's functions, from its debug file
+                let debug = self
+                    .debug_file()
+                    .and_then(|d| Symbols::from_elf(d).ok())
+                    .filter(|d| d.len() > own.as_ref().map_or(0, Symbols::len));
+                debug
+                    .map_or(own, Ok)
+                    .map(|s| s.with_names(self.naming.names))
             })
             .as_ref()
             .map_err(String::as_str)
@@ -174,6 +210,11 @@ impl ProgramImage {
     /// asks once.
     pub fn line_table(&self) -> std::result::Result<Option<LineTable>, String> {
         bump(&self.counts.lines);
+        if !crate::debuginfo::has_contents(&self.bytes, ".debug_line") {
+            if let Some(d) = self.debug_file() {
+                return LineTable::from_elf(d).map_err(|e| e.to_string());
+            }
+        }
         LineTable::from_elf(&self.bytes).map_err(|e| e.to_string())
     }
 

@@ -52,6 +52,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod debuginfo;
 pub mod diff;
 mod error;
 mod execute;
@@ -155,7 +156,7 @@ pub struct Run<'a, 's> {
     wpp: Option<WppSpec<'s>>,
     paths: Vec<LbrConfig>,
     profile: Option<Symbols>,
-    names: outcrop_rv::symbols::Names,
+    naming: objects::Naming,
     timeline: u64,
     phases: Option<u64>,
     range: Option<(u64, u64)>,
@@ -235,7 +236,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp: None,
             paths: Vec::new(),
             profile: None,
-            names: outcrop_rv::symbols::Names::default(),
+            naming: objects::Naming::default(),
             timeline: DEFAULT_TIMELINE,
             phases: None,
             range: None,
@@ -284,10 +285,10 @@ impl<'a, 's> Run<'a, 's> {
     }
 
     /// How the exact profile names the functions of shared objects mapped during the run
-    /// (default demangled; the program's are named by the `Symbols` given to
-    /// [`Run::profile`]).
-    pub fn names(mut self, names: outcrop_rv::symbols::Names) -> Self {
-        self.names = names;
+    /// (default: demangled, no debug directories searched; the program's are named by the
+    /// `Symbols` given to [`Run::profile`]).
+    pub fn naming(mut self, naming: objects::Naming) -> Self {
+        self.naming = naming;
         self
     }
 
@@ -378,7 +379,7 @@ impl<'a, 's> Run<'a, 's> {
             wpp,
             paths,
             profile,
-            names,
+            naming,
             timeline,
             phases,
             range,
@@ -389,7 +390,7 @@ impl<'a, 's> Run<'a, 's> {
         let mut bbv = phases.map(BbvCollector::new);
         let mut profiler = profile.map(|s| {
             Profiler::new(s)
-                .with_objects(objects::profile_resolver(names))
+                .with_objects(objects::profile_resolver(naming))
                 .with_timeline(timeline)
         });
         let mut rap = rap.map(RapSpec::profiler);

@@ -5,16 +5,53 @@
 //! A file is read with a bound, and used only when its GNU build-id equals the one read when
 //! it was mapped (a file replaced on the host since is not mistaken for the one that ran).
 
+use crate::debuginfo::DebugDirs;
 use crate::files::{read_bounded, MAX_PROGRAM_BYTES};
 use outcrop_events::Mapping;
 use outcrop_rv::symbols::{Names, Symbols};
+use std::path::Path;
 
-/// The function symbols of mapped object `m`, at its load address, named as `names` says;
+/// How the code of a run is named: demangled or not, and where debug files are found
+/// ([`crate::debuginfo`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Naming {
+    /// Demangled (the default) or as the symbol tables spell them.
+    pub names: Names,
+    /// Where separate debug files are looked for.
+    pub debug: DebugDirs,
+}
+
+impl Naming {
+    /// The function symbols of the object `bytes` (read from `host`) loaded `bias` above its
+    /// link-time addresses: from its debug file when there is one (a stripped library's
+    /// static functions are only there), else from its own tables.
+    pub fn symbols(&self, bytes: &[u8], host: Option<&Path>, bias: u64) -> Option<Symbols> {
+        let own = Symbols::from_elf_at(bytes, bias).ok();
+        let debug = self
+            .debug
+            .find(bytes, host)
+            .and_then(|(_, d)| Symbols::from_elf_at(&d, bias).ok())
+            .filter(|s| s.len() > own.as_ref().map_or(0, Symbols::len));
+        Some(debug.or(own)?.with_names(self.names))
+    }
+
+    /// The bytes that hold the DWARF line tables of the object `bytes` (read from `host`):
+    /// its own when it has `.debug_line`, else its debug file's when that has them.
+    pub fn line_bytes(&self, bytes: Vec<u8>, host: Option<&Path>) -> Option<Vec<u8>> {
+        if crate::debuginfo::has_contents(&bytes, ".debug_line") {
+            return Some(bytes);
+        }
+        let (_, d) = self.debug.find(&bytes, host)?;
+        crate::debuginfo::has_contents(&d, ".debug_line").then_some(d)
+    }
+}
+
+/// The function symbols of mapped object `m`, at its load address, named as `naming` says;
 /// `None` when its file cannot be read, is not the file that was mapped, or has no symbols.
-pub fn symbols_of(m: &Mapping<'_>, names: Names) -> Option<Symbols> {
+pub fn symbols_of(m: &Mapping<'_>, naming: &Naming) -> Option<Symbols> {
     let bytes = object_bytes(m)?;
     let bias = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset)?;
-    Some(Symbols::from_elf_at(&bytes, bias).ok()?.with_names(names))
+    naming.symbols(&bytes, m.host_path, bias)
 }
 
 /// The bytes of the file `m` was mapped from, when it is still that file.
@@ -29,8 +66,8 @@ pub fn object_bytes(m: &Mapping<'_>) -> Option<Vec<u8>> {
 }
 
 /// The resolver the exact profiler names shared-library code with.
-pub fn profile_resolver(names: Names) -> outcrop_profile::ObjectSymbols {
-    Box::new(move |m| symbols_of(m, names))
+pub fn profile_resolver(naming: Naming) -> outcrop_profile::ObjectSymbols {
+    Box::new(move |m| symbols_of(m, &naming))
 }
 
 /// A build-id in lower-case hex.
@@ -66,7 +103,7 @@ pub fn after_run(
     program: Option<&Symbols>,
     objects: &[outcrop_rv::kernel::MappedObject],
     lines: bool,
-    names: Names,
+    naming: &Naming,
 ) -> (Option<Symbols>, Vec<DebugObject>) {
     if objects.len() <= 1 {
         return (None, Vec::new());
@@ -81,10 +118,15 @@ pub fn after_run(
         let Some(bias) = outcrop_rv::elf::load_bias(&bytes, m.start, m.offset) else {
             continue;
         };
-        if let Ok(s) = Symbols::from_elf_at(&bytes, bias) {
-            parts.push((s.with_names(names), format!("@{}", m.name())));
+        if let Some(s) = naming.symbols(&bytes, m.host_path, bias) {
+            parts.push((s, format!("@{}", m.name())));
         }
-        if lines && outcrop_rv::elf::has_section(&bytes, ".debug_line") {
+        let line_bytes = if lines {
+            naming.line_bytes(bytes, m.host_path)
+        } else {
+            None
+        };
+        if let Some(bytes) = line_bytes {
             debug.push(DebugObject {
                 bytes: std::sync::Arc::new(bytes),
                 bias,
@@ -153,13 +195,13 @@ pub struct Found {
 
 /// The functions of a recorded run's program and of the objects [`find_recorded`] found,
 /// each object's named `name@object` (as `names` says).
-pub fn symbols_across(program: Option<&Symbols>, found: &[Found], names: Names) -> Symbols {
+pub fn symbols_across(program: Option<&Symbols>, found: &[Found], naming: &Naming) -> Symbols {
     let parts: Vec<(Symbols, &str)> = found
         .iter()
         .filter_map(|f| {
-            Symbols::from_elf_at(&f.bytes, f.bias)
-                .ok()
-                .map(|s| (s.with_names(names), f.suffix.as_str()))
+            naming
+                .symbols(&f.bytes, Some(&f.host), f.bias)
+                .map(|s| (s, f.suffix.as_str()))
         })
         .collect();
     merge(program, &parts)

@@ -70,6 +70,9 @@ pub struct ProgramSpec {
     /// How reports name its functions and its libraries' (`--no-demangle`: as the symbol
     /// tables spell them).
     pub names: outcrop_rv::symbols::Names,
+    /// Directories searched first for separate debug files (`--debug-dir`; then
+    /// `SYSROOT/usr/lib/debug` and `/usr/lib/debug`: [`crate::debuginfo`]).
+    pub debug_dirs: Vec<PathBuf>,
 }
 
 impl ProgramSpec {
@@ -94,6 +97,16 @@ impl ProgramSpec {
             isa: outcrop_rv::inst::Isa::ALL,
             sysroot: None,
             names: outcrop_rv::symbols::Names::Demangled,
+            debug_dirs: Vec::new(),
+        }
+    }
+
+    /// How reports name its code: [`ProgramSpec::names`], and debug files in
+    /// [`ProgramSpec::debug_dirs`], the sysroot's `/usr/lib/debug`, then the host's.
+    pub fn naming(&self) -> crate::objects::Naming {
+        crate::objects::Naming {
+            names: self.names,
+            debug: crate::debuginfo::DebugDirs::new(&self.debug_dirs, self.sysroot.as_deref()),
         }
     }
 
@@ -157,7 +170,7 @@ pub fn load(spec: &ProgramSpec, on_warning: Box<dyn FnMut(&str) + Send>) -> Resu
     if spec.command.is_empty() {
         return Err(Error::Config("no program given".into()));
     }
-    let image = ProgramImage::read(&spec.path())?.with_names(spec.names);
+    let image = ProgramImage::read(&spec.path())?.with_naming(spec.naming());
     let machine = load_image(spec, &image, on_warning)?;
     Ok(Guest {
         machine,

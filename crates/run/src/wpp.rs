@@ -88,7 +88,7 @@ impl WppAnalysis {
                 Some(crate::objects::symbols_across(
                     c.symbols().ok(),
                     &found,
-                    c.names(),
+                    c.naming(),
                 ))
             }
             _ => None,

@@ -418,3 +418,77 @@ fn a_shared_library_with_debug_info_gets_its_functions_and_source_lines_named() 
         "{lines:?}"
     );
 }
+
+/// `tests/fixtures/debuglink`: a program whose library is stripped, with its debug file in
+/// `debug/.build-id/…` (build.sh).
+fn debuglink_fixture() -> PathBuf {
+    crate::util::root().join("crates/outcrop/tests/fixtures/debuglink")
+}
+
+/// `outcrop run --report DIR EXTRA -- prog` in `dir`: the profile's JSON.
+fn profile_in(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let report = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "run",
+        "--deterministic",
+        "--sysroot",
+        SYSROOT,
+        "--allow",
+        ".",
+        "--report",
+        report.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--", "./prog"]);
+    let o = crate::util::outcrop_in(&args, dir);
+    assert!(o.status.success(), "{}", err(&o));
+    serde_json::from_slice(&std::fs::read(report.path().join("profile.json")).unwrap()).unwrap()
+}
+
+fn hottest(v: &serde_json::Value) -> String {
+    v["functions"][0]["name"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_stripped_librarys_static_functions_are_named_from_its_debug_file() {
+    if !have_sysroot() {
+        return;
+    }
+    let dir = debuglink_fixture();
+    // without its debug file: one bucket, as perf shows a stripped library
+    assert_eq!(hottest(&profile_in(&dir, &[])), "[unknown]@libwork.so");
+    // by build-id under --debug-dir: the static function and its source lines
+    let v = profile_in(&dir, &["--debug-dir", "debug"]);
+    assert_eq!(hottest(&v), "mix@libwork.so");
+    let lines = v["lines"].as_array().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["file"] == "./work.c" && l["function"] == "mix@libwork.so"),
+        "{v}"
+    );
+    // by .gnu_debuglink, in a `.debug` directory beside the library (gdb's second place)
+    let copy = tempfile::tempdir().unwrap();
+    for f in ["prog", "libwork.so"] {
+        std::fs::copy(dir.join(f), copy.path().join(f)).unwrap();
+    }
+    let debug = std::fs::read_dir(dir.join("debug/.build-id"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    std::fs::create_dir(copy.path().join(".debug")).unwrap();
+    let name = debug.file_name().unwrap();
+    std::fs::copy(&debug, copy.path().join(".debug").join(name)).unwrap();
+    assert_eq!(hottest(&profile_in(copy.path(), &[])), "mix@libwork.so");
+    // a debug file that is not the library's (another build: its CRC differs) is not used
+    let mut other = std::fs::read(&debug).unwrap();
+    let n = other.len();
+    other[n - 1] ^= 1;
+    std::fs::write(copy.path().join(".debug").join(name), other).unwrap();
+    assert_eq!(
+        hottest(&profile_in(copy.path(), &[])),
+        "[unknown]@libwork.so"
+    );
+}
