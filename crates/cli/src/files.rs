@@ -610,6 +610,21 @@ pub fn write_report_dir(shown: &Path, files: &[(String, Vec<u8>)]) -> Result<()>
     staged.commit()
 }
 
+/// Writes a command's text output to `output` (`None`: stdout, control characters escaped
+/// for the terminal; a file is written whole or not at all).
+pub fn emit(output: Option<&Path>, text: &str) -> Result<()> {
+    match output {
+        Some(p) => write_output(p, |f| {
+            f.write_all(text.as_bytes())
+                .map_err(|e| crate::Error::Refused(format!("writing {}: {e}", p.display())))
+        }),
+        None => std::io::stdout()
+            .lock()
+            .write_all(outcrop_run::mechanisms::events::escape::text(text).as_bytes())
+            .map_err(|e| crate::Error::Refused(format!("writing stdout: {e}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

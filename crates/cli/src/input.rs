@@ -214,3 +214,13 @@ pub fn timing_config(spec: &str) -> Result<outcrop_timing::Config> {
     outcrop_timing::Config::from_toml(&text)
         .map_err(|e| crate::Error::Refused(format!("timing config {}: {e}", path.display())))
 }
+
+/// `--env` value: `KEY=VALUE` with a non-empty key.
+pub fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
+    match s.split_once('=') {
+        Some((k, _)) if !k.is_empty() => Ok(s.into()),
+        _ => Err(format!(
+            "`{s}`: expected KEY=VALUE (e.g. OUTCROP_PROFILE=sites.txt)"
+        )),
+    }
+}

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod annotate;
 pub mod console;
 pub mod files;
 pub mod input;

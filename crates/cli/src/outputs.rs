@@ -388,3 +388,27 @@ pub fn suite<E: From<crate::Error>>(
     );
     Ok(index.len())
 }
+
+/// Writes `outcrop diff --report DIR`'s directory at `shown`: the page, the JSON, the
+/// differential flame graph, and each side's exports (read with a bound) to open side by side.
+pub fn write_diff_dir(
+    shown: &Path,
+    diff: &outcrop_run::mechanisms::diff::Diff,
+    a: &outcrop_run::diff::Side,
+    b: &outcrop_run::diff::Side,
+) -> Result<()> {
+    fn side(s: &outcrop_run::diff::Side) -> Result<outcrop_report::diff::SideFiles<'_>> {
+        let read = |p: &Option<PathBuf>, what| {
+            p.as_ref()
+                .map(|p| crate::files::read_bounded(p, what, crate::files::MAX_PROFILE_BYTES))
+                .transpose()
+        };
+        Ok(outcrop_report::diff::SideFiles {
+            profile: s.inputs.profile.as_ref(),
+            speedscope: read(&s.exports.speedscope, "speedscope profile")?,
+            firefox: read(&s.exports.firefox, "Firefox profile")?,
+        })
+    }
+    let files = outcrop_report::diff::directory_files(diff, side(a)?, side(b)?);
+    crate::files::write_report_dir(shown, &files)
+}

@@ -1,14 +1,11 @@
 //! `outcrop diff A B`: what changed between two runs. This module finds and reads the files;
 //! `outcrop_diff` compares, `outcrop_report::diff` renders.
 
-use crate::files::{read_bounded, write_output, MAX_PROFILE_BYTES};
 use crate::outcrop_diff::{compare, CompareOptions};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use outcrop_report::diff::SideFiles;
 use outcrop_report::Report as _;
-use outcrop_run::diff::{input_bytes, load, Side};
-use std::io::Write as _;
+use outcrop_run::diff::{input_bytes, load};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -93,34 +90,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         view.to_text()
     };
     if let Some(dir) = &args.report {
-        write_dir(dir, &diff, &a, &b)?;
+        outcrop_cli::outputs::write_diff_dir(dir, &diff, &a, &b)?;
     }
-    match &args.output {
-        Some(path) => write_output(path, |f| {
-            f.write_all(text.as_bytes())?;
-            Ok(())
-        })
-        .with_context(|| format!("writing {}", path.display()))?,
-        None => std::io::stdout()
-            .lock()
-            .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?,
-    }
+    crate::files::emit(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_dir(shown: &Path, diff: &crate::outcrop_diff::Diff, a: &Side, b: &Side) -> Result<()> {
-    fn side(s: &Side) -> Result<SideFiles<'_>> {
-        let read = |p: &Option<PathBuf>, what| {
-            p.as_ref()
-                .map(|p| read_bounded(p, what, MAX_PROFILE_BYTES))
-                .transpose()
-        };
-        Ok(SideFiles {
-            profile: s.inputs.profile.as_ref(),
-            speedscope: read(&s.exports.speedscope, "speedscope profile")?,
-            firefox: read(&s.exports.firefox, "Firefox profile")?,
-        })
-    }
-    let files = outcrop_report::diff::directory_files(diff, side(a)?, side(b)?);
-    Ok(crate::files::write_report_dir(shown, &files)?)
 }

@@ -113,7 +113,7 @@ pub struct GuestArgs {
 
     /// Set KEY=VALUE in the guest's environment (on top of the host's, or of the empty one
     /// under --deterministic). Repeatable.
-    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = outcrop_cli::input::parse_env)]
     pub env: Vec<std::ffi::OsString>,
 
     /// Show C++ and Rust function names as the symbol table spells them (`_ZL6workerii`)
@@ -133,16 +133,6 @@ pub struct GuestArgs {
     /// --sysroot) and its arguments (`outcrop run` without one profiles the bundled workloads).
     #[arg(last = true, value_name = "PROG [ARGS]")]
     pub command: Vec<std::ffi::OsString>,
-}
-
-/// `--env` value: `KEY=VALUE` with a non-empty key.
-fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
-    match s.split_once('=') {
-        Some((k, _)) if !k.is_empty() => Ok(s.into()),
-        _ => Err(format!(
-            "`{s}`: expected KEY=VALUE (e.g. OUTCROP_PROFILE=sites.txt)"
-        )),
-    }
 }
 
 pub use outcrop_cli::input::timing_config;

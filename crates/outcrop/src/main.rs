@@ -5,6 +5,7 @@
 //! Exit status: 0 success, 1 bad input or failed work (the message says what and where),
 //! 2 bad command line (from clap). A closed stdout (e.g. `| head`) ends quietly with 0.
 
+mod annotate;
 mod brr;
 mod diff;
 mod exec;
@@ -161,6 +162,17 @@ enum Command {
     ///   outcrop diff a.wpp b.wpp                # hot whole-program paths gained and lost
     #[command(verbatim_doc_comment)]
     Diff(diff::DiffArgs),
+    /// One function's instructions and source lines with what each retired, as perf
+    /// annotate shows them: the hottest lines first, then every instruction in address order
+    /// under its line, with its share of the function and its counts (cycles, CPI and misses
+    /// when timed), and the jumps within the function (`→ +0x1c` at a jump, `>` at its
+    /// target). Reads a report's per-instruction counts and disassembles the program.
+    ///
+    /// Examples:
+    ///   outcrop run --report r -- ./prog && outcrop annotate r main
+    ///   outcrop annotate r 'worker(int, int)' --binary build/prog --json -o w.json
+    #[command(verbatim_doc_comment)]
+    Annotate(annotate::AnnotateArgs),
     /// A program's phases, as SimPoint finds them, and a sampled timing estimate.
     ///
     /// One run on the fast engine cuts the program into intervals of --interval retired
@@ -222,6 +234,7 @@ fn main() -> ExitCode {
         Command::Paths(cmd) => paths::run(cmd),
         Command::Import(args) => import::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Annotate(args) => annotate::run(args).map(|()| ExitCode::SUCCESS),
         Command::Phases(args) => phases::run(args),
         Command::Brr(cmd) => brr::run(cmd).map(|()| ExitCode::SUCCESS),
         Command::Instrument(a) => instrument::run(a).map(|()| ExitCode::SUCCESS),

@@ -120,11 +120,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         report.to_text()
     };
     match &args.output {
-        Some(p) => write_output(p, |f| {
-            f.write_all(text.as_bytes())?;
-            Ok(())
-        })
-        .with_context(|| format!("writing {}", p.display()))?,
+        Some(_) => crate::files::emit(args.output.as_deref(), &text)?,
         None => std::io::stderr()
             .lock()
             .write_all(crate::outcrop_events::escape::text(&text).as_bytes())?,

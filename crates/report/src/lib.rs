@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod annotate;
 pub mod brr;
 pub mod diff;
 pub mod html;

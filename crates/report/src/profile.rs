@@ -147,6 +147,89 @@ pub struct ProfileReport {
     pub threads: Vec<ThreadRow>,
     /// The run over time, or null when no timeline was recorded.
     pub timeline: Option<TimelineReport>,
+    /// Every instruction address that retired anything, with its counts (what
+    /// `outcrop annotate` lists).
+    pub pcs: PcTable,
+}
+
+/// Per-instruction counts, one row per address, as numbers in `columns`' order (compact:
+/// a program retires at tens of thousands of addresses).
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+pub struct PcTable {
+    /// `pc`, `instructions`, and with timing `cycles`, `mispredicts`, `l1i_misses`,
+    /// `l1d_misses`, `l2_misses`.
+    pub columns: Vec<String>,
+    /// By increasing address.
+    pub rows: Vec<Vec<u64>>,
+}
+
+impl PcTable {
+    /// The table of `profile`'s per-instruction counts.
+    pub fn new(profile: &Profile) -> PcTable {
+        let mut columns = vec!["pc", "instructions"];
+        if profile.timed {
+            columns.extend([
+                "cycles",
+                "mispredicts",
+                "l1i_misses",
+                "l1d_misses",
+                "l2_misses",
+            ]);
+        }
+        let rows = profile
+            .pcs
+            .iter()
+            .map(|p| {
+                let c = &p.counts;
+                let mut row = vec![p.pc, c.instructions];
+                if profile.timed {
+                    row.extend([
+                        c.cycles,
+                        c.mispredicts,
+                        c.l1i_misses,
+                        c.l1d_misses,
+                        c.l2_misses,
+                    ]);
+                }
+                row
+            })
+            .collect();
+        PcTable {
+            columns: columns.into_iter().map(str::to_string).collect(),
+            rows,
+        }
+    }
+
+    /// The rows as addresses and counts (columns it lacks are 0).
+    pub fn counts(&self) -> Vec<(u64, Counts)> {
+        let col = |name: &str| self.columns.iter().position(|c| c == name);
+        let cols = [
+            col("instructions"),
+            col("cycles"),
+            col("mispredicts"),
+            col("l1i_misses"),
+            col("l1d_misses"),
+            col("l2_misses"),
+        ];
+        let pc = col("pc");
+        self.rows
+            .iter()
+            .filter_map(|r| {
+                let get = |c: Option<usize>| c.and_then(|i| r.get(i).copied()).unwrap_or(0);
+                Some((
+                    r.get(pc?).copied()?,
+                    Counts {
+                        instructions: get(cols[0]),
+                        cycles: get(cols[1]),
+                        mispredicts: get(cols[2]),
+                        l1i_misses: get(cols[3]),
+                        l1d_misses: get(cols[4]),
+                        l2_misses: get(cols[5]),
+                    },
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The timeline of [`ProfileReport`], column by column: mark `i` is `instructions[i]`,
@@ -290,6 +373,7 @@ impl ProfileReport {
             folded_calls: profile.folded_calls,
             threads,
             timeline: TimelineReport::new(profile),
+            pcs: PcTable::new(profile),
         }
     }
 

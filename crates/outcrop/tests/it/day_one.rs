@@ -179,3 +179,81 @@ fn the_sandbox_names_the_locale_and_time_zone_grants_a_guest_needs() {
         assert!(out.contains("time: 2023-11-14 17:13 EST"), "{out}");
     }
 }
+
+#[test]
+fn annotate_lists_a_functions_instructions_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r");
+    let program = workload("qsort_ints");
+    let o = outcrop(&[
+        "run",
+        "--report",
+        report.to_str().unwrap(),
+        "--",
+        program.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("profile.json")).unwrap()).unwrap();
+    let main = profile["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "main")
+        .unwrap()
+        .clone();
+    // JSON: every instruction of main, in order, summing to main's self count
+    let o = outcrop(&["annotate", report.to_str().unwrap(), "main", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let insns = a["instructions"].as_array().unwrap();
+    let sum: u64 = insns
+        .iter()
+        .map(|i| i["self"]["instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, main["self"]["instructions"].as_u64().unwrap());
+    let pcs: Vec<u64> = insns.iter().map(|i| i["pc"].as_u64().unwrap()).collect();
+    assert!(pcs.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(pcs[0], main["start"].as_u64().unwrap());
+    // jumps within the function, and their targets marked; calls name their callee
+    let targets: Vec<u64> = insns.iter().filter_map(|i| i["jump_to"].as_u64()).collect();
+    assert!(!targets.is_empty());
+    for t in &targets {
+        let i = insns.iter().find(|i| i["pc"] == *t).unwrap();
+        assert_eq!(i["jump_target"], true);
+    }
+    assert!(insns
+        .iter()
+        .any(|i| i["assembly"].as_str().unwrap().ends_with("<malloc>")));
+    // lines from the workload's DWARF, hottest first
+    let lines = a["lines"].as_array().unwrap();
+    assert!(lines[0]["line"].as_str().unwrap().contains("qsort_ints.c:"));
+    // text: as perf annotate lays it out
+    let o = outcrop(&["annotate", report.to_str().unwrap(), "main"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("Annotate of main in "), "{text}");
+    assert!(text.contains("Hottest source lines"), "{text}");
+    assert!(text.contains("  → +0x"), "{text}");
+    // errors say what is wrong
+    let o = outcrop(&["annotate", report.to_str().unwrap(), "no_such_function"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no function `no_such_function` ran"),
+        "{}",
+        stderr(&o)
+    );
+    let other = workload("hello");
+    let o = outcrop(&[
+        "annotate",
+        report.to_str().unwrap(),
+        "main",
+        "--binary",
+        other.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("is not the program the profile was made of"),
+        "{}",
+        stderr(&o)
+    );
+}
