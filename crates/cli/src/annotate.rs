@@ -41,7 +41,8 @@ pub struct AnnotateRequest<'a> {
     /// A report directory (`outcrop run --report DIR`) or its `profile.json`.
     pub report: &'a Path,
     /// The function: its name as the report shows it, its mangled name, or its name without
-    /// a C++ parameter list (`worker` for `worker(int, int)`).
+    /// a C++ parameter list or a compiler clone's suffix (`worker` for `worker(int, int)`,
+    /// `msort` for `msort.part.0`).
     pub function: &'a str,
     /// The program, when not at the path the report names.
     pub binary: Option<&'a Path>,
@@ -142,7 +143,11 @@ fn find<'a>(functions: &'a [FunctionEntry], name: &str, file: &Path) -> Result<&
     {
         return Ok(f);
     }
-    let bare = |n: &str| n.split_once('(').map_or(n, |(b, _)| b).to_string();
+    // `worker` for `worker(int, int)`, `msort` for GCC's clone `msort.part.0`
+    let bare = |n: &str| {
+        let n = outcrop_run::mechanisms::diff::profile::base_name(n);
+        n.split_once('(').map_or(n, |(b, _)| b).to_string()
+    };
     let matches: Vec<&FunctionEntry> = functions.iter().filter(|f| bare(&f.name) == name).collect();
     match matches.as_slice() {
         [f] => Ok(f),

@@ -10,8 +10,8 @@ pub struct AnnotateArgs {
     /// A report directory (`outcrop run --report DIR`) or its profile.json.
     #[arg(value_name = "REPORT")]
     report: PathBuf,
-    /// The function: as the report names it, its mangled name, or a C++ name without its
-    /// parameters (`worker` for `worker(int, int)`).
+    /// The function: as the report names it, its mangled name, or its name without C++
+    /// parameters or a clone suffix (`worker` for `worker(int, int)`, `f` for `f.part.0`).
     #[arg(value_name = "FUNCTION")]
     function: String,
     /// The program, when it is not at the path the report names (its id is checked).

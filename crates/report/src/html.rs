@@ -50,6 +50,9 @@ pub struct RunPage<'a> {
     pub timing: Option<&'a Totals>,
     /// The exact profile.
     pub profile: Option<&'a ProfileReport>,
+    /// The hottest functions annotated by instruction and line.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub annotations: &'a [crate::annotate::Annotation],
     /// The run's phases (`--phases`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phases: Option<&'a crate::phases::RunPhases>,
@@ -94,6 +97,26 @@ pub(crate) fn head(out: &mut String, title: &str) {
 <title>{}</title><style>{STYLE}</style></head><body>\n",
         escape(title)
     );
+}
+
+/// The hottest functions by instruction and line, each folded under its name (what
+/// `outcrop annotate` prints).
+fn annotations_section(o: &mut String, annotations: &[crate::annotate::Annotation]) {
+    if annotations.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h2 id=\"annotate\">Annotated hot functions</h2><p class=\"legend\">The hottest functions of the program, every instruction under its source line with what it retired (exact), jumps within the function marked (<code>→ +0x1c</code> at a jump, <code>&gt;</code> at its target): <code>outcrop annotate DIR FUNCTION</code> prints the same with the source text.</p>"
+    );
+    for a in annotations {
+        let _ = writeln!(
+            o,
+            "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
+            escape(&a.function),
+            escape(&a.to_text())
+        );
+    }
 }
 
 /// The page of one run; `profile` is the exact profile the report was made from (for the
@@ -172,6 +195,7 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
         o.push_str(&crate::profile::flame_html(p, 1240));
         timeline_section(&mut o, p);
     }
+    annotations_section(&mut o, page.annotations);
     if let Some(ph) = page.phases {
         phases_section(&mut o, ph);
     }

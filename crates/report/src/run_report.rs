@@ -48,6 +48,9 @@ pub struct RunReport<'a> {
     pub wpp: Option<WppSummary<'a>>,
     /// The run's phases (`--phases`).
     pub phases: Option<crate::phases::RunPhases>,
+    /// The hottest functions of the program annotated by instruction and line (the page's
+    /// "Annotated hot functions").
+    pub annotations: Vec<crate::annotate::Annotation>,
     /// Things a person should know that did not stop the report (no source lines).
     pub warnings: Vec<String>,
     names: FileNames,
@@ -169,18 +172,22 @@ impl<'a> RunReport<'a> {
                     t
                 })
             });
-            let lines = match table {
-                Ok(Some(mut table)) => Some(p.by_line(&mut table)),
-                Ok(None) => None,
+            let mut table = match table {
+                Ok(t) => t,
                 Err(e) => {
                     warnings.push(format!("no source lines: {e}"));
                     None
                 }
             };
+            let lines = table.as_mut().map(|t| p.by_line(t));
             let mut r = ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads);
             r.program_id = image.program_id().ok().map(str::to_string);
-            r
+            (r, annotations(p, &s.program, image, table.as_mut()))
         });
+        let (profile, annotations) = match profile {
+            Some((r, a)) => (Some(r), a),
+            None => (None, Vec::new()),
+        };
         let rap = match &s.rap {
             Some((spec, prof)) => Some(rap_report(s, spec, prof, symbols, (exit_code, &outcome))?),
             None => None,
@@ -225,6 +232,7 @@ impl<'a> RunReport<'a> {
             exit_code,
             outcome,
             profile,
+            annotations,
             rap,
             rpa,
             fdata,
@@ -357,6 +365,7 @@ impl<'a> RunReport<'a> {
             classes: classes.clone(),
             timing: s.timing.as_ref(),
             profile: self.profile.as_ref(),
+            annotations: &self.annotations,
             phases: self.phases.as_ref(),
             rap: self.rap.as_ref().map(|r| RapSection {
                 eps: r.eps,
@@ -595,4 +604,47 @@ pub fn range_label(p: &outcrop_profile::Profile, lo: u64, hi: u64) -> Option<Str
     } else {
         parts.join(", ")
     })
+}
+
+/// How many of the hottest functions the page annotates.
+pub const ANNOTATED: usize = 5;
+
+/// Largest function (in bytes) the page annotates.
+pub const MAX_ANNOTATED_BYTES: u64 = 16 << 10;
+
+/// The [`ANNOTATED`] hottest functions of the program itself (not a library's, not
+/// `[unknown]`), each annotated by instruction and line; source text is not read here.
+fn annotations(
+    p: &outcrop_profile::Profile,
+    program: &str,
+    image: &outcrop_run::ProgramImage,
+    mut table: Option<&mut outcrop_profile::lines::LineTable>,
+) -> Vec<crate::annotate::Annotation> {
+    let pcs: Vec<(u64, outcrop_profile::Counts)> = p.pcs.iter().map(|c| (c.pc, c.counts)).collect();
+    let run = p.self_sum();
+    let instruction = |pc: u64| image.instruction(pc);
+    let function_at = |pc: u64| image.function(pc);
+    p.hottest(p.timed)
+        .into_iter()
+        .filter(|f| f.size > 0 && f.size <= MAX_ANNOTATED_BYTES && !f.name.contains('@'))
+        .take(ANNOTATED)
+        .map(|f| {
+            let mut locate = |pc: u64| {
+                let t = table.as_deref_mut()?;
+                let loc = t.locate(pc)?;
+                Some((t.file_name(loc.file).to_string(), loc.line))
+            };
+            crate::annotate::Annotation::new(crate::annotate::AnnotateInput {
+                program,
+                function: (&f.name, f.start, f.size),
+                instruction: &instruction,
+                function_at: &function_at,
+                locate: &mut locate,
+                source: &mut |_, _| None,
+                pcs: &pcs,
+                run,
+                timed: p.timed,
+            })
+        })
+        .collect()
 }

@@ -234,6 +234,17 @@ fn annotate_lists_a_functions_instructions_with_exact_counts() {
     assert!(text.starts_with("Annotate of main in "), "{text}");
     assert!(text.contains("Hottest source lines"), "{text}");
     assert!(text.contains("  → +0x"), "{text}");
+    // a compiler's clone by its origin's name
+    let o = outcrop(&["annotate", report.to_str().unwrap(), "msort_with_tmp"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("Annotate of msort_with_tmp.part.0 "),
+        "{}",
+        stderr(&o)
+    );
+    // the page annotates the hottest functions, main among them
+    let page = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(page.contains("<h2 id=\"annotate\">Annotated hot functions</h2>"));
+    assert!(page.contains("<details><summary><code>main</code></summary><pre>Annotate of main"));
     // errors say what is wrong
     let o = outcrop(&["annotate", report.to_str().unwrap(), "no_such_function"]);
     assert!(!o.status.success());
