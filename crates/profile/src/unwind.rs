@@ -38,6 +38,80 @@ struct Object {
     /// does not emit unwind tables).
     debug_frame: Vec<u8>,
     bases: gimli::BaseAddresses,
+    /// Every frame description of both sections, by link-time start: `(start, end, in
+    /// .debug_frame, offset)`. Built in one pass, so a lookup is a binary search: a hostile
+    /// object with a million descriptions costs one pass, not one per frame.
+    index: Vec<(u64, u64, bool, usize)>,
+}
+
+/// Most frame descriptions indexed per object.
+pub const MAX_FDES: usize = 1 << 20;
+
+/// The frame descriptions of `section`, as `(start, end, debug, offset)`, at most `room`.
+fn index_of<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
+    section: &S,
+    bases: &gimli::BaseAddresses,
+    debug: bool,
+    room: usize,
+    out: &mut Vec<(u64, u64, bool, usize)>,
+) {
+    let mut entries = section.entries(bases);
+    let mut added = 0;
+    // a damaged entry ends the pass: what came before it stays usable
+    while let Ok(Some(entry)) = entries.next() {
+        if added >= room {
+            break;
+        }
+        if let gimli::CieOrFde::Fde(partial) = entry {
+            let Ok(fde) = partial.parse(S::cie_from_offset) else {
+                continue;
+            };
+            let start = fde.initial_address();
+            let end = start.saturating_add(fde.len());
+            out.push((start, end, debug, fde.offset()));
+            added += 1;
+        }
+    }
+}
+
+impl Object {
+    /// The row of the frame description covering link-time address `addr` (the innermost
+    /// of overlapping ones, `.eh_frame` before `.debug_frame` at one start).
+    fn row(
+        &self,
+        ctx: &mut gimli::UnwindContext<usize>,
+        addr: u64,
+    ) -> Option<gimli::UnwindTableRow<usize>> {
+        let n = self.index.partition_point(|e| e.0 <= addr);
+        let &(_, end, debug, offset) = self.index[..n].iter().rev().find(|e| addr < e.1)?;
+        debug_assert!(addr < end);
+        if debug {
+            let mut section = DebugFrame::new(&self.debug_frame, LittleEndian);
+            section.set_address_size(8);
+            let fde = section
+                .fde_from_offset(
+                    &self.bases,
+                    gimli::DebugFrameOffset(offset),
+                    DebugFrame::cie_from_offset,
+                )
+                .ok()?;
+            fde.unwind_info_for_address(&section, &self.bases, ctx, addr)
+                .ok()
+                .cloned()
+        } else {
+            let section = EhFrame::new(&self.eh_frame, LittleEndian);
+            let fde = section
+                .fde_from_offset(
+                    &self.bases,
+                    gimli::EhFrameOffset(offset),
+                    EhFrame::cie_from_offset,
+                )
+                .ok()?;
+            fde.unwind_info_for_address(&section, &self.bases, ctx, addr)
+                .ok()
+                .cloned()
+        }
+    }
 }
 
 /// The call-frame information of the objects of a run, to unwind its stack.
@@ -91,6 +165,14 @@ impl CallFrames {
         if let Some(got) = file.section_by_name(".got") {
             bases = bases.set_got(got.address());
         }
+        let mut index = Vec::new();
+        let eh = EhFrame::new(&eh_frame, LittleEndian);
+        index_of(&eh, &bases, false, MAX_FDES, &mut index);
+        let mut debug = DebugFrame::new(&debug_frame, LittleEndian);
+        debug.set_address_size(8);
+        let room = MAX_FDES - index.len();
+        index_of(&debug, &bases, true, room, &mut index);
+        index.sort_unstable();
         self.objects.push(Object {
             bias,
             lo,
@@ -98,6 +180,7 @@ impl CallFrames {
             eh_frame,
             debug_frame,
             bases,
+            index,
         });
     }
 
@@ -159,19 +242,7 @@ impl CallFrames {
             .iter()
             .rev()
             .filter(|o| at >= o.lo && at < o.hi)
-            .find_map(|o| {
-                let addr = at.wrapping_sub(o.bias);
-                let eh = EhFrame::new(&o.eh_frame, LittleEndian);
-                let mut debug = DebugFrame::new(&o.debug_frame, LittleEndian);
-                debug.set_address_size(8);
-                match eh.unwind_info_for_address(&o.bases, ctx, addr, EhFrame::cie_from_offset) {
-                    Ok(row) => Some(row.clone()),
-                    Err(_) => debug
-                        .unwind_info_for_address(&o.bases, ctx, addr, DebugFrame::cie_from_offset)
-                        .ok()
-                        .cloned(),
-                }
-            })?;
+            .find_map(|o| o.row(ctx, at.wrapping_sub(o.bias)))?;
         let cfa = match row.cfa() {
             CfaRule::RegisterAndOffset { register, offset } => {
                 let base = *regs.get(usize::from(register.0))?;
@@ -217,6 +288,46 @@ impl CallFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn damaged_objects_add_nothing_and_never_panic() {
+        let mut f = CallFrames::new();
+        f.add_elf(b"not an ELF file", 0, 0, u64::MAX);
+        let mut elf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../workloads/bin/hello"
+        ))
+        .unwrap();
+        // every byte of the second half flipped: sections, tables and CFI garbage
+        let half = elf.len() / 2;
+        for b in &mut elf[half..] {
+            *b = !*b;
+        }
+        f.add_elf(&elf, 0, 0, u64::MAX);
+        let regs = [0x1000u64; 32];
+        let bt = f.backtrace(0x10400, &regs, &mut |a| Some(a ^ 0x5555), 64);
+        assert!(!bt.is_empty() && bt.len() <= 64);
+    }
+
+    #[test]
+    fn every_described_function_of_a_program_has_a_row_by_binary_search() {
+        let elf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../workloads/bin/hello"
+        ))
+        .unwrap();
+        let mut f = CallFrames::new();
+        f.add_elf(&elf, 0, 0, u64::MAX);
+        let o = &f.objects[0];
+        assert!(o.index.len() > 100, "{}", o.index.len());
+        assert!(o.index.windows(2).all(|w| w[0] <= w[1]));
+        let mut ctx = gimli::UnwindContext::new();
+        for &(start, end, _, _) in o.index.iter().filter(|e| e.1 > e.0) {
+            for addr in [start, end - 1] {
+                assert!(o.row(&mut ctx, addr).is_some(), "{addr:#x}");
+            }
+        }
+    }
 
     #[test]
     fn no_information_gives_the_pc_and_a_leafs_caller() {
