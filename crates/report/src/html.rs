@@ -520,13 +520,19 @@ fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
         o,
         "<h2 id=\"functions\">Functions</h2><p>{}; {} functions {}. Sorted by self {}.</p>",
         if sampled {
-            "Sampled, not exact: each IP sample counts as one \"instruction\", and with no call stacks in the samples, total equals self and calls count changes of function between consecutive samples"
+            "Sampled, not exact: IP samples by function (no call stacks in the samples, so no totals or calls)"
         } else {
             "Exact: every retired instruction counted"
         },
         p.function_count,
         if sampled { "were sampled" } else { "ran" },
-        if timed { "cycles" } else { "instructions" }
+        if sampled {
+            "samples"
+        } else if timed {
+            "cycles"
+        } else {
+            "instructions"
+        }
     );
     let cols = p.columns();
     let _ = write!(o, "<table><thead><tr>");

@@ -23,6 +23,13 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ("calls", "times the function was entered: by a call, a tail call or falling into it"),
 ];
 
+/// The functions table's columns for imported samples (`outcrop import`): samples, not
+/// instructions, and no total or calls (the samples carry no call stacks).
+pub const SAMPLED_COLUMNS: &[(&str, &str)] = &[
+    ("self %", "IP samples in the function itself, % of the program's samples (rows are sorted by it)"),
+    ("self samples", "the same, counted: each sample is one instruction address perf recorded, not an exact count"),
+];
+
 /// The functions table's columns under a timing model (rows sorted by self cycles).
 pub const TIMED_COLUMNS: &[(&str, &str)] = &[
     ("self cycles %", "timing model: cycles charged to the function's own instructions (from the previous retirement to theirs), % of the run's cycles (rows are sorted by it)"),
@@ -150,6 +157,10 @@ pub struct ProfileReport {
     /// Every instruction address that retired anything, with its counts (what
     /// `outcrop annotate` lists).
     pub pcs: PcTable,
+    /// Whether the counts are imported IP samples rather than exact counts (`outcrop
+    /// import`): the functions table then shows samples and no totals or calls.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sampled: bool,
 }
 
 /// Per-instruction counts, one row per address, as numbers in `columns`' order (compact:
@@ -374,12 +385,15 @@ impl ProfileReport {
             threads,
             timeline: TimelineReport::new(profile),
             pcs: PcTable::new(profile),
+            sampled: false,
         }
     }
 
     /// The functions table's columns (header, meaning) for this profile.
     pub fn columns(&self) -> &'static [(&'static str, &'static str)] {
-        if self.cycles.is_some() {
+        if self.sampled {
+            SAMPLED_COLUMNS
+        } else if self.cycles.is_some() {
             TIMED_COLUMNS
         } else {
             COLUMNS
@@ -389,7 +403,12 @@ impl ProfileReport {
     /// One function's cells, in [`ProfileReport::columns`] order.
     pub fn cells(&self, f: &FunctionRow) -> Vec<String> {
         let c = &f.self_counts;
-        if self.cycles.is_some() {
+        if self.sampled {
+            vec![
+                format!("{:.2}%", self.pct(c.instructions, false)),
+                thousands(c.instructions),
+            ]
+        } else if self.cycles.is_some() {
             vec![
                 format!("{:.2}%", self.pct(c.cycles, true)),
                 thousands(c.cycles),
@@ -427,10 +446,22 @@ impl Report for ProfileReport {
         let timed = self.cycles.is_some();
         let _ = writeln!(
             out,
-            "Functions of {} by self {} (exact: every retired instruction counted; {} functions ran)",
+            "Functions of {} by self {} ({}; {} functions {})",
             self.program,
-            if timed { "cycles" } else { "instructions" },
-            self.function_count
+            if self.sampled {
+                "samples"
+            } else if timed {
+                "cycles"
+            } else {
+                "instructions"
+            },
+            if self.sampled {
+                "sampled by perf, not exact"
+            } else {
+                "exact: every retired instruction counted"
+            },
+            self.function_count,
+            if self.sampled { "were sampled" } else { "ran" }
         );
         let cols = self.columns();
         let rows: Vec<Vec<String>> = self

@@ -182,6 +182,7 @@ impl<'a> RunReport<'a> {
             let lines = table.as_mut().map(|t| p.by_line(t));
             let mut r = ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads);
             r.program_id = image.program_id().ok().map(str::to_string);
+            r.sampled = s.sampled.is_some();
             (r, annotations(p, &s.program, image, table.as_mut()))
         });
         let (profile, annotations) = match profile {

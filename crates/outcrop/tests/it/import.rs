@@ -352,6 +352,13 @@ fn the_report_directory_of_an_import_says_it_is_sampled() {
         "the page must say the profile is sampled"
     );
     assert!(!page.contains("Exact: every retired instruction counted"));
+    // honest columns: samples, and no totals or calls the samples cannot give
+    assert!(page.contains("<th>self samples</th>"), "{page}");
+    assert!(!page.contains("<th>calls</th>") && !page.contains("<th>total %</th>"));
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rep/profile.json")).unwrap())
+            .unwrap();
+    assert_eq!(p["sampled"], true);
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("rep/report.json")).unwrap()).unwrap();
     assert!(r["sampled"].as_str().unwrap().contains("IP samples"));

@@ -233,11 +233,11 @@ fn exceptions_caught_in_a_loop_leave_the_frames_they_unwind() {
     };
     let p = profile(&path);
     consistent(&p);
-    // static C++ functions keep their mangled names here (`_ZL7throweri`)
+    // found by their mangled names (`_ZL7throweri`); shown demangled (`thrower(int)`)
     let name = |part: &str| {
         p.functions
             .iter()
-            .find(|f| f.name.contains(part) && f.calls > 0)
+            .find(|f| f.mangled.as_deref().is_some_and(|m| m.contains(part)) && f.calls > 0)
             .map(|f| f.name.clone())
             .unwrap_or_else(|| panic!("no function like {part}"))
     };
