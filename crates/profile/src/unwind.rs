@@ -289,15 +289,18 @@ impl CallFrames {
 mod tests {
     use super::*;
 
+    /// A bundled workload (static glibc: `.eh_frame` for its C library); copied into a
+    /// `Vec` before parsing, for the ELF headers' alignment.
+    const HELLO: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/bin/hello"
+    ));
+
     #[test]
     fn damaged_objects_add_nothing_and_never_panic() {
         let mut f = CallFrames::new();
         f.add_elf(b"not an ELF file", 0, 0, u64::MAX);
-        let mut elf = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../workloads/bin/hello"
-        ))
-        .unwrap();
+        let mut elf = HELLO.to_vec();
         // every byte of the second half flipped: sections, tables and CFI garbage
         let half = elf.len() / 2;
         for b in &mut elf[half..] {
@@ -311,11 +314,7 @@ mod tests {
 
     #[test]
     fn every_described_function_of_a_program_has_a_row_by_binary_search() {
-        let elf = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../workloads/bin/hello"
-        ))
-        .unwrap();
+        let elf = HELLO.to_vec();
         let mut f = CallFrames::new();
         f.add_elf(&elf, 0, 0, u64::MAX);
         let o = &f.objects[0];
