@@ -101,12 +101,19 @@ pub fn annotate(req: &AnnotateRequest<'_>) -> Result<Annotation> {
         let loc = t.locate(pc)?;
         Some((t.file_name(loc.file).to_string(), loc.line))
     };
+    // a source path is named inside the program, as untrusted as the program: read only
+    // beneath the working directory (an absolute path there too), race-free
+    let root = std::env::current_dir().ok();
     let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
     let mut source = |file: &str, line: u32| {
         let lines = sources.entry(file.to_string()).or_insert_with(|| {
-            read_text_bounded(Path::new(file), "source file", MAX_SOURCE_BYTES)
-                .ok()
-                .map(|t| t.lines().map(str::to_string).collect())
+            let root = root.as_deref()?;
+            let path = Path::new(file);
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            let bytes =
+                outcrop_run::files::read_beneath(root, rel, "source file", MAX_SOURCE_BYTES);
+            let text = String::from_utf8(bytes.ok()?).ok()?;
+            Some(text.lines().map(str::to_string).collect())
         });
         lines
             .as_ref()?

@@ -228,6 +228,19 @@ fn annotate_lists_a_functions_instructions_with_exact_counts() {
     // lines from the workload's DWARF, hottest first
     let lines = a["lines"].as_array().unwrap();
     assert!(lines[0]["line"].as_str().unwrap().contains("qsort_ints.c:"));
+    // source text only from files beneath the working directory (`./src/qsort_ints.c` from
+    // workloads/, not from elsewhere: a path inside the program is untrusted)
+    let text_of = |dir: &std::path::Path| {
+        let args = ["annotate", report.to_str().unwrap(), "main", "--json"];
+        let o = crate::util::outcrop_in(&args, dir);
+        let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        a["lines"][0]["text"].clone()
+    };
+    assert!(text_of(&crate::util::workloads())
+        .as_str()
+        .unwrap()
+        .contains("tmp[k++]"));
+    assert!(text_of(dir.path()).is_null());
     // text: as perf annotate lays it out
     let o = outcrop(&["annotate", report.to_str().unwrap(), "main"]);
     let text = String::from_utf8_lossy(&o.stdout);
