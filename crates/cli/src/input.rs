@@ -167,6 +167,22 @@ pub fn progress(input: &Input) -> ProgressBar {
     }
 }
 
+/// A progress bar on stderr for reading the file at `path` when it is large (64 MiB or more)
+/// and stderr is a terminal; hidden otherwise.
+pub fn file_progress(path: &std::path::Path, verb: &str) -> ProgressBar {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size < 64 << 20 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("{verb} {}", path.display()));
+    bar
+}
+
 /// Reads every value of `input` in batches, calling `each` per batch with the index of the
 /// batch's first value. Updates `bar`.
 pub fn for_each_batch<E: From<crate::Error>>(

@@ -12,11 +12,3 @@ pub fn write_output(
 ) -> anyhow::Result<()> {
     outcrop_cli::files::write_output(path, write)
 }
-
-/// [`outcrop_cli::files::write_report_file`], the writer returning the binary's result.
-pub fn write_report_file(
-    path: &Path,
-    write: impl FnOnce(&mut File) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    outcrop_cli::files::write_report_file(path, write)
-}

@@ -3,6 +3,7 @@
 
 use crate::files::write_output;
 use crate::outcrop_rap::observe::{RapSpec, Stream};
+use crate::outcrop_rv::symbols::Names;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use outcrop_report::import::ImportReport;
@@ -46,6 +47,17 @@ pub struct ImportArgs {
     /// RAP's error bound ε for the hot ranges of the report (a fraction of the samples).
     #[arg(long, value_name = "E", default_value_t = 0.01)]
     eps: f64,
+    /// Read the recorded shared objects beneath DIR (`/usr/lib/x.so` as `DIR/usr/lib/x.so`),
+    /// as `perf report --symfs` does (default: their paths here; build-ids must match).
+    #[arg(long, value_name = "DIR")]
+    symfs: Option<PathBuf>,
+    /// Look for separate debug files (stripped libraries' symbols) in DIR first, then
+    /// /usr/lib/debug, by build-id and .gnu_debuglink. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    debug_dir: Vec<PathBuf>,
+    /// Show C++ and Rust names as the symbol tables spell them.
+    #[arg(long)]
+    no_demangle: bool,
 }
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
@@ -55,23 +67,19 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         crate::files::check_report_dir(dir)?;
     }
     crate::files::check_output(&args.output)?;
-    let image = outcrop_run::ProgramImage::read(&args.binary)?;
-    let size = std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0);
-    let bar = if size >= 64 << 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let b = indicatif::ProgressBar::new(size);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.set_message(format!("importing {}", args.input.display()));
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let image =
+        outcrop_run::ProgramImage::read(&args.binary)?.with_naming(outcrop_run::objects::Naming {
+            names: if args.no_demangle {
+                Names::Mangled
+            } else {
+                Names::Demangled
+            },
+            debug: outcrop_run::debuginfo::DebugDirs::new(&args.debug_dir, None),
+        });
+    let bar = outcrop_cli::input::file_progress(&args.input, "importing");
     let config = ImportConfig {
-        profile: args.report.is_some(),
+        profile: true,
+        symfs: args.symfs.clone(),
         rap: match &args.report {
             Some(_) => {
                 let tree = crate::outcrop_rap::Config::builder()
@@ -119,13 +127,12 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             program: std::fs::canonicalize(&args.binary).ok(),
         };
         let report = RunReport::new(&result.summaries, &image, names)?;
-        let staged = crate::files::ReportDir::begin(dir)?;
-        for (name, bytes) in report.directory_files() {
-            let path = staged.path().join(name);
-            crate::files::write_report_file(&path, |f| Ok(f.write_all(&bytes)?))
-                .with_context(|| format!("writing {}", dir.join(name).display()))?;
-        }
-        staged.commit()?;
+        let files: Vec<(String, Vec<u8>)> = report
+            .directory_files()
+            .into_iter()
+            .map(|(n, b)| (n.to_string(), b))
+            .collect();
+        outcrop_cli::files::write_report_dir(dir, &files)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
     if st.samples_in_program == 0 && st.branches_in_program == 0 {

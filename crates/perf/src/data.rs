@@ -189,7 +189,22 @@ pub struct Sample {
     pub hw_idx: Option<u64>,
     /// The branch stack, newest first (as the hardware and `perf script` list it).
     pub branches: Vec<Branch>,
+    /// The call chain (`perf record -g`), innermost first, as the kernel wrote it: its
+    /// entries at or above [`CONTEXT_MAX`] are context markers (`PERF_CONTEXT_KERNEL`,
+    /// `PERF_CONTEXT_USER`, …) saying whose addresses follow. Empty when not recorded.
+    pub callchain: Vec<u64>,
 }
+
+/// The smallest context marker of a call chain (`PERF_CONTEXT_MAX`, -4095): entries at or
+/// above it are markers, not addresses.
+pub const CONTEXT_MAX: u64 = -4095i64 as u64;
+/// Kernel addresses follow (`PERF_CONTEXT_KERNEL`).
+pub const CONTEXT_KERNEL: u64 = -128i64 as u64;
+/// User addresses follow (`PERF_CONTEXT_USER`).
+pub const CONTEXT_USER: u64 = -512i64 as u64;
+/// Most call-chain entries kept from one sample (the kernel's own limit,
+/// `kernel.perf_event_max_stack`, defaults to 127); deeper chains keep their innermost.
+pub const MAX_CALLCHAIN: usize = 1024;
 
 /// A memory mapping (`MMAP` or `MMAP2`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -713,7 +728,12 @@ impl<R: Read + Seek> Reader<R> {
         }
         if st & S_CALLCHAIN != 0 {
             let n = f.count(8, 1 << 16, "call chain length")?;
-            f.bytes(n * 8, "call chain")?;
+            let chain = f.bytes(n * 8, "call chain")?;
+            s.callchain = chain
+                .chunks_exact(8)
+                .take(MAX_CALLCHAIN)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
         }
         if st & S_RAW != 0 {
             let n = u64::from(f.u32("raw size")?);

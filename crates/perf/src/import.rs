@@ -64,6 +64,8 @@ pub struct Stats {
     pub samples: u64,
     /// Samples taken in the kernel.
     pub kernel_samples: u64,
+    /// Samples with a call chain (`perf record -g`).
+    pub callchains: u64,
     /// Samples whose IP lies in the program.
     pub samples_in_program: u64,
     /// Branch-stack entries read.
@@ -92,12 +94,63 @@ pub struct Stats {
     pub threads: u64,
 }
 
-/// One mapping of the program in one process.
+/// One code mapping in one process.
 #[derive(Clone, Copy, Debug)]
 struct Map {
     start: u64,
     len: u64,
     pgoff: u64,
+    /// Index into [`Importer::objects`].
+    object: u32,
+}
+
+/// Most distinct mapped objects an import tells apart (a file that maps more shares the
+/// last one's entry: their frames are `[unknown]`).
+pub const MAX_OBJECTS: usize = 4096;
+
+/// A file mapped for code by a sampled process (the program, a shared library, the vdso).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MappedObject {
+    /// Its path as the recording host named it (untrusted: a name in the input).
+    pub path: String,
+    /// Its build-id, from the record or the file's build-id table.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "hex")]
+    pub build_id: Option<Vec<u8>>,
+    /// Whether it is the program ([`Target`]).
+    pub program: bool,
+    /// Samples whose innermost frame lies in it.
+    pub samples: u64,
+    /// Where its first code mapping started, in the process that made it.
+    pub start: u64,
+    /// The file offset that mapping started at.
+    pub pgoff: u64,
+}
+
+fn hex<S: serde::Serializer>(id: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+    let text: Option<String> = id
+        .as_ref()
+        .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+    serde::Serialize::serialize(&text, s)
+}
+
+/// One frame of a sample's call chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Frame {
+    /// In the program, at this link-time address.
+    Program(u64),
+    /// In another mapped object ([`Importer::objects`]), at this file offset.
+    Object {
+        /// Index into [`Importer::objects`].
+        object: u32,
+        /// File offset of the address.
+        offset: u64,
+        /// The address itself (in the sampled process).
+        addr: u64,
+    },
+    /// In the kernel, at this address.
+    Kernel(u64),
+    /// At a user address no mapping covers.
+    Unmapped(u64),
 }
 
 /// An import in progress.
@@ -105,10 +158,13 @@ pub struct Importer {
     target: Target,
     /// Build-ids by path, from the file's table.
     ids_by_path: FxHashMap<String, Vec<u8>>,
-    /// The program's mappings by process, shared copy-on-write between a parent and the
-    /// children forked from it (40,000 forks of a process with 2,000 mappings hold one copy,
-    /// not 40,000).
+    /// Code mappings by process, shared copy-on-write between a parent and the children
+    /// forked from it (40,000 forks of a process with 2,000 mappings hold one copy, not
+    /// 40,000).
     maps: FxHashMap<u32, std::sync::Arc<Vec<Map>>>,
+    /// Every object mapped for code, in the order first seen.
+    objects: Vec<MappedObject>,
+    object_ids: FxHashMap<(String, Option<Vec<u8>>), u32>,
     traces: FxHashMap<Vec<Record>, u64>,
     ips: FxHashMap<u64, u64>,
     data_addrs: FxHashMap<u64, u64>,
@@ -129,6 +185,8 @@ pub struct Imported {
     pub data_addrs: BTreeMap<u64, u64>,
     /// What was read.
     pub stats: Stats,
+    /// Every object mapped for code, in the order first seen, with its samples.
+    pub objects: Vec<MappedObject>,
 }
 
 impl Importer {
@@ -141,6 +199,8 @@ impl Importer {
                 .map(|b| (b.path.clone(), b.id.clone()))
                 .collect(),
             maps: FxHashMap::default(),
+            objects: Vec::new(),
+            object_ids: FxHashMap::default(),
             traces: FxHashMap::default(),
             ips: FxHashMap::default(),
             data_addrs: FxHashMap::default(),
@@ -175,13 +235,117 @@ impl Importer {
         if self.target.identity {
             return self.target.contains_vaddr(a).then_some(a);
         }
-        let maps = self.maps.get(&pid)?;
-        let m = maps
-            .iter()
-            .rev()
-            .find(|m| a >= m.start && a - m.start < m.len)?;
+        let m = self.map_of(pid, a)?;
+        if !self.objects[m.object as usize].program {
+            return None;
+        }
         self.target
             .vaddr_of_offset((a - m.start).checked_add(m.pgoff)?)
+    }
+
+    /// The newest code mapping of process `pid` that covers `a`.
+    fn map_of(&self, pid: u32, a: u64) -> Option<&Map> {
+        self.maps
+            .get(&pid)?
+            .iter()
+            .rev()
+            .find(|m| a >= m.start && a - m.start < m.len)
+    }
+
+    /// Whether process `pid` has the program mapped (text input: every sample's process).
+    pub fn runs_program(&self, pid: u32) -> bool {
+        self.target.identity
+            || self
+                .maps
+                .get(&pid)
+                .is_some_and(|m| m.iter().any(|m| self.objects[m.object as usize].program))
+    }
+
+    /// The frame of user address `a` in process `pid`.
+    fn frame(&self, pid: u32, a: u64) -> Frame {
+        if let Some(v) = self.vaddr(pid, a) {
+            return Frame::Program(v);
+        }
+        match self.map_of(pid, a) {
+            Some(m) if !self.objects[m.object as usize].program => Frame::Object {
+                object: m.object,
+                offset: (a - m.start).saturating_add(m.pgoff),
+                addr: a,
+            },
+            _ => Frame::Unmapped(a),
+        }
+    }
+
+    /// The frames of sample `s`, innermost first: its call chain when it has one, else its
+    /// IP alone. A caller's frame is at its return address less one (inside the call).
+    pub fn frames(&self, s: &Sample) -> Vec<Frame> {
+        let kernel_ip = s.mode == Some(crate::data::CpuMode::Kernel);
+        let mut out = Vec::new();
+        if s.callchain.is_empty() {
+            if let Some(ip) = s.ip {
+                out.push(if kernel_ip {
+                    Frame::Kernel(ip)
+                } else {
+                    self.frame(s.pid, ip)
+                });
+            }
+            return out;
+        }
+        let mut kernel = kernel_ip;
+        let mut skip = false;
+        for &e in &s.callchain {
+            if e >= crate::data::CONTEXT_MAX {
+                // another context's addresses follow; a guest's or hypervisor's are skipped
+                kernel = e == crate::data::CONTEXT_KERNEL;
+                skip = e != crate::data::CONTEXT_KERNEL && e != crate::data::CONTEXT_USER;
+                continue;
+            }
+            if skip {
+                continue;
+            }
+            let a = if out.is_empty() {
+                e
+            } else {
+                e.saturating_sub(1)
+            };
+            out.push(if kernel {
+                Frame::Kernel(a)
+            } else {
+                self.frame(s.pid, a)
+            });
+        }
+        out
+    }
+
+    /// Every object mapped for code so far (the program's entries have `program` set).
+    pub fn objects(&self) -> &[MappedObject] {
+        &self.objects
+    }
+
+    /// The index of the object `m` maps, new or seen before.
+    fn object_of(&mut self, m: &Mmap) -> u32 {
+        let id = m
+            .build_id
+            .clone()
+            .or_else(|| self.ids_by_path.get(&m.path).cloned());
+        let key = (m.path.clone(), id);
+        if let Some(&i) = self.object_ids.get(&key) {
+            return i;
+        }
+        if self.objects.len() >= MAX_OBJECTS {
+            return MAX_OBJECTS as u32 - 1;
+        }
+        let i = self.objects.len() as u32;
+        self.objects.push(MappedObject {
+            path: m.path.clone(),
+            build_id: key.1.clone(),
+            program: self.is_program(m),
+            samples: 0,
+            start: m.start,
+            pgoff: m.pgoff,
+        });
+        self.object_ids.insert(key, i);
+        i
     }
 
     /// Takes one event; for a sample whose IP lies in the program, returns that IP (a
@@ -190,14 +354,18 @@ impl Importer {
         self.stats.records += 1;
         match e {
             Event::Sample(s) => return self.sample(s),
-            Event::Mmap(m) if m.exec && self.is_program(m) => {
-                self.stats.program_mappings += 1;
+            Event::Mmap(m) if m.exec => {
+                let object = self.object_of(m);
+                if self.objects[object as usize].program {
+                    self.stats.program_mappings += 1;
+                }
                 let maps = std::sync::Arc::make_mut(self.maps.entry(m.pid).or_default());
                 if maps.len() < 4096 {
                     maps.push(Map {
                         start: m.start,
                         len: m.len,
                         pgoff: m.pgoff,
+                        object,
                     });
                 }
             }
@@ -226,11 +394,19 @@ impl Importer {
         if s.mode == Some(crate::data::CpuMode::Kernel) {
             st.kernel_samples += 1;
         }
+        st.callchains += u64::from(!s.callchain.is_empty());
         *st.processes.entry(s.pid).or_default() += 1;
         if self.threads.len() < 1 << 20 {
             self.threads.insert((s.pid, s.tid));
         }
         let mut hit = None;
+        if let Some(o) =
+            s.ip.filter(|_| s.mode != Some(crate::data::CpuMode::Kernel))
+                .and_then(|ip| self.map_of(s.pid, ip))
+                .map(|m| m.object as usize)
+        {
+            self.objects[o].samples += 1;
+        }
         if let Some(ip) = s.ip {
             if let Some(v) = self.vaddr(s.pid, ip) {
                 self.stats.samples_in_program += 1;
@@ -317,6 +493,7 @@ impl Importer {
             ips: self.ips.into_iter().collect(),
             data_addrs: self.data_addrs.into_iter().collect(),
             stats: self.stats,
+            objects: self.objects,
         }
     }
 }

@@ -31,7 +31,13 @@ mod error;
 mod import;
 mod script;
 
-pub use data::{Attr, Branch, BuildId, CpuMode, Event, Mmap, Reader, Sample, MAX_BRANCHES};
+pub use data::{
+    Attr, Branch, BuildId, CpuMode, Event, Mmap, Reader, Sample, CONTEXT_KERNEL, CONTEXT_MAX,
+    CONTEXT_USER, MAX_BRANCHES, MAX_CALLCHAIN,
+};
 pub use error::{Error, Result};
-pub use import::{Imported, Importer, Segment, Stats, Target, MAX_TRACE, OUTSIDE};
+pub use import::{
+    Frame, Imported, Importer, MappedObject, Segment, Stats, Target, MAX_OBJECTS, MAX_TRACE,
+    OUTSIDE,
+};
 pub use script::{parse_line, MAX_LINE};

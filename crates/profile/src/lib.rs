@@ -38,6 +38,7 @@
 )]
 
 pub mod lines;
+pub mod sampled;
 pub mod unwind;
 
 use outcrop_events::record::{BranchKind, Control, Mapping, Observer, Retire, Stamp, TimingEvents};

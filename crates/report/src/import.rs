@@ -11,10 +11,31 @@ use std::fmt::Write as _;
 pub struct FlatRow {
     /// Function name (or address when no symbol covers it).
     pub function: String,
-    /// IP samples in it.
+    /// Samples taken in it ("self").
     pub samples: u64,
-    /// Its share of the samples in the program.
+    /// Its share of the samples profiled.
     pub share: f64,
+    /// Samples whose call chain passed through it ("total", recursion counted once), when
+    /// the samples have call chains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_samples: Option<u64>,
+}
+
+/// One object the sampled processes mapped for code, with its share of the samples.
+#[derive(Serialize)]
+pub struct ObjectRow {
+    /// Its path as recorded (`[kernel]` for the kernel).
+    pub object: String,
+    /// Whether it is the program.
+    pub program: bool,
+    /// Samples taken in it.
+    pub samples: u64,
+    /// Its share of all samples.
+    pub share: f64,
+    /// The file its symbols were read from (`null`: not found; its frames are
+    /// `[unknown]@object`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// The report of one import.
@@ -34,8 +55,15 @@ pub struct ImportReport<'a> {
     pub stats: &'a outcrop_perf::Stats,
     /// Distinct branch-stack traces.
     pub distinct_traces: usize,
-    /// The sampled flat profile, most samples first.
+    /// The sampled flat profile, most samples first: the program's functions, its
+    /// libraries' (`name@object`) and `[kernel]`, in the processes that ran the program.
     pub flat_profile_sampled: Vec<FlatRow>,
+    /// Samples the flat profile covers.
+    pub profiled_samples: u64,
+    /// Samples with a call chain.
+    pub with_callchains: u64,
+    /// Every object with samples, most first.
+    pub objects: Vec<ObjectRow>,
 }
 
 impl<'a> ImportReport<'a> {
@@ -51,24 +79,22 @@ impl<'a> ImportReport<'a> {
     ) -> Result<ImportReport<'a>, outcrop_run::Error> {
         let imported = &result.imported;
         let st = &imported.stats;
-        let symbols = image.symbols().ok();
-        let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
-        for (&a, &c) in &imported.ips {
-            let name = symbols
-                .as_ref()
-                .and_then(|s| s.lookup(a))
-                .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string());
-            *by_func.entry(name).or_default() += c;
-        }
-        let total = st.samples_in_program.max(1);
-        let mut flat: Vec<FlatRow> = by_func
-            .into_iter()
-            .map(|(function, samples)| FlatRow {
-                share: samples as f64 / total as f64,
-                function,
-                samples,
-            })
-            .collect();
+        let chains = st.callchains > 0;
+        let (mut flat, profiled) = match &result.summaries.profile {
+            Some(p) => (
+                p.functions
+                    .iter()
+                    .map(|f| FlatRow {
+                        function: f.name.clone(),
+                        samples: f.self_counts.instructions,
+                        share: f.self_counts.instructions as f64 / p.instructions.max(1) as f64,
+                        total_samples: chains.then_some(f.total_counts.instructions),
+                    })
+                    .collect(),
+                p.instructions,
+            ),
+            None => (ip_rows(imported, image), st.samples_in_program),
+        };
         flat.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
         flat.truncate(top);
         Ok(ImportReport {
@@ -83,8 +109,67 @@ impl<'a> ImportReport<'a> {
             stats: st,
             distinct_traces: imported.samples.traces.len(),
             flat_profile_sampled: flat,
+            profiled_samples: profiled,
+            with_callchains: st.callchains,
+            objects: object_rows(result),
         })
     }
+}
+
+/// The flat profile of the program's IP samples alone (no profile was built).
+fn ip_rows(imported: &outcrop_perf::Imported, image: &outcrop_run::ProgramImage) -> Vec<FlatRow> {
+    let symbols = image.symbols().ok();
+    let mut by_func: std::collections::BTreeMap<String, u64> = Default::default();
+    for (&a, &c) in &imported.ips {
+        let name = symbols
+            .as_ref()
+            .and_then(|s| s.lookup(a))
+            .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string());
+        *by_func.entry(name).or_default() += c;
+    }
+    let total = imported.stats.samples_in_program.max(1);
+    by_func
+        .into_iter()
+        .map(|(function, samples)| FlatRow {
+            share: samples as f64 / total as f64,
+            function,
+            samples,
+            total_samples: None,
+        })
+        .collect()
+}
+
+/// Every object with samples (and the kernel), most samples first.
+fn object_rows(result: &outcrop_run::import::ImportResult) -> Vec<ObjectRow> {
+    let imported = &result.imported;
+    let all = imported.stats.samples.max(1) as f64;
+    let mut rows: Vec<ObjectRow> = imported
+        .objects
+        .iter()
+        .filter(|o| o.samples > 0)
+        .map(|o| ObjectRow {
+            object: o.path.clone(),
+            program: o.program,
+            samples: o.samples,
+            share: o.samples as f64 / all,
+            file: result
+                .object_files
+                .iter()
+                .find(|f| f.path == o.path)
+                .and_then(|f| f.file.clone()),
+        })
+        .collect();
+    if imported.stats.kernel_samples > 0 {
+        rows.push(ObjectRow {
+            object: "[kernel]".into(),
+            program: false,
+            samples: imported.stats.kernel_samples,
+            share: imported.stats.kernel_samples as f64 / all,
+            file: None,
+        });
+    }
+    rows.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.object.cmp(&b.object)));
+    rows
 }
 
 impl Report for ImportReport<'_> {
@@ -120,15 +205,63 @@ impl Report for ImportReport<'_> {
             st.threads,
             st.program_mappings
         );
-        let _ = writeln!(s, "\nsampled flat profile (IP samples, not exact counts):");
-        for f in &r.flat_profile_sampled {
+        if !r.objects.is_empty() {
+            let _ = writeln!(s, "\nsamples by object (of all {} samples):", st.samples);
+            for o in &r.objects {
+                let note = match (&o.file, o.program, o.object.starts_with('[')) {
+                    (_, true, _) => " (the program)".to_string(),
+                    (None, false, false) => " (file not found: its functions are [unknown])".into(),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    s,
+                    "  {:>6.2}%  {:>10}  {}{note}",
+                    100.0 * o.share,
+                    o.samples,
+                    o.object
+                );
+            }
+        }
+        let chains = r.with_callchains > 0;
+        let _ = writeln!(
+            s,
+            "\nsampled flat profile ({} samples in the program's processes; samples, not exact counts{}):",
+            r.profiled_samples,
+            if chains {
+                ""
+            } else {
+                "; no call chains: record with perf record -g for totals and a call tree"
+            }
+        );
+        if chains {
             let _ = writeln!(
                 s,
-                "  {:>6.2}%  {:>10}  {}",
-                100.0 * f.share,
-                f.samples,
-                f.function
+                "  {:>7}  {:>10}  {:>10}  function",
+                "self", "self", "total"
             );
+        }
+        for f in &r.flat_profile_sampled {
+            match f.total_samples {
+                Some(t) => {
+                    let _ = writeln!(
+                        s,
+                        "  {:>6.2}%  {:>10}  {:>10}  {}",
+                        100.0 * f.share,
+                        f.samples,
+                        t,
+                        f.function
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  {:>6.2}%  {:>10}  {}",
+                        100.0 * f.share,
+                        f.samples,
+                        f.function
+                    );
+                }
+            }
         }
         let _ = writeln!(
             s,

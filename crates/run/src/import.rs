@@ -6,10 +6,10 @@
 use crate::error::{Error, Result};
 use crate::execute::RunSummaries;
 use crate::image::ProgramImage;
+use crate::import_stacks::{ObjectFile, Stacks};
 use object::{Object, ObjectSegment};
 use outcrop_events::{Class, Observer, Retire};
-use outcrop_perf::{Imported, Importer, Reader, Segment, Target};
-use outcrop_profile::Profiler;
+use outcrop_perf::{Event, Imported, Importer, Reader, Segment, Target};
 use outcrop_rap::observe::{RapProfiler, RapSpec};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -74,8 +74,14 @@ pub fn sniff(head: &[u8]) -> Format {
 /// What an import builds beside the samples file.
 #[derive(Clone, Debug, Default)]
 pub struct ImportConfig {
-    /// The sampled profile by function, line and address (each IP sample counts one).
+    /// The sampled profile: a call tree from the samples' call chains (`perf record -g`;
+    /// the IP alone without them), by function, line and address, through every object the
+    /// program's processes mapped.
     pub profile: bool,
+    /// Where shared objects' files are looked for, as `perf report --symfs` does: a recorded
+    /// path `/usr/lib/x.so` is read as `SYMFS/usr/lib/x.so`, beneath it (default: the path
+    /// itself on this host).
+    pub symfs: Option<std::path::PathBuf>,
     /// RAP trees over the sampled IPs (`pc`) and data addresses (`load-addr`), in file order.
     pub rap: Option<RapSpec>,
 }
@@ -90,6 +96,10 @@ pub struct ImportResult {
     /// reports: `instructions` counts IP samples in the program, the profile's
     /// "instructions" are samples, and `sampled` says so.
     pub summaries: RunSummaries,
+    /// The shared objects whose files the profile looked for, and what it found.
+    pub object_files: Vec<ObjectFile>,
+    /// Stacks cut to their innermost frame ([`crate::import_stacks::MAX_STACKS`]).
+    pub truncated_stacks: u64,
 }
 
 /// Imports the samples of `image` (the program the file sampled) from `input`, and builds
@@ -104,16 +114,13 @@ pub fn import(
     let binary = image.path();
     let elf = image.bytes();
     let program_id = image.program_id()?.to_string();
-    let mut profiler = if config.profile {
-        let symbols = image.symbols().map_err(|e| Error::Read {
-            what: "program",
-            path: binary.to_path_buf(),
-            detail: format!("{}: {e}", binary.display()),
-        })?;
-        Some(Profiler::new(symbols.clone()))
-    } else {
-        None
-    };
+    let mut stacks = config.profile.then(|| {
+        Stacks::new(
+            image.symbols().ok().cloned(),
+            image.naming().clone(),
+            config.symfs.clone(),
+        )
+    });
     let mut rap = config
         .rap
         .as_ref()
@@ -131,18 +138,24 @@ pub fn import(
             mem_size: if addr.is_some() { 8 } else { 0 },
             ..Retire::default()
         };
-        if let Some(p) = profiler.as_mut() {
-            p.retire(&r, None);
-        }
         if let Some(t) = rap.as_mut() {
             t.retire(&r, None);
         }
     };
-    let (imported, format) = read(input, binary, elf, &program_id, hooks, &mut observe)?;
-    let profile = profiler.map(|mut p| {
-        p.finish();
-        p.finish_profile()
-    });
+    let (imported, format) = read(
+        input,
+        (binary, elf, &program_id),
+        hooks,
+        &mut observe,
+        stacks.as_mut(),
+    )?;
+    let profile = stacks.as_ref().map(Stacks::profile);
+    let object_files = stacks
+        .as_ref()
+        .map(|s| s.object_files(&imported.objects))
+        .unwrap_or_default();
+    let truncated_stacks = stacks.as_ref().map_or(0, |s| s.truncated);
+    let profiled = profile.as_ref().map_or(0, |p| p.instructions);
     let rap = match (rap, &config.rap) {
         (Some(mut t), Some(spec)) => {
             t.finish_trees()?;
@@ -157,7 +170,9 @@ pub fn import(
         deterministic: true,
         outcome: None,
         interrupted: false,
-        instructions: st.samples_in_program,
+        instructions: profile
+            .as_ref()
+            .map_or(st.samples_in_program, |p| p.instructions),
         wall: started.elapsed(),
         classes: None,
         timing: None,
@@ -174,7 +189,7 @@ pub fn import(
         debug_objects: Vec::new(),
         window: None,
         sampled: Some(format!(
-            "imported from {} ({}): counts are IP samples taken by perf ({} in the program of {} samples), not exact instruction counts; paths come from {} hardware branch records",
+            "imported from {} ({}): counts are samples taken by perf ({} in the program of {} samples; {} in its processes with their libraries and the kernel{}), not exact instruction counts; paths come from {} hardware branch records",
             input.display(),
             match format {
                 Format::PerfData => "perf.data",
@@ -182,6 +197,12 @@ pub fn import(
             },
             st.samples_in_program,
             st.samples,
+            profiled,
+            if imported.stats.callchains > 0 {
+                ", with their call chains"
+            } else {
+                ", without call chains (perf record -g)"
+            },
             st.branches_in_program
         )),
     };
@@ -189,6 +210,8 @@ pub fn import(
         imported,
         format,
         summaries,
+        object_files,
+        truncated_stacks,
     })
 }
 
@@ -196,11 +219,10 @@ pub fn import(
 /// program, in file order.
 fn read(
     input: &Path,
-    binary: &Path,
-    elf: &[u8],
-    program_id: &str,
+    (binary, elf, program_id): (&Path, &[u8], &str),
     hooks: ImportHooks<'_>,
     observe: &mut dyn FnMut(u64, Option<u64>),
+    mut stacks: Option<&mut Stacks>,
 ) -> Result<(Imported, Format)> {
     let open_err = |e: std::io::Error| Error::Read {
         what: "perf data",
@@ -229,6 +251,9 @@ fn read(
             while let Some((at, e)) = r.next_event().map_err(wrap)? {
                 if let Some((ip, addr)) = imp.event(&e) {
                     observe(ip, addr);
+                }
+                if let (Some(st), Event::Sample(s)) = (stacks.as_deref_mut(), &e) {
+                    st.add(&imp, s);
                 }
                 n += 1;
                 if n % 65536 == 0 {
@@ -262,6 +287,9 @@ fn read(
                 if let Some(s) = outcrop_perf::parse_line(text, lineno).map_err(wrap)? {
                     if let Some((ip, addr)) = imp.sample(&s) {
                         observe(ip, addr);
+                    }
+                    if let Some(st) = stacks.as_deref_mut() {
+                        st.add(&imp, &s);
                     }
                 }
                 if lineno % 65536 == 0 {

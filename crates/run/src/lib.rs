@@ -60,6 +60,7 @@ pub mod faults;
 pub mod files;
 pub mod image;
 pub mod import;
+pub mod import_stacks;
 pub mod objects;
 pub mod paths;
 pub mod phases;

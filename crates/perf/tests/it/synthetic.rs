@@ -315,3 +315,85 @@ fn forked_processes_share_their_parents_mappings() {
     );
     assert_eq!(imp.vaddr(7, 0x55_0000_0010), Some(0x1010));
 }
+
+/// A call chain (`perf record -g`) as the kernel writes it: context markers, then each
+/// context's addresses innermost first. Frames come out in the program (link-time address),
+/// in a library (file offset and address), in the kernel, or unmapped; a caller's frame is
+/// at its return address less one; a guest's context is skipped.
+#[test]
+fn call_chains_become_frames_through_every_mapping() {
+    const CALLCHAIN: u64 = 1 << 5;
+    let st = IP | TID | CALLCHAIN;
+    let sample = |misc: u16, ip: u64, chain: &[u64]| {
+        let mut b = words(&[ip]);
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend(words(&[chain.len() as u64]));
+        b.extend(words(chain));
+        record(9, misc, &b)
+    };
+    let user = outcrop_perf::CONTEXT_USER;
+    let kernel = outcrop_perf::CONTEXT_KERNEL;
+    let guest = -2048i64 as u64; // PERF_CONTEXT_GUEST
+    let recs = vec![
+        mmap2(7, 0x55_0000_0000, 0x3000, 0, "/bin/prog"),
+        mmap2(7, 0x7f00_0000_0000, 0x2000, 0x1000, "/lib/libc.so.6"),
+        // user: libc's qsort, called from the program
+        sample(
+            2,
+            0x7f00_0000_0100,
+            &[user, 0x7f00_0000_0100, 0x55_0000_1011, 0x10],
+        ),
+        // kernel: a page fault under the program's code
+        sample(
+            1,
+            0xffff_ffff_8100_0000,
+            &[
+                kernel,
+                0xffff_ffff_8100_0000,
+                0xffff_ffff_8100_0010,
+                user,
+                0x55_0000_1020,
+            ],
+        ),
+        sample(2, 0x55_0000_1030, &[guest, 0x1234, user, 0x55_0000_1030]),
+    ];
+    let (r, evs) = read(file(&[(attr(st, 0), vec![])], &recs));
+    assert!(matches!(&evs[2], Event::Sample(s) if s.callchain.len() == 4));
+    let mut imp = Importer::new(target(), &r.build_ids);
+    let mut frames = Vec::new();
+    for e in &evs {
+        imp.event(e);
+        if let Event::Sample(s) = e {
+            assert!(imp.runs_program(s.pid));
+            frames.push(imp.frames(s));
+        }
+    }
+    use outcrop_perf::Frame::*;
+    assert_eq!(
+        frames[0],
+        [
+            Object {
+                object: 1,
+                offset: 0x1100,
+                addr: 0x7f00_0000_0100
+            },
+            Program(0x1010),
+            Unmapped(0xf)
+        ]
+    );
+    assert_eq!(
+        frames[1],
+        [
+            Kernel(0xffff_ffff_8100_0000),
+            Kernel(0xffff_ffff_8100_000f),
+            Program(0x101f)
+        ]
+    );
+    assert_eq!(frames[2], [Program(0x1030)]);
+    let out = imp.finish("prog", "", 0);
+    assert_eq!(out.stats.callchains, 3);
+    assert_eq!(out.objects.len(), 2);
+    assert!(out.objects[0].program && !out.objects[1].program);
+    assert_eq!((out.objects[0].samples, out.objects[1].samples), (1, 1));
+}

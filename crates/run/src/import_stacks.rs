@@ -1,0 +1,333 @@
+//! An import's call stacks: each sample's frames (`perf record -g`'s call chain, or its IP
+//! alone) named through every object the recorded process mapped — the program from its own
+//! symbols, each shared library from its file (found as `perf report` finds it: under
+//! `--symfs`, else at the recorded path, checked against the recorded build-id) and its debug
+//! file, the kernel as one `[kernel]` frame — and counted by stack, for
+//! [`outcrop_profile::Profile::from_stacks`].
+
+use crate::files::{read_beneath, read_bounded, MAX_PROGRAM_BYTES};
+use crate::objects::Naming;
+use object::{Object, ObjectSegment};
+use outcrop_perf::{Frame, Importer, MappedObject, Sample};
+use outcrop_profile::sampled::{SampledFunction, Stack};
+use outcrop_profile::Profile;
+use outcrop_rv::symbols::Symbols;
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
+
+/// Most distinct stacks kept: past it, a new stack is kept as its innermost frame alone (the
+/// functions' self samples stay exact; the tree loses that stack's callers).
+pub const MAX_STACKS: usize = 1 << 20;
+
+/// What an object's frames are named with.
+struct Loaded {
+    /// Its symbols at the address its first mapping placed it (`None`: no usable file).
+    symbols: Option<Symbols>,
+    /// Its loadable segments: (file offset, size, link-time address).
+    segments: Vec<(u64, u64, u64)>,
+    /// Runtime minus link-time address of its first mapping.
+    bias: u64,
+    /// `@libc.so.6`.
+    suffix: String,
+    /// Where its file was read from.
+    file: Option<PathBuf>,
+}
+
+/// Which function a frame is in: the program's, an object's, or a pseudo-function.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Program(u32),
+    Object(u32, u32),
+    ObjectUnknown(u32),
+    Kernel,
+    Unknown,
+}
+
+/// Stacks being counted, and the functions they name.
+pub struct Stacks {
+    naming: Naming,
+    symfs: Option<PathBuf>,
+    program: Option<Symbols>,
+    loaded: FxHashMap<u32, Loaded>,
+    functions: Vec<SampledFunction>,
+    ids: FxHashMap<Key, u32>,
+    stacks: FxHashMap<(Vec<u32>, u64, u32), u64>,
+    threads: FxHashMap<u32, u32>,
+    /// Stacks cut to their innermost frame because [`MAX_STACKS`] were kept.
+    pub truncated: u64,
+}
+
+/// A shared object's file as an import found it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ObjectFile {
+    /// The path the recording named.
+    pub path: String,
+    /// The file read for it, if any.
+    pub file: Option<String>,
+    /// Functions its symbols (or its debug file's) name.
+    pub functions: usize,
+}
+
+impl Stacks {
+    /// Counts stacks of the program named by `program` (its link-time symbols), finding
+    /// other objects' files under `symfs` (else at their recorded paths) and their debug
+    /// files as `naming` says.
+    pub fn new(program: Option<Symbols>, naming: Naming, symfs: Option<PathBuf>) -> Stacks {
+        Stacks {
+            naming,
+            symfs,
+            program,
+            loaded: FxHashMap::default(),
+            functions: Vec::new(),
+            ids: FxHashMap::default(),
+            stacks: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            truncated: 0,
+        }
+    }
+
+    /// Counts sample `s`'s stack (as `imp` resolves its frames) when its process runs the
+    /// program.
+    pub fn add(&mut self, imp: &Importer, s: &Sample) {
+        if !imp.runs_program(s.pid) {
+            return;
+        }
+        let frames = imp.frames(s);
+        let Some(&leaf) = frames.first() else {
+            return;
+        };
+        let mut pc = 0;
+        let mut ids: Vec<u32> = Vec::with_capacity(frames.len());
+        for f in frames.iter().rev() {
+            let (id, at) = self.function(imp.objects(), *f);
+            // the kernel's frames are one `[kernel]` frame, unmapped addresses one `[unknown]`
+            let pseudo = matches!(f, Frame::Kernel(_) | Frame::Unmapped(_));
+            if !(pseudo && ids.last() == Some(&id)) {
+                ids.push(id);
+            }
+            pc = at;
+        }
+        let n = self.threads.len() as u32;
+        let thread = *self.threads.entry(s.tid).or_insert(n);
+        if self.stacks.len() >= MAX_STACKS && !self.stacks.contains_key(&(ids.clone(), pc, thread))
+        {
+            self.truncated += 1;
+            let (id, at) = self.function(imp.objects(), leaf);
+            ids = vec![id];
+            pc = at;
+        }
+        *self.stacks.entry((ids, pc, thread)).or_default() += 1;
+    }
+
+    /// The profile of the stacks counted.
+    pub fn profile(&self) -> Profile {
+        let mut v: Vec<(&(Vec<u32>, u64, u32), &u64)> = self.stacks.iter().collect();
+        v.sort_unstable();
+        Profile::from_stacks(
+            &self.functions,
+            v.into_iter().map(|((frames, pc, thread), &samples)| Stack {
+                frames,
+                pc: *pc,
+                samples,
+                thread: *thread,
+            }),
+        )
+    }
+
+    /// The shared objects whose files were looked for, in the order first met.
+    pub fn object_files(&self, objects: &[MappedObject]) -> Vec<ObjectFile> {
+        let mut v: Vec<(&u32, &Loaded)> = self.loaded.iter().collect();
+        v.sort_by_key(|(i, _)| **i);
+        v.into_iter()
+            .map(|(&i, l)| ObjectFile {
+                path: objects
+                    .get(i as usize)
+                    .map_or_else(String::new, |o| o.path.clone()),
+                file: l.file.as_ref().map(|p| p.display().to_string()),
+                functions: l.symbols.as_ref().map_or(0, Symbols::len),
+            })
+            .collect()
+    }
+
+    /// The function of frame `f` and its address (link-time in the program, runtime of the
+    /// object's first mapping elsewhere).
+    fn function(&mut self, objects: &[MappedObject], f: Frame) -> (u32, u64) {
+        let (key, at) = match f {
+            Frame::Program(a) => (
+                self.program
+                    .as_ref()
+                    .and_then(|s| s.lookup(a))
+                    .map_or(Key::Unknown, |s| Key::Program(s.id.0)),
+                a,
+            ),
+            Frame::Object {
+                object,
+                offset,
+                addr,
+            } => {
+                let l = self.load(objects, object);
+                let at = l
+                    .segments
+                    .iter()
+                    .find(|&&(o, size, _)| offset >= o && offset - o < size)
+                    .map(|&(o, _, v)| (v + (offset - o)).wrapping_add(l.bias));
+                let key = at
+                    .and_then(|a| l.symbols.as_ref()?.lookup(a))
+                    .map_or(Key::ObjectUnknown(object), |s| Key::Object(object, s.id.0));
+                (key, at.unwrap_or(addr))
+            }
+            Frame::Kernel(a) => (Key::Kernel, a),
+            Frame::Unmapped(a) => (Key::Unknown, a),
+        };
+        if let Some(&id) = self.ids.get(&key) {
+            return (id, at);
+        }
+        let info = self.describe(objects, key);
+        let id = self.functions.len() as u32;
+        self.functions.push(info);
+        self.ids.insert(key, id);
+        (id, at)
+    }
+
+    fn describe(&self, objects: &[MappedObject], key: Key) -> SampledFunction {
+        let pseudo = |name: String, start: u64| SampledFunction {
+            name,
+            start,
+            ..SampledFunction::default()
+        };
+        match key {
+            Key::Program(id) => self
+                .program
+                .as_ref()
+                .and_then(|s| s.function(outcrop_rv::symbols::FunctionId(id)))
+                .map_or_else(
+                    || pseudo("[unknown]".into(), 0),
+                    |f| SampledFunction {
+                        name: f.name.to_string(),
+                        mangled: f.mangled.map(str::to_string),
+                        start: f.start,
+                        size: f.size,
+                    },
+                ),
+            Key::Object(o, id) => {
+                let l = &self.loaded[&o];
+                l.symbols
+                    .as_ref()
+                    .and_then(|s| s.function(outcrop_rv::symbols::FunctionId(id)))
+                    .map_or_else(
+                        || pseudo(format!("[unknown]{}", l.suffix), 0),
+                        |f| SampledFunction {
+                            name: format!("{}{}", f.name, l.suffix),
+                            mangled: f.mangled.map(|m| format!("{m}{}", l.suffix)),
+                            start: f.start,
+                            size: f.size,
+                        },
+                    )
+            }
+            Key::ObjectUnknown(o) => pseudo(
+                format!("[unknown]@{}", base_name(objects.get(o as usize))),
+                objects.get(o as usize).map_or(0, |m| m.start),
+            ),
+            Key::Kernel => pseudo("[kernel]".into(), 0),
+            Key::Unknown => pseudo("[unknown]".into(), 0),
+        }
+    }
+
+    /// Object `o`'s symbols and segments, read the first time it is needed.
+    fn load(&mut self, objects: &[MappedObject], o: u32) -> &Loaded {
+        if !self.loaded.contains_key(&o) {
+            let l = objects.get(o as usize).map_or_else(
+                || Loaded {
+                    symbols: None,
+                    segments: Vec::new(),
+                    bias: 0,
+                    suffix: "@?".into(),
+                    file: None,
+                },
+                |m| self.read_object(m),
+            );
+            self.loaded.insert(o, l);
+        }
+        &self.loaded[&o]
+    }
+
+    fn read_object(&self, m: &MappedObject) -> Loaded {
+        let suffix = format!("@{}", base_name(Some(m)));
+        let mut l = Loaded {
+            symbols: None,
+            segments: Vec::new(),
+            bias: 0,
+            suffix,
+            file: None,
+        };
+        let Some((file, bytes)) = self.find_file(m) else {
+            return l;
+        };
+        let Ok(elf) = object::File::parse(bytes.as_slice()) else {
+            return l;
+        };
+        l.segments = elf
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                (off, size, s.address())
+            })
+            .collect();
+        l.bias = outcrop_rv::elf::load_bias(&bytes, m.start, m.pgoff & !0xfff).unwrap_or(0);
+        l.symbols = self.naming.symbols(&bytes, Some(&file), l.bias);
+        l.file = Some(file);
+        l
+    }
+
+    /// The file of object `m`: under `--symfs` when given, else at its recorded path, else
+    /// its debug file by build-id; a file whose build-id is not the recorded one is not it.
+    fn find_file(&self, m: &MappedObject) -> Option<(PathBuf, Vec<u8>)> {
+        if m.path.starts_with('[') || m.path.is_empty() {
+            return None; // [vdso], [anon:…], [heap]: no file
+        }
+        let rel = Path::new(m.path.trim_start_matches('/'));
+        let read = match &self.symfs {
+            Some(root) => read_beneath(root, rel, "shared object", MAX_PROGRAM_BYTES)
+                .ok()
+                .map(|b| (root.join(rel), b)),
+            None => read_bounded(Path::new(&m.path), "shared object", MAX_PROGRAM_BYTES)
+                .ok()
+                .map(|b| (PathBuf::from(&m.path), b)),
+        };
+        let same = |b: &[u8]| match (&m.build_id, outcrop_rv::elf::build_id_in_prefix(b)) {
+            (Some(want), Some(have)) => trim(want) == trim(&have),
+            _ => true,
+        };
+        if let Some((p, b)) = read.filter(|(_, b)| same(b)) {
+            return Some((p, b));
+        }
+        // the file is gone or another build: its debug file by build-id has the symbols
+        let want = m.build_id.as_deref().filter(|id| trim(id).len() >= 2)?;
+        let hex = crate::objects::hex(trim(want));
+        self.naming.debug.dirs().iter().find_map(|d| {
+            let p = d
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            let b = read_bounded(&p, "debug file", MAX_PROGRAM_BYTES).ok()?;
+            same(&b).then_some((p, b))
+        })
+    }
+}
+
+/// A build-id without the zero padding a build-id table adds to short ids.
+fn trim(id: &[u8]) -> &[u8] {
+    &id[..id.len() - id.iter().rev().take_while(|&&b| b == 0).count()]
+}
+
+/// The file name of an object's path (`libc.so.6`).
+fn base_name(m: Option<&MappedObject>) -> String {
+    m.map_or_else(
+        || "?".into(),
+        |m| {
+            Path::new(&m.path)
+                .file_name()
+                .map_or_else(|| m.path.clone(), |n| n.to_string_lossy().into_owned())
+        },
+    )
+}
