@@ -37,6 +37,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod inline;
 pub mod lines;
 pub mod sampled;
 pub mod unwind;

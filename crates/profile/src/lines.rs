@@ -12,6 +12,9 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::rc::Rc;
 
+/// Most inlined calls kept around one instruction (a deeper chain keeps its innermost).
+pub const MAX_INLINE_DEPTH: usize = 64;
+
 /// Largest debug section read (after decompression): 256 MiB.
 pub const MAX_SECTION: u64 = 256 << 20;
 
@@ -161,6 +164,44 @@ impl LineTable {
             file: id,
             line: loc.line.unwrap_or(0),
         })
+    }
+
+    /// The inlined calls the instruction at `pc` lies in (DWARF's
+    /// `DW_TAG_inlined_subroutine`), outermost first, by name (demangled unless `mangled`);
+    /// empty when it lies in none. At most [`MAX_INLINE_DEPTH`] are kept (the innermost).
+    pub fn inlined_at(&mut self, pc: u64, mangled: bool) -> Vec<String> {
+        let (ctx, base) = match self.parts.iter().rev().find(|p| pc >= p.0 && pc < p.1) {
+            Some(p) => (&p.2, p.3),
+            None => (&self.ctx, self.base),
+        };
+        let Some(addr) = pc.checked_sub(base).filter(|&a| a < u64::MAX) else {
+            return Vec::new();
+        };
+        let Ok(mut frames) = ctx.find_frames(addr).skip_all_loads() else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        // innermost first; the last frame is the function itself, not an inlined call
+        while let Ok(Some(f)) = frames.next() {
+            let name = f
+                .function
+                .as_ref()
+                .and_then(|n| n.raw_name().ok().map(|r| r.into_owned()))
+                .unwrap_or_else(|| "[unknown]".into());
+            let shown = if mangled {
+                name
+            } else {
+                outcrop_rv::demangle::demangle(name.as_bytes()).unwrap_or(name)
+            };
+            names.push(outcrop_events::escape::terminal(&shown).into_owned());
+            if names.len() > MAX_INLINE_DEPTH {
+                break;
+            }
+        }
+        names.pop();
+        names.truncate(MAX_INLINE_DEPTH);
+        names.reverse();
+        names
     }
 
     /// The name of interned file `id` (empty for an unknown id).

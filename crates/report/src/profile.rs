@@ -161,6 +161,9 @@ pub struct ProfileReport {
     /// import`): the functions table then shows samples and no totals or calls.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sampled: bool,
+    /// What showing inlined calls as frames did (null: no counted code lies in one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inline: Option<outcrop_profile::inline::InlineStats>,
 }
 
 /// Per-instruction counts, one row per address, as numbers in `columns`' order (compact:
@@ -386,6 +389,7 @@ impl ProfileReport {
             timeline: TimelineReport::new(profile),
             pcs: PcTable::new(profile),
             sampled: false,
+            inline: None,
         }
     }
 

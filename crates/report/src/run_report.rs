@@ -53,6 +53,9 @@ pub struct RunReport<'a> {
     pub annotations: Vec<crate::annotate::Annotation>,
     /// Things a person should know that did not stop the report (no source lines).
     pub warnings: Vec<String>,
+    /// The profile with inlined calls as frames ([`outcrop_profile::Profile::with_inlined`]),
+    /// shown and exported in place of the run's when the program has inlined code.
+    pub inlined: Option<outcrop_profile::Profile>,
     names: FileNames,
 }
 
@@ -179,15 +182,21 @@ impl<'a> RunReport<'a> {
                     None
                 }
             };
+            // inlined calls as frames, from the same DWARF
+            let mangled = image.names() == outcrop_rv::symbols::Names::Mangled;
+            let inlined = table.as_mut().and_then(|t| p.with_inlined(t, mangled));
+            let p = inlined.as_ref().map_or(p, |(q, _)| q);
             let lines = table.as_mut().map(|t| p.by_line(t));
             let mut r = ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads);
+            r.inline = inlined.as_ref().map(|(_, st)| *st);
             r.program_id = image.program_id().ok().map(str::to_string);
             r.sampled = s.sampled.is_some();
-            (r, annotations(p, &s.program, image, table.as_mut()))
+            let a = annotations(p, &s.program, image, table.as_mut());
+            (r, a, inlined.map(|(q, _)| q))
         });
-        let (profile, annotations) = match profile {
-            Some((r, a)) => (Some(r), a),
-            None => (None, Vec::new()),
+        let (profile, annotations, inlined) = match profile {
+            Some((r, a, q)) => (Some(r), a, q),
+            None => (None, Vec::new(), None),
         };
         let rap = match &s.rap {
             Some((spec, prof)) => Some(rap_report(s, spec, prof, symbols, (exit_code, &outcome))?),
@@ -241,6 +250,7 @@ impl<'a> RunReport<'a> {
             wpp,
             phases,
             warnings,
+            inlined,
             names,
         })
     }
@@ -342,7 +352,9 @@ impl<'a> RunReport<'a> {
                 "relational profiling: queries, services, exact checks",
             ));
         }
-        if let (Some(p), Some(r)) = (&s.profile, &self.profile) {
+        // the profile with its inlined calls as frames, when the program has them
+        let shown = self.inlined.as_ref().or(s.profile.as_ref());
+        if let (Some(p), Some(r)) = (shown, &self.profile) {
             mechanisms.push("profile");
             out.push(("profile.json", r.to_json().into_bytes()));
             out.push((
@@ -386,10 +398,7 @@ impl<'a> RunReport<'a> {
             files: listed,
         };
         out.push(("report.json", crate::json(&page).into_bytes()));
-        out.push((
-            "report.html",
-            run_page(&page, s.profile.as_ref()).into_bytes(),
-        ));
+        out.push(("report.html", run_page(&page, shown).into_bytes()));
         let stats = RunSummary {
             program: &s.program,
             args: s.args.clone(),

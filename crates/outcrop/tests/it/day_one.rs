@@ -281,3 +281,104 @@ fn annotate_lists_a_functions_instructions_with_exact_counts() {
         stderr(&o)
     );
 }
+
+/// Inlined calls are frames: `mix` inlined into `step` and `other`, `step` into `work`. The
+/// flat profile is checked address by address against binutils' `addr2line -i` (another
+/// DWARF reader than ours), and the tree's inlined nodes against the loop counts.
+#[test]
+fn inlined_calls_are_frames_charged_as_addr2line_reads_them() {
+    let program = crate::util::root().join("crates/outcrop/tests/fixtures/guest/inline");
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("rep");
+    let o = outcrop(&[
+        "run",
+        "--report",
+        report.to_str().unwrap(),
+        "--",
+        program.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let p: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("profile.json")).unwrap()).unwrap();
+    // work is reached by one call chain (split exactly), other by two (split in proportion)
+    assert_eq!(p["inline"]["exact"], 1, "{}", p["inline"]);
+    assert_eq!(p["inline"]["apportioned"], 2, "{}", p["inline"]);
+    let self_of = |name: &str| {
+        p["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .map_or(0, |f| f["self"]["instructions"].as_u64().unwrap())
+    };
+    // the loops: 4 × 100,000 of step and mix in work, 4 × 50,000 of mix in other (gcc may
+    // fold repeated calls of these pure functions, so only the proportions are fixed)
+    let (mix, step) = (self_of("mix (inlined)"), self_of("step (inlined)"));
+    assert!(mix > 0 && step > 0, "{}", p["functions"]);
+    let folded = std::fs::read_to_string(report.join("profile.folded")).unwrap();
+    for chain in [
+        ";main;work;step (inlined);mix (inlined) ",
+        ";main;work;step (inlined) ",
+        ";main;other;mix (inlined) ",
+        ";main;twice;other;mix (inlined) ",
+    ] {
+        assert!(folded.contains(chain), "{chain} not in {folded}");
+    }
+    // the proportional split loses at most one instruction per node to rounding
+    let in_tree: u64 = folded
+        .lines()
+        .filter(|l| l.contains("mix (inlined) "))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(mix - in_tree <= 2, "{mix} vs {in_tree}");
+    if !outcrop_testkit::have_or_skip("riscv64-linux-gnu-addr2line", "OUTCROP_REQUIRE_QEMU") {
+        return;
+    }
+    // every counted address of work and other, through addr2line -i: its innermost function
+    let rows = p["pcs"]["rows"].as_array().unwrap();
+    let (lo, hi) = ["work", "other"]
+        .iter()
+        .map(|n| {
+            let f = p["functions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == *n)
+                .unwrap();
+            let s = f["start"].as_u64().unwrap();
+            (s, s + f["size"].as_u64().unwrap())
+        })
+        .fold((u64::MAX, 0), |(l, h), (s, e)| (l.min(s), h.max(e)));
+    let pcs: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap()))
+        .filter(|&(pc, _)| pc >= lo && pc < hi)
+        .collect();
+    let out = std::process::Command::new("riscv64-linux-gnu-addr2line")
+        .args(["-i", "-f", "-a", "-e"])
+        .arg(&program)
+        .args(pcs.iter().map(|(pc, _)| format!("{pc:#x}")))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // -a prints each address, then (function, file:line) pairs innermost first
+    let mut innermost: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut counts = pcs.iter();
+    let mut lines = text.lines().peekable();
+    while let Some(addr) = lines.next() {
+        assert!(addr.starts_with("0x"), "{addr}");
+        let f = lines.next().unwrap().to_string();
+        lines.next();
+        while lines.peek().is_some_and(|l| !l.starts_with("0x")) {
+            lines.next();
+        }
+        *innermost.entry(f).or_default() += counts.next().unwrap().1;
+    }
+    assert_eq!(innermost.get("mix").copied().unwrap_or(0), mix);
+    assert_eq!(innermost.get("step").copied().unwrap_or(0), step);
+    assert_eq!(innermost.get("work").copied().unwrap_or(0), self_of("work"));
+    assert_eq!(
+        innermost.get("other").copied().unwrap_or(0),
+        self_of("other")
+    );
+}

@@ -410,6 +410,23 @@ fn the_report_directory_of_an_import_says_it_is_sampled() {
         (Some(74), Some("updcrc"))
     );
     assert_eq!(top["self"]["instructions"], 1352);
+    // inlined calls as frames for imported samples too: the same counts `addr2line -i`
+    // gives for perf script's IPs (deflate_fast inlined into deflate, gen_bitlen into
+    // build_tree)
+    let p: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("rep/profile.json")).unwrap()).unwrap();
+    let self_of = |n: &str| {
+        p["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == n)
+            .map(|f| f["self"]["instructions"].as_u64().unwrap())
+    };
+    assert_eq!(self_of("deflate_fast (inlined)"), Some(381));
+    assert_eq!(self_of("deflate"), Some(918));
+    assert_eq!(self_of("gen_bitlen (inlined)"), Some(57));
+    assert_eq!(self_of("build_tree"), Some(21));
     // RAP over the sampled IPs, against exact counts of the same stream
     let rap: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("rep/rap.json")).unwrap()).unwrap();
