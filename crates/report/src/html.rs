@@ -519,7 +519,9 @@ fn functions_section(o: &mut String, p: &ProfileReport, sampled: bool) {
     let _ = writeln!(
         o,
         "<h2 id=\"functions\">Functions</h2><p>{}; {} functions {}. Sorted by self {}.</p>",
-        if sampled {
+        if sampled && p.call_chains {
+            "Sampled, not exact: samples by function, with totals from their call chains (no calls: samples cannot count them)"
+        } else if sampled {
             "Sampled, not exact: IP samples by function (no call stacks in the samples, so no totals or calls)"
         } else {
             "Exact: every retired instruction counted"

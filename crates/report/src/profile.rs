@@ -30,6 +30,13 @@ pub const SAMPLED_COLUMNS: &[(&str, &str)] = &[
     ("self samples", "the same, counted: each sample is one instruction address perf recorded, not an exact count"),
 ];
 
+/// The functions table's columns for samples with call chains (`perf record -g`).
+pub const SAMPLED_CHAIN_COLUMNS: &[(&str, &str)] = &[
+    ("self %", "samples taken in the function itself, % of the samples (rows are sorted by it)"),
+    ("self samples", "the same, counted: each sample is one instruction address perf recorded, not an exact count"),
+    ("total %", "samples whose call chain passed through the function (itself and its callees; recursion counted once), % of the samples: perf report --children"),
+];
+
 /// The functions table's columns under a timing model (rows sorted by self cycles).
 pub const TIMED_COLUMNS: &[(&str, &str)] = &[
     ("self cycles %", "timing model: cycles charged to the function's own instructions (from the previous retirement to theirs), % of the run's cycles (rows are sorted by it)"),
@@ -161,6 +168,9 @@ pub struct ProfileReport {
     /// import`): the functions table then shows samples and no totals or calls.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sampled: bool,
+    /// Whether sampled counts came with call chains: totals are then shown.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub call_chains: bool,
     /// What showing inlined calls as frames did (null: no counted code lies in one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inline: Option<outcrop_profile::inline::InlineStats>,
@@ -389,13 +399,16 @@ impl ProfileReport {
             timeline: TimelineReport::new(profile),
             pcs: PcTable::new(profile),
             sampled: false,
+            call_chains: false,
             inline: None,
         }
     }
 
     /// The functions table's columns (header, meaning) for this profile.
     pub fn columns(&self) -> &'static [(&'static str, &'static str)] {
-        if self.sampled {
+        if self.sampled && self.call_chains {
+            SAMPLED_CHAIN_COLUMNS
+        } else if self.sampled {
             SAMPLED_COLUMNS
         } else if self.cycles.is_some() {
             TIMED_COLUMNS
@@ -408,10 +421,14 @@ impl ProfileReport {
     pub fn cells(&self, f: &FunctionRow) -> Vec<String> {
         let c = &f.self_counts;
         if self.sampled {
-            vec![
+            let mut v = vec![
                 format!("{:.2}%", self.pct(c.instructions, false)),
                 thousands(c.instructions),
-            ]
+            ];
+            if self.call_chains {
+                v.push(format!("{:.2}%", self.pct(f.total.instructions, false)));
+            }
+            v
         } else if self.cycles.is_some() {
             vec![
                 format!("{:.2}%", self.pct(c.cycles, true)),

@@ -182,6 +182,11 @@ impl<'a> RunReport<'a> {
                     None
                 }
             };
+            // a node below another function's: the samples had call chains
+            let chains = p
+                .nodes
+                .iter()
+                .any(|n| n.function.is_some() && p.nodes[n.parent as usize].function.is_some());
             // inlined calls as frames, from the same DWARF
             let mangled = image.names() == outcrop_rv::symbols::Names::Mangled;
             let inlined = table.as_mut().and_then(|t| p.with_inlined(t, mangled));
@@ -191,6 +196,7 @@ impl<'a> RunReport<'a> {
             r.inline = inlined.as_ref().map(|(_, st)| *st);
             r.program_id = image.program_id().ok().map(str::to_string);
             r.sampled = s.sampled.is_some();
+            r.call_chains = r.sampled && chains;
             let a = annotations(p, &s.program, image, table.as_mut());
             (r, a, inlined.map(|(q, _)| q))
         });

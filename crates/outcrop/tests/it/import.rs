@@ -665,4 +665,8 @@ fn an_imported_call_tree_reaches_every_export() {
     let p: serde_json::Value =
         serde_json::from_slice(&std::fs::read(report.join("profile.json")).unwrap()).unwrap();
     assert_eq!(p["sampled"], true);
+    assert_eq!(p["call_chains"], true);
+    // with call chains the page shows totals (perf report --children), still no calls
+    let page = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(page.contains("<th>total %</th>") && !page.contains("<th>calls</th>"));
 }
