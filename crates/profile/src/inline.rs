@@ -108,19 +108,7 @@ impl Profile {
             }
         }
         // the tree: each node of such a function gets its inlined calls as children
-        let mut nodes_of: FxHashMap<u32, u32> = FxHashMap::default();
-        for n in &self.nodes {
-            if let Some(f) = n.function {
-                *nodes_of.entry(f).or_default() += 1;
-            }
-        }
-        let own: FxHashMap<u32, Counts> = {
-            let mut m: FxHashMap<u32, Counts> = FxHashMap::default();
-            for pc in &self.pcs {
-                m.entry(pc.function).or_default().add(&pc.counts);
-            }
-            m
-        };
+        let (nodes_of, own) = self.nodes_and_counts();
         let by_fn: FxHashMap<u32, &Vec<(u32, Counts)>> =
             sorted.iter().map(|(f, v)| (*f, v)).collect();
         let mut children: FxHashMap<(u32, u32), u32> = FxHashMap::default();
@@ -171,22 +159,43 @@ impl Profile {
             }
         }
         stats.inlined = inlined_ids.len();
-        // totals again, from the new tree
-        for n in &mut p.nodes {
-            n.total_counts = n.self_counts;
-        }
-        for i in (1..p.nodes.len()).rev() {
-            let t = p.nodes[i].total_counts;
-            let parent = p.nodes[i].parent as usize;
-            p.nodes[parent].total_counts.add(&t);
-        }
-        for f in &mut p.functions {
-            f.total_counts = Counts::default();
-            f.calls = 0;
-        }
-        add_function_totals(&p.nodes, &mut p.functions);
+        retotal(&mut p);
         Some((p, stats))
     }
+}
+
+impl Profile {
+    /// Per function: how many call-tree nodes it has, and the sum of its addresses' counts.
+    fn nodes_and_counts(&self) -> (FxHashMap<u32, u32>, FxHashMap<u32, Counts>) {
+        let mut nodes_of: FxHashMap<u32, u32> = FxHashMap::default();
+        for n in &self.nodes {
+            if let Some(f) = n.function {
+                *nodes_of.entry(f).or_default() += 1;
+            }
+        }
+        let mut own: FxHashMap<u32, Counts> = FxHashMap::default();
+        for pc in &self.pcs {
+            own.entry(pc.function).or_default().add(&pc.counts);
+        }
+        (nodes_of, own)
+    }
+}
+
+/// Every node's and function's totals (and calls) again, from the tree's self counts.
+fn retotal(p: &mut Profile) {
+    for n in &mut p.nodes {
+        n.total_counts = n.self_counts;
+    }
+    for i in (1..p.nodes.len()).rev() {
+        let t = p.nodes[i].total_counts;
+        let parent = p.nodes[i].parent as usize;
+        p.nodes[parent].total_counts.add(&t);
+    }
+    for f in &mut p.functions {
+        f.total_counts = Counts::default();
+        f.calls = 0;
+    }
+    add_function_totals(&p.nodes, &mut p.functions);
 }
 
 /// `a -= b`, field by field, never below 0.

@@ -190,6 +190,8 @@ impl<'a> RunReport<'a> {
             // inlined calls as frames, from the same DWARF
             let mangled = image.names() == outcrop_rv::symbols::Names::Mangled;
             let inlined = table.as_mut().and_then(|t| p.with_inlined(t, mangled));
+            // annotate ranks and lists symbols, inlined code included (as perf annotate does)
+            let symbols_profile = p;
             let p = inlined.as_ref().map_or(p, |(q, _)| q);
             let lines = table.as_mut().map(|t| p.by_line(t));
             let mut r = ProfileReport::new(&s.program, p, lines.as_ref(), &s.machine.threads);
@@ -197,7 +199,7 @@ impl<'a> RunReport<'a> {
             r.program_id = image.program_id().ok().map(str::to_string);
             r.sampled = s.sampled.is_some();
             r.call_chains = r.sampled && chains;
-            let a = annotations(p, &s.program, image, table.as_mut());
+            let a = annotations(symbols_profile, &s.program, image, table.as_mut());
             (r, a, inlined.map(|(q, _)| q))
         });
         let (profile, annotations, inlined) = match profile {
