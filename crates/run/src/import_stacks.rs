@@ -43,6 +43,9 @@ enum Key {
     Unknown,
 }
 
+/// A stack's functions (outermost first), its innermost address and its thread.
+type StackKey = (Vec<u32>, u64, u32);
+
 /// Stacks being counted, and the functions they name.
 pub struct Stacks {
     naming: Naming,
@@ -51,7 +54,7 @@ pub struct Stacks {
     loaded: FxHashMap<u32, Loaded>,
     functions: Vec<SampledFunction>,
     ids: FxHashMap<Key, u32>,
-    stacks: FxHashMap<(Vec<u32>, u64, u32), u64>,
+    stacks: FxHashMap<StackKey, u64>,
     threads: FxHashMap<u32, u32>,
     /// Stacks cut to their innermost frame because [`MAX_STACKS`] were kept.
     pub truncated: u64,
@@ -121,7 +124,7 @@ impl Stacks {
 
     /// The profile of the stacks counted.
     pub fn profile(&self) -> Profile {
-        let mut v: Vec<(&(Vec<u32>, u64, u32), &u64)> = self.stacks.iter().collect();
+        let mut v: Vec<(&StackKey, &u64)> = self.stacks.iter().collect();
         v.sort_unstable();
         Profile::from_stacks(
             &self.functions,
