@@ -376,6 +376,8 @@ pub struct Reader<R> {
     buf: Vec<u8>,
     /// Where `src` is now (`u64::MAX` when unknown): sequential records need no seek.
     cursor: u64,
+    /// The time stamp of the last record returned, if it has one.
+    time: Option<u64>,
 }
 
 impl<R: Read + Seek> Reader<R> {
@@ -411,6 +413,7 @@ impl<R: Read + Seek> Reader<R> {
             end: len,
             buf: Vec::new(),
             cursor: u64::MAX,
+            time: None,
         };
         if size == PIPE_HEADER_SIZE {
             r.pipe = true;
@@ -568,12 +571,39 @@ impl<R: Read + Seek> Reader<R> {
             self.cursor = at + size;
             self.pos = at + size;
             let ev = self.parse(kind, misc, &body, at + 8);
+            self.time = match &ev {
+                Ok(Some(Event::Sample(s))) => s.time,
+                _ => self.trailer_time(kind, &body),
+            };
             self.buf = body;
             match ev? {
                 Some(e) => return Ok(Some((at, e))),
                 None => continue,
             }
         }
+    }
+
+    /// The time stamp of the last record [`Reader::next_event`] returned: a sample's, or
+    /// the `sample_id` trailer's of another record (`sample_id_all`), if it has one.
+    pub fn last_time(&self) -> Option<u64> {
+        self.time
+    }
+
+    /// The time in the `sample_id` trailer of a non-sample record (kernel records only; perf's
+    /// own records, type 64 and up, have none).
+    fn trailer_time(&self, kind: u32, body: &[u8]) -> Option<u64> {
+        let a = self.attrs.first()?;
+        let st = a.sample_type;
+        if !a.sample_id_all || st & S_TIME == 0 || kind == REC_SAMPLE || kind >= 64 {
+            return None;
+        }
+        let words = [S_TID, S_TIME, S_ID, S_STREAM_ID, S_CPU, S_IDENTIFIER]
+            .iter()
+            .filter(|&&b| st & b != 0)
+            .count();
+        let at = body.len().checked_sub(words * 8)? + if st & S_TID != 0 { 8 } else { 0 };
+        body.get(at..at + 8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
     }
 
     fn parse(&mut self, kind: u32, misc: u16, body: &[u8], base: u64) -> Result<Option<Event>> {

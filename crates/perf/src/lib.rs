@@ -29,6 +29,7 @@
 mod data;
 mod error;
 mod import;
+mod order;
 mod script;
 
 pub use data::{
@@ -40,4 +41,5 @@ pub use import::{
     Frame, Imported, Importer, MappedObject, Segment, Stats, Target, MAX_OBJECTS, MAX_TRACE,
     OUTSIDE,
 };
+pub use order::{Ordered, FINISHED_ROUND, MAX_HELD};
 pub use script::{parse_line, MAX_LINE};

@@ -248,16 +248,31 @@ fn read(
             let period = r.attrs.first().filter(|a| !a.freq).map_or(0, |a| a.period);
             let mut imp = Importer::new(target, &r.build_ids);
             let mut n = 0u64;
-            while let Some((at, e)) = r.next_event().map_err(wrap)? {
-                if let Some((ip, addr)) = imp.event(&e) {
-                    observe(ip, addr);
+            // in time order, as perf report reads them (a mapping can be written after
+            // samples another CPU took in it)
+            let mut order = outcrop_perf::Ordered::new();
+            let mut more = true;
+            while more {
+                match r.next_event().map_err(wrap)? {
+                    Some((at, e)) => {
+                        order.push(at, r.last_time(), e);
+                        n += 1;
+                        if n % 65536 == 0 {
+                            progress(at, len);
+                        }
+                    }
+                    None => {
+                        order.finish();
+                        more = false;
+                    }
                 }
-                if let (Some(st), Event::Sample(s)) = (stacks.as_deref_mut(), &e) {
-                    st.add(&imp, s);
-                }
-                n += 1;
-                if n % 65536 == 0 {
-                    progress(at, len);
+                while let Some((_, e)) = order.pop() {
+                    if let Some((ip, addr)) = imp.event(&e) {
+                        observe(ip, addr);
+                    }
+                    if let (Some(st), Event::Sample(s)) = (stacks.as_deref_mut(), &e) {
+                        st.add(&imp, s);
+                    }
                 }
             }
             progress(len, len);

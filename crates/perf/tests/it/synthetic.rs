@@ -397,3 +397,50 @@ fn call_chains_become_frames_through_every_mapping() {
     assert!(out.objects[0].program && !out.objects[1].program);
     assert_eq!((out.objects[0].samples, out.objects[1].samples), (1, 1));
 }
+
+/// Two CPUs' buffers: a sample taken in the program is written before the `MMAP` record
+/// that mapped it (an earlier time stamp in its `sample_id` trailer). Read in file order the
+/// sample is outside the program; in perf's time order ([`outcrop_perf::Ordered`]) it is in.
+#[test]
+fn events_are_taken_in_time_order_across_rounds() {
+    const TIME: u64 = 1 << 2;
+    let st = IP | TID | TIME;
+    let mut a = attr(st, 0);
+    a[40..48].copy_from_slice(&(1u64 << 18).to_le_bytes()); // sample_id_all
+    let sample = |ip: u64, time: u64| {
+        let mut b = words(&[ip]);
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend_from_slice(&7u32.to_le_bytes());
+        b.extend(words(&[time]));
+        record(9, 2, &b)
+    };
+    let with_trailer = |rec: Vec<u8>, time: u64| {
+        // sample_id trailer: pid, tid, time
+        let mut body = rec[8..].to_vec();
+        body.extend_from_slice(&7u32.to_le_bytes());
+        body.extend_from_slice(&7u32.to_le_bytes());
+        body.extend(words(&[time]));
+        record(10, 2, &body)
+    };
+    let round = record(outcrop_perf::FINISHED_ROUND, 0, &[]);
+    let recs = vec![
+        sample(0x55_0000_1010, 200),
+        with_trailer(mmap2(7, 0x55_0000_0000, 0x3000, 0, "/bin/prog"), 100),
+        round.clone(),
+        sample(0x55_0000_1020, 300),
+        round,
+    ];
+    let bytes = file(&[(a, vec![])], &recs);
+    let len = bytes.len() as u64;
+    let mut r = Reader::new(Cursor::new(bytes), len).unwrap();
+    let mut order = outcrop_perf::Ordered::new();
+    while let Some((at, e)) = r.next_event().unwrap() {
+        order.push(at, r.last_time(), e);
+    }
+    order.finish();
+    let mut imp = Importer::new(target(), &r.build_ids);
+    let hits: Vec<_> = std::iter::from_fn(|| order.pop())
+        .filter_map(|(_, e)| imp.event(&e))
+        .collect();
+    assert_eq!(hits, vec![(0x1010, None), (0x1020, None)]);
+}
