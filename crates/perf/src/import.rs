@@ -277,7 +277,9 @@ impl Importer {
     }
 
     /// The frames of sample `s`, innermost first: its call chain when it has one, else its
-    /// IP alone. A caller's frame is at its return address less one (inside the call).
+    /// IP alone. A caller's frame is at its return address less one (inside the call); the
+    /// first address of each context (the IP, or the user IP a kernel sample interrupted)
+    /// is taken as it is.
     pub fn frames(&self, s: &Sample) -> Vec<Frame> {
         let kernel_ip = s.mode == Some(crate::data::CpuMode::Kernel);
         let mut out = Vec::new();
@@ -293,21 +295,22 @@ impl Importer {
         }
         let mut kernel = kernel_ip;
         let mut skip = false;
+        // the first address of each context is where it was interrupted (the sample's IP, or
+        // the user IP a kernel sample interrupted), not a return address
+        let mut first = true;
         for &e in &s.callchain {
             if e >= crate::data::CONTEXT_MAX {
                 // another context's addresses follow; a guest's or hypervisor's are skipped
                 kernel = e == crate::data::CONTEXT_KERNEL;
                 skip = e != crate::data::CONTEXT_KERNEL && e != crate::data::CONTEXT_USER;
+                first = true;
                 continue;
             }
             if skip {
                 continue;
             }
-            let a = if out.is_empty() {
-                e
-            } else {
-                e.saturating_sub(1)
-            };
+            let a = if first { e } else { e.saturating_sub(1) };
+            first = false;
             out.push(if kernel {
                 Frame::Kernel(a)
             } else {

@@ -344,7 +344,7 @@ fn call_chains_become_frames_through_every_mapping() {
             0x7f00_0000_0100,
             &[user, 0x7f00_0000_0100, 0x55_0000_1011, 0x10],
         ),
-        // kernel: a page fault under the program's code
+        // kernel: a page fault under the program's code (the user IP it interrupted is exact)
         sample(
             1,
             0xffff_ffff_8100_0000,
@@ -387,7 +387,7 @@ fn call_chains_become_frames_through_every_mapping() {
         [
             Kernel(0xffff_ffff_8100_0000),
             Kernel(0xffff_ffff_8100_000f),
-            Program(0x101f)
+            Program(0x1020)
         ]
     );
     assert_eq!(frames[2], [Program(0x1030)]);
