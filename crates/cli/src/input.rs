@@ -167,6 +167,13 @@ pub fn progress(input: &Input) -> ProgressBar {
     }
 }
 
+/// perf's build-id cache: `$PERF_BUILDID_DIR`, else `$HOME/.debug` (as perf finds it).
+pub fn perf_build_id_cache() -> Option<std::path::PathBuf> {
+    std::env::var_os("PERF_BUILDID_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".debug")))
+}
+
 /// A progress bar on stderr for reading the file at `path` when it is large (64 MiB or more)
 /// and stderr is a terminal; hidden otherwise.
 pub fn file_progress(path: &std::path::Path, verb: &str) -> ProgressBar {

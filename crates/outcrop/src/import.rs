@@ -80,6 +80,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     let config = ImportConfig {
         profile: true,
         symfs: args.symfs.clone(),
+        build_id_cache: outcrop_cli::input::perf_build_id_cache(),
         rap: match &args.report {
             Some(_) => {
                 let tree = crate::outcrop_rap::Config::builder()

@@ -82,6 +82,9 @@ pub struct ImportConfig {
     /// path `/usr/lib/x.so` is read as `SYMFS/usr/lib/x.so`, beneath it (default: the path
     /// itself on this host).
     pub symfs: Option<std::path::PathBuf>,
+    /// perf's build-id cache (`$PERF_BUILDID_DIR`, else `~/.debug`): objects `perf record`
+    /// kept there (the vdso, libraries since replaced) are found by build-id.
+    pub build_id_cache: Option<std::path::PathBuf>,
     /// RAP trees over the sampled IPs (`pc`) and data addresses (`load-addr`), in file order.
     pub rap: Option<RapSpec>,
 }
@@ -120,6 +123,7 @@ pub fn import(
             image.naming().clone(),
             config.symfs.clone(),
         )
+        .with_build_id_cache(config.build_id_cache.clone())
     });
     let mut rap = config
         .rap

@@ -50,6 +50,8 @@ type StackKey = (Vec<u32>, u64, u32);
 pub struct Stacks {
     naming: Naming,
     symfs: Option<PathBuf>,
+    /// perf's build-id cache (`~/.debug`), where `perf record` keeps the objects it sampled.
+    cache: Option<PathBuf>,
     program: Option<Symbols>,
     loaded: FxHashMap<u32, Loaded>,
     functions: Vec<SampledFunction>,
@@ -79,6 +81,7 @@ impl Stacks {
         Stacks {
             naming,
             symfs,
+            cache: None,
             program,
             loaded: FxHashMap::default(),
             functions: Vec::new(),
@@ -87,6 +90,13 @@ impl Stacks {
             threads: FxHashMap::default(),
             truncated: 0,
         }
+    }
+
+    /// Also looks for objects in perf's build-id cache `dir` (`$PERF_BUILDID_DIR`, else
+    /// `~/.debug`): `.build-id/ab/cdef…/elf` (or `vdso`, `debug`), as `perf report` does.
+    pub fn with_build_id_cache(mut self, dir: Option<PathBuf>) -> Stacks {
+        self.cache = dir;
+        self
     }
 
     /// Counts sample `s`'s stack (as `imp` resolves its frames) when its process runs the
@@ -276,6 +286,14 @@ impl Stacks {
                 (off, size, s.address())
             })
             .collect();
+        if l.segments.len() >= 2 && l.segments[1..].iter().all(|&(_, size, _)| size == 0) {
+            // a debug file alone (`--only-keep-debug` zeroes its segments' file sizes): take
+            // file offsets as addresses, as linkers lay out shared objects by default
+            l.segments = elf
+                .segments()
+                .map(|s| (s.address(), s.size(), s.address()))
+                .collect();
+        }
         l.bias = outcrop_rv::elf::load_bias(&bytes, m.start, m.pgoff & !0xfff).unwrap_or(0);
         l.symbols = self.naming.symbols(&bytes, Some(&file), l.bias);
         l.file = Some(file);
@@ -285,11 +303,11 @@ impl Stacks {
     /// The file of object `m`: under `--symfs` when given, else at its recorded path, else
     /// its debug file by build-id; a file whose build-id is not the recorded one is not it.
     fn find_file(&self, m: &MappedObject) -> Option<(PathBuf, Vec<u8>)> {
-        if m.path.starts_with('[') || m.path.is_empty() {
-            return None; // [vdso], [anon:…], [heap]: no file
-        }
         let rel = Path::new(m.path.trim_start_matches('/'));
+        // [vdso], [anon:…], [heap]: no file of their own
+        let named = !(m.path.starts_with('[') || m.path.is_empty());
         let read = match &self.symfs {
+            _ if !named => None,
             Some(root) => read_beneath(root, rel, "shared object", MAX_PROGRAM_BYTES)
                 .ok()
                 .map(|b| (root.join(rel), b)),
@@ -304,9 +322,21 @@ impl Stacks {
         if let Some((p, b)) = read.filter(|(_, b)| same(b)) {
             return Some((p, b));
         }
-        // the file is gone or another build: its debug file by build-id has the symbols
+        // the file is gone or another build (or has no path: the vdso): perf's build-id
+        // cache, then the debug file by build-id, have it
         let want = m.build_id.as_deref().filter(|id| trim(id).len() >= 2)?;
         let hex = crate::objects::hex(trim(want));
+        let cached = self.cache.as_ref().and_then(|c| {
+            let dir = c.join(".build-id").join(&hex[..2]).join(&hex[2..]);
+            ["elf", "vdso", "debug"].iter().find_map(|f| {
+                let p = dir.join(f);
+                let b = read_bounded(&p, "shared object", MAX_PROGRAM_BYTES).ok()?;
+                same(&b).then_some((p, b))
+            })
+        });
+        if cached.is_some() {
+            return cached;
+        }
         self.naming.debug.dirs().iter().find_map(|d| {
             let p = d
                 .join(".build-id")

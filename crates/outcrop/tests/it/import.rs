@@ -670,3 +670,75 @@ fn an_imported_call_tree_reaches_every_export() {
     let page = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(page.contains("<th>total %</th>") && !page.contains("<th>calls</th>"));
 }
+
+/// perf's build-id cache (`PERF_BUILDID_DIR`, else `~/.debug`): a library no longer at its
+/// recorded path (or the vdso, which has none) is found there by build-id, as perf report
+/// finds it; a cached file of another build is not used.
+#[test]
+fn objects_are_found_in_perfs_build_id_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let id = "9f6c3a2eed0d9c3d6fa892d4e346d3931568c957";
+    let dir = cache.path().join(".build-id").join(&id[..2]).join(&id[2..]);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = perf_g().join("symfs/tmp/outcrop-perf-g/libsort.so");
+    std::fs::copy(&lib, dir.join("elf")).unwrap();
+    let run = |cache: &Path| {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("s");
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+            .args([
+                "import",
+                "perf.data",
+                "--binary",
+                "prog",
+                "--json",
+                "--top",
+                "100",
+            ])
+            .args(["--debug-dir", "debug", "-o", out.to_str().unwrap()])
+            .env("PERF_BUILDID_DIR", cache)
+            .current_dir(perf_g())
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+        j
+    };
+    let j = run(cache.path());
+    let lib_row = j["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["object"] == "/tmp/outcrop-perf-g/libsort.so")
+        .unwrap()
+        .clone();
+    if !Path::new("/tmp/outcrop-perf-g/libsort.so").exists() {
+        assert!(
+            lib_row["file"].as_str().unwrap().ends_with("/elf"),
+            "{lib_row}"
+        );
+    }
+    assert!(j["flat_profile_sampled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["function"] == "sort_range@libsort.so"));
+    // another build under the same id is not it: the debug file by build-id names the
+    // library's functions then (its segments have no file bytes: offsets taken as addresses)
+    if !Path::new("/tmp/outcrop-perf-g/libsort.so").exists() {
+        std::fs::copy(perf_g().join("prog"), dir.join("elf")).unwrap();
+        let j = run(cache.path());
+        let lib_row = j["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["object"] == "/tmp/outcrop-perf-g/libsort.so")
+            .unwrap()
+            .clone();
+        assert!(
+            lib_row["file"].as_str().unwrap().ends_with(".debug"),
+            "{lib_row}"
+        );
+        let names = j["flat_profile_sampled"].to_string();
+        assert!(names.contains("sort_range@libsort.so"), "{names}");
+    }
+}
