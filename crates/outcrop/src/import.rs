@@ -9,7 +9,7 @@ use clap::Args;
 use outcrop_report::import::ImportReport;
 use outcrop_report::run_report::{FileNames, RunReport};
 use outcrop_report::Report as _;
-use outcrop_run::import::{import, Format, ImportConfig, ImportHooks};
+use outcrop_run::import::{import, ImportConfig, ImportHooks};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +58,9 @@ pub struct ImportArgs {
     /// Show C++ and Rust names as the symbol tables spell them.
     #[arg(long)]
     no_demangle: bool,
+    /// Read JIT maps (perf-PID.map: `START SIZE NAME` per line, hex) from DIR, as perf does.
+    #[arg(long, value_name = "DIR", default_value = "/tmp")]
+    jit_dir: PathBuf,
 }
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
@@ -81,6 +84,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         profile: true,
         symfs: args.symfs.clone(),
         build_id_cache: outcrop_cli::input::perf_build_id_cache(),
+        jit_dir: Some(args.jit_dir.clone()),
         rap: match &args.report {
             Some(_) => {
                 let tree = crate::outcrop_rap::Config::builder()
@@ -100,7 +104,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             progress: &mut |at, _| bar.set_position(at),
         },
     )?;
-    let (imported, format) = (&result.imported, result.format);
+    let imported = &result.imported;
     bar.finish_and_clear();
     let st = &imported.stats;
     if st.samples == 0 {
@@ -136,16 +140,8 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         outcrop_cli::files::write_report_dir(dir, &files)?;
         eprintln!("outcrop: report → {}", dir.display());
     }
-    if st.samples_in_program == 0 && st.branches_in_program == 0 {
-        eprintln!(
-            "outcrop: warning: no sample lies in {}: is it the program that was recorded{}?",
-            args.binary.display(),
-            if format == Format::PerfScript {
-                " (text input is read at the program's link-time addresses: a position-independent program needs its perf.data)"
-            } else {
-                ""
-            }
-        );
+    if let Some(w) = rep.warning() {
+        eprintln!("outcrop: warning: {w}");
     }
     Ok(ExitCode::SUCCESS)
 }

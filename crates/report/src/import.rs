@@ -116,6 +116,26 @@ impl<'a> ImportReport<'a> {
     }
 }
 
+impl ImportReport<'_> {
+    /// What a person should know when the import found nothing of the program: no sample
+    /// and no branch record in it, and no mapping of it (so the wrong program, most likely).
+    pub fn warning(&self) -> Option<String> {
+        let st = self.stats;
+        let none = st.samples_in_program == 0 && st.branches_in_program == 0;
+        (none && st.program_mappings == 0).then(|| {
+            format!(
+                "no sample lies in {}: is it the program that was recorded{}?",
+                self.program,
+                if self.format == "perf script" {
+                    " (text input is read at the program's link-time addresses: a position-independent program needs its perf.data)"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+}
+
 /// The flat profile of the program's IP samples alone (no profile was built).
 fn ip_rows(imported: &outcrop_perf::Imported, image: &outcrop_run::ProgramImage) -> Vec<FlatRow> {
     let symbols = image.symbols().ok();

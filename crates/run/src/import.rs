@@ -85,6 +85,8 @@ pub struct ImportConfig {
     /// perf's build-id cache (`$PERF_BUILDID_DIR`, else `~/.debug`): objects `perf record`
     /// kept there (the vdso, libraries since replaced) are found by build-id.
     pub build_id_cache: Option<std::path::PathBuf>,
+    /// Where JIT maps (`perf-PID.map`) are read from (perf's /tmp; `None`: not read).
+    pub jit_dir: Option<std::path::PathBuf>,
     /// RAP trees over the sampled IPs (`pc`) and data addresses (`load-addr`), in file order.
     pub rap: Option<RapSpec>,
 }
@@ -124,6 +126,7 @@ pub fn import(
             config.symfs.clone(),
         )
         .with_build_id_cache(config.build_id_cache.clone())
+        .with_jit_maps(config.jit_dir.clone())
     });
     let mut rap = config
         .rap

@@ -39,6 +39,8 @@ enum Key {
     Program(u32),
     Object(u32, u32),
     ObjectUnknown(u32),
+    /// A JIT map's function: (process, index in its map).
+    Jit(u32, u32),
     Kernel,
     Unknown,
 }
@@ -52,6 +54,10 @@ pub struct Stacks {
     symfs: Option<PathBuf>,
     /// perf's build-id cache (`~/.debug`), where `perf record` keeps the objects it sampled.
     cache: Option<PathBuf>,
+    /// Where JIT maps (`perf-PID.map`) are read from (`None`: not read).
+    jit_dir: Option<PathBuf>,
+    /// Each process's JIT map, read the first time one of its frames needs it.
+    jit: FxHashMap<u32, Vec<JitSymbol>>,
     program: Option<Symbols>,
     loaded: FxHashMap<u32, Loaded>,
     functions: Vec<SampledFunction>,
@@ -82,6 +88,8 @@ impl Stacks {
             naming,
             symfs,
             cache: None,
+            jit_dir: None,
+            jit: FxHashMap::default(),
             program,
             loaded: FxHashMap::default(),
             functions: Vec::new(),
@@ -99,6 +107,14 @@ impl Stacks {
         self
     }
 
+    /// Names code in anonymous mappings from JIT maps in `dir` (`perf-PID.map`, written by
+    /// JITs for perf: a line `START SIZE NAME` in hex per function), as `perf report` does
+    /// from /tmp.
+    pub fn with_jit_maps(mut self, dir: Option<PathBuf>) -> Stacks {
+        self.jit_dir = dir;
+        self
+    }
+
     /// Counts sample `s`'s stack (as `imp` resolves its frames) when its process runs the
     /// program.
     pub fn add(&mut self, imp: &Importer, s: &Sample) {
@@ -112,7 +128,7 @@ impl Stacks {
         let mut pc = 0;
         let mut ids: Vec<u32> = Vec::with_capacity(frames.len());
         for f in frames.iter().rev() {
-            let (id, at) = self.function(imp.objects(), *f);
+            let (id, at) = self.function(imp.objects(), *f, s.pid);
             // the kernel's frames are one `[kernel]` frame, unmapped addresses one `[unknown]`
             let pseudo = matches!(f, Frame::Kernel(_) | Frame::Unmapped(_));
             if !(pseudo && ids.last() == Some(&id)) {
@@ -125,7 +141,7 @@ impl Stacks {
         if self.stacks.len() >= MAX_STACKS && !self.stacks.contains_key(&(ids.clone(), pc, thread))
         {
             self.truncated += 1;
-            let (id, at) = self.function(imp.objects(), leaf);
+            let (id, at) = self.function(imp.objects(), leaf, s.pid);
             ids = vec![id];
             pc = at;
         }
@@ -164,8 +180,18 @@ impl Stacks {
 
     /// The function of frame `f` and its address (link-time in the program, runtime of the
     /// object's first mapping elsewhere).
-    fn function(&mut self, objects: &[MappedObject], f: Frame) -> (u32, u64) {
+    fn function(&mut self, objects: &[MappedObject], f: Frame, pid: u32) -> (u32, u64) {
         let (key, at) = match f {
+            // code a JIT made: an anonymous mapping, or none the file recorded
+            Frame::Object { object, addr, .. }
+                if objects
+                    .get(object as usize)
+                    .is_some_and(|o| is_anonymous(&o.path))
+                    && self.jit_symbol(pid, addr).is_some() =>
+            {
+                (self.jit_key(pid, addr), addr)
+            }
+            Frame::Unmapped(a) if self.jit_symbol(pid, a).is_some() => (self.jit_key(pid, a), a),
             Frame::Program(a) => (
                 self.program
                     .as_ref()
@@ -241,6 +267,15 @@ impl Stacks {
                 format!("[unknown]@{}", base_name(objects.get(o as usize))),
                 objects.get(o as usize).map_or(0, |m| m.start),
             ),
+            Key::Jit(pid, i) => {
+                let j = &self.jit[&pid][i as usize];
+                SampledFunction {
+                    name: format!("{}@perf-{pid}.map", j.name),
+                    mangled: None,
+                    start: j.start,
+                    size: j.size,
+                }
+            }
             Key::Kernel => pseudo("[kernel]".into(), 0),
             Key::Unknown => pseudo("[unknown]".into(), 0),
         }
@@ -348,6 +383,74 @@ impl Stacks {
     }
 }
 
+impl Stacks {
+    /// The JIT map entry of process `pid` that covers `a`, reading its map if need be.
+    fn jit_symbol(&mut self, pid: u32, a: u64) -> Option<u32> {
+        let dir = self.jit_dir.as_ref()?;
+        let map = self.jit.entry(pid).or_insert_with(|| {
+            let path = dir.join(format!("perf-{pid}.map"));
+            crate::files::read_text_bounded(&path, "JIT map", MAX_JIT_MAP_BYTES)
+                .map(|t| parse_jit_map(&t))
+                .unwrap_or_default()
+        });
+        let i = map.partition_point(|j| j.start <= a).checked_sub(1)?;
+        let j = &map[i];
+        (a - j.start < j.size.max(1)).then_some(i as u32)
+    }
+
+    fn jit_key(&mut self, pid: u32, a: u64) -> Key {
+        self.jit_symbol(pid, a)
+            .map_or(Key::Unknown, |i| Key::Jit(pid, i))
+    }
+}
+
+/// Largest JIT map read (64 MiB).
+pub const MAX_JIT_MAP_BYTES: u64 = 64 << 20;
+
+/// One function of a JIT map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitSymbol {
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes.
+    pub size: u64,
+    /// Its name (control characters escaped, at most 4 KiB).
+    pub name: String,
+}
+
+/// The functions of a JIT map's text (`START SIZE NAME` per line, hex, as perf reads
+/// /tmp/perf-PID.map), sorted by address; lines that do not parse are skipped, and a later
+/// entry at the same address replaces an earlier one (a JIT reusing its memory).
+pub fn parse_jit_map(text: &str) -> Vec<JitSymbol> {
+    let mut v: Vec<JitSymbol> = text
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+            let start = hex(parts.next()?)?;
+            let size = hex(parts.next()?)?;
+            let mut name: String = parts.next()?.trim_end().chars().take(4096).collect();
+            name = outcrop_events::escape::terminal(&name).into_owned();
+            (!name.is_empty() && start.checked_add(size).is_some()).then_some(JitSymbol {
+                start,
+                size,
+                name,
+            })
+        })
+        .collect();
+    // stable: of entries at one address, the last written wins
+    v.sort_by_key(|j| j.start);
+    v.reverse();
+    v.dedup_by_key(|j| j.start);
+    v.reverse();
+    v
+}
+
+/// Whether a mapping's path names no file: JIT code lives in such mappings.
+fn is_anonymous(path: &str) -> bool {
+    path == "//anon" || path.starts_with("[anon") || path.starts_with("/memfd:") || path.is_empty()
+}
+
 /// A build-id without the zero padding a build-id table adds to short ids.
 fn trim(id: &[u8]) -> &[u8] {
     &id[..id.len() - id.iter().rev().take_while(|&&b| b == 0).count()]
@@ -363,4 +466,25 @@ fn base_name(m: Option<&MappedObject>) -> String {
                 .map_or_else(|| m.path.clone(), |n| n.to_string_lossy().into_owned())
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jit_map_parses_as_perf_reads_it_and_bad_lines_are_skipped() {
+        let text = "7f0000001000 20 first\n\
+                    garbage line\n\
+                    7f0000000000 10 Lua::fn \x1b[31mred\n\
+                    7f0000001000 40 first again\n\
+                    ffffffffffffffff 10 overflows\n\
+                    0x10 8 hex prefix\n";
+        let m = parse_jit_map(text);
+        let names: Vec<&str> = m.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert_eq!(m[0].start, 0x10);
+        assert!(!names[1].contains('\x1b'), "control characters escaped: {names:?}");
+        assert_eq!((m[2].name.as_str(), m[2].size), ("first again", 0x40), "the last wins");
+    }
 }

@@ -742,3 +742,44 @@ fn objects_are_found_in_perfs_build_id_cache() {
         assert!(names.contains("sort_range@libsort.so"), "{names}");
     }
 }
+
+/// JIT code (`fixtures/perf_jit`): a function copied into an anonymous executable mapping and
+/// named in perf-PID.map, as JITs name their code for perf; its samples are named from the map
+/// (`--jit-dir`), as perf report names them.
+#[test]
+fn jit_code_is_named_from_its_perf_map() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/perf_jit");
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("j.samples");
+    let args = |jit: &str| {
+        let o = outcrop(
+            &[
+                "import",
+                "perf.data",
+                "--binary",
+                "jit",
+                "--json",
+                "--jit-dir",
+                jit,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            &f,
+        );
+        let j: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+        j["flat_profile_sampled"].clone()
+    };
+    let rows = args(".");
+    // perf report: 266 samples in jitted_sum ("[JIT] tid 2174"), the rest in ld.so
+    let perf = std::fs::read_to_string(f.join("perf-report.txt")).unwrap();
+    assert!(perf
+        .lines()
+        .next()
+        .unwrap()
+        .contains(" 266  [JIT] tid 2174 "));
+    assert_eq!(rows[0]["function"], "jitted_sum@perf-2174.map", "{rows}");
+    assert_eq!(rows[0]["samples"], 266);
+    // without the map the code is unnamed
+    let rows = args(d.path().to_str().unwrap());
+    assert!(!rows.to_string().contains("jitted_sum"), "{rows}");
+}
