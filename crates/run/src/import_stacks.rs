@@ -484,7 +484,14 @@ mod tests {
         let names: Vec<&str> = m.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names.len(), 3, "{names:?}");
         assert_eq!(m[0].start, 0x10);
-        assert!(!names[1].contains('\x1b'), "control characters escaped: {names:?}");
-        assert_eq!((m[2].name.as_str(), m[2].size), ("first again", 0x40), "the last wins");
+        assert!(
+            !names[1].contains('\x1b'),
+            "control characters escaped: {names:?}"
+        );
+        assert_eq!(
+            (m[2].name.as_str(), m[2].size),
+            ("first again", 0x40),
+            "the last wins"
+        );
     }
 }
