@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 /// functions' self samples stay exact; the tree loses that stack's callers).
 pub const MAX_STACKS: usize = 1 << 20;
 
+/// Most frames kept over all distinct stacks (2^26, 256 MiB of frame ids): past it, a new
+/// stack is kept as its innermost frame alone, as past [`MAX_STACKS`].
+pub const MAX_STACK_FRAMES: usize = 1 << 26;
+
 /// What an object's frames are named with.
 struct Loaded {
     /// Its symbols at the address its first mapping placed it (`None`: no usable file).
@@ -64,7 +68,12 @@ pub struct Stacks {
     ids: FxHashMap<Key, u32>,
     stacks: FxHashMap<StackKey, u64>,
     threads: FxHashMap<u32, u32>,
-    /// Stacks cut to their innermost frame because [`MAX_STACKS`] were kept.
+    /// Frames held by the distinct stacks.
+    frames_kept: usize,
+    /// The bounds: (distinct stacks, frames over them).
+    limits: (usize, usize),
+    /// Stacks cut to their innermost frame because [`MAX_STACKS`] stacks or
+    /// [`MAX_STACK_FRAMES`] frames were kept.
     pub truncated: u64,
 }
 
@@ -96,6 +105,8 @@ impl Stacks {
             ids: FxHashMap::default(),
             stacks: FxHashMap::default(),
             threads: FxHashMap::default(),
+            frames_kept: 0,
+            limits: (MAX_STACKS, MAX_STACK_FRAMES),
             truncated: 0,
         }
     }
@@ -122,10 +133,10 @@ impl Stacks {
             return;
         }
         let frames = imp.frames(s);
-        let Some(&leaf) = frames.first() else {
+        if frames.is_empty() {
             return;
-        };
-        let mut pc = 0;
+        }
+        let mut leaf = (0, 0);
         let mut ids: Vec<u32> = Vec::with_capacity(frames.len());
         for f in frames.iter().rev() {
             let (id, at) = self.function(imp.objects(), *f, s.pid);
@@ -134,18 +145,36 @@ impl Stacks {
             if !(pseudo && ids.last() == Some(&id)) {
                 ids.push(id);
             }
-            pc = at;
+            leaf = (id, at);
         }
         let n = self.threads.len() as u32;
         let thread = *self.threads.entry(s.tid).or_insert(n);
-        if self.stacks.len() >= MAX_STACKS && !self.stacks.contains_key(&(ids.clone(), pc, thread))
+        self.count(ids, leaf.1, thread, leaf);
+    }
+
+    /// Counts one sample of stack `ids` (outermost first) at `pc`; a new stack past the
+    /// bounds is kept as `leaf` (its innermost function and address) alone.
+    fn count(&mut self, ids: Vec<u32>, pc: u64, thread: u32, leaf: (u32, u64)) {
+        debug_assert!(!ids.is_empty());
+        let key = (ids, pc, thread);
+        if let Some(n) = self.stacks.get_mut(&key) {
+            *n += 1;
+            return;
+        }
+        let (max_stacks, max_frames) = self.limits;
+        let key = if self.stacks.len() >= max_stacks || self.frames_kept + key.0.len() > max_frames
         {
             self.truncated += 1;
-            let (id, at) = self.function(imp.objects(), leaf, s.pid);
-            ids = vec![id];
-            pc = at;
+            (vec![leaf.0], leaf.1, thread)
+        } else {
+            key
+        };
+        let len = key.0.len();
+        let n = self.stacks.entry(key).or_insert_with(|| 0);
+        if *n == 0 {
+            self.frames_kept += len;
         }
-        *self.stacks.entry((ids, pc, thread)).or_default() += 1;
+        *n += 1;
     }
 
     /// The profile of the stacks counted.
@@ -181,17 +210,22 @@ impl Stacks {
     /// The function of frame `f` and its address (link-time in the program, runtime of the
     /// object's first mapping elsewhere).
     fn function(&mut self, objects: &[MappedObject], f: Frame, pid: u32) -> (u32, u64) {
-        let (key, at) = match f {
+        let jit = match f {
             // code a JIT made: an anonymous mapping, or none the file recorded
             Frame::Object { object, addr, .. }
                 if objects
                     .get(object as usize)
-                    .is_some_and(|o| is_anonymous(&o.path))
-                    && self.jit_symbol(pid, addr).is_some() =>
+                    .is_some_and(|o| is_anonymous(&o.path)) =>
             {
-                (self.jit_key(pid, addr), addr)
+                Some(addr)
             }
-            Frame::Unmapped(a) if self.jit_symbol(pid, a).is_some() => (self.jit_key(pid, a), a),
+            Frame::Unmapped(a) => Some(a),
+            _ => None,
+        };
+        if let Some((a, i)) = jit.and_then(|a| Some((a, self.jit_symbol(pid, a)?))) {
+            return self.intern(objects, Key::Jit(pid, i), a);
+        }
+        let (key, at) = match f {
             Frame::Program(a) => (
                 self.program
                     .as_ref()
@@ -218,6 +252,11 @@ impl Stacks {
             Frame::Kernel(a) => (Key::Kernel, a),
             Frame::Unmapped(a) => (Key::Unknown, a),
         };
+        self.intern(objects, key, at)
+    }
+
+    /// The id of function `key` (described the first time it is met), with `at`.
+    fn intern(&mut self, objects: &[MappedObject], key: Key, at: u64) -> (u32, u64) {
         if let Some(&id) = self.ids.get(&key) {
             return (id, at);
         }
@@ -397,11 +436,6 @@ impl Stacks {
         let j = &map[i];
         (a - j.start < j.size.max(1)).then_some(i as u32)
     }
-
-    fn jit_key(&mut self, pid: u32, a: u64) -> Key {
-        self.jit_symbol(pid, a)
-            .map_or(Key::Unknown, |i| Key::Jit(pid, i))
-    }
 }
 
 /// Largest JIT map read (64 MiB).
@@ -471,6 +505,26 @@ fn base_name(m: Option<&MappedObject>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stacks_past_the_frame_bound_keep_their_innermost_frame_and_every_sample() {
+        let mut st = Stacks::new(None, Naming::default(), None);
+        st.limits = (100, 10);
+        st.count(vec![1, 2, 3, 4], 0x40, 0, (4, 0x40));
+        st.count(vec![1, 2, 3, 5], 0x50, 0, (5, 0x50));
+        st.count(vec![1, 2, 3, 4], 0x40, 0, (4, 0x40)); // already kept: counted whole
+        st.count(vec![1, 2, 3, 6], 0x60, 0, (6, 0x60)); // 12 frames > 10: cut
+        st.count(vec![1, 2, 3, 6], 0x60, 0, (6, 0x60)); // the cut stack, counted again
+        assert_eq!(st.truncated, 2);
+        assert_eq!(st.frames_kept, 9);
+        assert_eq!(st.stacks[&(vec![1, 2, 3, 4], 0x40, 0)], 2);
+        assert_eq!(st.stacks[&(vec![6], 0x60, 0)], 2);
+        assert_eq!(st.stacks.values().sum::<u64>(), 5);
+        st.limits = (3, 1000);
+        st.count(vec![7, 8], 0x80, 1, (8, 0x80)); // a fourth stack: cut
+        assert_eq!(st.stacks[&(vec![8], 0x80, 1)], 1);
+        assert!(st.frames_kept <= 10);
+    }
 
     #[test]
     fn a_jit_map_parses_as_perf_reads_it_and_bad_lines_are_skipped() {
