@@ -52,10 +52,9 @@ pub struct GuestArgs {
 
     /// The interpreter: `jit` (the default: the block engine with the compiling tier, which
     /// compiles hot code to host code with Cranelift), `blocks` (pre-decoded basic blocks
-    /// only) or `step` (the single-step interpreter the others are tested against; slower,
-    /// for checking a suspected engine bug: all give the same output, counts, profiles and
-    /// exit status). Observers of retire records (--timing, RPA) use `step` whatever this
-    /// says.
+    /// only) or `step` (the single-step interpreter the others are tested against; slower, for
+    /// checking a suspected engine bug: all give the same output, counts, profiles and exit
+    /// status). Observers of retire records (--timing, RPA) use `step` whatever this says.
     #[arg(long, value_name = "ENGINE", default_value = "jit", value_parser = ["jit", "blocks", "step"])]
     engine: String,
 
@@ -76,9 +75,8 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub brr_leap: u8,
 
-    /// Round-robin quantum of the guest's threads, in retired instructions: threads take
-    /// turns on the one modelled hart, switching after N instructions and wherever one
-    /// blocks (futex, sleep), yields or exits.
+    /// Round-robin quantum of the guest's threads (of all its processes) on the one hart, in
+    /// retired instructions; a thread also gives way where it blocks, yields or exits.
     #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub quantum: u64,
@@ -95,6 +93,11 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS as u64,
           value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_threads: u64,
+
+    /// Most guest processes at once, counting unreaped ones; past it `fork` fails with EAGAIN
+    /// (a fork bomb cannot exhaust the host).
+    #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::process::DEFAULT_MAX_PROCESSES as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_processes: u64,
 
     /// The ISA extensions the machine implements for this run, as an -march string
     /// (rv64gc, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64). Default: all
@@ -175,6 +178,7 @@ impl GuestArgs {
             quantum: self.quantum,
             schedule_seed: self.schedule_seed,
             max_threads: self.max_threads as usize,
+            max_processes: self.max_processes as usize,
             isa: self.isa.unwrap_or_default(),
             sysroot: self.sysroot.clone(),
             names: if self.no_demangle {

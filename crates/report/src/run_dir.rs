@@ -155,6 +155,10 @@ pub struct ExecStats {
     /// Every guest thread in creation order (index 0 is the main thread) with the
     /// instructions it retired — they sum to `instructions` — and its switches.
     pub threads: Vec<ThreadRow>,
+    /// Every process when the guest had more than one (`fork`, `execve`): pid, parent, the
+    /// program it ran last and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessRow>,
     /// Context switches between the guest's threads.
     pub context_switches: u64,
     /// The schedule's seed, to replay the interleaving with `--schedule-seed` (`null`: plain
@@ -241,6 +245,21 @@ pub struct CompiledExits {
     pub jump_cache: u64,
 }
 
+/// One guest process in `--stats-json`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessRow {
+    /// Its process id.
+    pub pid: u32,
+    /// Its parent's (1: none in the machine).
+    pub ppid: u32,
+    /// The program it ran last (host path).
+    pub program: String,
+    /// Programs it ran with `execve`.
+    pub execs: u32,
+    /// How it ended: `exited N` or `killed by SIGNAME` (`null`: still running at the end).
+    pub exit: Option<String>,
+}
+
 /// One guest thread in `--stats-json`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadRow {
@@ -248,6 +267,9 @@ pub struct ThreadRow {
     pub index: u32,
     /// Its thread id as the guest saw it.
     pub tid: u32,
+    /// The process it belonged to.
+    #[serde(default)]
+    pub pid: u32,
     /// Its name (`prctl(PR_SET_NAME)`, `pthread_setname_np`), empty if none was set.
     pub name: String,
     /// Instructions it retired.

@@ -508,17 +508,42 @@ pub fn exec_stats(s: &RunSummaries) -> ExecStats {
             .map(|t| crate::run_dir::ThreadRow {
                 index: t.index,
                 tid: t.tid,
+                pid: t.pid,
                 name: t.name.clone(),
                 instructions: t.instructions,
                 switches: t.switches,
             })
             .collect(),
+        processes: process_rows(&s.machine.processes),
         context_switches: s.machine.context_switches,
         schedule_seed: s.machine.schedule_seed,
         timing: s.timing.clone(),
         compiling_tier: compiling_tier(s),
         backtrace: crate::run_dir::FrameRow::of(&s.machine.backtrace),
     }
+}
+
+/// The processes of a run that had more than one (none otherwise).
+fn process_rows(p: &[outcrop_rv::kernel::ProcessStat]) -> Vec<crate::run_dir::ProcessRow> {
+    use outcrop_rv::kernel::ExitStatus;
+    if p.len() < 2 {
+        return Vec::new();
+    }
+    p.iter()
+        .map(|p| crate::run_dir::ProcessRow {
+            pid: p.pid,
+            ppid: p.ppid,
+            program: p.program.clone(),
+            execs: p.execs,
+            exit: p.status.map(|s| match s {
+                ExitStatus::Exited(c) => format!("exited {c}"),
+                ExitStatus::Signaled { signal, .. } => format!(
+                    "killed by {}",
+                    outcrop_rv::kernel::signals::signal_name(u64::from(signal))
+                ),
+            }),
+        })
+        .collect()
 }
 
 /// What the compiling tier did in the run (`None` when it compiled nothing).

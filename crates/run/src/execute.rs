@@ -54,6 +54,9 @@ pub struct MachineCounts {
     /// Every thread the guest ran, in creation order, with the instructions it retired
     /// (they sum to the run's) and the times it was switched in.
     pub threads: Vec<outcrop_rv::kernel::ThreadStat>,
+    /// Every process the guest had, in creation order (one for a program that never
+    /// forked).
+    pub processes: Vec<outcrop_rv::kernel::ProcessStat>,
     /// Context switches between the guest's threads.
     pub context_switches: u64,
     /// The schedule's seed (`None`: plain round robin), to replay the interleaving with
@@ -447,6 +450,7 @@ fn machine_counts(
         code_flushes: machine.code_flushes,
         syscalls: machine.kernel.syscall_counts.clone(),
         threads: machine.thread_stats(),
+        processes: machine.kernel.processes().history.clone(),
         context_switches: machine.context_switches(),
         schedule_seed: machine.schedule_seed(),
         jit: machine.jit_stats_if_used().map(|s| JitCounts {

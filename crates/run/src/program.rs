@@ -58,6 +58,8 @@ pub struct ProgramSpec {
     pub schedule_seed: Option<u64>,
     /// Most guest threads alive at once (`--max-threads`).
     pub max_threads: usize,
+    /// Most guest processes alive or unreaped at once (`--max-processes`).
+    pub max_processes: usize,
     /// The ISA extensions the machine implements for this run (`--isa`; default: all).
     pub isa: outcrop_rv::inst::Isa,
     /// The directory a dynamically linked program's interpreter and libraries are found
@@ -94,6 +96,7 @@ impl ProgramSpec {
             quantum: outcrop_rv::kernel::threads::DEFAULT_QUANTUM,
             schedule_seed: None,
             max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
+            max_processes: outcrop_rv::kernel::process::DEFAULT_MAX_PROCESSES,
             isa: outcrop_rv::inst::Isa::ALL,
             sysroot: None,
             names: outcrop_rv::symbols::Names::Demangled,
@@ -218,6 +221,9 @@ pub fn load_image(
             reason,
         })?;
     }
+    // the program's own file, read-only: a program may run itself again (execve of argv[0]
+    // or /proc/self/exe); nothing beside it is granted
+    let _ = sandbox.allow_read(&prog_path);
     // a dynamically linked program's interpreter, read as the guest would see it (beneath
     // the sysroot); without a sysroot the loader's error names it and suggests --sysroot
     let program_err = |reason| Error::Program {
@@ -320,6 +326,7 @@ pub fn load_image(
     }
     machine.set_schedule(spec.quantum, spec.effective_schedule_seed());
     machine.set_max_threads(spec.max_threads);
+    machine.kernel.set_max_processes(spec.max_processes);
     if spec.isa != outcrop_rv::inst::Isa::ALL {
         machine.set_isa(spec.isa);
     }

@@ -158,7 +158,7 @@ struct Placed {
 }
 
 /// Checks that `data` is a little-endian RISC-V ELF of an executable type; the header.
-fn riscv_header<'d>(
+pub(crate) fn riscv_header<'d>(
     data: &'d [u8],
     what: &str,
 ) -> Result<(&'d elf::FileHeader64<Endianness>, Endianness), Error> {
@@ -352,6 +352,43 @@ pub fn load_with(
     interp: Option<Interp<'_>>,
     kernel: KernelConfig,
 ) -> Result<Machine, Error> {
+    let exe = kernel.exe_path.clone();
+    // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
+    let execfn = program.args.first().cloned().unwrap_or_default();
+    let mut kernel = Kernel::new(kernel, 0, program.memory_limit);
+    let image = exec_image(program, interp, &exe, &execfn, &mut kernel)?;
+    kernel.set_brk_start(image.brk_start);
+    for o in image.objects {
+        kernel.record_object(o);
+    }
+    Ok(Machine::new(image.mem, kernel, image.pc, image.sp))
+}
+
+/// A program loaded into a new address space, ready to start.
+pub(crate) struct Image {
+    /// The address space.
+    pub mem: Memory,
+    /// Where it starts (the interpreter's entry for a dynamically linked program).
+    pub pc: u64,
+    /// Its stack pointer (argc, argv, envp, auxv).
+    pub sp: u64,
+    /// Where its program break starts.
+    pub brk_start: u64,
+    /// The program and interpreter as mapped objects.
+    pub objects: Vec<crate::kernel::MappedObject>,
+}
+
+/// Loads `program` (and its interpreter) into a new address space of at most
+/// `program.memory_limit` bytes, as the first program of a run or an `execve` does; `exe` is
+/// the program's path for its mapped object, `execfn` what `AT_EXECFN` names; `kernel` gives
+/// `AT_RANDOM`'s bytes.
+pub(crate) fn exec_image(
+    program: Program<'_>,
+    interp: Option<Interp<'_>>,
+    exe: &std::path::Path,
+    execfn: &OsStr,
+    kernel: &mut Kernel,
+) -> Result<Image, Error> {
     let data = program.elf;
     let (header, endian) = riscv_header(data, "the program")?;
     let e_type = header.e_type(endian);
@@ -407,20 +444,16 @@ pub fn load_with(
     mem.poke_bytes(SIGRETURN_TRAMPOLINE, &tramp)
         .map_err(|_| Error::OutOfMemory("writing the signal trampoline".into()))?;
     let brk_start = main.end.next_multiple_of(PAGE_SIZE);
-    // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
-    let execfn = program.args.first().cloned().unwrap_or_default();
-    let exe = kernel.exe_path.clone();
-    let mut kernel = Kernel::new(kernel, brk_start, program.memory_limit);
-    kernel.record_object(crate::kernel::MappedObject {
-        guest_path: exe.clone(),
-        host_path: Some(exe),
+    let mut objects = vec![crate::kernel::MappedObject {
+        guest_path: exe.to_path_buf(),
+        host_path: Some(exe.to_path_buf()),
         start: main.low,
         len: main.end - main.low,
         offset: main.offset,
         build_id: build_id_in_prefix(data),
-    });
+    }];
     if let (Some(i), Some(p)) = (&interp, &placed_interp) {
-        kernel.record_object(crate::kernel::MappedObject {
+        objects.push(crate::kernel::MappedObject {
             guest_path: i.path.clone(),
             host_path: i.host_path.clone(),
             start: p.low,
@@ -435,16 +468,15 @@ pub fn load_with(
         entry: main.entry,
         base: placed_interp.as_ref().map_or(0, |p| p.low),
     };
-    let sp = build_stack(
-        &mut mem,
-        &mut kernel,
-        &program.args,
-        &program.env,
-        &execfn,
-        &aux,
-    )?;
+    let sp = build_stack(&mut mem, kernel, &program.args, &program.env, execfn, &aux)?;
     let pc = placed_interp.as_ref().map_or(main.entry, |p| p.entry);
-    Ok(Machine::new(mem, kernel, pc, sp))
+    Ok(Image {
+        mem,
+        pc,
+        sp,
+        brk_start,
+        objects,
+    })
 }
 
 /// The union of page ranges `[first, end)`, split where the permissions (the OR of the

@@ -17,16 +17,21 @@
 use crate::memory::{perm, Memory, PAGE_SIZE, USER_TOP};
 use crate::sandbox::OpenFlags;
 
+mod exec;
 mod files;
 pub mod mapping;
 mod names;
+mod pipe;
+pub mod process;
 pub mod signals;
 mod system;
 pub mod threads;
 mod vm;
 
+pub use exec::ExecRequest;
 pub use mapping::MappedObject;
 pub use names::syscall_name;
+pub use process::{ExitStatus, Fork, Process, ProcessStat, Processes};
 
 pub use crate::sandbox::Sandbox;
 use std::collections::HashSet;
@@ -54,6 +59,11 @@ const ENAMETOOLONG: i64 = 36;
 const ENOTDIR: i64 = 20;
 const EISDIR: i64 = 21;
 const EEXIST: i64 = 17;
+
+/// What a handler returns (as a value) when its call must wait: the dispatcher blocks the
+/// thread with [`Wait::Retry`] and the call runs again when something changed. No errno or
+/// value is this.
+const WOULD_BLOCK: i64 = i64::MIN;
 
 /// Longest path the guest may pass, with its NUL (Linux's PATH_MAX).
 const PATH_MAX: usize = 4096;
@@ -118,6 +128,8 @@ enum Fd {
     /// One of the machine's own devices (`/dev/null`, `/dev/zero`, `/dev/urandom`…): no
     /// host file is involved.
     Device(Device),
+    /// An end of a pipe between the guest's threads and processes.
+    Pipe(pipe::PipeEnd),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -169,6 +181,7 @@ impl Fd {
                 pos: 0,
             }),
             Fd::Device(d) => Fd::Device(*d),
+            Fd::Pipe(p) => Fd::Pipe(p.clone()),
         })
     }
 }
@@ -214,7 +227,7 @@ pub struct SigAction {
 pub const SA_NODEFER: u64 = 0x4000_0000;
 
 /// What a system call did to the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum SyscallOutcome {
     /// Return to the guest (the result is in a0).
     Continue,
@@ -226,6 +239,14 @@ pub enum SyscallOutcome {
     /// A new thread was added last to [`Threads::list`] with the caller's integer
     /// registers; the machine completes its hart (pc, FP state) and then reschedules.
     Spawned,
+    /// The thread blocked and runs this system call again when it wakes (its pc goes back
+    /// to the `ecall`; a0 keeps its argument).
+    Retry,
+    /// A process was created: the machine copies the caller's memory into it.
+    Forked(Fork),
+    /// `execve` found its program: the machine loads it in place of the caller's (or, if
+    /// it cannot, returns the errno to the caller with [`Kernel::exec_failed`]).
+    Exec(Box<ExecRequest>),
 }
 
 /// What a system call's handler returns beyond a plain value.
@@ -238,6 +259,12 @@ pub(crate) enum Ret {
     Switch(i64),
     /// A thread was created (a0 holds its tid).
     Spawned,
+    /// The thread blocked; its call runs again when it wakes ([`Wait::Retry`]).
+    Retry,
+    /// A process was created (a0 holds its pid).
+    Forked(Fork),
+    /// A program to load (`execve`).
+    Exec(Box<ExecRequest>),
 }
 
 /// The emulated kernel: brk and mmap state, file descriptors, clocks.
@@ -275,6 +302,14 @@ pub struct Kernel {
     /// The guest path and host path each open file descriptor was opened by.
     fd_paths: std::collections::HashMap<usize, PathBuf>,
     fd_hosts: std::collections::HashMap<usize, PathBuf>,
+    /// Descriptors that close at `execve` (`O_CLOEXEC`, `FD_CLOEXEC`).
+    cloexec: std::collections::BTreeSet<usize>,
+    /// What `readlink("/proc/self/exe")` returns for the running process.
+    exe_path: PathBuf,
+    /// The guest's processes ([`process`]).
+    procs: process::Processes,
+    /// Changes to pipes, descriptors and processes ([`Kernel::io_events`]).
+    events: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -355,6 +390,10 @@ impl Kernel {
             std::process::id()
         };
         Kernel {
+            procs: process::Processes::new(pid, &config.exe_path),
+            exe_path: config.exe_path.clone(),
+            cloexec: Default::default(),
+            events: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -456,6 +495,9 @@ impl Kernel {
             93 => return self.sys_exit_thread(mem, a[0]),
             94 => return SyscallOutcome::Exit((a[0] & 0xff) as i32),
             220 => self.sys_clone(mem, x, a),
+            221 => self.sys_execve(mem, a),
+            260 => self.sys_wait4(mem, a),
+            95 => self.sys_waitid(mem, a),
             435 => self.sys_clone3(mem, x, a[0], a[1]),
             98 => self.sys_futex(mem, a, instret),
             101 => self.sys_sleep(mem, None, a[0], a[1], instret),
@@ -481,17 +523,32 @@ impl Kernel {
             _ => Ok(Ret::Value(self.simple_syscall(mem, x, nr, a, instret))),
         };
         let (value, outcome) = match r {
+            Ok(Ret::Value(WOULD_BLOCK)) => (None, {
+                self.block_retry(self.threads.cur().retry_deadline);
+                SyscallOutcome::Retry
+            }),
             Ok(Ret::Value(v)) => (Some(v), SyscallOutcome::Continue),
             Ok(Ret::Switch(v)) => (Some(v), SyscallOutcome::Reschedule),
             Ok(Ret::Block) => (None, SyscallOutcome::Reschedule),
             Ok(Ret::Spawned) => (None, SyscallOutcome::Spawned),
+            Ok(Ret::Retry) => (None, SyscallOutcome::Retry),
+            Ok(Ret::Forked(f)) => (None, SyscallOutcome::Forked(f)),
+            Ok(Ret::Exec(e)) => (None, SyscallOutcome::Exec(e)),
             Err(e) => (Some(-e), SyscallOutcome::Continue),
         };
+        if !matches!(outcome, SyscallOutcome::Retry) {
+            // the call finished: what a retried call carried over is done with
+            let t = self.threads.cur_mut();
+            t.io_done = 0;
+            t.retry_deadline = None;
+        }
         if let Some(v) = value {
             x[10] = v as u64;
         }
         // a signal the call made deliverable (to itself, by unblocking, SIGPIPE) runs next
-        if outcome == SyscallOutcome::Continue && self.deliverable(self.threads.current).is_some() {
+        if matches!(outcome, SyscallOutcome::Continue)
+            && self.deliverable(self.threads.current).is_some()
+        {
             return SyscallOutcome::Reschedule;
         }
         outcome
@@ -515,7 +572,7 @@ impl Kernel {
             62 => self.sys_lseek(a[0], a[1] as i64, a[2]),
             79 => self.sys_newfstatat(mem, a[0] as i64, a[1], a[2], a[3]),
             80 => self.sys_fstat(mem, a[0], a[1]),
-            29 => -ENOTTY,
+            29 => self.sys_ioctl(mem, a[0], a[1], a[2]),
             48 | 439 => self.sys_faccessat(mem, a[0] as i64, a[1]),
             35 => self.sys_unlinkat(mem, a[0] as i64, a[1], a[2]),
             78 => self.sys_readlinkat(mem, a[0] as i64, a[1], a[2], a[3]),
@@ -546,7 +603,12 @@ impl Kernel {
             226 => self.sys_mprotect(mem, a[0], a[1], a[2]),
             233 => self.sys_madvise(mem, a[0], a[1], a[2]),
             172 => self.pid(),
-            173 => 1, // getppid
+            173 => self.sys_getppid(),
+            59 => self.sys_pipe2(mem, a[0], a[1]),
+            154 => self.sys_setpgid(a[0], a[1]),
+            155 => self.sys_getpgid(a[0], false),
+            156 => self.sys_getpgid(a[0], true),
+            157 => self.sys_setsid(),
             178 => i64::from(self.tid()),
             96 => self.sys_set_tid_address(a[0]),
             99 => self.sys_set_robust_list(a[0], a[1]),

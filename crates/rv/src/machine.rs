@@ -19,6 +19,7 @@ use std::fmt;
 
 mod blocks;
 pub(crate) use blocks::jit::run_float;
+mod process;
 mod sched;
 pub use sched::ThreadWait;
 mod signal;
@@ -254,6 +255,22 @@ struct ICache {
     max_pages: usize,
 }
 
+impl ICache {
+    /// Nothing decoded yet; at most `max_pages` pages at once.
+    fn new(max_pages: usize) -> ICache {
+        ICache {
+            pages: HashMap::new(),
+            slots: Vec::new(),
+            page: Box::new([NOT_DECODED; SLOTS]),
+            recent: [(u64::MAX, 0); RECENT],
+            epoch: u64::MAX,
+            cur_vpn: u64::MAX,
+            cur: 0,
+            max_pages,
+        }
+    }
+}
+
 /// Host bytes one decoded page takes.
 pub const DECODED_PAGE_BYTES: u64 = (SLOTS * std::mem::size_of::<Inst>()) as u64;
 
@@ -336,6 +353,8 @@ pub struct Machine {
     mappings_seen: usize,
     /// The compiling tier ([`Engine::Jit`]), made on first use.
     jit: Option<Box<blocks::jit::Tier>>,
+    /// The other processes' address spaces and code, by pid (docs/machine.md, "Processes").
+    spaces: Vec<(u32, process::Space)>,
     /// Cranelift cannot compile for this host: the block engine runs everything.
     jit_unavailable: bool,
     /// Runs of a block on the block engine before Cranelift compiles its unit (where the
@@ -414,16 +433,8 @@ impl Machine {
             engine: Engine::default(),
             reservation: None,
             blocks: blocks::BlockCache::new(max_pages as u64 * DECODED_PAGE_BYTES),
-            icache: ICache {
-                pages: HashMap::new(),
-                slots: Vec::new(),
-                page: Box::new([NOT_DECODED; SLOTS]),
-                recent: [(u64::MAX, 0); RECENT],
-                epoch: u64::MAX,
-                cur_vpn: u64::MAX,
-                cur: 0,
-                max_pages,
-            },
+            icache: ICache::new(max_pages),
+            spaces: Vec::new(),
             block_start: pc,
             block_len: 0,
             block_lens: Vec::new(),
@@ -448,6 +459,7 @@ impl Machine {
             + self.blocks.host_bytes()
             + self.jit_bytes()
             + self.kernel.threads().list.len() as u64 * crate::kernel::threads::THREAD_CHARGE
+            + self.parked_host_bytes()
     }
 
     /// Host bytes of compiled code.
@@ -1089,6 +1101,20 @@ impl Machine {
                 self.complete_child(next);
                 (next, ret, true, None)
             }
+            // back to the `ecall`: it runs again when the thread wakes
+            SyscallOutcome::Retry => (next.wrapping_sub(4), None, true, None),
+            SyscallOutcome::Forked(f) => match self.complete_fork(f, next) {
+                Ok(()) if f.vfork => {
+                    self.kernel.vfork_wait(f.child);
+                    (next, None, true, None)
+                }
+                Ok(()) => (next, ret, true, None),
+                Err(e) => (next, Some((-e) as u64), false, None),
+            },
+            SyscallOutcome::Exec(req) => match self.exec(&req) {
+                Ok(pc) => (pc, None, true, None),
+                Err(e) => (next, Some((-e) as u64), false, None),
+            },
         })
     }
 

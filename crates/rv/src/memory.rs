@@ -23,6 +23,7 @@ pub const USER_TOP: u64 = 1 << 47;
 /// A leaf is freed (kept for reuse) when its last page is unmapped, so the table never holds
 /// more leaves than there are mapped pages: host memory for the table is bounded by the
 /// memory limit, whatever pattern of map and unmap the guest uses.
+#[derive(Clone)]
 struct PageTable {
     chunks: HashMap<u64, usize>,
     leaves: Vec<[u32; LEAF]>,
@@ -115,7 +116,7 @@ impl PageTable {
 
 /// The mapped page numbers as coalesced ranges `start → end` (exclusive): what lets unmap,
 /// remap, protect and the free-range search walk mapped pages instead of address ranges.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Regions(BTreeMap<u64, u64>);
 
 impl Regions {
@@ -265,7 +266,9 @@ const EMPTY: TlbEntry = TlbEntry {
     perm: 0,
 };
 
-/// The guest address space.
+/// The guest address space. A clone is a copy of every page (a `fork`'s child), with
+/// nothing marked as holding decoded code.
+#[derive(Clone)]
 pub struct Memory {
     /// Page frames; `None` is a page not yet written, which reads as zeros (a mapping costs
     /// no host memory until the guest stores to it: thread stacks, arenas, PROT_NONE
@@ -307,6 +310,22 @@ impl Memory {
             frames_epoch: 0,
             lazy: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// A copy of this address space for a new process: every page copied, no page marked
+    /// as holding decoded code (the copy's machine has decoded nothing yet).
+    pub fn fork_copy(&self) -> Memory {
+        let mut m = self.clone();
+        m.forget_decoded();
+        m.code_epoch = 0;
+        m.frames_epoch = 0;
+        m
+    }
+
+    /// Sets the memory limit to `limit_bytes` (page-rounded down): what the other processes
+    /// leave of the machine's. Pages mapped already stay mapped.
+    pub fn set_limit_bytes(&mut self, limit_bytes: u64) {
+        self.limit_pages = limit_bytes / PAGE_SIZE;
     }
 
     /// Pages mapped now.

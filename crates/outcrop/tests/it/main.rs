@@ -17,6 +17,7 @@ mod layers;
 mod names;
 mod paths;
 mod phases;
+mod processes;
 mod query_run;
 mod run;
 mod timeline;

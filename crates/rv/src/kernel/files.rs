@@ -29,6 +29,11 @@ impl Kernel {
                 self.random_bytes(&mut tmp);
                 Ok(n)
             }
+            Ok(Fd::Pipe(p)) => match p.read(&mut tmp) {
+                pipe::PipeIo::Done(n) => Ok(n),
+                pipe::PipeIo::Wait => return WOULD_BLOCK,
+                pipe::PipeIo::Err(e) => return -e,
+            },
             Ok(_) => return -EBADF,
         };
         match got {
@@ -41,6 +46,9 @@ impl Kernel {
     }
 
     pub(super) fn write_fd(&mut self, fd: u64, data: &[u8]) -> i64 {
+        if let Ok(Fd::Pipe(_)) = self.fd(fd) {
+            return self.write_pipe(fd, data);
+        }
         let r = match self.fd(fd) {
             Err(e) => return -e,
             Ok(Fd::Stdout) => self.config.stdout.write_all(data),
@@ -52,7 +60,7 @@ impl Kernel {
             Ok(Fd::File(f)) => f.write_all(data),
             Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
             Ok(Fd::Device(_)) => Ok(()),
-            Ok(Fd::Stdin | Fd::Dir(_)) => return -EBADF,
+            Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_)) => return -EBADF,
         };
         match r {
             Ok(()) => data.len() as i64,
@@ -62,6 +70,34 @@ impl Kernel {
                     self.raise_sigpipe(); // the reader is gone: SIGPIPE, as Linux sends it
                 }
                 -e
+            }
+        }
+    }
+
+    /// A write to a pipe: a blocking one waits until all of `data` went in (going on after
+    /// what it moved before, [`Thread::io_done`]); a lost reader is `EPIPE` and `SIGPIPE`.
+    fn write_pipe(&mut self, fd: u64, data: &[u8]) -> i64 {
+        let done = self.threads.cur().io_done.min(data.len());
+        let Some(Some(Fd::Pipe(p))) = self.fds.get(fd as usize) else {
+            return -EBADF;
+        };
+        let nonblocking = p.nonblocking();
+        match p.write(&data[done..]) {
+            pipe::PipeIo::Done(n) if done + n < data.len() && !nonblocking => {
+                self.threads.cur_mut().io_done = done + n;
+                WOULD_BLOCK
+            }
+            pipe::PipeIo::Done(n) => (done + n) as i64,
+            pipe::PipeIo::Wait => WOULD_BLOCK,
+            pipe::PipeIo::Err(e) => {
+                if e == EPIPE {
+                    self.raise_sigpipe();
+                }
+                if done > 0 {
+                    done as i64
+                } else {
+                    -e
+                }
             }
         }
     }
@@ -191,6 +227,7 @@ impl Kernel {
         const O_DIRECTORY: u64 = 0o200000;
         const O_NOFOLLOW: u64 = 0o400000;
         const O_NONBLOCK: u64 = 0o4000;
+        const O_CLOEXEC: u64 = 0o2000000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
         if path.is_absolute() {
@@ -198,7 +235,11 @@ impl Kernel {
                 if flags & O_DIRECTORY != 0 {
                     return -ENOTDIR;
                 }
-                return self.install(Fd::Device(d));
+                let fd = self.install(Fd::Device(d));
+                if fd >= 0 && flags & O_CLOEXEC != 0 {
+                    self.cloexec.insert(fd as usize);
+                }
+                return fd;
             }
         }
         let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
@@ -233,6 +274,9 @@ impl Kernel {
         match opened {
             Ok((f, host)) => {
                 let fd = self.install(f);
+                if fd >= 0 && flags & O_CLOEXEC != 0 {
+                    self.cloexec.insert(fd as usize);
+                }
                 if fd >= 0 {
                     self.fd_paths.insert(fd as usize, path);
                     self.fd_hosts.insert(fd as usize, host);
@@ -272,6 +316,7 @@ impl Kernel {
             self.fds.resize_with(slot + 1, || None);
         }
         self.fds[slot] = Some(copy);
+        self.cloexec.remove(&slot);
         self.fd_paths.remove(&slot);
         self.fd_hosts.remove(&slot);
         if let Some(p) = path {
@@ -288,7 +333,11 @@ impl Kernel {
         if old == new || flags & !O_CLOEXEC != 0 {
             return -EINVAL;
         }
-        self.sys_dup(old, 0, Some(new))
+        let r = self.sys_dup(old, 0, Some(new));
+        if r >= 0 && flags & O_CLOEXEC != 0 {
+            self.cloexec.insert(r as usize);
+        }
+        r
     }
 
     /// fcntl: F_DUPFD(_CLOEXEC), and the flag queries programs make (close-on-exec is
@@ -304,15 +353,31 @@ impl Kernel {
         const F_GETLK: u64 = 5;
         const F_DUPFD_CLOEXEC: u64 = 1030;
         const O_RDWR: i64 = 2;
+        const O_NONBLOCK: i64 = 0o4000;
         match cmd {
             F_DUPFD | F_DUPFD_CLOEXEC => {
                 if arg as usize >= MAX_FDS {
                     return -EINVAL;
                 }
-                self.sys_dup(fd, arg, None)
+                let new = self.sys_dup(fd, arg, None);
+                if new >= 0 && cmd == F_DUPFD_CLOEXEC {
+                    self.cloexec.insert(new as usize);
+                }
+                new
             }
-            F_GETFD | F_SETFD => match self.fd(fd) {
-                Ok(_) => 0,
+            F_GETFD => match self.fd(fd) {
+                Ok(_) => i64::from(self.cloexec.contains(&(fd as usize))),
+                Err(e) => -e,
+            },
+            F_SETFD => match self.fd(fd) {
+                Ok(_) => {
+                    if arg & 1 != 0 {
+                        self.cloexec.insert(fd as usize);
+                    } else {
+                        self.cloexec.remove(&(fd as usize));
+                    }
+                    0
+                }
                 Err(e) => -e,
             },
             F_GETFL => match self.fd(fd) {
@@ -323,10 +388,18 @@ impl Kernel {
                 Ok(Fd::Stdout | Fd::Stderr) => 1,
                 Ok(Fd::Device(_)) => O_RDWR,
                 Ok(Fd::Dir(_)) => 0o200000, // O_DIRECTORY | O_RDONLY
+                Ok(Fd::Pipe(p)) => {
+                    i64::from(p.write) | if p.nonblocking() { O_NONBLOCK } else { 0 }
+                }
                 Err(e) => -e,
             },
-            // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor
+            // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
+            // pipe's O_NONBLOCK is the machine's own
             F_SETFL => match self.fd(fd) {
+                Ok(Fd::Pipe(p)) => {
+                    p.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
                 Ok(_) => 0,
                 Err(e) => -e,
             },
@@ -500,7 +573,7 @@ impl Kernel {
                     Err(e) => -errno(&e),
                 },
                 Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
-                Ok(Fd::Dir(_)) => -crate::sandbox::EACCES,
+                Ok(Fd::Dir(_) | Fd::Pipe(_)) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };
         }
@@ -625,6 +698,7 @@ impl Kernel {
                 return -EMFILE;
             }
             self.fds[i] = Some(fd);
+            self.cloexec.remove(&i);
             return i as i64;
         }
         if self.fds.len() >= limit {
@@ -638,6 +712,8 @@ impl Kernel {
         match self.fds.get_mut(fd as usize) {
             Some(slot @ Some(_)) => {
                 *slot = None;
+                self.cloexec.remove(&(fd as usize));
+                self.io_changed();
                 self.fd_paths.remove(&(fd as usize));
                 self.fd_hosts.remove(&(fd as usize));
                 0
@@ -746,6 +822,7 @@ impl Kernel {
                 let d = *d;
                 return Self::write_device_stat(mem, buf, d);
             }
+            Ok(Fd::Pipe(_)) => return Self::write_fixed_stat(mem, buf, 0o010600),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self
@@ -844,7 +921,7 @@ impl Kernel {
         }
         let target = if p.as_os_str() == "/proc/self/exe" {
             // the program's own path
-            self.config.exe_path.as_os_str().as_bytes().to_vec()
+            self.exe_path.as_os_str().as_bytes().to_vec()
         } else {
             match self
                 .resolve_at(dirfd, &p, false)

@@ -239,7 +239,7 @@ impl crate::memory::PageSource for MappedFile {
 
 /// The host files behind lazily read mappings, one handle per file (device, inode), however
 /// often the guest opens and maps it.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Sources {
     files: std::collections::HashMap<(u64, u64), std::sync::Weak<MappedFile>>,
 }

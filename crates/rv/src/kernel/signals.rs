@@ -7,7 +7,7 @@
 //! points (`machine/sched.rs`).
 
 use super::threads::{read_timespec, AltStack, SigInfo, Wait};
-use super::{Kernel, Ret, SigAction, EAGAIN, EFAULT, EINVAL, ENOMEM, EPERM, ESRCH};
+use super::{Kernel, Ret, SigAction, EAGAIN, EFAULT, EINVAL, ENOMEM, EPERM};
 use crate::memory::Memory;
 
 /// SIGKILL's and SIGSTOP's bits: never blocked, caught or ignored.
@@ -133,6 +133,18 @@ pub struct Signals {
     pub timers: Vec<Option<Timer>>,
     /// `setitimer`'s ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF.
     pub itimers: [Timer; 3],
+}
+
+impl Signals {
+    /// The earliest time one of these timers fires.
+    pub(super) fn next_timer(&self) -> Option<u64> {
+        self.timers
+            .iter()
+            .flatten()
+            .chain(self.itimers.iter())
+            .filter_map(|t| t.deadline)
+            .min()
+    }
 }
 
 impl Kernel {
@@ -392,13 +404,16 @@ impl Kernel {
         if nfds > super::MAX_FDS as u64 {
             return Err(EINVAL);
         }
-        let deadline = if timeout == 0 {
-            None
-        } else {
-            Some(
+        const POLLERR: u16 = 8;
+        const POLLHUP: u16 = 0x10;
+        // a retried call keeps the deadline it first computed
+        let deadline = match self.threads.cur().retry_deadline {
+            Some(d) => Some(d),
+            None if timeout == 0 => None,
+            None => Some(
                 self.machine_ns(instret)
                     .saturating_add(read_timespec(mem, timeout)?),
-            )
+            ),
         };
         if nfds > 0 {
             let mut ready = 0;
@@ -408,15 +423,35 @@ impl Kernel {
                 let events = mem.load_u16(at + 4).map_err(|_| EFAULT)?;
                 let revents = if fd < 0 {
                     0
-                } else if self.fds.get(fd as usize).is_some_and(Option::is_some) {
-                    events & (POLLIN | POLLOUT)
                 } else {
-                    POLLNVAL
+                    match self.fds.get(fd as usize) {
+                        Some(Some(super::Fd::Pipe(p))) => {
+                            let (r, w, gone) = p.ready();
+                            let mut ev = 0;
+                            if r {
+                                ev |= events & POLLIN;
+                            }
+                            if w {
+                                ev |= events & POLLOUT;
+                            }
+                            if gone {
+                                ev |= if p.write { POLLERR } else { POLLHUP };
+                            }
+                            ev
+                        }
+                        Some(Some(_)) => events & (POLLIN | POLLOUT),
+                        _ => POLLNVAL,
+                    }
                 };
                 mem.store_u16(at + 6, revents).map_err(|_| EFAULT)?;
                 ready += i64::from(revents != 0);
             }
-            return Ok(Ret::Value(ready));
+            if ready > 0 || deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
+                return Ok(Ret::Value(ready));
+            }
+            // nothing ready: wait for a change (a pipe, a process) or the deadline
+            self.threads.cur_mut().retry_deadline = deadline;
+            return Ok(self.block_retry(deadline));
         }
         if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
             return Ok(Ret::Value(0));
@@ -579,37 +614,22 @@ impl Kernel {
         0
     }
 
-    /// `kill(pid, sig)`: only this process (its pid, or 0 for its group) can be signalled.
+    /// `kill(pid, sig)`: the guest's own processes only (none of the host's is reachable).
     pub(super) fn sys_kill(&mut self, pid: u64, sig: u64) -> Result<Ret, i64> {
         if sig > 64 {
             return Err(EINVAL);
-        }
-        let pid = pid as i64;
-        if pid != 0 && pid != self.pid() {
-            // no other process is visible to the guest (and none of the host's is reachable)
-            return Err(ESRCH);
-        }
-        if sig == 0 {
-            return Ok(Ret::Value(0));
         }
         let info = SigInfo {
             code: SI_USER,
             word16: self.pid() as u64 & 0xffff_ffff,
             word24: 0,
         };
-        self.send_to_process(sig, info);
-        Ok(Ret::Value(0))
+        self.kill_processes(pid as i32 as i64, sig, info)
     }
 
     /// The earliest time a timer fires, if any is armed.
     pub fn next_timer(&self) -> Option<u64> {
-        self.signals
-            .timers
-            .iter()
-            .flatten()
-            .chain(self.signals.itimers.iter())
-            .filter_map(|t| t.deadline)
-            .min()
+        self.signals.next_timer()
     }
 
     /// Fires every timer due at machine time `now`: sends its signal, rearms a periodic one

@@ -83,6 +83,19 @@ pub enum Wait {
         /// When the wait times out.
         deadline: Option<u64>,
     },
+    /// A call that must wait for a pipe, a child or a descriptor: it runs again once
+    /// [`Kernel::io_events`] moved past `since`, or at `deadline`.
+    Retry {
+        /// The change count when it blocked.
+        since: u64,
+        /// When it gives up (a timed `poll`).
+        deadline: Option<u64>,
+    },
+    /// A `vfork` parent: it goes on when the child calls `execve` or exits.
+    Vfork {
+        /// The child's pid.
+        child: u32,
+    },
     /// It exited; the scheduler removes it.
     Exited,
 }
@@ -91,7 +104,9 @@ impl Wait {
     /// When the wait times out, if it can.
     pub fn deadline(&self) -> Option<u64> {
         match *self {
-            Wait::Futex { deadline, .. } | Wait::SigWait { deadline, .. } => deadline,
+            Wait::Futex { deadline, .. }
+            | Wait::SigWait { deadline, .. }
+            | Wait::Retry { deadline, .. } => deadline,
             Wait::Sleep { deadline, .. } => Some(deadline),
             _ => None,
         }
@@ -108,6 +123,8 @@ impl Wait {
             Wait::Sleep { .. } => "sleeping".into(),
             Wait::Suspend { .. } => "rt_sigsuspend (waiting for a signal)".into(),
             Wait::SigWait { set, .. } => format!("rt_sigtimedwait for signals {set:#x}"),
+            Wait::Retry { .. } => "waiting for a pipe, a child process or a descriptor".into(),
+            Wait::Vfork { child } => format!("vfork: waiting for child {child} to exec or exit"),
             Wait::Exited => "exited".into(),
         }
     }
@@ -173,10 +190,15 @@ pub struct Thread {
     pub name: [u8; 16],
     /// The mask `rt_sigsuspend` replaced, for the frame of the handler that ends it.
     pub(crate) restore_mask: Option<u64>,
+    /// Bytes a blocking pipe write moved before it waited ([`Wait::Retry`]): the retried
+    /// call goes on after them.
+    pub(crate) io_done: usize,
+    /// The deadline a retried timed call (`ppoll`) keeps across its retries.
+    pub(crate) retry_deadline: Option<u64>,
 }
 
 impl Thread {
-    fn new(index: u32, tid: u32) -> Thread {
+    pub(super) fn new(index: u32, tid: u32) -> Thread {
         Thread {
             index,
             tid,
@@ -192,6 +214,8 @@ impl Thread {
             robust_list: 0,
             name: [0; 16],
             restore_mask: None,
+            io_done: 0,
+            retry_deadline: None,
         }
     }
 
@@ -209,6 +233,8 @@ pub struct ThreadStat {
     pub index: u32,
     /// Its thread id.
     pub tid: u32,
+    /// The process it belongs to.
+    pub pid: u32,
     /// Its name at exit or at the end of the run.
     pub name: String,
     /// Instructions it retired.
@@ -248,6 +274,7 @@ impl Threads {
             stats: vec![ThreadStat {
                 index: 0,
                 tid: main_tid,
+                pid: main_tid,
                 ..ThreadStat::default()
             }],
             max_threads: DEFAULT_MAX_THREADS,
@@ -259,6 +286,18 @@ impl Threads {
             next_index: 1,
             wait_counter: 0,
         }
+    }
+
+    /// Takes the next thread id (process ids come from the same sequence, as on Linux).
+    pub(super) fn next_tid(&mut self) -> u32 {
+        self.next_tid += 1;
+        self.next_tid - 1
+    }
+
+    /// Takes the next creation index.
+    pub(super) fn next_index(&mut self) -> u32 {
+        self.next_index += 1;
+        self.next_index - 1
     }
 
     /// The running thread.
@@ -345,7 +384,9 @@ impl Threads {
         for i in 0..self.list.len() {
             let t = &self.list[i];
             if t.wait.deadline().is_some_and(|d| d <= now) {
-                if let Wait::SigWait { .. } = t.wait {
+                if let Wait::Retry { .. } = t.wait {
+                    self.list[i].wait = Wait::Runnable; // the call runs again and sees the time
+                } else if let Wait::SigWait { .. } = t.wait {
                     self.wake(i, -EAGAIN);
                 } else if let Wait::Sleep { .. } = t.wait {
                     // (ppoll's mask, if it set one, comes back)
@@ -379,6 +420,14 @@ impl Threads {
                     let _ = mem.write_bytes(rem, &timespec_bytes(left));
                 }
                 self.wake(i, -EINTR);
+            }
+            Wait::Retry { .. } if restart => t.wait = Wait::Runnable,
+            Wait::Retry { .. } => {
+                // past the `ecall`: the call returns what it moved, else EINTR
+                t.hart.pc = t.hart.pc.wrapping_add(4);
+                let done = std::mem::take(&mut t.io_done);
+                t.retry_deadline = None;
+                self.wake(i, if done > 0 { done as i64 } else { -EINTR });
             }
             Wait::Runnable | Wait::Exited => {}
             _ => self.wake(i, -EINTR),
@@ -478,13 +527,10 @@ impl Kernel {
         a: [u64; 6],
     ) -> Result<Ret, i64> {
         let [flags, stack, parent_tid, tls, child_tid, _] = a;
-        if flags & CLONE_VM == 0 {
-            self.warn_once(
-                220,
-                "the guest tried to start a process (clone without CLONE_VM: fork, vfork, \
-                 posix_spawn); processes are not supported, returning ENOSYS",
-            );
-            return Err(ENOSYS);
+        if flags & CLONE_THREAD == 0 {
+            // a process (fork, vfork, posix_spawn): docs/machine.md "Processes"
+            let args = [flags & !CSIGNAL, stack, parent_tid, tls, child_tid, 0];
+            return self.sys_fork(mem, x, args, flags & CSIGNAL);
         }
         if flags & THREAD_FLAGS != THREAD_FLAGS
             || flags & !(THREAD_FLAGS | THREAD_OPTIONS | CSIGNAL) != 0
@@ -525,11 +571,18 @@ impl Kernel {
             return Err(EINVAL); // set_tid and unknown extensions are not supported
         }
         let (flags, exit_signal, stack, stack_size) = (word(0), word(4), word(5), word(6));
-        if exit_signal != 0 || flags & CSIGNAL != 0 {
+        if flags & CSIGNAL != 0
+            || exit_signal > 64
+            || (exit_signal != 0 && flags & CLONE_THREAD != 0)
+        {
             return Err(EINVAL);
         }
         let top = stack.checked_add(stack_size).ok_or(EINVAL)?;
-        self.sys_clone(mem, x, [flags, top, word(3), word(7), word(2), 0])
+        self.sys_clone(
+            mem,
+            x,
+            [flags | exit_signal, top, word(3), word(7), word(2), 0],
+        )
     }
 
     fn spawn(&mut self, mem: &mut Memory, x: &mut [u64; 32], a: [u64; 6]) -> Result<Ret, i64> {
@@ -574,6 +627,7 @@ impl Kernel {
             threads.stats.push(ThreadStat {
                 index,
                 tid,
+                pid: threads.pid,
                 ..ThreadStat::default()
             });
         }
@@ -876,8 +930,30 @@ impl Kernel {
         if sig > 64 {
             return Err(EINVAL);
         }
-        if tgid.is_some_and(|g| g as i64 != self.pid()) || tid as i64 <= 0 {
-            return Err(if tid as i64 <= 0 { EINVAL } else { ESRCH });
+        if tid as i64 <= 0 {
+            return Err(EINVAL);
+        }
+        let me = self.threads.pid;
+        let owner = tgid.map_or(tid as u32, |g| g as u32);
+        if u64::from(owner) == tid && owner != me && tgid.is_none_or(|g| g == tid) {
+            // the main thread of another of the guest's processes
+            let info = SigInfo {
+                code: -6, // SI_TKILL
+                word16: self.pid() as u64 & 0xffff_ffff,
+                word24: 0,
+            };
+            return match self.processes().list.iter().find(|p| p.pid == owner) {
+                Some(p) if p.status.is_none() => {
+                    if sig != 0 {
+                        self.signal_process(owner, sig, info);
+                    }
+                    Ok(Ret::Switch(0))
+                }
+                _ => Err(ESRCH),
+            };
+        }
+        if tgid.is_some_and(|g| g as i64 != self.pid()) {
+            return Err(ESRCH);
         }
         let Some(t) = self.threads.by_tid(tid) else {
             return Err(ESRCH);

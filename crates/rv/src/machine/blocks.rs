@@ -251,6 +251,14 @@ const GENERIC_BYTES: u64 = std::mem::size_of::<(Inst, u64, u16)>() as u64;
 
 impl BlockCache {
     /// An empty cache that holds at most `max_bytes` of host memory.
+    /// Takes over the compiled blocks' counts `from` kept (an address space going away
+    /// before the observer had them).
+    pub(super) fn take_kept_counts(&mut self, from: &mut BlockCache) {
+        for (k, n) in from.flushed_counts.drain() {
+            *self.flushed_counts.entry(k).or_insert(0) += n;
+        }
+    }
+
     pub(super) fn new(max_bytes: u64) -> Self {
         BlockCache {
             pages: HashMap::new(),

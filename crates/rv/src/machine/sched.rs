@@ -6,6 +6,7 @@
 use super::{Machine, Outcome};
 use crate::kernel::signals::{default_action, signal_name, DefaultAction, SA_RESTART};
 use crate::kernel::threads::{Hart, ThreadStat, Wait, DEFAULT_QUANTUM};
+use crate::kernel::ExitStatus;
 use outcrop_events::record::{Control, Observer};
 
 /// One live thread and what it waits on ([`Machine::thread_waits`]).
@@ -34,7 +35,7 @@ pub(super) struct Scheduler {
     seed: Option<u64>,
     rng: outcrop_sampling::SplitMix64,
     /// Where the running thread's quantum ends (instructions + traps).
-    slice_end: u64,
+    pub(super) slice_end: u64,
     /// Creation index of the running thread (what retire records carry).
     pub(super) thread_index: u32,
     /// `instret` when the running thread was switched in.
@@ -47,6 +48,9 @@ pub(super) struct Scheduler {
     pub(super) delivered: u64,
     /// `rt_sigreturn`s not yet told to the observer.
     pub(super) sigreturns: u64,
+    /// The machine's registers are saved in the running thread's entry (or belong to no
+    /// live thread): saving them again would overwrite a thread's with stale ones.
+    pub(super) hart_saved: bool,
 }
 
 impl Default for Scheduler {
@@ -62,6 +66,7 @@ impl Default for Scheduler {
             warned_stop: false,
             delivered: 0,
             sigreturns: 0,
+            hart_saved: false,
         }
     }
 }
@@ -69,6 +74,11 @@ impl Default for Scheduler {
 impl Scheduler {
     fn next_random(&mut self) -> u64 {
         self.rng.next_u64()
+    }
+
+    /// The round-robin quantum.
+    pub(super) fn quantum_len(&self) -> u64 {
+        self.quantum
     }
 
     fn quantum(&mut self) -> u64 {
@@ -139,29 +149,31 @@ impl Machine {
         stats
     }
 
-    /// Each live thread and what it waits on (the deadlock report's rows).
+    /// Each live thread and what it waits on (the deadlock report's rows), the running
+    /// process's first, then the other processes'.
     pub fn thread_waits(&self) -> Vec<ThreadWait> {
         let threads = self.kernel.threads();
-        threads
-            .list
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let (pc, ra) = if i == threads.current {
-                    (self.pc, self.x[1])
-                } else {
-                    (t.hart.pc, t.hart.x[1])
-                };
-                ThreadWait {
-                    index: t.index,
-                    tid: t.tid,
-                    name: t.name(),
-                    pc,
-                    ra,
-                    wait: t.wait.describe(),
-                }
-            })
-            .collect()
+        let row = |t: &crate::kernel::Thread, pc: u64, ra: u64| ThreadWait {
+            index: t.index,
+            tid: t.tid,
+            name: t.name(),
+            pc,
+            ra,
+            wait: t.wait.describe(),
+        };
+        let own = threads.list.iter().enumerate().map(|(i, t)| {
+            if i == threads.current && !self.sched.hart_saved {
+                row(t, self.pc, self.x[1])
+            } else {
+                row(t, t.hart.pc, t.hart.x[1])
+            }
+        });
+        let parked = self
+            .kernel
+            .parked_threads()
+            .filter(|(_, t)| t.wait != Wait::Exited)
+            .map(|(_, t)| row(t, t.hart.pc, t.hart.x[1]));
+        own.chain(parked).collect()
     }
 
     /// Each live thread and what it waits on, one per line, with `name(pc)` naming the code
@@ -240,6 +252,31 @@ impl Machine {
                         return Outcome::Stopped;
                     }
                 }
+                // one of several processes ended: the others go on
+                Outcome::Exited(code) if self.multiprocess() => {
+                    let status = ExitStatus::Exited(code as u8);
+                    if let Some(end) = self.end_process(status, obs) {
+                        return end;
+                    }
+                    if let Some(end) = self.schedule(obs) {
+                        return end;
+                    }
+                }
+                Outcome::Fault(f) if self.multiprocess() => {
+                    let signal = (f.exit_status() - 128) as u8;
+                    self.kernel.warn(&format!(
+                        "process {} was killed by {}: {f}",
+                        self.kernel.current_pid(),
+                        signal_name(u64::from(signal)),
+                    ));
+                    let status = ExitStatus::Signaled { signal, core: true };
+                    if let Some(end) = self.end_process(status, obs) {
+                        return end;
+                    }
+                    if let Some(end) = self.schedule(obs) {
+                        return end;
+                    }
+                }
                 other => return other,
             }
         }
@@ -289,7 +326,7 @@ impl Machine {
     fn next_stop(&self) -> u64 {
         let threads = self.kernel.threads();
         let mut stop = self.max_insns;
-        if threads.list.len() > 1 {
+        if threads.list.len() > 1 || !self.spaces.is_empty() {
             stop = stop.min(self.sched.slice_end);
         }
         if let Some(t) = self.kernel.next_timer() {
@@ -316,36 +353,101 @@ impl Machine {
             self.kernel.fire_timers(now);
             self.save_hart();
             self.wake_waiters(now);
-            match self.pick() {
-                Some(next) => {
-                    if self.switch_to(next, obs) == Control::Stop {
-                        return Some(Outcome::Stopped);
-                    }
-                    return self.deliver_pending(obs);
+            let single = self.spaces.is_empty();
+            let (picked, switched) = match self.pick(single) {
+                Some(next) => (Some(next), false),
+                None if single => (None, false),
+                None => (self.pick_process(now, obs), true),
+            };
+            if let Some(next) = picked {
+                if self.switch_to(next, switched, obs) == Control::Stop {
+                    return Some(Outcome::Stopped);
                 }
-                None => {
-                    // everyone waits: skip the machine clock to the first deadline
-                    let deadline = self
-                        .kernel
-                        .threads()
-                        .list
-                        .iter()
-                        .filter_map(|t| t.wait.deadline())
-                        .chain(self.kernel.next_timer())
-                        .min();
-                    match deadline {
-                        Some(d) => {
-                            self.kernel.threads_mut().idle_ns += d.saturating_sub(now).max(1);
+                match self.deliver_pending(obs) {
+                    Some(Outcome::Signaled { signal, core }) if self.multiprocess() => {
+                        let status = ExitStatus::Signaled { signal, core };
+                        if let Some(end) = self.end_process(status, obs) {
+                            return Some(end);
                         }
-                        None => return Some(Outcome::Deadlock),
+                        continue;
                     }
+                    other => return other,
                 }
+            }
+            // everyone waits: skip the machine clock to the first deadline
+            let deadline = self.deadlines();
+            match deadline {
+                Some(d) => {
+                    self.kernel.threads_mut().idle_ns += d.saturating_sub(now).max(1);
+                }
+                None => return Some(Outcome::Deadlock),
             }
         }
     }
 
-    /// Saves the running thread's registers into its table entry.
+    /// The first deadline any thread of any process waits for, or a timer.
+    fn deadlines(&self) -> Option<u64> {
+        let own = self
+            .kernel
+            .threads()
+            .list
+            .iter()
+            .filter_map(|t| t.wait.deadline())
+            .chain(self.kernel.next_timer())
+            .min();
+        own.into_iter().chain(self.kernel.parked_deadlines()).min()
+    }
+
+    /// The running process has no thread to run before its turn ends: the other processes'
+    /// threads in turn, then its own from the first. Leaves the process of the thread picked
+    /// running (`None`: every thread waits; the machine is back in the process it was in).
+    fn pick_process<O: Observer>(&mut self, now: u64, obs: &mut O) -> Option<usize> {
+        let home = self.kernel.current_pid();
+        if O::BLOCK_LENS {
+            // the outgoing thread's block in progress, told once before leaving its process
+            let threads = self.kernel.threads();
+            let h = &threads.list[threads.current].hart;
+            if !h.block_lens.is_empty() && threads.list[threads.current].wait != Wait::Exited {
+                let _ = obs.block_part(h.block_start, &h.block_lens);
+            }
+        }
+        for pid in self.kernel.other_processes().into_iter().chain([home]) {
+            if !self.switch_process(pid, obs) {
+                continue;
+            }
+            if pid != home {
+                self.kernel.fire_timers(now);
+                self.wake_waiters(now);
+            }
+            if let Some(next) = self.pick_any() {
+                return Some(next);
+            }
+        }
+        None
+    }
+
+    /// The first runnable thread of the running process, from the one that ran last.
+    fn pick_any(&mut self) -> Option<usize> {
+        let threads = self.kernel.threads();
+        let n = threads.list.len();
+        let cur = threads.current;
+        let candidates: Vec<usize> = (0..n)
+            .map(|k| (cur + k) % n)
+            .filter(|&i| threads.list[i].wait == Wait::Runnable)
+            .collect();
+        match (candidates.len(), self.sched.seed) {
+            (0, _) => None,
+            (_, None) => Some(candidates[0]),
+            (k, Some(_)) => Some(candidates[(self.sched.next_random() % k as u64) as usize]),
+        }
+    }
+
+    /// Saves the running thread's registers into its table entry (once: see
+    /// [`Scheduler::hart_saved`]).
     fn save_hart(&mut self) {
+        if std::mem::replace(&mut self.sched.hart_saved, true) {
+            return;
+        }
         let hart = Hart {
             x: self.x,
             f: self.f,
@@ -369,6 +471,9 @@ impl Machine {
         for i in 0..n {
             self.kernel.take_shared(i);
             if self.kernel.finish_sigwait(i, &mut self.mem) {
+                continue;
+            }
+            if self.kernel.wake_if_ready(i) {
                 continue;
             }
             let wait = self.kernel.threads().list[i].wait;
@@ -401,7 +506,7 @@ impl Machine {
     /// The thread to run next: the running one until its quantum ends (unless it yielded or
     /// stopped running), else the next runnable one in creation order after it (or a random
     /// one under a seed). `None` when every thread waits.
-    fn pick(&mut self) -> Option<usize> {
+    fn pick(&mut self, wrap: bool) -> Option<usize> {
         let done = self.instret.saturating_add(self.traps);
         let threads = self.kernel.threads_mut();
         let yielded = std::mem::take(&mut threads.yield_now);
@@ -411,8 +516,11 @@ impl Machine {
         if runnable(cur) && !yielded && done < self.sched.slice_end && n > 0 {
             return Some(cur);
         }
+        // without `wrap`, only the threads after the running one: the other processes'
+        // come before the rest of this one's
         let candidates: Vec<usize> = (1..=n)
             .map(|k| (cur + k) % n)
+            .take_while(|&i| wrap || i > cur)
             .filter(|&i| runnable(i))
             .collect();
         if candidates.is_empty() {
@@ -427,7 +535,7 @@ impl Machine {
 
     /// Makes thread `next` (a list index) the running one: loads its registers, drops the
     /// exited threads, starts its quantum, tells the observer.
-    fn switch_to<O: Observer>(&mut self, next: usize, obs: &mut O) -> Control {
+    fn switch_to<O: Observer>(&mut self, next: usize, switched: bool, obs: &mut O) -> Control {
         let run = self.instret - self.sched.switched_at;
         self.sched.switched_at = self.instret;
         let index = self.sched.thread_index;
@@ -441,10 +549,11 @@ impl Machine {
             .saturating_add(self.traps)
             .saturating_add(quantum);
         let threads = self.kernel.threads_mut();
-        let same = next == threads.current;
+        // (after a change of process, the outgoing thread's part was told already)
+        let same = next == threads.current && !switched;
         let next_index = threads.list[next].index;
         let mut part = Control::Continue;
-        if O::BLOCK_LENS && !same {
+        if O::BLOCK_LENS && !same && !switched {
             // the outgoing thread's block in progress: its instructions retired so far, told
             // now so that counts by address follow the retired instructions in time order
             let h = &threads.list[threads.current].hart;
@@ -455,6 +564,7 @@ impl Machine {
         let threads = self.kernel.threads_mut();
         // (the running thread's too: a wake may have changed its saved registers)
         let mut h = threads.list[next].hart.clone();
+        self.sched.hart_saved = false;
         self.x = h.x;
         self.f = h.f;
         self.pc = h.pc;

@@ -407,17 +407,29 @@ mod hostile {
     }
 
     #[test]
-    fn clone_starts_threads_only() {
+    fn clone_starts_processes_and_threads_and_refuses_shared_memory_between_processes() {
         let (mut k, mut mem) = kernel();
+        let (o, pid) = call(&mut k, &mut mem, 220, &[17, 0, 0, 0, 0]);
         assert_eq!(
-            call(&mut k, &mut mem, 220, &[17, 0, 0, 0, 0]).1,
-            -38,
+            o,
+            SyscallOutcome::Forked(outcrop_rv::kernel::Fork {
+                child: 1001,
+                vfork: false,
+                child_tid: None
+            }),
             "fork"
         );
+        assert_eq!(pid, 1001);
+        assert_eq!(k.processes().list.len(), 2);
         assert_eq!(
-            call(&mut k, &mut mem, 220, &[0x100 | 0x4000, 0, 0, 0, 0]).1,
+            call(&mut k, &mut mem, 220, &[0x100 | 17, 0, 0, 0, 0]).1,
             -22,
-            "vfork-ish"
+            "a process sharing memory without vfork"
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, 220, &[0x400 | 17, 0, 0, 0, 0]).1,
+            -22,
+            "a process sharing descriptors"
         );
         assert_eq!(
             call(&mut k, &mut mem, 435, &[DATA, 8]).1,
@@ -430,8 +442,8 @@ mod hostile {
             220,
             &[0x3d0f00, DATA + 0x1000, DATA, 0, DATA + 4],
         );
-        assert_eq!((o, tid), (SyscallOutcome::Spawned, 1001));
-        assert_eq!(mem.load_u32(DATA).unwrap(), 1001, "PARENT_SETTID");
+        assert_eq!((o, tid), (SyscallOutcome::Spawned, 1002));
+        assert_eq!(mem.load_u32(DATA).unwrap(), 1002, "PARENT_SETTID");
         assert_eq!(k.threads().list.len(), 2);
     }
 }

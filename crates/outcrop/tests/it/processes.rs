@@ -1,0 +1,153 @@
+//! Processes and pipes (docs/machine.md, "Processes"): the `procs` guest's fork, pipe and
+//! wait output equals qemu-user's; its execve and posix_spawn output equals a native build's
+//! (qemu-user cannot exec a riscv64 program without binfmt_misc); `#!` scripts; the hostile
+//! patterns of `forkbomb` end bounded; deterministic runs are byte-identical.
+
+use crate::util::outcrop;
+use std::path::{Path, PathBuf};
+
+fn guest(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/guest")
+        .join(name)
+}
+
+fn expected(name: &str) -> String {
+    std::fs::read_to_string(guest(name)).expect("expected output")
+}
+
+fn exec(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["exec", "--deterministic", "--max-processes", "16", "--"];
+    all.extend_from_slice(args);
+    outcrop(&all)
+}
+
+#[test]
+fn fork_pipes_and_waits_print_what_qemu_prints() {
+    let p = guest("procs");
+    let out = exec(&[p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected("procs.expected")
+    );
+}
+
+#[test]
+fn execve_and_posix_spawn_print_what_a_native_build_prints() {
+    let p = guest("procs");
+    let out = exec(&[p.to_str().unwrap(), "exec"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected("procs-exec.expected")
+    );
+}
+
+#[test]
+fn a_script_runs_under_its_interpreter_beneath_the_grants_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let procs = guest("procs");
+    let script = dir.path().join("hello.sh");
+    std::fs::write(&script, format!("#!{} child\n", procs.display())).unwrap();
+    let mut perm = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&script, perm).unwrap();
+    let (p, s) = (procs.to_str().unwrap(), script.to_str().unwrap());
+    let d = dir.path().to_str().unwrap();
+    // granted: the interpreter (the program itself) runs with the script's path
+    let out = outcrop(&["exec", "--allow", d, "--", p, "run", s]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("exec'd child says {s}")) && text.contains("exited 7"),
+        "{text}"
+    );
+    // not granted: EACCES, the exec fails in the child, nothing runs
+    let out = outcrop(&["exec", "--", p, "run", s]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exec failed: errno 13"), "{text}");
+}
+
+#[test]
+fn deterministic_runs_with_processes_are_byte_identical() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let stats = dir.path().join(name);
+        let out = outcrop(&[
+            "exec",
+            "--deterministic",
+            "--stats-json",
+            stats.to_str().unwrap(),
+            "--",
+            p.to_str().unwrap(),
+            "exec",
+        ]);
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        (
+            out.stdout,
+            v["instructions"].clone(),
+            v["processes"].clone(),
+            v["threads"].clone(),
+        )
+    };
+    let a = run("a.json");
+    let b = run("b.json");
+    assert_eq!(a, b);
+    let procs = a.2.as_array().unwrap();
+    assert_eq!(procs.len(), 11, "{procs:?}");
+    assert_eq!(procs[0]["pid"], 1000);
+    assert_eq!(procs[0]["exit"], "exited 0");
+    assert!(procs.iter().any(|p| p["exit"] == "killed by SIGPIPE"));
+    assert!(procs
+        .iter()
+        .any(|p| p["execs"] == 1 && p["exit"] == "exited 7"));
+    // every thread's instructions sum to the run's, whatever process it was in
+    let sum: u64 =
+        a.3.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["instructions"].as_u64().unwrap())
+            .sum();
+    assert_eq!(sum, a.1.as_u64().unwrap());
+}
+
+#[test]
+fn hostile_process_patterns_end_bounded() {
+    let p = guest("forkbomb");
+    let p = p.to_str().unwrap();
+    // a fork bomb: fork fails with EAGAIN at the limit, and the bomb winds down
+    let out = exec(&[p, "bomb"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-processes (16"));
+    // unreaped children count against the limit, and can be reaped afterwards
+    let out = exec(&[p, "zombies"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "zombies before fork failed: 15 (errno 11)\nreaped 15\n"
+    );
+    // two processes each reading a pipe only the other writes: a deadlock report naming both
+    let out = exec(&[p, "deadlock"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("deadlock") && err.matches("waiting for a pipe").count() == 2,
+        "{err}"
+    );
+    // descriptors: EMFILE at the table's size
+    let out = exec(&[p, "fds"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("pipes until Too many open files"));
+    // a child left spinning does not keep the run going
+    let out = exec(&[p, "spin"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("leaving 1 process running"));
+}

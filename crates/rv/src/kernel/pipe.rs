@@ -1,0 +1,294 @@
+//! Pipes between the guest's processes and threads (docs/machine.md, "Processes"): `pipe2`,
+//! reads that wait for data, writes that wait for room, end of file when the last write end
+//! closes, `EPIPE` and `SIGPIPE` when the last read end has.
+//!
+//! A pipe holds at most [`PIPE_CAPACITY`] bytes (Linux's default 64 KiB): a writer that
+//! fills it waits, so a guest cannot grow host memory through a pipe. Writes of at most
+//! [`PIPE_BUF`] bytes are atomic, as POSIX requires. A call that must wait blocks its thread
+//! with [`super::Wait::Retry`]: it runs the system call again when any pipe, process or
+//! descriptor changed ([`Kernel::io_events`]), so no wait keeps a reference to a pipe.
+
+use super::{Fd, Kernel, EAGAIN, EFAULT, EINVAL, EMFILE, EPIPE};
+use crate::memory::Memory;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Bytes a pipe holds before a writer waits (Linux's default pipe size).
+pub const PIPE_CAPACITY: usize = 64 << 10;
+/// Writes up to this size are atomic (POSIX `PIPE_BUF`).
+pub const PIPE_BUF: usize = 4096;
+
+const O_NONBLOCK: u64 = 0o4000;
+const O_CLOEXEC: u64 = 0o2000000;
+
+/// What a pipe call did when it could not finish now.
+pub(crate) enum PipeIo {
+    /// Done: bytes moved (0 at end of file).
+    Done(usize),
+    /// It must wait: run the system call again when something changed.
+    Wait,
+    /// An errno.
+    Err(i64),
+}
+
+/// The bytes in flight and who holds the ends.
+struct Buffer {
+    data: VecDeque<u8>,
+    readers: u32,
+    writers: u32,
+}
+
+/// One end of a pipe, as a descriptor holds it. Cloning (dup, fork) adds a holder of that end;
+/// dropping the last holder of the write end is end of file for readers.
+pub(crate) struct PipeEnd {
+    pipe: Arc<Mutex<Buffer>>,
+    /// The write end (else the read end).
+    pub write: bool,
+    /// `O_NONBLOCK`, shared by the descriptors of this open file (dup, fork), as Linux keeps
+    /// status flags on the open file description.
+    nonblock: Arc<AtomicBool>,
+    /// The kernel's change counter ([`Kernel::io_events`]), moved when an end closes.
+    events: Arc<AtomicU64>,
+}
+
+fn lock(p: &Mutex<Buffer>) -> MutexGuard<'_, Buffer> {
+    // one host thread runs the machine: a poisoned lock only means a panic elsewhere
+    p.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl PipeEnd {
+    /// A new pipe's (read end, write end).
+    fn pair(nonblock: bool, events: &Arc<AtomicU64>) -> (PipeEnd, PipeEnd) {
+        let pipe = Arc::new(Mutex::new(Buffer {
+            data: VecDeque::new(),
+            readers: 1,
+            writers: 1,
+        }));
+        let end = |write| PipeEnd {
+            pipe: pipe.clone(),
+            write,
+            nonblock: Arc::new(AtomicBool::new(nonblock)),
+            events: events.clone(),
+        };
+        (end(false), end(true))
+    }
+
+    /// Whether calls on it return `EAGAIN` instead of waiting.
+    pub fn nonblocking(&self) -> bool {
+        self.nonblock.load(Ordering::Relaxed)
+    }
+
+    /// Sets `O_NONBLOCK` (`fcntl(F_SETFL)`).
+    pub fn set_nonblocking(&self, on: bool) {
+        self.nonblock.store(on, Ordering::Relaxed);
+    }
+
+    /// Reads up to `out.len()` bytes.
+    pub fn read(&self, out: &mut [u8]) -> PipeIo {
+        let mut p = lock(&self.pipe);
+        if self.write {
+            return PipeIo::Err(super::EBADF);
+        }
+        if p.data.is_empty() {
+            return if p.writers == 0 || out.is_empty() {
+                PipeIo::Done(0)
+            } else if self.nonblocking() {
+                PipeIo::Err(EAGAIN)
+            } else {
+                PipeIo::Wait
+            };
+        }
+        let n = out.len().min(p.data.len());
+        for (o, b) in out.iter_mut().zip(p.data.drain(..n)) {
+            *o = b;
+        }
+        self.events.fetch_add(1, Ordering::Relaxed);
+        PipeIo::Done(n)
+    }
+
+    /// Writes from `data` as much as fits (all of it or nothing when it is at most
+    /// [`PIPE_BUF`] bytes); `Err(EPIPE)` when no reader is left.
+    pub fn write(&self, data: &[u8]) -> PipeIo {
+        let mut p = lock(&self.pipe);
+        if !self.write {
+            return PipeIo::Err(super::EBADF);
+        }
+        if p.readers == 0 {
+            return PipeIo::Err(EPIPE);
+        }
+        let room = PIPE_CAPACITY - p.data.len();
+        let n = if data.len() <= PIPE_BUF && room < data.len() {
+            0
+        } else {
+            room.min(data.len())
+        };
+        if n == 0 && !data.is_empty() {
+            return if self.nonblocking() {
+                PipeIo::Err(EAGAIN)
+            } else {
+                PipeIo::Wait
+            };
+        }
+        p.data.extend(&data[..n]);
+        self.events.fetch_add(1, Ordering::Relaxed);
+        PipeIo::Done(n)
+    }
+
+    /// `poll` readiness: (readable or at end, writable, the other end is gone).
+    pub fn ready(&self) -> (bool, bool, bool) {
+        let p = lock(&self.pipe);
+        if self.write {
+            (
+                false,
+                p.readers > 0 && PIPE_CAPACITY - p.data.len() >= PIPE_BUF,
+                p.readers == 0,
+            )
+        } else {
+            (!p.data.is_empty() || p.writers == 0, false, p.writers == 0)
+        }
+    }
+
+    /// Bytes waiting to be read (`FIONREAD`).
+    pub fn pending(&self) -> usize {
+        lock(&self.pipe).data.len()
+    }
+}
+
+impl Clone for PipeEnd {
+    fn clone(&self) -> PipeEnd {
+        {
+            let mut p = lock(&self.pipe);
+            if self.write {
+                p.writers += 1;
+            } else {
+                p.readers += 1;
+            }
+        }
+        PipeEnd {
+            pipe: self.pipe.clone(),
+            write: self.write,
+            nonblock: self.nonblock.clone(),
+            events: self.events.clone(),
+        }
+    }
+}
+
+impl Drop for PipeEnd {
+    fn drop(&mut self) {
+        let mut p = lock(&self.pipe);
+        if self.write {
+            p.writers = p.writers.saturating_sub(1);
+        } else {
+            p.readers = p.readers.saturating_sub(1);
+            if p.readers == 0 {
+                // nobody will read them: the bytes go now
+                p.data = VecDeque::new();
+            }
+        }
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Kernel {
+    /// `pipe2(fds, flags)`: two descriptors, the read end first.
+    pub(super) fn sys_pipe2(&mut self, mem: &mut Memory, fds: u64, flags: u64) -> i64 {
+        if flags & !(O_NONBLOCK | O_CLOEXEC) != 0 {
+            return -EINVAL;
+        }
+        if mem.check_range(fds, 8, crate::memory::perm::W).is_err() {
+            return -EFAULT;
+        }
+        let (r, w) = PipeEnd::pair(flags & O_NONBLOCK != 0, &self.events);
+        let rfd = self.install(Fd::Pipe(r));
+        if rfd < 0 {
+            return rfd;
+        }
+        let wfd = self.install(Fd::Pipe(w));
+        if wfd < 0 {
+            self.sys_close(rfd as u64);
+            return -EMFILE;
+        }
+        if flags & O_CLOEXEC != 0 {
+            self.cloexec.insert(rfd as usize);
+            self.cloexec.insert(wfd as usize);
+        }
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&(rfd as u32).to_le_bytes());
+        b[4..].copy_from_slice(&(wfd as u32).to_le_bytes());
+        if mem.write_bytes(fds, &b).is_err() {
+            self.sys_close(rfd as u64);
+            self.sys_close(wfd as u64);
+            return -EFAULT;
+        }
+        0
+    }
+
+    /// `ioctl`: `FIONREAD` on a pipe; everything else is not a terminal (`ENOTTY`).
+    pub(super) fn sys_ioctl(&mut self, mem: &mut Memory, fd: u64, req: u64, arg: u64) -> i64 {
+        const FIONREAD: u64 = 0x541b;
+        match self.fds.get(fd as usize) {
+            Some(Some(Fd::Pipe(p))) if req == FIONREAD => {
+                let n = p.pending() as u32;
+                if mem.store_u32(arg, n).is_err() {
+                    return -EFAULT;
+                }
+                0
+            }
+            Some(Some(_)) => -super::ENOTTY,
+            _ => -super::EBADF,
+        }
+    }
+
+    /// Changes to pipes, descriptors and processes so far: a thread waiting with
+    /// [`super::Wait::Retry`] runs its call again once this moved.
+    pub fn io_events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    /// Notes a change waiters may care about (a process ended, a descriptor closed).
+    pub(crate) fn io_changed(&self) {
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_moves_bytes_in_order_and_ends_when_the_writers_close() {
+        let events = Arc::new(AtomicU64::new(0));
+        let (r, w) = PipeEnd::pair(false, &events);
+        assert!(matches!(w.write(b"hello"), PipeIo::Done(5)));
+        let mut out = [0u8; 3];
+        assert!(matches!(r.read(&mut out), PipeIo::Done(3)));
+        assert_eq!(&out, b"hel");
+        let w2 = w.clone();
+        drop(w);
+        assert!(matches!(r.read(&mut out), PipeIo::Done(2)));
+        assert!(matches!(r.read(&mut out), PipeIo::Wait)); // a writer is left
+        drop(w2);
+        assert!(matches!(r.read(&mut out), PipeIo::Done(0)));
+        assert!(events.load(Ordering::Relaxed) >= 4);
+    }
+
+    #[test]
+    fn a_full_pipe_waits_small_writes_are_atomic_and_a_lost_reader_is_epipe() {
+        let events = Arc::new(AtomicU64::new(0));
+        let (r, w) = PipeEnd::pair(false, &events);
+        let big = vec![7u8; PIPE_CAPACITY + 100];
+        assert!(matches!(w.write(&big), PipeIo::Done(n) if n == PIPE_CAPACITY));
+        assert!(matches!(w.write(b"x"), PipeIo::Wait));
+        let mut out = vec![0u8; 10];
+        assert!(matches!(r.read(&mut out), PipeIo::Done(10)));
+        // 10 bytes of room: a 20-byte write (≤ PIPE_BUF) waits whole, a larger one goes in part
+        assert!(matches!(w.write(&[1; 20]), PipeIo::Wait));
+        assert!(matches!(w.write(&[1; PIPE_BUF + 1]), PipeIo::Done(10)));
+        w.set_nonblocking(true);
+        assert!(matches!(w.write(b"x"), PipeIo::Err(EAGAIN)));
+        drop(r);
+        assert!(matches!(w.write(b"x"), PipeIo::Err(EPIPE)));
+        assert_eq!(w.ready(), (false, false, true));
+    }
+}
