@@ -605,6 +605,7 @@ impl Kernel {
             172 => self.pid(),
             173 => self.sys_getppid(),
             59 => self.sys_pipe2(mem, a[0], a[1]),
+            71 => self.sys_sendfile(mem, a[0], a[1], a[2], a[3]),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),
             156 => self.sys_getpgid(a[0], true),

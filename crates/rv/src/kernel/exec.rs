@@ -126,12 +126,20 @@ impl Kernel {
     fn read_executable(&mut self, path: &std::path::Path) -> Result<(PathBuf, Vec<u8>), i64> {
         use std::os::unix::fs::PermissionsExt;
         let limit = self.memory_limit;
-        let r = self.resolve_at(AT_FDCWD, path, false)?;
-        let host = r.host_path();
-        let file = r.open(OpenFlags {
-            read: true,
-            ..OpenFlags::default()
-        })?;
+        let (host, file) = if self.is_own_exe(path) {
+            // the program this process runs (it was read through the grants to start it)
+            let host = self.exe_path.clone();
+            let file = std::fs::File::open(&host).map_err(|e| errno(&e))?;
+            (host, file)
+        } else {
+            let r = self.resolve_at(AT_FDCWD, path, false)?;
+            let host = r.host_path();
+            let file = r.open(OpenFlags {
+                read: true,
+                ..OpenFlags::default()
+            })?;
+            (host, file)
+        };
         let meta = file.metadata().map_err(|e| errno(&e))?;
         if meta.is_dir() {
             return Err(EACCES);
@@ -148,6 +156,13 @@ impl Kernel {
             .read_to_end(&mut bytes)
             .map_err(|e| errno(&e))?;
         Ok((host, bytes))
+    }
+
+    /// Whether `path` names the running process's program: `/proc/self/exe` or
+    /// `/proc/PID/exe` with its own pid (how a program runs itself again: busybox's applets).
+    pub(super) fn is_own_exe(&self, path: &std::path::Path) -> bool {
+        let own = format!("/proc/{}/exe", self.threads.pid);
+        path == std::path::Path::new("/proc/self/exe") || path == std::path::Path::new(&own)
     }
 
     /// After the machine loaded an `execve`'s program: descriptors marked close-on-exec

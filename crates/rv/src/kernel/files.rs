@@ -874,6 +874,9 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        if self.is_own_exe(&path) {
+            return 0; // the running program (busybox checks it before running an applet)
+        }
         match self
             .resolve_at(dirfd, &path, false)
             .and_then(|r| r.metadata(false))

@@ -240,6 +240,76 @@ impl Kernel {
         }
     }
 
+    /// `sendfile(out, in, offset, count)` from a regular file: its bytes from `*offset` (or
+    /// its position, which then moves) to `out`; only what `out` took is consumed. A pipe
+    /// that has no room waits.
+    pub(super) fn sys_sendfile(
+        &mut self,
+        mem: &mut Memory,
+        out: u64,
+        inp: u64,
+        offset: u64,
+        count: u64,
+    ) -> i64 {
+        use std::io::Seek;
+        use std::os::unix::fs::FileExt;
+        let at = if offset != 0 {
+            match mem.load_u64(offset) {
+                Ok(v) if (v as i64) >= 0 => v,
+                Ok(_) => return -EINVAL,
+                Err(_) => return -EFAULT,
+            }
+        } else {
+            match self.fd(inp) {
+                Ok(Fd::File(f)) => match f.stream_position() {
+                    Ok(p) => p,
+                    Err(e) => return -super::errno(&e),
+                },
+                Ok(_) => return -EINVAL,
+                Err(e) => return -e,
+            }
+        };
+        let n = (count as usize).min(PIPE_CAPACITY);
+        let mut tmp = vec![0u8; n];
+        let got = match self.fd(inp) {
+            Ok(Fd::File(f)) => match f.read_at(&mut tmp, at) {
+                Ok(g) => g,
+                Err(e) => return -super::errno(&e),
+            },
+            Ok(_) => return -EINVAL,
+            Err(e) => return -e,
+        };
+        if got == 0 {
+            return 0;
+        }
+        let put = match self.fds.get(out as usize) {
+            Some(Some(Fd::Pipe(p))) => match p.write(&tmp[..got]) {
+                PipeIo::Done(k) => k as i64,
+                PipeIo::Wait => return super::WOULD_BLOCK,
+                PipeIo::Err(e) => {
+                    if e == EPIPE {
+                        self.raise_sigpipe();
+                    }
+                    return -e;
+                }
+            },
+            Some(Some(_)) => self.write_fd(out, &tmp[..got]),
+            _ => return -super::EBADF,
+        };
+        if put <= 0 {
+            return put;
+        }
+        let end = at + put as u64;
+        if offset != 0 {
+            if mem.store_u64(offset, end).is_err() {
+                return -EFAULT;
+            }
+        } else if let Ok(Fd::File(f)) = self.fd(inp) {
+            let _ = f.seek(std::io::SeekFrom::Start(end));
+        }
+        put
+    }
+
     /// Changes to pipes, descriptors and processes so far: a thread waiting with
     /// [`super::Wait::Retry`] runs its call again once this moved.
     pub fn io_events(&self) -> u64 {
