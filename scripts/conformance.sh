@@ -10,8 +10,8 @@
 #   cp config.mak.def config.mak
 #   printf 'CC=riscv64-linux-gnu-gcc\nCROSS_COMPILE=riscv64-linux-gnu-\n' >> config.mak
 #   make -k -j2 $(make -s debug | grep '^BINS' | cut -d' ' -f2-)
-# Every src/*/*.exe is run directly (not through libc-test's runtest.exe, which forks: the
-# machine runs one process), in a scratch working directory, with /tmp granted read-write,
+# Every src/*/*.exe is run directly (not through libc-test's runtest.exe, so that a test's
+# status is its own), in a scratch working directory, with /tmp granted read-write,
 # a 30 s timeout and 2 GiB of guest memory each, dynamically linked ones with the cross sysroot. A test passes when it
 # exits 0. Prints `test<TAB>qemu status<TAB>outcrop status` lines to OUT (default
 # conformance.tsv) and the counts.
@@ -22,6 +22,18 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 outcrop=${OUTCROP:-$here/target/release/outcrop}
 sysroot=/usr/riscv64-linux-gnu
 [ -x "$outcrop" ] || { echo "no outcrop binary at $outcrop (cargo build --release)" >&2; exit 2; }
+# Tests that run /bin/sh or `echo` (popen, system, vfork, posix_spawnp, execle): qemu-user
+# hands their execve to the host kernel, which runs the host's x86-64 /bin/sh; the machine runs
+# riscv64 programs only. With GUEST_BUSYBOX=a static riscv64 busybox, Outcrop's sysroot is a
+# copy of the cross sysroot with busybox as bin/sh, bin/echo and a few more.
+osysroot=$sysroot
+if [ -n "${GUEST_BUSYBOX:-}" ]; then
+    osysroot=$(mktemp -d)
+    cp -a "$sysroot/." "$osysroot/"
+    mkdir -p "$osysroot/bin"
+    cp "$GUEST_BUSYBOX" "$osysroot/bin/busybox"
+    for a in sh echo cat true false kill env sleep; do ln -f "$osysroot/bin/busybox" "$osysroot/bin/$a"; done
+fi
 : > "$out"
 pass_q=0 pass_o=0 total=0 both=0
 for exe in $(cd "$dir" && ls src/*/*.exe | sort); do
@@ -31,7 +43,7 @@ for exe in $(cd "$dir" && ls src/*/*.exe | sort); do
     # 2 GiB: the malloc-failure tests would otherwise take the host's memory
     ( cd "$scratch" && timeout 30 qemu-riscv64-static -R 2G -L "$sysroot" "$dir/$exe" >/dev/null 2>&1 ); q=$?
     rm -rf "$scratch"; scratch=$(mktemp -d)
-    ( cd "$scratch" && timeout 30 "$outcrop" exec --memory-limit 2048 --sysroot "$sysroot" --allow-rw . --allow-rw /tmp \
+    ( cd "$scratch" && timeout 30 "$outcrop" exec --memory-limit 2048 --sysroot "$osysroot" --allow-rw . --allow-rw /tmp \
         --allow "$dir" -- "$dir/$exe" >/dev/null 2>&1 ); o=$?
     rm -rf "$scratch"
     total=$((total + 1))

@@ -19,11 +19,13 @@ use crate::sandbox::OpenFlags;
 
 mod exec;
 mod files;
+mod locks;
 pub mod mapping;
 mod names;
 mod pipe;
 pub mod process;
 pub mod signals;
+mod socket;
 mod system;
 pub mod threads;
 mod vm;
@@ -130,6 +132,8 @@ enum Fd {
     Device(Device),
     /// An end of a pipe between the guest's threads and processes.
     Pipe(pipe::PipeEnd),
+    /// An end of a connected socket pair (`socketpair`).
+    Socket(socket::SocketEnd),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -182,6 +186,7 @@ impl Fd {
             }),
             Fd::Device(d) => Fd::Device(*d),
             Fd::Pipe(p) => Fd::Pipe(p.clone()),
+            Fd::Socket(s) => Fd::Socket(s.try_clone()),
         })
     }
 }
@@ -310,6 +315,8 @@ pub struct Kernel {
     procs: process::Processes,
     /// Changes to pipes, descriptors and processes ([`Kernel::io_events`]).
     events: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// POSIX record locks of all processes ([`locks`]).
+    locks: locks::Locks,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -394,6 +401,7 @@ impl Kernel {
             exe_path: config.exe_path.clone(),
             cloexec: Default::default(),
             events: Default::default(),
+            locks: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -512,6 +520,7 @@ impl Kernel {
             133 => self.sys_rt_sigsuspend(mem, a[0], a[1]),
             135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2], a[3]),
             73 => self.sys_ppoll(mem, a, instret),
+            72 => self.sys_pselect6(mem, a, instret),
             137 => self.sys_rt_sigtimedwait(mem, a[0], a[1], a[2], a[3], instret),
             // arming a timer moves the machine's next stop: through the scheduler
             103 => Ok(Ret::Switch(
@@ -582,7 +591,7 @@ impl Kernel {
             61 => self.sys_getdents64(mem, a[0], a[1], a[2]),
             23 => self.sys_dup(a[0], 0, None),
             24 => self.sys_dup3(a[0], a[1], a[2]),
-            25 => self.sys_fcntl(a[0], a[1], a[2]),
+            25 => self.sys_fcntl(mem, a[0], a[1], a[2]),
             65 => self.sys_readv(mem, a[0], a[1], a[2]),
             67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
@@ -606,6 +615,12 @@ impl Kernel {
             173 => self.sys_getppid(),
             59 => self.sys_pipe2(mem, a[0], a[1]),
             71 => self.sys_sendfile(mem, a[0], a[1], a[2], a[3]),
+            198 => self.sys_socket(a[0], a[1]),
+            199 => self.sys_socketpair(mem, a),
+            204 | 205 => self.sys_sockname(mem, a[0], a[1], a[2]),
+            206 => self.sys_sendto(mem, a),
+            207 => self.sys_recvfrom(mem, a),
+            210 => self.sys_shutdown(a[0], a[1]),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),
             156 => self.sys_getpgid(a[0], true),

@@ -104,7 +104,7 @@ fn deterministic_runs_with_processes_are_byte_identical() {
     let b = run("b.json");
     assert_eq!(a, b);
     let procs = a.2.as_array().unwrap();
-    assert_eq!(procs.len(), 11, "{procs:?}");
+    assert_eq!(procs.len(), 12, "{procs:?}");
     assert_eq!(procs[0]["pid"], 1000);
     assert_eq!(procs[0]["exit"], "exited 0");
     assert!(procs.iter().any(|p| p["exit"] == "killed by SIGPIPE"));

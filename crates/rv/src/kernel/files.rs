@@ -34,6 +34,11 @@ impl Kernel {
                 pipe::PipeIo::Wait => return WOULD_BLOCK,
                 pipe::PipeIo::Err(e) => return -e,
             },
+            Ok(Fd::Socket(s)) => match s.read(&mut tmp) {
+                pipe::PipeIo::Done(n) => Ok(n),
+                pipe::PipeIo::Wait => return WOULD_BLOCK,
+                pipe::PipeIo::Err(e) => return -e,
+            },
             Ok(_) => return -EBADF,
         };
         match got {
@@ -46,7 +51,7 @@ impl Kernel {
     }
 
     pub(super) fn write_fd(&mut self, fd: u64, data: &[u8]) -> i64 {
-        if let Ok(Fd::Pipe(_)) = self.fd(fd) {
+        if let Ok(Fd::Pipe(_) | Fd::Socket(_)) = self.fd(fd) {
             return self.write_pipe(fd, data);
         }
         let r = match self.fd(fd) {
@@ -60,7 +65,7 @@ impl Kernel {
             Ok(Fd::File(f)) => f.write_all(data),
             Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
             Ok(Fd::Device(_)) => Ok(()),
-            Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_)) => return -EBADF,
+            Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => return -EBADF,
         };
         match r {
             Ok(()) => data.len() as i64,
@@ -78,11 +83,12 @@ impl Kernel {
     /// what it moved before, [`Thread::io_done`]); a lost reader is `EPIPE` and `SIGPIPE`.
     fn write_pipe(&mut self, fd: u64, data: &[u8]) -> i64 {
         let done = self.threads.cur().io_done.min(data.len());
-        let Some(Some(Fd::Pipe(p))) = self.fds.get(fd as usize) else {
-            return -EBADF;
+        let (r, nonblocking) = match self.fds.get(fd as usize) {
+            Some(Some(Fd::Pipe(p))) => (p.write(&data[done..]), p.nonblocking()),
+            Some(Some(Fd::Socket(s))) => (s.write(&data[done..]), s.nonblocking()),
+            _ => return -EBADF,
         };
-        let nonblocking = p.nonblocking();
-        match p.write(&data[done..]) {
+        match r {
             pipe::PipeIo::Done(n) if done + n < data.len() && !nonblocking => {
                 self.threads.cur_mut().io_done = done + n;
                 WOULD_BLOCK
@@ -315,6 +321,7 @@ impl Kernel {
         if self.fds.len() <= slot {
             self.fds.resize_with(slot + 1, || None);
         }
+        self.closing(slot);
         self.fds[slot] = Some(copy);
         self.cloexec.remove(&slot);
         self.fd_paths.remove(&slot);
@@ -342,7 +349,7 @@ impl Kernel {
 
     /// fcntl: F_DUPFD(_CLOEXEC), and the flag queries programs make (close-on-exec is
     /// remembered nowhere: there is no exec).
-    pub(super) fn sys_fcntl(&mut self, fd: u64, cmd: u64, arg: u64) -> i64 {
+    pub(super) fn sys_fcntl(&mut self, mem: &mut Memory, fd: u64, cmd: u64, arg: u64) -> i64 {
         const F_DUPFD: u64 = 0;
         const F_GETFD: u64 = 1;
         const F_SETFD: u64 = 2;
@@ -351,6 +358,9 @@ impl Kernel {
         const F_SETLK: u64 = 6;
         const F_SETLKW: u64 = 7;
         const F_GETLK: u64 = 5;
+        const F_OFD_GETLK: u64 = 36;
+        const F_OFD_SETLK: u64 = 37;
+        const F_OFD_SETLKW: u64 = 38;
         const F_DUPFD_CLOEXEC: u64 = 1030;
         const O_RDWR: i64 = 2;
         const O_NONBLOCK: i64 = 0o4000;
@@ -391,6 +401,7 @@ impl Kernel {
                 Ok(Fd::Pipe(p)) => {
                     i64::from(p.write) | if p.nonblocking() { O_NONBLOCK } else { 0 }
                 }
+                Ok(Fd::Socket(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -400,14 +411,22 @@ impl Kernel {
                     p.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
                     0
                 }
+                Ok(Fd::Socket(s)) => {
+                    s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
                 Ok(_) => 0,
                 Err(e) => -e,
             },
-            // advisory locks: one process, nothing to contend with
-            F_GETLK | F_SETLK | F_SETLKW => match self.fd(fd) {
-                Ok(_) => 0,
-                Err(e) => -e,
-            },
+            // record locks between the guest's processes (open-file-description locks are
+            // kept per process too)
+            F_GETLK | F_OFD_GETLK => self.sys_record_lock(mem, fd, arg, locks::LockOp::Get),
+            F_SETLK | F_OFD_SETLK => {
+                self.sys_record_lock(mem, fd, arg, locks::LockOp::Set { wait: false })
+            }
+            F_SETLKW | F_OFD_SETLKW => {
+                self.sys_record_lock(mem, fd, arg, locks::LockOp::Set { wait: true })
+            }
             _ => -EINVAL,
         }
     }
@@ -573,7 +592,7 @@ impl Kernel {
                     Err(e) => -errno(&e),
                 },
                 Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
-                Ok(Fd::Dir(_) | Fd::Pipe(_)) => -crate::sandbox::EACCES,
+                Ok(Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };
         }
@@ -710,8 +729,9 @@ impl Kernel {
 
     pub(super) fn sys_close(&mut self, fd: u64) -> i64 {
         match self.fds.get_mut(fd as usize) {
-            Some(slot @ Some(_)) => {
-                *slot = None;
+            Some(Some(_)) => {
+                self.closing(fd as usize);
+                self.fds[fd as usize] = None;
                 self.cloexec.remove(&(fd as usize));
                 self.io_changed();
                 self.fd_paths.remove(&(fd as usize));
@@ -823,6 +843,7 @@ impl Kernel {
                 return Self::write_device_stat(mem, buf, d);
             }
             Ok(Fd::Pipe(_)) => return Self::write_fixed_stat(mem, buf, 0o010600),
+            Ok(Fd::Socket(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self

@@ -59,7 +59,7 @@ fn lock(p: &Mutex<Buffer>) -> MutexGuard<'_, Buffer> {
 
 impl PipeEnd {
     /// A new pipe's (read end, write end).
-    fn pair(nonblock: bool, events: &Arc<AtomicU64>) -> (PipeEnd, PipeEnd) {
+    pub(super) fn pair(nonblock: bool, events: &Arc<AtomicU64>) -> (PipeEnd, PipeEnd) {
         let pipe = Arc::new(Mutex::new(Buffer {
             data: VecDeque::new(),
             readers: 1,

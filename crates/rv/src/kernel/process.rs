@@ -470,6 +470,7 @@ impl Kernel {
     /// `None` when no process is left.
     pub(crate) fn end_process(&mut self, status: ExitStatus) -> Option<u32> {
         let pid = self.threads.pid;
+        self.locks.drop_owner(pid, None);
         self.fds.clear();
         self.fd_paths.clear();
         self.fd_hosts.clear();

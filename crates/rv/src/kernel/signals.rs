@@ -424,9 +424,8 @@ impl Kernel {
                 let revents = if fd < 0 {
                     0
                 } else {
-                    match self.fds.get(fd as usize) {
-                        Some(Some(super::Fd::Pipe(p))) => {
-                            let (r, w, gone) = p.ready();
+                    match self.fd_ready(fd as usize) {
+                        Some((r, w, gone)) => {
                             let mut ev = 0;
                             if r {
                                 ev |= events & POLLIN;
@@ -435,12 +434,16 @@ impl Kernel {
                                 ev |= events & POLLOUT;
                             }
                             if gone {
-                                ev |= if p.write { POLLERR } else { POLLHUP };
+                                // a pipe's write end sees POLLERR, every other end POLLHUP
+                                let write_end = matches!(
+                                    self.fds.get(fd as usize),
+                                    Some(Some(super::Fd::Pipe(p))) if p.write
+                                );
+                                ev |= if write_end { POLLERR } else { POLLHUP };
                             }
                             ev
                         }
-                        Some(Some(_)) => events & (POLLIN | POLLOUT),
-                        _ => POLLNVAL,
+                        None => POLLNVAL,
                     }
                 };
                 mem.store_u16(at + 6, revents).map_err(|_| EFAULT)?;

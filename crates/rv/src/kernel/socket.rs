@@ -1,0 +1,290 @@
+//! Sockets inside the guest (docs/machine.md, "Processes"): `socketpair(AF_UNIX,
+//! SOCK_STREAM)` — two connected ends, each a pair of the machine's pipes, one each way — with
+//! read/write, `sendto`/`recvfrom` without addresses, `shutdown`, and `pselect6` over every
+//! descriptor the machine can wait on. Every other socket (`socket()` of any family) is
+//! refused with `EACCES` and a warning: no guest reaches the host's network.
+
+use super::pipe::{PipeEnd, PipeIo};
+use super::{Fd, Kernel, Ret, EFAULT, EINVAL};
+use crate::memory::Memory;
+
+const AF_UNIX: u64 = 1;
+const SOCK_STREAM: u64 = 1;
+const SOCK_NONBLOCK: u64 = 0o4000;
+const SOCK_CLOEXEC: u64 = 0o2000000;
+const EAFNOSUPPORT: i64 = 97;
+const EPROTONOSUPPORT: i64 = 93;
+const ENOTSOCK: i64 = 88;
+const ENOTCONN: i64 = 107;
+
+/// One end of a connected stream socket pair.
+pub(crate) struct SocketEnd {
+    /// What the peer wrote (`None` after `shutdown(SHUT_RD)`).
+    pub rx: Option<PipeEnd>,
+    /// Toward the peer (`None` after `shutdown(SHUT_WR)`: the peer reads end of file).
+    pub tx: Option<PipeEnd>,
+}
+
+impl SocketEnd {
+    /// Another descriptor for this end (dup, fork).
+    pub fn try_clone(&self) -> SocketEnd {
+        SocketEnd {
+            rx: self.rx.clone(),
+            tx: self.tx.clone(),
+        }
+    }
+
+    /// `poll` readiness: (readable or at end, writable, hung up).
+    pub fn ready(&self) -> (bool, bool, bool) {
+        let r = self.rx.as_ref().map_or((true, false, true), PipeEnd::ready);
+        let w = self
+            .tx
+            .as_ref()
+            .map_or((false, false, true), PipeEnd::ready);
+        (r.0, w.1, r.2 && w.2)
+    }
+
+    /// Sets `O_NONBLOCK` on both directions.
+    pub fn set_nonblocking(&self, on: bool) {
+        for p in self.rx.iter().chain(self.tx.iter()) {
+            p.set_nonblocking(on);
+        }
+    }
+
+    /// Whether calls wait.
+    pub fn nonblocking(&self) -> bool {
+        self.rx
+            .as_ref()
+            .or(self.tx.as_ref())
+            .is_some_and(PipeEnd::nonblocking)
+    }
+
+    /// Reads what the peer wrote.
+    pub fn read(&self, out: &mut [u8]) -> PipeIo {
+        match &self.rx {
+            Some(p) => p.read(out),
+            None => PipeIo::Done(0),
+        }
+    }
+
+    /// Writes toward the peer (`EPIPE` once it or this end shut the direction).
+    pub fn write(&self, data: &[u8]) -> PipeIo {
+        match &self.tx {
+            Some(p) => p.write(data),
+            None => PipeIo::Err(super::EPIPE),
+        }
+    }
+}
+
+impl Kernel {
+    /// `socket(domain, type, protocol)`: no socket of any family reaches the host's network
+    /// or file system; only connected pairs exist ([`Kernel::sys_socketpair`]).
+    pub(super) fn sys_socket(&mut self, domain: u64, kind: u64) -> i64 {
+        self.warn_once(
+            0x6_0000_0000,
+            &format!(
+                "the guest asked for a socket (domain {domain}, type {:#x}); sockets other than \
+                 socketpair(AF_UNIX, SOCK_STREAM) are not supported — the host's network is \
+                 never reachable — returning EACCES",
+                kind
+            ),
+        );
+        -super::EACCES
+    }
+
+    /// `socketpair(AF_UNIX, SOCK_STREAM[|NONBLOCK|CLOEXEC], 0, sv)`.
+    pub(super) fn sys_socketpair(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        let [domain, kind, protocol, sv, ..] = a;
+        if domain != AF_UNIX {
+            return -EAFNOSUPPORT;
+        }
+        if kind & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != SOCK_STREAM || protocol != 0 {
+            self.warn_once(
+                0x7_0000_0000,
+                &format!(
+                    "socketpair of type {kind:#x}: only SOCK_STREAM pairs are supported; \
+                     returning EPROTONOSUPPORT"
+                ),
+            );
+            return -EPROTONOSUPPORT;
+        }
+        if mem.check_range(sv, 8, crate::memory::perm::W).is_err() {
+            return -EFAULT;
+        }
+        let nonblock = kind & SOCK_NONBLOCK != 0;
+        let (a_rx, b_tx) = PipeEnd::pair(nonblock, &self.events);
+        let (b_rx, a_tx) = PipeEnd::pair(nonblock, &self.events);
+        let ends = [
+            SocketEnd {
+                rx: Some(a_rx),
+                tx: Some(a_tx),
+            },
+            SocketEnd {
+                rx: Some(b_rx),
+                tx: Some(b_tx),
+            },
+        ];
+        let mut fds = [0i64; 2];
+        for (slot, end) in fds.iter_mut().zip(ends) {
+            let fd = self.install(Fd::Socket(end));
+            if fd < 0 {
+                if fds[0] > 0 {
+                    self.sys_close(fds[0] as u64);
+                }
+                return fd;
+            }
+            if kind & SOCK_CLOEXEC != 0 {
+                self.cloexec.insert(fd as usize);
+            }
+            *slot = fd;
+        }
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&(fds[0] as u32).to_le_bytes());
+        b[4..].copy_from_slice(&(fds[1] as u32).to_le_bytes());
+        if mem.write_bytes(sv, &b).is_err() {
+            self.sys_close(fds[0] as u64);
+            self.sys_close(fds[1] as u64);
+            return -EFAULT;
+        }
+        0
+    }
+
+    /// `shutdown(fd, how)`: SHUT_RD (0), SHUT_WR (1: the peer reads end of file), SHUT_RDWR.
+    pub(super) fn sys_shutdown(&mut self, fd: u64, how: u64) -> i64 {
+        if how > 2 {
+            return -EINVAL;
+        }
+        match self.fd(fd) {
+            Ok(Fd::Socket(s)) => {
+                if how != 1 {
+                    s.rx = None;
+                }
+                if how != 0 {
+                    s.tx = None;
+                }
+                self.io_changed();
+                0
+            }
+            Ok(_) => -ENOTSOCK,
+            Err(e) => -e,
+        }
+    }
+
+    /// `sendto(fd, buf, len, flags, addr, addrlen)` on a connected pair: a write (an address
+    /// is `EISCONN`, as Linux answers on a connected stream socket).
+    pub(super) fn sys_sendto(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        match self.fd(a[0]) {
+            Ok(Fd::Socket(_)) if a[4] != 0 => -106, // EISCONN
+            Ok(Fd::Socket(_)) => self.sys_write(mem, a[0], a[1], a[2]),
+            Ok(_) => -ENOTSOCK,
+            Err(e) => -e,
+        }
+    }
+
+    /// `recvfrom(fd, buf, len, flags, addr, addrlen)` on a connected pair: a read (the
+    /// peer's address is left unset: `*addrlen` becomes 0).
+    pub(super) fn sys_recvfrom(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        match self.fd(a[0]) {
+            Ok(Fd::Socket(_)) => {
+                let n = self.sys_read(mem, a[0], a[1], a[2]);
+                if n >= 0 && a[5] != 0 && mem.store_u32(a[5], 0).is_err() {
+                    return -EFAULT;
+                }
+                n
+            }
+            Ok(_) => -ENOTSOCK,
+            Err(e) => -e,
+        }
+    }
+
+    /// `getpeername`/`getsockname` of a pair's end: an unnamed `AF_UNIX` address.
+    pub(super) fn sys_sockname(&mut self, mem: &mut Memory, fd: u64, addr: u64, len: u64) -> i64 {
+        match self.fd(fd) {
+            Ok(Fd::Socket(s)) if s.tx.is_none() && s.rx.is_none() => -ENOTCONN,
+            Ok(Fd::Socket(_)) => {
+                let Ok(room) = mem.load_u32(len) else {
+                    return -EFAULT;
+                };
+                let family = (AF_UNIX as u16).to_le_bytes();
+                let n = (room as usize).min(2);
+                if mem.write_bytes(addr, &family[..n]).is_err() || mem.store_u32(len, 2).is_err() {
+                    return -EFAULT;
+                }
+                0
+            }
+            Ok(_) => -ENOTSOCK,
+            Err(e) => -e,
+        }
+    }
+
+    /// Whether descriptor `fd` is (readable or at end, writable, hung up); `None` if it is
+    /// not open. Files, devices and stdio are always ready, as Linux's regular files are.
+    pub(super) fn fd_ready(&self, fd: usize) -> Option<(bool, bool, bool)> {
+        match self.fds.get(fd)?.as_ref()? {
+            Fd::Pipe(p) => Some(p.ready()),
+            Fd::Socket(s) => Some(s.ready()),
+            _ => Some((true, true, false)),
+        }
+    }
+
+    /// `pselect6(nfds, readfds, writefds, exceptfds, timeout, sigmask)`: which of the
+    /// descriptors in the sets are ready, waiting (until the timeout) while none is.
+    pub(super) fn sys_pselect6(
+        &mut self,
+        mem: &mut Memory,
+        a: [u64; 6],
+        instret: u64,
+    ) -> Result<Ret, i64> {
+        let [nfds, rd, wr, ex, timeout, _] = a;
+        if nfds > super::MAX_FDS as u64 {
+            return Err(EINVAL);
+        }
+        let bytes = nfds.div_ceil(64) as usize * 8;
+        let read_set = |mem: &mut Memory, at: u64| -> Result<Vec<u8>, i64> {
+            let mut v = vec![0u8; bytes];
+            if at != 0 {
+                mem.read_bytes(at, &mut v).map_err(|_| EFAULT)?;
+            }
+            Ok(v)
+        };
+        let (r_in, w_in, e_in) = (read_set(mem, rd)?, read_set(mem, wr)?, read_set(mem, ex)?);
+        let deadline = match self.threads.cur().retry_deadline {
+            Some(d) => Some(d),
+            None if timeout == 0 => None,
+            None => Some(
+                self.machine_ns(instret)
+                    .saturating_add(super::threads::read_timespec(mem, timeout)?),
+            ),
+        };
+        let (mut r_out, mut w_out) = (vec![0u8; bytes], vec![0u8; bytes]);
+        let mut ready = 0i64;
+        for fd in 0..nfds as usize {
+            let bit = |s: &[u8]| s[fd / 8] & (1 << (fd % 8)) != 0;
+            let (want_r, want_w, want_e) = (bit(&r_in), bit(&w_in), bit(&e_in));
+            if !(want_r || want_w || want_e) {
+                continue;
+            }
+            let Some((r, w, gone)) = self.fd_ready(fd) else {
+                return Err(super::EBADF);
+            };
+            if want_r && (r || gone) {
+                r_out[fd / 8] |= 1 << (fd % 8);
+                ready += 1;
+            }
+            if want_w && (w || gone) {
+                w_out[fd / 8] |= 1 << (fd % 8);
+                ready += 1;
+            }
+        }
+        if ready == 0 && deadline.is_none_or(|d| d > self.machine_ns(instret)) {
+            self.threads.cur_mut().retry_deadline = deadline;
+            return Ok(self.block_retry(deadline));
+        }
+        for (at, set) in [(rd, &r_out), (wr, &w_out), (ex, &vec![0u8; bytes])] {
+            if at != 0 {
+                mem.write_bytes(at, set).map_err(|_| EFAULT)?;
+            }
+        }
+        Ok(Ret::Value(ready))
+    }
+}
