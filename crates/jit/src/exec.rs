@@ -274,6 +274,27 @@ pub struct Stats {
     pub exits: [u64; 5],
 }
 
+impl Stats {
+    /// Adds `other`'s counts and times to these (the tiers of several address spaces).
+    pub fn merge(&mut self, other: &Stats) {
+        self.units += other.units;
+        self.blocks += other.blocks;
+        self.code_bytes += other.code_bytes;
+        self.compile_time += other.compile_time;
+        self.baseline_units += other.baseline_units;
+        self.baseline_insns += other.baseline_insns;
+        self.baseline_bytes += other.baseline_bytes;
+        self.baseline_time += other.baseline_time;
+        self.cranelift_insns += other.cranelift_insns;
+        self.patched += other.patched;
+        self.flushes += other.flushes;
+        self.entries += other.entries;
+        for (a, b) in self.exits.iter_mut().zip(other.exits) {
+            *a += b;
+        }
+    }
+}
+
 /// The compiling tier: a Cranelift module of compiled units, their jump cache and TLBs.
 pub struct Jit<H: Host> {
     host: std::marker::PhantomData<fn(&mut H)>,

@@ -355,6 +355,8 @@ pub struct Machine {
     jit: Option<Box<blocks::jit::Tier>>,
     /// The other processes' address spaces and code, by pid (docs/machine.md, "Processes").
     spaces: Vec<(u32, process::Space)>,
+    /// What the compiling tiers of ended address spaces did (`None`: none had one).
+    jit_retired: Option<outcrop_jit::Stats>,
     /// Cranelift cannot compile for this host: the block engine runs everything.
     jit_unavailable: bool,
     /// Runs of a block on the block engine before Cranelift compiles its unit (where the
@@ -435,6 +437,7 @@ impl Machine {
             blocks: blocks::BlockCache::new(max_pages as u64 * DECODED_PAGE_BYTES),
             icache: ICache::new(max_pages),
             spaces: Vec::new(),
+            jit_retired: None,
             block_start: pc,
             block_len: 0,
             block_lens: Vec::new(),
@@ -470,12 +473,18 @@ impl Machine {
     /// What the compiling tier did: units compiled, their blocks, code bytes, compile time,
     /// flushes and entries (all zero unless [`Engine::Jit`] ran).
     pub fn jit_stats(&self) -> outcrop_jit::Stats {
-        self.jit.as_ref().map(|j| j.stats).unwrap_or_default()
+        self.jit_stats_if_used().unwrap_or_default()
     }
 
-    /// [`Machine::jit_stats`], if the compiling tier was started at all.
+    /// [`Machine::jit_stats`], if the compiling tier was started at all: summed over every
+    /// process's tier, those that ended included.
     pub fn jit_stats_if_used(&self) -> Option<outcrop_jit::Stats> {
-        self.jit.as_ref().map(|j| j.stats)
+        let tiers = self.jit.iter().chain(self.parked_tiers());
+        tiers.fold(self.jit_retired, |acc, j| {
+            let mut s = acc.unwrap_or_default();
+            s.merge(&j.stats);
+            Some(s)
+        })
     }
 
     /// Host bytes of the single-step interpreter's decoded pages.

@@ -21,10 +21,12 @@ pub(super) struct Space {
 }
 
 impl Machine {
-    /// An empty decoded-code cache for address space `mem` (a child's is an eighth of the
-    /// first process's, at least 16 MiB: every live process may hold one).
+    /// An empty decoded-code cache for address space `mem`: the first process's budget
+    /// shared by `--max-processes` (at least 64 pages, 2 MiB), so every other process
+    /// together holds at most as much decoded code as the first.
     fn new_space(&self, mem: Memory) -> Space {
-        let max_pages = (decoded_pages_cap(self.kernel.memory_limit()) / 8).max(512);
+        let share = self.kernel.processes().max.max(1);
+        let max_pages = (decoded_pages_cap(self.kernel.memory_limit()) / share).max(64);
         Space {
             mem,
             icache: ICache::new(max_pages),
@@ -48,6 +50,20 @@ impl Machine {
         let limit = self.kernel.memory_limit();
         self.mem
             .set_limit_bytes(limit.saturating_sub(others.saturating_mul(PAGE_SIZE)));
+    }
+
+    /// The parked processes' compiling tiers.
+    pub(super) fn parked_tiers(&self) -> impl Iterator<Item = &Box<blocks::jit::Tier>> {
+        self.spaces.iter().filter_map(|(_, s)| s.jit.as_ref())
+    }
+
+    /// Keeps what the compiling tier of an address space going away did.
+    fn retire(&mut self, space: Space) {
+        if let Some(j) = &space.jit {
+            self.jit_retired
+                .get_or_insert_with(Default::default)
+                .merge(&j.stats);
+        }
     }
 
     /// Host bytes of the parked processes' memory and code.
@@ -169,7 +185,7 @@ impl Machine {
         let mut space = self.new_space(image.mem);
         self.swap_space(&mut space);
         self.blocks.take_kept_counts(&mut space.blocks);
-        drop(space);
+        self.retire(space);
         self.set_memory_budget();
         self.x = [0; 32];
         self.x[2] = image.sp;
@@ -221,8 +237,11 @@ impl Machine {
                 let i = self.spaces.iter().position(|(p, _)| *p == next)?;
                 let (_, mut space) = self.spaces.swap_remove(i);
                 self.swap_space(&mut space);
-                drop(space); // the dead process's memory and code
-                self.spaces.retain(|(p, _)| *p != dead);
+                self.retire(space); // the dead process's memory and code go
+                if let Some(i) = self.spaces.iter().position(|(p, _)| *p == dead) {
+                    let (_, s) = self.spaces.swap_remove(i);
+                    self.retire(s);
+                }
                 self.set_memory_budget();
                 // nothing in the registers belongs to a live thread now
                 self.sched.hart_saved = true;

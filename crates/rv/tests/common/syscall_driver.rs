@@ -25,6 +25,8 @@ const NUMBERS: &[u64] = &[
     107, 108, 109, 110, 111, 167, 168, 178, 73,
     // files, directories, devices and limits (issue 32)
     23, 24, 25, 34, 38, 43, 44, 46, 61, 65, 67, 68, 82, 88, 276, 439, 261, 222,
+    // processes, pipes, sockets, locks (issue 53)
+    59, 59, 71, 72, 95, 154, 155, 156, 157, 173, 198, 199, 199, 204, 206, 207, 210, 260, 260,
 ];
 
 /// Boundary values for arguments.
@@ -132,6 +134,8 @@ pub fn run(data: &[u8]) -> usize {
         let threads = kernel.threads();
         assert!(threads.list.len() <= threads.max_threads);
         assert!(threads.current < threads.list.len());
+        let procs = kernel.processes();
+        assert!(procs.list.len() <= procs.max);
         if let SyscallOutcome::Exit(_) = outcome {
             break;
         }
