@@ -151,3 +151,31 @@ fn hostile_process_patterns_end_bounded() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("leaving 1 process running"));
 }
+
+#[test]
+fn threads_of_every_process_take_equal_turns() {
+    let p = guest("forkbomb");
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let out = outcrop(&[
+        "exec",
+        "--deterministic",
+        "--max-insns",
+        "3000000",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "--",
+        p.to_str().unwrap(),
+        "fair",
+    ]);
+    assert_eq!(out.status.code(), Some(124));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 3, "{threads:?}");
+    let pids: Vec<u64> = threads.iter().map(|t| t["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids, [1000, 1000, 1002]);
+    for t in threads {
+        let n = t["instructions"].as_u64().unwrap();
+        assert!((900_000..=1_100_000).contains(&n), "{threads:?}");
+    }
+}

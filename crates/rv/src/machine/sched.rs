@@ -426,12 +426,13 @@ impl Machine {
         None
     }
 
-    /// The first runnable thread of the running process, from the one that ran last.
+    /// The first runnable thread of the running process after the one that ran last (that
+    /// one last), so that every thread of every process gets its turn.
     fn pick_any(&mut self) -> Option<usize> {
         let threads = self.kernel.threads();
         let n = threads.list.len();
         let cur = threads.current;
-        let candidates: Vec<usize> = (0..n)
+        let candidates: Vec<usize> = (1..=n)
             .map(|k| (cur + k) % n)
             .filter(|&i| threads.list[i].wait == Wait::Runnable)
             .collect();
