@@ -6,7 +6,7 @@
 //! points [`SyscallOutcome::Reschedule`] and the end of a quantum give it (`machine/sched.rs`).
 //! Nothing here reads the host's clock or threads: a run is the same every time.
 
-use super::{Kernel, Ret, SyscallOutcome, EAGAIN, EFAULT, EINVAL, ENOSYS, ESRCH};
+use super::{Kernel, Ret, SyscallOutcome, EAGAIN, EFAULT, EINVAL, ENOSYS, EPERM, ESRCH};
 use crate::memory::Memory;
 
 /// Default round-robin quantum, in retired instructions (`--quantum`).
@@ -489,6 +489,8 @@ const FUTEX_REQUEUE: u64 = 3;
 const FUTEX_CMP_REQUEUE: u64 = 4;
 const FUTEX_WAKE_OP: u64 = 5;
 const FUTEX_LOCK_PI: u64 = 6;
+const FUTEX_UNLOCK_PI: u64 = 7;
+const FUTEX_TRYLOCK_PI: u64 = 8;
 const FUTEX_WAIT_BITSET: u64 = 9;
 const FUTEX_WAKE_BITSET: u64 = 10;
 const FUTEX_WAIT_REQUEUE_PI: u64 = 11;
@@ -496,6 +498,9 @@ const FUTEX_LOCK_PI2: u64 = 13;
 const FUTEX_PRIVATE: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
 const FUTEX_BITSET_ANY: u32 = u32::MAX;
+/// The bitset a LOCK_PI waiter waits with: all bits, as a plain `FUTEX_WAIT`'s (glibc never
+/// mixes plain and PI waits on one word; UNLOCK_PI hands the lock to the first waiter).
+const PI_BITSET: u32 = u32::MAX;
 
 impl Kernel {
     /// The machine clock in nanoseconds: one per retired instruction plus the time skipped
@@ -830,11 +835,110 @@ impl Kernel {
                 }
                 done(woken)
             }
-            // the priority-inheritance operations: as a kernel built without them answers
-            FUTEX_LOCK_PI..=8 | FUTEX_WAIT_REQUEUE_PI | 12 | FUTEX_LOCK_PI2 => Err(ENOSYS),
+            // priority inheritance: ownership by thread id in the word, handed to the first
+            // waiter at unlock (one hart runs everyone: there is no priority to inherit)
+            FUTEX_LOCK_PI | FUTEX_LOCK_PI2 | FUTEX_TRYLOCK_PI => {
+                self.futex_lock_pi(mem, [addr, op, timeout], instret)
+            }
+            FUTEX_UNLOCK_PI => self.futex_unlock_pi(mem, addr),
+            // requeueing onto a PI futex: as a kernel built without it answers
+            FUTEX_WAIT_REQUEUE_PI | 12 => Err(ENOSYS),
             FUTEX_FD => Err(EINVAL),
             _ => Err(ENOSYS),
         }
+    }
+
+    /// `FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`, `FUTEX_TRYLOCK_PI`: takes the lock word at `addr`
+    /// (0, or an owner that is no longer a thread of the process) for the caller, else (not
+    /// for TRYLOCK) marks it `FUTEX_WAITERS` and waits until the owner hands it over at
+    /// unlock or the absolute deadline passes (CLOCK_REALTIME for LOCK_PI, as Linux; the
+    /// op's clock for LOCK_PI2).
+    fn futex_lock_pi(&mut self, mem: &mut Memory, a: [u64; 3], instret: u64) -> Result<Ret, i64> {
+        const WAITERS: u32 = 0x8000_0000;
+        const OWNER_DIED: u32 = 0x4000_0000;
+        const EDEADLK: i64 = 35;
+        let [addr, op, timeout] = a;
+        let cmd = op & !(FUTEX_PRIVATE | FUTEX_CLOCK_REALTIME);
+        let tid = self.threads.cur().tid;
+        let word = mem.load_u32(addr).map_err(|_| EFAULT)?;
+        let owner = word & 0x3fff_ffff;
+        if owner == tid {
+            return Err(EDEADLK);
+        }
+        let owner_gone = owner != 0 && self.threads.by_tid(u64::from(owner)).is_none();
+        if owner == 0 || owner_gone {
+            // free, or its owner exited without the robust list releasing it
+            let died = if owner_gone {
+                OWNER_DIED
+            } else {
+                word & OWNER_DIED
+            };
+            mem.store_u32(addr, tid | died | (word & WAITERS))
+                .map_err(|_| EFAULT)?;
+            return Ok(Ret::Value(0));
+        }
+        if cmd == FUTEX_TRYLOCK_PI {
+            return Err(EAGAIN);
+        }
+        mem.store_u32(addr, word | WAITERS).map_err(|_| EFAULT)?;
+        let deadline = if timeout == 0 {
+            None
+        } else {
+            let t = read_timespec(mem, timeout)?;
+            let realtime = cmd == FUTEX_LOCK_PI || op & FUTEX_CLOCK_REALTIME != 0;
+            let clock_now = if realtime {
+                self.realtime_ns(instret)
+            } else {
+                self.monotonic_ns(instret)
+            };
+            Some(
+                self.machine_ns(instret)
+                    .saturating_add(t.saturating_sub(clock_now)),
+            )
+        };
+        if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
+            return Err(ETIMEDOUT);
+        }
+        self.threads.block(
+            Wait::Futex {
+                addr,
+                bitset: PI_BITSET,
+                deadline,
+            },
+            addr,
+        );
+        Ok(Ret::Block)
+    }
+
+    /// `FUTEX_UNLOCK_PI`: the caller, owning the word at `addr`, hands it to the first
+    /// thread waiting in LOCK_PI (the word then names it, with `FUTEX_WAITERS` if others
+    /// wait), or frees it.
+    fn futex_unlock_pi(&mut self, mem: &mut Memory, addr: u64) -> Result<Ret, i64> {
+        const WAITERS: u32 = 0x8000_0000;
+        let tid = self.threads.cur().tid;
+        let word = mem.load_u32(addr).map_err(|_| EFAULT)?;
+        if word & 0x3fff_ffff != tid {
+            return Err(EPERM);
+        }
+        let waiting = |t: &Thread| matches!(t.wait, Wait::Futex { addr: a, bitset: PI_BITSET, .. } if a == addr);
+        let next = self
+            .threads
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| waiting(t))
+            .min_by_key(|(_, t)| t.wait_seq)
+            .map(|(i, t)| (i, t.tid));
+        let new = match next {
+            Some((i, next_tid)) => {
+                let more = self.threads.list.iter().filter(|t| waiting(t)).count() > 1;
+                self.threads.wake(i, 0);
+                next_tid | if more { WAITERS } else { 0 }
+            }
+            None => 0,
+        };
+        mem.store_u32(addr, new).map_err(|_| EFAULT)?;
+        Ok(Ret::Switch(0))
     }
 
     /// `FUTEX_WAIT(_BITSET)`: blocks the thread while the word at `addr` holds `val`, until

@@ -303,8 +303,36 @@ mod hostile {
             -11,
             "value changed"
         );
-        // priority inheritance: as a kernel without it answers
-        assert_eq!(call(&mut k, &mut mem, FUTEX, &[DATA, 6, 0]).1, -38);
+        // priority inheritance: the word names its owner; a gone owner's lock is taken with
+        // OWNER_DIED; unlock frees it; requeueing onto a PI futex is as a kernel without it
+        let word = DATA + 0x100;
+        mem.store_u32(word, 0).unwrap();
+        assert_eq!(call(&mut k, &mut mem, FUTEX, &[word, 6, 0]).1, 0, "LOCK_PI");
+        assert_eq!(mem.load_u32(word).unwrap(), 1000);
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[word, 6, 0]).1,
+            -35,
+            "EDEADLK"
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[word, 7, 0]).1,
+            0,
+            "UNLOCK_PI"
+        );
+        assert_eq!(mem.load_u32(word).unwrap(), 0);
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[word, 7, 0]).1,
+            -1,
+            "not the owner"
+        );
+        mem.store_u32(word, 1234).unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, FUTEX, &[word, 8, 0]).1,
+            0,
+            "TRYLOCK_PI"
+        );
+        assert_eq!(mem.load_u32(word).unwrap(), 1000 | 0x4000_0000);
+        assert_eq!(call(&mut k, &mut mem, FUTEX, &[word, 11, 0]).1, -38);
         // CLOCK_REALTIME with plain FUTEX_WAIT
         assert_eq!(call(&mut k, &mut mem, FUTEX, &[DATA, 256, 0]).1, -38);
         // a wait with a zero bitset
