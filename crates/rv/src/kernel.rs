@@ -19,6 +19,7 @@ use crate::sandbox::OpenFlags;
 
 mod exec;
 mod files;
+mod ipc;
 mod locks;
 pub mod mapping;
 mod names;
@@ -317,6 +318,10 @@ pub struct Kernel {
     events: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// POSIX record locks of all processes ([`locks`]).
     locks: locks::Locks,
+    /// System V message queues and semaphores ([`ipc`]).
+    ipc: ipc::Ipc,
+    /// Bytes held by all pipes ([`pipe::MAX_PIPE_BYTES`]).
+    pipe_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -402,6 +407,8 @@ impl Kernel {
             cloexec: Default::default(),
             events: Default::default(),
             locks: Default::default(),
+            ipc: Default::default(),
+            pipe_bytes: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -521,6 +528,15 @@ impl Kernel {
             135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2], a[3]),
             73 => self.sys_ppoll(mem, a, instret),
             72 => self.sys_pselect6(mem, a, instret),
+            192 | 193 => self.sys_semop(
+                mem,
+                if nr == 193 {
+                    [a[0], a[1], a[2], 0, 0, 0]
+                } else {
+                    a
+                },
+                instret,
+            ),
             137 => self.sys_rt_sigtimedwait(mem, a[0], a[1], a[2], a[3], instret),
             // arming a timer moves the machine's next stop: through the scheduler
             103 => Ok(Ret::Switch(
@@ -621,6 +637,13 @@ impl Kernel {
             206 => self.sys_sendto(mem, a),
             207 => self.sys_recvfrom(mem, a),
             210 => self.sys_shutdown(a[0], a[1]),
+            186 => self.sys_ipc_get(a[0], None, a[1], instret),
+            190 => self.sys_ipc_get(a[0], Some(a[1]), a[2], instret),
+            187 => self.sys_msgctl(mem, a[0], a[1], a[2]),
+            188 => self.sys_msgrcv(mem, a, instret),
+            189 => self.sys_msgsnd(mem, a, instret),
+            191 => self.sys_semctl(mem, a),
+            194..=197 => self.sys_shm(nr),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),
             156 => self.sys_getpgid(a[0], true),

@@ -18,6 +18,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub const PIPE_CAPACITY: usize = 64 << 10;
 /// Writes up to this size are atomic (POSIX `PIPE_BUF`).
 pub const PIPE_BUF: usize = 4096;
+/// Bytes all pipes and socket pairs of a run hold together: past it a writer waits, as if its
+/// pipe were full (host memory stays bounded however many pipes the guest's processes open).
+pub const MAX_PIPE_BYTES: u64 = 64 << 20;
 
 const O_NONBLOCK: u64 = 0o4000;
 const O_CLOEXEC: u64 = 0o2000000;
@@ -50,6 +53,8 @@ pub(crate) struct PipeEnd {
     nonblock: Arc<AtomicBool>,
     /// The kernel's change counter ([`Kernel::io_events`]), moved when an end closes.
     events: Arc<AtomicU64>,
+    /// Bytes in all the run's pipes ([`MAX_PIPE_BYTES`]).
+    total: Arc<AtomicU64>,
 }
 
 fn lock(p: &Mutex<Buffer>) -> MutexGuard<'_, Buffer> {
@@ -59,7 +64,11 @@ fn lock(p: &Mutex<Buffer>) -> MutexGuard<'_, Buffer> {
 
 impl PipeEnd {
     /// A new pipe's (read end, write end).
-    pub(super) fn pair(nonblock: bool, events: &Arc<AtomicU64>) -> (PipeEnd, PipeEnd) {
+    pub(super) fn pair(
+        nonblock: bool,
+        events: &Arc<AtomicU64>,
+        total: &Arc<AtomicU64>,
+    ) -> (PipeEnd, PipeEnd) {
         let pipe = Arc::new(Mutex::new(Buffer {
             data: VecDeque::new(),
             readers: 1,
@@ -70,6 +79,7 @@ impl PipeEnd {
             write,
             nonblock: Arc::new(AtomicBool::new(nonblock)),
             events: events.clone(),
+            total: total.clone(),
         };
         (end(false), end(true))
     }
@@ -103,6 +113,7 @@ impl PipeEnd {
         for (o, b) in out.iter_mut().zip(p.data.drain(..n)) {
             *o = b;
         }
+        self.total.fetch_sub(n as u64, Ordering::Relaxed);
         self.events.fetch_add(1, Ordering::Relaxed);
         PipeIo::Done(n)
     }
@@ -117,7 +128,8 @@ impl PipeEnd {
         if p.readers == 0 {
             return PipeIo::Err(EPIPE);
         }
-        let room = PIPE_CAPACITY - p.data.len();
+        let left = MAX_PIPE_BYTES.saturating_sub(self.total.load(Ordering::Relaxed));
+        let room = (PIPE_CAPACITY - p.data.len()).min(left as usize);
         let n = if data.len() <= PIPE_BUF && room < data.len() {
             0
         } else {
@@ -131,6 +143,7 @@ impl PipeEnd {
             };
         }
         p.data.extend(&data[..n]);
+        self.total.fetch_add(n as u64, Ordering::Relaxed);
         self.events.fetch_add(1, Ordering::Relaxed);
         PipeIo::Done(n)
     }
@@ -170,6 +183,7 @@ impl Clone for PipeEnd {
             write: self.write,
             nonblock: self.nonblock.clone(),
             events: self.events.clone(),
+            total: self.total.clone(),
         }
     }
 }
@@ -183,6 +197,7 @@ impl Drop for PipeEnd {
             p.readers = p.readers.saturating_sub(1);
             if p.readers == 0 {
                 // nobody will read them: the bytes go now
+                self.total.fetch_sub(p.data.len() as u64, Ordering::Relaxed);
                 p.data = VecDeque::new();
             }
         }
@@ -199,7 +214,7 @@ impl Kernel {
         if mem.check_range(fds, 8, crate::memory::perm::W).is_err() {
             return -EFAULT;
         }
-        let (r, w) = PipeEnd::pair(flags & O_NONBLOCK != 0, &self.events);
+        let (r, w) = PipeEnd::pair(flags & O_NONBLOCK != 0, &self.events, &self.pipe_bytes);
         let rfd = self.install(Fd::Pipe(r));
         if rfd < 0 {
             return rfd;
@@ -329,8 +344,10 @@ mod tests {
     #[test]
     fn a_pipe_moves_bytes_in_order_and_ends_when_the_writers_close() {
         let events = Arc::new(AtomicU64::new(0));
-        let (r, w) = PipeEnd::pair(false, &events);
+        let total = Arc::new(AtomicU64::new(0));
+        let (r, w) = PipeEnd::pair(false, &events, &total);
         assert!(matches!(w.write(b"hello"), PipeIo::Done(5)));
+        assert_eq!(total.load(Ordering::Relaxed), 5);
         let mut out = [0u8; 3];
         assert!(matches!(r.read(&mut out), PipeIo::Done(3)));
         assert_eq!(&out, b"hel");
@@ -340,13 +357,15 @@ mod tests {
         assert!(matches!(r.read(&mut out), PipeIo::Wait)); // a writer is left
         drop(w2);
         assert!(matches!(r.read(&mut out), PipeIo::Done(0)));
+        assert_eq!(total.load(Ordering::Relaxed), 0);
         assert!(events.load(Ordering::Relaxed) >= 4);
     }
 
     #[test]
     fn a_full_pipe_waits_small_writes_are_atomic_and_a_lost_reader_is_epipe() {
         let events = Arc::new(AtomicU64::new(0));
-        let (r, w) = PipeEnd::pair(false, &events);
+        let total = Arc::new(AtomicU64::new(MAX_PIPE_BYTES - PIPE_CAPACITY as u64 - 10));
+        let (r, w) = PipeEnd::pair(false, &events, &total);
         let big = vec![7u8; PIPE_CAPACITY + 100];
         assert!(matches!(w.write(&big), PipeIo::Done(n) if n == PIPE_CAPACITY));
         assert!(matches!(w.write(b"x"), PipeIo::Wait));
@@ -358,6 +377,10 @@ mod tests {
         w.set_nonblocking(true);
         assert!(matches!(w.write(b"x"), PipeIo::Err(EAGAIN)));
         drop(r);
+        assert_eq!(
+            total.load(Ordering::Relaxed),
+            MAX_PIPE_BYTES - PIPE_CAPACITY as u64 - 10
+        );
         assert!(matches!(w.write(b"x"), PipeIo::Err(EPIPE)));
         assert_eq!(w.ready(), (false, false, true));
     }

@@ -112,8 +112,8 @@ impl Kernel {
             return -EFAULT;
         }
         let nonblock = kind & SOCK_NONBLOCK != 0;
-        let (a_rx, b_tx) = PipeEnd::pair(nonblock, &self.events);
-        let (b_rx, a_tx) = PipeEnd::pair(nonblock, &self.events);
+        let (a_rx, b_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
+        let (b_rx, a_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
         let ends = [
             SocketEnd {
                 rx: Some(a_rx),

@@ -474,4 +474,60 @@ mod hostile {
         assert_eq!(mem.load_u32(DATA).unwrap(), 1002, "PARENT_SETTID");
         assert_eq!(k.threads().list.len(), 2);
     }
+
+    #[test]
+    fn system_v_queues_and_semaphores_follow_linux() {
+        let (mut k, mut mem) = kernel();
+        // a queue: create, refuse EXCL twice, send, receive by type, E2BIG, ENOMSG, remove
+        let q = call(&mut k, &mut mem, 186, &[42, 0o1000 | 0o2000 | 0o666]).1;
+        assert!(q > 0);
+        assert_eq!(call(&mut k, &mut mem, 186, &[42, 0o1000 | 0o2000]).1, -17);
+        assert_eq!(call(&mut k, &mut mem, 186, &[42, 0]).1, q);
+        assert_eq!(call(&mut k, &mut mem, 186, &[43, 0]).1, -2);
+        mem.store_u64(DATA, 5).unwrap();
+        mem.write_bytes(DATA + 8, b"hello").unwrap();
+        assert_eq!(call(&mut k, &mut mem, 189, &[q as u64, DATA, 5, 0]).1, 0);
+        mem.store_u64(DATA, 0).unwrap(); // type 0 is not a type
+        assert_eq!(call(&mut k, &mut mem, 189, &[q as u64, DATA, 5, 0]).1, -22);
+        assert_eq!(
+            call(&mut k, &mut mem, 188, &[q as u64, DATA, 2, 0, 0]).1,
+            -7
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, 188, &[q as u64, DATA, 2, 9, 0o4000]).1,
+            -42
+        );
+        assert_eq!(
+            call(&mut k, &mut mem, 188, &[q as u64, DATA, 2, 5, 0o10000]).1,
+            2
+        );
+        assert_eq!(mem.load_u64(DATA).unwrap(), 5);
+        // an empty queue waits (the call runs again later)
+        let (o, _) = call(&mut k, &mut mem, 188, &[q as u64, DATA, 64, 0, 0]);
+        assert_eq!(o, SyscallOutcome::Retry);
+        k.threads_mut().list[0].wait = Wait::Runnable;
+        assert_eq!(call(&mut k, &mut mem, 187, &[q as u64, 0, 0]).1, 0);
+        assert_eq!(call(&mut k, &mut mem, 187, &[q as u64, 0, 0]).1, -22);
+        // a semaphore set: nsems bounds, semop all or nothing, IPC_NOWAIT, GETVAL
+        assert_eq!(call(&mut k, &mut mem, 190, &[0, 0, 0o1000]).1, -22);
+        assert_eq!(call(&mut k, &mut mem, 190, &[0, 100_000, 0o1000]).1, -22);
+        let s = call(&mut k, &mut mem, 190, &[0, 2, 0o1000 | 0o600]).1 as u64;
+        let sop = |num: u16, op: i16, flg: i16| {
+            [num.to_le_bytes(), op.to_le_bytes(), flg.to_le_bytes()].concat()
+        };
+        mem.write_bytes(DATA, &[sop(0, 2, 0), sop(1, 1, 0)].concat())
+            .unwrap();
+        assert_eq!(call(&mut k, &mut mem, 193, &[s, DATA, 2]).1, 0);
+        mem.write_bytes(DATA, &[sop(0, -1, 0), sop(1, -2, 0o4000)].concat())
+            .unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, 193, &[s, DATA, 2]).1,
+            -11,
+            "none applied"
+        );
+        assert_eq!(call(&mut k, &mut mem, 191, &[s, 0, 12]).1, 2);
+        assert_eq!(call(&mut k, &mut mem, 191, &[s, 1, 12]).1, 1);
+        assert_eq!(call(&mut k, &mut mem, 191, &[s, 1, 16, 40_000]).1, -34);
+        assert_eq!(call(&mut k, &mut mem, 191, &[s, 0, 0]).1, 0);
+    }
 }
