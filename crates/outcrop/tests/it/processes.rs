@@ -22,34 +22,25 @@ fn exec(args: &[&str]) -> std::process::Output {
     outcrop(&all)
 }
 
+/// `outcrop exec` of `procs ARGS` succeeds and prints the fixture file `want`.
+fn prints(args: &[&str], want: &str) {
+    let p = guest("procs");
+    let mut all = vec![p.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = exec(&all);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected(want));
+}
+
 #[test]
 fn fork_pipes_and_waits_print_what_qemu_prints() {
-    let p = guest("procs");
-    let out = exec(&[p.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        expected("procs.expected")
-    );
+    prints(&[], "procs.expected");
 }
 
 #[test]
 fn execve_and_posix_spawn_print_what_a_native_build_prints() {
-    let p = guest("procs");
-    let out = exec(&[p.to_str().unwrap(), "exec"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        expected("procs-exec.expected")
-    );
+    prints(&["exec"], "procs-exec.expected");
 }
 
 #[test]
