@@ -325,6 +325,24 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         });
     }
     let mut result = run.execute()?;
+    let execs: u32 = machine
+        .kernel
+        .processes()
+        .history
+        .iter()
+        .map(|p| p.execs)
+        .sum();
+    let observed = config.profile || config.rap.is_some() || config.wpp.is_some();
+    if execs > 0 && (observed || !config.paths.is_empty() || config.rpa.is_some()) {
+        // the mechanisms see every process's instructions as one program's (docs/machine.md,
+        // "Processes"): say so rather than let another program's code carry these names
+        machine.kernel.warn(&format!(
+            "the guest ran {execs} program{} with execve; the profiles name every process's \
+             addresses with the first program's ({program}) symbols (per-process profiles are \
+             not built yet)",
+            if execs == 1 { "" } else { "s" }
+        ));
+    }
     let wpp = match result.wpp.take() {
         Some(mut c) => {
             c.writer
