@@ -243,6 +243,30 @@ impl RunSummaries {
     }
 }
 
+/// A run whose guest called `execve` with mechanisms attached says that they see every
+/// process's instructions as one program's (docs/machine.md, "Processes"): another program's
+/// code would otherwise carry the first program's names without a word.
+fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine, program: &str) {
+    let execs: u32 = machine
+        .kernel
+        .processes()
+        .history
+        .iter()
+        .map(|p| p.execs)
+        .sum();
+    let observed = config.profile || config.rap.is_some() || config.wpp.is_some();
+    if execs > 0 && (observed || !config.paths.is_empty() || config.rpa.is_some()) {
+        // the mechanisms see every process's instructions as one program's (docs/machine.md,
+        // "Processes"): say so rather than let another program's code carry these names
+        machine.kernel.warn(&format!(
+            "the guest ran {execs} program{} with execve; the profiles name every process's \
+             addresses with the first program's ({program}) symbols (per-process profiles are \
+             not built yet)",
+            if execs == 1 { "" } else { "s" }
+        ));
+    }
+}
+
 /// Runs `image` as `config` says, once, with every mechanism it asks for attached.
 pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Result<RunSummaries> {
     config.validate()?;
@@ -325,24 +349,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         });
     }
     let mut result = run.execute()?;
-    let execs: u32 = machine
-        .kernel
-        .processes()
-        .history
-        .iter()
-        .map(|p| p.execs)
-        .sum();
-    let observed = config.profile || config.rap.is_some() || config.wpp.is_some();
-    if execs > 0 && (observed || !config.paths.is_empty() || config.rpa.is_some()) {
-        // the mechanisms see every process's instructions as one program's (docs/machine.md,
-        // "Processes"): say so rather than let another program's code carry these names
-        machine.kernel.warn(&format!(
-            "the guest ran {execs} program{} with execve; the profiles name every process's \
-             addresses with the first program's ({program}) symbols (per-process profiles are \
-             not built yet)",
-            if execs == 1 { "" } else { "s" }
-        ));
-    }
+    warn_if_exec_merged(config, &mut machine, &program);
     let wpp = match result.wpp.take() {
         Some(mut c) => {
             c.writer
