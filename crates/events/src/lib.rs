@@ -57,8 +57,8 @@ pub mod trace;
 
 pub use error::Error;
 pub use record::{
-    BranchKind, Class, ClassCounter, Control, Mapping, Observer, RegUse, Retire, Stamp,
-    TimingEvents, Unit,
+    BranchKind, Class, ClassCounter, Control, Mapping, Observer, ProcessSwitch, RegUse, Retire,
+    Stamp, TimingEvents, Unit,
 };
 
 /// Anything that yields a stream of `u64` values in chunks.

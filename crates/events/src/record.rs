@@ -289,6 +289,22 @@ pub struct Mapping<'a> {
     pub build_id: Option<&'a [u8]>,
 }
 
+/// What [`Observer::process`] says: whose records come next, and whose came before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ProcessSwitch {
+    /// The process whose records come next.
+    pub pid: u32,
+    /// Its parent (0: none inside the machine).
+    pub parent: u32,
+    /// Which of its programs runs: 0 the one it started with (a forked child's is its
+    /// parent's), one more for each `execve`.
+    pub image: u32,
+    /// The process whose records came before.
+    pub from_pid: u32,
+    /// The image that process was running.
+    pub from_image: u32,
+}
+
 impl Mapping<'_> {
     /// The object's file name (`libc.so.6`).
     pub fn name(&self) -> String {
@@ -433,6 +449,17 @@ pub trait Observer {
     /// the interrupted code resumes). Sources without signals never call it.
     #[inline]
     fn signal(&mut self, _entered: bool) -> Control {
+        Control::Continue
+    }
+    /// The running process changed, or the running process began another program
+    /// (`execve`): every record from here until the next call belongs to `p.pid` running
+    /// its `p.image`-th program. When the image is new to the observer, the objects it maps
+    /// follow through [`Observer::mapped`] (index 0: its program) before its first record;
+    /// a forked child's first image is its parent's program. Comes before the
+    /// [`Observer::thread`] that names the process's thread. Sources with one process never
+    /// call it.
+    #[inline]
+    fn process(&mut self, _p: &ProcessSwitch) -> Control {
         Control::Continue
     }
     /// An object was mapped executable (the program and its interpreter before the first
@@ -590,6 +617,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
         (**self).thread(index)
     }
     #[inline]
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        (**self).process(p)
+    }
+    #[inline]
     fn signal(&mut self, entered: bool) -> Control {
         (**self).signal(entered)
     }
@@ -737,6 +768,12 @@ macro_rules! tuple_observer {
                 c
             }
             #[inline]
+            fn process(&mut self, p: &ProcessSwitch) -> Control {
+                let mut c = Control::Continue;
+                $(c = c.and(self.$idx.process(p));)+
+                c
+            }
+            #[inline]
             fn signal(&mut self, entered: bool) -> Control {
                 let mut c = Control::Continue;
                 $(c = c.and(self.$idx.signal(entered));)+
@@ -852,6 +889,10 @@ impl<O: Observer> Observer for Option<O> {
     #[inline]
     fn thread(&mut self, index: u32) -> Control {
         self.as_mut().map_or(Control::Continue, |o| o.thread(index))
+    }
+    #[inline]
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.as_mut().map_or(Control::Continue, |o| o.process(p))
     }
     #[inline]
     fn signal(&mut self, entered: bool) -> Control {

@@ -39,8 +39,11 @@
 
 pub mod inline;
 pub mod lines;
+mod processes;
 pub mod sampled;
 pub mod unwind;
+
+pub use processes::{ProcessProfile, MAX_PROCESS_PROFILES};
 
 use outcrop_events::record::{BranchKind, Control, Mapping, Observer, Retire, Stamp, TimingEvents};
 use outcrop_rv::symbols::Symbols;
@@ -271,6 +274,11 @@ pub struct Profiler {
     /// [`ByBlocks`]: per thread switched out in the middle of a block, that block's start and
     /// how many of its instructions were counted then ([`Observer::block_part`]).
     parts: FxHashMap<u32, (u64, usize)>,
+    /// The other processes' profilers, once the source named a process
+    /// ([`Observer::process`]).
+    processes: Option<Box<processes::Processes>>,
+    /// The process and program this profiler profiles, once known.
+    image: Option<processes::ImageInfo>,
 }
 
 /// What a run looks like over time: every [`Timeline::interval`] retired instructions
@@ -366,6 +374,8 @@ impl Profiler {
             timeline: TimelineState::default(),
             parts: FxHashMap::default(),
             sp: 0,
+            processes: None,
+            image: None,
         }
     }
 
@@ -867,10 +877,14 @@ impl Observer for Profiler {
     /// A shared object (not the program, whose symbols the profiler was made with): its
     /// functions join the table, named `name@object`.
     fn mapped(&mut self, m: &Mapping<'_>) -> Control {
-        if m.index == 0 || self.objects.len() >= MAX_OBJECTS {
+        if m.index == 0 {
+            self.name_program(m);
             return Control::Continue;
         }
-        let Some(symbols) = self.resolver.as_mut().and_then(|r| r(m)) else {
+        if self.objects.len() >= MAX_OBJECTS {
+            return Control::Continue;
+        }
+        let Some(symbols) = self.object_symbols(m) else {
             return Control::Continue;
         };
         let base = self.pcs.len() as u32;
@@ -942,6 +956,11 @@ impl Observer for Profiler {
             self.go_to(p.at);
         }
         Control::Continue
+    }
+
+    /// Each (process, image) has its own profile ([`Profiler::finish_processes`]).
+    fn process(&mut self, p: &outcrop_events::ProcessSwitch) -> Control {
+        self.switch_process(p)
     }
 
     fn thread(&mut self, index: u32) -> Control {
@@ -1185,6 +1204,11 @@ impl Observer for ByBlocks<'_> {
     fn thread(&mut self, index: u32) -> Control {
         self.taken = None;
         self.profiler.thread(index)
+    }
+
+    fn process(&mut self, p: &outcrop_events::ProcessSwitch) -> Control {
+        self.taken = None;
+        self.profiler.switch_process(p)
     }
 
     fn signal(&mut self, entered: bool) -> Control {
@@ -1532,8 +1556,8 @@ pub struct LineProfile {
     pub unattributed: Counts,
 }
 
-/// Each guest thread's root node and own instruction counts (thread 0 always; others that
-/// retired something).
+/// Each guest thread's root node and own instruction counts: those that retired something
+/// (the first alone when none did; a process's profile has only its own threads).
 fn threads_of(nodes: &[TreeNode]) -> Vec<ThreadCounts> {
     let mut threads: Vec<ThreadCounts> = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
@@ -1555,7 +1579,11 @@ fn threads_of(nodes: &[TreeNode]) -> Vec<ThreadCounts> {
         }
         threads[t].counts.add(&n.self_counts);
     }
-    threads.retain(|t| t.index == 0 || t.counts.instructions > 0);
+    if threads.iter().any(|t| t.counts.instructions > 0) {
+        threads.retain(|t| t.counts.instructions > 0);
+    } else {
+        threads.truncate(1);
+    }
     threads
 }
 

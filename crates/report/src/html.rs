@@ -183,6 +183,9 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
     if let Some(p) = page.profile {
         functions_section(&mut o, p, page.sampled.is_some());
         threads_section(&mut o, p);
+        if let Some(t) = &p.processes {
+            t.write_html(&mut o);
+        }
     }
     if let Some(p) = profile {
         let _ = writeln!(

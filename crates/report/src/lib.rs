@@ -18,6 +18,7 @@ pub mod import;
 pub mod paths;
 pub mod phases;
 pub mod pprof;
+pub mod processes;
 pub mod profile;
 pub mod query;
 pub mod rap_run;

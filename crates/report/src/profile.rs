@@ -174,6 +174,10 @@ pub struct ProfileReport {
     /// What showing inlined calls as frames did (null: no counted code lies in one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inline: Option<outcrop_profile::inline::InlineStats>,
+    /// With more than one process or program: the process tree, each (process, program)
+    /// with its own functions (this report's functions are the first one's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<crate::processes::ProcessesReport>,
 }
 
 /// Per-instruction counts, one row per address, as numbers in `columns`' order (compact:
@@ -401,6 +405,7 @@ impl ProfileReport {
             sampled: false,
             call_chains: false,
             inline: None,
+            processes: None,
         }
     }
 
@@ -570,6 +575,9 @@ impl Report for ProfileReport {
         for (k, v) in cols {
             let _ = writeln!(out, "  {k}: {v}");
         }
+        if let Some(p) = &self.processes {
+            p.write_text(out);
+        }
     }
 }
 
@@ -729,7 +737,35 @@ pub fn speedscope(profile: &Profile, name: &str) -> String {
 /// layout, not a time). Without a timeline only those exact tracks are written, named
 /// `main`, `thread 1`…. Deterministic.
 pub fn firefox(profile: &Profile, name: &str) -> String {
+    firefox_processes(
+        &[FirefoxProcess {
+            pid: 1,
+            name: name.to_string(),
+            profile,
+        }],
+        name,
+    )
+}
+
+/// One process of a [`firefox_processes`] export.
+pub struct FirefoxProcess<'a> {
+    /// Its process id.
+    pub pid: u32,
+    /// What the Firefox Profiler calls it.
+    pub name: String,
+    /// Its exact profile.
+    pub profile: &'a Profile,
+}
+
+/// The exact profiles of a run's processes in the Firefox Profiler's format, each process a
+/// track group with its threads' tracks ([`firefox`] for one); the time axis and unit are the
+/// first one's.
+pub fn firefox_processes(procs: &[FirefoxProcess<'_>], name: &str) -> String {
     use fxprof_processed_profile as fx;
+    let Some(first) = procs.first() else {
+        return String::new();
+    };
+    let profile = first.profile;
     let tl = &profile.timeline;
     let timeline = tl.interval > 0 && !tl.marks.is_empty();
     let unit = if profile.timed {
@@ -750,11 +786,37 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
     } else {
         "Outcrop: exact call chains laid side by side (times are a layout)".to_string()
     });
-    let process = p.add_process(name, 1, fx::Timestamp::from_nanos_since_reference(0));
     let category = p.add_category("Guest code", fx::CategoryColor::Blue);
-    let pair: fx::CategoryPairHandle = category.into();
+    let mut tid = 1;
+    for proc in procs {
+        firefox_process(&mut p, proc, category.into(), &mut tid);
+    }
+    let mut s = serde_json::to_string(&p).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Adds one process's tracks to `p`: a timeline track per thread (when the profile has a
+/// timeline), then each thread's exact call tree, its call chains side by side.
+fn firefox_process(
+    p: &mut fxprof_processed_profile::Profile,
+    proc: &FirefoxProcess<'_>,
+    pair: fxprof_processed_profile::CategoryPairHandle,
+    tid: &mut u32,
+) {
+    use fxprof_processed_profile as fx;
+    let profile = proc.profile;
+    let tl = &profile.timeline;
+    let timeline = tl.interval > 0 && !tl.marks.is_empty();
+    let process = p.add_process(
+        &proc.name,
+        proc.pid,
+        fx::Timestamp::from_nanos_since_reference(0),
+    );
+    // a process's first thread is its main one
+    let main = profile.threads.first().map_or(0, |t| t.index);
     let label = |t: u32| {
-        if t == 0 {
+        if t == main {
             "main".to_string()
         } else {
             format!("thread {t}")
@@ -763,7 +825,6 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
     let intern = |p: &mut fx::Profile, track, node, memo: &mut Memo| {
         intern_stack(p, profile, pair, track, node, memo)
     };
-    let mut tid = 1;
     // the timeline: one track per guest thread, a sample per mark
     if timeline {
         let time = |c: &Counts| {
@@ -777,11 +838,11 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
         for t in &profile.threads {
             let track = p.add_thread(
                 process,
-                tid,
+                *tid,
                 fx::Timestamp::from_nanos_since_reference(0),
-                t.index == 0,
+                t.index == main,
             );
-            tid += 1;
+            *tid += 1;
             p.set_thread_name(track, &label(t.index));
             tracks.push((t.index, track, rustc_hash::FxHashMap::default()));
         }
@@ -806,9 +867,9 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
             };
             let (_, track, memo) = &mut tracks[k];
             let track = *track;
-            let stack = intern(&mut p, track, m.node, memo);
+            let stack = intern(p, track, m.node, memo);
             let w = weight(profile, &m.at).saturating_sub(weight(profile, &prev));
-            add_samples(&mut p, track, time(&m.at), stack, w);
+            add_samples(p, track, time(&m.at), stack, w);
             if let Some(c) = &counters {
                 let at = fx::Timestamp::from_nanos_since_reference(time(&m.at));
                 let d = [
@@ -832,11 +893,11 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
     for t in &profile.threads {
         let track = p.add_thread(
             process,
-            tid,
+            *tid,
             fx::Timestamp::from_nanos_since_reference(0),
-            t.index == 0 && !timeline,
+            t.index == main && !timeline,
         );
-        tid += 1;
+        *tid += 1;
         p.set_thread_name(
             track,
             &if timeline {
@@ -859,17 +920,14 @@ pub fn firefox(profile: &Profile, name: &str) -> String {
         };
         let (_, track, t, memo) = &mut tracks[k];
         let (track, at) = (*track, *t);
-        let stack = intern(&mut p, track, i as u32, memo);
+        let stack = intern(p, track, i as u32, memo);
         let w = weight(profile, &n.self_counts);
-        add_samples(&mut p, track, at, stack, w);
+        add_samples(p, track, at, stack, w);
         *t += w;
     }
     for (_, thread, t, _) in tracks {
         p.set_thread_end_time(thread, fx::Timestamp::from_nanos_since_reference(t));
     }
-    let mut s = serde_json::to_string(&p).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 /// Stacks interned per node of the call tree, per Firefox Profiler track.

@@ -4,7 +4,7 @@
 //! the report models from them and the program's image, and the binary writes the files.
 
 use crate::html::{run_page, IndexRow, RapSection, RunPage};
-use crate::profile::{firefox, folded, speedscope, ProfileReport};
+use crate::profile::{firefox, folded, speedscope, FirefoxProcess, ProfileReport};
 use crate::rpa::RpaReport;
 use crate::run_dir::{ExecStats, PathsSummary, RunSummary, SuiteEntry, WppSummary};
 use crate::{RapRunReport, Report, StreamReport};
@@ -199,6 +199,7 @@ impl<'a> RunReport<'a> {
             r.program_id = image.program_id().ok().map(str::to_string);
             r.sampled = s.sampled.is_some();
             r.call_chains = r.sampled && chains;
+            r.processes = crate::processes::ProcessesReport::new(&s.processes);
             let a = annotations(symbols_profile, &s.program, image, table.as_mut());
             (r, a, inlined.map(|(q, _)| q))
         });
@@ -294,6 +295,26 @@ impl<'a> RunReport<'a> {
         outcrop_events::escape::text(&c).into_owned()
     }
 
+    /// The Firefox Profiler export: the run's profile `shown` (one process), or one track
+    /// group per (process, program), the first shown as `shown`.
+    fn firefox(&self, shown: &outcrop_profile::Profile) -> String {
+        let s = self.summaries;
+        if s.processes.is_empty() {
+            return firefox(shown, &s.program);
+        }
+        let procs: Vec<FirefoxProcess<'_>> = s
+            .processes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FirefoxProcess {
+                pid: p.pid,
+                name: crate::processes::label(p.pid, p.image, &p.program),
+                profile: if i == 0 { shown } else { &p.profile },
+            })
+            .collect();
+        crate::profile::firefox_processes(&procs, &s.program)
+    }
+
     /// Retired instructions per class, by class name.
     fn classes(&self) -> Option<Vec<(&'static str, u64)>> {
         self.summaries.classes.map(|c| {
@@ -369,7 +390,7 @@ impl<'a> RunReport<'a> {
                 "profile.speedscope.json",
                 speedscope(p, &s.program).into_bytes(),
             ));
-            out.push(("profile.firefox.json", firefox(p, &s.program).into_bytes()));
+            out.push(("profile.firefox.json", self.firefox(p).into_bytes()));
             out.push(("profile.folded", folded(p).into_bytes()));
             out.push(("profile.pb.gz", crate::pprof::pprof(p, &s.program)));
         }

@@ -141,8 +141,11 @@ pub struct RunSummaries {
     pub machine: MachineCounts,
     /// The host's peak resident set, when the caller measured it.
     pub host_max_rss_bytes: Option<u64>,
-    /// The exact profile.
+    /// The exact profile (of the first process's first program when the guest ran more).
     pub profile: Option<Profile>,
+    /// With more than one process or program: each (process, program)'s exact profile, the
+    /// first process's first program first (docs/machine.md, "Processes").
+    pub processes: Vec<outcrop_profile::ProcessProfile>,
     /// The basic-block vectors and the phases found in them.
     pub phases: Option<(outcrop_phases::Bbv, outcrop_phases::Phases)>,
     /// The RAP trees, finished, with the spec that made them.
@@ -243,10 +246,10 @@ impl RunSummaries {
     }
 }
 
-/// A run whose guest called `execve` with mechanisms attached says that they see every
-/// process's instructions as one program's (docs/machine.md, "Processes"): another program's
-/// code would otherwise carry the first program's names without a word.
-fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine, program: &str) {
+/// A run whose guest called `execve` with address-keyed mechanisms other than the exact
+/// profile (which keeps one profile per process and program) says that those see every
+/// process's addresses in one stream (docs/machine.md, "Processes").
+fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
     let execs: u32 = machine
         .kernel
         .processes()
@@ -254,15 +257,22 @@ fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine, program: &str)
         .iter()
         .map(|p| p.execs)
         .sum();
-    let observed = config.profile || config.rap.is_some() || config.wpp.is_some();
-    if execs > 0 && (observed || !config.paths.is_empty() || config.rpa.is_some()) {
-        // the mechanisms see every process's instructions as one program's (docs/machine.md,
-        // "Processes"): say so rather than let another program's code carry these names
+    let merged: Vec<&str> = [
+        (config.rap.is_some(), "RAP"),
+        (!config.paths.is_empty(), "the branch-record units"),
+        (config.wpp.is_some(), "the capture"),
+        (config.rpa.is_some(), "the RPA"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if execs > 0 && !merged.is_empty() {
         machine.kernel.warn(&format!(
-            "the guest ran {execs} program{} with execve; the profiles name every process's \
-             addresses with the first program's ({program}) symbols (per-process profiles are \
-             not built yet)",
-            if execs == 1 { "" } else { "s" }
+            "the guest ran {execs} program{} with execve; what {} recorded mixes every \
+             program's addresses, named with the first program's symbols (their records name \
+             threads; --stats-json says which process each thread was)",
+            if execs == 1 { "" } else { "s" },
+            merged.join(", ")
         ));
     }
 }
@@ -349,7 +359,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         });
     }
     let mut result = run.execute()?;
-    warn_if_exec_merged(config, &mut machine, &program);
+    warn_if_exec_merged(config, &mut machine);
     let wpp = match result.wpp.take() {
         Some(mut c) => {
             c.writer
@@ -383,6 +393,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         machine: MachineCounts::default(),
         host_max_rss_bytes: None,
         profile: result.profile.take(),
+        processes: std::mem::take(&mut result.processes),
         phases: result.phases.take(),
         rap,
         samples,

@@ -186,6 +186,7 @@ pub fn import(
         machine: Default::default(),
         host_max_rss_bytes: None,
         profile,
+        processes: Vec::new(),
         phases: None,
         rap,
         samples: vec![imported.samples.clone()],

@@ -202,6 +202,9 @@ pub struct RunResult<'a> {
     pub paths: Option<BranchRecorder>,
     /// The exact profile by function, instruction and call chain.
     pub profile: Option<Profile>,
+    /// With more than one process or program: each (process, program)'s exact profile, the
+    /// first process's first program first (`profile` is its).
+    pub processes: Vec<outcrop_profile::ProcessProfile>,
     /// The basic-block vectors and the phases found in them ([`Run::phases`]).
     pub phases: Option<(outcrop_phases::Bbv, outcrop_phases::Phases)>,
     /// With [`Run::range`]: the instructions every mechanism observed.
@@ -496,6 +499,7 @@ impl<'a, 's> Run<'a, 's> {
         if let Some(r) = rap.as_mut() {
             r.finish_trees()?;
         }
+        let (profile, processes) = profiler.map(Profiler::finish_processes).unzip();
         Ok(RunResult {
             outcome,
             interrupted: driver.interrupted,
@@ -506,7 +510,8 @@ impl<'a, 's> Run<'a, 's> {
             rap,
             wpp,
             paths: recorder,
-            profile: profiler.map(Profiler::finish_profile),
+            profile,
+            processes: processes.unwrap_or_default(),
             phases: bbv.map(phases_of),
             rpa: rpa_out,
             window: range.map(|(a, b)| Window {

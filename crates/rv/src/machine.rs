@@ -351,6 +351,9 @@ pub struct Machine {
     isa: Isa,
     /// Mapped objects the observer has heard of ([`Observer::mapped`]).
     mappings_seen: usize,
+    /// The process and image the observer last heard of ([`Observer::process`]; `None`: the
+    /// first process's first).
+    announced: Option<(u32, u32)>,
     /// The compiling tier ([`Engine::Jit`]), made on first use.
     jit: Option<Box<blocks::jit::Tier>>,
     /// The other processes' address spaces and code, by pid (docs/machine.md, "Processes").
@@ -444,6 +447,7 @@ impl Machine {
             blocks_tracked: false,
             isa: Isa::ALL,
             mappings_seen: 0,
+            announced: None,
             jit: None,
             jit_unavailable: false,
             jit_hot: blocks::jit::JIT_HOT,
@@ -734,7 +738,8 @@ impl Machine {
     }
 
     fn note_mappings<O: Observer>(&mut self, obs: &mut O) -> Control {
-        let mut control = Control::Continue;
+        // a new image's mappings come after the switch to it
+        let mut control = self.note_process(obs);
         let objects = self.kernel.mapped_objects();
         for (i, o) in objects.iter().enumerate().skip(self.mappings_seen) {
             control = control.and(obs.mapped(&o.mapping(i as u32)));

@@ -225,6 +225,18 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
         self.verdict()
     }
 
+    /// The records held back belong to the process before: they go first, then the switch
+    /// at once, so that the new image's mappings ([`Observer::mapped`], passed on at once)
+    /// follow it.
+    fn process(&mut self, p: &outcrop_events::ProcessSwitch) -> Control {
+        self.flush();
+        let c = self.inner.process(p);
+        if c == Control::Stop {
+            self.stopped = true;
+        }
+        self.verdict()
+    }
+
     fn signal(&mut self, entered: bool) -> Control {
         self.pending.push(Pending::Signal(entered));
         self.verdict()

@@ -170,3 +170,83 @@ fn threads_of_every_process_take_equal_turns() {
         assert!((900_000..=1_100_000).contains(&n), "{threads:?}");
     }
 }
+
+/// Every (process, program) has its own exact profile: the rows sum to the run on every
+/// engine and under timing (cycles too), an `execve` starts a new row named by the new
+/// program's symbols, the engines give byte-identical profiles, and the Firefox export has
+/// a track group per row.
+#[test]
+fn each_process_and_program_has_its_own_exact_profile_on_every_engine() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| -> (serde_json::Value, serde_json::Value, String) {
+        let report = dir.path().join(name);
+        let mut args = vec![
+            "run",
+            "--deterministic",
+            "--max-processes",
+            "16",
+            "--report",
+            report.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--", p.to_str().unwrap(), "exec"]);
+        let out = outcrop(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let read = |f: &str| std::fs::read_to_string(report.join(f)).unwrap();
+        let profile: serde_json::Value = serde_json::from_str(&read("profile.json")).unwrap();
+        let run: serde_json::Value = serde_json::from_str(&read("run.json")).unwrap();
+        let firefox = read("profile.firefox.json");
+        (profile, run, firefox)
+    };
+    let (jit, stats, firefox) = run("jit", &[]);
+    let rows = jit["processes"]["rows"].as_array().expect("process rows");
+    let sum: u64 = rows
+        .iter()
+        .map(|r| r["instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, stats["instructions"].as_u64().unwrap());
+    // the first row is the first process's first program: the report's functions are its
+    assert_eq!(rows[0]["depth"], 0);
+    assert_eq!(rows[0]["instructions"], jit["instructions"]);
+    // the self-exec: a second row for one pid, its own `main` and `_start`
+    let execd: Vec<&serde_json::Value> = rows.iter().filter(|r| r["image"] == 1).collect();
+    assert!(!execd.is_empty(), "{rows:?}");
+    for r in &execd {
+        assert!(r["program"].as_str().unwrap().ends_with("procs"), "{r}");
+        let names: Vec<&str> = r["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[0].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"main") && names.contains(&"_start"),
+            "{names:?}"
+        );
+        assert!(rows.iter().any(|o| o["pid"] == r["pid"] && o["image"] == 0));
+    }
+    assert!(
+        rows.iter().any(|r| r["depth"] == 1),
+        "children are under the parent"
+    );
+    let ff: serde_json::Value = serde_json::from_str(&firefox).unwrap();
+    let mut pids: Vec<&str> = ff["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["pid"].as_str().unwrap())
+        .collect();
+    pids.dedup();
+    assert!(pids.len() > 1, "{pids:?}");
+    for engine in ["blocks", "step"] {
+        let (other, _, _) = run(engine, &["--engine", engine]);
+        assert_eq!(other, jit, "{engine}");
+    }
+    // timed: the rows' cycles sum to the run's
+    let (timed, stats, _) = run("timed", &["--timing"]);
+    let rows = timed["processes"]["rows"].as_array().unwrap();
+    let cycles: u64 = rows.iter().map(|r| r["cycles"].as_u64().unwrap()).sum();
+    assert_eq!(cycles, stats["timing"]["cycles"].as_u64().unwrap());
+}

@@ -169,7 +169,8 @@ impl Processes {
         self.history.iter_mut().rev().find(|s| s.pid == pid)
     }
 
-    pub(super) fn get(&self, pid: u32) -> Option<&Process> {
+    /// The live or unreaped process `pid`.
+    pub fn get(&self, pid: u32) -> Option<&Process> {
         self.list.iter().find(|p| p.pid == pid)
     }
 

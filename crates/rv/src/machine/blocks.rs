@@ -300,9 +300,9 @@ impl BlockCache {
         self.lens.get(at..at + b.insns as usize).unwrap_or_default()
     }
 
-    /// Forgets every block (keeping a copy of the running one's hook data).
-    pub(super) fn flush(&mut self) {
-        self.saved = self.blocks.get(self.running as usize).map(|b| {
+    /// A copy of the running block's hook data.
+    fn running_saved(&self) -> Option<Box<SavedBlock>> {
+        self.blocks.get(self.running as usize).map(|b| {
             let (first, count) = (b.first as usize, b.count as usize);
             Box::new(SavedBlock {
                 classes: b.classes,
@@ -315,7 +315,21 @@ impl BlockCache {
                     .to_vec(),
                 lens: self.block_lens(b).to_vec(),
             })
-        });
+        })
+    }
+
+    /// Hands the running block's hook data to `to`, the cache of the address space an
+    /// `execve` replaces this one with, as a flush would: the block that made the call ends
+    /// there, and is reported as the old program's.
+    pub(super) fn hand_over_running(&self, to: &mut BlockCache) {
+        to.saved = self.running_saved();
+        to.generation = to.generation.max(self.generation) + 1;
+        to.running = NOT_RUNNING;
+    }
+
+    /// Forgets every block (keeping a copy of the running one's hook data).
+    pub(super) fn flush(&mut self) {
+        self.saved = self.running_saved();
         self.running = NOT_RUNNING;
         self.pages.clear();
         self.tables.clear();

@@ -107,6 +107,27 @@ impl Machine {
         true
     }
 
+    /// Tells `obs` that the running process, or its program, changed since it last heard
+    /// ([`Observer::process`]), after the counts compiled code kept for the one before.
+    pub(super) fn note_process<O: Observer>(&mut self, obs: &mut O) -> Control {
+        let pid = self.kernel.current_pid();
+        let procs = self.kernel.processes();
+        let (parent, image) = procs.get(pid).map_or((0, 0), |p| (p.ppid, p.execs));
+        let from = self.announced.unwrap_or((procs.initial, 0));
+        if (pid, image) == from {
+            return Control::Continue;
+        }
+        self.drain_counts(obs);
+        self.announced = Some((pid, image));
+        obs.process(&outcrop_events::ProcessSwitch {
+            pid,
+            parent,
+            image,
+            from_pid: from.0,
+            from_image: from.1,
+        })
+    }
+
     /// Finishes a `fork` the kernel began: the child's memory is a copy of the caller's and
     /// its thread resumes at `next` with the caller's FP state. `Err(errno)` (the fork taken
     /// back) when the copy would exceed the memory limit.
@@ -185,6 +206,8 @@ impl Machine {
         let mut space = self.new_space(image.mem);
         self.swap_space(&mut space);
         self.blocks.take_kept_counts(&mut space.blocks);
+        // the block that called `execve` ends in the old program
+        space.blocks.hand_over_running(&mut self.blocks);
         self.retire(space);
         self.set_memory_budget();
         self.x = [0; 32];
@@ -193,9 +216,8 @@ impl Machine {
         self.fflags = 0;
         self.frm = 0;
         self.reservation = None;
-        self.block_start = image.pc;
-        self.block_len = 0;
-        self.block_lens.clear();
+        // (the block in progress, which the `ecall` ends, is the old program's: it is
+        // reported to the observer before the switch to the new one)
         Ok(image.pc)
     }
 

@@ -549,6 +549,12 @@ impl Machine {
             .instret
             .saturating_add(self.traps)
             .saturating_add(quantum);
+        // a change of process (or of program: `execve` reschedules) comes first
+        let mut announced = self.note_process(obs);
+        if O::MAPPINGS && self.mappings_seen != self.kernel.mapped_objects().len() {
+            // (a new process's or program's objects, before any of its records)
+            announced = announced.and(self.note_mappings(obs));
+        }
         let threads = self.kernel.threads_mut();
         // (after a change of process, the outgoing thread's part was told already)
         let same = next == threads.current && !switched;
@@ -590,14 +596,14 @@ impl Machine {
             .position(|t| t.tid == next_tid)
             .unwrap_or(0);
         if same {
-            return Control::Continue;
+            return announced;
         }
         self.sched.switches += 1;
         self.sched.thread_index = next_index;
         if let Some(s) = self.kernel.threads_mut().stat_mut(next_index) {
             s.switches += 1;
         }
-        part.and(obs.thread(next_index))
+        part.and(announced).and(obs.thread(next_index))
     }
 
     /// Delivers the running thread's deliverable signals: enters their handlers (nested, the
