@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Processes and pipes against qemu-user (docs/BENCHMARKS.md, "Whole programs: processes").
 
-Runs, RUNS times alternating, each workload under qemu-riscv64-static and `outcrop exec`, checks
-that stdout is byte-identical, and prints wall-time medians with min–max and their ratio:
+Runs, RUNS times alternating, each workload under qemu-riscv64-static, `outcrop exec` and
+`outcrop run` (the exact profile, one per process and program), checks that exec's stdout is
+byte-identical to qemu's, and prints wall-time medians with min–max and their ratios:
 
 * `procs`: the fork/vfork/pipe/wait/kill guest (crates/outcrop/tests/fixtures/guest/procs.c);
 * `shell`: busybox's ash running pipelines of its applets (sort, uniq, awk, grep, sed, tr, cut,
@@ -80,9 +81,9 @@ def main():
         "shell": (["./busybox", "sh", "pipe.sh"], ["./busybox", "sh", "pipe.sh"]),
     }
     print(f"{'workload':8} {'qemu s (min-max)':>22} {'outcrop s (min-max)':>22} {'ratio':>6}"
-          "  processes  identical")
+          f"  processes  identical {'profiled s (min-max)':>22} {'/exec':>6} {'/qemu':>6}  rows")
     for name, (q, o) in workloads.items():
-        tq, to = [], []
+        tq, to, tp = [], [], []
         same = True
         procs = "?"
         for _ in range(runs):
@@ -90,13 +91,22 @@ def main():
             stats = os.path.join(work, "stats.json")
             do, po = timed([OUTCROP, "exec", "--allow", work, "--stats-json", stats, "--"] + o,
                            work)
+            dp, pp = timed([OUTCROP, "run", "--allow", work, "--"] + o, work)
+            assert pp.returncode == po.returncode, pp.stderr
             tq.append(dq)
             to.append(do)
+            tp.append(dp)
             same &= pq.stdout == po.stdout and pq.returncode == po.returncode
             procs = len(json.load(open(stats)).get("processes", [])) or 1
-        mq, mo = statistics.median(tq), statistics.median(to)
+        report = os.path.join(work, "report")
+        subprocess.run([OUTCROP, "run", "--allow", work, "--report", report, "--"] + o, cwd=work,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        prof = json.load(open(os.path.join(report, "profile.json")))
+        rows = len(prof.get("processes", {}).get("rows", [])) or 1
+        mq, mo, mp = (statistics.median(t) for t in (tq, to, tp))
         print(f"{name:8} {mq:8.3f} ({min(tq):.3f}-{max(tq):.3f}) "
-              f"{mo:8.3f} ({min(to):.3f}-{max(to):.3f}) {mo / mq:6.2f}  {procs:9}  {same}")
+              f"{mo:8.3f} ({min(to):.3f}-{max(to):.3f}) {mo / mq:6.2f}  {procs:9}  {same!s:9} "
+              f"{mp:8.3f} ({min(tp):.3f}-{max(tp):.3f}) {mp / mo:6.2f} {mp / mq:6.2f}  {rows}")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -117,7 +117,11 @@ impl Machine {
         if (pid, image) == from {
             return Control::Continue;
         }
-        self.drain_counts(obs);
+        if pid == from.0 {
+            // an `execve`: the counts compiled code kept for the old program (a switch of
+            // process drained them before it left, `switch_process`)
+            self.drain_counts(obs);
+        }
         self.announced = Some((pid, image));
         obs.process(&outcrop_events::ProcessSwitch {
             pid,
