@@ -186,3 +186,89 @@ pub(crate) struct ImageInfo {
     /// Whether its symbols were read (or given).
     pub(crate) named: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outcrop_events::record::{Observer, Retire};
+
+    fn insn(pc: u64) -> Retire {
+        Retire {
+            pc,
+            len: 4,
+            next_pc: pc + 4,
+            ..Retire::default()
+        }
+    }
+
+    fn switch(p: &mut Profiler, from: (u32, u32), to: (u32, u32), parent: u32) {
+        let _ = p.process(&ProcessSwitch {
+            pid: to.0,
+            parent,
+            image: to.1,
+            from_pid: from.0,
+            from_image: from.1,
+        });
+    }
+
+    /// Each (process, image) keeps its own counts, a return to one goes on with its profile,
+    /// the first process's first image comes first, and the rows sum to what was retired.
+    #[test]
+    fn each_process_and_image_counts_its_own_instructions() {
+        let mut p = Profiler::new(Symbols::default());
+        for i in 0..5 {
+            let _ = p.retire(&insn(0x1000 + 4 * i), None);
+        }
+        switch(&mut p, (7, 0), (8, 0), 7);
+        for i in 0..3 {
+            let _ = p.retire(&insn(0x2000 + 4 * i), None);
+        }
+        switch(&mut p, (8, 0), (7, 0), 1);
+        let _ = p.retire(&insn(0x1100), None);
+        switch(&mut p, (7, 0), (7, 1), 1);
+        for i in 0..2 {
+            let _ = p.retire(&insn(0x3000 + 4 * i), None);
+        }
+        let (first, rows) = p.finish_processes();
+        let got: Vec<(u32, u32, u32, u64)> = rows
+            .iter()
+            .map(|r| (r.pid, r.image, r.parent, r.profile.instructions))
+            .collect();
+        assert_eq!(got, vec![(7, 0, 0, 6), (7, 1, 1, 2), (8, 0, 7, 3)]);
+        assert_eq!(first.instructions, 6);
+        assert_eq!(first.pcs.len(), 6);
+        assert!(rows[2]
+            .profile
+            .pcs
+            .iter()
+            .all(|c| c.pc >= 0x2000 && c.pc < 0x3000));
+    }
+
+    /// A source that names more processes than the bound: the profiles stop growing, and
+    /// every instruction is still counted once.
+    #[test]
+    fn the_profiles_are_bounded_and_lose_no_instruction() {
+        let mut p = Profiler::new(Symbols::default());
+        let n = MAX_PROCESS_PROFILES as u32 + 50;
+        let mut from = (1, 0);
+        for pid in 2..n + 2 {
+            switch(&mut p, from, (pid, 0), 1);
+            let _ = p.retire(&insn(0x1000), None);
+            from = (pid, 0);
+        }
+        let (_, rows) = p.finish_processes();
+        assert_eq!(rows.len(), MAX_PROCESS_PROFILES);
+        let total: u64 = rows.iter().map(|r| r.profile.instructions).sum();
+        assert_eq!(total, u64::from(n));
+    }
+
+    /// Without a process named, there is one profile and no rows.
+    #[test]
+    fn one_process_gives_no_rows() {
+        let mut p = Profiler::new(Symbols::default());
+        let _ = p.retire(&insn(0x1000), None);
+        let (first, rows) = p.finish_processes();
+        assert!(rows.is_empty());
+        assert_eq!(first.instructions, 1);
+    }
+}
