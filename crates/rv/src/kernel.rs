@@ -23,6 +23,7 @@ mod ipc;
 mod locks;
 pub mod mapping;
 mod names;
+mod net;
 mod pipe;
 pub mod process;
 pub mod signals;
@@ -133,8 +134,11 @@ enum Fd {
     Device(Device),
     /// An end of a pipe between the guest's threads and processes.
     Pipe(pipe::PipeEnd),
-    /// An end of a connected socket pair (`socketpair`).
+    /// An end of a connected socket pair (`socketpair`) or stream connection.
     Socket(socket::SocketEnd),
+    /// A socket of the machine's loopback network not connected as a stream: unbound, bound,
+    /// listening, or a datagram socket.
+    Net(net::NetSocket),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -188,6 +192,7 @@ impl Fd {
             Fd::Device(d) => Fd::Device(*d),
             Fd::Pipe(p) => Fd::Pipe(p.clone()),
             Fd::Socket(s) => Fd::Socket(s.try_clone()),
+            Fd::Net(s) => Fd::Net(s.clone()),
         })
     }
 }
@@ -322,6 +327,9 @@ pub struct Kernel {
     ipc: ipc::Ipc,
     /// Bytes held by all pipes ([`pipe::MAX_PIPE_BYTES`]).
     pipe_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The names bound on the machine's loopback network ([`net`]), one table for every
+    /// process.
+    net: net::Net,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -409,6 +417,7 @@ impl Kernel {
             locks: Default::default(),
             ipc: Default::default(),
             pipe_bytes: Default::default(),
+            net: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -631,9 +640,16 @@ impl Kernel {
             173 => self.sys_getppid(),
             59 => self.sys_pipe2(mem, a[0], a[1]),
             71 => self.sys_sendfile(mem, a[0], a[1], a[2], a[3]),
-            198 => self.sys_socket(a[0], a[1]),
+            198 => self.sys_socket(a[0], a[1], a[2]),
             199 => self.sys_socketpair(mem, a),
-            204 | 205 => self.sys_sockname(mem, a[0], a[1], a[2]),
+            200 => self.sys_bind(mem, a),
+            201 => self.sys_listen(a[0], a[1]),
+            202 => self.sys_accept(mem, [a[0], a[1], a[2], 0, 0, 0]),
+            203 => self.sys_connect(mem, a),
+            204 | 205 => self.sys_sockname(mem, [a[0], a[1], a[2]], nr == 205),
+            208 => self.sys_setsockopt(a[0]),
+            209 => self.sys_getsockopt(mem, a),
+            242 => self.sys_accept(mem, a),
             206 => self.sys_sendto(mem, a),
             207 => self.sys_recvfrom(mem, a),
             210 => self.sys_shutdown(a[0], a[1]),

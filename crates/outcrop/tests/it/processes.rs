@@ -250,3 +250,32 @@ fn each_process_and_program_has_its_own_exact_profile_on_every_engine() {
     let cycles: u64 = rows.iter().map(|r| r["cycles"].as_u64().unwrap()).sum();
     assert_eq!(cycles, stats["timing"]["cycles"].as_u64().unwrap());
 }
+
+/// The machine's loopback network: a forking TCP echo server and its clients, UDP datagrams
+/// with their senders, Unix stream and datagram sockets by abstract name, a non-blocking
+/// accept, a refused connection and a port in use print what qemu-user (on the host's
+/// loopback) prints; an address outside the loopback is unreachable, with a warning.
+#[test]
+fn loopback_sockets_print_what_qemu_prints_and_the_host_network_is_unreachable() {
+    let net = guest("net");
+    let out = exec(&[net.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected("net.expected")
+    );
+    let out = exec(&[net.to_str().unwrap(), "far"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("connect far: -1 ENETUNREACH")
+            && text.contains("sendto far: -1 ENETUNREACH")
+            && text.contains("inet6: -1 EAFNOSUPPORT"),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("host's network is never reachable"), "{err}");
+}

@@ -39,6 +39,11 @@ impl Kernel {
                 pipe::PipeIo::Wait => return WOULD_BLOCK,
                 pipe::PipeIo::Err(e) => return -e,
             },
+            Ok(Fd::Net(s)) => match s.read(&mut tmp) {
+                pipe::PipeIo::Done(n) => Ok(n),
+                pipe::PipeIo::Wait => return WOULD_BLOCK,
+                pipe::PipeIo::Err(e) => return -e,
+            },
             Ok(_) => return -EBADF,
         };
         match got {
@@ -66,6 +71,8 @@ impl Kernel {
             Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
             Ok(Fd::Device(_)) => Ok(()),
             Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => return -EBADF,
+            // (`write` sends a datagram socket's to its peer: `sys_write`)
+            Ok(Fd::Net(_)) => return -107, // ENOTCONN
         };
         match r {
             Ok(()) => data.len() as i64,
@@ -109,6 +116,11 @@ impl Kernel {
     }
 
     pub(super) fn sys_write(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64) -> i64 {
+        if let Ok(Fd::Net(s)) = self.fd(fd) {
+            // a datagram to the connected peer
+            let s = s.clone();
+            return self.net_sendto(mem, &s, [fd, buf, count, 0, 0, 0]);
+        }
         let n = (count as usize).min(MAX_IO);
         let mut tmp = vec![0u8; n];
         if mem.read_bytes(buf, &mut tmp).is_err() {
@@ -402,6 +414,7 @@ impl Kernel {
                     i64::from(p.write) | if p.nonblocking() { O_NONBLOCK } else { 0 }
                 }
                 Ok(Fd::Socket(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Net(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -412,6 +425,10 @@ impl Kernel {
                     0
                 }
                 Ok(Fd::Socket(s)) => {
+                    s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
+                Ok(Fd::Net(s)) => {
                     s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
                     0
                 }
@@ -592,7 +609,9 @@ impl Kernel {
                     Err(e) => -errno(&e),
                 },
                 Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
-                Ok(Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => -crate::sandbox::EACCES,
+                Ok(Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_) | Fd::Net(_)) => {
+                    -crate::sandbox::EACCES
+                }
                 Err(e) => -e,
             };
         }
@@ -843,7 +862,7 @@ impl Kernel {
                 return Self::write_device_stat(mem, buf, d);
             }
             Ok(Fd::Pipe(_)) => return Self::write_fixed_stat(mem, buf, 0o010600),
-            Ok(Fd::Socket(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
+            Ok(Fd::Socket(_) | Fd::Net(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self

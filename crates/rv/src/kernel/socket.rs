@@ -1,8 +1,8 @@
 //! Sockets inside the guest (docs/machine.md, "Processes"): `socketpair(AF_UNIX,
 //! SOCK_STREAM)` — two connected ends, each a pair of the machine's pipes, one each way — with
 //! read/write, `sendto`/`recvfrom` without addresses, `shutdown`, and `pselect6` over every
-//! descriptor the machine can wait on. Every other socket (`socket()` of any family) is
-//! refused with `EACCES` and a warning: no guest reaches the host's network.
+//! descriptor the machine can wait on. Other sockets are the machine's own loopback
+//! ([`super::net`]): no guest reaches the host's network.
 
 use super::pipe::{PipeEnd, PipeIo};
 use super::{Fd, Kernel, Ret, EFAULT, EINVAL};
@@ -23,6 +23,9 @@ pub(crate) struct SocketEnd {
     pub rx: Option<PipeEnd>,
     /// Toward the peer (`None` after `shutdown(SHUT_WR)`: the peer reads end of file).
     pub tx: Option<PipeEnd>,
+    /// (this end's address, the peer's) of a connection made on the machine's network
+    /// (`None`: a `socketpair`, unnamed).
+    pub names: Option<std::sync::Arc<(super::net::Addr, super::net::Addr)>>,
 }
 
 impl SocketEnd {
@@ -31,6 +34,7 @@ impl SocketEnd {
         SocketEnd {
             rx: self.rx.clone(),
             tx: self.tx.clone(),
+            names: self.names.clone(),
         }
     }
 
@@ -77,21 +81,6 @@ impl SocketEnd {
 }
 
 impl Kernel {
-    /// `socket(domain, type, protocol)`: no socket of any family reaches the host's network
-    /// or file system; only connected pairs exist ([`Kernel::sys_socketpair`]).
-    pub(super) fn sys_socket(&mut self, domain: u64, kind: u64) -> i64 {
-        self.warn_once(
-            0x6_0000_0000,
-            &format!(
-                "the guest asked for a socket (domain {domain}, type {:#x}); sockets other than \
-                 socketpair(AF_UNIX, SOCK_STREAM) are not supported — the host's network is \
-                 never reachable — returning EACCES",
-                kind
-            ),
-        );
-        -super::EACCES
-    }
-
     /// `socketpair(AF_UNIX, SOCK_STREAM[|NONBLOCK|CLOEXEC], 0, sv)`.
     pub(super) fn sys_socketpair(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         let [domain, kind, protocol, sv, ..] = a;
@@ -118,10 +107,12 @@ impl Kernel {
             SocketEnd {
                 rx: Some(a_rx),
                 tx: Some(a_tx),
+                names: None,
             },
             SocketEnd {
                 rx: Some(b_rx),
                 tx: Some(b_tx),
+                names: None,
             },
         ];
         let mut fds = [0i64; 2];
@@ -174,6 +165,10 @@ impl Kernel {
     /// is `EISCONN`, as Linux answers on a connected stream socket).
     pub(super) fn sys_sendto(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         match self.fd(a[0]) {
+            Ok(Fd::Net(n)) => {
+                let n = n.clone();
+                self.net_sendto(mem, &n, a)
+            }
             Ok(Fd::Socket(_)) if a[4] != 0 => -106, // EISCONN
             Ok(Fd::Socket(_)) => self.sys_write(mem, a[0], a[1], a[2]),
             Ok(_) => -ENOTSOCK,
@@ -185,6 +180,10 @@ impl Kernel {
     /// peer's address is left unset: `*addrlen` becomes 0).
     pub(super) fn sys_recvfrom(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         match self.fd(a[0]) {
+            Ok(Fd::Net(n)) => {
+                let n = n.clone();
+                self.net_recvfrom(mem, &n, a)
+            }
             Ok(Fd::Socket(_)) => {
                 let n = self.sys_read(mem, a[0], a[1], a[2]);
                 if n >= 0 && a[5] != 0 && mem.store_u32(a[5], 0).is_err() {
@@ -197,17 +196,29 @@ impl Kernel {
         }
     }
 
-    /// `getpeername`/`getsockname` of a pair's end: an unnamed `AF_UNIX` address.
-    pub(super) fn sys_sockname(&mut self, mem: &mut Memory, fd: u64, addr: u64, len: u64) -> i64 {
+    /// `getsockname` (`peer` false) or `getpeername`: a connection's names, an unnamed
+    /// `AF_UNIX` address for a pair's end.
+    pub(super) fn sys_sockname(&mut self, mem: &mut Memory, a: [u64; 3], peer: bool) -> i64 {
+        let [fd, addr, len] = a;
         match self.fd(fd) {
+            Ok(Fd::Net(n)) => {
+                let n = n.clone();
+                self.net_name(mem, &n, a, peer)
+            }
             Ok(Fd::Socket(s)) if s.tx.is_none() && s.rx.is_none() => -ENOTCONN,
-            Ok(Fd::Socket(_)) => {
+            Ok(Fd::Socket(s)) => {
                 let Ok(room) = mem.load_u32(len) else {
                     return -EFAULT;
                 };
-                let family = (AF_UNIX as u16).to_le_bytes();
-                let n = (room as usize).min(2);
-                if mem.write_bytes(addr, &family[..n]).is_err() || mem.store_u32(len, 2).is_err() {
+                let bytes = match &s.names {
+                    Some(n) if peer => n.1.bytes(),
+                    Some(n) => n.0.bytes(),
+                    None => (AF_UNIX as u16).to_le_bytes().to_vec(),
+                };
+                let n = (room as usize).min(bytes.len());
+                if mem.write_bytes(addr, &bytes[..n]).is_err()
+                    || mem.store_u32(len, bytes.len() as u32).is_err()
+                {
                     return -EFAULT;
                 }
                 0
@@ -223,6 +234,7 @@ impl Kernel {
         match self.fds.get(fd)?.as_ref()? {
             Fd::Pipe(p) => Some(p.ready()),
             Fd::Socket(s) => Some(s.ready()),
+            Fd::Net(s) => Some(s.ready()),
             _ => Some((true, true, false)),
         }
     }
