@@ -6,6 +6,8 @@ Runs, RUNS times alternating, each workload under qemu-riscv64-static, `outcrop 
 byte-identical to qemu's, and prints wall-time medians with min–max and their ratios:
 
 * `procs`: the fork/vfork/pipe/wait/kill guest (crates/outcrop/tests/fixtures/guest/procs.c);
+* `net`: the loopback-socket guest (…/guest/net.c: a forking TCP echo server and its clients,
+  UDP, Unix stream and datagram sockets; qemu-user uses the host's loopback);
 * `shell`: busybox's ash running pipelines of its applets (sort, uniq, awk, grep, sed, tr, cut,
   wc, seq; 3 to 5 processes a line) and a loop of 200 subshells (`$(...)`), every one a fork.
 
@@ -28,6 +30,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTCROP = os.path.join(ROOT, "target/release/outcrop")
 PROCS = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/procs")
+NET = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/net")
 
 SCRIPT = r"""
 i=0
@@ -78,6 +81,7 @@ def main():
     open(os.path.join(work, "pipe.sh"), "w").write(SCRIPT)
     workloads = {
         "procs": ([PROCS], [PROCS]),
+        "net": ([NET], [NET]),
         "shell": (["./busybox", "sh", "pipe.sh"], ["./busybox", "sh", "pipe.sh"]),
     }
     print(f"{'workload':8} {'qemu s (min-max)':>22} {'outcrop s (min-max)':>22} {'ratio':>6}"
