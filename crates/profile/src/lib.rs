@@ -1629,7 +1629,7 @@ fn add_function_totals(nodes: &[TreeNode], functions: &mut [Function]) {
 mod tests {
     use super::*;
 
-    fn insn(pc: u64) -> Retire {
+    pub(crate) fn insn(pc: u64) -> Retire {
         Retire {
             pc,
             len: 4,

@@ -190,16 +190,8 @@ pub(crate) struct ImageInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use outcrop_events::record::{Observer, Retire};
-
-    fn insn(pc: u64) -> Retire {
-        Retire {
-            pc,
-            len: 4,
-            next_pc: pc + 4,
-            ..Retire::default()
-        }
-    }
+    use crate::tests::insn;
+    use outcrop_events::record::Observer;
 
     fn switch(p: &mut Profiler, from: (u32, u32), to: (u32, u32), parent: u32) {
         let _ = p.process(&ProcessSwitch {
