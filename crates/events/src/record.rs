@@ -456,8 +456,8 @@ pub trait Observer {
     /// its `p.image`-th program. When the image is new to the observer, the objects it maps
     /// follow through [`Observer::mapped`] (index 0: its program) before its first record;
     /// a forked child's first image is its parent's program. Comes before the
-    /// [`Observer::thread`] that names the process's thread. Sources with one process never
-    /// call it.
+    /// [`Observer::thread`] that names the process's thread. Called only when
+    /// [`Observer::MAPPINGS`] is set; sources with one process never call it.
     #[inline]
     fn process(&mut self, _p: &ProcessSwitch) -> Control {
         Control::Continue

@@ -110,6 +110,11 @@ impl Machine {
     /// Tells `obs` that the running process, or its program, changed since it last heard
     /// ([`Observer::process`]), after the counts compiled code kept for the one before.
     pub(super) fn note_process<O: Observer>(&mut self, obs: &mut O) -> Control {
+        if !O::MAPPINGS {
+            // heard with the mappings only: an observer attached later (a `--range` window)
+            // hears of the process and program it starts in
+            return Control::Continue;
+        }
         let pid = self.kernel.current_pid();
         let procs = self.kernel.processes();
         let (parent, image) = procs.get(pid).map_or((0, 0), |p| (p.ppid, p.execs));
