@@ -279,3 +279,66 @@ fn loopback_sockets_print_what_qemu_prints_and_the_host_network_is_unreachable()
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("host's network is never reachable"), "{err}");
 }
+
+/// A `--range` window hears of the process and program it opens in: windows across the run
+/// give rows that sum to the window, each row no more than it retired in the whole run, and
+/// the row of the process a window opens in only what it retired from there on.
+#[test]
+fn a_range_window_profiles_the_process_and_program_it_opens_in() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |range: Option<String>, name: &str| -> Vec<(u64, u64, u64)> {
+        let report = dir.path().join(name);
+        let mut args = vec![
+            "run".to_string(),
+            "--deterministic".into(),
+            "--report".into(),
+            report.to_str().unwrap().into(),
+        ];
+        if let Some(r) = range {
+            args.extend(["--range".into(), r]);
+        }
+        args.extend(["--".into(), p.to_str().unwrap().into(), "exec".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = outcrop(&args);
+        assert!(
+            out.status.code().is_some(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(report.join("profile.json")).unwrap();
+        let prof: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        prof["processes"]["rows"].as_array().map_or_else(
+            || vec![(0, 0, n(&prof["instructions"]))],
+            |rows| {
+                rows.iter()
+                    .map(|r| (n(&r["pid"]), n(&r["image"]), n(&r["instructions"])))
+                    .collect()
+            },
+        )
+    };
+    let all = run(None, "all");
+    let total: u64 = all.iter().map(|r| r.2).sum();
+    let mut partial = 0;
+    for k in 1..8 {
+        let start = total * k / 8;
+        let rows = run(Some(format!("{start}..{}", total + 1)), &format!("w{k}"));
+        let sum: u64 = rows.iter().map(|r| r.2).sum();
+        assert_eq!(sum, total - start, "window {k}");
+        for r in &rows {
+            let whole = all
+                .iter()
+                .find(|a| (a.0, a.1) == (r.0, r.1))
+                .map_or(0, |a| a.2);
+            assert!(
+                r.2 <= whole,
+                "window {k}: {r:?} over the whole run's {whole}"
+            );
+            if r.2 > 0 && r.2 < whole {
+                partial += 1;
+            }
+        }
+    }
+    assert!(partial > 0, "no window opened inside a process");
+}
