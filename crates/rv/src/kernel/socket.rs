@@ -8,14 +8,10 @@ use super::pipe::{PipeEnd, PipeIo};
 use super::{Fd, Kernel, Ret, EFAULT, EINVAL};
 use crate::memory::Memory;
 
+use super::net::{EAFNOSUPPORT, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT, SOCK_CLOEXEC, SOCK_NONBLOCK};
+
 const AF_UNIX: u64 = 1;
 const SOCK_STREAM: u64 = 1;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const EAFNOSUPPORT: i64 = 97;
-const EPROTONOSUPPORT: i64 = 93;
-const ENOTSOCK: i64 = 88;
-const ENOTCONN: i64 = 107;
 
 /// One end of a connected stream socket pair.
 pub(crate) struct SocketEnd {
