@@ -8,13 +8,18 @@ byte-identical to qemu's, and prints wall-time medians with min–max and their 
 * `procs`: the fork/vfork/pipe/wait/kill guest (crates/outcrop/tests/fixtures/guest/procs.c);
 * `net`: the loopback-socket guest (…/guest/net.c: a forking TCP echo server and its clients,
   UDP, Unix stream and datagram sockets; qemu-user uses the host's loopback);
+* `shm`: the shared-memory guest (…/guest/shm.c: anonymous and System V shared memory,
+  `/dev/shm`, a named semaphore, a memfd, a process-shared condition variable);
+* `pingpong-1`, `pingpong-64`: two processes taking 20,000 turns each through process-shared
+  semaphores, the child touching a page of a 1 MiB or 64 MiB shared region each turn
+  (…/guest/pingpong.c): what a switch of process costs when processes share memory;
 * `shell`: busybox's ash running pipelines of its applets (sort, uniq, awk, grep, sed, tr, cut,
   wc, seq; 3 to 5 processes a line) and a loop of 200 subshells (`$(...)`), every one a fork.
 
 busybox 1.35 is built from Debian's source for riscv64, static, with its defconfig plus
 FEATURE_PREFER_APPLETS and FEATURE_SH_STANDALONE: applets then run in forked children without
 execve, which qemu-user cannot do for a riscv64 program without binfmt_misc — so both run the
-same processes. Give BUSYBOX=path to use a build of your own.
+same processes. Give BUSYBOX=path to use a build of your own, ONLY=a,b to run some workloads.
 
     scripts/bench-processes.py [RUNS]
 """
@@ -31,6 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTCROP = os.path.join(ROOT, "target/release/outcrop")
 PROCS = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/procs")
 NET = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/net")
+SHM = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/shm")
+PINGPONG = os.path.join(ROOT, "crates/outcrop/tests/fixtures/guest/pingpong")
 
 SCRIPT = r"""
 i=0
@@ -82,8 +89,14 @@ def main():
     workloads = {
         "procs": ([PROCS], [PROCS]),
         "net": ([NET], [NET]),
+        "shm": ([SHM], [SHM]),
+        "pingpong-1": ([PINGPONG, "20000", "1"], [PINGPONG, "20000", "1"]),
+        "pingpong-64": ([PINGPONG, "20000", "64"], [PINGPONG, "20000", "64"]),
         "shell": (["./busybox", "sh", "pipe.sh"], ["./busybox", "sh", "pipe.sh"]),
     }
+    only = os.environ.get("ONLY")
+    if only:
+        workloads = {k: v for k, v in workloads.items() if k in only.split(",")}
     print(f"{'workload':8} {'qemu s (min-max)':>22} {'outcrop s (min-max)':>22} {'ratio':>6}"
           f"  processes  identical {'profiled s (min-max)':>22} {'/exec':>6} {'/qemu':>6}  rows")
     for name, (q, o) in workloads.items():

@@ -26,6 +26,7 @@ mod names;
 mod net;
 mod pipe;
 pub mod process;
+mod shm;
 pub mod signals;
 mod socket;
 mod system;
@@ -139,6 +140,8 @@ enum Fd {
     /// A socket of the machine's loopback network not connected as a stream: unbound, bound,
     /// listening, or a datagram socket.
     Net(net::NetSocket),
+    /// A file of the machine's `/dev/shm`, or a memfd ([`shm`]).
+    Shm(shm::ShmFd),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -193,6 +196,7 @@ impl Fd {
             Fd::Pipe(p) => Fd::Pipe(p.clone()),
             Fd::Socket(s) => Fd::Socket(s.try_clone()),
             Fd::Net(s) => Fd::Net(s.clone()),
+            Fd::Shm(s) => Fd::Shm(s.clone()),
         })
     }
 }
@@ -330,6 +334,8 @@ pub struct Kernel {
     /// The names bound on the machine's loopback network ([`net`]), one table for every
     /// process.
     net: net::Net,
+    /// System V shared memory and `/dev/shm`, one table for every process ([`shm`]).
+    shm: shm::Shm,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -418,6 +424,7 @@ impl Kernel {
             ipc: Default::default(),
             pipe_bytes: Default::default(),
             net: Default::default(),
+            shm: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -597,6 +604,12 @@ impl Kernel {
         a: [u64; 6],
         instret: u64,
     ) -> i64 {
+        if let Some(r) = self
+            .shm_fd_call(mem, nr, a)
+            .or_else(|| self.shm_path_call(mem, nr, a))
+        {
+            return r;
+        }
         match nr {
             63 => self.sys_read(mem, a[0], a[1], a[2]),
             64 => self.sys_write(mem, a[0], a[1], a[2]),
@@ -659,7 +672,11 @@ impl Kernel {
             188 => self.sys_msgrcv(mem, a, instret),
             189 => self.sys_msgsnd(mem, a, instret),
             191 => self.sys_semctl(mem, a),
-            194..=197 => self.sys_shm(nr),
+            194 => self.sys_shmget(a[0], a[1], a[2], instret),
+            195 => self.sys_shmctl(mem, [a[0], a[1], a[2]], instret),
+            196 => self.sys_shmat(mem, [a[0], a[1], a[2]], instret),
+            197 => self.sys_shmdt(mem, a[0], instret),
+            279 => self.sys_memfd_create(a[1]),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),
             156 => self.sys_getpgid(a[0], true),

@@ -9,6 +9,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+mod shared;
+pub use shared::SharedObject;
+
 /// Pages per leaf of the page table (a leaf covers 2 MiB of address space and takes 2 KiB).
 const LEAF_BITS: u32 = 9;
 const LEAF: usize = 1 << LEAF_BITS;
@@ -221,6 +224,14 @@ pub mod perm {
     /// A page of a file mapping not yet touched: its bytes are read from its
     /// [`super::PageSource`] on first access (kept across `mprotect`).
     pub(crate) const LAZY: u8 = 0x20;
+    /// Private to the memory: a page of a [`super::SharedObject`] (its frame moves between
+    /// the processes that map it; kept across `mprotect`).
+    pub(crate) const SHARED: u8 = 0x10;
+    /// Private to the memory: a shared page whose frame this memory took from its object
+    /// while its process runs.
+    pub(crate) const HELD: u8 = 0x08;
+    /// The bits a page keeps whatever protection it is given.
+    pub(crate) const KEPT: u8 = LAZY | SHARED | HELD;
 }
 
 /// Where the bytes of a file-mapped page come from, read on the page's first access
@@ -266,9 +277,7 @@ const EMPTY: TlbEntry = TlbEntry {
     perm: 0,
 };
 
-/// The guest address space. A clone is a copy of every page (a `fork`'s child), with
-/// nothing marked as holding decoded code.
-#[derive(Clone)]
+/// The guest address space.
 pub struct Memory {
     /// Page frames; `None` is a page not yet written, which reads as zeros (a mapping costs
     /// no host memory until the guest stores to it: thread stacks, arenas, PROT_NONE
@@ -291,7 +300,28 @@ pub struct Memory {
     /// Where the bytes of pages marked [`perm::LAZY`] come from, by range of virtual pages
     /// (first page → [`Backing`]; disjoint; one entry per file mapping, whatever its size).
     lazy: std::collections::BTreeMap<u64, Backing>,
+    /// The frames of shared pages, with the object page each shows ([`shared`]).
+    shared: BTreeMap<u32, shared::SharedPage>,
+    /// The frame of each object page in `shared`, by (object key, page).
+    shared_keys: HashMap<(usize, u64), u32>,
+    /// Frames that are a second view of a shared frame (the page mapped again, with its own
+    /// protection): alias → the frame that holds the bytes.
+    aliases: HashMap<u32, u32>,
+    /// Whether this memory's process runs (it may hold its shared pages' frames).
+    shared_held: bool,
+    /// Shared frames taken from their objects since the process last ran
+    /// ([`perm::HELD`]).
+    taken: Vec<u32>,
+    /// Whether any shared page is executable or held decoded code.
+    shared_code: bool,
+    /// Attachments by start address: (end, the kernel's token). Unmapping any of a range
+    /// drops its token, and a `fork` copies it: the kernel counts a System V segment's
+    /// attaches by its token's holders.
+    attachments: BTreeMap<u64, (u64, Attachment)>,
 }
+
+/// What the kernel attached to a range of an address space ([`Memory::attach`]).
+pub type Attachment = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl Memory {
     /// An empty address space that may map at most `limit_bytes`.
@@ -309,17 +339,246 @@ impl Memory {
             decoded: Vec::new(),
             frames_epoch: 0,
             lazy: std::collections::BTreeMap::new(),
+            shared: BTreeMap::new(),
+            shared_keys: HashMap::new(),
+            aliases: HashMap::new(),
+            shared_held: true,
+            taken: Vec::new(),
+            shared_code: false,
+            attachments: BTreeMap::new(),
         }
     }
 
-    /// A copy of this address space for a new process: every page copied, no page marked
-    /// as holding decoded code (the copy's machine has decoded nothing yet).
+    /// Attaches `token` to `[start, end)`: it stays while every page of the range does.
+    pub fn attach(&mut self, start: u64, end: u64, token: Attachment) {
+        self.attachments.insert(start, (end, token));
+    }
+
+    /// The attachment starting at `start`: its end and token.
+    pub fn attachment(&self, start: u64) -> Option<(u64, &Attachment)> {
+        self.attachments.get(&start).map(|(e, t)| (*e, t))
+    }
+
+    /// Drops the attachments any byte of `[start, end)` belongs to.
+    fn detach(&mut self, start: u64, end: u64) {
+        if self.attachments.is_empty() {
+            return;
+        }
+        let gone: Vec<u64> = self
+            .attachments
+            .range(..end)
+            .rev()
+            .take_while(|(_, (e, _))| *e > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in gone {
+            self.attachments.remove(&s);
+        }
+    }
+
+    /// A copy of this address space for a new process: every private page copied, every
+    /// shared page still shared (the copy holds none of their frames until it runs,
+    /// [`Memory::take_shared`]), no page marked as holding decoded code (the copy's machine
+    /// has decoded nothing yet).
     pub fn fork_copy(&self) -> Memory {
-        let mut m = self.clone();
+        let mut pages = self.pages.clone();
+        let mut perms = self.perms.clone();
+        let mut materialized = self.materialized;
+        for &f in self.shared.keys() {
+            perms[f as usize] &= !perm::HELD;
+            if pages[f as usize].take().is_some() {
+                materialized -= 1;
+            }
+        }
+        let mut m = Memory {
+            pages,
+            materialized,
+            perms,
+            map: self.map.clone(),
+            regions: self.regions.clone(),
+            free: self.free.clone(),
+            tlb: Box::new([EMPTY; TLB_SIZE]),
+            limit_pages: self.limit_pages,
+            code_epoch: 0,
+            decoded: self.decoded.clone(),
+            frames_epoch: 0,
+            lazy: self.lazy.clone(),
+            shared: self.shared.clone(),
+            shared_keys: self.shared_keys.clone(),
+            aliases: self.aliases.clone(),
+            shared_held: false,
+            taken: Vec::new(),
+            shared_code: self.shared_code,
+            attachments: self.attachments.clone(),
+        };
         m.forget_decoded();
-        m.code_epoch = 0;
-        m.frames_epoch = 0;
         m
+    }
+
+    /// Maps `[addr, addr + len)` (page-rounded, free) to the pages of `object` from its page
+    /// `first` on, with `perm`: every process mapping a page of it sees the others' stores.
+    /// Pages past the object's end are SIGBUS, as on Linux. A page this address space maps
+    /// already gets a second view with its own protection, its bytes the first view's.
+    /// Fails, before mapping anything, if the range is not free or the budget would be
+    /// exceeded.
+    pub fn map_shared(
+        &mut self,
+        addr: u64,
+        len: u64,
+        perm: u8,
+        object: &std::sync::Arc<SharedObject>,
+        first: u64,
+    ) -> Result<(), MapError> {
+        let (start, end) = user_span(addr, len)?;
+        if self.regions.any(start, end) {
+            return Err(MapError::BadRange);
+        }
+        let key = object.key();
+        self.map(addr, len, perm)?;
+        let in_object = object.len().div_ceil(PAGE_SIZE);
+        for k in 0..end - start {
+            let Some(f) = self.map.get(start + k) else {
+                continue;
+            };
+            let page = first.saturating_add(k);
+            if page >= in_object {
+                self.perms[f as usize] = perm::PAST_EOF;
+                continue;
+            }
+            self.perms[f as usize] |= perm::SHARED;
+            if let Some(&seen) = self.shared_keys.get(&(key, page)) {
+                // a second view: its own frame and protection, the first view's bytes
+                self.aliases.insert(f, seen);
+                if let Some(s) = self.shared.get_mut(&seen) {
+                    s.aliases.push(f);
+                }
+                continue;
+            }
+            self.shared.insert(
+                f,
+                shared::SharedPage {
+                    object: object.clone(),
+                    page,
+                    aliases: Vec::new(),
+                },
+            );
+            self.shared_keys.insert((key, page), f);
+        }
+        self.shared_code |= perm & perm::X != 0;
+        self.flush_tlb();
+        Ok(())
+    }
+
+    /// Gives the frames of the shared pages this memory took back to their objects: its
+    /// process is switched out (or the kernel is about to read or write an object
+    /// directly). Moves pointers only, for the pages touched since it last ran.
+    pub fn release_shared(&mut self) {
+        if !self.shared_held {
+            return;
+        }
+        self.shared_held = false;
+        if self.taken.is_empty() {
+            return;
+        }
+        for f in std::mem::take(&mut self.taken) {
+            if self.perms[f as usize] & perm::HELD == 0 {
+                continue; // unmapped since (its bytes went back then)
+            }
+            self.perms[f as usize] &= !perm::HELD;
+            if let (Some(frame), Some(s)) = (self.pages[f as usize].take(), self.shared.get(&f)) {
+                self.materialized -= 1;
+                s.object.give(s.page, frame);
+            }
+        }
+        // frames lent to compiled code are gone
+        self.flush_tlb();
+    }
+
+    /// This memory's process runs now: it may take the frames of the shared pages it maps,
+    /// each on its first access ([`Memory::take_frame`]). Code decoded from a shared page may
+    /// have been changed by another process since: the code epoch moves if any shared page
+    /// is executable or held decoded code.
+    pub fn take_shared(&mut self) {
+        if self.shared_held {
+            return;
+        }
+        self.shared_held = true;
+        if self.shared_code {
+            self.flush_tlb();
+            self.code_epoch += 1;
+        }
+    }
+
+    /// Takes shared frame `f`'s bytes from its object, once per run of this memory's process
+    /// (a page no one wrote has none: it reads as zero, and a store makes its frame here).
+    #[cold]
+    #[inline(never)]
+    fn take_frame(&mut self, f: u32) {
+        if !self.shared_held || self.perms[f as usize] & (perm::SHARED | perm::HELD) != perm::SHARED
+        {
+            return;
+        }
+        let Some(s) = self.shared.get(&f) else {
+            return;
+        };
+        if let Some(frame) = s.object.take(s.page) {
+            self.pages[f as usize] = Some(frame);
+            self.materialized += 1;
+        }
+        self.perms[f as usize] |= perm::HELD;
+        self.taken.push(f);
+    }
+
+    /// The shared object page `addr` lies in, as (object key, byte offset in the object):
+    /// what names a futex every process mapping it shares.
+    pub fn shared_at(&self, addr: u64) -> Option<(usize, u64)> {
+        let f = self.map.get(addr >> PAGE_SHIFT)?;
+        let f = self.aliases.get(&f).copied().unwrap_or(f);
+        let s = self.shared.get(&f)?;
+        Some((
+            s.object.key(),
+            s.page * PAGE_SIZE + (addr & (PAGE_SIZE - 1)),
+        ))
+    }
+
+    /// Frame `f`, a view of a shared page, is unmapped: the frame no longer shows it. The
+    /// bytes go back to the object, or, if another view remains, to that view's frame.
+    fn unshare(&mut self, f: u32) {
+        self.perms[f as usize] &= !perm::SHARED;
+        if let Some(primary) = self.aliases.remove(&f) {
+            if let Some(s) = self.shared.get_mut(&primary) {
+                s.aliases.retain(|&a| a != f);
+            }
+            return;
+        }
+        let Some(mut s) = self.shared.remove(&f) else {
+            return;
+        };
+        let frame = self.pages[f as usize].take();
+        let held = self.perms[f as usize] & perm::HELD != 0;
+        self.perms[f as usize] &= !perm::HELD;
+        if let Some(next) = s.aliases.pop() {
+            // the next view holds the bytes now
+            if held {
+                self.perms[next as usize] |= perm::HELD;
+                self.taken.push(next);
+            }
+            self.aliases.remove(&next);
+            for &a in &s.aliases {
+                self.aliases.insert(a, next);
+            }
+            self.pages[next as usize] = frame;
+            self.shared_keys.insert((s.object.key(), s.page), next);
+            self.shared.insert(next, s);
+            return;
+        }
+        self.shared_keys.remove(&(s.object.key(), s.page));
+        if let Some(frame) = frame {
+            self.materialized -= 1;
+            if held {
+                s.object.give(s.page, frame);
+            }
+        }
     }
 
     /// Sets the memory limit to `limit_bytes` (page-rounded down): what the other processes
@@ -379,6 +638,28 @@ impl Memory {
     fn mark_decoded(&mut self, addr: u64) {
         let vpn = addr >> PAGE_SHIFT;
         if let Some(f) = self.map.get(vpn) {
+            if self.perms[f as usize] & (perm::SHARED | perm::DECODED) == perm::SHARED {
+                // every view of the page: a store through any of them changes this code
+                self.shared_code = true;
+                let primary = self.aliases.get(&f).copied().unwrap_or(f);
+                let views: Vec<u32> = std::iter::once(primary)
+                    .chain(
+                        self.shared
+                            .get(&primary)
+                            .into_iter()
+                            .flat_map(|s| s.aliases.clone()),
+                    )
+                    .collect();
+                for v in views {
+                    if self.perms[v as usize] & perm::DECODED == 0 {
+                        self.perms[v as usize] |= perm::DECODED;
+                        // (no TLB slot to mend: the whole TLB goes below)
+                        self.decoded.push((u64::MAX, v));
+                    }
+                }
+                self.flush_tlb();
+                return;
+            }
             if self.perms[f as usize] & perm::DECODED == 0 {
                 self.perms[f as usize] |= perm::DECODED;
                 self.decoded.push((vpn, f));
@@ -416,7 +697,7 @@ impl Memory {
             match self.map.get(vpn) {
                 Some(i) => {
                     code |= holds_code(self.perms[i as usize]);
-                    self.perms[i as usize] = perm | (self.perms[i as usize] & perm::LAZY);
+                    self.perms[i as usize] = perm | (self.perms[i as usize] & perm::KEPT);
                 }
                 None => {
                     let i = match self.free.pop() {
@@ -453,6 +734,9 @@ impl Memory {
             for vpn in s..e {
                 if let Some(i) = self.map.remove(vpn) {
                     code |= holds_code(self.perms[i as usize]);
+                    if self.perms[i as usize] & perm::SHARED != 0 {
+                        self.unshare(i);
+                    }
                     // its bytes go back to the host now; the slot is reused zeroed
                     if self.pages[i as usize].take().is_some() {
                         self.materialized -= 1;
@@ -464,6 +748,7 @@ impl Memory {
         }
         self.regions.remove(first, end);
         self.cut_backing(first, end);
+        self.detach(first << PAGE_SHIFT, end << PAGE_SHIFT);
         self.flush_tlb();
         self.code_epoch += u64::from(code);
         Ok(())
@@ -471,13 +756,18 @@ impl Memory {
 
     /// Drops the bytes of every mapped page in `[addr, addr + len)` (`madvise(MADV_DONTNEED)`
     /// on private anonymous memory): the pages stay mapped with their permissions and read as
-    /// zeros again, and their frames go back to the host. Walks the mapped pages only.
+    /// zeros again, and their frames go back to the host; shared pages keep their bytes.
+    /// Walks the mapped pages only.
     pub fn discard(&mut self, addr: u64, len: u64) -> Result<(), MapError> {
         let (first, end) = span(addr, len)?;
         let mut code = false;
         for (s, e) in self.regions.overlapping(first, end) {
             for vpn in s..e {
                 if let Some(i) = self.map.get(vpn) {
+                    if self.perms[i as usize] & perm::SHARED != 0 {
+                        // the object keeps its bytes (Linux rereads them)
+                        continue;
+                    }
                     if self.pages[i as usize].take().is_some() {
                         code |= holds_code(self.perms[i as usize]);
                         self.materialized -= 1;
@@ -538,7 +828,7 @@ impl Memory {
         for vpn in first..end {
             if let Some(i) = self.map.get(vpn) {
                 code |= holds_code(self.perms[i as usize]);
-                self.perms[i as usize] = perm | (self.perms[i as usize] & perm::LAZY);
+                self.perms[i as usize] = perm | (self.perms[i as usize] & perm::KEPT);
             }
         }
         self.flush_tlb();
@@ -596,10 +886,24 @@ impl Memory {
         self.pages[page as usize].as_deref_mut()
     }
 
+    /// `None` if frame `page` is a shared page whose frame another process holds (this
+    /// memory's process is parked): nothing may read or write it here.
+    #[inline(always)]
+    fn held(&self, page: u32) -> Option<()> {
+        (self.shared_held || self.perms[page as usize] & perm::SHARED == 0).then_some(())
+    }
+
     /// Gives frame `page` bytes: its file's ([`Memory::fill`]), else zeros.
     #[cold]
     #[inline(never)]
     fn materialize(&mut self, page: u32, vpn: u64) -> Option<()> {
+        self.held(page)?;
+        if self.perms[page as usize] & perm::SHARED != 0 {
+            self.take_frame(page);
+            if self.pages[page as usize].is_some() {
+                return Some(());
+            }
+        }
         self.fill(page, vpn)?;
         if self.pages[page as usize].is_none() {
             self.materialized += 1;
@@ -708,8 +1012,12 @@ impl Memory {
         if e.vpn == vpn {
             return Some((e.page, e.perm));
         }
-        let page = self.map.get(vpn)?;
+        let mut page = self.map.get(vpn)?;
         let perm = self.perms[page as usize];
+        if perm & perm::SHARED != 0 {
+            // a second view: its protection, the bytes of the frame that holds them
+            page = self.aliases.get(&page).copied().unwrap_or(page);
+        }
         self.tlb[slot] = TlbEntry { vpn, page, perm };
         Some((page, perm))
     }
@@ -728,6 +1036,12 @@ impl Memory {
             let mut out = [0; N];
             if let Some(p) = &self.pages[page as usize] {
                 out.copy_from_slice(&p[off..off + N]);
+            } else if perm & perm::SHARED != 0 {
+                self.held(page).ok_or(AccessError::Denied(addr))?;
+                self.take_frame(page);
+                if let Some(p) = &self.pages[page as usize] {
+                    out.copy_from_slice(&p[off..off + N]);
+                }
             } else if perm & perm::LAZY != 0 {
                 self.fill(page, addr >> PAGE_SHIFT)
                     .ok_or(AccessError::Denied(addr))?;
@@ -877,6 +1191,10 @@ impl Memory {
                 self.fill(page, a >> PAGE_SHIFT)
                     .ok_or(AccessError::Denied(a))?;
             }
+            self.held(page).ok_or(AccessError::Denied(a))?;
+            if perm & perm::SHARED != 0 {
+                self.take_frame(page);
+            }
             match &self.pages[page as usize] {
                 Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
                 None => out[done..done + n].fill(0),
@@ -989,6 +1307,10 @@ impl outcrop_jit::Host for Memory {
             if p & perm::LAZY != 0 {
                 self.fill(page, addr >> PAGE_SHIFT)?;
             }
+            if p & perm::SHARED != 0 {
+                self.held(page)?;
+                self.take_frame(page);
+            }
             self.pages[page as usize].as_deref_mut()
         }
     }
@@ -1068,6 +1390,67 @@ mod tests {
         assert_eq!(m.fetch_u16(0x1000), Err(AccessError::Denied(0x1000)));
         m.unmap(0x1000, 0x1000).unwrap();
         assert_eq!(m.load_u8(0x1000), Err(AccessError::Unmapped(0x1000)));
+    }
+
+    #[test]
+    fn shared_pages_move_between_processes_and_views() {
+        let obj = SharedObject::new(2 * PAGE_SIZE);
+        let mut a = Memory::new(1 << 20);
+        a.map_shared(0x10000, 2 * PAGE_SIZE, perm::R | perm::W, &obj, 0)
+            .unwrap();
+        a.store_u32(0x10004, 7).unwrap();
+        // a fork's child shares the pages; it holds none of their frames until it runs
+        let mut b = a.fork_copy();
+        assert_eq!(b.load_u32(0x10004), Err(AccessError::Denied(0x10004)));
+        a.release_shared();
+        b.take_shared();
+        assert_eq!(b.load_u32(0x10004).unwrap(), 7);
+        b.store_u32(0x11000, 9).unwrap();
+        // the parked process can neither read nor write them
+        assert_eq!(a.store_u8(0x10000, 1), Err(AccessError::Denied(0x10000)));
+        b.release_shared();
+        a.take_shared();
+        assert_eq!(a.load_u32(0x11000).unwrap(), 9);
+        assert_eq!(a.shared_at(0x11008), Some((obj.key(), PAGE_SIZE + 8)));
+        // a second view with its own protection shows the same bytes
+        a.map_shared(0x40000, PAGE_SIZE, perm::R, &obj, 1).unwrap();
+        assert_eq!(a.load_u32(0x40000).unwrap(), 9);
+        assert_eq!(a.store_u32(0x40000, 1), Err(AccessError::Denied(0x40000)));
+        a.store_u32(0x11000, 10).unwrap();
+        assert_eq!(a.load_u32(0x40000).unwrap(), 10);
+        assert_eq!(a.shared_at(0x40000), a.shared_at(0x11000));
+        // unmapping the first view leaves the second with the bytes
+        a.unmap(0x11000, PAGE_SIZE).unwrap();
+        assert_eq!(a.load_u32(0x40000).unwrap(), 10);
+        // MADV_DONTNEED keeps shared bytes
+        a.discard(0x10000, PAGE_SIZE).unwrap();
+        assert_eq!(a.load_u32(0x10004).unwrap(), 7);
+        // the last view unmapped: the object keeps the bytes for the next mapping
+        a.unmap(0x40000, PAGE_SIZE).unwrap();
+        a.release_shared();
+        let mut buf = [0u8; 4];
+        obj.read(PAGE_SIZE, &mut buf);
+        assert_eq!(u32::from_le_bytes(buf), 10);
+        // pages past the object's end are SIGBUS pages
+        let mut c = Memory::new(1 << 20);
+        c.map_shared(0x10000, 3 * PAGE_SIZE, perm::R, &obj, 1)
+            .unwrap();
+        assert!(c.past_eof(0x11000) && !c.past_eof(0x10000));
+    }
+
+    #[test]
+    fn code_fetched_through_one_view_is_changed_by_stores_through_another() {
+        let obj = SharedObject::new(PAGE_SIZE);
+        let mut m = Memory::new(1 << 20);
+        m.map_shared(0x10000, PAGE_SIZE, perm::R | perm::W, &obj, 0)
+            .unwrap();
+        m.map_shared(0x20000, PAGE_SIZE, perm::R | perm::X, &obj, 0)
+            .unwrap();
+        m.store_u32(0x10000, 0x13).unwrap();
+        let e = m.code_epoch();
+        m.fetch_u16(0x20000).unwrap();
+        m.store_u32(0x10000, 0x13).unwrap();
+        assert!(m.code_epoch() > e);
     }
 
     #[test]

@@ -280,6 +280,42 @@ fn loopback_sockets_print_what_qemu_prints_and_the_host_network_is_unreachable()
     assert!(err.contains("host's network is never reachable"), "{err}");
 }
 
+/// Memory shared between processes: anonymous `MAP_SHARED` and `/dev/zero` across two
+/// forks, System V segments (attach counts, a read-only second attach, `IPC_RMID`, keys),
+/// `shm_open` files (two views of a page, `pwrite` from a child, a private copy, unlink),
+/// a named semaphore a parent waits on and a child posts (a futex woken across processes),
+/// a memfd, and a process-shared mutex and condition variable: every engine prints what
+/// qemu-user prints, and no host file is made.
+#[test]
+fn shared_memory_between_processes_prints_what_qemu_prints_on_every_engine() {
+    let shm = guest("shm");
+    for engine in ["jit", "blocks", "step"] {
+        let out = outcrop(&[
+            "exec",
+            "--deterministic",
+            "--engine",
+            engine,
+            "--",
+            shm.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected("shm.expected"),
+            "{engine}"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// A `--range` window hears of the process and program it opens in: windows across the run
 /// give rows that sum to the window, each row no more than it retired in the whole run, and
 /// the row of the process a window opens in only what it retired from there on.

@@ -70,6 +70,8 @@ impl Kernel {
             Ok(Fd::File(f)) => f.write_all(data),
             Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
             Ok(Fd::Device(_)) => Ok(()),
+            // (`write` reaches a shared file first: `Kernel::shm_fd_call`)
+            Ok(Fd::Shm(_)) => return -EBADF,
             Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => return -EBADF,
             // (`write` sends a datagram socket's to its peer: `sys_write`)
             Ok(Fd::Net(_)) => return -107, // ENOTCONN
@@ -415,6 +417,7 @@ impl Kernel {
                 }
                 Ok(Fd::Socket(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Net(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Shm(s)) => s.flags(),
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -608,7 +611,7 @@ impl Kernel {
                     Ok(()) => 0,
                     Err(e) => -errno(&e),
                 },
-                Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr) => 0,
+                Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr | Fd::Shm(_)) => 0,
                 Ok(Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_) | Fd::Net(_)) => {
                     -crate::sandbox::EACCES
                 }

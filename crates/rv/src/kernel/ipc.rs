@@ -5,10 +5,10 @@
 //! [`MSGMNB`] bytes a queue, [`SEMMSL`] semaphores a set, [`SEMOPM`] operations a call.
 //!
 //! A call that must wait blocks its thread with [`super::Wait::Retry`] and runs again when
-//! something changed. Not modelled: `SEM_UNDO` (accepted, nothing is undone at exit), shared
-//! memory (`shmget`: the machine shares no memory between processes).
+//! something changed. Not modelled: `SEM_UNDO` (accepted, nothing is undone at exit). Shared
+//! memory segments are [`super::shm`]'s.
 
-use super::{Kernel, Ret, EAGAIN, EFAULT, EINVAL, ENOSYS};
+use super::{Kernel, Ret, EAGAIN, EFAULT, EINVAL};
 use crate::memory::Memory;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -478,19 +478,5 @@ impl Kernel {
             GETVAL | GETPID | GETNCNT | GETZCNT | SETVAL => -EINVAL,
             _ => -EINVAL,
         }
-    }
-
-    /// `shmget`, `shmat`, `shmdt`, `shmctl`: shared memory is not modelled (the machine shares
-    /// no memory between processes).
-    pub(super) fn sys_shm(&mut self, nr: u64) -> i64 {
-        self.warn_once(
-            0x8_0000_0000,
-            &format!(
-                "System V shared memory ({}) is not supported: the machine shares no memory \
-                 between processes; returning ENOSYS",
-                super::syscall_name(nr)
-            ),
-        );
-        -ENOSYS
     }
 }

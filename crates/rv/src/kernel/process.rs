@@ -266,6 +266,39 @@ impl Kernel {
         true
     }
 
+    /// Wakes up to `n` threads of the parked processes waiting on the shared futex `key`
+    /// whose bitset meets `bitset`, first come first woken; returns how many.
+    pub(super) fn futex_wake_parked(&mut self, key: (usize, u64), bitset: u32, n: u64) -> u64 {
+        let mut woken = 0;
+        while woken < n {
+            let mut first: Option<(u64, usize, usize)> = None;
+            for (pi, p) in self.procs.list.iter().enumerate() {
+                let Some(state) = &p.state else { continue };
+                for (ti, t) in state.threads.iter().enumerate() {
+                    let waits = matches!(t.wait, Wait::Futex { shared: Some(k), bitset: b, .. }
+                        if k == key && b & bitset != 0);
+                    if waits && first.is_none_or(|f| t.wait_seq < f.0) {
+                        first = Some((t.wait_seq, pi, ti));
+                    }
+                }
+            }
+            let Some((_, pi, ti)) = first else { break };
+            if let Some(t) = self.procs.list[pi]
+                .state
+                .as_mut()
+                .and_then(|s| s.threads.get_mut(ti))
+            {
+                t.wait = Wait::Runnable;
+                t.hart.x[10] = 0;
+            }
+            woken += 1;
+        }
+        if woken > 0 {
+            self.io_changed();
+        }
+        woken
+    }
+
     /// Live processes other than the running one, in creation order starting after it.
     pub(crate) fn other_processes(&self) -> Vec<u32> {
         let cur = self.threads.pid;

@@ -59,6 +59,9 @@ pub enum Wait {
         bitset: u32,
         /// When the wait times out.
         deadline: Option<u64>,
+        /// The shared memory the word lies in, for a futex that is not process-private:
+        /// (object key, offset), what another process's wake names it by.
+        shared: Option<(usize, u64)>,
     },
     /// `nanosleep`/`clock_nanosleep` until `deadline`; `rem` gets the time left if a signal
     /// cuts it short.
@@ -793,7 +796,13 @@ impl Kernel {
                     return Err(EINVAL);
                 }
                 key(mem, addr)?;
-                done(self.threads.futex_wake(addr, bitset, u64::from(val)))
+                let n = u64::from(val);
+                let mut woken = self.threads.futex_wake(addr, bitset, n);
+                // a word in shared memory: the other processes' waiters on it too
+                if let Some(k) = mem.shared_at(addr).filter(|_| !private && woken < n) {
+                    woken += self.futex_wake_parked(k, bitset, n - woken);
+                }
+                done(woken)
             }
             FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
                 if addr2 % 4 != 0 {
@@ -904,6 +913,7 @@ impl Kernel {
                 addr,
                 bitset: PI_BITSET,
                 deadline,
+                shared: None,
             },
             addr,
         );
@@ -981,11 +991,17 @@ impl Kernel {
         if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
             return Err(ETIMEDOUT);
         }
+        let shared = if op & FUTEX_PRIVATE == 0 {
+            mem.shared_at(addr)
+        } else {
+            None
+        };
         self.threads.block(
             Wait::Futex {
                 addr,
                 bitset,
                 deadline,
+                shared,
             },
             addr,
         );

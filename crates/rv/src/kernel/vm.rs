@@ -61,6 +61,15 @@ impl Kernel {
             Ok(a) => a,
             Err(e) => return -e,
         };
+        if flags & 3 != MAP_PRIVATE {
+            // shared anonymous memory: an object no one names, which a `fork`'s child
+            // shares ([`crate::memory::SharedObject`])
+            let object = crate::memory::SharedObject::new(len);
+            return match self.map_object(mem, start, len, p, &object, 0) {
+                Ok(()) => start as i64,
+                Err(e) => -e,
+            };
+        }
         match mem.map(start, len, p) {
             Ok(()) => start as i64,
             Err(_) => -ENOMEM,

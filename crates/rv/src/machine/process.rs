@@ -37,7 +37,10 @@ impl Machine {
     }
 
     fn swap_space(&mut self, s: &mut Space) {
+        // the shared pages' frames go with the running process (`memory::shared`)
+        self.mem.release_shared();
         std::mem::swap(&mut self.mem, &mut s.mem);
+        self.mem.take_shared();
         std::mem::swap(&mut self.icache, &mut s.icache);
         std::mem::swap(&mut self.blocks, &mut s.blocks);
         std::mem::swap(&mut self.jit, &mut s.jit);
@@ -151,8 +154,12 @@ impl Machine {
         }
         let mut mem = self.mem.fork_copy();
         if let Some(at) = f.child_tid {
-            // (a bad address is the child's problem, as on Linux: nothing is written)
-            let _ = mem.store_u32(at, f.child);
+            // (a bad address is the child's problem, as on Linux: nothing is written; a
+            // shared page's frame is the caller's while it runs)
+            let _ = match mem.shared_at(at) {
+                Some(_) => self.mem.store_u32(at, f.child),
+                None => mem.store_u32(at, f.child),
+            };
         }
         let (fregs, fflags, frm) = (self.f, self.fflags, self.frm);
         if let Some(t) = self.kernel.parked_thread_mut(f.child) {

@@ -29,6 +29,8 @@ const NUMBERS: &[u64] = &[
     59, 59, 71, 72, 95, 154, 155, 156, 157, 173, 198, 199, 199, 204, 206, 207, 210, 260, 260, 186,
     187, 188, 189, 190, 191, 192, 193, 194, // the machine's loopback network
     198, 198, 200, 200, 201, 202, 203, 203, 205, 208, 209, 242,
+    // shared memory: System V segments, memfd, /dev/shm, shared anonymous mappings
+    194, 194, 195, 196, 196, 197, 279, 279, 37, 47, 222, 222, 215,
 ];
 
 /// Boundary values for arguments.
