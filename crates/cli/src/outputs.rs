@@ -250,6 +250,7 @@ pub fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs
             out.show(file).display()
         );
     }
+    write_process_samples(s, out)?;
     if let (Some(c), Some(file)) = (&s.wpp, &out.wpp) {
         let b = &c.stats.build;
         eprintln!(
@@ -261,6 +262,44 @@ pub fn write_mechanism_files(s: &RunSummaries, report: &RunReport, out: &Outputs
             out.show(file).display()
         );
     }
+    Ok(())
+}
+
+/// The samples of every (process, program) but the first, when the guest ran more than one:
+/// in the report directory as `samples/pid<PID>.<IMAGE>.samples` (a file of the first unit,
+/// as `--samples` is), each for its own program (`outcrop paths` reads it with that
+/// program). Only a directory Outcrop writes whole holds them: no file beside `--samples`
+/// is made that the user did not name.
+fn write_process_samples(s: &RunSummaries, out: &Outputs) -> Result<()> {
+    let rows: Vec<_> = s
+        .process_samples
+        .iter()
+        .filter_map(|p| p.samples.first().map(|x| (&p.key, x)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let taken: u64 = rows.iter().map(|(_, x)| x.meta.samples).sum();
+    let Some(dir) = &out.report else {
+        if out.samples.is_some() {
+            eprintln!(
+                "outcrop: paths: {} more (process, program)s took {taken} samples; --report DIR keeps each one's samples file",
+                rows.len()
+            );
+        }
+        return Ok(());
+    };
+    let sub = dir.join("samples");
+    std::fs::create_dir_all(&sub).doing(|| format!("cannot create {}", sub.display()))?;
+    for (key, samples) in &rows {
+        let name = format!("pid{}.{}.samples", key.pid, key.image);
+        save_in_report(&sub.join(name), samples.to_text().as_bytes())?;
+    }
+    eprintln!(
+        "outcrop: paths: {} more (process, program)s took {taken} samples → {}",
+        rows.len(),
+        out.show(&sub).display()
+    );
     Ok(())
 }
 

@@ -49,6 +49,7 @@
 
 mod error;
 pub mod escape;
+pub mod processes;
 pub mod raw;
 pub mod record;
 pub mod synth;

@@ -16,7 +16,9 @@
 //! ```
 
 use crate::{Config, ExactCounts, RapTree};
+use outcrop_events::processes::{ProcessKey, ProcessRows};
 use outcrop_events::record::{Class, Control, Observer, Retire, Stamp, TimingEvents as Events};
+use outcrop_events::record::{Mapping, ProcessSwitch};
 use std::fmt;
 
 /// RAP trees to build during a run.
@@ -328,6 +330,13 @@ pub struct RapProfiler {
     current: Option<(u32, Vec<StreamProfile>)>,
     /// How to make a thread's profiles (per-thread mode).
     per_thread: Option<(Vec<Stream>, Config, bool)>,
+    /// With more than one process or program, after [`RapProfiler::finish_trees`]: each
+    /// other (process, program)'s own profiles of the same streams, in the order they first
+    /// ran; `profiles` holds the first process's first program's (docs/machine.md,
+    /// "Processes").
+    pub processes: Vec<(ProcessKey, Vec<StreamProfile>)>,
+    /// The other (process, program)s' profiles while the run goes on.
+    rows: ProcessRows<Vec<StreamProfile>>,
 }
 
 impl RapProfiler {
@@ -355,18 +364,39 @@ impl RapProfiler {
             threads: std::collections::BTreeMap::new(),
             current: None,
             per_thread: None,
+            processes: Vec::new(),
+            rows: ProcessRows::new(),
         }
     }
 
-    /// Also builds one tree per guest thread for every stream (each thread's events only),
-    /// besides the whole program's.
-    pub fn per_thread(mut self) -> RapProfiler {
+    /// The streams, tree configuration and exactness of this profiler's profiles.
+    fn template(&self) -> (Vec<Stream>, Config, bool) {
         let streams: Vec<Stream> = self.profiles.iter().map(|p| p.stream).collect();
         let config = *self
             .profiles
             .first()
             .map_or(&Config::default(), |p| p.tree.config());
         let exact = self.profiles.iter().any(|p| p.exact.is_some());
+        (streams, config, exact)
+    }
+
+    /// The records from here are `p`'s process and program's: its profiles are swapped in
+    /// (new ones the first time).
+    fn switch_process(&mut self, p: &ProcessSwitch) {
+        let (streams, config, exact) = self.template();
+        let fresh = || {
+            streams
+                .iter()
+                .map(|&s| StreamProfile::new(s, &config, exact))
+                .collect()
+        };
+        self.rows.switch(p, &mut self.profiles, fresh);
+    }
+
+    /// Also builds one tree per guest thread for every stream (each thread's events only),
+    /// besides the whole program's.
+    pub fn per_thread(mut self) -> RapProfiler {
+        let (streams, config, exact) = self.template();
         let fresh = streams
             .iter()
             .map(|&s| StreamProfile::new(s, &config, exact))
@@ -387,10 +417,18 @@ impl RapProfiler {
         if let Some((index, cur)) = self.current.take() {
             self.threads.insert(index, cur);
         }
-        for ps in self.threads.values_mut() {
+        for ps in self.threads.values_mut().chain(self.rows.parked_mut()) {
             for p in ps {
                 p.drain()?;
             }
+        }
+        if self.rows.switched() {
+            let rows = std::mem::take(&mut self.rows);
+            let mut rows = rows.finish(std::mem::take(&mut self.profiles)).into_iter();
+            if let Some((_, first)) = rows.next() {
+                self.profiles = first;
+            }
+            self.processes = rows.collect();
         }
         Ok(())
     }
@@ -518,6 +556,7 @@ pub struct RapBlocks<'a> {
 impl Observer for RapBlocks<'_> {
     const BLOCKS: bool = true;
     const BLOCK_LENS: bool = true;
+    const MAPPINGS: bool = true;
 
     #[inline]
     fn block_lens(&mut self, start: u64, lens: &[u8]) -> Control {
@@ -550,11 +589,32 @@ impl Observer for RapBlocks<'_> {
         self.rap.switch_thread(index);
         Control::Continue
     }
+
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.rap.switch_process(p);
+        Control::Continue
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.rap.rows.mapped(m);
+        Control::Continue
+    }
 }
 
 impl Observer for RapProfiler {
     const RETIRE: bool = true;
     const BLOCKS: bool = true;
+    const MAPPINGS: bool = true;
+
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.switch_process(p);
+        Control::Continue
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.rows.mapped(m);
+        Control::Continue
+    }
 
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {

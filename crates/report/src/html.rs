@@ -219,6 +219,25 @@ pub fn run_page(page: &RunPage<'_>, profile: Option<&Profile>) -> String {
             100.0 * p["modelled_overhead"].as_f64().unwrap_or(0.0),
             escape(p["file"].as_str().unwrap_or(""))
         );
+        if let Some(rows) = p["processes"].as_array() {
+            let _ = writeln!(
+                o,
+                "<p>Those are the first process's first program's. Each other process and program has its own samples, of its own program (reconstruct each with that program):</p><table><thead><tr><th>pid</th><th>program</th><th>samples</th><th>instructions</th><th class=\"l\">file</th></tr></thead><tbody>"
+            );
+            for r in rows {
+                let file = escape(r["file"].as_str().unwrap_or(""));
+                let _ = writeln!(
+                    o,
+                    "<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td class=\"l\"><a href=\"{file}\">{file}</a></td></tr>",
+                    r["pid"],
+                    r["image"],
+                    escape(r["program"].as_str().unwrap_or("")),
+                    r["samples"],
+                    r["instructions"]
+                );
+            }
+            let _ = writeln!(o, "</tbody></table>");
+        }
     }
     if let Some(s) = page.strata {
         strata_section(&mut o, s);
@@ -684,10 +703,16 @@ fn rap_section(o: &mut String, r: &RapSection<'_>) {
         100.0 * r.hot_fraction
     );
     for s in r.streams {
+        let whose = match (&s.process, s.thread) {
+            (Some(p), _) => format!(", {p}"),
+            (None, Some(t)) => format!(", thread {t} only"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             o,
-            "<h3>{} <span class=\"legend\">({}; {} events, {} tree nodes)</span></h3>",
+            "<h3>{}{} <span class=\"legend\">({}; {} events, {} tree nodes)</span></h3>",
             escape(&s.stream),
+            escape(&whose),
             escape(&s.description),
             s.n,
             s.nodes

@@ -36,6 +36,11 @@ pub struct StreamReport {
     /// `--rap-per-thread`; absent for the whole program's tree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread: Option<u32>,
+    /// The process and program whose events alone the tree holds, when the guest ran more
+    /// than one (`pid 1002, program 1 (/usr/bin/sort)`); absent for the first process's
+    /// first program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
     /// What the stream is.
     pub description: String,
     /// Events.
@@ -144,6 +149,10 @@ impl crate::Report for RapRunReport {
 
 fn stream_text(out: &mut String, s: &StreamReport) {
     match s.thread {
+        _ if s.process.is_some() => {
+            let p = s.process.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "\n== {}, {p} ({}) ==", s.stream, s.description);
+        }
         Some(t) => {
             let _ = writeln!(
                 out,

@@ -101,6 +101,28 @@ pub struct PathsSummary<'a> {
     /// The program's absolute path when it was recorded (what `paths report` falls back on
     /// when the samples file's relative path does not resolve).
     pub program: Option<String>,
+    /// When the guest ran more than one process or program: every other (process,
+    /// program)'s samples, whose files are `samples/pid<PID>.<IMAGE>.samples` in the report
+    /// directory (docs/machine.md, "Processes").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessSamplesRow>,
+}
+
+/// One other (process, program)'s branch-record samples.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcessSamplesRow {
+    /// The process.
+    pub pid: u32,
+    /// Which of its programs (0: the one it started with).
+    pub image: u32,
+    /// The program, as the guest named it.
+    pub program: String,
+    /// Samples taken there.
+    pub samples: u64,
+    /// Instructions it retired there.
+    pub instructions: u64,
+    /// Its samples file, in the report directory.
+    pub file: String,
 }
 
 /// One profiled program, for the suite's index.

@@ -83,19 +83,36 @@ fn rap_report(
     status: (i32, &str),
 ) -> Result<RapRunReport, outcrop_rap::Error> {
     let mut streams = Vec::new();
-    let whole = prof.profiles.iter().map(|p| (None, p));
+    let whole = prof.profiles.iter().map(|p| (None, None, p));
     let threads = prof
         .threads
         .iter()
-        .flat_map(|(&t, ps)| ps.iter().map(move |p| (Some(t), p)));
-    for (thread, p) in whole.chain(threads) {
+        .flat_map(|(&t, ps)| ps.iter().map(move |p| (Some(t), None, p)));
+    // each other process and program, named by its own exact profile when there is one
+    let processes = prof.processes.iter().flat_map(|(k, ps)| {
+        let row = s
+            .processes
+            .iter()
+            .find(|r| (r.pid, r.image) == (k.pid, k.image));
+        // (a row that retired nothing the stream counts says nothing)
+        ps.iter()
+            .filter(|p| p.tree.n() > 0)
+            .map(move |p| (None, Some((k, row)), p))
+    });
+    for (thread, process, p) in whole.chain(threads).chain(processes) {
         let hot = p.tree.hot_ranges(spec.hot)?;
         let accuracy = p
             .exact
             .as_ref()
             .map(|e| outcrop_rap::accuracy(&hot, &e.finish()));
-        let labels: Option<Vec<String>> = match (symbols, p.stream.is_code()) {
-            (Some(sym), true) => Some(
+        let labels: Option<Vec<String>> = match (process, symbols, p.stream.is_code()) {
+            (Some((_, Some(row))), _, true) => Some(
+                hot.iter()
+                    .map(|h| range_label(&row.profile, h.lo, h.hi).unwrap_or_default())
+                    .collect(),
+            ),
+            (Some(_), _, _) => None,
+            (None, Some(sym), true) => Some(
                 hot.iter()
                     .map(|h| match &s.profile {
                         // named by where the range's instructions ran
@@ -107,9 +124,22 @@ fn rap_report(
             ),
             _ => None,
         };
+        let process = process.map(|(k, _)| {
+            format!(
+                "pid {}, program {} ({})",
+                k.pid,
+                k.image,
+                if k.program.is_empty() {
+                    "?"
+                } else {
+                    &k.program
+                }
+            )
+        });
         streams.push(StreamReport {
             stream: p.stream.name().to_string(),
             thread,
+            process,
             description: p.stream.description().to_string(),
             n: p.tree.n(),
             nodes: p.tree.node_count(),
@@ -237,6 +267,21 @@ impl<'a> RunReport<'a> {
             modelled_overhead: samples.overhead(),
             config: &samples.meta.config,
             program: shown(&names.program),
+            processes: s
+                .process_samples
+                .iter()
+                .filter_map(|p| {
+                    let x = p.samples.first()?;
+                    Some(crate::run_dir::ProcessSamplesRow {
+                        pid: p.key.pid,
+                        image: p.key.image,
+                        program: x.meta.program.clone(),
+                        samples: x.meta.samples,
+                        instructions: x.meta.instructions,
+                        file: format!("samples/pid{}.{}.samples", p.key.pid, p.key.image),
+                    })
+                })
+                .collect(),
         });
         let wpp = s.wpp.as_ref().map(|w| WppSummary {
             file: shown(&names.wpp).unwrap_or_default(),

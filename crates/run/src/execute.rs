@@ -150,8 +150,12 @@ pub struct RunSummaries {
     pub phases: Option<(outcrop_phases::Bbv, outcrop_phases::Phases)>,
     /// The RAP trees, finished, with the spec that made them.
     pub rap: Option<(RapSpec, RapProfiler)>,
-    /// One samples file per branch-record unit (program name and id filled in).
+    /// One samples file per branch-record unit (program name and id filled in): the first
+    /// process's first program's when the guest ran more.
     pub samples: Vec<Samples>,
+    /// With more than one process or program: every other (process, program)'s samples
+    /// (docs/machine.md, "Processes").
+    pub process_samples: Vec<ProcessSamples>,
     /// The whole-program capture.
     pub wpp: Option<WppResult>,
     /// The RPA's accounting, services and exact references.
@@ -247,8 +251,9 @@ impl RunSummaries {
 }
 
 /// A run whose guest called `execve` with address-keyed mechanisms other than the exact
-/// profile (which keeps one profile per process and program) says that those see every
-/// process's addresses in one stream (docs/machine.md, "Processes").
+/// profile, RAP and the branch-record units (which keep their own per process and program)
+/// says that those see
+/// every process's addresses in one stream (docs/machine.md, "Processes").
 fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
     let execs: u32 = machine
         .kernel
@@ -258,8 +263,6 @@ fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
         .map(|p| p.execs)
         .sum();
     let merged: Vec<&str> = [
-        (config.rap.is_some(), "RAP"),
-        (!config.paths.is_empty(), "the branch-record units"),
         (config.wpp.is_some(), "the capture"),
         (config.rpa.is_some(), "the RPA"),
     ]
@@ -372,9 +375,9 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         }
         None => None,
     };
-    let samples = match result.paths.take() {
-        Some(rec) => samples_of(rec, image, &program, &machine)?,
-        None => Vec::new(),
+    let (samples, process_samples) = match result.paths.take() {
+        Some(rec) => samples_by_process(rec, image, &program, &machine)?,
+        None => (Vec::new(), Vec::new()),
     };
     let rap = match (result.rap.take(), &config.rap) {
         (Some(p), Some(s)) => Some((s.clone(), p)),
@@ -397,6 +400,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         phases: result.phases.take(),
         rap,
         samples,
+        process_samples,
         wpp,
         rpa: result.rpa.take(),
         objects: machine.kernel.mapped_objects().to_vec(),
@@ -447,16 +451,90 @@ fn samples_of(
             offset: o.offset,
         })
         .collect();
-    Ok(rec
-        .units
+    Ok(unit_samples(rec, program, id, &objects))
+}
+
+/// One samples file per unit of `rec`, for `program` (`id` its program id).
+fn unit_samples(
+    rec: BranchRecorder,
+    program: &str,
+    id: &str,
+    objects: &[outcrop_sampling::SampledObject],
+) -> Vec<Samples> {
+    rec.units
         .into_iter()
         .map(|u| {
             let mut s = u.into_samples(program, rec.instructions, rec.cycles);
             s.meta.program_id = id.to_string();
-            s.meta.objects = objects.clone();
+            s.meta.objects = objects.to_vec();
             s
         })
-        .collect())
+        .collect()
+}
+
+/// The branch-record units' samples: the first process's first program's, and, when the
+/// guest ran more, every other (process, program)'s, each for its own program (its id read
+/// from the host file it was loaded from; empty when that cannot be read).
+fn samples_by_process(
+    mut rec: BranchRecorder,
+    image: &ProgramImage,
+    program: &str,
+    machine: &Machine,
+) -> Result<(Vec<Samples>, Vec<ProcessSamples>)> {
+    let Some(rows) = rec.finish_processes() else {
+        return Ok((samples_of(rec, image, program, machine)?, Vec::new()));
+    };
+    let mut rows = rows.into_iter();
+    let first = match rows.next() {
+        Some((_, r)) => samples_of(r, image, program, machine)?,
+        None => Vec::new(),
+    };
+    let own = std::fs::canonicalize(image.path()).ok();
+    let mut ids: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let others = rows
+        .map(|(key, r)| {
+            let host = key
+                .host_path
+                .as_ref()
+                .and_then(|p| std::fs::canonicalize(p).ok());
+            let id = match &host {
+                Some(h) if Some(h) == own.as_ref() => image.program_id()?.to_string(),
+                Some(h) => match ids.iter().find(|(p, _)| p == h) {
+                    Some((_, id)) => id.clone(),
+                    None => {
+                        let id = crate::files::read_bounded(
+                            h,
+                            "program",
+                            crate::files::MAX_PROGRAM_BYTES,
+                        )
+                        .ok()
+                        .and_then(|b| outcrop_rv::elf::program_id(&b).ok())
+                        .unwrap_or_default();
+                        ids.push((h.clone(), id.clone()));
+                        id
+                    }
+                },
+                None => String::new(),
+            };
+            let name = if key.program.is_empty() {
+                program.to_string()
+            } else {
+                key.program.clone()
+            };
+            let samples = unit_samples(r, &name, &id, &[]);
+            Ok(ProcessSamples { key, samples })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((first, others))
+}
+
+/// The samples of one (process, program) other than the first process's first program.
+#[derive(Clone, Debug)]
+pub struct ProcessSamples {
+    /// Which process and program.
+    pub key: outcrop_events::processes::ProcessKey,
+    /// One samples file per branch-record unit, for its program.
+    pub samples: Vec<Samples>,
 }
 
 /// [`machine_counts`], with the faulting thread's call stack when the run ended in a fault.

@@ -190,6 +190,7 @@ pub fn import(
         phases: None,
         rap,
         samples: vec![imported.samples.clone()],
+        process_samples: Vec::new(),
         wpp: None,
         rpa: None,
         objects: Vec::new(),

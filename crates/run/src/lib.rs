@@ -96,8 +96,8 @@ mod library_examples {}
 pub use config::{GcHeap, RpaConfig, RunConfig, TagPlace};
 pub use error::{Error, Result};
 pub use execute::{
-    execute, DenialHook, Hooks, JitCounts, MachineCounts, RunSummaries, TierCounts, WarningHook,
-    WppResult,
+    execute, DenialHook, Hooks, JitCounts, MachineCounts, ProcessSamples, RunSummaries, TierCounts,
+    WarningHook, WppResult,
 };
 pub use image::{ParseCounts, ProgramImage};
 pub use outcrop_rv::kernel::Denial;

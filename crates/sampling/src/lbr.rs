@@ -133,6 +133,14 @@ pub struct LbrUnit {
     parked: FxHashMap<u32, (Vec<Record>, usize, usize)>,
 }
 
+/// What a unit took in one process and program while another ran.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TakenRow {
+    traces: FxHashMap<Vec<Record>, u64>,
+    samples: u64,
+    recorded: u64,
+}
+
 impl LbrUnit {
     /// A unit with `cfg`.
     pub fn new(cfg: LbrConfig) -> Result<LbrUnit> {
@@ -277,6 +285,21 @@ impl LbrUnit {
         }
         *self.traces.entry(trace).or_default() += 1;
         self.samples += 1;
+    }
+
+    /// Swaps what the unit took (its traces and counts) with `row`'s: the records from here
+    /// belong to another process or program ([`crate::BranchRecorder`]). The ring and the
+    /// period go on.
+    pub(crate) fn swap_taken(&mut self, row: &mut TakenRow) {
+        std::mem::swap(&mut self.traces, &mut row.traces);
+        std::mem::swap(&mut self.samples, &mut row.samples);
+        std::mem::swap(&mut self.recorded, &mut row.recorded);
+    }
+
+    /// Empties the running thread's ring: its branches were another program's (`execve`).
+    pub(crate) fn clear_ring(&mut self) {
+        self.head = 0;
+        self.filled = 0;
     }
 
     /// Samples taken so far.

@@ -6,8 +6,12 @@
 //! cycle-period units count the model's cycles; without, cycles stay 0.
 
 use crate::lbr::LbrUnit;
+use crate::lbr::TakenRow;
 use crate::lbr::{Filter, PeriodUnit};
-use outcrop_events::record::{BranchKind, Class, Control, Observer, Retire, Stamp};
+use outcrop_events::processes::{ProcessKey, ProcessRows};
+use outcrop_events::record::{
+    BranchKind, Class, Control, Mapping, Observer, ProcessSwitch, Retire, Stamp,
+};
 
 /// Branch-record units on one run.
 #[derive(Clone, Debug, Default)]
@@ -18,6 +22,21 @@ pub struct BranchRecorder {
     pub instructions: u64,
     /// Cycle of the last retirement (timed runs; 0 otherwise).
     pub cycles: u64,
+    /// What the units took in each other process and program (docs/machine.md,
+    /// "Processes"): the samples of each are its own, as perf's are by pid.
+    rows: ProcessRows<Taken>,
+    /// The running row's instructions and cycles before its last switch in, and the
+    /// run's counts then.
+    row_counts: (u64, u64),
+    since: (u64, u64),
+}
+
+/// What every unit took in one process and program, and what it retired there.
+#[derive(Clone, Debug, Default)]
+struct Taken {
+    units: Vec<TakenRow>,
+    instructions: u64,
+    cycles: u64,
 }
 
 impl BranchRecorder {
@@ -25,14 +44,91 @@ impl BranchRecorder {
     pub fn new(units: Vec<LbrUnit>) -> BranchRecorder {
         BranchRecorder {
             units,
-            instructions: 0,
-            cycles: 0,
+            ..BranchRecorder::default()
         }
+    }
+
+    /// The records from here are `p`'s process and program's: what the units took so far
+    /// is put aside with the running one's, and `p`'s taken up (none the first time). A
+    /// sample never mixes two processes' branches: each thread has its own ring, and an
+    /// `execve` empties its thread's.
+    fn switch_process(&mut self, p: &ProcessSwitch) {
+        if p.pid == p.from_pid {
+            for u in &mut self.units {
+                u.clear_ring();
+            }
+        }
+        let mut running = self.take_running();
+        let n = self.units.len();
+        self.rows.switch(p, &mut running, || Taken {
+            units: vec![TakenRow::default(); n],
+            ..Taken::default()
+        });
+        self.put_running(running);
+    }
+
+    /// The running row's takings, moved out of the units.
+    fn take_running(&mut self) -> Taken {
+        let mut t = Taken {
+            units: vec![TakenRow::default(); self.units.len()],
+            instructions: self.row_counts.0 + (self.instructions - self.since.0),
+            cycles: self.row_counts.1 + self.cycles.saturating_sub(self.since.1),
+        };
+        for (u, row) in self.units.iter_mut().zip(&mut t.units) {
+            u.swap_taken(row);
+        }
+        t
+    }
+
+    fn put_running(&mut self, mut t: Taken) {
+        for (u, row) in self.units.iter_mut().zip(&mut t.units) {
+            u.swap_taken(row);
+        }
+        self.row_counts = (t.instructions, t.cycles);
+        self.since = (self.instructions, self.cycles);
+    }
+
+    /// When the guest ran more than one process or program: one recorder per (process,
+    /// program), the first process's first program's first, each with what its units took
+    /// there and what it retired; else `None` (this recorder is the run's).
+    pub fn finish_processes(&mut self) -> Option<Vec<(ProcessKey, BranchRecorder)>> {
+        if !self.rows.switched() {
+            return None;
+        }
+        let running = self.take_running();
+        let rows = std::mem::take(&mut self.rows).finish(running);
+        let made = rows
+            .into_iter()
+            .map(|(key, mut t)| {
+                let mut rec = BranchRecorder {
+                    units: self.units.clone(),
+                    instructions: t.instructions,
+                    cycles: t.cycles,
+                    ..BranchRecorder::default()
+                };
+                for (u, row) in rec.units.iter_mut().zip(&mut t.units) {
+                    u.swap_taken(row);
+                }
+                (key, rec)
+            })
+            .collect();
+        Some(made)
     }
 }
 
 impl Observer for BranchRecorder {
     const RETIRE: bool = true;
+    const MAPPINGS: bool = true;
+
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.switch_process(p);
+        Control::Continue
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.rows.mapped(m);
+        Control::Continue
+    }
 
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
@@ -136,6 +232,18 @@ impl Observer for BranchFeed<'_> {
     const COUNTS: bool = true;
     const RING: bool = true;
     const UNCOUNTED: bool = true;
+    const MAPPINGS: bool = true;
+
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.settle();
+        self.recorder.switch_process(p);
+        Control::Continue
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.recorder.rows.mapped(m);
+        Control::Continue
+    }
 
     #[inline]
     fn ring(&mut self, last: &[[u64; 2]], total: u64) -> Control {

@@ -280,6 +280,108 @@ fn loopback_sockets_print_what_qemu_prints_and_the_host_network_is_unreachable()
     assert!(err.contains("host's network is never reachable"), "{err}");
 }
 
+/// RAP's trees and the branch-record units' samples are kept per process and program: the
+/// rows' pc events (timed: the retire stream) are each row's instructions of the exact
+/// profile, and sum to the run's; each row's samples file counts its own instructions (the
+/// files sum to the run's), the same on the compiling tier and the step engine, and
+/// `outcrop paths report` reads one with its program.
+#[test]
+fn rap_trees_and_branch_samples_are_kept_per_process_and_program() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| -> PathBuf {
+        let report = dir.path().join(name);
+        let mut args = vec!["run", "--deterministic", "--max-processes", "16"];
+        args.extend_from_slice(extra);
+        args.extend(["--report", report.to_str().unwrap()]);
+        args.extend(["--", p.to_str().unwrap(), "exec"]);
+        let out = outcrop(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(!err.contains("mixes every program"), "{err}");
+        report
+    };
+    let json = |dir: &Path, f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+    };
+    // RAP, timed: one pc tree per (process, program), each its row's instructions
+    let timed = run("timed", &["--timing", "--rap", "pc"]);
+    let rap = json(&timed, "rap.json");
+    let profile = json(&timed, "profile.json");
+    let instructions = json(&timed, "run.json")["instructions"].as_u64().unwrap();
+    let rows = profile["processes"]["rows"].as_array().unwrap();
+    let streams = rap["streams"].as_array().unwrap();
+    assert!(streams.len() > 5, "{streams:?}");
+    let sum: u64 = streams.iter().map(|s| s["n"].as_u64().unwrap()).sum();
+    assert_eq!(sum, instructions);
+    for s in streams {
+        let n = s["n"].as_u64().unwrap();
+        let (pid, image) = match s["process"].as_str() {
+            None => (rows[0]["pid"].as_u64().unwrap(), 0),
+            Some(label) => {
+                let mut words = label.split([' ', ',']).filter(|w| !w.is_empty());
+                let pid = words.nth(1).unwrap().parse().unwrap();
+                let image = words.nth(1).unwrap().parse().unwrap();
+                (pid, image)
+            }
+        };
+        let row = rows
+            .iter()
+            .find(|r| r["pid"].as_u64() == Some(pid) && r["image"].as_u64() == Some(image))
+            .unwrap();
+        assert_eq!(row["instructions"].as_u64(), Some(n), "{s}");
+    }
+    // branch-record samples, untimed, on two engines
+    let samples = |report: &Path| -> Vec<(String, u64, u64)> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(report.join("samples"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files.push(report.join("branch.samples"));
+        files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(f).unwrap();
+                let field = |k: &str| -> u64 {
+                    let line = text.lines().find(|l| l.starts_with(k)).unwrap();
+                    line[k.len()..].trim().parse().unwrap()
+                };
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                (name, field("instructions "), field("samples "))
+            })
+            .collect()
+    };
+    let jit = samples(&run("paths-jit", &["--paths", "16:10000"]));
+    let step = samples(&run(
+        "paths-step",
+        &["--paths", "16:10000", "--engine", "step"],
+    ));
+    assert_eq!(jit, step);
+    assert!(jit.len() > 5, "{jit:?}");
+    let sum: u64 = jit.iter().map(|r| r.1).sum();
+    assert_eq!(sum, instructions);
+    assert!(jit.iter().filter(|r| r.2 > 0).count() > 2, "{jit:?}");
+    let page = std::fs::read_to_string(dir.path().join("paths-jit/report.html")).unwrap();
+    assert!(
+        page.contains("samples/pid1002.0.samples"),
+        "per-process files listed"
+    );
+    let out = outcrop(&[
+        "paths",
+        "report",
+        dir.path()
+            .join("paths-jit/samples/pid1002.0.samples")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Memory shared between processes: anonymous `MAP_SHARED` and `/dev/zero` across two
 /// forks, System V segments (attach counts, a read-only second attach, `IPC_RMID`, keys),
 /// `shm_open` files (two views of a page, `pwrite` from a child, a private copy, unlink),
