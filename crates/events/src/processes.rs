@@ -125,6 +125,12 @@ impl<T> ProcessRows<T> {
         }
     }
 
+    /// The running row's number: the order in which it was made (0: the first process's
+    /// first program, also before any switch).
+    pub fn running(&self) -> usize {
+        self.running.as_ref().map_or(0, |r| r.1)
+    }
+
     /// Whether the source ever named more than one (process, image).
     pub fn switched(&self) -> bool {
         self.made > 1

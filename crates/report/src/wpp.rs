@@ -210,6 +210,14 @@ fn write_text(out: &mut String, r: &WppReport) -> std::fmt::Result {
             b.thread_marks
         )?;
     }
+    if b.process_marks > 0 {
+        writeln!(
+            out,
+            "processes: {} (process, program)s recorded apart ({} process marks in the stream; an execve ends its thread's paths; docs/formats.md)",
+            st.run.processes.len(),
+            b.process_marks
+        )?;
+    }
     writeln!(
         out,
         "\npaths (paper Table 3): {} executed, mean length {:.2} blocks, {} unique; {} repeated paths, {} cut at the {}-block limit",

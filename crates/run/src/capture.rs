@@ -13,7 +13,8 @@
 //! inline" compares the two. Nothing is dropped: a full ring blocks the stage before it.
 
 use crate::pipeline::{ring, RingSender};
-use outcrop_events::record::{Control, Observer};
+use outcrop_events::processes::ProcessRows;
+use outcrop_events::record::{Control, Mapping, Observer, ProcessSwitch};
 use outcrop_rv::Outcome;
 use outcrop_strata::format::stream_section_joined;
 use outcrop_strata::{
@@ -72,9 +73,19 @@ type Built = (Vec<Item>, Dictionaries, BuildStats);
 /// In the ring of blocks, a start address that no block has (pcs lie below 2^47): the entry
 /// is a switch to the guest thread its length field names.
 const THREAD_SWITCH: u64 = u64::MAX;
+/// In the ring of blocks, a switch of (process, program): the length field is the row's
+/// number times 2, plus 1 for an `execve`.
+const PROCESS_SWITCH: u64 = u64::MAX - 1;
 
 /// The observer half of a capture: what the machine thread does per block.
-pub enum WppFront<W: Write> {
+pub struct WppFront<W: Write> {
+    stages: Stages<W>,
+    /// The (process, program) rows the stream's process marks name.
+    rows: ProcessRows<()>,
+}
+
+/// Where the blocks go.
+enum Stages<W: Write> {
     /// Every stage here.
     Inline {
         /// The path and strata builder.
@@ -94,13 +105,14 @@ pub enum WppFront<W: Write> {
 /// block, no record or hook per block; it takes no counts.
 impl<W: Write> Observer for WppFront<W> {
     const BLOCKS: bool = true;
+    const MAPPINGS: bool = true;
     const COUNTS: bool = true;
     const UNCOUNTED: bool = true;
     const TRACE: bool = true;
     #[inline]
     fn block(&mut self, start: u64, insns: u32) -> Control {
-        match self {
-            WppFront::Threaded(tx) => {
+        match &mut self.stages {
+            Stages::Threaded(tx) => {
                 if tx.push((start, insns)) {
                     Control::Continue
                 } else {
@@ -108,7 +120,7 @@ impl<W: Write> Observer for WppFront<W> {
                     Control::Stop
                 }
             }
-            WppFront::Inline {
+            Stages::Inline {
                 builder,
                 writer,
                 hold,
@@ -129,15 +141,15 @@ impl<W: Write> Observer for WppFront<W> {
 
     /// Blocks from compiled code's trace: copied into the batch at once.
     fn blocks(&mut self, blocks: &[(u64, u32)]) -> Control {
-        match self {
-            WppFront::Threaded(tx) => {
+        match &mut self.stages {
+            Stages::Threaded(tx) => {
                 if tx.extend(blocks) {
                     Control::Continue
                 } else {
                     Control::Stop
                 }
             }
-            WppFront::Inline { .. } => {
+            Stages::Inline { .. } => {
                 let mut c = Control::Continue;
                 for &(start, insns) in blocks {
                     c = c.and(self.block(start, insns));
@@ -149,19 +161,47 @@ impl<W: Write> Observer for WppFront<W> {
 
     /// Each thread's blocks make paths of their own (`WppBuilder::switch_thread`).
     fn thread(&mut self, index: u32) -> Control {
-        match self {
-            WppFront::Threaded(tx) => {
+        match &mut self.stages {
+            Stages::Threaded(tx) => {
                 if tx.push((THREAD_SWITCH, index)) {
                     Control::Continue
                 } else {
                     Control::Stop
                 }
             }
-            WppFront::Inline { builder, .. } => {
+            Stages::Inline { builder, .. } => {
                 builder.switch_thread(index);
                 Control::Continue
             }
         }
+    }
+
+    /// Each (process, program)'s blocks follow its process mark
+    /// (`WppBuilder::switch_process`).
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        if !self.rows.switch(p, &mut (), || ()) {
+            return Control::Continue;
+        }
+        let row = self.rows.running() as u32;
+        let exec = p.pid == p.from_pid;
+        match &mut self.stages {
+            Stages::Threaded(tx) => {
+                if tx.push((PROCESS_SWITCH, row * 2 + u32::from(exec))) {
+                    Control::Continue
+                } else {
+                    Control::Stop
+                }
+            }
+            Stages::Inline { builder, .. } => {
+                builder.switch_process(row, exec);
+                Control::Continue
+            }
+        }
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.rows.mapped(m);
+        Control::Continue
     }
 }
 
@@ -193,11 +233,14 @@ pub fn start<'s, W: Write + Send + 's>(
     let config = opts.config;
     if !opts.threaded {
         return Ok(WppStage {
-            front: WppFront::Inline {
-                builder: Box::new(WppBuilder::new(config)),
-                writer,
-                hold: config.hold_items,
-                error: None,
+            front: WppFront {
+                stages: Stages::Inline {
+                    builder: Box::new(WppBuilder::new(config)),
+                    writer,
+                    hold: config.hold_items,
+                    error: None,
+                },
+                rows: ProcessRows::new(),
             },
             builder: None,
             writer: None,
@@ -216,6 +259,8 @@ pub fn start<'s, W: Write + Send + 's>(
             for &(start, insns) in batch {
                 if start == THREAD_SWITCH {
                     b.switch_thread(insns);
+                } else if start == PROCESS_SWITCH {
+                    b.switch_process(insns / 2, insns & 1 == 1);
                 } else {
                     b.push_block(start, insns);
                 }
@@ -237,7 +282,10 @@ pub fn start<'s, W: Write + Send + 's>(
         Ok(writer)
     });
     Ok(WppStage {
-        front: WppFront::Threaded(tx),
+        front: WppFront {
+            stages: Stages::Threaded(tx),
+            rows: ProcessRows::new(),
+        },
         builder: Some(builder),
         writer: Some(writer_thread),
         opts,
@@ -264,9 +312,22 @@ impl<W: Write + Send> WppStage<'_, W> {
             deterministic,
             start,
         } = self;
-        let (mut writer, (items, dicts, build)) = match (front, builder, writer) {
+        let WppFront { stages, rows } = front;
+        if rows.switched() {
+            run.processes = rows
+                .finish(())
+                .into_iter()
+                .map(|(k, ())| outcrop_strata::ProcessInfo {
+                    pid: k.pid,
+                    parent: k.parent,
+                    image: k.image,
+                    program: k.program,
+                })
+                .collect();
+        }
+        let (mut writer, (items, dicts, build)) = match (stages, builder, writer) {
             (
-                WppFront::Inline {
+                Stages::Inline {
                     builder,
                     writer,
                     error,
@@ -280,7 +341,7 @@ impl<W: Write + Send> WppStage<'_, W> {
                 }
                 (writer, builder.finish())
             }
-            (WppFront::Threaded(tx), Some(builder), Some(writer)) => {
+            (Stages::Threaded(tx), Some(builder), Some(writer)) => {
                 drop(tx); // flushes the last batch and ends the builder's loop
                 let built = builder.join();
                 let writer = match writer.join() {

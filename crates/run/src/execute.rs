@@ -250,9 +250,8 @@ impl RunSummaries {
     }
 }
 
-/// A run whose guest called `execve` with address-keyed mechanisms other than the exact
-/// profile, RAP and the branch-record units (which keep their own per process and program)
-/// says that those see
+/// A run whose guest called `execve` with the RPA (the exact profile, RAP, the branch-record
+/// units and the capture keep their own per process and program, or mark them) says that those see
 /// every process's addresses in one stream (docs/machine.md, "Processes").
 fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
     let execs: u32 = machine
@@ -262,13 +261,10 @@ fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
         .iter()
         .map(|p| p.execs)
         .sum();
-    let merged: Vec<&str> = [
-        (config.wpp.is_some(), "the capture"),
-        (config.rpa.is_some(), "the RPA"),
-    ]
-    .into_iter()
-    .filter_map(|(on, name)| on.then_some(name))
-    .collect();
+    let merged: Vec<&str> = [(config.rpa.is_some(), "the RPA")]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
     if execs > 0 && !merged.is_empty() {
         machine.kernel.warn(&format!(
             "the guest ran {execs} program{} with execve; what {} recorded mixes every \

@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize};
 /// is thread 0's.
 pub const THREAD_LEVEL: u8 = u8::MAX;
 
+/// The level of a process mark in the temporal stream: the items after it, up to the next
+/// process mark, belong to (process, program) row `id` of the file's `run.processes` (format
+/// version 4; a stream without process marks is one process's). An `execve` ends the
+/// thread's paths and cycles before its mark, so none spans two programs.
+pub const PROCESS_LEVEL: u8 = u8::MAX - 1;
+
 /// One repeated element of the temporal stream: `trip` consecutive executions of entry `id`
 /// at `level` (0: a path; k ≥ 1: an element of stratum layer k−1), or a thread mark
 /// ([`THREAD_LEVEL`]).
@@ -42,6 +48,25 @@ impl Item {
     /// Whether it is a thread mark (then `id` is the thread).
     pub fn is_thread_mark(&self) -> bool {
         self.level == THREAD_LEVEL
+    }
+
+    /// The mark that (process, program) row `row`'s items follow.
+    pub fn process_mark(row: u32) -> Item {
+        Item {
+            level: PROCESS_LEVEL,
+            id: row,
+            trip: 1,
+        }
+    }
+
+    /// Whether it is a process mark (then `id` is the row).
+    pub fn is_process_mark(&self) -> bool {
+        self.level == PROCESS_LEVEL
+    }
+
+    /// Whether it is a mark of either kind (no path or element).
+    pub fn is_mark(&self) -> bool {
+        self.level >= PROCESS_LEVEL
     }
 }
 
@@ -195,6 +220,11 @@ pub struct WppBuilder {
     parked: std::collections::BTreeMap<u32, Parked>,
     /// Thread marks put in the stream.
     thread_marks: u64,
+    /// The running (process, program) row, and each thread's (the row it last ran in).
+    process: u32,
+    thread_rows: std::collections::BTreeMap<u32, u32>,
+    /// Process marks put in the stream.
+    process_marks: u64,
 }
 
 fn freeze(frozen: &mut [u32], it: &Item) {
@@ -238,6 +268,13 @@ pub struct BuildStats {
     /// Thread marks among them (0 for a single-threaded program).
     #[serde(default)]
     pub thread_marks: u64,
+    /// Process marks among them (0 for one process running one program).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub process_marks: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl WppBuilder {
@@ -263,7 +300,42 @@ impl WppBuilder {
             thread: 0,
             parked: std::collections::BTreeMap::new(),
             thread_marks: 0,
+            process: 0,
+            thread_rows: std::collections::BTreeMap::new(),
+            process_marks: 0,
         }
+    }
+
+    /// The blocks pushed next are (process, program) row `row`'s (the caller numbers rows).
+    /// With `exec` (the running thread's process ran `execve`), the thread's paths and
+    /// stratum cycles end here, so that none spans two programs; a switch of process comes
+    /// with a switch of thread ([`WppBuilder::switch_thread`]), which parks them.
+    pub fn switch_process(&mut self, row: u32, exec: bool) {
+        if row == self.process {
+            return;
+        }
+        if exec {
+            // (the thread goes on in the new program; another process's thread comes with
+            // its own switch, which notes its row)
+            self.flush_thread();
+            self.thread_rows.insert(self.thread, row);
+        }
+        self.process = row;
+        self.process_mark(row);
+    }
+
+    /// Puts row `row`'s mark in the stream (marks nothing followed are dropped first).
+    fn process_mark(&mut self, row: u32) {
+        while let Some(last) = self.top.last().filter(|it| it.is_mark()) {
+            if last.is_thread_mark() {
+                self.thread_marks -= 1;
+            } else {
+                self.process_marks -= 1;
+            }
+            self.top.pop();
+        }
+        self.top.push(Item::process_mark(row));
+        self.process_marks += 1;
     }
 
     /// Guest thread `index` runs from now on: the blocks pushed next are its. Each thread has
@@ -285,6 +357,7 @@ impl WppBuilder {
         }
         self.parked.insert(self.thread, state);
         self.thread = index;
+        self.thread_rows.insert(index, self.process);
         self.mark(index);
     }
 
@@ -361,17 +434,32 @@ impl WppBuilder {
         let waiting: Vec<u32> = self.parked.keys().copied().collect();
         for index in waiting {
             let len = self.top.len();
+            let saved = (self.process, self.process_marks, self.thread_marks);
+            // (its items after the mark of the process it last ran in)
+            let row = self.thread_rows.get(&index).copied().unwrap_or(0);
+            if row != self.process {
+                self.process = row;
+                self.top.push(Item::process_mark(row));
+                self.process_marks += 1;
+            }
             self.switch_thread(index);
             self.flush_thread();
-            if self.top.len() == len + 1 {
-                // nothing was pending: drop the mark again
-                self.top.pop();
-                self.thread_marks -= 1;
+            if !self.top[len.min(self.top.len())..]
+                .iter()
+                .any(|it| !it.is_mark())
+            {
+                // nothing was pending: drop the marks again
+                self.top.truncate(len);
+                (self.process, self.process_marks, self.thread_marks) = saved;
             }
         }
-        if self.top.last().is_some_and(Item::is_thread_mark) {
+        while let Some(last) = self.top.last().filter(|it| it.is_mark()) {
+            if last.is_thread_mark() {
+                self.thread_marks -= 1;
+            } else {
+                self.process_marks -= 1;
+            }
             self.top.pop();
-            self.thread_marks -= 1;
         }
         let mut stats = BuildStats {
             instructions: self.instructions,
@@ -382,6 +470,7 @@ impl WppBuilder {
             inlined: Vec::new(),
             stream_items: 0,
             thread_marks: self.thread_marks,
+            process_marks: self.process_marks,
         };
         stats.paths.unique_inputs = self.blocks.len() as u64;
         fill_cycle_stats(&mut stats.paths, &self.paths);

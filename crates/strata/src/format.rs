@@ -1,5 +1,5 @@
-//! The whole-program-profile file (`.wpp`), version 3: writer and reader (version 2 files,
-//! which have no thread marks, are still read).
+//! The whole-program-profile file (`.wpp`), version 4: writer and reader (version 2 and 3
+//! files, which have no thread or process marks, are still read).
 //!
 //! ```text
 //! header   "OUTCROPW" | version u16 LE | codec u8 (0 zstd, 1 zlib) | 0u8 | 0u32     16 bytes
@@ -12,7 +12,9 @@
 //! * `STRM` (any number, written during the run): a chunk of the temporal stream, `n` items
 //!   as three columns — `n` level bytes, `n` varint ids, `n` varint trip counts. Level 255
 //!   (version 3) is a thread mark: the items after it belong to guest thread `id` (creation
-//!   order; before the first mark, thread 0); its trip count is 1.
+//!   order; before the first mark, thread 0); its trip count is 1. Level 254 (version 4) is a
+//!   process mark: the items after it belong to row `id` of the statistics' `run.processes`
+//!   (before the first, row 0); its trip count is 1.
 //! * `STRC` (instead of a `STRM` when smaller): the same chunk coded by the context model
 //!   ([`crate::ppm`]); `raw_len` is the item count.
 //! * `BLKS`: the block table sorted by address: count, the start-address deltas, then the
@@ -34,9 +36,9 @@ use crate::Codec;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
-/// The version this build writes (it reads this one and version 2, the same format without
-/// thread marks).
-pub const FORMAT_VERSION: u16 = 3;
+/// The version this build writes (it reads this one, version 3, the same without process
+/// marks, and version 2, without thread marks either).
+pub const FORMAT_VERSION: u16 = 4;
 /// The oldest version this build reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The first eight bytes of every file.
@@ -82,6 +84,24 @@ pub struct RunInfo {
     /// files written before it was kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<ObjectInfo>,
+    /// When the guest ran more than one process or program: the (process, program) rows the
+    /// stream's process marks name, in the order they first ran (row 0 the first process's
+    /// first program); empty otherwise (version 4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessInfo>,
+}
+
+/// A (process, program) row of a run: what a process mark names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    /// The process id.
+    pub pid: u32,
+    /// Its parent's (0: none inside the machine).
+    pub parent: u32,
+    /// Which of its programs: 0 the one it started with, one more per `execve`.
+    pub image: u32,
+    /// The program's path as the guest named it.
+    pub program: String,
 }
 
 /// An object mapped executable during a run: what names its code, and where it lay.
@@ -1070,12 +1090,17 @@ impl WppFile {
         Ok(())
     }
 
-    /// Every stream item names a dictionary entry (or is a thread mark, from version 3).
+    /// Every stream item names a dictionary entry, or is a thread mark (from version 3) or
+    /// a process mark naming a row of `run.processes` (from version 4).
     fn check_items(&self, version: u16) -> Result<()> {
         let top = self.layers.len();
+        let rows = self.stats.run.processes.len();
         for (i, it) in self.items.iter().enumerate() {
             let mark_ok = version >= 3 && it.trip == 1;
             if it.is_thread_mark() && mark_ok {
+                continue;
+            }
+            if it.is_process_mark() && mark_ok && version >= 4 && (it.id as usize) < rows {
                 continue;
             }
             if usize::from(it.level) > top || it.id as usize >= self.level_len(it.level) {
@@ -1154,7 +1179,7 @@ impl WppFile {
             lens.push(v);
         }
         let mut total = 0u64;
-        for it in self.items.iter().filter(|it| !it.is_thread_mark()) {
+        for it in self.items.iter().filter(|it| !it.is_mark()) {
             let l = lens[usize::from(it.level)][it.id as usize];
             total = total.checked_add(l.checked_mul(it.trip)?)?;
         }
@@ -1166,7 +1191,7 @@ impl WppFile {
     pub fn executions(&self) -> Vec<Vec<u64>> {
         let mut counts: Vec<Vec<u64>> = vec![vec![0; self.path_count()]];
         counts.extend(self.layers.iter().map(|l| vec![0; l.len()]));
-        for it in self.items.iter().filter(|it| !it.is_thread_mark()) {
+        for it in self.items.iter().filter(|it| !it.is_mark()) {
             let c = &mut counts[usize::from(it.level)][it.id as usize];
             *c = c.saturating_add(it.trip);
         }

@@ -45,11 +45,11 @@ mod replay;
 pub mod report;
 
 pub use builder::{
-    BlockTable, BuildStats, Dictionaries, Item, LayerStats, WppBuilder, THREAD_LEVEL,
+    BlockTable, BuildStats, Dictionaries, Item, LayerStats, WppBuilder, PROCESS_LEVEL, THREAD_LEVEL,
 };
 pub use error::{Error, Result};
 pub use format::{
-    decode_budget, FileStats, ObjectInfo, RunInfo, SectionBytes, WppFile, WppWriter,
+    decode_budget, FileStats, ObjectInfo, ProcessInfo, RunInfo, SectionBytes, WppFile, WppWriter,
     MAX_DECODED_BYTES,
 };
 pub use replay::Replay;

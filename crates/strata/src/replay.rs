@@ -23,6 +23,7 @@ pub struct Replay<'a> {
     pos: usize,
     path_trips_left: u64,
     thread: u32,
+    process: u32,
 }
 
 impl<'a> Replay<'a> {
@@ -36,6 +37,7 @@ impl<'a> Replay<'a> {
             pos: 0,
             path_trips_left: 0,
             thread: 0,
+            process: 0,
         }
     }
 
@@ -43,6 +45,12 @@ impl<'a> Replay<'a> {
     /// first thread mark, then the thread each mark names.
     pub fn thread(&self) -> u32 {
         self.thread
+    }
+
+    /// The (process, program) row of `run.processes` whose path the replay is in: 0 until
+    /// the stream's first process mark, then the row each mark names.
+    pub fn process(&self) -> u32 {
+        self.process
     }
 
     /// The next (path id, trip count) at the path level.
@@ -68,6 +76,10 @@ impl<'a> Replay<'a> {
                 self.next_item += 1;
                 if it.is_thread_mark() {
                     self.thread = it.id;
+                    continue;
+                }
+                if it.is_process_mark() {
+                    self.process = it.id;
                     continue;
                 }
                 it

@@ -382,6 +382,56 @@ fn rap_trees_and_branch_samples_are_kept_per_process_and_program() {
     );
 }
 
+/// The capture marks each process and program: the `.wpp` file names every (process,
+/// program) row, is byte-identical on the compiling tier and the step engine, replays every
+/// block, and no warning says the capture mixed programs.
+#[test]
+fn the_capture_marks_every_process_and_program() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let capture = |engine: &str| -> (Vec<u8>, PathBuf) {
+        let file = dir.path().join(format!("{engine}.wpp"));
+        let out = outcrop(&[
+            "run",
+            "--deterministic",
+            "--engine",
+            engine,
+            "--wpp",
+            file.to_str().unwrap(),
+            "--",
+            p.to_str().unwrap(),
+            "exec",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(!err.contains("mixes every program"), "{err}");
+        (std::fs::read(&file).unwrap(), file)
+    };
+    let (jit, file) = capture("jit");
+    let (step, _) = capture("step");
+    assert!(jit == step, "the engines' captures differ");
+    let out = outcrop(&["wpp", "report", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("processes: 14 (process, program)s recorded apart"),
+        "{text}"
+    );
+    let blocks: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("run: "))
+        .and_then(|l| l.split(" in ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let out = outcrop(&["wpp", "replay", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(
+        out.stdout.iter().filter(|&&b| b == b'\n').count() as u64,
+        blocks
+    );
+}
+
 /// Memory shared between processes: anonymous `MAP_SHARED` and `/dev/zero` across two
 /// forks, System V segments (attach counts, a read-only second attach, `IPC_RMID`, keys),
 /// `shm_open` files (two views of a page, `pwrite` from a child, a private copy, unlink),

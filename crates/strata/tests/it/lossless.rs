@@ -334,6 +334,111 @@ proptest! {
     }
 }
 
+/// Blocks of several processes, each with its threads, some calling `execve`: `runs` of
+/// (process, thread, exec, blocks) — an exec run continues the previous run's process and
+/// thread in the process's next program. The replay gives every (row, thread) its own
+/// blocks in its own order (so no path spans two programs), and every process mark names a
+/// row of `run.processes`.
+fn check_processes(runs: &[(u32, u32, bool, Vec<u64>)], config: Config, take_every: usize) {
+    let mut b = WppBuilder::new(config);
+    let mut w = WppWriter::new(Vec::new(), config.codec).unwrap();
+    let mut rows: Vec<(u32, u32)> = vec![(0, 0)];
+    let mut images = std::collections::BTreeMap::new();
+    // (an execve ends every other thread of the process: its thread goes on in the new
+    // program, and threads made there are new)
+    let mut exec_thread = std::collections::BTreeMap::new();
+    let (mut process, mut thread) = (0u32, 0u32);
+    let mut want: std::collections::BTreeMap<(u32, u32), Vec<u64>> = Default::default();
+    let mut n = 0usize;
+    for (p, t, exec, blocks) in runs {
+        let exec = *exec && n > 0;
+        let image: &mut u32 = images.entry(if exec { process } else { *p }).or_default();
+        let (p, t) = match (exec, *image) {
+            (true, _) => (process, thread),
+            (false, 0) => (*p, p * 2 + t),
+            (false, _) if *t == 0 => (*p, exec_thread[p]),
+            (false, i) => (*p, 1000 + p * 100 + i * 2 + t),
+        };
+        if exec {
+            *image += 1;
+            exec_thread.insert(p, t);
+        }
+        let key = (p, *image);
+        let row = match rows.iter().position(|&r| r == key) {
+            Some(i) => i,
+            None => {
+                rows.push(key);
+                rows.len() - 1
+            }
+        } as u32;
+        b.switch_process(row, exec);
+        b.switch_thread(t);
+        (process, thread) = (p, t);
+        for &a in blocks {
+            b.push_block(a, 1);
+            want.entry((row, t)).or_default().push(a);
+            n += 1;
+            if take_every > 0 && n % take_every == 0 {
+                w.write_items(&b.take_items()).unwrap();
+            }
+        }
+    }
+    let (items, dicts, build) = b.finish();
+    for c in items.chunks(config.chunk_items) {
+        w.write_items(c).unwrap();
+    }
+    let mut stats = FileStats {
+        layers: config.layers,
+        build,
+        ..FileStats::default()
+    };
+    stats.run.processes = vec![outcrop_strata::ProcessInfo::default(); rows.len()];
+    let (bytes, _) = w.finish(&dicts, stats).unwrap();
+    let f = WppFile::parse(&bytes).unwrap();
+    let mut got: std::collections::BTreeMap<(u32, u32), Vec<u64>> = Default::default();
+    let mut r = Replay::new(&f);
+    while let Some(path) = r.next_path() {
+        got.entry((r.process(), r.thread()))
+            .or_default()
+            .extend_from_slice(path);
+    }
+    assert_eq!(
+        got, want,
+        "each (process row, thread)'s blocks, in its order"
+    );
+    // a process mark naming no row is refused
+    if f.stats.build.process_marks > 0 {
+        let mut short = f.stats.clone();
+        short.run.processes.truncate(0);
+        let mut b = WppBuilder::new(config);
+        b.switch_process(1, false);
+        b.push_block(1, 1);
+        let (items, dicts, mut build) = b.finish();
+        build.stream_items = items.len() as u64;
+        let mut w = WppWriter::new(Vec::new(), config.codec).unwrap();
+        w.write_items(&items).unwrap();
+        short.build = build;
+        let (bytes, _) = w.finish(&dicts, short).unwrap();
+        assert!(WppFile::parse(&bytes).is_err());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn processes_replay_exactly_each_program_in_its_own_order(
+        runs in prop::collection::vec(
+            (0u32..3, 0u32..2, prop::bool::weighted(0.2), prop::collection::vec(0u64..10, 1..30)),
+            0..50,
+        ),
+        layers in 0usize..4,
+        take in 0usize..200,
+    ) {
+        check_processes(&runs, Config { layers, chunk_items: 31, ..Config::default() }, take);
+    }
+}
+
 #[test]
 fn a_thread_loop_interrupted_by_switches_is_still_one_loop() {
     // thread 0 runs a 3-block loop 100 times, switched out every 7 blocks for 2 blocks of
