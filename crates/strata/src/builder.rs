@@ -324,8 +324,8 @@ impl WppBuilder {
         self.process_mark(row);
     }
 
-    /// Puts row `row`'s mark in the stream (marks nothing followed are dropped first).
-    fn process_mark(&mut self, row: u32) {
+    /// Drops the marks at the stream's end: nothing follows them.
+    fn drop_trailing_marks(&mut self) {
         while let Some(last) = self.top.last().filter(|it| it.is_mark()) {
             if last.is_thread_mark() {
                 self.thread_marks -= 1;
@@ -334,6 +334,11 @@ impl WppBuilder {
             }
             self.top.pop();
         }
+    }
+
+    /// Puts row `row`'s mark in the stream (marks nothing followed are dropped first).
+    fn process_mark(&mut self, row: u32) {
+        self.drop_trailing_marks();
         self.top.push(Item::process_mark(row));
         self.process_marks += 1;
     }
@@ -453,14 +458,7 @@ impl WppBuilder {
                 (self.process, self.process_marks, self.thread_marks) = saved;
             }
         }
-        while let Some(last) = self.top.last().filter(|it| it.is_mark()) {
-            if last.is_thread_mark() {
-                self.thread_marks -= 1;
-            } else {
-                self.process_marks -= 1;
-            }
-            self.top.pop();
-        }
+        self.drop_trailing_marks();
         let mut stats = BuildStats {
             instructions: self.instructions,
             blocks: self.path_stats.inputs,

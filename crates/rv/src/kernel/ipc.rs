@@ -23,17 +23,17 @@ pub const SEMMSL: usize = 1024;
 /// Most operations in one `semop` (Linux's `SEMOPM`).
 pub const SEMOPM: usize = 500;
 
-const IPC_CREAT: u64 = 0o1000;
-const IPC_EXCL: u64 = 0o2000;
+pub(super) const IPC_CREAT: u64 = 0o1000;
+pub(super) const IPC_EXCL: u64 = 0o2000;
 const IPC_NOWAIT: u64 = 0o4000;
-const IPC_RMID: u64 = 0;
-const IPC_SET: u64 = 1;
-const IPC_STAT: u64 = 2;
+pub(super) const IPC_RMID: u64 = 0;
+pub(super) const IPC_SET: u64 = 1;
+pub(super) const IPC_STAT: u64 = 2;
 const MSG_NOERROR: u64 = 0o10000;
 const MSG_EXCEPT: u64 = 0o20000;
 const EEXIST: i64 = 17;
-const ENOENT: i64 = 2;
-const ENOSPC: i64 = 28;
+pub(super) const ENOENT: i64 = 2;
+pub(super) const ENOSPC: i64 = 28;
 const E2BIG: i64 = 7;
 const ENOMSG: i64 = 42;
 const ERANGE: i64 = 34;

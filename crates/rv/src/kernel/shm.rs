@@ -15,14 +15,8 @@ use std::sync::Arc;
 
 /// Most System V segments, and most `/dev/shm` names, at once.
 pub const MAX_SHM_OBJECTS: usize = 4096;
-const ENOENT: i64 = 2;
-const ENOSPC: i64 = 28;
+use super::ipc::{ENOENT, ENOSPC, IPC_CREAT, IPC_EXCL, IPC_RMID, IPC_SET, IPC_STAT};
 const EXDEV: i64 = 18;
-const IPC_CREAT: u64 = 0o1000;
-const IPC_EXCL: u64 = 0o2000;
-const IPC_RMID: u64 = 0;
-const IPC_SET: u64 = 1;
-const IPC_STAT: u64 = 2;
 const SHM_LOCK: u64 = 11;
 const SHM_UNLOCK: u64 = 12;
 const SHM_RDONLY: u64 = 0o10000;
