@@ -1,4 +1,4 @@
-//! Shared memory between the guest's processes (docs/machine.md, "Shared memory"): System V
+//! Shared memory between the guest's processes (docs/machine.md, "Processes": shared memory): System V
 //! segments (`shmget`, `shmat`, `shmdt`, `shmctl`), the files of `/dev/shm` (what `shm_open`
 //! and `sem_open` make) and `memfd_create`. Each is one of the machine's own
 //! [`SharedObject`]s; nothing reaches the host's IPC namespace or its `/dev/shm`. (Anonymous

@@ -1,4 +1,4 @@
-//! Memory shared between processes (docs/machine.md, "Shared memory"): the pages of an
+//! Memory shared between processes (docs/machine.md, "Processes": shared memory): the pages of an
 //! anonymous `MAP_SHARED` mapping, a System V segment, a `/dev/shm` file or a `memfd`.
 //!
 //! Only one process runs at a time, so a shared page needs no lock while the guest touches
