@@ -415,7 +415,7 @@ impl Kernel {
             Err(e) => return Some(-e),
         };
         Some(match nr {
-            56 => self.shm_open(name, a[2], a[3]),
+            56 => self.shm_open(mem, name, a[2], a[3]),
             35 => {
                 const AT_REMOVEDIR: u64 = 0x200;
                 if a[2] & AT_REMOVEDIR != 0 {
@@ -463,7 +463,7 @@ impl Kernel {
         })
     }
 
-    fn shm_open(&mut self, name: Vec<u8>, flags: u64, mode: u64) -> i64 {
+    fn shm_open(&mut self, mem: &mut Memory, name: Vec<u8>, flags: u64, mode: u64) -> i64 {
         const O_CREAT: u64 = 0o100;
         const O_EXCL: u64 = 0o200;
         const O_TRUNC: u64 = 0o1000;
@@ -486,10 +486,9 @@ impl Kernel {
         };
         let acc = flags & 3;
         if flags & O_TRUNC != 0 && acc != 0 {
-            // (shrinking needs no budget; no frames to give back: the caller's memory is
-            // not at hand, and the object keeps the pages the running process holds)
-            node.budget.fetch_sub(node.object.len(), Ordering::Relaxed);
-            node.object.resize(0);
+            // (the running process's frames given back first, as for `ftruncate`; shrinking
+            // needs no budget, so it cannot fail)
+            let _ = node.resize(mem, 0, self.memory_limit);
         }
         self.install_shm(node, acc, flags & O_APPEND != 0, flags & O_CLOEXEC != 0)
     }
