@@ -113,8 +113,29 @@ pub struct RpaReport {
     pub queues: Vec<QueueReport>,
     /// The `count` actions' counters: (query instruction, count).
     pub counters: Vec<(usize, u64)>,
-    /// The hardware model's account (`--rpa-hw`).
+    /// The hardware model's account (`--rpa-hw`; the one core's, every process's).
     pub hardware: Option<HwSection>,
+    /// The process and program the queries, queues and counters above are, when the guest
+    /// ran more than one (the first process's first program: `pid 1000 sort`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// Every other process and program, when the guest ran more than one (the fields above
+    /// are the first process's first program's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<RpaProcessReport>,
+}
+
+/// One other process and program's part of the RPA report.
+#[derive(Clone, Debug, Serialize)]
+pub struct RpaProcessReport {
+    /// Which (`pid 1002 sort (exec 1)`).
+    pub process: String,
+    /// Its queries' accounting.
+    pub queries: Vec<QueryReport>,
+    /// What each queue's service found in its records.
+    pub queues: Vec<QueueReport>,
+    /// Its `count` actions' counters.
+    pub counters: Vec<(usize, u64)>,
 }
 
 /// What the RPA's hardware did (docs/rpa.md "The hardware in the timing model").
@@ -255,6 +276,9 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// Most other (process, program)s the text shows (those with the most records).
+pub const TEXT_ROWS: usize = 16;
+
 /// What each accounting column means.
 pub const STATS_LEGEND: &str = "records: of the query's classes, retired; selected: by its sampling (every N); filtered: selected but sent nowhere by its clauses; sent: messages written; dropped: a sampled query's messages refused by a full queue; waited: sends that found the queue full and waited (always queries: back-pressure, nothing lost)";
 
@@ -273,54 +297,96 @@ impl Report for RpaReport {
                 ""
             }
         );
-        for (i, q) in self.queries.iter().enumerate() {
-            let s = &q.stats;
-            let _ = writeln!(out, "  query {}: {}", i + 1, q.header);
+        if let Some(p) = &self.process {
             let _ = writeln!(
                 out,
-                "    records {}  selected {}  filtered {}  sent {}  dropped {}  waited {}{}",
-                thousands(s.records),
-                thousands(s.selected),
-                thousands(s.filtered),
-                thousands(s.sent),
-                thousands(s.dropped),
-                thousands(s.waited),
-                if s.lost > 0 {
-                    format!("  LOST {} (a service thread stopped)", thousands(s.lost))
-                } else {
-                    String::new()
-                }
+                "  {p} (the first process's first program; each other's records follow its own)"
             );
-            if s.dropped > 0 {
-                let _ = writeln!(
-                    out,
-                    "    note: {:.1}% of the selected records were dropped by a full queue; estimates are scaled by selected / sent, but drops come in bursts, so hot spots may be off: --deterministic makes sampled queries wait instead",
-                    100.0 * s.dropped as f64 / s.selected.max(1) as f64
-                );
+        }
+        write_body(out, &self.queries, &self.counters, &self.queues);
+        // the rows with the most records, in the order they came; the rest in rpa.json
+        let records = |p: &RpaProcessReport| p.queries.iter().map(|q| q.stats.records).sum();
+        let mut ranked: Vec<(u64, usize)> = self
+            .processes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (records(p), i))
+            .collect();
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut shown: Vec<usize> = ranked.iter().take(TEXT_ROWS).map(|r| r.1).collect();
+        shown.sort_unstable();
+        for p in shown.iter().map(|&i| &self.processes[i]) {
+            let _ = writeln!(out, "  {}:", p.process);
+            let mut part = String::new();
+            write_body(&mut part, &p.queries, &p.counters, &p.queues);
+            for line in part.lines() {
+                let _ = writeln!(out, "  {line}");
             }
         }
-        for (i, n) in &self.counters {
+        if self.processes.len() > shown.len() {
             let _ = writeln!(
                 out,
-                "  count action at query instruction {i}: {}",
-                thousands(*n)
+                "  … {} more (process, program)s with fewer records (--report DIR writes every one to rpa.json)",
+                self.processes.len() - shown.len()
             );
-        }
-        for q in &self.queues {
-            let _ = writeln!(
-                out,
-                "  queue {} → {} service (query {}): {} messages",
-                q.queue,
-                q.kind.name(),
-                q.query,
-                thousands(q.received)
-            );
-            write_detail(out, &q.detail);
         }
         if let Some(h) = &self.hardware {
             h.write_text(out);
         }
         let _ = writeln!(out, "  {STATS_LEGEND}");
+    }
+}
+
+/// Each query's accounting, the counters and each queue's findings.
+fn write_body(
+    out: &mut String,
+    queries: &[QueryReport],
+    counters: &[(usize, u64)],
+    queues: &[QueueReport],
+) {
+    for (i, q) in queries.iter().enumerate() {
+        let s = &q.stats;
+        let _ = writeln!(out, "  query {}: {}", i + 1, q.header);
+        let _ = writeln!(
+            out,
+            "    records {}  selected {}  filtered {}  sent {}  dropped {}  waited {}{}",
+            thousands(s.records),
+            thousands(s.selected),
+            thousands(s.filtered),
+            thousands(s.sent),
+            thousands(s.dropped),
+            thousands(s.waited),
+            if s.lost > 0 {
+                format!("  LOST {} (a service thread stopped)", thousands(s.lost))
+            } else {
+                String::new()
+            }
+        );
+        if s.dropped > 0 {
+            let _ = writeln!(
+                    out,
+                    "    note: {:.1}% of the selected records were dropped by a full queue; estimates are scaled by selected / sent, but drops come in bursts, so hot spots may be off: --deterministic makes sampled queries wait instead",
+                    100.0 * s.dropped as f64 / s.selected.max(1) as f64
+                );
+        }
+    }
+    for (i, n) in counters {
+        let _ = writeln!(
+            out,
+            "  count action at query instruction {i}: {}",
+            thousands(*n)
+        );
+    }
+    for q in queues {
+        let _ = writeln!(
+            out,
+            "  queue {} → {} service (query {}): {} messages",
+            q.queue,
+            q.kind.name(),
+            q.query,
+            thousands(q.received)
+        );
+        write_detail(out, &q.detail);
     }
 }
 
@@ -543,8 +609,20 @@ fn header(p: &outcrop_rpa::Assembled, q: &outcrop_rpa::asm::AssembledQuery) -> S
     )
 }
 
+/// How a report names code: an instruction, and the function (group) it belongs to.
+struct Namer<'a> {
+    label: &'a dyn Fn(u64) -> String,
+    group: &'a dyn Fn(u64) -> Option<u64>,
+    group_name: &'a dyn Fn(u64) -> String,
+}
+
+/// One process and program's queries, queues and counters.
+type Body = (Vec<QueryReport>, Vec<QueueReport>, Vec<(usize, u64)>);
+
 /// The report of the RPA's results, and the BOLT `.fdata` text of an edges service when
-/// `code` (the program's image, for branch targets) is given.
+/// `code` (the program's image, for branch targets) is given. Every other process and
+/// program is named through its own exact profile in `processes` when there is one.
+#[allow(clippy::too_many_arguments)]
 pub fn report(
     r: &outcrop_rpa::observe::RpaResult,
     program: &str,
@@ -553,37 +631,153 @@ pub fn report(
     symbols: Option<&outcrop_rv::symbols::Symbols>,
     code: Option<&outcrop_run::ProgramImage>,
     late_fills: u64,
+    processes: &[outcrop_profile::ProcessProfile],
 ) -> (RpaReport, Option<String>) {
-    use outcrop_rpa::services::{self, Service};
     let label = |pc: u64| match symbols.and_then(|s| s.lookup(pc)) {
         Some(f) => f.to_string(),
         None => format!("{pc:#x}"),
     };
+    let group = |pc: u64| symbols.and_then(|s| s.lookup(pc)).map(|f| f.start);
+    let group_name = |a: u64| {
+        symbols
+            .and_then(|s| s.lookup(a))
+            .map_or_else(|| format!("{a:#x}"), |f| f.name.to_string())
+    };
+    let namer = Namer {
+        label: &label,
+        group: &group,
+        group_name: &group_name,
+    };
+    let mut fdata_text = None;
+    let fdata = code.map(|c| (c, symbols, &mut fdata_text));
+    let (queries, queues, counters) = body(
+        &r.program,
+        (&r.queries, &r.exact, &r.counters),
+        &r.queues,
+        &namer,
+        fdata,
+    );
+    let others = r
+        .processes
+        .iter()
+        .map(|p| {
+            let k = &p.key;
+            let prof = processes
+                .iter()
+                .find(|row| (row.pid, row.image) == (k.pid, k.image))
+                .map(|row| &row.profile);
+            let func = |pc: u64| -> Option<u32> {
+                let prof = prof?;
+                let i = prof.pcs.partition_point(|c| c.pc < pc);
+                prof.pcs.get(i).filter(|c| c.pc == pc).map(|c| c.function)
+            };
+            let fname = |f: u32| {
+                prof.and_then(|p| p.functions.get(f as usize))
+                    .map(|f| f.name.clone())
+            };
+            let label = |pc: u64| match func(pc).and_then(fname) {
+                Some(n) => format!("{n} ({pc:#x})"),
+                None => format!("{pc:#x}"),
+            };
+            let group = |pc: u64| func(pc).map(u64::from);
+            let group_name = |f: u64| {
+                u32::try_from(f)
+                    .ok()
+                    .and_then(fname)
+                    .unwrap_or_else(|| format!("function {f}"))
+            };
+            let namer = Namer {
+                label: &label,
+                group: &group,
+                group_name: &group_name,
+            };
+            let (queries, queues, counters) = body(
+                &r.program,
+                (&p.row.queries, &p.row.exact, &p.row.counters),
+                &p.queues,
+                &namer,
+                None,
+            );
+            RpaProcessReport {
+                process: crate::processes::label(k.pid, k.image, &k.program),
+                queries,
+                queues,
+                counters,
+            }
+        })
+        .collect();
+    (
+        RpaReport {
+            program: program.to_string(),
+            instructions,
+            lossless,
+            queries,
+            queues,
+            counters,
+            hardware: r.hardware.as_ref().map(|h| HwSection {
+                config: h.config,
+                stats: h.stats.clone(),
+                occupancy: h.occupancy.clone(),
+                prefetch: h.prefetch.clone().map(|p| (p, late_fills)),
+                adaptive: h.adaptive.clone(),
+            }),
+            process: r
+                .first_process
+                .as_ref()
+                .map(|k| crate::processes::label(k.pid, k.image, &k.program)),
+            processes: others,
+        },
+        fdata_text,
+    )
+}
+
+/// What one process and program's records did: its queries, what each queue's service found
+/// against the exact reference, and its counters; an edges service's `.fdata` into `fdata`
+/// when given the program's code.
+fn body(
+    program: &outcrop_rpa::Assembled,
+    (stats, exact, counters): (
+        &[QueryStats],
+        &[Option<outcrop_rpa::observe::Exact>],
+        &[u64],
+    ),
+    queues_in: &[(
+        outcrop_rpa::observe::QueuePlan,
+        u64,
+        outcrop_rpa::services::Service,
+    )],
+    n: &Namer<'_>,
+    mut fdata: Option<(
+        &outcrop_run::ProgramImage,
+        Option<&outcrop_rv::symbols::Symbols>,
+        &mut Option<String>,
+    )>,
+) -> Body {
+    use outcrop_rpa::services::{self, Service};
     let rate_of = |qi: usize| {
-        let q = &r.program.queries[qi];
+        let q = &program.queries[qi];
         q.classes
             .first()
-            .map_or(1, |&c| 1u64 << r.program.pct[c].rate_log2)
+            .map_or(1, |&c| 1u64 << program.pct[c].rate_log2)
     };
-    let queries = r
-        .program
+    let queries = program
         .queries
         .iter()
-        .zip(&r.queries)
+        .zip(stats)
         .enumerate()
         .map(|(i, (q, s))| QueryReport {
-            header: header(&r.program, q),
+            header: header(program, q),
             rate: rate_of(i),
             stats: s.clone(),
         })
         .collect();
-    let mut fdata_text = None;
     let mut queues = Vec::new();
-    for (plan, received, service) in &r.queues {
-        let exact = r.exact.get(plan.query).and_then(|e| e.as_ref());
+    for (plan, received, service) in queues_in {
+        let exact = exact.get(plan.query).and_then(|e| e.as_ref());
         // one message stands for `every N` records, for the ones a full queue dropped and
         // for the ones the adaptive rate threw away
-        let st = &r.queries[plan.query];
+        let default = QueryStats::default();
+        let st = stats.get(plan.query).unwrap_or(&default);
         // (a weighted service counts each sample as the throttled ones it stands for)
         let throttled = if service.weighted() { 0 } else { st.throttled };
         let rate =
@@ -593,30 +787,21 @@ pub fn report(
                 let accuracy = exact.map(|x| services::edge_accuracy(&e.branches, rate, &x.edges));
                 let labels = accuracy
                     .as_ref()
-                    .map(|a| a.hot.iter().map(|h| label(h.pc)).collect())
+                    .map(|a| a.hot.iter().map(|h| (n.label)(h.pc)).collect())
                     .unwrap_or_default();
-                if let Some(code) = code {
-                    fdata_text = Some(edges_fdata(&e.branches, exact, code, symbols, rate));
+                if let Some((code, symbols, out)) = fdata.as_mut() {
+                    **out = Some(edges_fdata(&e.branches, exact, code, *symbols, rate));
                 }
                 ServiceDetail::Edges { accuracy, labels }
             }
             Service::Cpi(c) => {
-                let group = |pc: u64| symbols.and_then(|s| s.lookup(pc)).map(|f| f.start);
-                let accuracy = exact.map(|x| services::cpi_accuracy(&c.pcs, rate, &x.cpi, group));
+                let accuracy = exact.map(|x| services::cpi_accuracy(&c.pcs, rate, &x.cpi, n.group));
                 let (labels, group_labels) = accuracy
                     .as_ref()
                     .map(|a| {
                         (
-                            a.hot.iter().map(|h| label(h.addr)).collect(),
-                            a.groups
-                                .iter()
-                                .map(|g| {
-                                    symbols.and_then(|s| s.lookup(g.addr)).map_or_else(
-                                        || format!("{:#x}", g.addr),
-                                        |f| f.name.to_string(),
-                                    )
-                                })
-                                .collect(),
+                            a.hot.iter().map(|h| (n.label)(h.addr)).collect(),
+                            a.groups.iter().map(|g| (n.group_name)(g.addr)).collect(),
                         )
                     })
                     .unwrap_or_default();
@@ -641,7 +826,7 @@ pub fn report(
                     v.into_iter()
                         .take(64)
                         .map(|(pc, a)| PcStride {
-                            pc: label(u64::from(*pc)),
+                            pc: (n.label)(u64::from(*pc)),
                             records: a.count,
                             stride: a.dominant(),
                         })
@@ -657,32 +842,15 @@ pub fn report(
             detail,
         });
     }
-    (
-        RpaReport {
-            program: program.to_string(),
-            instructions,
-            lossless,
-            queries,
-            queues,
-            counters: r
-                .program
-                .insns
-                .iter()
-                .zip(&r.counters)
-                .enumerate()
-                .filter(|(_, (i, _))| i.act == outcrop_rpa::isa::Act::Count)
-                .map(|(k, (_, &n))| (k, n))
-                .collect(),
-            hardware: r.hardware.as_ref().map(|h| HwSection {
-                config: h.config,
-                stats: h.stats.clone(),
-                occupancy: h.occupancy.clone(),
-                prefetch: h.prefetch.clone().map(|p| (p, late_fills)),
-                adaptive: h.adaptive.clone(),
-            }),
-        },
-        fdata_text,
-    )
+    let counters = program
+        .insns
+        .iter()
+        .zip(counters)
+        .enumerate()
+        .filter(|(_, (i, _))| i.act == outcrop_rpa::isa::Act::Count)
+        .map(|(k, (_, &n))| (k, n))
+        .collect();
+    (queries, queues, counters)
 }
 
 /// The edge service's branch counts, scaled by `rate`, as BOLT's `.fdata` (each branch's
@@ -797,6 +965,8 @@ mod tests {
             }],
             counters: vec![(2, 1234)],
             hardware: None,
+            process: None,
+            processes: Vec::new(),
         };
         let t = r.to_text();
         assert!(

@@ -251,6 +251,7 @@ impl<'a> RunReport<'a> {
                     symbols,
                     Some(image),
                     s.timing.as_ref().map_or(0, |t| t.fills_late),
+                    &s.processes,
                 );
                 (Some(report), fdata)
             }

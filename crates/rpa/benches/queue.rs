@@ -9,7 +9,7 @@
 //! Results: docs/BENCHMARKS.md, "Relational profiling".
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use outcrop_rpa::queue::{channel, RECORD_WORDS};
+use outcrop_rpa::queue::{channel, Received, RECORD_WORDS};
 
 const N: u32 = 1 << 20;
 const CAP: usize = 128;
@@ -23,7 +23,7 @@ fn rpa(batch: usize) -> u64 {
     let reader = std::thread::spawn(move || {
         let (mut got, mut sum) = (0u32, 0u64);
         while got < N {
-            if let Some(r) = c.try_recv() {
+            if let Some(Received::Record(r)) = c.try_recv() {
                 sum += u64::from(r[0]);
                 got += 1;
             } else {

@@ -20,13 +20,16 @@ use crate::hw::{
 };
 use crate::isa::{Act, PctEntry};
 use crate::prefetch::{PrefetchConfig, PrefetchReport, Prefetcher};
-use crate::queue::{channel, Consumer, Producer, MAX_MESSAGES};
+use crate::queue::{channel, Consumer, Producer, Received, MAX_MESSAGES};
 use crate::record::{build, check_items, op_class};
 use crate::services::{store_hash, word_of, ExactCpi, HeapLayout, Kind, Service, WEIGHT_WORD};
 use crate::stats::QueryStats;
 use crate::tags::Tags;
 use crate::{Assembled, Engine, Error};
-use outcrop_events::record::{Control, Observer, Retire, Stamp, TimingEvents};
+use outcrop_events::processes::{ProcessKey, ProcessRows, MAX_PROCESS_ROWS};
+use outcrop_events::record::{
+    Control, Mapping, Observer, ProcessSwitch, Retire, Stamp, TimingEvents,
+};
 use outcrop_timing::feedback::{Feedback, Fills};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -246,6 +249,105 @@ struct ExactAcc {
     ex: Exact,
 }
 
+/// What one process and program's records did: its queries' accounting, exact references
+/// and `count` counters.
+#[derive(Clone, Debug, Default)]
+pub struct RowResult {
+    /// Per query, in source order.
+    pub queries: Vec<QueryStats>,
+    /// Per query, its exact reference (when asked for and a service needs one).
+    pub exact: Vec<Option<Exact>>,
+    /// The `count` actions' counters, per query instruction.
+    pub counters: Vec<u64>,
+}
+
+/// The observer's results once its queues are closed: the first process's first program's
+/// and every other process and program's, in the order their records first came.
+#[derive(Clone, Debug, Default)]
+pub struct Closed {
+    /// The first process's first program (the whole run when only one ran).
+    pub first: RowResult,
+    /// Which it was, when there were others.
+    pub first_key: Option<ProcessKey>,
+    /// Every other (process, program).
+    pub others: Vec<(ProcessKey, RowResult)>,
+}
+
+impl Closed {
+    /// The run's result, with each queue's service rows (row 0 the first process's first
+    /// program, as [`ServiceEnd::run`] gives them) and the hardware's account.
+    pub fn into_result(
+        self,
+        program: Assembled,
+        services: Vec<(QueuePlan, Vec<(u64, Service)>)>,
+        hardware: Option<HwReport>,
+    ) -> RpaResult {
+        let mut per_queue: Vec<(QueuePlan, std::vec::IntoIter<(u64, Service)>)> = services
+            .into_iter()
+            .map(|(plan, rows)| (plan, rows.into_iter()))
+            .collect();
+        let mut take = || -> Vec<(QueuePlan, u64, Service)> {
+            per_queue
+                .iter_mut()
+                .filter_map(|(plan, rows)| rows.next().map(|(n, s)| (*plan, n, s)))
+                .collect()
+        };
+        let queues = take();
+        let processes = self
+            .others
+            .into_iter()
+            .map(|(key, row)| RpaProcess {
+                key,
+                queues: take(),
+                row,
+            })
+            .collect();
+        RpaResult {
+            program,
+            queries: self.first.queries,
+            queues,
+            exact: self.first.exact,
+            counters: self.first.counters,
+            hardware,
+            first_process: self.first_key,
+            processes,
+        }
+    }
+}
+
+/// What one other process and program did under the RPA (docs/rpa.md, "Processes").
+#[derive(Debug)]
+pub struct RpaProcess {
+    /// Which process and program.
+    pub key: ProcessKey,
+    /// Its queries' accounting, exact references and counters.
+    pub row: RowResult,
+    /// Per queue: its plan, the messages its service read for this row, and the service's
+    /// state for it.
+    pub queues: Vec<(QueuePlan, u64, Service)>,
+}
+
+/// A process and program's part of the observer's state.
+#[derive(Default)]
+struct RowState {
+    stats: Vec<QueryStats>,
+    exact: Vec<ExactAcc>,
+    counters: Vec<u64>,
+    /// Its program is the first one: the tags apply.
+    tags: bool,
+}
+
+impl RowState {
+    fn new(queries: usize, insns: usize, tags: bool) -> RowState {
+        RowState {
+            stats: vec![QueryStats::default(); queries],
+            exact: (0..queries).map(|_| ExactAcc::default()).collect(),
+            counters: vec![0; insns],
+            tags,
+        }
+    }
+}
+
 /// What the RPA did during a run.
 #[derive(Debug)]
 pub struct RpaResult {
@@ -259,8 +361,13 @@ pub struct RpaResult {
     pub exact: Vec<Option<Exact>>,
     /// The `count` actions' counters, per query instruction.
     pub counters: Vec<u64>,
-    /// The hardware model's account, when it ran.
+    /// The hardware model's account, when it ran (the one core's, every process's).
     pub hardware: Option<HwReport>,
+    /// Which process and program the fields above are, when the guest ran more than one.
+    pub first_process: Option<ProcessKey>,
+    /// Every process and program after the first, when the guest ran more than one: the
+    /// fields above are the first process's first program's.
+    pub processes: Vec<RpaProcess>,
 }
 
 /// What the RPA's hardware did during a run.
@@ -349,12 +456,19 @@ pub struct RpaObserver {
     always: Vec<bool>,
     engine: Engine,
     producers: Vec<Option<Producer>>,
-    stats: Vec<QueryStats>,
     tags: Tags,
     lossless: bool,
     /// Per query: which exact reference to keep.
     exact_kind: Vec<Option<Kind>>,
-    exact: Vec<ExactAcc>,
+    /// The running process and program's accounting.
+    row: RowState,
+    /// Every other process and program's (docs/rpa.md, "Processes").
+    rows: ProcessRows<RowState>,
+    /// The engine's counters when the running row's part began.
+    counters_seen: Vec<u64>,
+    /// Per process: whether the program its latest row runs is the first one (whose
+    /// instructions the tags name).
+    first_program: FxHashMap<u32, bool>,
     events: bool,
     hw: Option<HwState>,
     /// Per query: its records carry the adaptive rate's throttle level in
@@ -371,12 +485,29 @@ pub struct ServiceEnd {
 }
 
 impl ServiceEnd {
-    /// Reads the queue until the observer is done with it; returns the plan, the messages
-    /// read and the service.
-    pub fn run(mut self) -> (QueuePlan, u64, Service) {
-        let service = &mut self.service;
-        self.consumer.drain(|m| service.message(m));
-        (self.plan, self.consumer.read(), self.service)
+    /// Reads the queue until the observer is done with it; returns the plan and, per
+    /// process and program (row 0 the first process's first program), the records read and
+    /// the service's state.
+    pub fn run(mut self) -> (QueuePlan, Vec<(u64, Service)>) {
+        let template = self.service.clone();
+        let mut rows = vec![(0u64, self.service)];
+        let mut cur = 0usize;
+        self.consumer.drain(|m| match m {
+            Received::Record(m) => {
+                if let Some((n, s)) = rows.get_mut(cur) {
+                    *n += 1;
+                    s.message(&m);
+                }
+            }
+            Received::Switch(row) => {
+                let row = (row as usize).min(MAX_PROCESS_ROWS - 1);
+                while rows.len() <= row {
+                    rows.push((0, template.clone()));
+                }
+                cur = row;
+            }
+        });
+        (self.plan, rows)
     }
 }
 
@@ -513,10 +644,12 @@ impl RpaObserver {
                 always,
                 engine,
                 producers,
-                stats: vec![QueryStats::default(); p.queries.len()],
                 tags: spec.tags.clone(),
                 lossless: spec.lossless,
-                exact: (0..p.queries.len()).map(|_| ExactAcc::default()).collect(),
+                row: RowState::new(p.queries.len(), p.insns.len(), true),
+                rows: ProcessRows::new(),
+                counters_seen: vec![0; p.insns.len()],
+                first_program: FxHashMap::default(),
                 exact_kind,
                 events,
                 hw,
@@ -552,33 +685,104 @@ impl RpaObserver {
     }
 
     /// Closes every queue (the service threads drain and stop) and returns the accounting,
-    /// the exact references and the counters.
-    pub fn close(mut self) -> (Vec<QueryStats>, Vec<Option<Exact>>, Vec<u64>) {
+    /// the exact references and the counters of each process and program.
+    pub fn close(mut self) -> Closed {
+        self.close_group();
+        self.settle_counters();
         self.producers.clear();
-        let exact = self
-            .exact
-            .into_iter()
-            .zip(&self.exact_kind)
-            .map(|(acc, k)| {
-                k.map(|_| {
-                    let mut ex = acc.ex;
-                    ex.edges = acc.edges.into_iter().collect();
-                    ex.cpi = acc.cpi.into_iter().collect();
-                    ex
+        let finish = |row: RowState, kinds: &[Option<Kind>]| RowResult {
+            queries: row.stats,
+            exact: row
+                .exact
+                .into_iter()
+                .zip(kinds)
+                .map(|(acc, k)| {
+                    k.map(|_| {
+                        let mut ex = acc.ex;
+                        ex.edges = acc.edges.into_iter().collect();
+                        ex.cpi = acc.cpi.into_iter().collect();
+                        ex
+                    })
                 })
-            })
-            .collect();
-        (self.stats, exact, self.engine.counters().to_vec())
+                .collect(),
+            counters: row.counters,
+        };
+        if !self.rows.switched() {
+            return Closed {
+                first: finish(self.row, &self.exact_kind),
+                first_key: None,
+                others: Vec::new(),
+            };
+        }
+        let mut rows = self.rows.finish(self.row).into_iter();
+        let (first_key, first) = rows
+            .next()
+            .map(|(k, r)| (Some(k), finish(r, &self.exact_kind)))
+            .unwrap_or_default();
+        Closed {
+            first,
+            first_key,
+            others: rows
+                .map(|(k, r)| (k, finish(r, &self.exact_kind)))
+                .collect(),
+        }
+    }
+
+    /// The profile tag of the instruction at `pc`: the tags name the first program's
+    /// instructions, so another program's are all 0.
+    #[inline]
+    fn tag(&self, pc: u64) -> u8 {
+        if self.tags.is_empty() || !self.row.tags {
+            0
+        } else {
+            self.tags.get(pc)
+        }
+    }
+
+    /// The `count` actions since the running row's part began go to it.
+    fn settle_counters(&mut self) {
+        for ((c, seen), &now) in self
+            .row
+            .counters
+            .iter_mut()
+            .zip(&mut self.counters_seen)
+            .zip(self.engine.counters())
+        {
+            *c += now - *seen;
+            *seen = now;
+        }
+    }
+
+    /// The records from here are `p`'s process and program's: the running row's part ends
+    /// (its open retire group run first) and every service switches with it, as an
+    /// operating system switches a process's profiling context.
+    fn switch_process(&mut self, p: &ProcessSwitch) {
+        self.close_group();
+        self.settle_counters();
+        self.first_program.insert(p.from_pid, self.row.tags);
+        // a forked child runs its parent's program until it calls execve
+        let tags = p.image == 0 && self.first_program.get(&p.parent).copied().unwrap_or(false);
+        let (queries, insns) = (self.exact_kind.len(), self.counters_seen.len());
+        if self
+            .rows
+            .switch(p, &mut self.row, || RowState::new(queries, insns, tags))
+        {
+            let row = u32::try_from(self.rows.running()).unwrap_or(u32::MAX);
+            for q in self.producers.iter_mut().flatten() {
+                // a service that has gone loses nothing more by missing the switch
+                let _ = q.send_switch(row);
+            }
+        }
     }
 
     /// Counts a record of PCT entry `idx` and feeds the exact references; its query, if any.
     #[inline]
     fn account(&mut self, idx: usize, r: &Retire, t: Option<&Stamp>) -> Option<usize> {
         let qi = self.query_of[idx];
-        let st = self.stats.get_mut(qi)?;
+        let st = self.row.stats.get_mut(qi)?;
         st.records += 1;
         if let Some(kind) = self.exact_kind[qi] {
-            let acc = &mut self.exact[qi];
+            let acc = &mut self.row.exact[qi];
             match kind {
                 Kind::Edges => {
                     acc.edges.entry(r.pc).or_default()[usize::from(!r.taken)] += 1;
@@ -618,7 +822,7 @@ impl RpaObserver {
         if !self.engine.select(idx, &e) {
             return;
         }
-        let st = &mut self.stats[qi];
+        let st = &mut self.row.stats[qi];
         st.selected += 1;
         let record = build(&self.items[idx], r, t);
         let wait = self.lossless || self.always[qi];
@@ -676,7 +880,7 @@ impl RpaObserver {
             return;
         };
         let e = self.pct[p.idx];
-        let st = &mut self.stats[qi];
+        let st = &mut self.row.stats[qi];
         st.selected += 1;
         let mut record = build(&self.items[p.idx], &p.r, Some(t));
         if self.weighted[qi] {
@@ -813,11 +1017,7 @@ impl Feedback for RpaObserver {
         let Some(op) = op_class(r) else {
             return d;
         };
-        let tag = if self.tags.is_empty() {
-            0
-        } else {
-            self.tags.get(r.pc)
-        };
+        let tag = self.tag(r.pc);
         let idx = usize::from(op) * 4 + usize::from(tag);
         let e = self.pct[idx];
         if !e.enabled {
@@ -835,7 +1035,11 @@ impl Feedback for RpaObserver {
             a.tick(d, h.sampled_held);
             if selected && e.rate_log2 > 0 && !a.keep() {
                 selected = false;
-                if let Some(st) = self.query_of.get(idx).and_then(|&q| self.stats.get_mut(q)) {
+                if let Some(st) = self
+                    .query_of
+                    .get(idx)
+                    .and_then(|&q| self.row.stats.get_mut(q))
+                {
                     st.throttled += 1;
                 }
             }
@@ -939,19 +1143,34 @@ impl Feedback for RpaObserver {
     fn finish(&mut self) {
         self.close_group();
     }
+
+    fn process(&mut self, p: &ProcessSwitch) {
+        self.switch_process(p);
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) {
+        self.rows.mapped(m);
+    }
 }
 
 impl Observer for RpaObserver {
     const RETIRE: bool = true;
+    const MAPPINGS: bool = true;
+
+    fn process(&mut self, p: &ProcessSwitch) -> Control {
+        self.switch_process(p);
+        Control::Continue
+    }
+
+    fn mapped(&mut self, m: &Mapping<'_>) -> Control {
+        self.rows.mapped(m);
+        Control::Continue
+    }
 
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         if let Some(op) = op_class(r) {
-            let tag = if self.tags.is_empty() {
-                0
-            } else {
-                self.tags.get(r.pc)
-            };
+            let tag = self.tag(r.pc);
             let idx = usize::from(op) * 4 + usize::from(tag);
             if self.pct[idx].enabled {
                 self.fire(idx, r, t);

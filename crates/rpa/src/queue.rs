@@ -6,6 +6,11 @@
 //! queue's *buffer read status* word. The producer knows how many it has written, so
 //! `written - read_status` tells it whether a slot is free without polling the slots.
 //!
+//! Besides records, the producer sends *switch* messages (ready word 2, the row in the first
+//! word): the records after one belong to another process and program (docs/rpa.md,
+//! "Processes"), as an operating system would switch a service's context. They are never
+//! dropped and not counted as records.
+//!
 //! Everything is an atomic word (no `unsafe`): the ready word is written with release and
 //! read with acquire ordering, which publishes the record words; the read status likewise
 //! publishes the cleared slots back to the producer. One producer and one consumer per queue
@@ -18,6 +23,19 @@ use std::sync::Arc;
 pub const RECORD_WORDS: usize = 7;
 /// Most messages a queue holds (§3.4.2).
 pub const MAX_MESSAGES: usize = 128;
+
+/// What a consumer reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// A record.
+    Record([u32; RECORD_WORDS]),
+    /// The records from here belong to row `.0` (a process and program).
+    Switch(u32),
+}
+
+/// The ready word of a record message and of a switch message.
+const READY_RECORD: u32 = 1;
+const READY_SWITCH: u32 = 2;
 
 /// A queue's shared memory.
 #[derive(Debug)]
@@ -98,6 +116,31 @@ impl Producer {
     /// Writes `record` if a slot is free; `false` when the queue is full.
     #[inline]
     pub fn try_send(&mut self, record: &[u32; RECORD_WORDS]) -> bool {
+        self.try_write(record, READY_RECORD)
+    }
+
+    /// Says that the records from here belong to row `row`, waiting for a slot; `false` if
+    /// the consumer has gone.
+    pub fn send_switch(&mut self, row: u32) -> bool {
+        let mut m = [0u32; RECORD_WORDS];
+        m[0] = row;
+        let mut waits = 0u64;
+        while !self.try_write(&m, READY_SWITCH) {
+            if self.q.abandoned.load(Ordering::Acquire) {
+                return false;
+            }
+            waits += 1;
+            if waits % 64 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        true
+    }
+
+    #[inline]
+    fn try_write(&mut self, record: &[u32; RECORD_WORDS], ready: u32) -> bool {
         let cap = self.q.capacity as u64;
         if self.written - self.seen_read >= cap {
             self.seen_read = self.q.read_status.load(Ordering::Acquire);
@@ -109,7 +152,7 @@ impl Producer {
         for (w, v) in self.q.words[base..base + RECORD_WORDS].iter().zip(record) {
             w.store(*v, Ordering::Relaxed);
         }
-        self.q.words[base + 7].store(1, Ordering::Release);
+        self.q.words[base + 7].store(ready, Ordering::Release);
         self.written += 1;
         true
     }
@@ -156,10 +199,11 @@ impl Drop for Consumer {
 impl Consumer {
     /// Reads the next message if one is ready.
     #[inline]
-    pub fn try_recv(&mut self) -> Option<[u32; RECORD_WORDS]> {
+    pub fn try_recv(&mut self) -> Option<Received> {
         let cap = self.q.capacity as u64;
         let base = (self.read % cap) as usize * 8;
-        if self.q.words[base + 7].load(Ordering::Acquire) == 0 {
+        let ready = self.q.words[base + 7].load(Ordering::Acquire);
+        if ready == 0 {
             self.publish();
             return None;
         }
@@ -173,7 +217,11 @@ impl Consumer {
         if self.unpublished >= self.batch {
             self.publish();
         }
-        Some(r)
+        Some(if ready == READY_SWITCH {
+            Received::Switch(r[0])
+        } else {
+            Received::Record(r)
+        })
     }
 
     /// Stores the read status now (the producer may reuse every slot read so far).
@@ -184,7 +232,7 @@ impl Consumer {
         }
     }
 
-    /// Messages read so far.
+    /// Messages read so far (records and switches).
     pub fn read(&self) -> u64 {
         self.read
     }
@@ -192,20 +240,20 @@ impl Consumer {
     /// Reads every message until the producer is done and the queue is empty, calling `f`
     /// on each: a service thread's loop (it spins briefly, then yields, while the queue is
     /// empty).
-    pub fn drain(&mut self, mut f: impl FnMut(&[u32; RECORD_WORDS])) {
+    pub fn drain(&mut self, mut f: impl FnMut(Received)) {
         let mut idle = 0u32;
         loop {
             match self.try_recv() {
                 Some(m) => {
                     idle = 0;
-                    f(&m);
+                    f(m);
                 }
                 None => {
                     // `closed` is stored after the producer's last ready word: seeing it
                     // (acquire), one more look finds anything written before it
                     if self.q.closed.load(Ordering::Acquire) {
                         while let Some(m) = self.try_recv() {
-                            f(&m);
+                            f(m);
                         }
                         self.publish();
                         return;
@@ -239,13 +287,13 @@ mod tests {
         let (mut p, mut c) = channel(4, 2).unwrap();
         assert!((0..4).all(|i| p.try_send(&rec(i))));
         assert!(!p.try_send(&rec(4)), "full");
-        assert_eq!(c.try_recv(), Some(rec(0)));
+        assert_eq!(c.try_recv(), Some(Received::Record(rec(0))));
         assert!(!p.try_send(&rec(4)), "read, but not yet published");
-        assert_eq!(c.try_recv(), Some(rec(1))); // the batch of 2 publishes
+        assert_eq!(c.try_recv(), Some(Received::Record(rec(1)))); // the batch of 2 publishes
         assert!(p.try_send(&rec(4)) && p.try_send(&rec(5)));
         assert!(!p.try_send(&rec(6)));
         for i in 2..6 {
-            assert_eq!(c.try_recv(), Some(rec(i)));
+            assert_eq!(c.try_recv(), Some(Received::Record(rec(i))));
         }
         assert_eq!(c.try_recv(), None);
         assert_eq!((p.written(), c.read()), (6, 6));
@@ -257,15 +305,23 @@ mod tests {
         let (mut p, mut c) = channel(8, 4).unwrap();
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();
-            c.drain(|m| got.push(m[0]));
+            c.drain(|m| match m {
+                Received::Record(m) => got.push(m[0]),
+                Received::Switch(r) => got.push(1_000_000 + r),
+            });
             got
         });
         for i in 0..1000 {
             assert!(p.send_waiting(&rec(i)).is_some());
+            if i == 500 {
+                assert!(p.send_switch(3));
+            }
         }
         drop(p);
         let got = reader.join().unwrap();
-        assert_eq!(got, (0..1000).collect::<Vec<u32>>());
+        let mut want: Vec<u32> = (0..1000).collect();
+        want.insert(501, 1_000_003);
+        assert_eq!(got, want, "a switch comes in order with the records");
     }
 
     #[test]
@@ -289,11 +345,12 @@ mod tests {
             let mut sum = 0u64;
             while next < n {
                 match c.try_recv() {
-                    Some(r) => {
+                    Some(Received::Record(r)) => {
                         assert_eq!(r, rec(next));
                         sum += u64::from(r[0]);
                         next += 1;
                     }
+                    Some(Received::Switch(_)) => panic!("no switch was sent"),
                     None => std::thread::yield_now(),
                 }
             }

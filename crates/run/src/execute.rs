@@ -250,10 +250,9 @@ impl RunSummaries {
     }
 }
 
-/// A run whose guest called `execve` with the RPA (the exact profile, RAP, the branch-record
-/// units and the capture keep their own per process and program, or mark them) says that those see
-/// every process's addresses in one stream (docs/machine.md, "Processes").
-fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
+/// A run whose guest called `execve` with RPA profile tags says that the tags name only the
+/// first program's instructions (docs/rpa.md, "Processes"): every other program's have tag 0.
+fn warn_if_tags_left_behind(config: &RunConfig, machine: &mut Machine, tagged: bool) {
     let execs: u32 = machine
         .kernel
         .processes()
@@ -261,17 +260,12 @@ fn warn_if_exec_merged(config: &RunConfig, machine: &mut Machine) {
         .iter()
         .map(|p| p.execs)
         .sum();
-    let merged: Vec<&str> = [(config.rpa.is_some(), "the RPA")]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect();
-    if execs > 0 && !merged.is_empty() {
+    if execs > 0 && tagged && config.rpa.is_some() {
         machine.kernel.warn(&format!(
-            "the guest ran {execs} program{} with execve; what {} recorded mixes every \
-             program's addresses, named with the first program's symbols (their records name \
-             threads; --stats-json says which process each thread was)",
+            "the guest ran {execs} program{} with execve; the RPA's profile tags name the first \
+             program's instructions, so every other program's have tag 0 (their records are \
+             kept per process and program)",
             if execs == 1 { "" } else { "s" },
-            merged.join(", ")
         ));
     }
 }
@@ -291,10 +285,8 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
             "a whole-program capture needs somewhere to write its file".into(),
         ));
     }
-    let rpa = match &config.rpa {
-        Some(r) => Some(r.resolve(image, config.program.deterministic)?),
-        None => None,
-    };
+    let resolve = |r: &crate::config::RpaConfig| r.resolve(image, config.program.deterministic);
+    let rpa = config.rpa.as_ref().map(resolve).transpose()?;
     let spec = &config.program;
     let warn = on_warning.unwrap_or_else(|| Box::new(|_| {}));
     let mut machine = load_image(spec, image, warn)?;
@@ -335,6 +327,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
     if !config.paths.is_empty() {
         run = run.paths(config.paths.clone());
     }
+    let tagged = rpa.as_ref().is_some_and(|r| !r.tags.is_empty());
     if let Some(r) = rpa {
         run = run.rpa(r);
     }
@@ -358,7 +351,7 @@ pub fn execute(config: &RunConfig, image: &ProgramImage, hooks: Hooks<'_>) -> Re
         });
     }
     let mut result = run.execute()?;
-    warn_if_exec_merged(config, &mut machine);
+    warn_if_tags_left_behind(config, &mut machine, tagged);
     let wpp = match result.wpp.take() {
         Some(mut c) => {
             c.writer

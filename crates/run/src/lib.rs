@@ -559,7 +559,10 @@ fn start_rpa_services<'scope>(
 
 /// The RPA's service threads: each gives back its queue's plan, its count and its service.
 type Services<'scope> = Vec<
-    std::thread::ScopedJoinHandle<'scope, (rpa::QueuePlan, u64, outcrop_rpa::services::Service)>,
+    std::thread::ScopedJoinHandle<
+        'scope,
+        (rpa::QueuePlan, Vec<(u64, outcrop_rpa::services::Service)>),
+    >,
 >;
 
 /// The RPA's results once the run is over: the observer's queries and hardware report at
@@ -571,20 +574,13 @@ fn finish_rpa(
     cycles: u64,
 ) -> Result<rpa::RpaResult> {
     let hardware = o.hardware_report(cycles);
-    let (queries, exact, counters) = o.close();
+    let closed = o.close();
     let mut queues = Vec::new();
     for h in services {
         let joined = h.join();
         queues.push(joined.map_err(|_| Error::Config("an RPA service thread panicked".into()))?);
     }
-    Ok(rpa::RpaResult {
-        program: spec.program,
-        queries,
-        queues,
-        exact,
-        counters,
-        hardware,
-    })
+    Ok(closed.into_result(spec.program, queues, hardware))
 }
 
 /// Calls `$self.$method(tuple)` with a tuple of the `Some` values of the listed options, so that

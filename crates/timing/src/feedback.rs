@@ -26,6 +26,13 @@ pub trait Feedback {
 
     /// The run is over: finish what waits for a later instruction.
     fn finish(&mut self) {}
+
+    /// The records from here are another process and program's (every record before it has
+    /// been stamped).
+    fn process(&mut self, _p: &outcrop_events::ProcessSwitch) {}
+
+    /// An object was mapped executable.
+    fn mapped(&mut self, _m: &outcrop_events::record::Mapping<'_>) {}
 }
 
 /// No feedback: the model as it always was.
@@ -60,6 +67,14 @@ impl<F: Feedback> Feedback for &mut F {
     #[inline]
     fn finish(&mut self) {
         (**self).finish()
+    }
+
+    fn process(&mut self, p: &outcrop_events::ProcessSwitch) {
+        (**self).process(p)
+    }
+
+    fn mapped(&mut self, m: &outcrop_events::record::Mapping<'_>) {
+        (**self).mapped(m)
     }
 }
 

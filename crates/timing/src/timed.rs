@@ -166,11 +166,14 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     const BLOCKS: bool = O::BLOCKS;
     const BRANCHES: bool = O::BRANCHES;
     const CLASSES: bool = O::CLASSES;
-    const MAPPINGS: bool = O::MAPPINGS;
+    const MAPPINGS: bool = O::MAPPINGS || F::ACTIVE;
 
     /// Passed on at once: a mapping is made before any of its code runs, so the inner
     /// observer may hear of it before records still held back.
     fn mapped(&mut self, m: &outcrop_events::record::Mapping<'_>) -> Control {
+        if F::ACTIVE {
+            self.feedback.mapped(m);
+        }
         self.inner.mapped(m)
     }
 
@@ -230,6 +233,9 @@ impl<O: Observer, F: Feedback> Observer for Timed<O, F> {
     /// follow it.
     fn process(&mut self, p: &outcrop_events::ProcessSwitch) -> Control {
         self.flush();
+        if F::ACTIVE {
+            self.feedback.process(p);
+        }
         let c = self.inner.process(p);
         if c == Control::Stop {
             self.stopped = true;

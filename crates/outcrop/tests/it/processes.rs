@@ -432,6 +432,76 @@ fn the_capture_marks_every_process_and_program() {
     );
 }
 
+/// The RPA keeps each (process, program)'s records apart, as an operating system switches a
+/// process's profiling context: every row's accounting matches its own exact reference, the
+/// rows' records add up to the run's branches, the engines agree, and the hardware model's
+/// path (records handed over at retire groups) splits the same way.
+#[test]
+fn rpa_records_are_kept_per_process_and_program() {
+    let p = guest("procs");
+    let dir = tempfile::tempdir().unwrap();
+    let query = dir.path().join("edges.rpa");
+    std::fs::write(
+        &query,
+        "for opBRANCH * every 16 collect pc misc ;\nsend 1 stop;\n",
+    )
+    .unwrap();
+    let run = |name: &str, extra: &[&str]| -> (serde_json::Value, u64, String) {
+        let report = dir.path().join(name);
+        let mut args = vec!["run", "--deterministic", "--max-processes", "16"];
+        args.extend(["--query", query.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        args.extend(["--report", report.to_str().unwrap()]);
+        args.extend(["--", p.to_str().unwrap(), "exec"]);
+        let out = outcrop(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        assert!(!err.contains("mixes every program"), "{err}");
+        let read = |f: &str| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(report.join(f)).unwrap()).unwrap()
+        };
+        let classes = read("run.json")["classes"].clone();
+        let branches = classes
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c[0] == "branch")
+            .unwrap()[1]
+            .as_u64()
+            .unwrap();
+        (read("rpa.json"), branches, err)
+    };
+    let records = |r: &serde_json::Value| -> Vec<(String, u64)> {
+        let mut rows = vec![r.clone()];
+        rows.extend(r["processes"].as_array().unwrap().iter().cloned());
+        rows.iter()
+            .map(|row| {
+                let n = row["queries"][0]["stats"]["records"].as_u64().unwrap();
+                let exact = &row["queues"][0]["detail"]["accuracy"]["executions"];
+                assert_eq!(exact.as_u64(), Some(n), "{row}");
+                (row["process"].as_str().unwrap().to_string(), n)
+            })
+            .collect()
+    };
+    let (jit, branches, text) = run("jit", &[]);
+    let (step, _, _) = run("step", &["--engine", "step"]);
+    assert_eq!(jit, step, "the engines' RPA reports differ");
+    let rows = records(&jit);
+    assert_eq!(rows.len(), 14, "{rows:?}");
+    assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), branches);
+    assert!(rows.iter().any(|r| r.0.ends_with("(exec 1)")), "{rows:?}");
+    assert!(
+        text.contains("(the first process's first program;"),
+        "{text}"
+    );
+    // the child's hot loop is named by its own profile
+    assert!(text.contains("  pid 1002 procs:"), "{text}");
+    let (hw, hw_branches, _) = run("hw", &["--timing", "--rpa-hw", "paper"]);
+    let hw_rows = records(&hw);
+    assert_eq!(hw_rows.len(), rows.len());
+    assert_eq!(hw_rows.iter().map(|r| r.1).sum::<u64>(), hw_branches);
+}
+
 /// Memory shared between processes: anonymous `MAP_SHARED` and `/dev/zero` across two
 /// forks, System V segments (attach counts, a read-only second attach, `IPC_RMID`, keys),
 /// `shm_open` files (two views of a page, `pwrite` from a child, a private copy, unlink),
