@@ -17,6 +17,7 @@
 use crate::memory::{perm, Memory, PAGE_SIZE, USER_TOP};
 use crate::sandbox::OpenFlags;
 
+mod epoll;
 mod exec;
 mod files;
 mod ipc;
@@ -142,6 +143,10 @@ enum Fd {
     Net(net::NetSocket),
     /// A file of the machine's `/dev/shm`, or a memfd ([`shm`]).
     Shm(shm::ShmFd),
+    /// An epoll instance ([`epoll`]).
+    Epoll(epoll::Epoll),
+    /// An eventfd counter ([`epoll`]).
+    Event(epoll::EventFd),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -197,6 +202,8 @@ impl Fd {
             Fd::Socket(s) => Fd::Socket(s.try_clone()),
             Fd::Net(s) => Fd::Net(s.clone()),
             Fd::Shm(s) => Fd::Shm(s.clone()),
+            Fd::Epoll(e) => Fd::Epoll(e.clone()),
+            Fd::Event(e) => Fd::Event(e.clone()),
         })
     }
 }
@@ -290,6 +297,8 @@ pub struct Kernel {
     brk: u64,
     mmap_next: u64,
     warned: HashSet<u64>,
+    /// A send with `MSG_NOSIGNAL` is under way: a lost reader is `EPIPE` without `SIGPIPE`.
+    no_sigpipe: bool,
     rng: u64,
     /// Handlers by signal number (1..=64), as rt_sigaction set them.
     actions: Box<[SigAction; 65]>,
@@ -433,6 +442,7 @@ impl Kernel {
             brk: brk_start,
             mmap_next: MMAP_BASE,
             warned: HashSet::new(),
+            no_sigpipe: false,
             rng,
             actions: Box::new([SigAction::default(); 65]),
             start: std::time::Instant::now(),
@@ -543,6 +553,8 @@ impl Kernel {
             133 => self.sys_rt_sigsuspend(mem, a[0], a[1]),
             135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2], a[3]),
             73 => self.sys_ppoll(mem, a, instret),
+            22 => self.sys_epoll_pwait(mem, a, instret, false),
+            441 => self.sys_epoll_pwait(mem, a, instret, true),
             72 => self.sys_pselect6(mem, a, instret),
             192 | 193 => self.sys_semop(
                 mem,
@@ -655,6 +667,9 @@ impl Kernel {
             71 => self.sys_sendfile(mem, a[0], a[1], a[2], a[3]),
             198 => self.sys_socket(a[0], a[1], a[2]),
             199 => self.sys_socketpair(mem, a),
+            19 => self.sys_eventfd2(a[0], a[1]),
+            20 => self.sys_epoll_create1(a[0]),
+            21 => self.sys_epoll_ctl(mem, a),
             200 => self.sys_bind(mem, a),
             201 => self.sys_listen(a[0], a[1]),
             202 => self.sys_accept(mem, [a[0], a[1], a[2], 0, 0, 0]),
@@ -666,6 +681,8 @@ impl Kernel {
             206 => self.sys_sendto(mem, a),
             207 => self.sys_recvfrom(mem, a),
             210 => self.sys_shutdown(a[0], a[1]),
+            211 => self.sys_sendmsg(mem, a),
+            212 => self.sys_recvmsg(mem, a),
             186 => self.sys_ipc_get(a[0], None, a[1], instret),
             190 => self.sys_ipc_get(a[0], Some(a[1]), a[2], instret),
             187 => self.sys_msgctl(mem, a[0], a[1], a[2]),

@@ -538,6 +538,35 @@ fn shared_memory_between_processes_prints_what_qemu_prints_on_every_engine() {
     }
 }
 
+/// An event loop: eventfd counters (semaphore, non-blocking, short reads), epoll's errors,
+/// timeouts, `EPOLLONESHOT`, a closed descriptor leaving the list, a pipe's write end
+/// without readers (`EPOLLERR | EPOLLOUT`), `MSG_NOSIGNAL`, `sendmsg`/`recvmsg` with several
+/// buffers on a loopback datagram (truncated, with its sender) and on a stream, and an epoll
+/// loop over a socket pair, a pipe and an eventfd fed by a forked child: every engine prints
+/// what qemu-user prints, with no warning.
+#[test]
+fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
+    let p = guest("evloop");
+    for engine in ["jit", "blocks", "step"] {
+        let out = outcrop(&[
+            "exec",
+            "--deterministic",
+            "--engine",
+            engine,
+            "--",
+            p.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{engine}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected("evloop.expected"),
+            "{engine}"
+        );
+        assert!(err.is_empty(), "{err}");
+    }
+}
+
 /// A `--range` window hears of the process and program it opens in: windows across the run
 /// give rows that sum to the window, each row no more than it retired in the whole run, and
 /// the row of the process a window opens in only what it retired from there on.

@@ -44,6 +44,11 @@ impl Kernel {
                 pipe::PipeIo::Wait => return WOULD_BLOCK,
                 pipe::PipeIo::Err(e) => return -e,
             },
+            Ok(Fd::Event(e)) => match e.read(&mut tmp) {
+                Ok(Some(n)) => Ok(n),
+                Ok(None) => return WOULD_BLOCK,
+                Err(e) => return -e,
+            },
             Ok(_) => return -EBADF,
         };
         match got {
@@ -70,6 +75,14 @@ impl Kernel {
             Ok(Fd::File(f)) => f.write_all(data),
             Ok(Fd::Device(Device::Full)) => return -28, // ENOSPC
             Ok(Fd::Device(_)) => Ok(()),
+            Ok(Fd::Event(e)) => {
+                return match e.write(data) {
+                    Ok(Some(n)) => n as i64,
+                    Ok(None) => WOULD_BLOCK,
+                    Err(e) => -e,
+                }
+            }
+            Ok(Fd::Epoll(_)) => return -EINVAL,
             // (`write` reaches a shared file first: `Kernel::shm_fd_call`)
             Ok(Fd::Shm(_)) => return -EBADF,
             Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => return -EBADF,
@@ -418,6 +431,8 @@ impl Kernel {
                 Ok(Fd::Socket(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Net(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Shm(s)) => s.flags(),
+                Ok(Fd::Event(e)) => O_RDWR | if e.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Epoll(_)) => O_RDWR,
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -433,6 +448,10 @@ impl Kernel {
                 }
                 Ok(Fd::Net(s)) => {
                     s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
+                Ok(Fd::Event(e)) => {
+                    e.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
                     0
                 }
                 Ok(_) => 0,
@@ -612,9 +631,14 @@ impl Kernel {
                     Err(e) => -errno(&e),
                 },
                 Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr | Fd::Shm(_)) => 0,
-                Ok(Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_) | Fd::Net(_)) => {
-                    -crate::sandbox::EACCES
-                }
+                Ok(
+                    Fd::Dir(_)
+                    | Fd::Pipe(_)
+                    | Fd::Socket(_)
+                    | Fd::Net(_)
+                    | Fd::Epoll(_)
+                    | Fd::Event(_),
+                ) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };
         }
@@ -754,6 +778,7 @@ impl Kernel {
             Some(Some(_)) => {
                 self.closing(fd as usize);
                 self.fds[fd as usize] = None;
+                self.epoll_forget(fd as usize);
                 self.cloexec.remove(&(fd as usize));
                 self.io_changed();
                 self.fd_paths.remove(&(fd as usize));
@@ -866,6 +891,8 @@ impl Kernel {
             }
             Ok(Fd::Pipe(_)) => return Self::write_fixed_stat(mem, buf, 0o010600),
             Ok(Fd::Socket(_) | Fd::Net(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
+            // an anonymous inode, as Linux's
+            Ok(Fd::Epoll(_) | Fd::Event(_)) => return Self::write_fixed_stat(mem, buf, 0o600),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self

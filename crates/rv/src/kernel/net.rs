@@ -27,7 +27,7 @@ pub(super) const SOCK_CLOEXEC: u64 = 0o2000000;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
 const MSG_PEEK: u64 = 2;
-const MSG_TRUNC: u64 = 0x20;
+pub(super) const MSG_TRUNC: u64 = 0x20;
 const MSG_DONTWAIT: u64 = 0x40;
 const ENOENT: i64 = 2;
 pub(super) const ENOTSOCK: i64 = 88;
@@ -535,6 +535,18 @@ impl Kernel {
     /// `sendto` on a socket of the machine's network: a datagram to `addr` (or the
     /// connected peer) goes whole into the receiver's queue.
     pub(super) fn net_sendto(&mut self, mem: &mut Memory, s: &NetSocket, a: [u64; 6]) -> i64 {
+        self.net_send(mem, s, a, None)
+    }
+
+    /// [`Kernel::net_sendto`] of the bytes `given` (gathered by `sendmsg`) instead of the
+    /// guest's buffer at `a[1]`.
+    pub(super) fn net_send(
+        &mut self,
+        mem: &mut Memory,
+        s: &NetSocket,
+        a: [u64; 6],
+        given: Option<Vec<u8>>,
+    ) -> i64 {
         let (stream, family, peer) = {
             let g = lock(&s.sock);
             (g.stream, g.family, g.peer.clone())
@@ -553,7 +565,7 @@ impl Kernel {
                 None => return -EDESTADDRREQ,
             }
         };
-        let len = a[2] as usize;
+        let len = given.as_ref().map_or(a[2] as usize, Vec::len);
         let max = if family == AF_INET {
             MAX_INET_DATAGRAM
         } else {
@@ -570,10 +582,16 @@ impl Kernel {
                 ));
             }
         }
-        let mut data = vec![0u8; len];
-        if mem.read_bytes(a[1], &mut data).is_err() {
-            return -EFAULT;
-        }
+        let data = match given {
+            Some(d) => d,
+            None => {
+                let mut data = vec![0u8; len];
+                if mem.read_bytes(a[1], &mut data).is_err() {
+                    return -EFAULT;
+                }
+                data
+            }
+        };
         let from = match self.autobind(s) {
             Ok(f) => f,
             Err(e) => return -e,
@@ -608,6 +626,18 @@ impl Kernel {
 
     /// `recvfrom` on a datagram socket: the next datagram and its sender.
     pub(super) fn net_recvfrom(&mut self, mem: &mut Memory, s: &NetSocket, a: [u64; 6]) -> i64 {
+        self.net_recv(mem, s, a, None)
+    }
+
+    /// [`Kernel::net_recvfrom`] into `out` (for `recvmsg` to scatter) instead of the guest's
+    /// buffer at `a[1]`: at most `a[2]` bytes.
+    pub(super) fn net_recv(
+        &mut self,
+        mem: &mut Memory,
+        s: &NetSocket,
+        a: [u64; 6],
+        out: Option<&mut Vec<u8>>,
+    ) -> i64 {
         let flags = a[3];
         let mut g = lock(&s.sock);
         if g.stream {
@@ -622,8 +652,13 @@ impl Kernel {
             };
         };
         let n = d.len().min(a[2] as usize);
-        if mem.write_bytes(a[1], &d[..n]).is_err() {
-            return -EFAULT;
+        match out {
+            Some(out) => out.extend_from_slice(&d[..n]),
+            None => {
+                if mem.write_bytes(a[1], &d[..n]).is_err() {
+                    return -EFAULT;
+                }
+            }
         }
         let (from, full) = (from.clone(), d.len());
         if flags & MSG_PEEK == 0 {

@@ -234,6 +234,9 @@ impl Kernel {
 
     /// Raises SIGPIPE at the running thread (a write to a pipe with no reader).
     pub(super) fn raise_sigpipe(&mut self) {
+        if self.no_sigpipe {
+            return;
+        }
         let info = SigInfo {
             code: SI_KERNEL,
             ..SigInfo::default()

@@ -8,7 +8,95 @@ use super::pipe::{PipeEnd, PipeIo};
 use super::{Fd, Kernel, Ret, EFAULT, EINVAL};
 use crate::memory::Memory;
 
-use super::net::{EAFNOSUPPORT, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT, SOCK_CLOEXEC, SOCK_NONBLOCK};
+use super::net::{
+    EAFNOSUPPORT, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK,
+};
+
+const EOPNOTSUPP: i64 = 95;
+/// A send that loses its reader is `EPIPE` without `SIGPIPE`.
+const MSG_NOSIGNAL: u64 = 0x4000;
+const EMSGSIZE: i64 = 90;
+/// Most buffers one `sendmsg`/`recvmsg` takes (Linux's `UIO_MAXIOV`).
+const MAX_IOV: u64 = 1024;
+
+/// The fields of a `struct msghdr` (riscv64: 56 bytes) a call reads.
+struct MsgHdr {
+    name: u64,
+    namelen: u64,
+    iov: u64,
+    iovlen: u64,
+    controllen: u64,
+}
+
+fn read_msghdr(mem: &mut Memory, at: u64) -> Result<MsgHdr, i64> {
+    let u64_at = |mem: &mut Memory, off: u64| mem.load_u64(at + off).map_err(|_| EFAULT);
+    Ok(MsgHdr {
+        name: u64_at(mem, 0)?,
+        namelen: u64::from(mem.load_u32(at + 8).map_err(|_| EFAULT)?),
+        iov: u64_at(mem, 16)?,
+        iovlen: u64_at(mem, 24)?,
+        controllen: u64_at(mem, 40)?,
+    })
+}
+
+/// Each `struct iovec` of the array at `iov`: (base, length), at most [`MAX_IOV`] and
+/// [`super::MAX_IO`] bytes in all (`EMSGSIZE` past them).
+fn iovecs(mem: &mut Memory, iov: u64, n: u64) -> Result<Vec<(u64, usize)>, i64> {
+    if n > MAX_IOV {
+        return Err(EMSGSIZE);
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    let mut total = 0usize;
+    for i in 0..n {
+        let base = mem.load_u64(iov + 16 * i).map_err(|_| EFAULT)?;
+        let len = mem.load_u64(iov + 16 * i + 8).map_err(|_| EFAULT)?;
+        let len = usize::try_from(len).map_err(|_| EINVAL)?;
+        total = total.checked_add(len).ok_or(EINVAL)?;
+        if total > super::MAX_IO {
+            return Err(EMSGSIZE);
+        }
+        v.push((base, len));
+    }
+    Ok(v)
+}
+
+/// The bytes of the buffers at `iov`, in order.
+fn gather(mem: &mut Memory, iov: u64, n: u64) -> Result<Vec<u8>, i64> {
+    let parts = iovecs(mem, iov, n)?;
+    let mut data = vec![0u8; parts.iter().map(|p| p.1).sum()];
+    let mut at = 0;
+    for (base, len) in parts {
+        mem.read_bytes(base, &mut data[at..at + len])
+            .map_err(|_| EFAULT)?;
+        at += len;
+    }
+    Ok(data)
+}
+
+/// Bytes the buffers at `iov` hold, each checked writable.
+fn iov_room(mem: &mut Memory, iov: u64, n: u64) -> Result<usize, i64> {
+    let parts = iovecs(mem, iov, n)?;
+    for &(base, len) in &parts {
+        mem.check_range(base, len as u64, crate::memory::perm::W)
+            .map_err(|_| EFAULT)?;
+    }
+    Ok(parts.iter().map(|p| p.1).sum())
+}
+
+/// `data` written over the buffers at `iov`, in order.
+fn scatter(mem: &mut Memory, iov: u64, n: u64, data: &[u8]) -> Result<(), i64> {
+    let mut at = 0;
+    for (base, len) in iovecs(mem, iov, n)? {
+        let k = len.min(data.len() - at);
+        mem.write_bytes(base, &data[at..at + k])
+            .map_err(|_| EFAULT)?;
+        at += k;
+        if at == data.len() {
+            break;
+        }
+    }
+    Ok(())
+}
 
 const AF_UNIX: u64 = 1;
 const SOCK_STREAM: u64 = 1;
@@ -166,7 +254,12 @@ impl Kernel {
                 self.net_sendto(mem, &n, a)
             }
             Ok(Fd::Socket(_)) if a[4] != 0 => -106, // EISCONN
-            Ok(Fd::Socket(_)) => self.sys_write(mem, a[0], a[1], a[2]),
+            Ok(Fd::Socket(_)) => {
+                self.no_sigpipe = a[3] & MSG_NOSIGNAL != 0;
+                let r = self.sys_write(mem, a[0], a[1], a[2]);
+                self.no_sigpipe = false;
+                r
+            }
             Ok(_) => -ENOTSOCK,
             Err(e) => -e,
         }
@@ -190,6 +283,111 @@ impl Kernel {
             Ok(_) => -ENOTSOCK,
             Err(e) => -e,
         }
+    }
+
+    /// `sendmsg(fd, msg, flags)`: the buffers of `msg_iov` gathered into one write or one
+    /// datagram, to `msg_name` if given. Ancillary data (`msg_control`: passing descriptors,
+    /// credentials) is refused with `EOPNOTSUPP` and a warning.
+    pub(super) fn sys_sendmsg(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        let [fd, msg, flags, ..] = a;
+        let h = match read_msghdr(mem, msg) {
+            Ok(h) => h,
+            Err(e) => return -e,
+        };
+        if h.controllen != 0 {
+            self.warn_once(
+                0x7_0000_0001,
+                "sendmsg with ancillary data (SCM_RIGHTS, SCM_CREDENTIALS): not supported; \
+                 returning EOPNOTSUPP",
+            );
+            return -EOPNOTSUPP;
+        }
+        let data = match gather(mem, h.iov, h.iovlen) {
+            Ok(d) => d,
+            Err(e) => return -e,
+        };
+        match self.fd(fd) {
+            Ok(Fd::Net(n)) => {
+                let n = n.clone();
+                self.net_send(mem, &n, [fd, 0, 0, flags, h.name, h.namelen], Some(data))
+            }
+            Ok(Fd::Socket(_)) if h.name != 0 => -106, // EISCONN
+            Ok(Fd::Socket(_)) => {
+                self.no_sigpipe = flags & MSG_NOSIGNAL != 0;
+                let r = self.write_fd(fd, &data);
+                self.no_sigpipe = false;
+                r
+            }
+            Ok(_) => -ENOTSOCK,
+            Err(e) => -e,
+        }
+    }
+
+    /// `recvmsg(fd, msg, flags)`: one read or one datagram scattered over `msg_iov`; the
+    /// sender's address into `msg_name` when there is one, no ancillary data
+    /// (`msg_controllen` 0), `MSG_TRUNC` in `msg_flags` when a datagram did not fit.
+    pub(super) fn sys_recvmsg(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        let [fd, msg, flags, ..] = a;
+        let h = match read_msghdr(mem, msg) {
+            Ok(h) => h,
+            Err(e) => return -e,
+        };
+        let room = match iov_room(mem, h.iov, h.iovlen) {
+            Ok(r) => r,
+            Err(e) => return -e,
+        };
+        let mut got = Vec::new();
+        let mut truncated = false;
+        let r = match self.fd(fd) {
+            Ok(Fd::Net(n)) => {
+                let n = n.clone();
+                // the full length comes back: whether it was cut is for msg_flags
+                let full = self.net_recv(
+                    mem,
+                    &n,
+                    [fd, 0, room as u64, flags | MSG_TRUNC, h.name, msg + 8],
+                    Some(&mut got),
+                );
+                if full >= 0 {
+                    truncated = full as usize > got.len();
+                    if flags & MSG_TRUNC != 0 {
+                        full
+                    } else {
+                        got.len() as i64
+                    }
+                } else {
+                    full
+                }
+            }
+            Ok(Fd::Socket(s)) => {
+                let mut tmp = vec![0u8; room];
+                match s.read(&mut tmp) {
+                    PipeIo::Done(n) => {
+                        got.extend_from_slice(&tmp[..n]);
+                        // a stream has no sender's address
+                        if h.name != 0 && mem.store_u32(msg + 8, 0).is_err() {
+                            return -EFAULT;
+                        }
+                        n as i64
+                    }
+                    PipeIo::Wait => return super::WOULD_BLOCK,
+                    PipeIo::Err(e) => return -e,
+                }
+            }
+            Ok(_) => return -ENOTSOCK,
+            Err(e) => return -e,
+        };
+        if r < 0 {
+            return r;
+        }
+        if let Err(e) = scatter(mem, h.iov, h.iovlen, &got) {
+            return -e;
+        }
+        let msg_flags: u32 = if truncated { MSG_TRUNC as u32 } else { 0 };
+        if mem.store_u64(msg + 40, 0).is_err() || mem.store_u32(msg + 48, msg_flags).is_err() {
+            return -EFAULT;
+        }
+        r
     }
 
     /// `getsockname` (`peer` false) or `getpeername`: a connection's names, an unnamed
@@ -231,6 +429,9 @@ impl Kernel {
             Fd::Pipe(p) => Some(p.ready()),
             Fd::Socket(s) => Some(s.ready()),
             Fd::Net(s) => Some(s.ready()),
+            Fd::Event(e) => Some(e.ready()),
+            // (an epoll inside a poll is not followed: never ready)
+            Fd::Epoll(_) => Some((false, false, false)),
             _ => Some((true, true, false)),
         }
     }

@@ -31,6 +31,8 @@ const NUMBERS: &[u64] = &[
     198, 198, 200, 200, 201, 202, 203, 203, 205, 208, 209, 242,
     // shared memory: System V segments, memfd, /dev/shm, shared anonymous mappings
     194, 194, 195, 196, 196, 197, 279, 279, 37, 47, 222, 222, 215,
+    // event loops: eventfd, epoll, sendmsg/recvmsg
+    19, 19, 20, 20, 21, 21, 21, 22, 22, 441, 211, 211, 212, 212,
 ];
 
 /// Boundary values for arguments.
