@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Runs a libc conformance suite built for riscv64 under qemu-riscv64-static and under
+# Runs a conformance suite built for riscv64 under qemu-riscv64-static and under
 # `outcrop exec`, side by side, and lists every test that passes under qemu but not under
 # Outcrop (docs/machine.md, "Conformance").
 #
 #   scripts/conformance.sh LIBC_TEST_DIR [OUT.tsv]
+#   scripts/conformance.sh --ltp LTP_DIR [OUT.tsv] [FILTER]
+#
+# --ltp: the Linux Test Project's system-call tests (runtest/syscalls; FILTER an extended
+# regular expression on the test names), built statically for riscv64 from LTP's source:
+#   make autotools && ./configure --host=riscv64-linux-gnu CC=riscv64-linux-gnu-gcc LDFLAGS=-static
+#   make -C lib -j2 && make -C testcases/kernel/syscalls -j2 -k
+# Each test runs with its runtest arguments in a scratch directory that is its TMPDIR, 30 s
+# timeout. qemu runs as the unprivileged user nobody (a test run as root under qemu acts on
+# the host: its clock, mounts, swap); the machine runs its own sandbox and says uid 0, so a
+# test that needs root runs there and mostly fails: neither counts as a pass. LTP's status is
+# 0 pass, 32 TCONF (not applicable here), anything else a failure or a timeout (124). Prints
+# `test<TAB>qemu status<TAB>outcrop status` lines and the counts.
 #
 # LIBC_TEST_DIR is musl's libc-test (git.musl-libc.org/libc-test; a mirror: Boeing/libc-test)
 # built against Debian's cross glibc:
@@ -16,6 +28,50 @@
 # exits 0. Prints `test<TAB>qemu status<TAB>outcrop status` lines to OUT (default
 # conformance.tsv) and the counts.
 set -u
+if [ "${1:-}" = "--ltp" ]; then
+    dir=${2:?usage: $0 --ltp LTP_DIR [OUT.tsv] [FILTER]}
+    out=${3:-ltp.tsv}
+    filter=${4:-.}
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    outcrop=${OUTCROP:-$here/target/release/outcrop}
+    [ -x "$outcrop" ] || { echo "no outcrop binary at $outcrop (cargo build --release)" >&2; exit 2; }
+    bins=$(mktemp -d)
+    find "$dir/testcases/kernel/syscalls" -type f -perm -u+x ! -name '*.sh' ! -name '*.o' | while read -r f; do
+        [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && ln -sf "$f" "$bins/$(basename "$f")"
+    done
+    : > "$out"
+    pass_q=0 pass_o=0 total=0 both=0 conf_q=0 conf_o=0
+    while read -r name cmd args; do
+        case "$name" in ''|'#'*) continue ;; esac
+        echo "$name" | grep -Eq "$filter" || continue
+        exe=$bins/$cmd
+        [ -e "$exe" ] || continue
+        exe=$(readlink -f "$exe")
+        scratch=$(mktemp -d); chmod 777 "$scratch"
+        # shellcheck disable=SC2086
+        ( cd "$scratch" && TMPDIR=$scratch timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
+            qemu-riscv64-static -R 2G "$exe" $args >/dev/null 2>&1 </dev/null ); q=$?
+        rm -rf "$scratch"; scratch=$(mktemp -d)
+        # shellcheck disable=SC2086
+        ( cd "$scratch" && TMPDIR=$scratch timeout 30 "$outcrop" exec --memory-limit 2048 --allow-rw "$scratch" \
+            --allow "$dir" -- "$exe" $args >/dev/null 2>&1 </dev/null ); o=$?
+        rm -rf "$scratch"
+        total=$((total + 1))
+        [ $q -eq 0 ] && pass_q=$((pass_q + 1))
+        [ $o -eq 0 ] && pass_o=$((pass_o + 1))
+        [ $q -eq 32 ] && conf_q=$((conf_q + 1))
+        [ $o -eq 32 ] && conf_o=$((conf_o + 1))
+        [ $q -eq 0 ] && [ $o -eq 0 ] && both=$((both + 1))
+        printf '%s\t%s\t%s\n' "$name" "$q" "$o" >> "$out"
+    done < "$dir/runtest/syscalls"
+    rm -rf "$bins"
+    echo "tests: $total; pass under qemu: $pass_q (TCONF $conf_q); under outcrop: $pass_o (TCONF $conf_o); both: $both"
+    echo "pass under qemu, not under outcrop:"
+    awk -F'\t' '$2 == 0 && $3 != 0 { print "  " $1 " (outcrop status " $3 ")" }' "$out"
+    echo "pass under outcrop, not under qemu:"
+    awk -F'\t' '$2 != 0 && $3 == 0 { print "  " $1 " (qemu status " $2 ")" }' "$out"
+    exit 0
+fi
 dir=${1:?usage: $0 LIBC_TEST_DIR [OUT.tsv]}
 out=${2:-conformance.tsv}
 here=$(cd "$(dirname "$0")/.." && pwd)

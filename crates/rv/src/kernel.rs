@@ -27,6 +27,7 @@ mod names;
 mod net;
 mod pipe;
 pub mod process;
+mod procfs;
 mod shm;
 pub mod signals;
 mod socket;
@@ -147,6 +148,8 @@ enum Fd {
     Epoll(epoll::Epoll),
     /// An eventfd counter ([`epoll`]).
     Event(epoll::EventFd),
+    /// A file the machine generates (`/proc/meminfo`…: [`procfs`]).
+    Proc(procfs::ProcFile),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -204,6 +207,7 @@ impl Fd {
             Fd::Shm(s) => Fd::Shm(s.clone()),
             Fd::Epoll(e) => Fd::Epoll(e.clone()),
             Fd::Event(e) => Fd::Event(e.clone()),
+            Fd::Proc(p) => Fd::Proc(p.clone()),
         })
     }
 }
@@ -330,6 +334,9 @@ pub struct Kernel {
     cloexec: std::collections::BTreeSet<usize>,
     /// What `readlink("/proc/self/exe")` returns for the running process.
     exe_path: PathBuf,
+    /// The running process's working directory as the guest named it (absolute), once it
+    /// called `chdir`; `None`: the sandbox's (the directory Outcrop was started in).
+    cwd: Option<PathBuf>,
     /// The guest's processes ([`process`]).
     procs: process::Processes,
     /// Changes to pipes, descriptors and processes ([`Kernel::io_events`]).
@@ -383,6 +390,7 @@ impl Kernel {
         path: &std::path::Path,
         write: bool,
     ) -> Result<crate::sandbox::Resolved<'_>, i64> {
+        let path = &*self.at_cwd(path);
         let resolved = self.config.sandbox.resolve(path, write);
         let Some(hook) = self.denial_hook.as_mut() else {
             return resolved;
@@ -427,6 +435,7 @@ impl Kernel {
         Kernel {
             procs: process::Processes::new(pid, &config.exe_path),
             exe_path: config.exe_path.clone(),
+            cwd: None,
             cloexec: Default::default(),
             events: Default::default(),
             locks: Default::default(),
@@ -619,6 +628,11 @@ impl Kernel {
         if let Some(r) = self
             .shm_fd_call(mem, nr, a)
             .or_else(|| self.shm_path_call(mem, nr, a))
+            .or_else(|| match nr {
+                56 => self.proc_open(mem, a[1], a[2], instret),
+                48 | 439 => self.proc_access(mem, a[1], a[2]),
+                _ => None,
+            })
         {
             return r;
         }
@@ -646,6 +660,12 @@ impl Kernel {
             67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
+            49 => self.sys_chdir(mem, a[0], None),
+            52 => self.sys_chmod(mem, a, true, false),
+            53 => self.sys_chmod(mem, a, false, false),
+            54 => self.sys_chmod(mem, a, false, true),
+            55 => self.sys_chmod(mem, a, true, true),
+            50 => self.sys_chdir(mem, 0, Some(a[0])),
             46 => self.sys_ftruncate(mem, a[0], a[1]),
             45 => self.sys_truncate(mem, a[0], a[1]),
             88 => self.sys_utimensat(mem, a[0] as i64, a[1], a[2], a[3]),
@@ -660,6 +680,9 @@ impl Kernel {
             215 => self.sys_munmap(mem, a[0], a[1]),
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
             226 => self.sys_mprotect(mem, a[0], a[1], a[2]),
+            // msync: shared memory is one copy, and no host file is mapped writable
+            227 if a[0] % PAGE_SIZE != 0 || a[2] & !7 != 0 || a[2] & 5 == 5 => -EINVAL,
+            227 => 0,
             233 => self.sys_madvise(mem, a[0], a[1], a[2]),
             172 => self.pid(),
             173 => self.sys_getppid(),
@@ -722,6 +745,18 @@ impl Kernel {
             132 => self.sys_sigaltstack(mem, a[0], a[1], x[2]),
             136 => self.sys_rt_sigpending(mem, a[0], a[1]),
             174..=177 => 0, // getuid, geteuid, getgid, getegid
+            // setregid, setgid, setreuid, setuid, setresuid, setresgid: the guest is uid and
+            // gid 0 and stays so (a changed identity is not kept)
+            143..=147 | 149 => 0,
+            148 | 150 => {
+                // getresuid, getresgid: all 0
+                for p in [a[0], a[1], a[2]] {
+                    if mem.store_u32(p, 0).is_err() {
+                        return -EFAULT;
+                    }
+                }
+                0
+            }
             261 => self.sys_prlimit64(mem, a[0], a[1], a[2], a[3]),
             278 => self.sys_getrandom(mem, a[0], a[1]),
             113 => self.sys_clock_gettime(mem, a[0], a[1], instret),

@@ -567,6 +567,42 @@ fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
     }
 }
 
+/// Working directories and modes: `chdir`, `fchdir`, `getcwd`, relative paths after a
+/// `chdir`, a forked child's own directory, `chmod`/`fchmod` on a granted file, `chown`, the
+/// `set*id` calls, `msync`, and the machine's own `/proc/meminfo` and
+/// `/sys/devices/system/cpu/online`: every engine prints what qemu-user prints, run in a
+/// scratch directory granted read-write, with no warning.
+#[test]
+fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
+    let p = guest("cwd");
+    for engine in ["jit", "blocks", "step"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+            .current_dir(dir.path())
+            .args([
+                "exec",
+                "--deterministic",
+                "--allow-rw",
+                ".",
+                "--engine",
+                engine,
+            ])
+            .arg("--")
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{engine}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected("cwd.expected"),
+            "{engine}"
+        );
+        assert!(err.is_empty(), "{err}");
+        assert!(dir.path().join("sub/deeper/child.txt").exists());
+    }
+}
+
 /// A `--range` window hears of the process and program it opens in: windows across the run
 /// give rows that sum to the window, each row no more than it retired in the whole run, and
 /// the row of the process a window opens in only what it retired from there on.

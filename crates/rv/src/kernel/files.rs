@@ -49,6 +49,7 @@ impl Kernel {
                 Ok(None) => return WOULD_BLOCK,
                 Err(e) => return -e,
             },
+            Ok(Fd::Proc(p)) => Ok(p.read(&mut tmp)),
             Ok(_) => return -EBADF,
         };
         match got {
@@ -83,6 +84,7 @@ impl Kernel {
                 }
             }
             Ok(Fd::Epoll(_)) => return -EINVAL,
+            Ok(Fd::Proc(_)) => return -EBADF,
             // (`write` reaches a shared file first: `Kernel::shm_fd_call`)
             Ok(Fd::Shm(_)) => return -EBADF,
             Ok(Fd::Stdin | Fd::Dir(_) | Fd::Pipe(_) | Fd::Socket(_)) => return -EBADF,
@@ -432,6 +434,7 @@ impl Kernel {
                 Ok(Fd::Net(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Shm(s)) => s.flags(),
                 Ok(Fd::Event(e)) => O_RDWR | if e.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Proc(_)) => 0,
                 Ok(Fd::Epoll(_)) => O_RDWR,
                 Err(e) => -e,
             },
@@ -557,10 +560,131 @@ impl Kernel {
         r
     }
 
+    /// `path` as the running process's working directory makes it: a relative path joined to
+    /// the directory its `chdir` named (unchanged before any `chdir`: the sandbox resolves it
+    /// against its own).
+    pub(super) fn at_cwd<'p>(
+        &self,
+        path: &'p std::path::Path,
+    ) -> std::borrow::Cow<'p, std::path::Path> {
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => std::borrow::Cow::Owned(cwd.join(path)),
+            _ => std::borrow::Cow::Borrowed(path),
+        }
+    }
+
+    /// The running process's working directory, absolute, as the guest names it.
+    fn cwd_now(&self) -> PathBuf {
+        match &self.cwd {
+            Some(c) => c.clone(),
+            None => {
+                let cwd = self.config.sandbox.host_path(std::path::Path::new("."));
+                std::path::absolute(&cwd).unwrap_or(cwd)
+            }
+        }
+    }
+
+    /// `chdir(path)` (`fd` `None`) or `fchdir(fd)`: the directory must exist beneath a grant.
+    /// `..` is taken lexically (a symbolic link's parent is the link's, not its target's).
+    pub(super) fn sys_chdir(&mut self, mem: &mut Memory, path: u64, fd: Option<u64>) -> i64 {
+        let target = match fd {
+            Some(fd) => match self.fds.get(fd as usize) {
+                Some(Some(Fd::Dir(_))) => match self.fd_paths.get(&(fd as usize)) {
+                    Some(p) if p.is_absolute() => p.clone(),
+                    _ => match self.fd_hosts.get(&(fd as usize)) {
+                        Some(h) => h.clone(),
+                        None => return -EBADF,
+                    },
+                },
+                Some(Some(_)) => return -ENOTDIR,
+                _ => return -EBADF,
+            },
+            None => match self.guest_path(mem, AT_FDCWD, path) {
+                Ok(p) if p.as_os_str().is_empty() => return -crate::sandbox::ENOENT,
+                Ok(p) => p,
+                Err(e) => return -e,
+            },
+        };
+        let joined = self.cwd_now().join(&target);
+        let mut abs = PathBuf::from("/");
+        for c in joined.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    abs.pop();
+                }
+                std::path::Component::Normal(n) => abs.push(n),
+                _ => {}
+            }
+        }
+        match self.resolve(&abs, false).and_then(|r| r.metadata(false)) {
+            Ok(m) if m.is_dir() => {
+                self.cwd = Some(abs);
+                0
+            }
+            Ok(_) => -ENOTDIR,
+            Err(e) => -e,
+        }
+    }
+
+    /// `fchmodat(dirfd, path, mode, flags)`, `fchmod(fd, mode)` (`by_fd`), and with `chown`
+    /// `fchownat`/`fchown`. A mode is set on the host file beneath a read-write grant, never
+    /// with the set-user-ID or set-group-ID bit (Outcrop may run as root: a guest must not
+    /// make a host program that runs as its owner). Ownership is never changed: the guest is
+    /// uid 0 in its own view, and a change of owner succeeds without effect. The machine's
+    /// own files (devices, pipes, sockets, `/dev/shm`) accept either without effect.
+    pub(super) fn sys_chmod(
+        &mut self,
+        mem: &mut Memory,
+        a: [u64; 6],
+        by_fd: bool,
+        chown: bool,
+    ) -> i64 {
+        let mode = (a[if by_fd { 1 } else { 2 }] & 0o1777) as u32;
+        let set = |f: &File| -> i64 {
+            if chown {
+                return 0;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            match f.set_permissions(std::fs::Permissions::from_mode(mode)) {
+                Ok(()) => 0,
+                Err(e) => -errno(&e),
+            }
+        };
+        if by_fd {
+            return match self.fd(a[0]) {
+                Ok(Fd::File(f)) => set(f),
+                Ok(_) => 0,
+                Err(e) => -e,
+            };
+        }
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        let flags = a[if chown { 4 } else { 3 }];
+        let p = match self.guest_path(mem, a[0] as i64, a[1]) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        if p.as_os_str().is_empty() {
+            return -crate::sandbox::ENOENT;
+        }
+        if Device::at(&p).is_some() {
+            return 0;
+        }
+        let opened = self.resolve_at(a[0] as i64, &p, true).and_then(|r| {
+            r.open(OpenFlags {
+                read: true,
+                nofollow: flags & AT_SYMLINK_NOFOLLOW != 0,
+                ..OpenFlags::default()
+            })
+        });
+        match opened {
+            Ok(f) => set(&f),
+            Err(e) => -e,
+        }
+    }
+
     pub(super) fn sys_getcwd(&mut self, mem: &mut Memory, buf: u64, size: u64) -> i64 {
         const ERANGE: i64 = 34;
-        let cwd = self.config.sandbox.host_path(std::path::Path::new("."));
-        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let cwd = self.cwd_now();
         let mut bytes: Vec<u8> = cwd
             .components()
             .filter(|c| *c != std::path::Component::CurDir)
@@ -637,7 +761,8 @@ impl Kernel {
                     | Fd::Socket(_)
                     | Fd::Net(_)
                     | Fd::Epoll(_)
-                    | Fd::Event(_),
+                    | Fd::Event(_)
+                    | Fd::Proc(_),
                 ) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };
@@ -790,6 +915,9 @@ impl Kernel {
     }
 
     pub(super) fn sys_lseek(&mut self, fd: u64, off: i64, whence: u64) -> i64 {
+        if let Ok(Fd::Proc(p)) = self.fd(fd) {
+            return p.seek(off, whence).unwrap_or(-EINVAL);
+        }
         let pos = match whence {
             0 if off >= 0 => SeekFrom::Start(off as u64),
             1 => SeekFrom::Current(off),
@@ -893,6 +1021,8 @@ impl Kernel {
             Ok(Fd::Socket(_) | Fd::Net(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
             // an anonymous inode, as Linux's
             Ok(Fd::Epoll(_) | Fd::Event(_)) => return Self::write_fixed_stat(mem, buf, 0o600),
+            // a proc file: regular, read-only, size 0 (as Linux's)
+            Ok(Fd::Proc(_)) => return Self::write_fixed_stat(mem, buf, 0o100444),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
             Ok(_) => match self.config.stdio_mode.or(self
@@ -1073,7 +1203,7 @@ impl Kernel {
         path: &std::path::Path,
     ) -> Result<crate::sandbox::Resolved<'_>, i64> {
         if path.is_absolute() || dirfd == AT_FDCWD {
-            return self.config.sandbox.resolve(path, true);
+            return self.config.sandbox.resolve(&self.at_cwd(path), true);
         }
         let fd = usize::try_from(dirfd).map_err(|_| EBADF)?;
         match self.fds.get(fd).and_then(Option::as_ref) {

@@ -74,6 +74,7 @@ pub(crate) struct ProcessState {
     sources: mapping::Sources,
     rlimits: [(u64, u64); 16],
     exe_path: PathBuf,
+    cwd: Option<PathBuf>,
     threads: Vec<Thread>,
     current: usize,
 }
@@ -242,6 +243,7 @@ impl Kernel {
         swap(&mut self.sources, &mut s.sources);
         swap(&mut self.rlimits, &mut s.rlimits);
         swap(&mut self.exe_path, &mut s.exe_path);
+        swap(&mut self.cwd, &mut s.cwd);
         swap(&mut self.threads.list, &mut s.threads);
         swap(&mut self.threads.current, &mut s.current);
     }
@@ -467,6 +469,7 @@ impl Kernel {
             sources: self.sources.clone(),
             rlimits: self.rlimits,
             exe_path: self.exe_path.clone(),
+            cwd: self.cwd.clone(),
             threads: vec![t],
             current: 0,
         }

@@ -395,7 +395,7 @@ impl Kernel {
     /// `nr` is the system call, `a` its arguments.
     pub(super) fn shm_path_call(&mut self, mem: &mut Memory, nr: u64, a: [u64; 6]) -> Option<i64> {
         let at = match nr {
-            56 | 35 | 79 | 48 | 439 => 1,
+            56 | 35 | 79 | 48 | 439 | 53 | 54 => 1,
             37 | 38 | 276 => 1,
             _ => return None,
         };
@@ -416,6 +416,9 @@ impl Kernel {
         };
         Some(match nr {
             56 => self.shm_open(mem, name, a[2], a[3]),
+            // chmod, chown: accepted without effect
+            53 | 54 if self.shm.names.contains_key(&name) => 0,
+            53 | 54 => -ENOENT,
             35 => {
                 const AT_REMOVEDIR: u64 = 0x200;
                 if a[2] & AT_REMOVEDIR != 0 {
