@@ -11,7 +11,9 @@
 #   make autotools && ./configure --host=riscv64-linux-gnu CC=riscv64-linux-gnu-gcc LDFLAGS=-static
 #   make -C lib -j2 && make -C testcases/kernel/syscalls -j2 -k
 # Each test runs with its runtest arguments in a scratch directory that is its TMPDIR, 30 s
-# timeout. qemu runs as the unprivileged user nobody (a test run as root under qemu acts on
+# timeout; under Outcrop with GUEST_BUSYBOX's sysroot (below: LTP runs shell commands and
+# zcat) and the host's /proc/config.gz granted (LTP checks the kernel's configuration, which
+# qemu shows it from the host). qemu runs as the unprivileged user nobody (a test run as root under qemu acts on
 # the host: its clock, mounts, swap); the machine runs its own sandbox and says uid 0, so a
 # test that needs root runs there and mostly fails: neither counts as a pass. LTP's status is
 # 0 pass, 32 TCONF (not applicable here), anything else a failure or a timeout (124). Prints
@@ -28,6 +30,19 @@
 # exits 0. Prints `test<TAB>qemu status<TAB>outcrop status` lines to OUT (default
 # conformance.tsv) and the counts.
 set -u
+sysroot=/usr/riscv64-linux-gnu
+# Tests that run /bin/sh or `echo` (popen, system, vfork, posix_spawnp, execle): qemu-user
+# hands their execve to the host kernel, which runs the host's x86-64 /bin/sh; the machine runs
+# riscv64 programs only. With GUEST_BUSYBOX=a static riscv64 busybox, Outcrop's sysroot is a
+# copy of the cross sysroot with busybox as bin/sh, bin/echo and a few more.
+osysroot=$sysroot
+if [ -n "${GUEST_BUSYBOX:-}" ]; then
+    osysroot=$(mktemp -d)
+    cp -a "$sysroot/." "$osysroot/"
+    mkdir -p "$osysroot/bin"
+    cp "$GUEST_BUSYBOX" "$osysroot/bin/busybox"
+    for a in sh echo cat true false kill env sleep zcat gzip; do ln -f "$osysroot/bin/busybox" "$osysroot/bin/$a"; done
+fi
 if [ "${1:-}" = "--ltp" ]; then
     dir=${2:?usage: $0 --ltp LTP_DIR [OUT.tsv] [FILTER]}
     out=${3:-ltp.tsv}
@@ -35,6 +50,9 @@ if [ "${1:-}" = "--ltp" ]; then
     here=$(cd "$(dirname "$0")/.." && pwd)
     outcrop=${OUTCROP:-$here/target/release/outcrop}
     [ -x "$outcrop" ] || { echo "no outcrop binary at $outcrop (cargo build --release)" >&2; exit 2; }
+    # the host kernel's configuration, which LTP reads (through zcat) under qemu too
+    kconfig=""
+    [ -r /proc/config.gz ] && kconfig="--allow /proc/config.gz"
     bins=$(mktemp -d)
     find "$dir/testcases/kernel/syscalls" -type f -perm -u+x ! -name '*.sh' ! -name '*.o' | while read -r f; do
         [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && ln -sf "$f" "$bins/$(basename "$f")"
@@ -54,7 +72,7 @@ if [ "${1:-}" = "--ltp" ]; then
         rm -rf "$scratch"; scratch=$(mktemp -d)
         # shellcheck disable=SC2086
         ( cd "$scratch" && TMPDIR=$scratch timeout 30 "$outcrop" exec --memory-limit 2048 --allow-rw "$scratch" \
-            --allow "$dir" -- "$exe" $args >/dev/null 2>&1 </dev/null ); o=$?
+            --allow "$dir" --sysroot "$osysroot" $kconfig -- "$exe" $args >/dev/null 2>&1 </dev/null ); o=$?
         rm -rf "$scratch"
         total=$((total + 1))
         [ $q -eq 0 ] && pass_q=$((pass_q + 1))
@@ -78,18 +96,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 outcrop=${OUTCROP:-$here/target/release/outcrop}
 sysroot=/usr/riscv64-linux-gnu
 [ -x "$outcrop" ] || { echo "no outcrop binary at $outcrop (cargo build --release)" >&2; exit 2; }
-# Tests that run /bin/sh or `echo` (popen, system, vfork, posix_spawnp, execle): qemu-user
-# hands their execve to the host kernel, which runs the host's x86-64 /bin/sh; the machine runs
-# riscv64 programs only. With GUEST_BUSYBOX=a static riscv64 busybox, Outcrop's sysroot is a
-# copy of the cross sysroot with busybox as bin/sh, bin/echo and a few more.
-osysroot=$sysroot
-if [ -n "${GUEST_BUSYBOX:-}" ]; then
-    osysroot=$(mktemp -d)
-    cp -a "$sysroot/." "$osysroot/"
-    mkdir -p "$osysroot/bin"
-    cp "$GUEST_BUSYBOX" "$osysroot/bin/busybox"
-    for a in sh echo cat true false kill env sleep; do ln -f "$osysroot/bin/busybox" "$osysroot/bin/$a"; done
-fi
 : > "$out"
 pass_q=0 pass_o=0 total=0 both=0
 for exe in $(cd "$dir" && ls src/*/*.exe | sort); do

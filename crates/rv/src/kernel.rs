@@ -337,6 +337,8 @@ pub struct Kernel {
     /// The running process's working directory as the guest named it (absolute), once it
     /// called `chdir`; `None`: the sandbox's (the directory Outcrop was started in).
     cwd: Option<PathBuf>,
+    /// The running process's file-creation mask.
+    umask: u32,
     /// The guest's processes ([`process`]).
     procs: process::Processes,
     /// Changes to pipes, descriptors and processes ([`Kernel::io_events`]).
@@ -436,6 +438,7 @@ impl Kernel {
             procs: process::Processes::new(pid, &config.exe_path),
             exe_path: config.exe_path.clone(),
             cwd: None,
+            umask: 0o022,
             cloexec: Default::default(),
             events: Default::default(),
             locks: Default::default(),
@@ -661,6 +664,7 @@ impl Kernel {
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
             49 => self.sys_chdir(mem, a[0], None),
+            166 => self.sys_umask(a[0]),
             52 => self.sys_chmod(mem, a, true, false),
             53 => self.sys_chmod(mem, a, false, false),
             54 => self.sys_chmod(mem, a, false, true),

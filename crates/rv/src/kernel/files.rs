@@ -277,6 +277,7 @@ impl Kernel {
                 return fd;
             }
         }
+        let umask = self.umask;
         let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
             let host = r.host_path();
             let opened = r.open(OpenFlags {
@@ -288,7 +289,8 @@ impl Kernel {
                 exclusive: flags & O_EXCL != 0,
                 nofollow: flags & O_NOFOLLOW != 0,
                 nonblock: flags & O_NONBLOCK != 0,
-                mode: (mode & 0o7777) as u32,
+                // never a set-id bit on a host file (see `sys_chmod`); the guest's umask
+                mode: (mode & 0o1777) as u32 & !umask,
             })?;
             let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
             if flags & O_DIRECTORY != 0 && !is_dir {
@@ -680,6 +682,14 @@ impl Kernel {
             Ok(f) => set(&f),
             Err(e) => -e,
         }
+    }
+
+    /// `umask(mask)`: the running process's file-creation mask (0o022 at start, inherited at
+    /// `fork`), applied to `openat` and `mkdirat` modes; the old one.
+    pub(super) fn sys_umask(&mut self, mask: u64) -> i64 {
+        let old = self.umask;
+        self.umask = (mask & 0o777) as u32;
+        i64::from(old)
     }
 
     pub(super) fn sys_getcwd(&mut self, mem: &mut Memory, buf: u64, size: u64) -> i64 {
@@ -1152,10 +1162,8 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
-        match self
-            .resolve_at(dirfd, &p, true)
-            .and_then(|r| r.mkdir((mode & 0o7777) as u32))
-        {
+        let mode = (mode & 0o1777) as u32 & !self.umask;
+        match self.resolve_at(dirfd, &p, true).and_then(|r| r.mkdir(mode)) {
             Ok(()) => 0,
             Err(e) => -e,
         }

@@ -75,6 +75,7 @@ pub(crate) struct ProcessState {
     rlimits: [(u64, u64); 16],
     exe_path: PathBuf,
     cwd: Option<PathBuf>,
+    umask: u32,
     threads: Vec<Thread>,
     current: usize,
 }
@@ -244,6 +245,7 @@ impl Kernel {
         swap(&mut self.rlimits, &mut s.rlimits);
         swap(&mut self.exe_path, &mut s.exe_path);
         swap(&mut self.cwd, &mut s.cwd);
+        swap(&mut self.umask, &mut s.umask);
         swap(&mut self.threads.list, &mut s.threads);
         swap(&mut self.threads.current, &mut s.current);
     }
@@ -470,6 +472,7 @@ impl Kernel {
             rlimits: self.rlimits,
             exe_path: self.exe_path.clone(),
             cwd: self.cwd.clone(),
+            umask: self.umask,
             threads: vec![t],
             current: 0,
         }

@@ -1,6 +1,7 @@
 //! The machine's own answers to a few `/proc` and `/sys` files programs read to size
 //! themselves (docs/machine.md, "Files"): `/proc/meminfo` (the machine's memory limit and what
-//! its processes map, as `sysinfo` says), `/proc/stat` and `/sys/devices/system/cpu/online`
+//! its processes map, as `sysinfo` says), `/proc/stat`, `/proc/cpuinfo` (one hart and the
+//! machine's extensions) and `/sys/devices/system/cpu/online`
 //! and `possible` (one CPU, as `sched_getaffinity` says). They are generated when opened,
 //! read-only, and never read from the host, so they are the same on every host and under
 //! `--deterministic`; a grant of the host's `/proc` is not needed nor consulted for them.
@@ -58,6 +59,7 @@ pub(super) fn generated(path: &[u8]) -> bool {
         path,
         b"/proc/meminfo"
             | b"/proc/stat"
+            | b"/proc/cpuinfo"
             | b"/sys/devices/system/cpu/online"
             | b"/sys/devices/system/cpu/possible"
     )
@@ -113,6 +115,10 @@ impl Kernel {
                 )
                 .into_bytes()
             }
+            b"/proc/cpuinfo" => b"processor\t: 0\nhart\t\t: 0\n\
+                isa\t\t: rv64imafdc_zicsr_zifencei_zba_zbb_zbc_zbs\nmmu\t\t: sv48\n\
+                uarch\t\t: outcrop\n\n"
+                .to_vec(),
             _ => b"0\n".to_vec(),
         }
     }

@@ -34,7 +34,7 @@ const NUMBERS: &[u64] = &[
     // event loops: eventfd, epoll, sendmsg/recvmsg
     19, 19, 20, 20, 21, 21, 21, 22, 22, 441, 211, 211, 212, 212,
     // working directories, modes, identities, msync
-    49, 49, 50, 52, 53, 54, 55, 143, 144, 145, 146, 147, 148, 149, 150, 227,
+    49, 49, 50, 52, 53, 54, 55, 143, 144, 145, 146, 147, 148, 149, 150, 227, 166,
 ];
 
 /// Boundary values for arguments.
