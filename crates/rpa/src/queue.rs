@@ -124,19 +124,7 @@ impl Producer {
     pub fn send_switch(&mut self, row: u32) -> bool {
         let mut m = [0u32; RECORD_WORDS];
         m[0] = row;
-        let mut waits = 0u64;
-        while !self.try_write(&m, READY_SWITCH) {
-            if self.q.abandoned.load(Ordering::Acquire) {
-                return false;
-            }
-            waits += 1;
-            if waits % 64 == 0 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        true
+        self.write_waiting(&m, READY_SWITCH).is_some()
     }
 
     #[inline]
@@ -161,8 +149,14 @@ impl Producer {
     /// loses nothing). Returns how many times it found the queue full, or `None` if the
     /// consumer has gone (the record is lost and the caller must say so).
     pub fn send_waiting(&mut self, record: &[u32; RECORD_WORDS]) -> Option<u64> {
+        self.write_waiting(record, READY_RECORD)
+    }
+
+    /// Writes `m` with ready word `ready`, waiting while the queue is full; the times it
+    /// found it full, or `None` if the consumer has gone.
+    fn write_waiting(&mut self, m: &[u32; RECORD_WORDS], ready: u32) -> Option<u64> {
         let mut waits = 0u64;
-        while !self.try_send(record) {
+        while !self.try_write(m, ready) {
             if self.q.abandoned.load(Ordering::Acquire) {
                 return None;
             }

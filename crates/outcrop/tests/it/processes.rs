@@ -510,43 +510,13 @@ fn rpa_records_are_kept_per_process_and_program() {
 /// qemu-user prints, and no host file is made.
 #[test]
 fn shared_memory_between_processes_prints_what_qemu_prints_on_every_engine() {
-    let shm = guest("shm");
-    for engine in ["jit", "blocks", "step"] {
-        let out = outcrop(&[
-            "exec",
-            "--deterministic",
-            "--engine",
-            engine,
-            "--",
-            shm.to_str().unwrap(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{engine}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            expected("shm.expected"),
-            "{engine}"
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    prints_what_qemu_prints("shm");
 }
 
-/// An event loop: eventfd counters (semaphore, non-blocking, short reads), epoll's errors,
-/// timeouts, `EPOLLONESHOT`, a closed descriptor leaving the list, a pipe's write end
-/// without readers (`EPOLLERR | EPOLLOUT`), `MSG_NOSIGNAL`, `sendmsg`/`recvmsg` with several
-/// buffers on a loopback datagram (truncated, with its sender) and on a stream, and an epoll
-/// loop over a socket pair, a pipe and an eventfd fed by a forked child: every engine prints
-/// what qemu-user prints, with no warning.
-#[test]
-fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
-    let p = guest("evloop");
+/// Runs guest `name` on every engine: its output is `name.expected` (what qemu-user
+/// prints), with nothing on stderr.
+fn prints_what_qemu_prints(name: &str) {
+    let p = guest(name);
     for engine in ["jit", "blocks", "step"] {
         let out = outcrop(&[
             "exec",
@@ -560,11 +530,22 @@ fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
         assert!(out.status.success(), "{engine}: {err}");
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            expected("evloop.expected"),
+            expected(&format!("{name}.expected")),
             "{engine}"
         );
         assert!(err.is_empty(), "{err}");
     }
+}
+
+/// An event loop: eventfd counters (semaphore, non-blocking, short reads), epoll's errors,
+/// timeouts, `EPOLLONESHOT`, a closed descriptor leaving the list, a pipe's write end
+/// without readers (`EPOLLERR | EPOLLOUT`), `MSG_NOSIGNAL`, `sendmsg`/`recvmsg` with several
+/// buffers on a loopback datagram (truncated, with its sender) and on a stream, and an epoll
+/// loop over a socket pair, a pipe and an eventfd fed by a forked child: every engine prints
+/// what qemu-user prints, with no warning.
+#[test]
+fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
+    prints_what_qemu_prints("evloop");
 }
 
 /// Working directories and modes: `chdir`, `fchdir`, `getcwd`, relative paths after a
