@@ -619,6 +619,36 @@ impl Kernel {
         outcome
     }
 
+    /// The calls on a process's files, directory and identity: working directory, modes,
+    /// umask, msync, the set*id family (`None`: not one of them).
+    fn process_file_call(&mut self, mem: &mut Memory, nr: u64, a: [u64; 6]) -> Option<i64> {
+        Some(match nr {
+            49 => self.sys_chdir(mem, a[0], None),
+            50 => self.sys_chdir(mem, 0, Some(a[0])),
+            52 => self.sys_chmod(mem, a, true, false),
+            53 => self.sys_chmod(mem, a, false, false),
+            54 => self.sys_chmod(mem, a, false, true),
+            55 => self.sys_chmod(mem, a, true, true),
+            166 => self.sys_umask(a[0]),
+            // msync: shared memory is one copy, and no host file is mapped writable
+            227 if a[0] % PAGE_SIZE != 0 || a[2] & !7 != 0 || a[2] & 5 == 5 => -EINVAL,
+            227 => 0,
+            // setregid, setgid, setreuid, setuid, setresuid, setresgid: the guest is uid and
+            // gid 0 and stays so (a changed identity is not kept)
+            143..=147 | 149 => 0,
+            // getresuid, getresgid: all 0
+            148 | 150 => {
+                for p in [a[0], a[1], a[2]] {
+                    if mem.store_u32(p, 0).is_err() {
+                        return Some(-EFAULT);
+                    }
+                }
+                0
+            }
+            _ => return None,
+        })
+    }
+
     /// The system calls that only compute a value.
     fn simple_syscall(
         &mut self,
@@ -634,7 +664,7 @@ impl Kernel {
             .or_else(|| match nr {
                 56 => self.proc_open(mem, a[1], a[2], instret),
                 48 | 439 => self.proc_access(mem, a[1], a[2]),
-                _ => None,
+                _ => self.process_file_call(mem, nr, a),
             })
         {
             return r;
@@ -663,13 +693,6 @@ impl Kernel {
             67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
-            49 => self.sys_chdir(mem, a[0], None),
-            166 => self.sys_umask(a[0]),
-            52 => self.sys_chmod(mem, a, true, false),
-            53 => self.sys_chmod(mem, a, false, false),
-            54 => self.sys_chmod(mem, a, false, true),
-            55 => self.sys_chmod(mem, a, true, true),
-            50 => self.sys_chdir(mem, 0, Some(a[0])),
             46 => self.sys_ftruncate(mem, a[0], a[1]),
             45 => self.sys_truncate(mem, a[0], a[1]),
             88 => self.sys_utimensat(mem, a[0] as i64, a[1], a[2], a[3]),
@@ -684,9 +707,6 @@ impl Kernel {
             215 => self.sys_munmap(mem, a[0], a[1]),
             216 => self.sys_mremap(mem, a[0], a[1], a[2], a[3]),
             226 => self.sys_mprotect(mem, a[0], a[1], a[2]),
-            // msync: shared memory is one copy, and no host file is mapped writable
-            227 if a[0] % PAGE_SIZE != 0 || a[2] & !7 != 0 || a[2] & 5 == 5 => -EINVAL,
-            227 => 0,
             233 => self.sys_madvise(mem, a[0], a[1], a[2]),
             172 => self.pid(),
             173 => self.sys_getppid(),
@@ -749,18 +769,6 @@ impl Kernel {
             132 => self.sys_sigaltstack(mem, a[0], a[1], x[2]),
             136 => self.sys_rt_sigpending(mem, a[0], a[1]),
             174..=177 => 0, // getuid, geteuid, getgid, getegid
-            // setregid, setgid, setreuid, setuid, setresuid, setresgid: the guest is uid and
-            // gid 0 and stays so (a changed identity is not kept)
-            143..=147 | 149 => 0,
-            148 | 150 => {
-                // getresuid, getresgid: all 0
-                for p in [a[0], a[1], a[2]] {
-                    if mem.store_u32(p, 0).is_err() {
-                        return -EFAULT;
-                    }
-                }
-                0
-            }
             261 => self.sys_prlimit64(mem, a[0], a[1], a[2], a[3]),
             278 => self.sys_getrandom(mem, a[0], a[1]),
             113 => self.sys_clock_gettime(mem, a[0], a[1], instret),
