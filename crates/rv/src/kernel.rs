@@ -21,8 +21,10 @@ mod epoll;
 mod exec;
 mod files;
 mod ipc;
+mod links;
 mod locks;
 pub mod mapping;
+mod misc;
 mod names;
 mod net;
 mod pipe;
@@ -354,6 +356,14 @@ pub struct Kernel {
     net: net::Net,
     /// System V shared memory and `/dev/shm`, one table for every process ([`shm`]).
     shm: shm::Shm,
+    /// Each process's priorities, policy and personality ([`misc`]), by pid.
+    sched: std::collections::HashMap<u32, misc::SchedState>,
+    /// `flock` locks of all processes ([`links`]).
+    flocks: Vec<links::FileLock>,
+    /// Leases (`F_SETLEASE`): (device, inode, pid, type).
+    leases: Vec<(u64, u64, u32, u64)>,
+    /// The named pipes open in the guest ([`pipe::Fifos`]).
+    fifos: pipe::Fifos,
 }
 
 /// Why the guest did not get a host path ([`Kernel::on_denial`]).
@@ -446,6 +456,10 @@ impl Kernel {
             pipe_bytes: Default::default(),
             net: Default::default(),
             shm: Default::default(),
+            sched: Default::default(),
+            flocks: Vec::new(),
+            leases: Vec::new(),
+            fifos: Default::default(),
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
             config,
@@ -666,6 +680,8 @@ impl Kernel {
                 48 | 439 => self.proc_access(mem, a[1], a[2]),
                 _ => self.process_file_call(mem, nr, a),
             })
+            .or_else(|| self.quiet_call(mem, nr, a, instret))
+            .or_else(|| self.link_call(mem, nr, a))
         {
             return r;
         }
@@ -689,7 +705,10 @@ impl Kernel {
             23 => self.sys_dup(a[0], 0, None),
             24 => self.sys_dup3(a[0], a[1], a[2]),
             25 => self.sys_fcntl(mem, a[0], a[1], a[2]),
-            65 => self.sys_readv(mem, a[0], a[1], a[2]),
+            65 => self.sys_readv_at(mem, a[0], a[1], a[2], None),
+            69 => self.sys_readv_at(mem, a[0], a[1], a[2], Some(a[3])),
+            70 => self.sys_pwritev(mem, a[0], a[1], a[2], a[3]),
+            286 | 287 => self.sys_rw2(mem, a, nr == 287),
             67 => self.sys_pread(mem, a[0], a[1], a[2], a[3]),
             68 => self.sys_pwrite(mem, a[0], a[1], a[2], a[3]),
             17 => self.sys_getcwd(mem, a[0], a[1]),
@@ -699,7 +718,11 @@ impl Kernel {
             43 => self.sys_statfs(mem, a[0], a[1], true),
             44 => self.sys_statfs(mem, a[0], a[1], false),
             82 | 83 => match self.fd(a[0]) {
-                Ok(_) => 0, // fsync, fdatasync: the host writes through its own cache
+                // fsync, fdatasync: a pipe or socket cannot be synced
+                Ok(Fd::Pipe(_) | Fd::Socket(_) | Fd::Net(_) | Fd::Epoll(_) | Fd::Event(_)) => {
+                    -EINVAL
+                }
+                Ok(_) => 0, // the host writes through its own cache
                 Err(e) => -e,
             },
             214 => self.sys_brk(mem, a[0]) as i64,
@@ -770,9 +793,9 @@ impl Kernel {
             136 => self.sys_rt_sigpending(mem, a[0], a[1]),
             174..=177 => 0, // getuid, geteuid, getgid, getegid
             261 => self.sys_prlimit64(mem, a[0], a[1], a[2], a[3]),
-            278 => self.sys_getrandom(mem, a[0], a[1]),
+            278 => self.sys_getrandom(mem, a[0], a[1], a[2]),
             113 => self.sys_clock_gettime(mem, a[0], a[1], instret),
-            169 => self.sys_gettimeofday(mem, a[0], instret),
+            169 => self.sys_gettimeofday(mem, a[0], a[1], instret),
             160 => self.sys_uname(mem, a[0]),
             179 => self.sys_sysinfo(mem, a[0], instret),
             134 => self.sys_rt_sigaction(mem, a[0], a[1], a[2], a[3]),

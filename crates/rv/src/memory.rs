@@ -868,6 +868,41 @@ impl Memory {
             .map(|vpn| vpn << PAGE_SHIFT)
     }
 
+    /// The mapped ranges `(start, end, permission)` in address order, a range per run of pages
+    /// with one permission, at most `max` of them (what `/proc/self/maps` lists).
+    pub fn mapped_ranges(&self, max: usize) -> Vec<(u64, u64, u8)> {
+        let mut out: Vec<(u64, u64, u8)> = Vec::new();
+        'regions: for (&first, &end) in &self.regions.0 {
+            let mut start = first;
+            let mut p = self.perm_at(first << PAGE_SHIFT);
+            for vpn in first + 1..=end {
+                let q = if vpn == end {
+                    u8::MAX
+                } else {
+                    self.perm_at(vpn << PAGE_SHIFT)
+                };
+                if q != p {
+                    if out.len() >= max {
+                        break 'regions;
+                    }
+                    out.push((start << PAGE_SHIFT, vpn << PAGE_SHIFT, p));
+                    start = vpn;
+                    p = q;
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the page holding `addr` holds bytes in host memory (written, or read from its
+    /// file): what `mincore` reports as resident. A page never touched reads as zeros
+    /// without any.
+    pub fn resident(&self, addr: u64) -> bool {
+        self.map
+            .get(addr >> PAGE_SHIFT)
+            .is_some_and(|i| self.pages.get(i as usize).is_some_and(Option::is_some))
+    }
+
     /// Permission of the page holding `addr` (0 if unmapped).
     pub fn perm_at(&self, addr: u64) -> u8 {
         self.map

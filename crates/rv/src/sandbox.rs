@@ -394,17 +394,30 @@ impl Resolved<'_> {
             .write(f.write)
             .append(f.append)
             .truncate(f.truncate);
-        if f.exclusive {
+        // Never block the host: a FIFO with no writer would hang the open. What was opened is
+        // then checked by its descriptor (no race) and anything but a regular file or a
+        // directory refused (docs/machine.md, "Security model").
+        let mut custom = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        if (f.create || f.truncate) && !f.write && !f.append {
+            // Linux creates (and truncates) for a read-only open too; the options refuse
+            // that combination, so those flags go as the open's own
+            o.truncate(false);
+            if f.create {
+                custom |= rustix::fs::OFlags::CREATE;
+            }
+            if f.create && f.exclusive {
+                custom |= rustix::fs::OFlags::EXCL;
+            }
+            if f.truncate {
+                custom |= rustix::fs::OFlags::TRUNC;
+            }
+        } else if f.exclusive {
             o.create_new(f.create);
         } else {
             o.create(f.create);
         }
         cap_std::fs::OpenOptionsExt::mode(&mut o, f.mode);
-        // Never block the host: a FIFO with no writer would hang the open. What was opened is
-        // then checked by its descriptor (no race) and anything but a regular file or a
-        // directory refused (docs/machine.md, "Security model").
-        let nonblock = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-        cap_std::fs::OpenOptionsExt::custom_flags(&mut o, nonblock.bits() as i32);
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut o, custom.bits() as i32);
         let nofollow = f.nofollow || matches!(self.access, RootAccess::File { .. });
         if nofollow {
             cap_fs_ext::OpenOptionsFollowExt::follow(&mut o, cap_fs_ext::FollowSymlinks::No);
@@ -472,6 +485,75 @@ impl Resolved<'_> {
                 if !self.rel.as_os_str().is_empty() && !to.rel.as_os_str().is_empty() =>
             {
                 a.rename(&self.rel, b, &to.rel).map_err(|e| errno(&e))
+            }
+            _ => Err(EACCES),
+        }
+    }
+
+    /// Creates a symbolic link here to `target`. A link must not lead out of its grant when
+    /// anyone follows it later (Outcrop's own outputs, the user's tools): a target with a `..`
+    /// component, or an absolute one outside the grant's host path, is `EACCES`. Without
+    /// `..`, a relative target stays beneath the link's directory however the links it meets
+    /// resolve (docs/machine.md, "Security model").
+    pub(crate) fn symlink(&self, target: &Path) -> Result<(), i64> {
+        let RootAccess::Tree(d) = self.access else {
+            return Err(EEXIST);
+        };
+        if self.rel.as_os_str().is_empty() {
+            return Err(EEXIST);
+        }
+        if target.as_os_str().is_empty() {
+            return Err(ENOENT);
+        }
+        if target.components().any(|c| c == Component::ParentDir)
+            || (target.is_absolute() && !target.starts_with(self.base))
+        {
+            return Err(EACCES);
+        }
+        d.symlink_contents(target, &self.rel).map_err(|e| errno(&e))
+    }
+
+    /// Creates a named pipe here: `mknodat` on the parent directory's handle (opened
+    /// beneath the root) with the last component's name, so nothing outside is touched.
+    pub(crate) fn mkfifo(&self, mode: u32) -> Result<(), i64> {
+        let RootAccess::Tree(d) = self.access else {
+            return Err(EEXIST);
+        };
+        let (Some(name), parent) = (self.rel.file_name(), self.rel.parent()) else {
+            return Err(EEXIST);
+        };
+        if self.rel.components().any(|c| c == Component::ParentDir) {
+            return Err(EACCES);
+        }
+        let dir;
+        let at = match parent.filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => {
+                dir = d.open_dir(p).map_err(|e| errno(&e))?;
+                &dir
+            }
+            None => d,
+        };
+        rustix::fs::mknodat(
+            at,
+            name,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(mode & 0o777),
+            0,
+        )
+        .map_err(|e| i64::from(e.raw_os_error()))
+    }
+
+    /// Makes `to` a second name of this file (both beneath writable grants: a link would
+    /// otherwise make a read-only file writable through the new name).
+    pub(crate) fn hard_link(&self, to: &Resolved<'_>) -> Result<(), i64> {
+        match (self.access, to.access) {
+            (RootAccess::Tree(a), RootAccess::Tree(b))
+                if self.write
+                    && to.write
+                    && !self.rel.as_os_str().is_empty()
+                    && !to.rel.as_os_str().is_empty() =>
+            {
+                a.hard_link(&self.rel, b, &to.rel).map_err(|e| errno(&e))
             }
             _ => Err(EACCES),
         }

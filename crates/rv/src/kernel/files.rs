@@ -180,15 +180,12 @@ impl Kernel {
     }
 
     pub(super) fn sys_writev(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
-        if cnt > 1024 {
-            return -EINVAL;
-        }
+        let list = match Self::iovecs(mem, iov, cnt) {
+            Ok(l) => l,
+            Err(e) => return -e,
+        };
         let mut data = Vec::new();
-        for i in 0..cnt {
-            let at = iov.wrapping_add(16 * i);
-            let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
-                return -EFAULT;
-            };
+        for (base, len) in list {
             // each length is guest-controlled: bound it before adding or allocating
             if len > (MAX_IO - data.len()) as u64 {
                 return -EINVAL;
@@ -278,20 +275,34 @@ impl Kernel {
             }
         }
         let umask = self.umask;
+        let mut fifo = None;
         let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
             let host = r.host_path();
-            let opened = r.open(OpenFlags {
-                read: acc == 0 || acc == 2,
-                write: acc == 1 || acc == 2,
-                append: flags & O_APPEND != 0,
-                truncate: flags & O_TRUNC != 0,
-                create: flags & O_CREAT != 0,
-                exclusive: flags & O_EXCL != 0,
-                nofollow: flags & O_NOFOLLOW != 0,
-                nonblock: flags & O_NONBLOCK != 0,
-                // never a set-id bit on a host file (see `sys_chmod`); the guest's umask
-                mode: (mode & 0o1777) as u32 & !umask,
-            })?;
+            let opened = r
+                .open(OpenFlags {
+                    read: acc == 0 || acc == 2,
+                    write: acc == 1 || acc == 2,
+                    append: flags & O_APPEND != 0,
+                    truncate: flags & O_TRUNC != 0,
+                    create: flags & O_CREAT != 0,
+                    exclusive: flags & O_EXCL != 0,
+                    nofollow: flags & O_NOFOLLOW != 0,
+                    nonblock: flags & O_NONBLOCK != 0,
+                    // never a set-id bit on a host file (see `sys_chmod`); the guest's umask
+                    mode: (mode & 0o1777) as u32 & !umask,
+                })
+                .inspect_err(|&e| {
+                    // a named pipe is refused as a host file and opened as the machine's own
+                    use cap_fs_ext::FileTypeExt as _;
+                    if e == EACCES {
+                        if let Ok(m) = r.metadata(flags & O_NOFOLLOW != 0) {
+                            if m.file_type().is_fifo() {
+                                use cap_std::fs::MetadataExt as _;
+                                fifo = Some((m.dev(), m.ino()));
+                            }
+                        }
+                    }
+                })?;
             let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
             if flags & O_DIRECTORY != 0 && !is_dir {
                 return Err(ENOTDIR);
@@ -308,6 +319,9 @@ impl Kernel {
             };
             Ok((fd, host))
         });
+        if let Some(key) = fifo {
+            return self.open_fifo(key, flags);
+        }
         match opened {
             Ok((f, host)) => {
                 let fd = self.install(f);
@@ -322,6 +336,33 @@ impl Kernel {
             }
             Err(e) => -e,
         }
+    }
+
+    /// `openat` of a named pipe (`key`: its device and inode): an end of the machine's pipe
+    /// for it. `O_RDWR` gets the read end.
+    fn open_fifo(&mut self, key: (u64, u64), flags: u64) -> i64 {
+        const O_NONBLOCK: u64 = 0o4000;
+        const O_CLOEXEC: u64 = 0o2000000;
+        const O_DIRECTORY: u64 = 0o200000;
+        const ENXIO: i64 = 6;
+        if flags & O_DIRECTORY != 0 {
+            return -ENOTDIR;
+        }
+        let end = self.fifos.open(
+            key,
+            flags & 3 == 1,
+            flags & O_NONBLOCK != 0,
+            &self.events,
+            &self.pipe_bytes,
+        );
+        let Some(end) = end else {
+            return -ENXIO;
+        };
+        let fd = self.install(Fd::Pipe(end));
+        if fd >= 0 && flags & O_CLOEXEC != 0 {
+            self.cloexec.insert(fd as usize);
+        }
+        fd
     }
 
     /// dup / F_DUPFD: a copy of `fd` at the lowest free number ≥ `min` (or exactly `at`).
@@ -462,6 +503,16 @@ impl Kernel {
                 Ok(_) => 0,
                 Err(e) => -e,
             },
+            // F_SETLEASE, F_GETLEASE
+            1024 => self.sys_lease(fd, Some(arg)),
+            1025 => self.sys_lease(fd, None),
+            // F_SETPIPE_SZ, F_GETPIPE_SZ
+            1031 | 1032 => match self.fd(fd) {
+                Ok(Fd::Pipe(p)) if cmd == 1032 => p.capacity() as i64,
+                Ok(Fd::Pipe(p)) => p.set_capacity(arg).map_or_else(|e| -e, |n| n as i64),
+                Ok(_) => -EBADF,
+                Err(e) => -e,
+            },
             // record locks between the guest's processes (open-file-description locks are
             // kept per process too)
             F_GETLK | F_OFD_GETLK => self.sys_record_lock(mem, fd, arg, locks::LockOp::Get),
@@ -475,20 +526,53 @@ impl Kernel {
         }
     }
 
-    pub(super) fn sys_readv(&mut self, mem: &mut Memory, fd: u64, iov: u64, cnt: u64) -> i64 {
+    /// The guest's `iovec` array: at most 1,024 `(base, len)` pairs whose lengths sum to at
+    /// most `isize::MAX` (`EINVAL` otherwise, as Linux checks before any transfer).
+    pub(super) fn iovecs(mem: &mut Memory, iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
         if cnt > 1024 {
-            return -EINVAL;
+            return Err(EINVAL);
         }
-        let mut total = 0i64;
+        let mut out = Vec::with_capacity(cnt as usize);
+        let mut total: u64 = 0;
         for i in 0..cnt {
             let at = iov.wrapping_add(16 * i);
             let (Ok(base), Ok(len)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
-                return -EFAULT;
+                return Err(EFAULT);
             };
+            total = total.checked_add(len).ok_or(EINVAL)?;
+            if total > i64::MAX as u64 {
+                return Err(EINVAL);
+            }
+            out.push((base, len));
+        }
+        Ok(out)
+    }
+
+    /// `readv`, and `preadv`/`preadv2` with `off` (`None`: at the file's offset).
+    pub(super) fn sys_readv_at(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        iov: u64,
+        cnt: u64,
+        off: Option<u64>,
+    ) -> i64 {
+        let list = match Self::iovecs(mem, iov, cnt) {
+            Ok(l) => l,
+            Err(e) => return -e,
+        };
+        if off.is_some_and(|o| (o as i64) < 0) {
+            return -EINVAL;
+        }
+        let mut total = 0i64;
+        for (base, len) in list {
             if len == 0 {
                 continue;
             }
-            let n = self.sys_read(mem, fd, base, len);
+            let n = match off {
+                Some(o) => self.sys_pread(mem, fd, base, len, o + total as u64),
+                None => self.sys_read(mem, fd, base, len),
+            };
             if n < 0 {
                 return if total > 0 { total } else { n };
             }
@@ -498,6 +582,54 @@ impl Kernel {
             }
         }
         total
+    }
+
+    /// `pwritev`/`pwritev2` at `off` (`writev` gathers in one write instead).
+    pub(super) fn sys_pwritev(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        iov: u64,
+        cnt: u64,
+        off: u64,
+    ) -> i64 {
+        let list = match Self::iovecs(mem, iov, cnt) {
+            Ok(l) => l,
+            Err(e) => return -e,
+        };
+        if (off as i64) < 0 {
+            return -EINVAL;
+        }
+        let mut total = 0i64;
+        for (base, len) in list {
+            if len == 0 {
+                continue;
+            }
+            let n = self.sys_pwrite(mem, fd, base, len, off + total as u64);
+            if n < 0 {
+                return if total > 0 { total } else { n };
+            }
+            total += n;
+            if (n as u64) < len {
+                break;
+            }
+        }
+        total
+    }
+
+    /// `preadv2`/`pwritev2`: an offset of -1 is the file's own; the flags are hints the
+    /// machine need not act on (`RWF_NOWAIT` and `RWF_APPEND` included), others `EOPNOTSUPP`.
+    pub(super) fn sys_rw2(&mut self, mem: &mut Memory, a: [u64; 6], write: bool) -> i64 {
+        const EOPNOTSUPP: i64 = 95;
+        if a[5] & !0x1f != 0 {
+            return -EOPNOTSUPP;
+        }
+        let off = (a[3] as i64 != -1).then_some(a[3]);
+        match (write, off) {
+            (false, off) => self.sys_readv_at(mem, a[0], a[1], a[2], off),
+            (true, Some(o)) => self.sys_pwritev(mem, a[0], a[1], a[2], o),
+            (true, None) => self.sys_writev(mem, a[0], a[1], a[2]),
+        }
     }
 
     pub(super) fn sys_pread(

@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub const PIPE_CAPACITY: usize = 64 << 10;
 /// Writes up to this size are atomic (POSIX `PIPE_BUF`).
 pub const PIPE_BUF: usize = 4096;
+/// Largest pipe capacity `F_SETPIPE_SZ` gives (`/proc/sys/fs/pipe-max-size`).
+pub const PIPE_MAX_SIZE: usize = 1 << 20;
 /// Bytes all pipes and socket pairs of a run hold together: past it a writer waits, as if its
 /// pipe were full (host memory stays bounded however many pipes the guest's processes open).
 pub const MAX_PIPE_BYTES: u64 = 64 << 20;
@@ -38,8 +40,15 @@ pub(crate) enum PipeIo {
 /// The bytes in flight and who holds the ends.
 struct Buffer {
     data: VecDeque<u8>,
+    /// Most bytes it holds (`F_SETPIPE_SZ`; [`PIPE_CAPACITY`] at first).
+    capacity: usize,
     readers: u32,
     writers: u32,
+    /// A reader and a writer have each held it (a named pipe's ends come one at a time:
+    /// until then a read waits for a writer and a write for a reader, where Linux's open
+    /// would have waited).
+    ever_readers: bool,
+    ever_writers: bool,
 }
 
 /// One end of a pipe, as a descriptor holds it. Cloning (dup, fork) adds a holder of that end;
@@ -71,8 +80,11 @@ impl PipeEnd {
     ) -> (PipeEnd, PipeEnd) {
         let pipe = Arc::new(Mutex::new(Buffer {
             data: VecDeque::new(),
+            capacity: PIPE_CAPACITY,
             readers: 1,
             writers: 1,
+            ever_readers: true,
+            ever_writers: true,
         }));
         let end = |write| PipeEnd {
             pipe: pipe.clone(),
@@ -101,7 +113,8 @@ impl PipeEnd {
             return PipeIo::Err(super::EBADF);
         }
         if p.data.is_empty() {
-            return if p.writers == 0 || out.is_empty() {
+            let waiting_for_writer = p.writers == 0 && !p.ever_writers;
+            return if (p.writers == 0 && !waiting_for_writer) || out.is_empty() {
                 PipeIo::Done(0)
             } else if self.nonblocking() {
                 PipeIo::Err(EAGAIN)
@@ -125,11 +138,19 @@ impl PipeEnd {
         if !self.write {
             return PipeIo::Err(super::EBADF);
         }
-        if p.readers == 0 {
+        if p.readers == 0 && p.ever_readers {
             return PipeIo::Err(EPIPE);
         }
+        if p.readers == 0 && !data.is_empty() {
+            // a named pipe no reader opened yet: the writer waits for one
+            return if self.nonblocking() {
+                PipeIo::Err(EAGAIN)
+            } else {
+                PipeIo::Wait
+            };
+        }
         let left = MAX_PIPE_BYTES.saturating_sub(self.total.load(Ordering::Relaxed));
-        let room = (PIPE_CAPACITY - p.data.len()).min(left as usize);
+        let room = (p.capacity.saturating_sub(p.data.len())).min(left as usize);
         let n = if data.len() <= PIPE_BUF && room < data.len() {
             0
         } else {
@@ -156,17 +177,103 @@ impl PipeEnd {
         if self.write {
             (
                 false,
-                PIPE_CAPACITY - p.data.len() >= PIPE_BUF,
-                p.readers == 0,
+                p.capacity.saturating_sub(p.data.len()) >= PIPE_BUF.min(p.capacity),
+                p.readers == 0 && p.ever_readers,
             )
         } else {
-            (!p.data.is_empty() || p.writers == 0, false, p.writers == 0)
+            let ended = p.writers == 0 && p.ever_writers;
+            (!p.data.is_empty() || ended, false, ended)
         }
+    }
+
+    /// Its capacity (`F_GETPIPE_SZ`).
+    pub fn capacity(&self) -> usize {
+        lock(&self.pipe).capacity
+    }
+
+    /// `F_SETPIPE_SZ`: at least `size` bytes, a power of two of pages as Linux rounds it, at
+    /// most [`PIPE_MAX_SIZE`] (`EPERM`, as for a process without `CAP_SYS_RESOURCE`: the
+    /// machine's pipes stay small), never below what it holds (`EBUSY`).
+    pub fn set_capacity(&self, size: u64) -> Result<usize, i64> {
+        const EBUSY: i64 = 16;
+        const EPERM: i64 = 1;
+        if size > i32::MAX as u64 {
+            return Err(super::EINVAL);
+        }
+        let want = (size.max(4096) as usize).next_power_of_two();
+        if want > PIPE_MAX_SIZE {
+            return Err(EPERM);
+        }
+        let mut p = lock(&self.pipe);
+        if want < p.data.len() {
+            return Err(EBUSY);
+        }
+        p.capacity = want;
+        self.events.fetch_add(1, Ordering::Relaxed);
+        Ok(want)
     }
 
     /// Bytes waiting to be read (`FIONREAD`).
     pub fn pending(&self) -> usize {
         lock(&self.pipe).data.len()
+    }
+}
+
+/// The named pipes (FIFOs) the guest's processes have open: each host FIFO (device, inode)
+/// is one machine pipe while any end of it is open. The host FIFO itself is never opened
+/// for reading or writing.
+#[derive(Default)]
+pub(crate) struct Fifos(std::collections::HashMap<(u64, u64), std::sync::Weak<Mutex<Buffer>>>);
+
+impl Fifos {
+    /// A new end of the named pipe `key` (created when no end is open): `None` for a
+    /// non-blocking write end while no reader has it open (`ENXIO`, as Linux).
+    pub(super) fn open(
+        &mut self,
+        key: (u64, u64),
+        write: bool,
+        nonblock: bool,
+        events: &Arc<AtomicU64>,
+        total: &Arc<AtomicU64>,
+    ) -> Option<PipeEnd> {
+        self.0.retain(|_, w| w.strong_count() > 0);
+        let pipe = self.0.get(&key).and_then(std::sync::Weak::upgrade);
+        let pipe = match pipe {
+            Some(p) => p,
+            None => {
+                let p = Arc::new(Mutex::new(Buffer {
+                    data: VecDeque::new(),
+                    capacity: PIPE_CAPACITY,
+                    readers: 0,
+                    writers: 0,
+                    ever_readers: false,
+                    ever_writers: false,
+                }));
+                self.0.insert(key, Arc::downgrade(&p));
+                p
+            }
+        };
+        {
+            let mut b = lock(&pipe);
+            if write {
+                if nonblock && b.readers == 0 {
+                    return None;
+                }
+                b.writers += 1;
+                b.ever_writers = true;
+            } else {
+                b.readers += 1;
+                b.ever_readers = true;
+            }
+        }
+        events.fetch_add(1, Ordering::Relaxed);
+        Some(PipeEnd {
+            pipe,
+            write,
+            nonblock: Arc::new(AtomicBool::new(nonblock)),
+            events: events.clone(),
+            total: total.clone(),
+        })
     }
 }
 

@@ -422,6 +422,13 @@ impl Kernel {
             Some(p) => (me, p.pgid, p.sid),
             None => (me, me, me),
         };
+        if self.sched.len() > 2 * self.procs.max {
+            let procs = &self.procs;
+            self.sched.retain(|p, _| procs.get(*p).is_some());
+        }
+        if let Some(s) = self.sched.get(&me).copied() {
+            self.sched.insert(pid, s); // priorities and policy are inherited
+        }
         self.procs.list.push(Process {
             pid,
             ppid,
@@ -511,6 +518,7 @@ impl Kernel {
     pub(crate) fn end_process(&mut self, status: ExitStatus) -> Option<u32> {
         let pid = self.threads.pid;
         self.locks.drop_owner(pid, None);
+        self.drop_flocks(pid);
         self.fds.clear();
         self.fd_paths.clear();
         self.fd_hosts.clear();
@@ -883,5 +891,91 @@ impl Kernel {
             }
         }
         Ok(Ret::Switch(0))
+    }
+}
+
+/// What `/proc/PID/…` shows of a process (`kernel/procfs.rs`).
+pub(super) struct ProcView {
+    pub ppid: u32,
+    pub pgid: u32,
+    pub sid: u32,
+    /// `R` running or runnable, `S` every thread waits, `Z` ended and not reaped.
+    pub state: u8,
+    /// Its main thread's name, or its program's file name (at most 15 bytes).
+    pub comm: Vec<u8>,
+    /// Its threads: (tid, name as `comm` shows it, blocked signals, pending signals).
+    pub threads: Vec<(u32, Vec<u8>, u64, u64)>,
+}
+
+/// A thread's `comm`: its `PR_SET_NAME` name, else the program's file name (15 bytes at most).
+fn comm_of(t: &Thread, exe: &std::path::Path) -> Vec<u8> {
+    let end = t.name.iter().position(|&b| b == 0).unwrap_or(16);
+    if end > 0 {
+        return t.name[..end].to_vec();
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let base = exe.file_name().map(|n| n.as_bytes()).unwrap_or(b"");
+    base[..base.len().min(15)].to_vec()
+}
+
+impl Kernel {
+    /// The process `pid` as `/proc/PID/…` shows it (`None`: no such process of the guest's).
+    pub(super) fn process_view(&self, pid: u32) -> Option<ProcView> {
+        let p = self.procs.get(pid)?;
+        let running = pid == self.threads.pid;
+        let (threads, exe): (&[Thread], &std::path::Path) = if running {
+            (&self.threads.list, &self.exe_path)
+        } else {
+            match p.state.as_deref() {
+                Some(s) => (&s.threads, &s.exe_path),
+                None => (&[], std::path::Path::new("")),
+            }
+        };
+        let state = if p.status.is_some() || (threads.is_empty() && !running) {
+            b'Z'
+        } else if !running && threads.iter().all(|t| t.wait != Wait::Runnable) {
+            b'S'
+        } else {
+            b'R'
+        };
+        let comm = threads.first().map_or_else(Vec::new, |t| comm_of(t, exe));
+        Some(ProcView {
+            ppid: p.ppid,
+            pgid: p.pgid,
+            sid: p.sid,
+            state,
+            comm,
+            threads: threads
+                .iter()
+                .map(|t| (t.tid, comm_of(t, exe), t.sigmask, t.pending))
+                .collect(),
+        })
+    }
+}
+
+impl Kernel {
+    /// Descriptors of every guest process open on host file (`dev`, `ino`), and how many of
+    /// them can write (what a lease asks).
+    pub(super) fn opens_of(&self, dev: u64, ino: u64) -> (usize, usize) {
+        use std::os::unix::fs::MetadataExt;
+        let parked = self
+            .procs
+            .list
+            .iter()
+            .filter_map(|p| p.state.as_deref())
+            .flat_map(|s| s.fds.iter());
+        let mut n = (0, 0);
+        for f in self.fds.iter().chain(parked).flatten() {
+            if let Fd::File(f) = f {
+                if f.metadata().is_ok_and(|m| (m.dev(), m.ino()) == (dev, ino)) {
+                    n.0 += 1;
+                    let w = rustix::fs::fcntl_getfl(f).is_ok_and(|fl| {
+                        fl.intersects(rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::RDWR)
+                    });
+                    n.1 += usize::from(w);
+                }
+            }
+        }
+        n
     }
 }

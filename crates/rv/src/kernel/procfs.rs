@@ -11,6 +11,7 @@ use crate::memory::{Memory, PAGE_SIZE};
 use std::sync::{Arc, Mutex};
 
 const EACCES: i64 = 13;
+const ENOENT: i64 = 2;
 const O_ACCMODE: u64 = 3;
 const O_CLOEXEC: u64 = 0o2000000;
 
@@ -53,23 +54,106 @@ impl ProcFile {
     }
 }
 
-/// Whether the machine answers `path` itself.
-pub(super) fn generated(path: &[u8]) -> bool {
-    matches!(
-        path,
-        b"/proc/meminfo"
-            | b"/proc/stat"
-            | b"/proc/cpuinfo"
-            | b"/sys/devices/system/cpu/online"
-            | b"/sys/devices/system/cpu/possible"
-    )
+/// A file the machine generates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gen {
+    Meminfo,
+    Stat,
+    Cpuinfo,
+    Uptime,
+    /// A `/proc/sys` value or another fixed answer.
+    Fixed(&'static [u8]),
+    /// `/proc/sysvipc/shm`: the System V segments.
+    SysvShm,
+    /// `/proc/PID/FILE` or `/proc/PID/task/TID/FILE` (`self` and `thread-self` resolved).
+    Pid {
+        pid: u32,
+        tid: Option<u32>,
+        file: PidFile,
+    },
+    /// A path under `/proc/PID` the machine does not generate: `ENOENT`, never the host's.
+    Missing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PidFile {
+    Stat,
+    Status,
+    Comm,
+    Maps,
+}
+
+/// Parses a decimal pid (no sign, no leading zero).
+fn number(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 10 || s[0] == b'0' || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+/// What the machine answers for `path` (`None`: not one of its files), `pid`/`tid` being the
+/// caller's.
+fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
+    let fixed = |b: &'static [u8]| Some(Gen::Fixed(b));
+    match path {
+        b"/proc/meminfo" => return Some(Gen::Meminfo),
+        b"/proc/stat" => return Some(Gen::Stat),
+        b"/proc/cpuinfo" => return Some(Gen::Cpuinfo),
+        b"/proc/uptime" => return Some(Gen::Uptime),
+        b"/proc/sysvipc/shm" => return Some(Gen::SysvShm),
+        b"/sys/devices/system/cpu/online" | b"/sys/devices/system/cpu/possible" => {
+            return fixed(b"0\n")
+        }
+        b"/proc/sys/kernel/pid_max" => return fixed(b"4194304\n"),
+        b"/proc/sys/kernel/tainted" => return fixed(b"0\n"),
+        b"/proc/sys/kernel/hostname" => return fixed(b"outcrop\n"),
+        b"/proc/sys/kernel/domainname" => return fixed(b"(none)\n"),
+        b"/proc/sys/kernel/osrelease" => return fixed(b"6.1.0-outcrop\n"),
+        b"/proc/sys/kernel/ostype" => return fixed(b"Linux\n"),
+        b"/proc/sys/kernel/version" => return fixed(b"#1 SMP\n"),
+        b"/proc/sys/kernel/core_pattern" => return fixed(b"core\n"),
+        b"/proc/sys/kernel/shmmni" => return fixed(b"4096\n"),
+        b"/proc/sys/kernel/msgmni" => return fixed(b"1024\n"),
+        b"/proc/sys/kernel/msgmax" => return fixed(b"8192\n"),
+        b"/proc/sys/kernel/msgmnb" => return fixed(b"16384\n"),
+        b"/proc/sys/fs/pipe-max-size" => return fixed(b"1048576\n"),
+        b"/proc/sys/fs/nr_open" => return fixed(b"1048576\n"),
+        _ => {}
+    }
+    let rest = path.strip_prefix(b"/proc/")?;
+    let mut parts = rest.split(|&b| b == b'/');
+    let head = parts.next()?;
+    let (pid, mut tid) = match head {
+        b"self" => (pid, None),
+        b"thread-self" => (pid, Some(tid)),
+        n => (number(n)?, None),
+    };
+    let mut name = parts.next().unwrap_or(b"");
+    if name == b"task" && tid.is_none() {
+        match parts.next().and_then(number) {
+            Some(t) => tid = Some(t),
+            None => return Some(Gen::Missing),
+        }
+        name = parts.next().unwrap_or(b"");
+    }
+    if parts.next().is_some() {
+        return Some(Gen::Missing);
+    }
+    let file = match name {
+        b"stat" => PidFile::Stat,
+        b"status" => PidFile::Status,
+        b"comm" => PidFile::Comm,
+        b"maps" => PidFile::Maps,
+        _ => return Some(Gen::Missing),
+    };
+    Some(Gen::Pid { pid, tid, file })
 }
 
 impl Kernel {
-    /// The bytes of generated file `path`.
-    fn generate(&self, mem: &Memory, path: &[u8], instret: u64) -> Vec<u8> {
-        match path {
-            b"/proc/meminfo" => {
+    /// The bytes of generated file `what` (`None`: no such process or thread).
+    fn generate(&self, mem: &Memory, what: Gen, instret: u64) -> Option<Vec<u8>> {
+        Some(match what {
+            Gen::Meminfo => {
                 let total = self.memory_limit / 1024;
                 let free = self
                     .memory_limit
@@ -104,7 +188,7 @@ impl Kernel {
                 }
                 s.into_bytes()
             }
-            b"/proc/stat" => {
+            Gen::Stat => {
                 // one CPU; its time in clock ticks (100 Hz) of machine time, all "user"
                 let ticks = self.monotonic_ns(instret) / 10_000_000;
                 format!(
@@ -115,12 +199,110 @@ impl Kernel {
                 )
                 .into_bytes()
             }
-            b"/proc/cpuinfo" => b"processor\t: 0\nhart\t\t: 0\n\
+            Gen::Cpuinfo => b"processor\t: 0\nhart\t\t: 0\n\
                 isa\t\t: rv64imafdc_zicsr_zifencei_zba_zbb_zbc_zbs\nmmu\t\t: sv48\n\
                 uarch\t\t: outcrop\n\n"
                 .to_vec(),
-            _ => b"0\n".to_vec(),
+            Gen::Uptime => {
+                let cs = self.monotonic_ns(instret) / 10_000_000;
+                format!("{}.{:02} 0.00\n", cs / 100, cs % 100).into_bytes()
+            }
+            Gen::Fixed(b) => b.to_vec(),
+            Gen::SysvShm => self.shm_listing(),
+            Gen::Missing => return None,
+            Gen::Pid { pid, tid, file } => self.pid_file(mem, pid, tid, file)?,
+        })
+    }
+
+    /// `/proc/PID/FILE`, or a thread's under `task/TID`.
+    fn pid_file(&self, mem: &Memory, pid: u32, tid: Option<u32>, file: PidFile) -> Option<Vec<u8>> {
+        let v = self.process_view(pid)?;
+        let thread = match tid {
+            Some(t) => Some(v.threads.iter().find(|th| th.0 == t)?),
+            None => v.threads.first(),
+        };
+        let comm = thread.map_or(&v.comm, |t| &t.1);
+        let comm_text = String::from_utf8_lossy(comm);
+        let id = thread.map_or(pid, |t| t.0);
+        Some(match file {
+            PidFile::Comm => [comm.as_slice(), b"\n"].concat(),
+            PidFile::Stat => {
+                // the 52 fields of proc(5); times, faults and sizes are 0
+                let mut s = format!(
+                    "{id} ({comm_text}) {} {} {} {} 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 {} 0 0 0 0",
+                    v.state as char,
+                    v.ppid,
+                    v.pgid,
+                    v.sid,
+                    v.threads.len().max(1)
+                );
+                s.push_str(&" 0".repeat(52 - 23));
+                s.push('\n');
+                s.into_bytes()
+            }
+            PidFile::Status => {
+                let state = match v.state {
+                    b'R' => "R (running)",
+                    b'S' => "S (sleeping)",
+                    _ => "Z (zombie)",
+                };
+                let (blocked, pending) = thread.map_or((0, 0), |t| (t.2, t.3));
+                format!(
+                    "Name:\t{comm_text}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\n\
+                     Pid:\t{id}\nPPid:\t{}\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n\
+                     FDSize:\t64\nGroups:\t\nThreads:\t{}\nSigQ:\t0/63536\nSigPnd:\t{pending:016x}\n\
+                     ShdPnd:\t0000000000000000\nSigBlk:\t{blocked:016x}\nSigIgn:\t0000000000000000\n\
+                     SigCgt:\t0000000000000000\nCapInh:\t0000000000000000\n\
+                     CapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n\
+                     CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\n\
+                     Seccomp:\t0\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
+                    self.umask,
+                    v.ppid,
+                    v.threads.len().max(1)
+                )
+                .into_bytes()
+            }
+            PidFile::Maps => {
+                // only the caller's own memory is at hand
+                if pid != self.current_pid() {
+                    return None;
+                }
+                self.maps(mem)
+            }
+        })
+    }
+
+    /// `/proc/self/maps`: the mapped ranges with their permissions and the files they show.
+    fn maps(&self, mem: &Memory) -> Vec<u8> {
+        let mut s = String::new();
+        for (start, end, perm) in mem.mapped_ranges(MAX_MAPS_LINES) {
+            let p = |bit: u8, c: char| if perm & bit != 0 { c } else { '-' };
+            let shared = if self.shared.overlaps(start, start + 1)
+                || self.file_maps.overlaps(start, start + 1)
+            {
+                's'
+            } else {
+                'p'
+            };
+            let name = self
+                .objects
+                .iter()
+                .find(|o| o.start <= start && start < o.start + o.len)
+                .map(|o| o.guest_path.display().to_string())
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "{start:08x}-{end:08x} {}{}{}{shared} 00000000 00:00 0{}{name}\n",
+                p(crate::memory::perm::R, 'r'),
+                p(crate::memory::perm::W, 'w'),
+                p(crate::memory::perm::X, 'x'),
+                if name.is_empty() {
+                    ""
+                } else {
+                    "                          "
+                },
+            ));
         }
+        s.into_bytes()
     }
 
     /// `openat` of a generated file (`None`: not one): read-only.
@@ -132,13 +314,13 @@ impl Kernel {
         instret: u64,
     ) -> Option<i64> {
         let p = mem.read_cstr(path, 64).ok()?;
-        if !generated(&p) {
-            return None;
-        }
+        let what = generated(&p, self.current_pid(), self.tid())?;
         if flags & O_ACCMODE != 0 {
             return Some(-EACCES);
         }
-        let data = self.generate(mem, &p, instret);
+        let Some(data) = self.generate(mem, what, instret) else {
+            return Some(-ENOENT);
+        };
         let fd = self.install(Fd::Proc(ProcFile {
             data: Arc::new(data),
             pos: Arc::new(Mutex::new(0)),
@@ -152,13 +334,24 @@ impl Kernel {
     /// `faccessat` of a generated file: readable, nothing else.
     pub(super) fn proc_access(&mut self, mem: &mut Memory, path: u64, mode: u64) -> Option<i64> {
         let p = mem.read_cstr(path, 64).ok()?;
-        if !generated(&p) {
-            return None;
+        let what = generated(&p, self.current_pid(), self.tid())?;
+        if let Gen::Pid { pid, tid, .. } = what {
+            let exists = self
+                .process_view(pid)
+                .is_some_and(|v| tid.is_none_or(|t| v.threads.iter().any(|th| th.0 == t)));
+            if !exists {
+                return Some(-ENOENT);
+            }
+        } else if what == Gen::Missing {
+            return Some(-ENOENT);
         }
         // W_OK 2, X_OK 1
         Some(if mode & 3 != 0 { -EACCES } else { 0 })
     }
 }
+
+/// Most lines of a generated `/proc/self/maps`.
+const MAX_MAPS_LINES: usize = 65_536;
 
 #[cfg(test)]
 mod tests {
@@ -178,6 +371,37 @@ mod tests {
         assert_eq!(f.seek(-1, 2), Some(1));
         assert_eq!(f.read(&mut b), 1);
         assert_eq!(f.seek(-5, 1), None, "before the start");
-        assert!(generated(b"/proc/meminfo") && !generated(b"/proc/self/maps"));
+        assert_eq!(generated(b"/proc/meminfo", 7, 8), Some(Gen::Meminfo));
+        assert_eq!(generated(b"/proc/version", 7, 8), None);
+        assert_eq!(
+            generated(b"/proc/self/stat", 7, 8),
+            Some(Gen::Pid {
+                pid: 7,
+                tid: None,
+                file: PidFile::Stat
+            })
+        );
+        assert_eq!(
+            generated(b"/proc/thread-self/comm", 7, 8),
+            Some(Gen::Pid {
+                pid: 7,
+                tid: Some(8),
+                file: PidFile::Comm
+            })
+        );
+        assert_eq!(
+            generated(b"/proc/12/task/13/status", 7, 8),
+            Some(Gen::Pid {
+                pid: 12,
+                tid: Some(13),
+                file: PidFile::Status
+            })
+        );
+        assert_eq!(generated(b"/proc/12/environ", 7, 8), Some(Gen::Missing));
+        assert_eq!(generated(b"/proc/012/stat", 7, 8), None, "not a pid");
+        assert_eq!(
+            generated(b"/proc/self/task/x/stat", 7, 8),
+            Some(Gen::Missing)
+        );
     }
 }

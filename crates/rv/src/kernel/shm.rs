@@ -702,3 +702,35 @@ impl super::files::StatFields for [u64; 16] {
         *self
     }
 }
+
+impl Kernel {
+    /// `/proc/sysvipc/shm`: a header line and one line per segment, as Linux lists them.
+    pub(super) fn shm_listing(&self) -> Vec<u8> {
+        let mut s = String::from(
+            "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  \
+             cuid  cgid      atime      dtime      ctime                   rss                  swap\n",
+        );
+        for (id, g) in &self.shm.segments {
+            let mode = g.node.mode.load(Ordering::Relaxed);
+            s.push_str(&format!(
+                "{:>10} {id:>10} {mode:>5o} {:>21} {:>5} {:>5} {:>6} {:>5} {:>5} {:>5} {:>5} \
+                 {:>10} {:>10} {:>10} {:>21} {:>21}\n",
+                g.key,
+                g.size,
+                g.cpid,
+                g.lpid,
+                g.nattch(),
+                0,
+                0,
+                0,
+                0,
+                g.atime,
+                g.dtime,
+                g.ctime,
+                0,
+                0
+            ));
+        }
+        s.into_bytes()
+    }
+}

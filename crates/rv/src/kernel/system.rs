@@ -64,7 +64,17 @@ impl Kernel {
         total <= self.rlimit(RLIMIT_AS) && (!data || total <= self.rlimit(RLIMIT_DATA))
     }
 
-    pub(super) fn sys_getrandom(&mut self, mem: &mut Memory, buf: u64, len: u64) -> i64 {
+    pub(super) fn sys_getrandom(
+        &mut self,
+        mem: &mut Memory,
+        buf: u64,
+        len: u64,
+        flags: u64,
+    ) -> i64 {
+        // GRND_NONBLOCK 1, GRND_RANDOM 2, GRND_INSECURE 4 (not with GRND_RANDOM)
+        if flags & !7 != 0 || flags & 6 == 6 {
+            return -EINVAL;
+        }
         let n = (len as usize).min(MAX_IO);
         let mut tmp = vec![0u8; n];
         self.random_bytes(&mut tmp);
@@ -95,7 +105,17 @@ impl Kernel {
         }
     }
 
-    pub(super) fn sys_gettimeofday(&mut self, mem: &mut Memory, tv: u64, instret: u64) -> i64 {
+    pub(super) fn sys_gettimeofday(
+        &mut self,
+        mem: &mut Memory,
+        tv: u64,
+        tz: u64,
+        instret: u64,
+    ) -> i64 {
+        // the time zone: UTC, no daylight saving
+        if tz != 0 && mem.write_bytes(tz, &[0u8; 8]).is_err() {
+            return -EFAULT;
+        }
         if tv == 0 {
             return 0;
         }

@@ -1110,7 +1110,7 @@ impl Kernel {
         8
     }
 
-    /// `prctl(option, arg2…)`: the thread's name; everything else `EINVAL`.
+    /// `prctl(option, arg2…)`: the thread's name here, the other options in `misc.rs`.
     pub(super) fn sys_prctl(&mut self, mem: &mut Memory, option: u64, arg: u64) -> i64 {
         const PR_SET_NAME: u64 = 15;
         const PR_GET_NAME: u64 = 16;
@@ -1132,7 +1132,7 @@ impl Kernel {
                 }
                 0
             }
-            _ => -EINVAL,
+            _ => self.prctl_other(mem, option, arg),
         }
     }
 }

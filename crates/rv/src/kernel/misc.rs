@@ -1,0 +1,545 @@
+//! The calls that ask about or advise the system and change nothing a program can observe on
+//! one hart (docs/machine.md, "System calls"): clock resolution, resource usage, scheduling
+//! priorities and policies, `personality`, capabilities, I/O priorities, memory locking and
+//! residency, and file advice. Each checks its arguments as Linux does (the errors LTP tests)
+//! and keeps what a later query reads back: a priority, a policy, a personality.
+
+use super::*;
+
+const SCHED_OTHER: u64 = 0;
+const SCHED_FIFO: u64 = 1;
+const SCHED_RR: u64 = 2;
+const SCHED_BATCH: u64 = 3;
+const SCHED_IDLE: u64 = 5;
+/// Linux's default timer slack (50 µs).
+const TIMER_SLACK_NS: u64 = 50_000;
+/// Capabilities 32..=40 (Linux 6.1 has 41).
+const ALL_CAPS_HIGH: u32 = 0x1ff;
+const CAP_LAST_CAP: u64 = 40;
+
+/// What the scheduling calls keep of a process: its nice value, policy and real-time priority,
+/// its I/O priority and its personality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SchedState {
+    pub nice: i64,
+    pub policy: u64,
+    pub priority: u64,
+    pub ioprio: u64,
+    pub personality: u64,
+    /// `prctl` values read back: (PDEATHSIG, DUMPABLE, KEEPCAPS, TIMERSLACK, NO_NEW_PRIVS,
+    /// CHILD_SUBREAPER).
+    pub prctl: [u64; 6],
+    /// `capset`'s (effective, permitted, inheritable) sets, two 32-bit words each.
+    pub caps: [[u32; 3]; 2],
+}
+
+impl Default for SchedState {
+    fn default() -> Self {
+        SchedState {
+            nice: 0,
+            policy: SCHED_OTHER,
+            priority: 0,
+            // IOPRIO_CLASS_BE, level 4: what Linux reports for a process that never set one
+            ioprio: (2 << 13) | 4,
+            personality: 0,
+            prctl: [0, 1, 0, TIMER_SLACK_NS, 0, 0],
+            caps: [[u32::MAX; 3], [ALL_CAPS_HIGH; 3]],
+        }
+    }
+}
+
+fn priority_range(policy: u64) -> Option<(u64, u64)> {
+    match policy {
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Some((0, 0)),
+        SCHED_FIFO | SCHED_RR => Some((1, 99)),
+        _ => None,
+    }
+}
+
+impl Kernel {
+    /// The calls this module answers (`None`: not one of them).
+    pub(super) fn quiet_call(
+        &mut self,
+        mem: &mut Memory,
+        nr: u64,
+        a: [u64; 6],
+        instret: u64,
+    ) -> Option<i64> {
+        Some(match nr {
+            114 => self.sys_clock_getres(mem, a[0], a[1]),
+            153 => self.sys_times(mem, a[0], instret),
+            165 => self.sys_getrusage(mem, a[0] as i64, a[1], instret),
+            163 => self.sys_prlimit64(mem, 0, a[0], 0, a[1]), // getrlimit
+            164 => self.sys_prlimit64(mem, 0, a[0], a[1], 0), // setrlimit
+            140 => self.sys_setpriority(a[0], a[1], a[2] as i32 as i64),
+            141 => self.sys_getpriority(a[0], a[1]),
+            118 => self.sys_sched_setscheduler(mem, a[0], None, a[1]),
+            119 => self.sys_sched_setscheduler(mem, a[0], Some(a[1]), a[2]),
+            120 => self.sched_of(a[0]).map_or_else(|e| -e, |s| s.policy as i64),
+            121 => self.sys_sched_getparam(mem, a[0], a[1]),
+            125 | 126 => match priority_range(a[0]) {
+                Some((lo, hi)) => (if nr == 125 { hi } else { lo }) as i64,
+                None => -EINVAL,
+            },
+            127 => self.sys_sched_rr_get_interval(mem, a[0], a[1]),
+            92 => self.sys_personality(a[0]),
+            90 => self.sys_capget(mem, a[0], a[1]),
+            91 => self.sys_capset(mem, a[0], a[1]),
+            30 => self.sys_ioprio(a[0], a[1], Some(a[2])),
+            31 => self.sys_ioprio(a[0], a[1], None),
+            // setfsuid, setfsgid: the previous value, 0, whatever is asked (the guest is root)
+            151 | 152 => 0,
+            228 | 229 => self.sys_mlock(mem, a[0], a[1], 0),
+            284 => self.sys_mlock(mem, a[0], a[1], a[2]),
+            230 if a[0] == 0 || a[0] & !7 != 0 || a[0] == 4 => -EINVAL, // mlockall
+            230 | 231 => 0,
+            232 => self.sys_mincore(mem, a[0], a[1], a[2]),
+            213 => self.sys_readahead(a[0]),
+            223 => self.sys_fadvise(a[0], a[2] as i64, a[3]),
+            84 if a[3] & !7 != 0 || (a[1] as i64) < 0 || (a[2] as i64) < 0 => -EINVAL,
+            84 => self.sys_fadvise(a[0], 0, 0), // sync_file_range: the host writes through
+            _ => return None,
+        })
+    }
+
+    /// The scheduling state of process `pid` (0: the caller).
+    fn sched_of(&self, pid: u64) -> Result<SchedState, i64> {
+        let pid = self.sched_pid(pid)?;
+        Ok(self.sched.get(&pid).copied().unwrap_or_default())
+    }
+
+    fn sched_pid(&self, pid: u64) -> Result<u32, i64> {
+        let pid = pid as i64;
+        if pid < 0 {
+            return Err(EINVAL);
+        }
+        let pid = if pid == 0 {
+            self.threads.pid
+        } else {
+            pid as u32
+        };
+        match self.procs.get(pid) {
+            Some(p) if p.status.is_none() => Ok(pid),
+            // a thread of the caller's names it too
+            _ if self.threads.list.iter().any(|t| t.tid == pid) => Ok(self.threads.pid),
+            _ => Err(ESRCH),
+        }
+    }
+
+    fn sys_clock_getres(&mut self, mem: &mut Memory, clock: u64, res: u64) -> i64 {
+        let ns: u64 = match clock {
+            5 | 6 => 4_000_000, // the coarse clocks: a 250 Hz tick
+            0..=4 | 7..=11 if clock != 10 => 1,
+            _ => return -EINVAL,
+        };
+        if res == 0 {
+            return 0;
+        }
+        let mut b = [0u8; 16];
+        b[8..].copy_from_slice(&ns.to_le_bytes());
+        if mem.write_bytes(res, &b).is_err() {
+            return -EFAULT;
+        }
+        0
+    }
+
+    /// The machine time the process ran, in 100 Hz ticks, split as Linux splits user and
+    /// system time: the system calls' share is not modelled, so all of it is user time.
+    fn cpu_ticks(&self, instret: u64) -> u64 {
+        self.monotonic_ns(instret) / 10_000_000
+    }
+
+    fn sys_times(&mut self, mem: &mut Memory, buf: u64, instret: u64) -> i64 {
+        let ticks = self.cpu_ticks(instret);
+        if buf != 0 {
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&ticks.to_le_bytes());
+            if mem.write_bytes(buf, &b).is_err() {
+                return -EFAULT;
+            }
+        }
+        ticks as i64
+    }
+
+    fn sys_getrusage(&mut self, mem: &mut Memory, who: i64, buf: u64, instret: u64) -> i64 {
+        // RUSAGE_SELF 0, RUSAGE_CHILDREN -1, RUSAGE_THREAD 1
+        if !(-1..=1).contains(&who) {
+            return -EINVAL;
+        }
+        let mut b = [0u8; 144];
+        if who != -1 {
+            let us = self.monotonic_ns(instret) / 1000;
+            b[..8].copy_from_slice(&(us / 1_000_000).to_le_bytes());
+            b[8..16].copy_from_slice(&(us % 1_000_000).to_le_bytes());
+            let rss_kb = mem.mapped_pages() * (PAGE_SIZE / 1024);
+            b[32..40].copy_from_slice(&rss_kb.to_le_bytes()); // ru_maxrss
+        }
+        if mem.write_bytes(buf, &b).is_err() {
+            return -EFAULT;
+        }
+        0
+    }
+
+    /// The processes `which`/`who` names for the priority calls.
+    fn priority_targets(&self, which: u64, who: u64) -> Result<Vec<u32>, i64> {
+        const PRIO_PROCESS: u64 = 0;
+        const PRIO_PGRP: u64 = 1;
+        const PRIO_USER: u64 = 2;
+        let who = who as u32;
+        let live = self.procs.list.iter().filter(|p| p.status.is_none());
+        let out: Vec<u32> = match which {
+            PRIO_PROCESS => return self.sched_pid(u64::from(who)).map(|p| vec![p]),
+            PRIO_PGRP => {
+                let g = if who == 0 {
+                    self.procs.get(self.threads.pid).map_or(0, |p| p.pgid)
+                } else {
+                    who
+                };
+                live.filter(|p| p.pgid == g).map(|p| p.pid).collect()
+            }
+            // every guest process is uid 0
+            PRIO_USER if who == 0 => live.map(|p| p.pid).collect(),
+            PRIO_USER => Vec::new(),
+            _ => return Err(EINVAL),
+        };
+        if out.is_empty() {
+            Err(ESRCH)
+        } else {
+            Ok(out)
+        }
+    }
+
+    fn sys_getpriority(&mut self, which: u64, who: u64) -> i64 {
+        match self.priority_targets(which, who) {
+            // the lowest nice value, as 20 - nice (the raw call's encoding)
+            Ok(pids) => pids
+                .iter()
+                .map(|p| 20 - self.sched.get(p).copied().unwrap_or_default().nice)
+                .max()
+                .unwrap_or(20),
+            Err(e) => -e,
+        }
+    }
+
+    fn sys_setpriority(&mut self, which: u64, who: u64, nice: i64) -> i64 {
+        match self.priority_targets(which, who) {
+            Ok(pids) => {
+                for p in pids {
+                    self.sched.entry(p).or_default().nice = nice.clamp(-20, 19);
+                }
+                0
+            }
+            Err(e) => -e,
+        }
+    }
+
+    fn sys_sched_getparam(&mut self, mem: &mut Memory, pid: u64, param: u64) -> i64 {
+        if param == 0 {
+            return -EINVAL;
+        }
+        match self.sched_of(pid) {
+            Ok(s) => match mem.store_u32(param, s.priority as u32) {
+                Ok(()) => 0,
+                Err(_) => -EFAULT,
+            },
+            Err(e) => -e,
+        }
+    }
+
+    /// `sched_setscheduler` (`policy` given) and `sched_setparam` (the policy kept).
+    fn sys_sched_setscheduler(
+        &mut self,
+        mem: &mut Memory,
+        pid: u64,
+        policy: Option<u64>,
+        param: u64,
+    ) -> i64 {
+        const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
+        if param == 0 || (pid as i64) < 0 {
+            return -EINVAL;
+        }
+        let Ok(prio) = mem.load_u32(param) else {
+            return -EFAULT;
+        };
+        let pid = match self.sched_pid(pid) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        let cur = self.sched.get(&pid).copied().unwrap_or_default();
+        let policy = policy.map_or(cur.policy, |p| p & !SCHED_RESET_ON_FORK);
+        match priority_range(policy) {
+            Some((lo, hi)) if (lo..=hi).contains(&u64::from(prio)) => {
+                let s = self.sched.entry(pid).or_default();
+                s.policy = policy;
+                s.priority = u64::from(prio);
+                0
+            }
+            _ => -EINVAL,
+        }
+    }
+
+    fn sys_sched_rr_get_interval(&mut self, mem: &mut Memory, pid: u64, tp: u64) -> i64 {
+        let s = match self.sched_of(pid) {
+            Ok(s) => s,
+            Err(e) => return -e,
+        };
+        // SCHED_RR's 100 ms slice; 0 for the other policies
+        let ns: u64 = if s.policy == SCHED_RR { 100_000_000 } else { 0 };
+        let mut b = [0u8; 16];
+        b[8..].copy_from_slice(&ns.to_le_bytes());
+        match mem.write_bytes(tp, &b) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    fn sys_personality(&mut self, persona: u64) -> i64 {
+        let pid = self.threads.pid;
+        let s = self.sched.entry(pid).or_default();
+        let old = s.personality;
+        if persona as u32 != u32::MAX {
+            s.personality = u64::from(persona as u32);
+        }
+        old as i64
+    }
+
+    /// `capget`: the guest is root with every capability.
+    fn sys_capget(&mut self, mem: &mut Memory, hdr: u64, data: u64) -> i64 {
+        let Some(words) = self.cap_header(mem, hdr) else {
+            return -EFAULT;
+        };
+        let words = match words {
+            Ok(w) => w,
+            Err(e) => return -e,
+        };
+        if data == 0 {
+            return 0;
+        }
+        // {effective, permitted, inheritable} per 32 capabilities
+        let caps = self
+            .sched
+            .get(&self.threads.pid)
+            .copied()
+            .unwrap_or_default()
+            .caps;
+        let mut b = vec![0u8; 12 * words];
+        for (chunk, set) in b.chunks_mut(12).zip(caps) {
+            for (k, w) in set.iter().enumerate() {
+                chunk[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        match mem.write_bytes(data, &b) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    /// `capset`: the caller's own sets only (`EPERM` for another process, as Linux), never
+    /// more than it holds: a dropped capability stays dropped (it changes nothing else).
+    fn sys_capset(&mut self, mem: &mut Memory, hdr: u64, data: u64) -> i64 {
+        let words = match self.cap_header(mem, hdr) {
+            None => return -EFAULT,
+            Some(Err(e)) => return -e,
+            Some(Ok(w)) => w,
+        };
+        let pid = mem.load_u32(hdr.wrapping_add(4)).unwrap_or(0);
+        if pid != 0 && pid != self.threads.pid {
+            return -EPERM;
+        }
+        let mut b = [0u8; 24];
+        if mem.read_bytes(data, &mut b[..12 * words]).is_err() {
+            return -EFAULT;
+        }
+        let me = self.threads.pid;
+        let cur = self.sched.get(&me).copied().unwrap_or_default();
+        let mut new = cur.caps;
+        for (i, set) in new.iter_mut().enumerate().take(words) {
+            for (k, w) in set.iter_mut().enumerate() {
+                let at = 12 * i + 4 * k;
+                *w = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+            }
+        }
+        // effective ⊆ permitted, and permitted never grows
+        for (n, c) in new.iter().zip(cur.caps) {
+            if n[1] & !c[1] != 0 || n[0] & !n[1] != 0 {
+                return -EPERM;
+            }
+        }
+        self.sched.entry(me).or_default().caps = new;
+        0
+    }
+
+    /// `prctl` options besides the thread's name: the values a program sets and reads back
+    /// (none changes what the machine does: there is no core dump, no parent-death signal
+    /// yet, and timers are exact).
+    pub(super) fn prctl_other(&mut self, mem: &mut Memory, option: u64, arg: u64) -> i64 {
+        const PR_SET_PDEATHSIG: u64 = 1;
+        const PR_GET_PDEATHSIG: u64 = 2;
+        const PR_GET_DUMPABLE: u64 = 3;
+        const PR_SET_DUMPABLE: u64 = 4;
+        const PR_GET_KEEPCAPS: u64 = 7;
+        const PR_SET_KEEPCAPS: u64 = 8;
+        const PR_CAPBSET_READ: u64 = 23;
+        const PR_SET_TIMERSLACK: u64 = 29;
+        const PR_GET_TIMERSLACK: u64 = 30;
+        const PR_SET_CHILD_SUBREAPER: u64 = 36;
+        const PR_GET_CHILD_SUBREAPER: u64 = 37;
+        const PR_SET_NO_NEW_PRIVS: u64 = 38;
+        const PR_GET_NO_NEW_PRIVS: u64 = 39;
+        let me = self.threads.pid;
+        let st = self.sched.get(&me).copied().unwrap_or_default();
+        let (slot, value) = match option {
+            PR_SET_PDEATHSIG if arg <= 64 => (0, arg),
+            PR_SET_DUMPABLE if arg <= 1 => (1, arg),
+            PR_SET_KEEPCAPS if arg <= 1 => (2, arg),
+            PR_SET_TIMERSLACK => (3, if arg == 0 { TIMER_SLACK_NS } else { arg }),
+            PR_SET_NO_NEW_PRIVS if arg == 1 => (4, 1),
+            PR_SET_CHILD_SUBREAPER => (5, u64::from(arg != 0)),
+            PR_GET_DUMPABLE => return st.prctl[1] as i64,
+            PR_GET_KEEPCAPS => return st.prctl[2] as i64,
+            PR_GET_TIMERSLACK => return st.prctl[3] as i64,
+            PR_GET_NO_NEW_PRIVS => return st.prctl[4] as i64,
+            PR_CAPBSET_READ if arg <= CAP_LAST_CAP => return 1,
+            PR_GET_PDEATHSIG | PR_GET_CHILD_SUBREAPER => {
+                let v = st.prctl[if option == PR_GET_PDEATHSIG { 0 } else { 5 }];
+                return match mem.store_u32(arg, v as u32) {
+                    Ok(()) => 0,
+                    Err(_) => -EFAULT,
+                };
+            }
+            _ => return -EINVAL,
+        };
+        self.sched.entry(me).or_default().prctl[slot] = value;
+        0
+    }
+
+    /// A capability header's data words (1 for version 1, 2 after), or `EINVAL` with the
+    /// preferred version written back; `ESRCH` for a pid that is not a guest process.
+    fn cap_header(&mut self, mem: &mut Memory, hdr: u64) -> Option<Result<usize, i64>> {
+        const V1: u32 = 0x1998_0330;
+        const V2: u32 = 0x2007_1026;
+        const V3: u32 = 0x2008_0522;
+        let version = mem.load_u32(hdr).ok()?;
+        let pid = mem.load_u32(hdr.wrapping_add(4)).ok()? as i32;
+        let words = match version {
+            V1 => 1,
+            V2 | V3 => 2,
+            _ => {
+                mem.store_u32(hdr, V3).ok()?;
+                return Some(Err(EINVAL));
+            }
+        };
+        if pid < 0 {
+            return Some(Err(EINVAL));
+        }
+        Some(self.sched_pid(pid as u64).map(|_| words))
+    }
+
+    /// `ioprio_get` (`set` None) and `ioprio_set` for IOPRIO_WHO_PROCESS, PGRP and USER.
+    fn sys_ioprio(&mut self, which: u64, who: u64, set: Option<u64>) -> i64 {
+        if !(1..=3).contains(&which) {
+            return -EINVAL;
+        }
+        let pids = match self.priority_targets(which - 1, who) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match set {
+            Some(prio) => {
+                let (class, level) = (prio >> 13, prio & 0x1fff);
+                // NONE 0, RT 1, BE 2 (levels 0..8), IDLE 3
+                if class > 3 || (matches!(class, 1 | 2) && level >= 8) || prio > 0xffff {
+                    return -EINVAL;
+                }
+                for p in pids {
+                    self.sched.entry(p).or_default().ioprio = prio;
+                }
+                0
+            }
+            None => pids
+                .iter()
+                .map(|p| self.sched.get(p).copied().unwrap_or_default().ioprio as i64)
+                .min()
+                .unwrap_or(0),
+        }
+    }
+
+    /// `mlock`, `munlock`, `mlock2`: the range must be mapped (every page is resident).
+    fn sys_mlock(&mut self, mem: &mut Memory, addr: u64, len: u64, flags: u64) -> i64 {
+        if flags & !1 != 0 {
+            return -EINVAL;
+        }
+        let start = addr & !(PAGE_SIZE - 1);
+        let Some(end) = addr.checked_add(len) else {
+            return -EINVAL;
+        };
+        if len == 0 {
+            return 0;
+        }
+        if !mem.is_mapped(start, end - start) {
+            return -ENOMEM;
+        }
+        0
+    }
+
+    /// `mincore`: a page is resident once it holds bytes (written or read from its file).
+    fn sys_mincore(&mut self, mem: &mut Memory, addr: u64, len: u64, vec: u64) -> i64 {
+        if addr % PAGE_SIZE != 0 {
+            return -EINVAL;
+        }
+        let Some(pages) = len
+            .checked_add(PAGE_SIZE - 1)
+            .map(|l| l / PAGE_SIZE)
+            .filter(|&p| p <= USER_TOP / PAGE_SIZE)
+        else {
+            return -ENOMEM;
+        };
+        if pages == 0 {
+            return 0;
+        }
+        if !mem.is_mapped(addr, pages * PAGE_SIZE) {
+            return -ENOMEM;
+        }
+        // the mapped pages are bounded by the memory limit, so this is too
+        if mem.check_range(vec, pages, perm::W).is_err() {
+            return -EFAULT;
+        }
+        let mut chunk = [0u8; 4096];
+        let mut at = 0;
+        while at < pages {
+            let n = (pages - at).min(chunk.len() as u64);
+            for (k, b) in chunk[..n as usize].iter_mut().enumerate() {
+                *b = u8::from(mem.resident(addr + (at + k as u64) * PAGE_SIZE));
+            }
+            if mem.write_bytes(vec + at, &chunk[..n as usize]).is_err() {
+                return -EFAULT;
+            }
+            at += n;
+        }
+        0
+    }
+
+    fn sys_readahead(&mut self, fd: u64) -> i64 {
+        match self.fd(fd) {
+            Ok(Fd::File(_)) => 0,
+            Ok(Fd::Shm(_)) => 0,
+            Ok(_) => -EINVAL,
+            Err(e) => -e,
+        }
+    }
+
+    /// `fadvise64`: advice is accepted and ignored; pipes and sockets are `ESPIPE`.
+    fn sys_fadvise(&mut self, fd: u64, len: i64, advice: u64) -> i64 {
+        let f = match self.fd(fd) {
+            Ok(f) => f,
+            Err(e) => return -e,
+        };
+        if matches!(f, Fd::Pipe(_) | Fd::Socket(_) | Fd::Net(_)) {
+            return -ESPIPE;
+        }
+        if advice > 5 || len < 0 {
+            return -EINVAL;
+        }
+        0
+    }
+}
