@@ -42,6 +42,10 @@ if [ -n "${GUEST_BUSYBOX:-}" ]; then
     mkdir -p "$osysroot/bin"
     cp "$GUEST_BUSYBOX" "$osysroot/bin/busybox"
     for a in sh echo cat true false kill env sleep zcat gzip; do ln -f "$osysroot/bin/busybox" "$osysroot/bin/$a"; done
+    # the users and groups a test looks up (nobody, root), as the host's /etc gives qemu
+    mkdir -p "$osysroot/etc"
+    grep -E '^(root|nobody|daemon|bin):' /etc/passwd > "$osysroot/etc/passwd"
+    grep -E '^(root|nogroup|daemon|bin):' /etc/group > "$osysroot/etc/group"
 fi
 if [ "${1:-}" = "--ltp" ]; then
     dir=${2:?usage: $0 --ltp LTP_DIR [OUT.tsv] [FILTER]}

@@ -584,6 +584,83 @@ fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
     }
 }
 
+/// The files and calls LTP's system-call tests needed (symlinks, hard links, a named pipe
+/// between two processes, preadv/pwritev, fallocate, flock, leases, pipe sizes, the
+/// scheduling, priority, capability and prctl calls, mincore, /proc/self's stat, status and
+/// maps, a paused child's state) print what qemu prints on every engine.
+#[test]
+fn files_links_fifos_and_process_queries_print_what_qemu_prints_on_every_engine() {
+    let p = guest("sysfile");
+    for engine in ["jit", "blocks", "step"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+            .current_dir(dir.path())
+            .args([
+                "exec",
+                "--deterministic",
+                "--allow-rw",
+                ".",
+                "--engine",
+                engine,
+            ])
+            .arg("--")
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{engine}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected("sysfile.expected"),
+            "{engine}"
+        );
+        assert!(err.is_empty(), "{err}");
+        // the named pipe is a host FIFO beneath the grant; the symlink was removed
+        let fifo = std::fs::symlink_metadata(dir.path().join("fifo")).unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fifo.file_type().is_fifo());
+        assert!(!dir.path().join("sym").exists());
+    }
+}
+
+/// A guest's symlink never leads out of its grant: a target with `..` or an absolute one
+/// outside it is refused, so a later reader (Outcrop's own outputs, the user) cannot be led
+/// out through it.
+#[test]
+fn a_guest_cannot_make_a_symlink_that_leads_out_of_its_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let inside = dir.path().join("sub/file");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .current_dir(dir.path())
+        .args(["exec", "--deterministic", "--allow-rw", "sub", "--"])
+        .arg(guest("symlink"))
+        .args([
+            "../outside",
+            "sub/up",
+            "/etc/passwd",
+            "sub/abs",
+            "a/../../b",
+            "sub/mid",
+        ])
+        .args(["file", "sub/ok", "sub/dir/x", "sub/nested"])
+        .arg(&inside)
+        .arg("sub/absolute-inside")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "sub/up errno 13\nsub/abs errno 13\nsub/mid errno 13\nsub/ok ok\nsub/nested ok\n\
+         sub/absolute-inside ok\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for refused in ["up", "abs", "mid"] {
+        assert!(std::fs::symlink_metadata(dir.path().join("sub").join(refused)).is_err());
+    }
+}
+
 /// A `--range` window hears of the process and program it opens in: windows across the run
 /// give rows that sum to the window, each row no more than it retired in the whole run, and
 /// the row of the process a window opens in only what it retired from there on.

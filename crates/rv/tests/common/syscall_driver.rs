@@ -35,6 +35,9 @@ const NUMBERS: &[u64] = &[
     19, 19, 20, 20, 21, 21, 21, 22, 22, 441, 211, 211, 212, 212,
     // working directories, modes, identities, msync
     49, 49, 50, 52, 53, 54, 55, 143, 144, 145, 146, 147, 148, 149, 150, 227, 166,
+    // links, named pipes, vectors at an offset, flock, the scheduling and capability calls
+    36, 36, 37, 33, 33, 47, 32, 32, 69, 70, 286, 287, 114, 153, 165, 163, 164, 140, 141, 118,
+    119, 120, 121, 125, 126, 127, 92, 90, 91, 30, 31, 151, 228, 229, 230, 232, 232, 213, 223, 84,
 ];
 
 /// Boundary values for arguments.
