@@ -587,7 +587,8 @@ fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
 /// The files and calls LTP's system-call tests needed (symlinks, hard links, a named pipe
 /// between two processes, preadv/pwritev, fallocate, flock, leases, pipe sizes, the
 /// scheduling, priority, capability and prctl calls, mincore, /proc/self's stat, status and
-/// maps, a paused child's state) print what qemu prints on every engine.
+/// maps, a paused child's state, timerfd, signalfd, pidfd, splice, tee, vmsplice and nested
+/// epolls) print what qemu prints on every engine.
 #[test]
 fn files_links_fifos_and_process_queries_print_what_qemu_prints_on_every_engine() {
     let p = guest("sysfile");

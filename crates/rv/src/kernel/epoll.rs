@@ -41,6 +41,8 @@ const EPOLLONESHOT: u32 = 1 << 30;
 const O_CLOEXEC: u64 = 0o2000000;
 const O_NONBLOCK: u64 = 0o4000;
 const EFD_SEMAPHORE: u64 = 1;
+/// Deepest epoll nesting below an instance (Linux's `EP_MAX_NESTS` is 4).
+const MAX_NESTING: usize = 4;
 
 /// Most events one `epoll_pwait` returns (Linux: `INT_MAX / sizeof(struct epoll_event)`;
 /// here the descriptor limit bounds an interest list anyway).
@@ -67,6 +69,11 @@ pub(crate) struct Epoll {
 }
 
 impl Epoll {
+    /// Whether it is `other` (the same instance).
+    fn same(&self, other: &Epoll) -> bool {
+        Arc::ptr_eq(&self.interest, &other.interest)
+    }
+
     /// Drops `fd`'s registration (its descriptor closed).
     pub fn forget(&self, fd: i32) {
         lock(&self.interest).remove(&fd);
@@ -177,6 +184,83 @@ impl Kernel {
     }
 
     /// `epoll_ctl(epfd, op, fd, event)`.
+    /// The epoll instances registered in `ep`.
+    fn inner_epolls(&self, ep: &Epoll) -> Vec<Epoll> {
+        lock(&ep.interest)
+            .keys()
+            .filter_map(|&fd| match self.fds.get(fd as usize) {
+                Some(Some(Fd::Epoll(e))) => Some(e.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Levels of epolls below `ep` (0: it holds none); `None` past [`MAX_NESTING`] + 1 or
+    /// on reaching `target` (a cycle).
+    fn depth_below(&self, ep: &Epoll, target: &Epoll, depth: usize) -> Option<usize> {
+        if ep.same(target) || depth > MAX_NESTING + 1 {
+            return None;
+        }
+        let mut most = 0;
+        for e in self.inner_epolls(ep) {
+            most = most.max(1 + self.depth_below(&e, target, depth + 1)?);
+        }
+        Some(most)
+    }
+
+    /// Levels of epolls (open in this process) above `ep`.
+    fn depth_above(&self, ep: &Epoll, depth: usize) -> usize {
+        if depth > MAX_NESTING + 1 {
+            return depth;
+        }
+        let outer: Vec<Epoll> = self
+            .fds
+            .iter()
+            .flatten()
+            .filter_map(|f| match f {
+                Fd::Epoll(o) if self.inner_epolls(o).iter().any(|i| i.same(ep)) => Some(o.clone()),
+                _ => None,
+            })
+            .collect();
+        outer
+            .iter()
+            .map(|o| 1 + self.depth_above(o, depth + 1))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether registering epoll `inner` in `outer` makes a cycle or a chain deeper than
+    /// Linux allows (`ELOOP`).
+    fn epoll_loops(&self, inner: &Epoll, outer: &Epoll) -> bool {
+        match self.depth_below(inner, outer, 0) {
+            None => true,
+            Some(below) => self.depth_above(outer, 0) + 1 + below > MAX_NESTING,
+        }
+    }
+
+    /// An epoll instance as a descriptor in a `poll` or another epoll: readable when one of
+    /// its descriptors has an event it asks for.
+    pub(super) fn epoll_ready(&self, ep: &Epoll, depth: usize) -> bool {
+        if depth > MAX_NESTING {
+            return false;
+        }
+        let entries: Vec<(i32, Entry)> = lock(&ep.interest)
+            .iter()
+            .filter(|(_, e)| !e.disarmed)
+            .map(|(&fd, &e)| (fd, e))
+            .collect();
+        entries.iter().any(|&(fd, e)| {
+            let ready = match self.fds.get(fd as usize) {
+                Some(Some(Fd::Epoll(inner))) => (self.epoll_ready(inner, depth + 1), false, false),
+                Some(Some(_)) => self.fd_ready(fd as usize).unwrap_or_default(),
+                _ => return false,
+            };
+            (ready.0 && e.events & (EPOLLIN | EPOLLRDNORM) != 0)
+                || (ready.1 && e.events & (EPOLLOUT | EPOLLWRNORM) != 0)
+                || ready.2
+        })
+    }
+
     pub(super) fn sys_epoll_ctl(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         let [epfd, op, fd, ev, ..] = a;
         let ep = match self.fd(epfd) {
@@ -188,9 +272,14 @@ impl Kernel {
             Err(e) => return -e,
             // regular files and directories are always ready: Linux refuses them
             Ok(Fd::File(_) | Fd::Dir(_)) => return -EPERM,
-            // one level only: an epoll inside an epoll is not followed
             Ok(Fd::Epoll(_)) if fd == epfd => return -EINVAL,
-            Ok(Fd::Epoll(_)) => return -ELOOP,
+            // an epoll inside an epoll: no cycle, at most 4 levels below (Linux's limits)
+            Ok(Fd::Epoll(inner)) => {
+                let inner = inner.clone();
+                if a[1] == EPOLL_CTL_ADD && self.epoll_loops(&inner, &ep) {
+                    return -ELOOP;
+                }
+            }
             Ok(_) => {}
         }
         let fd = fd as i32;
@@ -274,6 +363,7 @@ impl Kernel {
             None => None,
         };
         let mut found: Vec<(u32, u64)> = Vec::new();
+        let mut wake = deadline;
         {
             let mut set = lock(&ep.interest);
             // a descriptor closed since it was added has gone from the list
@@ -284,6 +374,9 @@ impl Kernel {
                 }
                 if e.disarmed {
                     continue;
+                }
+                if let Some(t) = self.timer_deadline(fd as usize) {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
                 }
                 let Some((r, w, hup)) = self.fd_ready(fd as usize) else {
                     continue;
@@ -316,7 +409,7 @@ impl Kernel {
         if found.is_empty() && deadline.is_none_or(|d| d > self.machine_ns(instret)) {
             // nothing ready: wait for a change (a pipe, a socket, a process) or the deadline
             self.threads.cur_mut().retry_deadline = deadline;
-            return Ok(self.block_retry(deadline));
+            return Ok(self.block_retry(wake));
         }
         for (i, (events, data)) in found.iter().enumerate() {
             let at = out + 16 * i as u64;

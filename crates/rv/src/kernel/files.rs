@@ -17,6 +17,17 @@ impl Kernel {
         if mem.check_range(buf, n as u64, perm::W).is_err() {
             return -EFAULT;
         }
+        match self.fd(fd) {
+            Ok(Fd::Timer(t)) => {
+                let t = t.clone();
+                return self.read_timerfd(mem, t, buf, count);
+            }
+            Ok(Fd::Signal(s)) => {
+                let s = s.clone();
+                return self.read_signalfd(mem, s, buf, count);
+            }
+            _ => {}
+        }
         let mut tmp = vec![0u8; n];
         let got = match self.fd(fd) {
             Err(e) => return -e,
@@ -83,7 +94,7 @@ impl Kernel {
                     Err(e) => -e,
                 }
             }
-            Ok(Fd::Epoll(_)) => return -EINVAL,
+            Ok(Fd::Epoll(_) | Fd::Pid(_) | Fd::Timer(_) | Fd::Signal(_)) => return -EINVAL,
             Ok(Fd::Proc(_)) => return -EBADF,
             // (`write` reaches a shared file first: `Kernel::shm_fd_call`)
             Ok(Fd::Shm(_)) => return -EBADF,
@@ -479,6 +490,9 @@ impl Kernel {
                 Ok(Fd::Event(e)) => O_RDWR | if e.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Proc(_)) => 0,
                 Ok(Fd::Epoll(_)) => O_RDWR,
+                Ok(Fd::Pid(_)) => 0,
+                Ok(Fd::Timer(t)) => O_RDWR | if t.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Signal(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -498,6 +512,14 @@ impl Kernel {
                 }
                 Ok(Fd::Event(e)) => {
                     e.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
+                Ok(Fd::Timer(t)) => {
+                    t.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
+                Ok(Fd::Signal(s)) => {
+                    s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
                     0
                 }
                 Ok(_) => 0,
@@ -904,7 +926,10 @@ impl Kernel {
                     | Fd::Net(_)
                     | Fd::Epoll(_)
                     | Fd::Event(_)
-                    | Fd::Proc(_),
+                    | Fd::Proc(_)
+                    | Fd::Pid(_)
+                    | Fd::Timer(_)
+                    | Fd::Signal(_),
                 ) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };

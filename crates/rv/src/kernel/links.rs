@@ -142,6 +142,11 @@ impl Kernel {
             Ok(_) => return -ENODEV,
             Err(e) => return -e,
         };
+        let writable = rustix::fs::fcntl_getfl(&*f)
+            .is_ok_and(|fl| fl.intersects(rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::RDWR));
+        if !writable {
+            return -EBADF;
+        }
         if mode & !FALLOC_FL_KEEP_SIZE != 0 {
             return -EOPNOTSUPP;
         }

@@ -11,6 +11,7 @@ const SCHED_FIFO: u64 = 1;
 const SCHED_RR: u64 = 2;
 const SCHED_BATCH: u64 = 3;
 const SCHED_IDLE: u64 = 5;
+const SCHED_DEADLINE: u64 = 6;
 /// Linux's default timer slack (50 µs).
 const TIMER_SLACK_NS: u64 = 50_000;
 /// Capabilities 32..=40 (Linux 6.1 has 41).
@@ -50,7 +51,7 @@ impl Default for SchedState {
 
 fn priority_range(policy: u64) -> Option<(u64, u64)> {
     match policy {
-        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Some((0, 0)),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE => Some((0, 0)),
         SCHED_FIFO | SCHED_RR => Some((1, 99)),
         _ => None,
     }
@@ -98,6 +99,23 @@ impl Kernel {
             223 => self.sys_fadvise(a[0], a[2] as i64, a[3]),
             84 if a[3] & !7 != 0 || (a[1] as i64) < 0 || (a[2] as i64) < 0 => -EINVAL,
             84 => self.sys_fadvise(a[0], 0, 0), // sync_file_range: the host writes through
+            69 => self.sys_readv_at(mem, a[0], a[1], a[2], Some(a[3])),
+            70 => self.sys_pwritev(mem, a[0], a[1], a[2], a[3]),
+            286 | 287 => self.sys_rw2(mem, a, nr == 287),
+            82 | 83 => match self.fd(a[0]) {
+                // fsync, fdatasync: a pipe or socket cannot be synced
+                Ok(
+                    Fd::Pipe(_)
+                    | Fd::Socket(_)
+                    | Fd::Net(_)
+                    | Fd::Epoll(_)
+                    | Fd::Event(_)
+                    | Fd::Device(_),
+                ) => -EINVAL,
+                Ok(_) => 0, // the host writes through its own cache
+                Err(e) => -e,
+            },
+
             _ => return None,
         })
     }
@@ -256,6 +274,9 @@ impl Kernel {
     ) -> i64 {
         const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
         if param == 0 || (pid as i64) < 0 {
+            return -EINVAL;
+        }
+        if policy.is_some_and(|p| priority_range(p & !SCHED_RESET_ON_FORK).is_none()) {
             return -EINVAL;
         }
         let Ok(prio) = mem.load_u32(param) else {

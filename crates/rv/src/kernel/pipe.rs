@@ -186,6 +186,34 @@ impl PipeEnd {
         }
     }
 
+    /// Bytes a write could put in now (0 when full or when no reader will ever take them).
+    pub fn room(&self) -> usize {
+        let p = lock(&self.pipe);
+        if p.readers == 0 {
+            return 0;
+        }
+        p.capacity.saturating_sub(p.data.len())
+    }
+
+    /// Copies up to `out.len()` waiting bytes without taking them (`tee`); `None` when the
+    /// pipe is empty and a writer may still come.
+    pub fn peek(&self, out: &mut [u8]) -> Option<usize> {
+        let p = lock(&self.pipe);
+        if p.data.is_empty() {
+            return (p.writers == 0 && p.ever_writers).then_some(0);
+        }
+        let n = out.len().min(p.data.len());
+        for (o, b) in out.iter_mut().zip(p.data.iter()) {
+            *o = *b;
+        }
+        Some(n)
+    }
+
+    /// Whether `other` is an end of the same pipe.
+    pub fn same_pipe(&self, other: &PipeEnd) -> bool {
+        Arc::ptr_eq(&self.pipe, &other.pipe)
+    }
+
     /// Its capacity (`F_GETPIPE_SZ`).
     pub fn capacity(&self) -> usize {
         lock(&self.pipe).capacity

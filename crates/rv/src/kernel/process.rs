@@ -979,3 +979,48 @@ impl Kernel {
         n
     }
 }
+
+impl Kernel {
+    /// `pidfd_open(pid, flags)`: a descriptor of one of the guest's processes (flags 0 or
+    /// `PIDFD_NONBLOCK`).
+    pub(super) fn sys_pidfd_open(&mut self, pid: u64, flags: u64) -> i64 {
+        const PIDFD_NONBLOCK: u64 = 0o4000;
+        if flags & !PIDFD_NONBLOCK != 0 || pid as i64 <= 0 {
+            return -EINVAL;
+        }
+        let pid = pid as u32;
+        match self.procs.get(pid) {
+            Some(p) if p.status.is_none() => {}
+            _ => return -ESRCH,
+        }
+        let fd = self.install(Fd::Pid(pid));
+        if fd >= 0 {
+            self.cloexec.insert(fd as usize); // pidfds are close-on-exec
+        }
+        fd
+    }
+
+    /// `pidfd_send_signal(pidfd, sig, info, flags)`: `kill` through a process descriptor, or
+    /// `rt_sigqueueinfo` when `info` is given.
+    pub(super) fn sys_pidfd_send_signal(
+        &mut self,
+        mem: &mut Memory,
+        a: [u64; 6],
+    ) -> Result<Ret, i64> {
+        let [fd, sig, info, flags, ..] = a;
+        if flags != 0 {
+            return Err(EINVAL);
+        }
+        let pid = match self.fd(fd)? {
+            Fd::Pid(p) => *p,
+            _ => return Err(EBADF),
+        };
+        if self.procs.get(pid).is_none_or(|p| p.status.is_some()) {
+            return Err(ESRCH);
+        }
+        if info != 0 {
+            return self.sys_sigqueueinfo(mem, u64::from(pid), None, sig, info);
+        }
+        self.sys_kill(u64::from(pid), sig)
+    }
+}

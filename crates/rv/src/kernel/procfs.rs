@@ -118,6 +118,8 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         b"/proc/sys/kernel/msgmnb" => return fixed(b"16384\n"),
         b"/proc/sys/fs/pipe-max-size" => return fixed(b"1048576\n"),
         b"/proc/sys/fs/nr_open" => return fixed(b"1048576\n"),
+        b"/proc/sys/fs/pipe-user-pages-soft" => return fixed(b"16384\n"),
+        b"/proc/sys/fs/pipe-user-pages-hard" => return fixed(b"0\n"),
         _ => {}
     }
     let rest = path.strip_prefix(b"/proc/")?;

@@ -174,6 +174,7 @@ impl Kernel {
             t.infos[sig as usize - 1] = info;
         }
         t.pending |= bit(sig);
+        self.io_changed(); // a signalfd read waiting for it looks again
     }
 
     /// Queues `sig` for the process: a thread waiting for it in `rt_sigtimedwait`, else the
@@ -420,10 +421,14 @@ impl Kernel {
         };
         if nfds > 0 {
             let mut ready = 0;
+            let mut wake = deadline;
             for i in 0..nfds {
                 let at = fds + 8 * i;
                 let fd = mem.load_u32(at).map_err(|_| EFAULT)? as i32;
                 let events = mem.load_u16(at + 4).map_err(|_| EFAULT)?;
+                if let Some(t) = self.timer_deadline(fd as usize) {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
+                }
                 let revents = if fd < 0 {
                     0
                 } else {
@@ -455,9 +460,9 @@ impl Kernel {
             if ready > 0 || deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
                 return Ok(Ret::Value(ready));
             }
-            // nothing ready: wait for a change (a pipe, a process) or the deadline
+            // nothing ready: wait for a change (a pipe, a process), a timer or the deadline
             self.threads.cur_mut().retry_deadline = deadline;
-            return Ok(self.block_retry(deadline));
+            return Ok(self.block_retry(wake));
         }
         if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
             return Ok(Ret::Value(0));
@@ -529,7 +534,7 @@ impl Kernel {
 
     /// Moves process-wide pending signals in `set` to thread `i` (rt_sigtimedwait takes
     /// blocked signals too).
-    fn take_shared_in(&mut self, i: usize, set: u64) {
+    pub(super) fn take_shared_in(&mut self, i: usize, set: u64) {
         let take = self.signals.shared_pending & set;
         for sig in 1..=64u64 {
             if take & bit(sig) != 0 {

@@ -430,8 +430,14 @@ impl Kernel {
             Fd::Socket(s) => Some(s.ready()),
             Fd::Net(s) => Some(s.ready()),
             Fd::Event(e) => Some(e.ready()),
-            // (an epoll inside a poll is not followed: never ready)
-            Fd::Epoll(_) => Some((false, false, false)),
+            Fd::Epoll(e) => Some((self.epoll_ready(e, 0), false, false)),
+            // a process descriptor: readable once the process has ended
+            Fd::Timer(t) => Some((t.ready(self.now_ns), false, false)),
+            Fd::Signal(s) => Some((self.signal_pending_in(s.mask()), false, false)),
+            Fd::Pid(pid) => {
+                let ended = self.procs.get(*pid).is_none_or(|p| p.status.is_some());
+                Some((ended, false, false))
+            }
             _ => Some((true, true, false)),
         }
     }

@@ -1047,21 +1047,33 @@ impl Kernel {
 
     /// `tkill(tid, sig)` and `tgkill(tgid, tid, sig)`: to a thread of this process only.
     pub(super) fn sys_tgkill(&mut self, tgid: Option<u64>, tid: u64, sig: u64) -> Result<Ret, i64> {
+        self.signal_thread(tgid, tid, sig, None)
+    }
+
+    /// `tgkill`/`tkill` (`info` None: `SI_TKILL` from the caller) and `rt_tgsigqueueinfo`
+    /// (the guest's own siginfo).
+    pub(super) fn signal_thread(
+        &mut self,
+        tgid: Option<u64>,
+        tid: u64,
+        sig: u64,
+        queued: Option<SigInfo>,
+    ) -> Result<Ret, i64> {
         if sig > 64 {
             return Err(EINVAL);
         }
-        if tid as i64 <= 0 {
+        if tid as i64 <= 0 || tgid.is_some_and(|g| g as i64 <= 0) {
             return Err(EINVAL);
         }
         let me = self.threads.pid;
         let owner = tgid.map_or(tid as u32, |g| g as u32);
         if u64::from(owner) == tid && owner != me && tgid.is_none_or(|g| g == tid) {
             // the main thread of another of the guest's processes
-            let info = SigInfo {
+            let info = queued.unwrap_or(SigInfo {
                 code: -6, // SI_TKILL
                 word16: self.pid() as u64 & 0xffff_ffff,
                 word24: 0,
-            };
+            });
             return match self.processes().list.iter().find(|p| p.pid == owner) {
                 Some(p) if p.status.is_none() => {
                     if sig != 0 {
@@ -1081,13 +1093,55 @@ impl Kernel {
         if sig == 0 {
             return Ok(Ret::Value(0));
         }
-        let info = SigInfo {
+        let info = queued.unwrap_or(SigInfo {
             code: -6, // SI_TKILL
             word16: self.pid() as u64 & 0xffff_ffff,
             word24: 0,
-        };
+        });
         self.send_to_thread(t, sig, info);
         Ok(Ret::Value(0))
+    }
+
+    /// `rt_sigqueueinfo(tgid, sig, info)` (`tid` None) and `rt_tgsigqueueinfo`: a signal
+    /// with the caller's siginfo (`si_code`, the pid/uid word and `si_value`). Another
+    /// process may only be sent a negative `si_code` other than `SI_TKILL` (`EPERM`, as Linux:
+    /// a process cannot pose as the kernel).
+    pub(super) fn sys_sigqueueinfo(
+        &mut self,
+        mem: &mut Memory,
+        tgid: u64,
+        tid: Option<u64>,
+        sig: u64,
+        uinfo: u64,
+    ) -> Result<Ret, i64> {
+        let mut b = [0u8; 32];
+        mem.read_bytes(uinfo, &mut b).map_err(|_| EFAULT)?;
+        let code = i32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+        let info = SigInfo {
+            code,
+            word16: word(16),
+            word24: word(24),
+        };
+        if sig > 64 {
+            return Err(EINVAL);
+        }
+        if (code >= 0 || code == -6)
+            && tgid as i64 != self.pid()
+            && self.threads.by_tid(tgid).is_none()
+        {
+            return Err(EPERM);
+        }
+        match tid {
+            Some(t) => self.signal_thread(Some(tgid), t, sig, Some(info)),
+            None if (tgid as i64) <= 0 => Err(ESRCH),
+            // a thread's id names its process, as for kill
+            None if self.threads.by_tid(tgid).is_some() => {
+                let me = self.pid();
+                self.kill_processes(me, sig, info)
+            }
+            None => self.kill_processes(tgid as i64, sig, info),
+        }
     }
 
     /// `sched_getaffinity(pid, size, mask)`: one CPU.
