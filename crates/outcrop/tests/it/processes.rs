@@ -555,7 +555,16 @@ fn an_epoll_event_loop_prints_what_qemu_prints_on_every_engine() {
 /// scratch directory granted read-write, with no warning.
 #[test]
 fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
-    let p = guest("cwd");
+    for dir in prints_what_qemu_prints_in_a_scratch_directory("cwd") {
+        assert!(dir.path().join("sub/deeper/child.txt").exists());
+    }
+}
+
+/// Runs guest `name` on every engine in a scratch directory granted read-write: its output is
+/// `name.expected` (what qemu prints there), with no warning. The directories, to check.
+fn prints_what_qemu_prints_in_a_scratch_directory(name: &str) -> Vec<tempfile::TempDir> {
+    let p = guest(name);
+    let mut dirs = Vec::new();
     for engine in ["jit", "blocks", "step"] {
         let dir = tempfile::tempdir().unwrap();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
@@ -576,12 +585,13 @@ fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
         assert!(out.status.success(), "{engine}: {err}");
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            expected("cwd.expected"),
+            expected(&format!("{name}.expected")),
             "{engine}"
         );
         assert!(err.is_empty(), "{err}");
-        assert!(dir.path().join("sub/deeper/child.txt").exists());
+        dirs.push(dir);
     }
+    dirs
 }
 
 /// The files and calls LTP's system-call tests needed (symlinks, hard links, a named pipe
@@ -591,31 +601,7 @@ fn working_directories_and_modes_print_what_qemu_prints_on_every_engine() {
 /// epolls) print what qemu prints on every engine.
 #[test]
 fn files_links_fifos_and_process_queries_print_what_qemu_prints_on_every_engine() {
-    let p = guest("sysfile");
-    for engine in ["jit", "blocks", "step"] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_outcrop"))
-            .current_dir(dir.path())
-            .args([
-                "exec",
-                "--deterministic",
-                "--allow-rw",
-                ".",
-                "--engine",
-                engine,
-            ])
-            .arg("--")
-            .arg(&p)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{engine}: {err}");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            expected("sysfile.expected"),
-            "{engine}"
-        );
-        assert!(err.is_empty(), "{err}");
+    for dir in prints_what_qemu_prints_in_a_scratch_directory("sysfile") {
         // the named pipe is a host FIFO beneath the grant; the symlink was removed
         let fifo = std::fs::symlink_metadata(dir.path().join("fifo")).unwrap();
         use std::os::unix::fs::FileTypeExt;

@@ -1328,37 +1328,40 @@ impl Kernel {
 
     pub(super) fn sys_renameat2(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         const RENAME_NOREPLACE: u64 = 1;
-        let (olddir, newdir, flags) = (a[0] as i64, a[2] as i64, a[4]);
+        let flags = a[4];
         if flags & !RENAME_NOREPLACE != 0 {
             return -EINVAL; // RENAME_EXCHANGE and RENAME_WHITEOUT are not supported
         }
-        let (from, to) = match (
-            self.guest_path(mem, olddir, a[1]),
-            self.guest_path(mem, newdir, a[3]),
-        ) {
-            (Ok(f), Ok(t)) => (f, t),
-            (Err(e), _) | (_, Err(e)) => return -e,
-        };
-        // both ends resolved beneath writable grants; `resolve_at` borrows the kernel, so
-        // the first is checked, then both are taken from shared borrows
-        if let Err(e) = self.resolve_at(olddir, &from, true).map(drop) {
-            return -e;
-        }
-        if let Err(e) = self.resolve_at(newdir, &to, true).map(drop) {
-            return -e;
-        }
-        let this = &*self;
-        let r = this.resolve_at_shared(olddir, &from).and_then(|f| {
-            let t = this.resolve_at_shared(newdir, &to)?;
+        let r = self.with_two_paths(mem, a, |f, t| {
             if flags & RENAME_NOREPLACE != 0 && t.metadata(true).is_ok() {
                 return Err(EEXIST);
             }
-            f.rename(&t)
+            f.rename(t)
         });
         match r {
             Ok(()) => 0,
             Err(e) => -e,
         }
+    }
+
+    /// Resolves `(olddirfd, oldpath, newdirfd, newpath)` (`a[0..4]`) both beneath writable
+    /// grants and runs `op` on them (rename, link). `resolve_at` borrows the kernel, so each
+    /// is checked (naming a refusal) first, then both are taken from shared borrows.
+    pub(super) fn with_two_paths(
+        &mut self,
+        mem: &mut Memory,
+        a: [u64; 6],
+        op: impl FnOnce(&crate::sandbox::Resolved<'_>, &crate::sandbox::Resolved<'_>) -> Result<(), i64>,
+    ) -> Result<(), i64> {
+        let (olddir, newdir) = (a[0] as i64, a[2] as i64);
+        let from = self.guest_path(mem, olddir, a[1])?;
+        let to = self.guest_path(mem, newdir, a[3])?;
+        self.resolve_at(olddir, &from, true).map(drop)?;
+        self.resolve_at(newdir, &to, true).map(drop)?;
+        let this = &*self;
+        let f = this.resolve_at_shared(olddir, &from)?;
+        let t = this.resolve_at_shared(newdir, &to)?;
+        op(&f, &t)
     }
 
     /// [`Kernel::resolve_at`] for writing, without the denial hook (the caller checked).

@@ -48,30 +48,14 @@ impl Kernel {
 
     fn sys_linkat(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         const AT_SYMLINK_FOLLOW: u64 = 0x400;
-        let (olddir, newdir, flags) = (a[0] as i64, a[2] as i64, a[4]);
-        if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+        if a[4] & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
             return -EINVAL;
         }
-        let (from, to) = match (
-            self.guest_path(mem, olddir, a[1]),
-            self.guest_path(mem, newdir, a[3]),
-        ) {
-            (Ok(f), Ok(t)) => (f, t),
-            (Err(e), _) | (_, Err(e)) => return -e,
-        };
-        if let Err(e) = self.resolve_at(olddir, &from, true).map(drop) {
-            return -e;
-        }
-        if let Err(e) = self.resolve_at(newdir, &to, true).map(drop) {
-            return -e;
-        }
-        let this = &*self;
-        let r = this.resolve_at_shared(olddir, &from).and_then(|f| {
-            let t = this.resolve_at_shared(newdir, &to)?;
+        let r = self.with_two_paths(mem, a, |f, t| {
             if f.metadata(true)?.is_dir() {
                 return Err(EPERM);
             }
-            f.hard_link(&t)
+            f.hard_link(t)
         });
         match r {
             Ok(()) => 0,

@@ -83,6 +83,8 @@ impl Kernel {
                 None => -EINVAL,
             },
             127 => self.sys_sched_rr_get_interval(mem, a[0], a[1]),
+            274 => self.sys_sched_setattr(mem, a),
+            275 => self.sys_sched_getattr(mem, a),
             92 => self.sys_personality(a[0]),
             90 => self.sys_capget(mem, a[0], a[1]),
             91 => self.sys_capset(mem, a[0], a[1]),
@@ -564,3 +566,72 @@ impl Kernel {
         0
     }
 }
+
+impl Kernel {
+    /// `sched_getattr(pid, attr, size, flags)`: the policy, nice value and priority as a
+    /// version-0 `sched_attr` (48 bytes).
+    pub(super) fn sys_sched_getattr(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const SCHED_ATTR_SIZE_VER0: u64 = 48;
+        let [pid, attr, size, flags, ..] = a;
+        if attr == 0 || flags != 0 || !(SCHED_ATTR_SIZE_VER0..=4096).contains(&size) {
+            return -EINVAL;
+        }
+        let s = match self.sched_of(pid) {
+            Ok(s) => s,
+            Err(e) => return -e,
+        };
+        let mut b = [0u8; 48];
+        b[..4].copy_from_slice(&(SCHED_ATTR_SIZE_VER0 as u32).to_le_bytes());
+        b[4..8].copy_from_slice(&(s.policy as u32).to_le_bytes());
+        b[16..20].copy_from_slice(&(s.nice as i32).to_le_bytes());
+        b[20..24].copy_from_slice(&(s.priority as u32).to_le_bytes());
+        match mem.write_bytes(attr, &b) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
+        }
+    }
+
+    /// `sched_setattr(pid, attr, flags)`: the policy, nice value and priority of a `sched_attr`
+    /// (`SCHED_DEADLINE`'s runtime, deadline and period are not modelled: such a request is
+    /// refused with `EBUSY`, as Linux refuses one it cannot admit).
+    pub(super) fn sys_sched_setattr(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const EBUSY: i64 = 16;
+        let [pid, attr, flags, ..] = a;
+        if attr == 0 || flags != 0 || (pid as i64) < 0 {
+            return -EINVAL;
+        }
+        let mut b = [0u8; 48];
+        if mem.read_bytes(attr, &mut b).is_err() {
+            return -EFAULT;
+        }
+        let size = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let policy = u64::from(u32::from_le_bytes([b[4], b[5], b[6], b[7]]));
+        let nice = i64::from(i32::from_le_bytes([b[16], b[17], b[18], b[19]]));
+        let prio = u64::from(u32::from_le_bytes([b[20], b[21], b[22], b[23]]));
+        if size != 0 && size < 48 {
+            return -E2BIG;
+        }
+        let Some((lo, hi)) = priority_range(policy) else {
+            return -EINVAL;
+        };
+        if !(lo..=hi).contains(&prio) {
+            return -EINVAL;
+        }
+        if policy == SCHED_DEADLINE {
+            return -EBUSY;
+        }
+        let pid = match self.sched_pid(pid) {
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        let s = self.sched.entry(pid).or_default();
+        s.policy = policy;
+        s.priority = prio;
+        if matches!(policy, SCHED_OTHER | SCHED_BATCH) {
+            s.nice = nice.clamp(-20, 19);
+        }
+        0
+    }
+}
+
+const E2BIG: i64 = 7;

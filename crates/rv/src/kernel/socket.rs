@@ -431,9 +431,9 @@ impl Kernel {
             Fd::Net(s) => Some(s.ready()),
             Fd::Event(e) => Some(e.ready()),
             Fd::Epoll(e) => Some((self.epoll_ready(e, 0), false, false)),
-            // a process descriptor: readable once the process has ended
             Fd::Timer(t) => Some((t.ready(self.now_ns), false, false)),
             Fd::Signal(s) => Some((self.signal_pending_in(s.mask()), false, false)),
+            // a process descriptor: readable once the process has ended
             Fd::Pid(pid) => {
                 let ended = self.procs.get(*pid).is_none_or(|p| p.status.is_some());
                 Some((ended, false, false))
