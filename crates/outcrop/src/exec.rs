@@ -100,13 +100,20 @@ pub struct GuestArgs {
     pub max_processes: u64,
 
     /// The ISA extensions the machine implements for this run, as an -march string
-    /// (rv64gc, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64). Default: all
-    /// it implements (rv64imafdc_zicsr_zifencei_zba_zbb_zbc_zbs_zicond_zfa_zcb_zimop_zcmop_zawrs).
+    /// (rv64gc, rv64gcv, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64,
+    /// rva23u64). Default: all it implements (rv64imafdcv_zicsr_zifencei_zba_zbb_zbc_zbs_
+    /// zicond_zfa_zcb_zimop_zcmop_zawrs_zvbb_zvkt_zvfhmin_zicbom_zicboz).
     /// An instruction of an extension left out faults naming it: switch extensions off to see
     /// what a program needs.
     #[arg(long, value_name = "MARCH",
           value_parser = |s: &str| crate::outcrop_rv::inst::Isa::parse(s))]
     pub isa: Option<crate::outcrop_rv::inst::Isa>,
+
+    /// VLEN, the bits in each vector register: a power of two from 128 to 1024 (qemu's
+    /// `-cpu rv64,vlen=N`). Vectorised code asks for it (`csrr vlenb`, `vsetvli`) and
+    /// strip-mines by it, so the same program retires fewer instructions at a larger VLEN.
+    #[arg(long, value_name = "BITS", default_value_t = crate::outcrop_rv::vector::DEFAULT_VLEN)]
+    pub vlen: u32,
 
     /// Directory under which a dynamically linked program's interpreter and shared libraries
     /// are found, as qemu's -L: e.g. --sysroot /usr/riscv64-linux-gnu for Debian's cross
@@ -180,6 +187,7 @@ impl GuestArgs {
             max_threads: self.max_threads as usize,
             max_processes: self.max_processes as usize,
             isa: self.isa.unwrap_or_default(),
+            vlen: self.vlen,
             sysroot: self.sysroot.clone(),
             names: if self.no_demangle {
                 crate::outcrop_rv::symbols::Names::Mangled

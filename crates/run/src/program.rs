@@ -62,6 +62,8 @@ pub struct ProgramSpec {
     pub max_processes: usize,
     /// The ISA extensions the machine implements for this run (`--isa`; default: all).
     pub isa: outcrop_rv::inst::Isa,
+    /// Bits per vector register (`--vlen`; default 128, as qemu's).
+    pub vlen: u32,
     /// The directory a dynamically linked program's interpreter and libraries are found
     /// under (`--sysroot`, as qemu's `-L`): granted read-only as the guest's `/` for paths
     /// no other grant covers.
@@ -98,6 +100,7 @@ impl ProgramSpec {
             max_threads: outcrop_rv::kernel::threads::DEFAULT_MAX_THREADS,
             max_processes: outcrop_rv::kernel::process::DEFAULT_MAX_PROCESSES,
             isa: outcrop_rv::inst::Isa::ALL,
+            vlen: outcrop_rv::vector::DEFAULT_VLEN,
             sysroot: None,
             names: outcrop_rv::symbols::Names::Demangled,
             debug_dirs: Vec::new(),
@@ -330,6 +333,9 @@ pub fn load_image(
     if spec.isa != outcrop_rv::inst::Isa::ALL {
         machine.set_isa(spec.isa);
     }
+    machine
+        .set_vlen(spec.vlen)
+        .map_err(|e| Error::Config(format!("--vlen: {e}")))?;
     Ok(machine)
 }
 

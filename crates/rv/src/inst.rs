@@ -69,6 +69,12 @@ pub enum Format {
     Fli,
     /// `rd, rs1[, rs2]`: Zimop's may-be-operations (the operation number `N` in `imm`)
     Mop,
+    /// `(rs1)`: a cache-block operation
+    Cbo,
+    /// `rd, rs1, vtype`: `vsetvli` and its kin (printed by the vector unit)
+    VSet,
+    /// A vector instruction: the vector unit decodes and prints it from the raw bits
+    V,
 }
 
 macro_rules! ops {
@@ -357,6 +363,31 @@ ops! { $
     [Zawrs] // wait on reservation set: no-ops on one hart
     WrsNto  "wrs.nto"   None   0xffffffff 0x00d00073 Sys Nop;
     WrsSto  "wrs.sto"   None   0xffffffff 0x01d00073 Sys Nop;
+    [Zicbom] // cache-block management: no effect on a machine without caches to manage
+    CboInval "cbo.inval" Cbo   0xfff07fff 0x0000200f Sys Nop;
+    CboClean "cbo.clean" Cbo   0xfff07fff 0x0010200f Sys Nop;
+    CboFlush "cbo.flush" Cbo   0xfff07fff 0x0020200f Sys Nop;
+    [Zicboz]
+    CboZero "cbo.zero"  Cbo    0xfff07fff 0x0040200f Store CboZero;
+    [V] // the vector unit decodes the rest (crate::vector): one row per major opcode and funct3
+    Vsetvli "vsetvli"   VSet   0x8000707f 0x00007057 Alu Vector;
+    Vsetivli "vsetivli" VSet   0xc000707f 0xc0007057 Alu Vector;
+    Vsetvl  "vsetvl"    VSet   0xfe00707f 0x80007057 Alu Vector;
+    Vl8     "vl.e8"     V      0x0000707f 0x00000007 Load Vector;
+    Vl16    "vl.e16"    V      0x0000707f 0x00005007 Load Vector;
+    Vl32    "vl.e32"    V      0x0000707f 0x00006007 Load Vector;
+    Vl64    "vl.e64"    V      0x0000707f 0x00007007 Load Vector;
+    Vs8     "vs.e8"     V      0x0000707f 0x00000027 Store Vector;
+    Vs16    "vs.e16"    V      0x0000707f 0x00005027 Store Vector;
+    Vs32    "vs.e32"    V      0x0000707f 0x00006027 Store Vector;
+    Vs64    "vs.e64"    V      0x0000707f 0x00007027 Store Vector;
+    Opivv   "opivv"     V      0x0000707f 0x00000057 Float Vector;
+    Opfvv   "opfvv"     V      0x0000707f 0x00001057 Float Vector;
+    Opmvv   "opmvv"     V      0x0000707f 0x00002057 Float Vector;
+    Opivi   "opivi"     V      0x0000707f 0x00003057 Float Vector;
+    Opivx   "opivx"     V      0x0000707f 0x00004057 Float Vector;
+    Opfvf   "opfvf"     V      0x0000707f 0x00005057 Float Vector;
+    Opmvx   "opmvx"     V      0x0000707f 0x00006057 Float Vector;
 }
 
 /// Entries of [`TABLE`] grouped by major opcode (bits 6:0), built once.
@@ -650,6 +681,10 @@ impl Op {
             Format::Fli => (f(rd), [0; 3]),
             // may-be-operations write zero and read nothing
             Format::Mop => (x(rd), [0; 3]),
+            Format::Cbo => (0, [x(rs1), 0, 0]),
+            // vector registers are not in the numbering: the scalar sources only
+            Format::VSet => (x(rd), [x(rs1), 0, 0]),
+            Format::V => (0, [x(rs1), 0, 0]),
             Format::Brr => (0, [0; 3]),
             Format::U | Format::J | Format::CsrI => (x(rd), [0; 3]),
             Format::None | Format::Fence => (0, [0; 3]),
@@ -784,6 +819,11 @@ impl fmt::Display for Inst {
                 write!(f, "{name}.{} {}, {}, {}", self.imm, x(rd), x(rs1), x(rs2))
             }
             Format::Mop => write!(f, "{name}.{} {}, {}", self.imm, x(rd), x(rs1)),
+            Format::Cbo => write!(f, "{name} ({})", x(rs1)),
+            Format::VSet | Format::V => match crate::vector::disassemble(self.raw) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, ".insn 4, {:#010x}", self.raw),
+            },
         }
     }
 }

@@ -42,6 +42,7 @@ pub mod memory;
 pub mod sandbox;
 pub mod sections;
 pub mod symbols;
+pub mod vector;
 
 pub use error::Error;
 pub use machine::{Engine, Fault, FaultKind, Machine, Outcome, ThreadWait};

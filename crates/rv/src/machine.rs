@@ -303,6 +303,8 @@ pub struct Machine {
     pub x: [u64; 32],
     /// FP registers as raw bits (singles NaN-boxed).
     pub f: [u64; 32],
+    /// The vector unit's registers and state (docs/machine.md, "Vectors").
+    pub v: crate::vector::VState,
     /// Program counter. Bit 0 is always clear when an instruction runs: [`Machine::run`]
     /// clears it, as hardware does wherever a pc comes from software (`jalr` clears it; `sepc`,
     /// through which Linux enters the program, a signal handler or a `rt_sigreturn` target, has
@@ -446,6 +448,7 @@ impl Machine {
             block_lens: Vec::new(),
             blocks_tracked: false,
             isa: Isa::ALL,
+            v: crate::vector::VState::default(),
             mappings_seen: 0,
             announced: None,
             jit: None,
@@ -775,6 +778,19 @@ impl Machine {
         self.flush_icache();
     }
 
+    /// Sets VLEN, the bits per vector register (a power of two from 128 to 1024; anything
+    /// else is refused). The vector state starts afresh.
+    pub fn set_vlen(&mut self, vlen: u32) -> Result<(), String> {
+        use crate::vector::{MAX_VLEN, MIN_VLEN};
+        if !vlen.is_power_of_two() || !(MIN_VLEN..=MAX_VLEN).contains(&vlen) {
+            return Err(format!(
+                "VLEN {vlen}: a power of two from {MIN_VLEN} to {MAX_VLEN} bits"
+            ));
+        }
+        self.v = crate::vector::VState::new(vlen);
+        Ok(())
+    }
+
     /// The enabled extensions.
     pub fn isa(&self) -> Isa {
         self.isa
@@ -948,6 +964,16 @@ impl Machine {
             (FMove($m:expr)) => {
                 family!(Float)
             };
+            (Vector) => {
+                self.vector_effect(inst.raw, e)?
+            };
+            (CboZero) => {{
+                let a = rs1 & !63;
+                for k in 0..8 {
+                    self.store_effect(e, a + 8 * k, 8, 0)?;
+                }
+                (e.mem_addr, e.mem_size, e.mem_value) = (a, 64, 0);
+            }};
             (Float) => {{
                 let f = self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1);
                 let (v, s1, s2) = f.ok_or(FaultKind::IllegalInstruction)?;
@@ -964,6 +990,44 @@ impl Machine {
         }
         crate::inst::for_each_op!(dispatch);
         Ok(())
+    }
+
+    /// Runs the vector instruction `raw` on the vector unit, recorded in `e`: its first
+    /// memory address and bytes (at most 255 recorded), the scalar it wrote.
+    #[inline(never)]
+    fn vector_effect(&mut self, raw: u32, e: &mut Effects) -> Result<(), FaultKind> {
+        use crate::vector::{execute, Ctx, VFault};
+        let mut c = Ctx {
+            x: &mut self.x,
+            f: &mut self.f,
+            fflags: &mut self.fflags,
+            frm: self.frm,
+            mem: &mut self.mem,
+            zvbb: self.isa.has(crate::isa::Ext::Zvbb),
+            zvfhmin: self.isa.has(crate::isa::Ext::Zvfhmin),
+        };
+        let r = execute(&mut self.v, &mut c, raw);
+        self.x[0] = 0;
+        match r {
+            Ok(d) => {
+                e.result = d.result;
+                if d.mem_bytes > 0 {
+                    (e.mem_addr, e.mem_size) = (d.mem_addr, d.mem_bytes.min(255) as u8);
+                }
+                if d.stored {
+                    self.reservation = None;
+                    self.check_code_epoch();
+                }
+                Ok(())
+            }
+            Err(VFault::Illegal) => Err(FaultKind::IllegalInstruction),
+            Err(VFault::Load(a)) => Err(FaultKind::LoadAccess(a)),
+            Err(VFault::Store(a)) => {
+                self.reservation = None;
+                self.check_code_epoch();
+                Err(FaultKind::StoreAccess(a))
+            }
+        }
     }
 
     /// A load of `size` bytes at `a`, extended as the instruction says, recorded in `e`.
@@ -1192,6 +1256,22 @@ impl Machine {
             let old = fcsr_access(op, num, (rs1_field, rs1), &mut fcsr);
             self.fflags = (fcsr & 0x1f) as u8;
             self.frm = ((fcsr >> 5) & 7) as u8;
+            return Some(old);
+        }
+        if matches!(num, 0x008 | 0x009 | 0x00a | 0x00f | 0xc20..=0xc22) && self.isa.has(Ext::V) {
+            let old = self.v.csr(num, None)?;
+            if write {
+                let value = match op {
+                    Op::Csrrwi | Op::Csrrsi | Op::Csrrci => u64::from(rs1_field),
+                    _ => rs1,
+                };
+                let new = match op {
+                    Op::Csrrw | Op::Csrrwi => value,
+                    Op::Csrrs | Op::Csrrsi => old | value,
+                    _ => old & !value,
+                };
+                self.v.csr(num, Some(new))?;
+            }
             return Some(old);
         }
         let old = match num {

@@ -373,6 +373,10 @@ pub enum Sem {
     Zero,
     /// No effect (Zawrs on one hart).
     Nop,
+    /// `cbo.zero`: zero the 64-byte block holding `x[rs1]`.
+    CboZero,
+    /// A vector instruction (V, Zvbb, Zvfhmin), run by the machine's vector unit.
+    Vector,
     /// An encoding no entry matches.
     Illegal,
 }

@@ -44,6 +44,8 @@ pub struct Hart {
     pub block_len: u32,
     /// Their lengths (observers of block lengths only).
     pub block_lens: Vec<u8>,
+    /// The vector unit's state.
+    pub v: crate::vector::VState,
 }
 
 /// What a thread waits for.

@@ -164,6 +164,7 @@ impl Machine {
         let (fregs, fflags, frm) = (self.f, self.fflags, self.frm);
         if let Some(t) = self.kernel.parked_thread_mut(f.child) {
             t.hart.f = fregs;
+            t.hart.v = self.v.clone();
             t.hart.fflags = fflags;
             t.hart.frm = frm;
             t.hart.pc = next;
@@ -229,6 +230,7 @@ impl Machine {
         self.x = [0; 32];
         self.x[2] = image.sp;
         self.f = [0; 32];
+        self.v = crate::vector::VState::new(self.v.vlenb() * 8);
         self.fflags = 0;
         self.frm = 0;
         self.reservation = None;

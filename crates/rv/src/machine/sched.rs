@@ -7,6 +7,7 @@ use super::{Machine, Outcome};
 use crate::kernel::signals::{default_action, signal_name, DefaultAction, SA_RESTART};
 use crate::kernel::threads::{Hart, ThreadStat, Wait, DEFAULT_QUANTUM};
 use crate::kernel::ExitStatus;
+use crate::vector::VState;
 use outcrop_events::record::{Control, Observer};
 
 /// One live thread and what it waits on ([`Machine::thread_waits`]).
@@ -459,6 +460,7 @@ impl Machine {
             block_start: self.block_start,
             block_len: self.block_len,
             block_lens: std::mem::take(&mut self.block_lens),
+            v: self.v.clone(),
         };
         let threads = self.kernel.threads_mut();
         let cur = threads.current;
@@ -581,6 +583,12 @@ impl Machine {
         self.block_start = h.block_start;
         self.block_len = h.block_len;
         self.block_lens = std::mem::take(&mut h.block_lens);
+        // (a new thread's unit has the default VLEN: it starts afresh at the machine's)
+        self.v = if h.v.vlenb() == self.v.vlenb() {
+            std::mem::take(&mut h.v)
+        } else {
+            VState::new(self.v.vlenb() * 8)
+        };
         // drop the threads that exited (the running one is never among them now)
         let next_tid = threads.list[next].tid;
         for t in threads.list.iter().filter(|t| t.wait == Wait::Exited) {
