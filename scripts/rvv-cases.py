@@ -82,6 +82,11 @@ def cases():
         yield f"{n}.vx v8, v16, a0", "slide"
         yield f"{n}.vi v8, v16, 3", "op"
     yield "vrgatherei16.vv v8, v16, v24", "op"
+    # sources whose group differs from LMUL's: the index group of vrgatherei16 (EMUL 16/SEW ×
+    # LMUL) and vcompress's mask (one register)
+    yield "vrgatherei16.vv v8, v16, v26", "op"
+    yield "vrgatherei16.vv v8, v16, v25", "op"
+    yield "vcompress.vm v8, v16, v25", "nomask"
     yield "vslide1up.vx v8, v16, a0", "op"
     yield "vslide1down.vx v8, v16, a0", "op"
     for n in FUSED:
@@ -189,6 +194,19 @@ def cases():
         yield f"vs{nf}r.v v8, (a1)", "nomaskstore"
     yield "vlm.v v8, (a1)", "nomaskload"
     yield "vsm.v v8, (a1)", "nomaskstore"
+    # edges: misaligned elements and segments, a first element that faults, a plain load and
+    # a store that run into an unmapped page, and instructions started at vstart 2
+    yield "vle32.v v8, (a1)", "misaligned"
+    yield "vlseg3e32.v v8, (a1)", "misaligned"
+    yield "vsseg2e16.v v8, (a1)", "misalignedstore"
+    yield "vluxei16.v v8, (a1), v24", "misalignedindex16"
+    yield "vle32ff.v v8, (a1)", "edge0"
+    yield "vle8.v v8, (a1)", "edge"
+    yield "vadd.vv v8, v16, v24", "vstart"
+    yield "vle16.v v8, (a1)", "vstart"
+    yield "vse64.v v8, (a1)", "vstartstore"
+    yield "vslideup.vi v8, v16, 1", "vstart"
+    yield "vfadd.vv v8, v16, v24", "vstart"
     yield "vsetvli a3, a0, e16, m4, ta, mu", "vset"
     yield "vsetivli a3, 17, e8, mf2, tu, ma", "vset"
     yield "vsetvl a3, a0, a4", "vset"
@@ -221,20 +239,24 @@ def main():
             texts.append(f"{form} [{sew},{lmul},{ta},{ma},{avl if avl else 'max'},rm{rm},xrm{xrm}]")
             emit(f"    # case {n}: {form}")
             emit(f"    li a0, {n}\n    call prepare")
-            emit("    la t0, rnd\n    csrr t1, vlenb\n    slli t1, t1, 3")
+            emit("    lla t0, rnd\n    csrr t1, vlenb\n    slli t1, t1, 3")
             for r in (0, 8, 16, 24):
                 emit(f"    vl8re8.v v{r}, (t0)\n    add t0, t0, t1")
-            if kind.startswith("index") or kind.startswith("sindex"):
-                emit(f"    la t0, idx{kind.lstrip('sindex')}\n    vl8re8.v v24, (t0)")
-            if kind == "edge":
-                emit("    la t0, edge\n    ld a1, 0(t0)\n    addi a1, a1, 24")
+            for k in ("index", "sindex", "misalignedindex"):
+                if kind.startswith(k):
+                    emit(f"    lla t0, idx{kind[len(k):]}\n    vl8re8.v v24, (t0)")
+            if kind in ("edge", "edge0"):
+                off = 24 if kind == "edge" else 64
+                emit(f"    lla t0, edge\n    ld a1, 0(t0)\n    addi a1, a1, {off}")
+            elif kind.startswith("misaligned"):
+                emit("    lla a1, dst+1027" if "store" in kind else "    lla a1, src+1027")
             elif "store" in kind or kind.startswith("sindex"):
-                emit("    la a1, dst+1024")
+                emit("    lla a1, dst+1024")
             else:
-                emit("    la a1, src+1024")
+                emit("    lla a1, src+1024")
             emit("    li a2, 24")
             # scalar operands: a0 from the images (small, large or negative), fa0 boxed or not
-            emit(f"    la t0, rnd\n    ld a0, {8 * (n % 64)}(t0)")
+            emit(f"    lla t0, rnd\n    ld a0, {8 * (n % 64)}(t0)")
             if n % 3 == 0:
                 emit("    andi a0, a0, 31")
             if kind == "vset":
@@ -249,14 +271,16 @@ def main():
                 emit(f"    vsetvli t2, zero, {sew}, {lmul}, {ta}, {ma}")
             else:
                 emit(f"    li t1, {avl}\n    vsetvli t2, t1, {sew}, {lmul}, {ta}, {ma}")
+            if kind.startswith("vstart"):
+                emit("    csrwi vstart, 2")
             emit(f"    {form}")
-            emit("    la t0, out\n    csrr t1, vlenb\n    slli t1, t1, 3")
+            emit("    lla t0, out\n    csrr t1, vlenb\n    slli t1, t1, 3")
             for r in (0, 8, 16, 24):
                 emit(f"    vs8r.v v{r}, (t0)\n    add t0, t0, t1")
             for k, csr in enumerate(("vl", "vtype", "vstart", "fcsr", "vcsr")):
                 emit(f"    csrr t2, {csr}\n    sd t2, {8 * k}(t0)")
             emit("    sd a3, 40(t0)\n    fsd fa1, 48(t0)")
-            emit("    la t2, out\n    sub a1, t0, t2\n    addi a1, a1, 56")
+            emit("    lla t2, out\n    sub a1, t0, t2\n    addi a1, a1, 56")
             emit(f"    li a0, {n}\n    call report")
             n += 1
     emit("    ld ra, 0(sp)\n    addi sp, sp, 16\n    ret")

@@ -13,7 +13,7 @@ use crate::kernel::{Kernel, SyscallOutcome};
 use crate::memory::{perm, AccessError, Memory, PAGE_SIZE};
 use outcrop_events::record::{BranchKind, Control, Observer, Retire};
 use outcrop_sampling::BrrUnit;
-use outcrop_sem::{sext32, AmoOp, FMove};
+use outcrop_sem::{sext32, AmoOp, FMove, Sem};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -117,6 +117,25 @@ impl fmt::Display for Fault {
 fn illegal_why(inst: Inst) -> String {
     if inst.len == 0 {
         return "illegal instruction".to_string();
+    }
+    // decoded as enabled: the instruction itself refused its operands
+    if inst.op.sem() == Sem::Vector {
+        return format!(
+            "illegal instruction: `{inst}`: the vector unit refuses it (vtype is vill, a \
+             register group is not aligned to its size, the element width is not allowed, or \
+             the form is reserved)"
+        );
+    }
+    if inst.op.sem() == Sem::Csr
+        && matches!(
+            inst.imm as u32 & 0xfff,
+            0x008 | 0x009 | 0x00a | 0x00f | 0xc20..=0xc22
+        )
+    {
+        return format!(
+            "illegal instruction: `{inst}` accesses a V CSR: V is switched off by --isa, or \
+             the CSR is read-only"
+        );
     }
     let full = if inst.len == 2 {
         decode(inst.raw as u16, 0)

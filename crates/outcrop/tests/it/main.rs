@@ -22,5 +22,6 @@ mod query_run;
 mod run;
 mod timeline;
 mod util;
+mod vector;
 mod workloads;
 mod wpp;

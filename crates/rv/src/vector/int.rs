@@ -23,8 +23,10 @@ fn check(v: &VState, fl: Fields, dw: u32, aw: u32, mask_dest: bool) -> Result<()
         group_ok(fl.vd, em(dw))
     };
     // (the unary groups keep an operation number in the vs1 field)
+    // (vrgatherei16's indices and vcompress's mask are checked by their instructions)
     let vv = matches!(fl.funct3, 0..=2)
-        && !matches!(fl.funct6, 0b010000 | 0b010010 | 0b010011 | 0b010100);
+        && !matches!(fl.funct6, 0b010000 | 0b010010 | 0b010011 | 0b010100)
+        && !matches!((fl.funct3, fl.funct6), (0, 0b001110) | (2, 0b010111));
     if !dest_ok
         || !group_ok(fl.vs2, em(aw))
         || (vv && !group_ok(fl.rs1, lmul8))
