@@ -98,11 +98,13 @@ pub enum Unit {
     /// A branch-on-random (`brr`): a branch whose outcome the front end decides at decode
     /// from a random source, never predicted (branch-on-random paper §3.3).
     BranchOnRandom,
+    /// Vector arithmetic (RVV): one pipelined vector unit.
+    Vector,
 }
 
 impl Unit {
     /// Every unit, in `repr` order.
-    pub const ALL: [Unit; 12] = [
+    pub const ALL: [Unit; 13] = [
         Unit::Alu,
         Unit::Mult,
         Unit::Div,
@@ -115,6 +117,7 @@ impl Unit {
         Unit::JumpIndirect,
         Unit::Sys,
         Unit::BranchOnRandom,
+        Unit::Vector,
     ];
 }
 

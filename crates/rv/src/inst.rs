@@ -645,6 +645,9 @@ impl Op {
             | Op::Remw
             | Op::Remuw => Unit::Div,
             Op::FdivS | Op::FdivD | Op::FsqrtS | Op::FsqrtD => Unit::FloatDiv,
+            Op::Opivv | Op::Opfvv | Op::Opmvv | Op::Opivi | Op::Opivx | Op::Opfvf | Op::Opmvx => {
+                Unit::Vector
+            }
             Op::Illegal => Unit::Sys,
             _ => match class {
                 Class::Jump => Unit::JumpIndirect,

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 mod blocks;
-pub(crate) use blocks::jit::run_float;
+pub(crate) use blocks::jit::{packed_vector, run_float};
 mod process;
 mod sched;
 pub use sched::ThreadWait;

@@ -318,6 +318,10 @@ pub struct Memory {
     /// drops its token, and a `fork` copies it: the kernel counts a System V segment's
     /// attaches by its token's holders.
     attachments: BTreeMap<u64, (u64, Attachment)>,
+    /// The running thread's vector unit while compiled code runs (it reaches vector
+    /// instructions through [`outcrop_jit::Host::float`]), and whether Zvbb and Zvfhmin are
+    /// enabled; the default (empty) otherwise ([`Memory::park_vector`]).
+    vector: (crate::vector::VState, bool, bool),
 }
 
 /// What the kernel attached to a range of an address space ([`Memory::attach`]).
@@ -343,6 +347,7 @@ impl Memory {
             shared_keys: HashMap::new(),
             aliases: HashMap::new(),
             shared_held: true,
+            vector: Default::default(),
             taken: Vec::new(),
             shared_code: false,
             attachments: BTreeMap::new(),
@@ -410,6 +415,7 @@ impl Memory {
             taken: Vec::new(),
             shared_code: self.shared_code,
             attachments: self.attachments.clone(),
+            vector: Default::default(),
         };
         m.forget_decoded();
         m
@@ -1375,7 +1381,51 @@ impl outcrop_jit::Host for Memory {
     }
 
     fn float(&mut self, inst: u64, x: &mut [u64; 32], f: &mut [u64; 32], fcsr: &mut u64) -> bool {
-        crate::machine::run_float(inst, x, f, fcsr)
+        match crate::machine::packed_vector(inst) {
+            Some(raw) => self.run_vector(raw, x, f, fcsr),
+            None => crate::machine::run_float(inst, x, f, fcsr),
+        }
+    }
+}
+
+impl Memory {
+    /// Holds the running thread's vector unit (and whether Zvbb and Zvfhmin are enabled)
+    /// while compiled code runs, which reaches it through this memory.
+    pub(crate) fn park_vector(&mut self, v: crate::vector::VState, zvbb: bool, zvfhmin: bool) {
+        self.vector = (v, zvbb, zvfhmin);
+    }
+
+    /// The vector unit [`Memory::park_vector`] held, back.
+    pub(crate) fn unpark_vector(&mut self) -> crate::vector::VState {
+        std::mem::take(&mut self.vector.0)
+    }
+
+    /// A vector instruction for compiled code: true if done; false if the engine must run it
+    /// (a fault, with `vstart` at the faulting element; or a store that changed code: running
+    /// the store again stores the same bytes, and the engine flushes the changed code).
+    fn run_vector(
+        &mut self,
+        raw: u32,
+        x: &mut [u64; 32],
+        f: &mut [u64; 32],
+        fcsr: &mut u64,
+    ) -> bool {
+        let (mut v, zvbb, zvfhmin) = std::mem::take(&mut self.vector);
+        let epoch = self.code_epoch;
+        let mut fflags = (*fcsr & 0x1f) as u8;
+        let mut c = crate::vector::Ctx {
+            x,
+            f,
+            fflags: &mut fflags,
+            frm: ((*fcsr >> 5) & 7) as u8,
+            mem: self,
+            zvbb,
+            zvfhmin,
+        };
+        let r = crate::vector::execute(&mut v, &mut c, raw);
+        self.vector = (v, zvbb, zvfhmin);
+        *fcsr = (*fcsr & !0x1f) | u64::from(fflags & 0x1f);
+        r.is_ok() && self.code_epoch == epoch
     }
 }
 

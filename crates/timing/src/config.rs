@@ -189,6 +189,14 @@ pub struct Latencies {
     pub store: u32,
     /// System instructions, CSR accesses, fences.
     pub sys: u32,
+    /// Vector arithmetic (the vector unit's pipeline; vector loads and stores take the
+    /// cache hierarchy's and the store latency). Default 4.
+    #[serde(default = "default_vector_latency")]
+    pub vector: u32,
+}
+
+fn default_vector_latency() -> u32 {
+    4
 }
 
 impl Default for Config {
@@ -346,6 +354,7 @@ impl Config {
             ("fdiv", l.fdiv),
             ("store", l.store),
             ("sys", l.sys),
+            ("vector", l.vector),
         ] {
             if !(1..=1000).contains(&v) {
                 return bad(&format!("latency.{key}"), v.into(), "must be 1..=1000");

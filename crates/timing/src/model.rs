@@ -216,6 +216,7 @@ impl Model {
             Unit::Branch | Unit::BranchOnRandom => lat.branch,
             Unit::Jump | Unit::JumpIndirect => lat.jump,
             Unit::Sys => lat.sys,
+            Unit::Vector => lat.vector,
         });
         Model {
             l1i: Cache::from_config(&cfg.l1i),

@@ -132,9 +132,32 @@ impl Plan {
     }
 }
 
+/// For an unmasked unit-stride access of one field: its first address and the register
+/// bytes it moves, from `vstart` on.
+fn contiguous(v: &VState, p: &Plan, fl: Fields) -> Option<(u64, std::ops::Range<usize>)> {
+    if !matches!(p.mode, Mode::Unit) || p.nf != 1 || p.masked || v.vstart >= p.evl {
+        return None;
+    }
+    let start = v.off(fl.vd, v.vstart, p.w);
+    let len = usize::try_from((p.evl - v.vstart) * u64::from(p.w)).ok()?;
+    let a = p.base.wrapping_add(v.vstart.wrapping_mul(u64::from(p.w)));
+    (start + len <= v.regs.len()).then_some((a, start..start + len))
+}
+
 /// A vector load.
 pub(super) fn load(v: &mut VState, c: &mut Ctx<'_>, raw: u32, fl: Fields) -> Result<VDone, VFault> {
     let p = plan(v, c, raw, fl, true)?;
+    if let Some((a, range)) = contiguous(v, &p, fl) {
+        // one copy; a fault anywhere leaves it to the element loop, which stops at the
+        // faulting element (the bytes before it, copied already, are the same either way)
+        if c.mem.read_bytes(a, &mut v.regs[range.clone()]).is_ok() {
+            return Ok(VDone {
+                mem_addr: a,
+                mem_bytes: range.len() as u64,
+                ..VDone::default()
+            });
+        }
+    }
     let mut done = VDone::default();
     let mut first = true;
     let mut i = v.vstart;
@@ -175,6 +198,18 @@ pub(super) fn store(
     fl: Fields,
 ) -> Result<VDone, VFault> {
     let p = plan(v, c, raw, fl, false)?;
+    if let Some((a, range)) = contiguous(v, &p, fl) {
+        // (a store that would fault writes nothing here: the element loop then stores up to
+        // the faulting element)
+        if c.mem.write_bytes(a, &v.regs[range.clone()]).is_ok() {
+            return Ok(VDone {
+                mem_addr: a,
+                mem_bytes: range.len() as u64,
+                stored: true,
+                ..VDone::default()
+            });
+        }
+    }
     let mut done = VDone {
         stored: true,
         ..VDone::default()

@@ -201,33 +201,44 @@ impl VState {
         self.vlmax_of(self.sew(), self.lmul8())
     }
 
+    #[inline(always)]
     fn off(&self, r: u32, i: u64, w: u32) -> usize {
         r as usize * self.vlenb as usize + i as usize * w as usize
     }
 
     /// Element `i` of width `w` bytes of the group at `r`.
-    #[inline]
+    #[inline(always)]
     fn get(&self, r: u32, i: u64, w: u32) -> u64 {
         let o = self.off(r, i, w);
-        let mut b = [0u8; 8];
-        b[..w as usize].copy_from_slice(&self.regs[o..o + w as usize]);
-        u64::from_le_bytes(b)
+        let b = &self.regs[o..o + w as usize];
+        match w {
+            1 => u64::from(b[0]),
+            2 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+            4 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn set(&mut self, r: u32, i: u64, w: u32, v: u64) {
         let o = self.off(r, i, w);
-        self.regs[o..o + w as usize].copy_from_slice(&v.to_le_bytes()[..w as usize]);
+        let b = &mut self.regs[o..o + w as usize];
+        match w {
+            1 => b[0] = v as u8,
+            2 => b.copy_from_slice(&(v as u16).to_le_bytes()),
+            4 => b.copy_from_slice(&(v as u32).to_le_bytes()),
+            _ => b.copy_from_slice(&v.to_le_bytes()),
+        }
     }
 
     /// Mask bit `i` of register `r`.
-    #[inline]
+    #[inline(always)]
     fn mbit(&self, r: u32, i: u64) -> bool {
         let o = r as usize * self.vlenb as usize + (i / 8) as usize;
         self.regs[o] >> (i % 8) & 1 != 0
     }
 
-    #[inline]
+    #[inline(always)]
     fn set_mbit(&mut self, r: u32, i: u64, b: bool) {
         let o = r as usize * self.vlenb as usize + (i / 8) as usize;
         let bit = 1u8 << (i % 8);
@@ -239,7 +250,7 @@ impl VState {
     }
 
     /// Whether element `i` is active (`vm` set: unmasked).
-    #[inline]
+    #[inline(always)]
     fn active(&self, vm: bool, i: u64) -> bool {
         vm || self.mbit(0, i)
     }

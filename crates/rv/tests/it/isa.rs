@@ -102,6 +102,8 @@ fn every_new_operation_is_in_the_fixture() {
                 | Ext::Zicsr
                 | Ext::Zifencei
                 | Ext::Xbrr
+                // every vector form is in `vector::tests`' LLVM table instead
+                | Ext::V
         ) {
             assert!(seen.contains(&op), "{name} has no encoding in the fixture");
         }

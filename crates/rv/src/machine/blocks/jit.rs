@@ -4,7 +4,7 @@
 //! runs through `outcrop_jit`'s audited module.
 
 use super::{Block, Uop, K};
-use crate::inst::Op;
+use crate::inst::{Ext, Op};
 use crate::machine::{jalr_kind, Machine};
 use outcrop_events::record::{BranchKind, Control, Observer};
 use outcrop_jit::ir::Record;
@@ -231,7 +231,7 @@ impl Machine {
                 _ => {}
             }
             let n = u32::from(m.n);
-            if matches!(m.sem, Sem::Float | Sem::Csr) {
+            if matches!(m.sem, Sem::Float | Sem::Csr | Sem::Vector) {
                 if let Some(inst) = self.float_inst(u) {
                     ops.push(ir::Op::Float { inst, pc, n });
                     continue;
@@ -361,6 +361,9 @@ impl Machine {
             // engine's
             K::Generic => {
                 let (i, _, _) = self.blocks.generic.get(u.imm as usize)?;
+                if i.op.sem() == Sem::Vector {
+                    return Some(pack_vector(i.op, i.raw));
+                }
                 let num = (i.imm as u32) & 0xfff;
                 if i.op.sem() != Sem::Csr || !(1..=3).contains(&num) {
                     return None;
@@ -609,6 +612,9 @@ impl Machine {
             return After::Engine(pc);
         };
         jit.set_fcsr(u64::from(self.fflags & 0x1f) | u64::from(self.frm & 7) << 5);
+        let (zvbb, zvfhmin) = (self.isa.has(Ext::Zvbb), self.isa.has(Ext::Zvfhmin));
+        self.mem
+            .park_vector(std::mem::take(&mut self.v), zvbb, zvfhmin);
         let regs = (&mut self.x, &mut self.f);
         // (counted blocks' records are sparse: a full buffer ends their call, so it is not
         // capped as a recording call is)
@@ -619,6 +625,7 @@ impl Machine {
         } else {
             jit.run(&mut self.mem, regs, pc, budget)
         };
+        self.v = self.mem.unpark_vector();
         if let Some(jit) = self.jit.as_deref() {
             let fcsr = jit.fcsr();
             self.fflags = (fcsr & 0x1f) as u8;
@@ -980,6 +987,19 @@ pub(crate) fn pack_float(op: Op, rd: u8, rs1: u8, rs2: u8, rs3: u8, rm: u8) -> u
         | u64::from(rs2 & 31) << 32
         | u64::from(rs3 & 31) << 40
         | u64::from(rm & 7) << 48
+}
+
+/// A vector instruction packed for [`ir::Op::Float`]: its opcode's index in bits 0–15 (a
+/// row whose semantics is [`Sem::Vector`]) and its raw bits in 16–47; the host's memory runs
+/// it on the vector unit it holds while compiled code runs ([`packed_vector`]).
+pub(crate) fn pack_vector(op: Op, raw: u32) -> u64 {
+    op as u64 | u64::from(raw) << 16
+}
+
+/// The raw bits of a [`pack_vector`]ed instruction, or `None` for another packed one.
+pub(crate) fn packed_vector(inst: u64) -> Option<u32> {
+    let &(op, ..) = crate::inst::TABLE.get((inst & 0xffff) as usize)?;
+    (op.sem() == Sem::Vector).then_some((inst >> 16) as u32)
 }
 
 /// Runs a [`pack_float`]ed instruction on `(x, f)` and `fcsr` (fflags in bits 0–4, frm in
