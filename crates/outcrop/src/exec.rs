@@ -99,25 +99,17 @@ pub struct GuestArgs {
     #[arg(long, value_name = "N", default_value_t = crate::outcrop_rv::kernel::process::DEFAULT_MAX_PROCESSES as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_processes: u64,
 
-    /// The ISA extensions the machine implements for this run, as an -march string
-    /// (rv64gc, rv64gcv, rv64gc_zba_zbb_zbs, rv64imac) or a profile (rva20u64, rva22u64,
-    /// rva23u64). Default: all it implements (rv64imafdcv_zicsr_zifencei_zba_zbb_zbc_zbs_
-    /// zicond_zfa_zcb_zimop_zcmop_zawrs_zvbb_zvkt_zvfhmin_zicbom_zicboz).
-    /// An instruction of an extension left out faults naming it: switch extensions off to see
-    /// what a program needs.
+    /// The ISA extensions of this run: an -march string (rv64gc, rv64gcv, rv64imac) or a profile
+    /// (rva20u64, rva22u64, rva23u64); default all (RVA23U64's, Zbc, branch-on-random). An
+    /// instruction of one left out faults naming it: see what a program needs.
     #[arg(long, value_name = "MARCH",
           value_parser = |s: &str| crate::outcrop_rv::inst::Isa::parse(s))]
     pub isa: Option<crate::outcrop_rv::inst::Isa>,
 
-    /// VLEN, the bits in each vector register: a power of two from 128 to 1024 (qemu's
-    /// `-cpu rv64,vlen=N`). Vectorised code asks for it (`csrr vlenb`, `vsetvli`) and
-    /// strip-mines by it, so the same program retires fewer instructions at a larger VLEN.
+    /// VLEN, bits per vector register: a power of two from 128 to 1024 (qemu's vlen=N).
     #[arg(long, value_name = "BITS", default_value_t = crate::outcrop_rv::vector::DEFAULT_VLEN)]
     pub vlen: u32,
-
-    /// Directory under which a dynamically linked program's interpreter and shared libraries
-    /// are found, as qemu's -L: e.g. --sysroot /usr/riscv64-linux-gnu for Debian's cross
-    /// toolchain. It is granted read-only and answers every absolute path no --allow covers.
+    /// A dynamically linked program's interpreter and libraries' root, as qemu's -L: read-only.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<std::path::PathBuf>,
 

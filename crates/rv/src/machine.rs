@@ -986,13 +986,9 @@ impl Machine {
             (Vector) => {
                 self.vector_effect(inst.raw, e)?
             };
-            (CboZero) => {{
-                let a = rs1 & !63;
-                for k in 0..8 {
-                    self.store_effect(e, a + 8 * k, 8, 0)?;
-                }
-                (e.mem_addr, e.mem_size, e.mem_value) = (a, 64, 0);
-            }};
+            (CboZero) => {
+                self.cbo_zero(e, rs1)?
+            };
             (Float) => {{
                 let f = self.float(inst.op, inst.rd, inst.rs1, inst.rs2, inst.rs3, inst.rm, rs1);
                 let (v, s1, s2) = f.ok_or(FaultKind::IllegalInstruction)?;
@@ -1008,6 +1004,16 @@ impl Machine {
             };
         }
         crate::inst::for_each_op!(dispatch);
+        Ok(())
+    }
+
+    /// `cbo.zero`: zeroes the 64-byte block holding `a`, recorded in `e`.
+    fn cbo_zero(&mut self, e: &mut Effects, a: u64) -> Result<(), FaultKind> {
+        let a = a & !63;
+        for k in 0..8 {
+            self.store_effect(e, a + 8 * k, 8, 0)?;
+        }
+        (e.mem_addr, e.mem_size, e.mem_value) = (a, 64, 0);
         Ok(())
     }
 

@@ -295,59 +295,9 @@ fn opf_inner(
                 }
             })
         }
-        0b011000 | 0b011001 | 0b011011 | 0b011100 | 0b011101 | 0b011111 => {
-            if (s.is_none() && f6 & 0b11101 == 0b11101) || !plain(v, w, w, true) {
-                return Err(VFault::Illegal);
-            }
-            for i in v.vstart..v.vl {
-                if v.active(fl.vm, i) {
-                    let (a, b) = (v.get(fl.vs2, i, w), b_of(v, i));
-                    let r = match f6 {
-                        0b011000 => cmp(w, 0, a, b, flags),
-                        0b011001 => cmp(w, 2, a, b, flags),
-                        0b011011 => cmp(w, 1, a, b, flags),
-                        0b011100 => !cmp(w, 0, a, b, flags),
-                        0b011101 => cmp(w, 1, b, a, flags),
-                        _ => cmp(w, 2, b, a, flags),
-                    };
-                    v.set_mbit(fl.vd, i, r);
-                }
-            }
-            Ok(VDone::default())
+        0b011000 | 0b011001 | 0b011011 | 0b011100 | 0b011101 | 0b011111 | 0b010111 | 0b010000 => {
+            compare_or_move(v, c, fl, (w, lmul8, s), flags)
         }
-        0b010111 if s.is_some() => {
-            let x = s.unwrap_or(0);
-            if (fl.vm && fl.vs2 != 0) || !group_ok(fl.vd, lmul8) || !group_ok(fl.vs2, lmul8) {
-                return Err(VFault::Illegal);
-            }
-            for i in v.vstart..v.vl {
-                let r = if fl.vm || v.mbit(0, i) {
-                    x
-                } else {
-                    v.get(fl.vs2, i, w)
-                };
-                v.set(fl.vd, i, w, r);
-            }
-            Ok(VDone::default())
-        }
-        0b010000 => match s {
-            Some(x) if fl.vs2 == 0 && fl.vm => {
-                if v.vstart < v.vl {
-                    v.set(fl.vd, 0, w, x);
-                }
-                Ok(VDone::default())
-            }
-            None if fl.rs1 == 0 && fl.vm => {
-                let e = v.get(fl.vs2, 0, w);
-                let r = if w == 4 { fpu::nan_box(e as u32) } else { e };
-                c.f[fl.vd as usize] = r;
-                Ok(VDone {
-                    result: Some(r),
-                    ..VDone::default()
-                })
-            }
-            _ => Err(VFault::Illegal),
-        },
         0b001110 | 0b001111 if s.is_some() => {
             if !plain(v, w, w, false) {
                 return Err(VFault::Illegal);
@@ -397,52 +347,10 @@ fn opf_inner(
         }
         0b010010 if s.is_none() => convert(v, fl, (w, lmul8, rm), flags),
         0b000001 | 0b000011 | 0b000101 | 0b000111 | 0b110001 | 0b110011 if s.is_none() => {
-            let wide = f6 & 0b110000 != 0;
-            if (wide && w != 4) || !group_ok(fl.vs2, lmul8) || v.vstart != 0 {
-                return Err(VFault::Illegal);
-            }
-            let dw = if wide { 8 } else { w };
-            if v.vl == 0 {
-                return Ok(VDone::default());
-            }
-            let mut acc = v.get(fl.rs1, 0, dw);
-            for i in 0..v.vl {
-                if v.active(fl.vm, i) {
-                    let e = v.get(fl.vs2, i, w);
-                    acc = match f6 {
-                        0b000101 => min(w, acc, e, flags),
-                        0b000111 => max(w, acc, e, flags),
-                        _ if wide => add(8, acc, widen_f(e, flags), rm, flags),
-                        _ => add(w, acc, e, rm, flags),
-                    };
-                }
-            }
-            v.set(fl.vd, 0, dw, acc);
-            Ok(VDone::default())
+            reduce(v, fl, (w, lmul8, rm), flags)
         }
         0b110000 | 0b110010 | 0b110100 | 0b110110 | 0b111000 | 0b111100..=0b111111 => {
-            let wide_a = matches!(f6, 0b110100 | 0b110110);
-            if w != 4 || !plain(v, 8, if wide_a { 8 } else { 4 }, false) {
-                return Err(VFault::Illegal);
-            }
-            each(v, 8, &mut |v, i| {
-                let b = widen_f(b_of(v, i), flags);
-                let a = if wide_a {
-                    v.get(fl.vs2, i, 8)
-                } else {
-                    widen_f(v.get(fl.vs2, i, 4), flags)
-                };
-                let d = v.get(fl.vd, i, 8);
-                match f6 {
-                    0b110000 | 0b110100 => add(8, a, b, rm, flags),
-                    0b110010 | 0b110110 => sub(8, a, b, rm, flags),
-                    0b111000 => mul(8, a, b, rm, flags),
-                    0b111100 => fma(8, 0, b, a, d, rm, flags),
-                    0b111101 => fma(8, 3, b, a, d, rm, flags),
-                    0b111110 => fma(8, 1, b, a, d, rm, flags),
-                    _ => fma(8, 2, b, a, d, rm, flags),
-                }
-            })
+            widen(v, fl, (w, lmul8, rm, s), flags)
         }
         _ => Err(VFault::Illegal),
     }
@@ -610,4 +518,165 @@ fn estimate(w: u32, a: u64, rm: Option<Rm>, flags: &mut u8) -> u64 {
         }
     }
     signed((out_exp as u64) << fs | out_frac)
+}
+
+/// The FP reductions (`vfredusum`, `vfredosum`, `vfredmin`, `vfredmax`, and the widening
+/// sums): element 0 of `vd` from `vs1[0]` and the active elements in order.
+fn reduce(
+    v: &mut VState,
+    fl: Fields,
+    (w, lmul8, rm): (u32, u32, Rm),
+    flags: &mut u8,
+) -> Result<VDone, VFault> {
+    let f6 = fl.funct6;
+    let wide = f6 & 0b110000 != 0;
+    if (wide && w != 4) || !group_ok(fl.vs2, lmul8) || v.vstart != 0 {
+        return Err(VFault::Illegal);
+    }
+    let dw = if wide { 8 } else { w };
+    if v.vl == 0 {
+        return Ok(VDone::default());
+    }
+    let mut acc = v.get(fl.rs1, 0, dw);
+    for i in 0..v.vl {
+        if v.active(fl.vm, i) {
+            let e = v.get(fl.vs2, i, w);
+            acc = match f6 {
+                0b000101 => min(w, acc, e, flags),
+                0b000111 => max(w, acc, e, flags),
+                _ if wide => add(8, acc, widen_f(e, flags), rm, flags),
+                _ => add(w, acc, e, rm, flags),
+            };
+        }
+    }
+    v.set(fl.vd, 0, dw, acc);
+    Ok(VDone::default())
+}
+
+/// Widening FP arithmetic (`vfwadd`, `vfwsub`, their `.w` forms, `vfwmul`, `vfwmacc`…): single
+/// operands made double exactly, then the double operation.
+fn widen(
+    v: &mut VState,
+    fl: Fields,
+    (w, lmul8, rm, s): (u32, u32, Rm, Option<u64>),
+    flags: &mut u8,
+) -> Result<VDone, VFault> {
+    let f6 = fl.funct6;
+    let b_of = |v: &VState, i: u64| s.unwrap_or_else(|| v.get(fl.rs1, i, w));
+    let em = |x: u32| x * lmul8 / w;
+    let plain = |v: &VState, dw: u32, aw: u32, _m: bool| {
+        group_ok(fl.vd, em(dw))
+            && group_ok(fl.vs2, em(aw))
+            && (s.is_some() || group_ok(fl.rs1, lmul8))
+            && (fl.vm || fl.vd != 0)
+            && em(dw) <= 64
+            && v.vtype & super::VILL == 0
+    };
+    let each = |v: &mut VState, dw: u32, f: &mut dyn FnMut(&VState, u64) -> u64| {
+        for i in v.vstart..v.vl {
+            if v.active(fl.vm, i) {
+                let r = f(v, i);
+                v.set(fl.vd, i, dw, r);
+            }
+        }
+        Ok(VDone::default())
+    };
+    let wide_a = matches!(f6, 0b110100 | 0b110110);
+    if w != 4 || !plain(v, 8, if wide_a { 8 } else { 4 }, false) {
+        return Err(VFault::Illegal);
+    }
+    each(v, 8, &mut |v, i| {
+        let b = widen_f(b_of(v, i), flags);
+        let a = if wide_a {
+            v.get(fl.vs2, i, 8)
+        } else {
+            widen_f(v.get(fl.vs2, i, 4), flags)
+        };
+        let d = v.get(fl.vd, i, 8);
+        match f6 {
+            0b110000 | 0b110100 => add(8, a, b, rm, flags),
+            0b110010 | 0b110110 => sub(8, a, b, rm, flags),
+            0b111000 => mul(8, a, b, rm, flags),
+            0b111100 => fma(8, 0, b, a, d, rm, flags),
+            0b111101 => fma(8, 3, b, a, d, rm, flags),
+            0b111110 => fma(8, 1, b, a, d, rm, flags),
+            _ => fma(8, 2, b, a, d, rm, flags),
+        }
+    })
+}
+
+/// FP comparisons into a mask, `vfmerge`/`vfmv.v.f`, and the scalar moves `vfmv.f.s` and
+/// `vfmv.s.f`.
+fn compare_or_move(
+    v: &mut VState,
+    c: &mut Ctx<'_>,
+    fl: Fields,
+    (w, lmul8, s): (u32, u32, Option<u64>),
+    flags: &mut u8,
+) -> Result<VDone, VFault> {
+    let f6 = fl.funct6;
+    let b_of = |v: &VState, i: u64| s.unwrap_or_else(|| v.get(fl.rs1, i, w));
+    let plain = |v: &VState, dw: u32, aw: u32, mask_dest: bool| {
+        let em = |x: u32| x * lmul8 / w;
+        (mask_dest || group_ok(fl.vd, em(dw)))
+            && group_ok(fl.vs2, em(aw))
+            && (s.is_some() || group_ok(fl.rs1, lmul8))
+            && v.vtype & super::VILL == 0
+    };
+    match f6 {
+        0b011000 | 0b011001 | 0b011011 | 0b011100 | 0b011101 | 0b011111 => {
+            if (s.is_none() && f6 & 0b11101 == 0b11101) || !plain(v, w, w, true) {
+                return Err(VFault::Illegal);
+            }
+            for i in v.vstart..v.vl {
+                if v.active(fl.vm, i) {
+                    let (a, b) = (v.get(fl.vs2, i, w), b_of(v, i));
+                    let r = match f6 {
+                        0b011000 => cmp(w, 0, a, b, flags),
+                        0b011001 => cmp(w, 2, a, b, flags),
+                        0b011011 => cmp(w, 1, a, b, flags),
+                        0b011100 => !cmp(w, 0, a, b, flags),
+                        0b011101 => cmp(w, 1, b, a, flags),
+                        _ => cmp(w, 2, b, a, flags),
+                    };
+                    v.set_mbit(fl.vd, i, r);
+                }
+            }
+            Ok(VDone::default())
+        }
+        0b010111 if s.is_some() => {
+            let x = s.unwrap_or(0);
+            if (fl.vm && fl.vs2 != 0) || !group_ok(fl.vd, lmul8) || !group_ok(fl.vs2, lmul8) {
+                return Err(VFault::Illegal);
+            }
+            for i in v.vstart..v.vl {
+                let r = if fl.vm || v.mbit(0, i) {
+                    x
+                } else {
+                    v.get(fl.vs2, i, w)
+                };
+                v.set(fl.vd, i, w, r);
+            }
+            Ok(VDone::default())
+        }
+        0b010000 => match s {
+            Some(x) if fl.vs2 == 0 && fl.vm => {
+                if v.vstart < v.vl {
+                    v.set(fl.vd, 0, w, x);
+                }
+                Ok(VDone::default())
+            }
+            None if fl.rs1 == 0 && fl.vm => {
+                let e = v.get(fl.vs2, 0, w);
+                let r = if w == 4 { fpu::nan_box(e as u32) } else { e };
+                c.f[fl.vd as usize] = r;
+                Ok(VDone {
+                    result: Some(r),
+                    ..VDone::default()
+                })
+            }
+            _ => Err(VFault::Illegal),
+        },
+        _ => Err(VFault::Illegal),
+    }
 }

@@ -273,105 +273,10 @@ pub fn disassemble(raw: u32) -> Option<String> {
 
 fn op_v(raw: u32, (vd, rs1, vs2): (u32, u32, u32), f3: u32, f6: u32, vm: &str) -> Option<String> {
     let x = |r: u32| xname(r as u8);
-    let simm = ((i64::from(rs1) << 59) >> 59).to_string();
-    // special forms first
-    match (f3, f6) {
-        (2, 0b010000) => {
-            return Some(match rs1 {
-                0 => format!("vmv.x.s {}, v{vs2}", x(vd)),
-                0x10 => format!("vcpop.m {}, v{vs2}{vm}", x(vd)),
-                0x11 => format!("vfirst.m {}, v{vs2}{vm}", x(vd)),
-                _ => return None,
-            })
-        }
-        (6, 0b010000) => return Some(format!("vmv.s.x v{vd}, {}", x(rs1))),
-        (1, 0b010000) => return Some(format!("vfmv.f.s {}, v{vs2}", fname(vd as u8))),
-        (5, 0b010000) => return Some(format!("vfmv.s.f v{vd}, {}", fname(rs1 as u8))),
-        (2, 0b010010) => {
-            let n = match rs1 {
-                2 => "vzext.vf8",
-                3 => "vsext.vf8",
-                4 => "vzext.vf4",
-                5 => "vsext.vf4",
-                6 => "vzext.vf2",
-                7 => "vsext.vf2",
-                8 => "vbrev8.v",
-                9 => "vrev8.v",
-                10 => "vbrev.v",
-                12 => "vclz.v",
-                13 => "vctz.v",
-                14 => "vcpop.v",
-                _ => return None,
-            };
-            return Some(format!("{n} v{vd}, v{vs2}{vm}"));
-        }
-        (2, 0b010100) => {
-            let n = match rs1 {
-                1 => "vmsbf.m",
-                2 => "vmsof.m",
-                3 => "vmsif.m",
-                0x10 => "viota.m",
-                0x11 => return Some(format!("vid.v v{vd}{vm}")),
-                _ => return None,
-            };
-            return Some(format!("{n} v{vd}, v{vs2}{vm}"));
-        }
-        (1, 0b010010) => {
-            const N: [&str; 24] = [
-                "vfcvt.xu.f.v",
-                "vfcvt.x.f.v",
-                "vfcvt.f.xu.v",
-                "vfcvt.f.x.v",
-                "",
-                "",
-                "vfcvt.rtz.xu.f.v",
-                "vfcvt.rtz.x.f.v",
-                "vfwcvt.xu.f.v",
-                "vfwcvt.x.f.v",
-                "vfwcvt.f.xu.v",
-                "vfwcvt.f.x.v",
-                "vfwcvt.f.f.v",
-                "",
-                "vfwcvt.rtz.xu.f.v",
-                "vfwcvt.rtz.x.f.v",
-                "vfncvt.xu.f.w",
-                "vfncvt.x.f.w",
-                "vfncvt.f.xu.w",
-                "vfncvt.f.x.w",
-                "vfncvt.f.f.w",
-                "vfncvt.rod.f.f.w",
-                "vfncvt.rtz.xu.f.w",
-                "vfncvt.rtz.x.f.w",
-            ];
-            let n = N.get(rs1 as usize).filter(|n| !n.is_empty())?;
-            return Some(format!("{n} v{vd}, v{vs2}{vm}"));
-        }
-        (1, 0b010011) => {
-            let n = match rs1 {
-                0 => "vfsqrt.v",
-                4 => "vfrsqrt7.v",
-                5 => "vfrec7.v",
-                0x10 => "vfclass.v",
-                _ => return None,
-            };
-            return Some(format!("{n} v{vd}, v{vs2}{vm}"));
-        }
-        (3, 0b100111) if raw >> 25 & 1 == 1 => {
-            return Some(format!("vmv{}r.v v{vd}, v{vs2}", rs1 + 1))
-        }
-        (0 | 3 | 4, 0b010111) if raw >> 25 & 1 == 1 => {
-            let src = match f3 {
-                0 => format!("v.v v{vd}, v{rs1}"),
-                4 => format!("v.x v{vd}, {}", x(rs1)),
-                _ => format!("v.i v{vd}, {simm}"),
-            };
-            return Some(format!("vmv.{src}"));
-        }
-        (5, 0b010111) if raw >> 25 & 1 == 1 => {
-            return Some(format!("vfmv.v.f v{vd}, {}", fname(rs1 as u8)))
-        }
-        _ => {}
+    if let Some(text) = special(raw, (vd, rs1, vs2), f3, f6, vm) {
+        return text;
     }
+    let simm = ((i64::from(rs1) << 59) >> 59).to_string();
     let carry_in = (matches!(f3, 0 | 3 | 4)
         && (matches!(f6, 0b010000 | 0b010010 | 0b010111)
             || (matches!(f6, 0b010001 | 0b010011) && raw >> 25 & 1 == 0)))
@@ -432,4 +337,115 @@ fn op_v(raw: u32, (vd, rs1, vs2): (u32, u32, u32), f3: u32, f6: u32, vm: &str) -
     } else {
         format!("{name}.{suffix} v{vd}, v{vs2}, {src1}{vm}")
     })
+}
+
+/// The forms whose operands are not `vd, vs2, vs1/rs1/imm` (moves, unary groups,
+/// conversions): `None` if `raw` is not one, `Some(None)` if it is a reserved encoding.
+fn special(
+    raw: u32,
+    (vd, rs1, vs2): (u32, u32, u32),
+    f3: u32,
+    f6: u32,
+    vm: &str,
+) -> Option<Option<String>> {
+    let x = |r: u32| xname(r as u8);
+    let simm = ((i64::from(rs1) << 59) >> 59).to_string();
+    let text = match (f3, f6) {
+        (2, 0b010000) => match rs1 {
+            0 => format!("vmv.x.s {}, v{vs2}", x(vd)),
+            0x10 => format!("vcpop.m {}, v{vs2}{vm}", x(vd)),
+            0x11 => format!("vfirst.m {}, v{vs2}{vm}", x(vd)),
+            _ => return Some(None),
+        },
+        (6, 0b010000) => format!("vmv.s.x v{vd}, {}", x(rs1)),
+        (1, 0b010000) => format!("vfmv.f.s {}, v{vs2}", fname(vd as u8)),
+        (5, 0b010000) => format!("vfmv.s.f v{vd}, {}", fname(rs1 as u8)),
+        (2, 0b010010) => {
+            let n = match rs1 {
+                2 => "vzext.vf8",
+                3 => "vsext.vf8",
+                4 => "vzext.vf4",
+                5 => "vsext.vf4",
+                6 => "vzext.vf2",
+                7 => "vsext.vf2",
+                8 => "vbrev8.v",
+                9 => "vrev8.v",
+                10 => "vbrev.v",
+                12 => "vclz.v",
+                13 => "vctz.v",
+                14 => "vcpop.v",
+                _ => return Some(None),
+            };
+            format!("{n} v{vd}, v{vs2}{vm}")
+        }
+        (2, 0b010100) => {
+            let n = match rs1 {
+                1 => "vmsbf.m",
+                2 => "vmsof.m",
+                3 => "vmsif.m",
+                0x10 => "viota.m",
+                0x11 => return Some(Some(format!("vid.v v{vd}{vm}"))),
+                _ => return Some(None),
+            };
+            format!("{n} v{vd}, v{vs2}{vm}")
+        }
+        (1, 0b010010) => {
+            const N: [&str; 24] = [
+                "vfcvt.xu.f.v",
+                "vfcvt.x.f.v",
+                "vfcvt.f.xu.v",
+                "vfcvt.f.x.v",
+                "",
+                "",
+                "vfcvt.rtz.xu.f.v",
+                "vfcvt.rtz.x.f.v",
+                "vfwcvt.xu.f.v",
+                "vfwcvt.x.f.v",
+                "vfwcvt.f.xu.v",
+                "vfwcvt.f.x.v",
+                "vfwcvt.f.f.v",
+                "",
+                "vfwcvt.rtz.xu.f.v",
+                "vfwcvt.rtz.x.f.v",
+                "vfncvt.xu.f.w",
+                "vfncvt.x.f.w",
+                "vfncvt.f.xu.w",
+                "vfncvt.f.x.w",
+                "vfncvt.f.f.w",
+                "vfncvt.rod.f.f.w",
+                "vfncvt.rtz.xu.f.w",
+                "vfncvt.rtz.x.f.w",
+            ];
+            let Some(n) = N.get(rs1 as usize).filter(|n| !n.is_empty()) else {
+                return Some(None);
+            };
+            format!("{n} v{vd}, v{vs2}{vm}")
+        }
+        (1, 0b010011) => {
+            let n = match rs1 {
+                0 => "vfsqrt.v",
+                4 => "vfrsqrt7.v",
+                5 => "vfrec7.v",
+                0x10 => "vfclass.v",
+                _ => return Some(None),
+            };
+            format!("{n} v{vd}, v{vs2}{vm}")
+        }
+        (3, 0b100111) if raw >> 25 & 1 == 1 => {
+            format!("vmv{}r.v v{vd}, v{vs2}", rs1 + 1)
+        }
+        (0 | 3 | 4, 0b010111) if raw >> 25 & 1 == 1 => {
+            let src = match f3 {
+                0 => format!("v.v v{vd}, v{rs1}"),
+                4 => format!("v.x v{vd}, {}", x(rs1)),
+                _ => format!("v.i v{vd}, {simm}"),
+            };
+            format!("vmv.{src}")
+        }
+        (5, 0b010111) if raw >> 25 & 1 == 1 => {
+            format!("vfmv.v.f v{vd}, {}", fname(rs1 as u8))
+        }
+        _ => return None,
+    };
+    Some(Some(text))
 }
