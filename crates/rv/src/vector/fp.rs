@@ -196,6 +196,25 @@ fn from_int(w: u32, fw: u32, signed: bool, a: u64, rm: Rm, fl: &mut u8) -> u64 {
     }
 }
 
+/// Whether an element-wise FP instruction's groups are legal: the destination of `dw` bytes
+/// per element (a mask if `mask_dest`), `vs2` of `aw`, `vs1` (vector-vector forms but the
+/// unary VFUNARY1, whose vs1 field is an operation), `v0` untouched unless a mask is written,
+/// and a valid `vtype`.
+fn fits(
+    v: &VState,
+    fl: Fields,
+    (w, lmul8, s): (u32, u32, Option<u64>),
+    (dw, aw, mask_dest): (u32, u32, bool),
+) -> bool {
+    let em = |x: u32| x * lmul8 / w;
+    (mask_dest || group_ok(fl.vd, em(dw)))
+        && group_ok(fl.vs2, em(aw))
+        && (s.is_some() || fl.funct6 == 0b010011 || group_ok(fl.rs1, lmul8))
+        && (fl.vm || fl.vd != 0 || mask_dest)
+        && em(dw) <= 64
+        && v.vtype & super::VILL == 0
+}
+
 /// The OPFVV and OPFVF instructions.
 pub(super) fn opf(v: &mut VState, c: &mut Ctx<'_>, fl: Fields) -> Result<VDone, VFault> {
     let w = v.sew();
@@ -230,23 +249,9 @@ fn opf_inner(
 ) -> Result<VDone, VFault> {
     let f6 = fl.funct6;
     let b_of = |v: &VState, i: u64| s.unwrap_or_else(|| v.get(fl.rs1, i, w));
-    let plain = |v: &VState, dw: u32, aw: u32, mask_dest: bool| {
-        let em = |x: u32| x * lmul8 / w;
-        (mask_dest || group_ok(fl.vd, em(dw)))
-            && group_ok(fl.vs2, em(aw))
-            && (s.is_some() || f6 == 0b010011 || group_ok(fl.rs1, lmul8))
-            && (fl.vm || fl.vd != 0 || mask_dest)
-            && em(dw) <= 64
-            && v.vtype & super::VILL == 0
-    };
+    let plain = |v: &VState, dw: u32, aw: u32, m: bool| fits(v, fl, (w, lmul8, s), (dw, aw, m));
     let each = |v: &mut VState, dw: u32, f: &mut dyn FnMut(&VState, u64) -> u64| {
-        for i in v.vstart..v.vl {
-            if v.active(fl.vm, i) {
-                let r = f(v, i);
-                v.set(fl.vd, i, dw, r);
-            }
-        }
-        Ok(VDone::default())
+        super::int::each(v, fl, dw, f)
     };
     let sign = (8 * w - 1) as u64;
     match f6 {
@@ -302,22 +307,7 @@ fn opf_inner(
             if !plain(v, w, w, false) {
                 return Err(VFault::Illegal);
             }
-            let x = s.unwrap_or(0);
-            let src = v.clone();
-            let vl = v.vl;
-            each(v, w, &mut |_, i| {
-                if f6 == 0b001110 {
-                    if i == 0 {
-                        x
-                    } else {
-                        src.get(fl.vs2, i - 1, w)
-                    }
-                } else if i + 1 == vl {
-                    x
-                } else {
-                    src.get(fl.vs2, i + 1, w)
-                }
-            })
+            super::int::slide1(v, fl, s.unwrap_or(0), f6 == 0b001110)
         }
         0b010011 if s.is_none() => {
             if !plain(v, w, w, false) {
@@ -563,23 +553,9 @@ fn widen(
 ) -> Result<VDone, VFault> {
     let f6 = fl.funct6;
     let b_of = |v: &VState, i: u64| s.unwrap_or_else(|| v.get(fl.rs1, i, w));
-    let em = |x: u32| x * lmul8 / w;
-    let plain = |v: &VState, dw: u32, aw: u32, _m: bool| {
-        group_ok(fl.vd, em(dw))
-            && group_ok(fl.vs2, em(aw))
-            && (s.is_some() || group_ok(fl.rs1, lmul8))
-            && (fl.vm || fl.vd != 0)
-            && em(dw) <= 64
-            && v.vtype & super::VILL == 0
-    };
+    let plain = |v: &VState, dw: u32, aw: u32, m: bool| fits(v, fl, (w, lmul8, s), (dw, aw, m));
     let each = |v: &mut VState, dw: u32, f: &mut dyn FnMut(&VState, u64) -> u64| {
-        for i in v.vstart..v.vl {
-            if v.active(fl.vm, i) {
-                let r = f(v, i);
-                v.set(fl.vd, i, dw, r);
-            }
-        }
-        Ok(VDone::default())
+        super::int::each(v, fl, dw, f)
     };
     let wide_a = matches!(f6, 0b110100 | 0b110110);
     if w != 4 || !plain(v, 8, if wide_a { 8 } else { 4 }, false) {
@@ -616,13 +592,7 @@ fn compare_or_move(
 ) -> Result<VDone, VFault> {
     let f6 = fl.funct6;
     let b_of = |v: &VState, i: u64| s.unwrap_or_else(|| v.get(fl.rs1, i, w));
-    let plain = |v: &VState, dw: u32, aw: u32, mask_dest: bool| {
-        let em = |x: u32| x * lmul8 / w;
-        (mask_dest || group_ok(fl.vd, em(dw)))
-            && group_ok(fl.vs2, em(aw))
-            && (s.is_some() || group_ok(fl.rs1, lmul8))
-            && v.vtype & super::VILL == 0
-    };
+    let plain = |v: &VState, dw: u32, aw: u32, m: bool| fits(v, fl, (w, lmul8, s), (dw, aw, m));
     match f6 {
         0b011000 | 0b011001 | 0b011011 | 0b011100 | 0b011101 | 0b011111 => {
             if (s.is_none() && f6 & 0b11101 == 0b11101) || !plain(v, w, w, true) {

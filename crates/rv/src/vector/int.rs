@@ -39,8 +39,21 @@ fn check(v: &VState, fl: Fields, dw: u32, aw: u32, mask_dest: bool) -> Result<()
     Ok(())
 }
 
+/// `vslide1up` (`up`) / `vslide1down` and their FP forms: `x` enters at one end.
+pub(super) fn slide1(v: &mut VState, fl: Fields, x: u64, up: bool) -> Result<VDone, VFault> {
+    let w = v.sew();
+    let src = v.clone();
+    let vl = v.vl;
+    each(v, fl, w, |_, i| match (up, i) {
+        (true, 0) => x,
+        (true, _) => src.get(fl.vs2, i - 1, w),
+        (false, _) if i + 1 == vl => x,
+        (false, _) => src.get(fl.vs2, i + 1, w),
+    })
+}
+
 /// Writes `f(state, i)` (of `dw` bytes) to every active body element of `vd`.
-fn each(
+pub(super) fn each(
     v: &mut VState,
     fl: Fields,
     dw: u32,
@@ -472,23 +485,8 @@ pub(super) fn opm(v: &mut VState, c: &mut Ctx<'_>, fl: Fields) -> Result<VDone, 
             })
         }
         0b001110 | 0b001111 if s.is_some() => {
-            let x = trunc(s.unwrap_or(0), w);
             check(v, fl, w, w, false)?;
-            let src = v.clone();
-            let vl = v.vl;
-            each(v, fl, w, |_, i| {
-                if f6 == 0b001110 {
-                    if i == 0 {
-                        x
-                    } else {
-                        src.get(fl.vs2, i - 1, w)
-                    }
-                } else if i + 1 == vl {
-                    x
-                } else {
-                    src.get(fl.vs2, i + 1, w)
-                }
-            })
+            slide1(v, fl, trunc(s.unwrap_or(0), w), f6 == 0b001110)
         }
         0b010000 => unary0(v, c, fl, s),
         0b010010 if s.is_none() => {
