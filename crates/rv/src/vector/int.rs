@@ -161,7 +161,7 @@ fn opm_elem(f6: u32, a: u64, b: u64, d: u64, w: u32, vxrm: u8) -> Option<u64> {
         0b100011 if b == 0 => a,
         0b100011 if a == min && sext(b, w) == -1 => 0,
         0b100011 => (sa % sb) as u64,
-        0b100100 => ((ua * ub) >> bits) as u64,
+        0b100100 => ((u128::from(a) * u128::from(b)) >> bits) as u64,
         0b100101 => a.wrapping_mul(b),
         0b100110 => ((sa * ub) >> bits) as u64,
         0b100111 => ((sa * sb) >> bits) as u64,
