@@ -25,6 +25,7 @@ fuzz_target!(|data: &[u8]| {
         args: vec!["prog".into()],
         env: vec![],
         memory_limit: 64 << 20,
+        isa: outcrop_rv::inst::Isa::ALL,
     };
     let kernel = KernelConfig {
         sandbox: Sandbox::new(),

@@ -303,6 +303,7 @@ pub fn load_image(
         args,
         env,
         memory_limit: spec.memory_limit,
+        isa: spec.isa,
     };
     let interp = interp.as_ref().map(|(path, host, bytes)| elf::Interp {
         path: path.clone(),
@@ -330,9 +331,6 @@ pub fn load_image(
     machine.set_schedule(spec.quantum, spec.effective_schedule_seed());
     machine.set_max_threads(spec.max_threads);
     machine.kernel.set_max_processes(spec.max_processes);
-    if spec.isa != outcrop_rv::inst::Isa::ALL {
-        machine.set_isa(spec.isa);
-    }
     machine
         .set_vlen(spec.vlen)
         .map_err(|e| Error::Config(format!("--vlen: {e}")))?;

@@ -1,8 +1,9 @@
 //! Loading a riscv64 ELF program and its interpreter (the `object` crate parses, every size
 //! and offset is checked) and building the Linux initial stack: argc, argv, envp and the auxiliary vector
-//! with AT_RANDOM, AT_PAGESZ, AT_HWCAP (IMAFDC), AT_PHDR/PHENT/PHNUM, AT_ENTRY, AT_CLKTCK,
+//! with AT_RANDOM, AT_PAGESZ, AT_HWCAP (the enabled single-letter extensions), AT_PHDR/PHENT/PHNUM, AT_ENTRY, AT_CLKTCK,
 //! AT_EXECFN, as qemu-user does (see `shared/notes/riscv-linux.md`).
 
+use crate::inst::Isa;
 use crate::kernel::{Kernel, KernelConfig};
 use crate::machine::Machine;
 use crate::memory::{perm, Memory, PAGE_SIZE};
@@ -22,8 +23,6 @@ pub const PIE_BASE: u64 = 0x4000_0000;
 /// Where a signal handler returns to: one read-only executable page above the stack holding
 /// `li a7, 139; ecall` (rt_sigreturn), the role of Linux's vDSO trampoline.
 pub const SIGRETURN_TRAMPOLINE: u64 = STACK_TOP;
-/// `AT_HWCAP` for RV64IMAFDC: one bit per extension letter.
-pub const HWCAP_IMAFDC: u64 = 0x112d; // bits I(8) M(12) A(0) F(5) D(3) C(2)
 
 /// What to run and with what limits.
 pub struct Program<'a> {
@@ -35,6 +34,8 @@ pub struct Program<'a> {
     pub env: Vec<OsString>,
     /// Most bytes the guest may map (ELF segments, stack, heap, mmap).
     pub memory_limit: u64,
+    /// The extensions the machine runs (what `AT_HWCAP` tells the program).
+    pub isa: Isa,
 }
 
 fn elf_err(what: impl Into<String>) -> Error {
@@ -356,12 +357,15 @@ pub fn load_with(
     // AT_EXECFN is the path as given to execve (argv[0] here), not the canonical one
     let execfn = program.args.first().cloned().unwrap_or_default();
     let mut kernel = Kernel::new(kernel, 0, program.memory_limit);
+    let isa = program.isa;
     let image = exec_image(program, interp, &exe, &execfn, &mut kernel)?;
     kernel.set_brk_start(image.brk_start);
     for o in image.objects {
         kernel.record_object(o);
     }
-    Ok(Machine::new(image.mem, kernel, image.pc, image.sp))
+    let mut machine = Machine::new(image.mem, kernel, image.pc, image.sp);
+    machine.set_isa(isa);
+    Ok(machine)
 }
 
 /// A program loaded into a new address space, ready to start.
@@ -467,6 +471,7 @@ pub(crate) fn exec_image(
         phnum: main.phnum,
         entry: main.entry,
         base: placed_interp.as_ref().map_or(0, |p| p.low),
+        hwcap: program.isa.hwcap(),
     };
     let sp = build_stack(&mut mem, kernel, &program.args, &program.env, execfn, &aux)?;
     let pc = placed_interp.as_ref().map_or(main.entry, |p| p.entry);
@@ -525,6 +530,7 @@ struct Auxv {
     entry: u64,
     /// Where the interpreter is loaded (0 for a static program).
     base: u64,
+    hwcap: u64,
 }
 
 fn build_stack(
@@ -564,22 +570,22 @@ fn build_stack(
     let random_addr = push_bytes(mem, &random)?;
     // the entries qemu-user passes, in its order (see shared/notes/riscv-linux.md)
     let auxv: [(u64, u64); 16] = [
-        (3, aux.phdr),      // AT_PHDR
-        (4, 56),            // AT_PHENT
-        (5, aux.phnum),     // AT_PHNUM
-        (6, PAGE_SIZE),     // AT_PAGESZ
-        (7, aux.base),      // AT_BASE
-        (8, 0),             // AT_FLAGS
-        (9, aux.entry),     // AT_ENTRY
-        (11, 0),            // AT_UID
-        (12, 0),            // AT_EUID
-        (13, 0),            // AT_GID
-        (14, 0),            // AT_EGID
-        (16, HWCAP_IMAFDC), // AT_HWCAP
-        (17, 100),          // AT_CLKTCK
-        (23, 0),            // AT_SECURE
-        (25, random_addr),  // AT_RANDOM
-        (31, execfn_addr),  // AT_EXECFN
+        (3, aux.phdr),     // AT_PHDR
+        (4, 56),           // AT_PHENT
+        (5, aux.phnum),    // AT_PHNUM
+        (6, PAGE_SIZE),    // AT_PAGESZ
+        (7, aux.base),     // AT_BASE
+        (8, 0),            // AT_FLAGS
+        (9, aux.entry),    // AT_ENTRY
+        (11, 0),           // AT_UID
+        (12, 0),           // AT_EUID
+        (13, 0),           // AT_GID
+        (14, 0),           // AT_EGID
+        (16, aux.hwcap),   // AT_HWCAP
+        (17, 100),         // AT_CLKTCK
+        (23, 0),           // AT_SECURE
+        (25, random_addr), // AT_RANDOM
+        (31, execfn_addr), // AT_EXECFN
     ];
     let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (auxv.len() + 1);
     let sp = (top - 8 * words as u64) & !15;

@@ -175,6 +175,23 @@ impl Isa {
         self.0 & ext.bit() != 0
     }
 
+    /// `AT_HWCAP` as Linux computes it for this set: one bit per single-letter extension
+    /// (`'a'` is bit 0), for I, M, A, F, D, C and V.
+    pub fn hwcap(self) -> u64 {
+        [
+            (Ext::I, b'i'),
+            (Ext::M, b'm'),
+            (Ext::A, b'a'),
+            (Ext::F, b'f'),
+            (Ext::D, b'd'),
+            (Ext::C, b'c'),
+            (Ext::V, b'v'),
+        ]
+        .into_iter()
+        .filter(|&(e, _)| self.has(e))
+        .fold(0, |h, (_, letter)| h | 1 << (letter - b'a'))
+    }
+
     /// This set with `ext` added.
     pub fn with(self, ext: Ext) -> Isa {
         Isa(self.0 | ext.bit())

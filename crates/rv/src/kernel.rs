@@ -20,6 +20,7 @@ use crate::sandbox::OpenFlags;
 mod epoll;
 mod exec;
 mod files;
+mod hostfiles;
 mod ipc;
 mod links;
 mod locks;
@@ -83,6 +84,9 @@ const AT_FDCWD: i64 = -100;
 const AT_EMPTY_PATH: u64 = 0x1000;
 pub(crate) const MAX_FDS: usize = 1024;
 const MAX_IO: usize = 1 << 20;
+/// Most bytes one `read`/`write`/`pread64`/`pwrite64` of a regular file moves (a short count
+/// past it; Linux's limit is 2 GiB): bounded by the guest's own mapped buffer first.
+const MAX_FILE_IO: usize = 64 << 20;
 
 /// `st_mode` of fds 0–2 under [`KernelConfig::deterministic`] when no
 /// [`KernelConfig::stdio_mode`] is given: a character device, like `/dev/null`.
@@ -371,6 +375,8 @@ pub struct Kernel {
     sched: std::collections::HashMap<u32, misc::SchedState>,
     /// `flock` locks of all processes ([`links`]).
     flocks: Vec<links::FileLock>,
+    /// Host files mapped writable-shared, one table for every process ([`hostfiles`]).
+    host_files: hostfiles::HostFiles,
     /// Leases (`F_SETLEASE`): (device, inode, pid, type).
     leases: Vec<(u64, u64, u32, u64)>,
     /// The named pipes open in the guest ([`pipe::Fifos`]).
@@ -471,6 +477,7 @@ impl Kernel {
             shm: Default::default(),
             sched: Default::default(),
             flocks: Vec::new(),
+            host_files: Default::default(),
             leases: Vec::new(),
             fifos: Default::default(),
             now_ns: 0,
@@ -662,9 +669,7 @@ impl Kernel {
             54 => self.sys_chmod(mem, a, false, true),
             55 => self.sys_chmod(mem, a, true, true),
             166 => self.sys_umask(a[0]),
-            // msync: shared memory is one copy, and no host file is mapped writable
-            227 if a[0] % PAGE_SIZE != 0 || a[2] & !7 != 0 || a[2] & 5 == 5 => -EINVAL,
-            227 => 0,
+            227 => self.sys_msync(mem, a[0], a[1], a[2]),
             // setregid, setgid, setreuid, setuid, setresuid, setresgid: the guest is uid and
             // gid 0 and stays so (a changed identity is not kept)
             143..=147 | 149 => 0,

@@ -79,6 +79,11 @@ impl fmt::Display for Fault {
             FaultKind::FetchAccess(a) => {
                 format!("instruction fetch from {a:#x} (unmapped or not executable)")
             }
+            // the one load fault an `ecall` raises: rt_sigreturn's, as Linux forces SIGSEGV
+            FaultKind::LoadAccess(a) if self.inst.op == Op::Ecall => format!(
+                "rt_sigreturn: the signal frame at {a:#x} is unreadable or malformed (its vector \
+                 context's header, size or registers)"
+            ),
             FaultKind::LoadAccess(a) => format!("load from {a:#x} (unmapped or not readable)"),
             FaultKind::StoreAccess(a) => format!("store to {a:#x} (unmapped or read-only)"),
             FaultKind::MisalignedAtomic(a) => format!("misaligned atomic access at {a:#x}"),

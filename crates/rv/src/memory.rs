@@ -423,7 +423,7 @@ impl Memory {
 
     /// Maps `[addr, addr + len)` (page-rounded, free) to the pages of `object` from its page
     /// `first` on, with `perm`: every process mapping a page of it sees the others' stores.
-    /// Pages past the object's end are SIGBUS, as on Linux. A page this address space maps
+    /// Pages past the object's end are SIGBUS, as on Linux, until given a protection again. A page this address space maps
     /// already gets a second view with its own protection, its bytes the first view's.
     /// Fails, before mapping anything, if the range is not free or the budget would be
     /// exceeded.
@@ -447,9 +447,10 @@ impl Memory {
                 continue;
             };
             let page = first.saturating_add(k);
+            // a page past the object's end is SIGBUS, but still its page: an object grown
+            // (a host file appended to) covers it again when it is made accessible
             if page >= in_object {
                 self.perms[f as usize] = perm::PAST_EOF;
-                continue;
             }
             self.perms[f as usize] |= perm::SHARED;
             if let Some(&seen) = self.shared_keys.get(&(key, page)) {

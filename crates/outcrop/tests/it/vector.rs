@@ -73,3 +73,44 @@ fn without_v_a_vector_instruction_faults_naming_it_and_bad_vlens_are_refused() {
     let o = run(&["--isa", "rva23u64"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+fn vsig(args: &[&str], guest_args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_outcrop"))
+        .args(["exec", "--deterministic"])
+        .args(args)
+        .arg("--")
+        .arg(guest("vsig"))
+        .args(guest_args)
+        .output()
+        .unwrap()
+}
+
+/// `vsig`: a handler finds the interrupted code's vector state in its frame where Linux puts
+/// it (`__riscv_v_ext_state` after the extension header, `datap` pointing at the registers,
+/// an END header after them; no vector context before any vector code), clobbers the
+/// registers and vtype, and edits the frame; rt_sigreturn restores the state from the frame.
+/// qemu 10 saves no vector context (the handler reads garbage), so the expectation is
+/// Linux's layout (arch/riscv/kernel/signal.c), at VLEN 128 and 1024 on every engine.
+#[test]
+fn the_vector_state_is_saved_in_signal_frames_as_linux_lays_it_out() {
+    let want = std::fs::read_to_string(guest("vsig.expected")).unwrap();
+    for engine in ["jit", "blocks", "step"] {
+        for (vlen, vl) in [("128", "vl 4"), ("1024", "vl 5")] {
+            let o = vsig(&["--engine", engine, "--vlen", vlen], &[]);
+            assert!(o.status.success(), "{engine} {vlen}");
+            let got = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(got, want.replace("vl 4", vl), "{engine} at VLEN {vlen}");
+        }
+    }
+    // a frame whose vector header Linux would refuse: rt_sigreturn forces SIGSEGV, named
+    let o = vsig(&[], &["corrupt"]);
+    assert_eq!(o.status.code(), Some(139));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rt_sigreturn: the signal frame at"), "{err}");
+    // AT_HWCAP tells the program whether V is there
+    for (isa, has) in [("rv64gcv", "yes"), ("rv64gc", "no"), ("rva23u64", "yes")] {
+        let o = vsig(&["--isa", isa], &["hwcap"]);
+        let got = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(got, format!("AT_HWCAP has V: {has}\n"), "{isa}");
+    }
+}

@@ -13,10 +13,11 @@ impl Kernel {
     }
 
     pub(super) fn sys_read(&mut self, mem: &mut Memory, fd: u64, buf: u64, count: u64) -> i64 {
-        let n = (count as usize).min(MAX_IO);
+        let n = (count as usize).min(self.io_cap(fd));
         if mem.check_range(buf, n as u64, perm::W).is_err() {
             return -EFAULT;
         }
+        self.before_file_read(mem, fd);
         match self.fd(fd) {
             Ok(Fd::Timer(t)) => {
                 let t = t.clone();
@@ -149,7 +150,10 @@ impl Kernel {
             let s = s.clone();
             return self.net_sendto(mem, &s, [fd, buf, count, 0, 0, 0]);
         }
-        let n = (count as usize).min(MAX_IO);
+        let n = (count as usize).min(self.io_cap(fd));
+        if mem.check_range(buf, n as u64, perm::R).is_err() {
+            return -EFAULT;
+        }
         let mut tmp = vec![0u8; n];
         if mem.read_bytes(buf, &mut tmp).is_err() {
             return -EFAULT;
@@ -157,6 +161,17 @@ impl Kernel {
         let r = self.write_fd(fd, &tmp);
         self.written(mem, fd, None, &tmp, r);
         r
+    }
+
+    /// The most bytes one `read` or `write` of `fd` moves: a regular file's as Linux's (which
+    /// moves them all) up to [`MAX_FILE_IO`], what a program reading a file whole in one call
+    /// expects; [`MAX_IO`] for the rest. The caller checks the guest's buffer is mapped
+    /// before allocating so much.
+    fn io_cap(&mut self, fd: u64) -> usize {
+        match self.fd(fd) {
+            Ok(Fd::File(_)) => MAX_FILE_IO,
+            _ => MAX_IO,
+        }
     }
 
     /// After a write of `data` to `fd` that returned `r` (at file offset `at`, or where the
@@ -170,7 +185,7 @@ impl Kernel {
         r: i64,
     ) {
         use std::io::Seek;
-        if self.file_maps.is_empty() || r <= 0 {
+        if (self.file_maps.is_empty() && self.host_files.is_empty()) || r <= 0 {
             return;
         }
         let n = (r as usize).min(data.len());
@@ -187,6 +202,7 @@ impl Kernel {
         let (Some(start), Ok(meta)) = (start, f.metadata()) else {
             return;
         };
+        self.host_file_written(mem, &meta, start, &data[..n]);
         self.write_through_shared(mem, &meta, start, &data[..n]);
     }
 
@@ -586,6 +602,7 @@ impl Kernel {
         if off.is_some_and(|o| (o as i64) < 0) {
             return -EINVAL;
         }
+        self.before_file_read(mem, fd);
         let mut total = 0i64;
         for (base, len) in list {
             if len == 0 {
@@ -666,10 +683,11 @@ impl Kernel {
         if (off as i64) < 0 {
             return -EINVAL;
         }
-        let n = (count as usize).min(MAX_IO);
+        let n = (count as usize).min(self.io_cap(fd));
         if mem.check_range(buf, n as u64, perm::W).is_err() {
             return -EFAULT;
         }
+        self.before_file_read(mem, fd);
         let f = match self.fd(fd) {
             Ok(Fd::File(f)) => f,
             Ok(Fd::Dir(_)) => return -EISDIR,
@@ -698,7 +716,10 @@ impl Kernel {
         if (off as i64) < 0 {
             return -EINVAL;
         }
-        let n = (count as usize).min(MAX_IO);
+        let n = (count as usize).min(self.io_cap(fd));
+        if mem.check_range(buf, n as u64, perm::R).is_err() {
+            return -EFAULT;
+        }
         let mut tmp = vec![0u8; n];
         if mem.read_bytes(buf, &mut tmp).is_err() {
             return -EFAULT;

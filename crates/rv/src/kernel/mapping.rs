@@ -135,18 +135,27 @@ impl Kernel {
             return -ENODEV;
         }
         // pages are read on first touch: a descriptor that cannot read is refused now
-        let readable = rustix::fs::fcntl_getfl(&file).is_ok_and(|f| {
-            !f.contains(rustix::fs::OFlags::WRONLY) && !f.contains(rustix::fs::OFlags::PATH)
+        let (readable, rdwr) = rustix::fs::fcntl_getfl(&file).map_or((false, false), |f| {
+            use rustix::fs::OFlags;
+            let readable = !f.contains(OFlags::WRONLY) && !f.contains(OFlags::PATH);
+            (readable, readable && f.contains(OFlags::RDWR))
         });
-        if !readable {
-            return -EACCES;
-        }
-        if shared && prot & PROT_WRITE != 0 {
-            // stores would have to reach the host file: not done (docs/machine.md)
-            return -EACCES;
+        if !readable || (shared && prot & PROT_WRITE != 0 && !rdwr) {
+            return -EACCES; // as Linux: a shared writable mapping needs a read-write descriptor
         }
         // len ≤ the memory limit (checked by the caller), so rounding cannot overflow
         let len = len.next_multiple_of(PAGE_SIZE);
+        if shared && rdwr {
+            // the guest's stores reach the file ([`super::hostfiles`])
+            return self.mmap_host_shared(
+                mem,
+                [addr, len, prot, flags, fd as u64, offset],
+                &meta,
+                &file,
+            );
+        }
+        // a private mapping shows what the shared ones stored
+        self.before_file_read(mem, fd as u64);
         let start = match self.mmap_place(mem, addr, len, flags & MAP_FIXED != 0) {
             Ok(a) => a,
             Err(e) => return -e,
@@ -204,10 +213,18 @@ impl Kernel {
         if past < len {
             let _ = mem.protect(start + past, len - past, crate::memory::perm::PAST_EOF);
         }
-        if prot & PROT_EXEC != 0 && self.objects.len() < MAX_OBJECTS {
+        if prot & PROT_EXEC != 0 {
+            self.record_mapped(fd, &file, start, len, offset);
+        }
+        start as i64
+    }
+
+    /// Records an executable mapping of descriptor `fd` ([`MappedObject`]).
+    fn record_mapped(&mut self, fd: i64, file: &std::fs::File, start: u64, len: u64, offset: u64) {
+        if self.objects.len() < MAX_OBJECTS {
             let guest_path = self.fd_paths.get(&(fd as usize)).cloned();
             let host_path = self.fd_hosts.get(&(fd as usize)).cloned();
-            let build_id = build_id_of(&file);
+            let build_id = build_id_of(file);
             self.objects.push(MappedObject {
                 guest_path: guest_path.unwrap_or_else(|| PathBuf::from(format!("fd:{fd}"))),
                 host_path,
@@ -216,6 +233,44 @@ impl Kernel {
                 offset,
                 build_id,
             });
+        }
+    }
+
+    /// `MAP_SHARED` of a host file through a read-write descriptor: its object's pages
+    /// ([`super::hostfiles`]). `len` is page-rounded.
+    fn mmap_host_shared(
+        &mut self,
+        mem: &mut Memory,
+        [addr, len, prot, flags, fd, offset]: [u64; 6],
+        meta: &std::fs::Metadata,
+        file: &std::fs::File,
+    ) -> i64 {
+        use std::os::unix::fs::MetadataExt;
+        const MAP_FIXED: u64 = 0x10;
+        let object = match self.host_object(mem, meta, file, fd as i64) {
+            Ok(o) => o,
+            Err(e) => return -e,
+        };
+        let start = match self.mmap_place(mem, addr, len, flags & MAP_FIXED != 0) {
+            Ok(a) => a,
+            Err(e) => return -e,
+        };
+        let want = super::prot_to_perm(prot);
+        let key = FileKey {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            offset,
+            perm: want,
+        };
+        if !self.file_maps.insert_file(start, start + len, Some(key)) {
+            return -ENOMEM;
+        }
+        if let Err(e) = self.map_object(mem, start, len, want, &object, offset / PAGE_SIZE) {
+            self.forget_ranges(start, start + len);
+            return -e;
+        }
+        if prot & 4 != 0 {
+            self.record_mapped(fd as i64, file, start, len, offset);
         }
         start as i64
     }
@@ -229,7 +284,7 @@ const EOVERFLOW: i64 = 75;
 const MAX_SOURCES: usize = 256;
 
 /// A host file whose pages are read on first touch ([`crate::memory::PageSource`]).
-struct MappedFile(std::fs::File);
+pub(super) struct MappedFile(pub(super) std::fs::File);
 
 impl crate::memory::PageSource for MappedFile {
     fn read_page(&self, offset: u64, out: &mut [u8; PAGE_SIZE as usize]) -> std::io::Result<usize> {
@@ -420,6 +475,7 @@ impl Kernel {
     pub(super) fn follow_truncation(&self, mem: &mut Memory, meta: &std::fs::Metadata, len: u64) {
         use crate::memory::perm::PAST_EOF;
         use std::os::unix::fs::MetadataExt;
+        self.host_file_truncated(mem, meta, len);
         if self.file_maps.is_empty() {
             return;
         }

@@ -405,6 +405,7 @@ impl Kernel {
     ) -> i64 {
         use std::io::Seek;
         use std::os::unix::fs::FileExt;
+        self.before_file_read(mem, inp);
         let at = if offset != 0 {
             match mem.load_u64(offset) {
                 Ok(v) if (v as i64) >= 0 => v,

@@ -118,9 +118,34 @@ impl Kernel {
         match mem.unmap(addr, len) {
             Ok(()) => {
                 self.forget_ranges(addr, addr.saturating_add(len));
+                self.sweep_host_files(mem);
                 0
             }
             Err(_) => -EINVAL,
+        }
+    }
+
+    /// `msync(addr, len, flags)`: the guest's stores to shared mappings of host files reach
+    /// the files (all of them: the machine keeps no dirty bit per page); the machine's own
+    /// shared memory is one copy already. `EINVAL` for an unaligned address or bad flags,
+    /// `ENOMEM` for a range not wholly mapped, `EIO` when a file cannot be written — as Linux.
+    pub(super) fn sys_msync(&mut self, mem: &mut Memory, addr: u64, len: u64, flags: u64) -> i64 {
+        const EIO: i64 = 5;
+        if addr % PAGE_SIZE != 0 || flags & !7 != 0 || flags & 5 == 5 {
+            return -EINVAL;
+        }
+        let Some(end) = addr.checked_add(len).filter(|&e| e <= USER_TOP) else {
+            return -ENOMEM;
+        };
+        if len != 0 && !mem.is_mapped(addr, end - addr) {
+            return -ENOMEM;
+        }
+        match self.sync_host_files(mem, None) {
+            Ok(()) => 0,
+            Err(e) => {
+                self.warn(&e);
+                -EIO
+            }
         }
     }
 

@@ -199,6 +199,7 @@ impl Machine {
             args: req.args.clone(),
             env: req.env.clone(),
             memory_limit: budget,
+            isa: self.isa,
         };
         let interp = req
             .interp

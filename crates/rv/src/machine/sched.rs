@@ -209,8 +209,10 @@ impl Machine {
     /// between the guest's threads and delivering its signals on the way.
     pub fn run<O: Observer>(&mut self, obs: &mut O) -> Outcome {
         let outcome = self.run_threads(obs);
-        // compiled code's counts reach the observer before the run returns
+        // compiled code's counts reach the observer before the run returns, and the guest's
+        // stores to shared mappings of host files reach the files
         self.drain_counts(obs);
+        self.kernel.finish_host_files(&mut self.mem);
         outcome
     }
 

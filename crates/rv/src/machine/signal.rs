@@ -12,6 +12,20 @@ const UC_STACK: usize = 16;
 const SS_ONSTACK: u32 = 1;
 const SS_DISABLE: u32 = 2;
 const SS_AUTODISARM: u32 = 1 << 31;
+/// The extension-context header in the machine context (`sc_extdesc.hdr`: magic, size),
+/// after the FP area's reserved word; Linux chains `struct __riscv_ctx_hdr`s from it.
+const EXT_HDR: usize = UC + UC_MCONTEXT + 256 + 520;
+/// `RISCV_V_MAGIC`: the vector context (`struct __riscv_v_ext_state`: vstart, vl, vtype,
+/// vcsr, vlenb, datap; the registers follow it).
+const V_MAGIC: u32 = 0x5346_5457;
+/// Bytes of `struct __sc_riscv_v_state`.
+const V_STATE: usize = 48;
+
+/// The bytes a vector context takes in a frame (its header, its state and `vregs`), as
+/// Linux's `riscv_v_sc_size`.
+fn v_context_bytes(vregs: usize) -> usize {
+    8 + V_STATE + vregs
+}
 
 /// The signal, `si_code` and `si_addr` Linux sends for a fault of kind `kind` at `pc`;
 /// `mapped` tells whether an address is mapped (SEGV_MAPERR vs SEGV_ACCERR).
@@ -55,7 +69,8 @@ impl Machine {
     }
 
     /// Pushes a Linux riscv64 signal frame (siginfo, then a ucontext holding every register,
-    /// the mask `frame_mask` or the thread's, and its alternate stack) and enters `act`'s
+    /// the mask `frame_mask` or the thread's, its alternate stack, and after it the vector
+    /// state if the thread has used its unit) and enters `act`'s
     /// handler with `a0` = `sig`, `a1` = &siginfo, `a2` = &ucontext and `ra` = the
     /// rt_sigreturn trampoline; the frame resumes at `self.pc`. Returns false, changing
     /// nothing, when the frame cannot be written (or would overflow the alternate stack).
@@ -74,14 +89,22 @@ impl Machine {
         } else {
             sp
         };
-        let Some(frame) = base.checked_sub(SIGFRAME_BYTES).map(|f| f & !15) else {
+        // a thread that has used its vector unit gets its state after the ucontext (Linux's
+        // `save_v_state`), then the END header
+        let vregs = self.v.registers().len();
+        let bytes = if self.v.used() {
+            (SIGFRAME_BYTES as usize + v_context_bytes(vregs) + 8).next_multiple_of(16)
+        } else {
+            SIGFRAME_BYTES as usize
+        };
+        let Some(frame) = base.checked_sub(bytes as u64).map(|f| f & !15) else {
             return false;
         };
         if (on_alt || base != sp) && frame < alt.sp {
             return false; // the alternate stack overflowed: Linux forces SIGSEGV
         }
         let mask = frame_mask.unwrap_or(self.kernel.sigmask());
-        let mut f = [0u8; SIGFRAME_BYTES as usize];
+        let mut f = vec![0u8; bytes];
         let put = |f: &mut [u8], at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
         put(&mut f, 0, &siginfo_bytes(sig, info));
         // ucontext: uc_stack (the alternate stack as it was), the mask, the registers
@@ -106,6 +129,19 @@ impl Machine {
         }
         let fcsr = u32::from(self.fflags) | (u32::from(self.frm) << 5);
         put(&mut f, fp + 256, &fcsr.to_le_bytes());
+        if self.v.used() {
+            let size = v_context_bytes(vregs) as u32;
+            put(&mut f, EXT_HDR, &V_MAGIC.to_le_bytes());
+            put(&mut f, EXT_HDR + 4, &size.to_le_bytes());
+            let state = EXT_HDR + 8;
+            let data = state + V_STATE;
+            let v = &self.v;
+            let words = [v.vstart, v.vl, v.vtype, v.vcsr(), u64::from(v.vlenb())];
+            for (i, w) in words.iter().chain([&(frame + data as u64)]).enumerate() {
+                put(&mut f, state + 8 * i, &w.to_le_bytes());
+            }
+            put(&mut f, data, v.registers()); // the END header after it stays zero
+        }
         if self.mem.write_bytes(frame, &f).is_err() {
             return false;
         }
@@ -132,19 +168,54 @@ impl Machine {
         true
     }
 
-    /// rt_sigreturn: restores the registers, the FP state, the signal mask and the alternate
-    /// stack from the frame at `sp` (where [`Machine::enter_handler`] put it) and returns the
-    /// pc to resume at; `None` if the frame cannot be read.
+    /// rt_sigreturn: restores the registers, the FP and vector state, the signal mask and the
+    /// alternate stack from the frame at `sp` (where [`Machine::enter_handler`] put it) and
+    /// returns the pc to resume at; `None`, changing no register, if the frame cannot be read
+    /// or its extension context is one Linux refuses.
     pub(super) fn sigreturn(&mut self) -> Option<u64> {
         let sp = self.x[2];
         let mut f = [0u8; SIGFRAME_BYTES as usize];
         self.mem.read_bytes(sp, &mut f).ok()?;
         let word = |at: usize| u64::from_le_bytes(f[at..at + 8].try_into().unwrap_or([0; 8]));
         let pc = word(UC + UC_MCONTEXT);
+        let fp = UC + UC_MCONTEXT + 256;
+        // the extension contexts, checked as Linux's `restore_sigcontext` does before any
+        // register changes: a zero reserved word, a vector context only if the thread has
+        // used its unit, of its exact size, then the END header
+        let reserved = word(EXT_HDR - 8) >> 32;
+        let (magic, size) = (word(EXT_HDR) as u32, (word(EXT_HDR) >> 32) as usize);
+        let vector = match magic {
+            0 if reserved == 0 && size == 0 => None,
+            V_MAGIC
+                if reserved == 0
+                    && self.v.used()
+                    && size == v_context_bytes(self.v.registers().len()) =>
+            {
+                let mut state = [0u8; V_STATE + 8];
+                self.mem
+                    .read_bytes(sp + EXT_HDR as u64 + 8, &mut state[..V_STATE])
+                    .ok()?;
+                let end = sp + (EXT_HDR + size) as u64;
+                self.mem.read_bytes(end, &mut state[V_STATE..]).ok()?;
+                let w = |i: usize| {
+                    u64::from_le_bytes(state[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]))
+                };
+                if w(6) != 0 {
+                    return None; // no END header
+                }
+                // the registers from wherever `datap` points, as Linux reads them
+                let mut regs = vec![0u8; self.v.registers().len()];
+                self.mem.read_bytes(w(5), &mut regs).ok()?;
+                Some(([w(0), w(1), w(2), w(3)], regs))
+            }
+            _ => return None,
+        };
+        if let Some((state, regs)) = vector {
+            self.v.restore(state, &regs);
+        }
         for r in 1..32 {
             self.x[r] = word(UC + UC_MCONTEXT + 8 * r);
         }
-        let fp = UC + UC_MCONTEXT + 256;
         for r in 0..32 {
             self.f[r] = word(fp + 8 * r);
         }

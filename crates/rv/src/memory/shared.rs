@@ -12,8 +12,13 @@
 //! A page no one has written has no frame anywhere: it reads as zero, and its frame is made
 //! by the first store, in the running process's memory, which gives it to the object at the
 //! next switch.
+//!
+//! An object may be *backed* by a host file ([`SharedObject::backed`]: a writable `MAP_SHARED`
+//! mapping of it): its page `p` is file offset `p × PAGE_SIZE`, read from the file the first
+//! time anyone takes, reads or writes it, and [`SharedObject::write_back`] puts the pages read
+//! back into the file.
 
-use super::PAGE_SIZE;
+use super::{PageSource, PAGE_SIZE};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 type Frame = Box<[u8; PAGE_SIZE as usize]>;
@@ -22,6 +27,8 @@ type Frame = Box<[u8; PAGE_SIZE as usize]>;
 #[derive(Default)]
 pub struct SharedObject {
     pages: Mutex<Pages>,
+    /// The file whose bytes the object's pages start with (`None`: they start as zeros).
+    source: Option<Arc<dyn PageSource>>,
 }
 
 #[derive(Default)]
@@ -30,6 +37,27 @@ struct Pages {
     /// Bytes of the object (`ftruncate` and `write` change it; an anonymous mapping's and a
     /// System V segment's are fixed).
     len: u64,
+    /// For a backed object: which pages were read from the file (or made since).
+    loaded: Vec<bool>,
+    /// A frame was taken or written since the last [`SharedObject::write_back`].
+    dirty: bool,
+}
+
+impl Pages {
+    /// Reads page `page` from `source` the first time it is reached (a page of zeros, or
+    /// one the file no longer has, keeps no frame).
+    fn load(&mut self, source: Option<&Arc<dyn PageSource>>, page: usize) {
+        let (Some(source), Some(false)) = (source, self.loaded.get(page).copied()) else {
+            return;
+        };
+        self.loaded[page] = true;
+        let mut frame: Frame = Box::new([0; PAGE_SIZE as usize]);
+        if let Ok(n) = source.read_page(page as u64 * PAGE_SIZE, &mut frame) {
+            if frame[..n].iter().any(|&b| b != 0) {
+                self.frames[page] = Some(frame);
+            }
+        }
+    }
 }
 
 impl SharedObject {
@@ -38,6 +66,44 @@ impl SharedObject {
         let o = Arc::new(SharedObject::default());
         o.resize(len);
         o
+    }
+
+    /// An object of `len` bytes showing a host file from its start: each page is read from
+    /// `source` when first reached ([`SharedObject::write_back`] returns them).
+    pub fn backed(len: u64, source: Arc<dyn PageSource>) -> Arc<SharedObject> {
+        let o = Arc::new(SharedObject {
+            pages: Mutex::default(),
+            source: Some(source),
+        });
+        o.resize(len);
+        o.pages().loaded.fill(false);
+        o
+    }
+
+    /// Hands every page read from the backing file, as the object holds it now, to
+    /// `out(offset, bytes)` (the bytes up to the object's end), if anything was taken or
+    /// written since the last call; the first error stops it. The running process's frames
+    /// must have been given back.
+    pub fn write_back(
+        &self,
+        mut out: impl FnMut(u64, &[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut p = self.pages();
+        if !p.dirty || self.source.is_none() {
+            return Ok(());
+        }
+        p.dirty = false;
+        let len = p.len;
+        for (i, f) in p.frames.iter().enumerate() {
+            let at = i as u64 * PAGE_SIZE;
+            let n = (len - at).min(PAGE_SIZE) as usize;
+            // (a page without a frame is zeros, in the file too: never read, read as zeros,
+            // or past an end the file was truncated to and grown from)
+            if let Some(f) = f {
+                out(at, &f[..n])?;
+            }
+        }
+        Ok(())
     }
 
     fn pages(&self) -> MutexGuard<'_, Pages> {
@@ -68,6 +134,8 @@ impl SharedObject {
         let pages = len.div_ceil(PAGE_SIZE) as usize;
         p.frames.truncate(pages);
         p.frames.resize_with(pages, || None);
+        // (pages past the old end are zeros in the file too: its length changed first)
+        p.loaded.resize(pages, true);
         let tail = (len % PAGE_SIZE) as usize;
         if tail != 0 && len < p.len {
             if let Some(Some(f)) = p.frames.last_mut() {
@@ -86,13 +154,14 @@ impl SharedObject {
     /// Copies bytes from `offset` into `out`, up to the object's end; the bytes copied. The
     /// running process's frames must have been given back.
     pub fn read(&self, offset: u64, out: &mut [u8]) -> usize {
-        let p = self.pages();
+        let mut p = self.pages();
         let n = (p.len.saturating_sub(offset)).min(out.len() as u64) as usize;
         let mut done = 0;
         while done < n {
             let at = offset + done as u64;
             let (page, off) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
             let k = (PAGE_SIZE as usize - off).min(n - done);
+            p.load(self.source.as_ref(), page);
             match &p.frames[page] {
                 Some(f) => out[done..done + k].copy_from_slice(&f[off..off + k]),
                 None => out[done..done + k].fill(0),
@@ -115,6 +184,8 @@ impl SharedObject {
             let at = offset + done as u64;
             let (page, off) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
             let k = (PAGE_SIZE as usize - off).min(data.len() - done);
+            p.load(self.source.as_ref(), page);
+            p.dirty = true;
             let f = p.frames[page].get_or_insert_with(|| Box::new([0; PAGE_SIZE as usize]));
             f[off..off + k].copy_from_slice(&data[done..done + k]);
             done += k;
@@ -123,7 +194,13 @@ impl SharedObject {
 
     /// Takes page `page`'s frame (`None`: never written, or past the end).
     pub(super) fn take(&self, page: u64) -> Option<Frame> {
-        self.pages().frames.get_mut(page as usize)?.take()
+        let mut p = self.pages();
+        if page as usize >= p.frames.len() {
+            return None;
+        }
+        p.load(self.source.as_ref(), page as usize);
+        p.dirty = true;
+        p.frames[page as usize].take()
     }
 
     /// Gives page `page`'s frame back (dropped if the object no longer reaches the page).

@@ -143,6 +143,16 @@ impl VState {
         }
     }
 
+    /// Restores the state a signal frame saved (`[vstart, vl, vtype, vcsr]` and the
+    /// registers), as Linux does: `vtype` and `vl` through `vsetvl` (an unsupported `vtype`
+    /// leaves `vill`), `vstart` and `vcsr` through their CSRs.
+    pub fn restore(&mut self, [vstart, vl, vtype, vcsr]: [u64; 4], regs: &[u8]) {
+        self.set_vtype(Some(vl), vtype);
+        self.csr(0x008, Some(vstart));
+        self.csr(0x00f, Some(vcsr));
+        self.set_registers(regs);
+    }
+
     fn ensure(&mut self) {
         if self.regs.is_empty() {
             self.regs = vec![0; 32 * self.vlenb as usize];

@@ -32,6 +32,7 @@ pub fn workload(name: &str, max_insns: u64) -> Machine {
         args: vec![format!("bin/{name}").into()],
         env: vec![],
         memory_limit: 1 << 30,
+        isa: outcrop_rv::inst::Isa::ALL,
     };
     // a dynamically linked workload (`*_dyn`) finds its libraries under the cross sysroot
     let mut kernel = kernel;

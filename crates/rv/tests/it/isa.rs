@@ -166,10 +166,10 @@ fn run_random(engine: Engine, isa: Isa) -> (Outcome, Vec<u8>) {
         args: vec!["random".into()],
         env: vec![],
         memory_limit: 1 << 28,
+        isa,
     };
     let mut m = load(program, kernel).unwrap();
     m.engine = engine;
-    m.set_isa(isa);
     let outcome = m.run(&mut ());
     let bytes = out.0.lock().unwrap().clone();
     (outcome, bytes)

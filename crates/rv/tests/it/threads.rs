@@ -51,6 +51,7 @@ fn machine_args(name: &str, args: &[&str]) -> (Machine, Shared) {
             .collect(),
         env: vec![],
         memory_limit: 1 << 30,
+        isa: outcrop_rv::inst::Isa::ALL,
     };
     let mut m = load(program, kernel).unwrap();
     m.max_insns = 2_000_000_000;
