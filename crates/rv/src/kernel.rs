@@ -71,6 +71,7 @@ const ENAMETOOLONG: i64 = 36;
 const ENOTDIR: i64 = 20;
 const EISDIR: i64 = 21;
 const EEXIST: i64 = 17;
+const ENOENT: i64 = 2;
 
 /// What a handler returns (as a value) when its call must wait: the dispatcher blocks the
 /// thread with [`Wait::Retry`] and the call runs again when something changed. No errno or
@@ -783,7 +784,7 @@ impl Kernel {
             195 => self.sys_shmctl(mem, [a[0], a[1], a[2]], instret),
             196 => self.sys_shmat(mem, [a[0], a[1], a[2]], instret),
             197 => self.sys_shmdt(mem, a[0], instret),
-            279 => self.sys_memfd_create(a[1]),
+            279 => self.sys_memfd_create(mem, a[0], a[1]),
             434 => self.sys_pidfd_open(a[0], a[1]),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),

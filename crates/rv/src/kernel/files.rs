@@ -1282,7 +1282,11 @@ impl Kernel {
         flags: u64,
     ) -> i64 {
         const AT_REMOVEDIR: u64 = 0x200;
+        if flags & !AT_REMOVEDIR != 0 {
+            return -EINVAL;
+        }
         let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) if p.as_os_str().is_empty() => return -ENOENT, // as Linux: no empty names
             Ok(p) => p,
             Err(e) => return -e,
         };

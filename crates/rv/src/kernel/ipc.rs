@@ -38,6 +38,10 @@ const E2BIG: i64 = 7;
 const ENOMSG: i64 = 42;
 const ERANGE: i64 = 34;
 const EFBIG: i64 = 27;
+const IPC_INFO: u64 = 3;
+const MSG_STAT: u64 = 11;
+const MSG_INFO: u64 = 12;
+const MSG_STAT_ANY: u64 = 13;
 
 /// Who made an object and how it may be used (`struct ipc64_perm`'s fields kept).
 #[derive(Clone, Copy, Debug, Default)]
@@ -272,7 +276,9 @@ impl Kernel {
                 self.io_changed();
                 0
             }
-            IPC_STAT => {
+            // IPC_STAT; MSG_STAT and MSG_STAT_ANY take the queue's index, which is its id
+            // here (ids are handed out from 1 without a sequence number), and return the id
+            IPC_STAT | MSG_STAT | MSG_STAT_ANY => {
                 let Some(q) = self.ipc.queues.get(&id) else {
                     return -EINVAL;
                 };
@@ -293,7 +299,39 @@ impl Kernel {
                 if mem.write_bytes(buf, &b).is_err() {
                     return -EFAULT;
                 }
-                0
+                if cmd & 0xff == IPC_STAT {
+                    0
+                } else {
+                    i64::from(id)
+                }
+            }
+            // IPC_INFO: the limits; MSG_INFO: what is in use (queues, messages, bytes);
+            // both return the highest index in use
+            IPC_INFO | MSG_INFO => {
+                let (pool, map, tql) = if cmd & 0xff == MSG_INFO {
+                    let q = &self.ipc.queues;
+                    let msgs: usize = q.values().map(|q| q.msgs.len()).sum();
+                    let bytes: usize = q.values().map(|q| q.bytes).sum();
+                    (q.len(), msgs, bytes)
+                } else {
+                    (MSGMNB * MAX_IPC_OBJECTS / 1024, MSGMNB, MSGMAX)
+                };
+                // struct msginfo: msgpool, msgmap, msgmax, msgmnb, msgmni, msgssz, msgtql
+                // (ints), msgseg (unsigned short)
+                let mut b = [0u8; 32];
+                let ints = [pool, map, MSGMAX, MSGMNB, MAX_IPC_OBJECTS, 16, tql];
+                for (i, v) in ints.iter().enumerate() {
+                    b[4 * i..4 * i + 4].copy_from_slice(&(*v as u32).to_le_bytes());
+                }
+                b[28..30].copy_from_slice(&0xffffu16.to_le_bytes());
+                if mem.write_bytes(buf, &b).is_err() {
+                    return -EFAULT;
+                }
+                self.ipc
+                    .queues
+                    .keys()
+                    .next_back()
+                    .map_or(0, |&k| i64::from(k))
             }
             IPC_SET => {
                 let mut b = [0u8; 120];

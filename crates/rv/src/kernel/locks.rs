@@ -40,8 +40,8 @@ impl RecordLock {
 pub(crate) struct Locks(Vec<RecordLock>);
 
 impl Locks {
-    /// The first lock of another process that a lock of `kind` on the range would conflict
-    /// with.
+    /// The lock of another process that a lock of `kind` on the range would conflict with:
+    /// the one starting first, as Linux's `F_GETLK` reports it.
     fn conflict(
         &self,
         pid: u32,
@@ -52,7 +52,8 @@ impl Locks {
     ) -> Option<RecordLock> {
         self.0
             .iter()
-            .find(|l| l.pid != pid && l.overlaps(dev, ino, r.0, r.1) && (write || l.write))
+            .filter(|l| l.pid != pid && l.overlaps(dev, ino, r.0, r.1) && (write || l.write))
+            .min_by_key(|l| l.start)
             .copied()
     }
 

@@ -100,7 +100,12 @@ impl Kernel {
             213 => self.sys_readahead(a[0]),
             223 => self.sys_fadvise(a[0], a[2] as i64, a[3]),
             84 if a[3] & !7 != 0 || (a[1] as i64) < 0 || (a[2] as i64) < 0 => -EINVAL,
-            84 => self.sys_fadvise(a[0], 0, 0), // sync_file_range: the host writes through
+            // sync_file_range: the host writes through; only files and directories (ESPIPE)
+            84 => match self.fd(a[0]) {
+                Ok(Fd::File(_) | Fd::Dir(_) | Fd::Shm(_)) => 0,
+                Ok(_) => -ESPIPE,
+                Err(e) => -e,
+            },
             69 => self.sys_readv_at(mem, a[0], a[1], a[2], Some(a[3])),
             70 => self.sys_pwritev(mem, a[0], a[1], a[2], a[3]),
             286 | 287 => self.sys_rw2(mem, a, nr == 287),
@@ -118,8 +123,87 @@ impl Kernel {
                 Err(e) => -e,
             },
 
+            51 => self.sys_chroot(mem, a[0]),
+            // clock_settime, settimeofday: bad values EINVAL; the machine's clock is the
+            // host's (or the deterministic one) and is never set: EPERM
+            112 | 170 => self.sys_settime(mem, nr, a),
+            171 => self.sys_clock_adjtime(mem, a[0], instret), // adjtimex
+            266 if a[0] != 0 => -EINVAL,                       // clock_adjtime: CLOCK_REALTIME only
+            266 => self.sys_clock_adjtime(mem, a[1], instret),
             _ => return None,
         })
+    }
+
+    /// `chroot(path)`: the path's errors as Linux gives them (`ENOENT`, `ENOTDIR`,
+    /// `ENAMETOOLONG`, `ELOOP`, `EFAULT`, `EACCES`); a directory it names is `EPERM`: the
+    /// guest's root is the sandbox's and does not move.
+    fn sys_chroot(&mut self, mem: &mut Memory, path: u64) -> i64 {
+        let path = match self.guest_path(mem, AT_FDCWD, path) {
+            Ok(p) if p.as_os_str().is_empty() => return -ENOENT,
+            Ok(p) => p,
+            Err(e) => return -e,
+        };
+        match self
+            .resolve_at(AT_FDCWD, &path, false)
+            .and_then(|r| r.metadata(false))
+        {
+            Ok(m) if !m.is_dir() => -ENOTDIR,
+            Ok(_) => -EPERM,
+            Err(e) => -e,
+        }
+    }
+
+    /// `clock_settime(clock, ts)` (112) or `settimeofday(tv, tz)` (170).
+    fn sys_settime(&mut self, mem: &mut Memory, nr: u64, a: [u64; 6]) -> i64 {
+        let (at, clock) = if nr == 112 { (a[1], a[0]) } else { (a[0], 0) };
+        if nr == 112 && clock != 0 {
+            return -EINVAL; // only CLOCK_REALTIME can be set
+        }
+        if at == 0 {
+            return if nr == 170 { 0 } else { -EFAULT }; // settimeofday(NULL, tz): nothing set
+        }
+        let (Ok(sec), Ok(frac)) = (mem.load_u64(at), mem.load_u64(at.wrapping_add(8))) else {
+            return -EFAULT;
+        };
+        let limit = if nr == 112 { 1_000_000_000 } else { 1_000_000 };
+        if (sec as i64) < 0 || frac >= limit {
+            return -EINVAL;
+        }
+        -EPERM
+    }
+
+    /// `clock_adjtime(CLOCK_REALTIME, timex)`, `adjtimex(timex)`: reading (`modes` 0) fills
+    /// the time, a 10 ms tick and an unsynchronized status and answers `TIME_ERROR`, as an
+    /// unsynchronized Linux clock; `ADJ_ADJTIME` without `ADJ_OFFSET_SINGLESHOT` is
+    /// `EINVAL`; any other change is `EPERM` (the clock is never adjusted).
+    fn sys_clock_adjtime(&mut self, mem: &mut Memory, buf: u64, instret: u64) -> i64 {
+        const ADJ_ADJTIME: u32 = 0x8000;
+        const ADJ_OFFSET_SINGLESHOT: u32 = 0x0001;
+        const STA_UNSYNC: u64 = 0x40;
+        const TIME_ERROR: i64 = 5;
+        // struct timex: 208 bytes, modes at 0, status at 64, time at 72, tick at 88
+        let Ok(modes) = mem.load_u32(buf) else {
+            return -EFAULT;
+        };
+        if mem.check_range(buf, 208, perm::W).is_err() {
+            return -EFAULT;
+        }
+        if modes & ADJ_ADJTIME != 0 && modes & ADJ_OFFSET_SINGLESHOT == 0 {
+            return -EINVAL;
+        }
+        if modes != 0 {
+            return -EPERM;
+        }
+        let now = self.realtime_ns(instret);
+        let mut t = [0u8; 208];
+        t[64..72].copy_from_slice(&STA_UNSYNC.to_le_bytes());
+        t[72..80].copy_from_slice(&(now / 1_000_000_000).to_le_bytes());
+        t[80..88].copy_from_slice(&(now % 1_000_000_000 / 1000).to_le_bytes());
+        t[88..96].copy_from_slice(&10_000u64.to_le_bytes());
+        match mem.write_bytes(buf, &t) {
+            Ok(()) => TIME_ERROR,
+            Err(_) => -EFAULT,
+        }
     }
 
     /// The scheduling state of process `pid` (0: the caller).

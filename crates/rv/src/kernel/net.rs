@@ -134,6 +134,14 @@ pub(crate) struct NetSocket {
     nonblock: Arc<AtomicBool>,
 }
 
+impl NetSocket {
+    /// Whether the socket has a peer (a `connect`ed datagram socket; a connected stream is
+    /// an [`Fd::Socket`]).
+    pub(super) fn has_peer(&self) -> bool {
+        lock(&self.sock).peer.is_some()
+    }
+}
+
 fn lock(s: &Mutex<Sock>) -> MutexGuard<'_, Sock> {
     // one host thread runs the machine: a poisoned lock only means a panic elsewhere
     s.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -304,9 +312,14 @@ impl Kernel {
             2 => AF_INET,
             _ => return -EAFNOSUPPORT,
         };
+        const SOCK_RAW: u64 = 3;
         let stream = match kind & 0xf {
             SOCK_STREAM => true,
             SOCK_DGRAM => false,
+            // as Linux: past SOCK_PACKET is no type at all; a raw IP socket has no protocol
+            // 0 (and no other here)
+            t if t >= 11 => return -EINVAL,
+            SOCK_RAW if family == AF_INET => return -EPROTONOSUPPORT,
             _ => return -ESOCKTNOSUPPORT,
         };
         if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {

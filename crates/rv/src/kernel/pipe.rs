@@ -16,6 +16,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes a pipe holds before a writer waits (Linux's default pipe size).
 pub const PIPE_CAPACITY: usize = 64 << 10;
+/// Most bytes one `sendfile` between regular files moves (Linux's `MAX_RW_COUNT`).
+const MAX_SENDFILE: u64 = 0x7fff_f000;
+/// Bytes `sendfile` moves at a time (the host buffer it holds).
+const SENDFILE_CHUNK: usize = 1 << 20;
 /// Writes up to this size are atomic (POSIX `PIPE_BUF`).
 pub const PIPE_BUF: usize = 4096;
 /// Largest pipe capacity `F_SETPIPE_SZ` gives (`/proc/sys/fs/pipe-max-size`).
@@ -394,7 +398,8 @@ impl Kernel {
 
     /// `sendfile(out, in, offset, count)` from a regular file: its bytes from `*offset` (or
     /// its position, which then moves) to `out`; only what `out` took is consumed. A pipe
-    /// that has no room waits.
+    /// that has no room waits. Between regular files up to 2 GiB move in one call, as on
+    /// Linux, a megabyte at a time; into anything else, a pipe's capacity.
     pub(super) fn sys_sendfile(
         &mut self,
         mem: &mut Memory,
@@ -405,6 +410,32 @@ impl Kernel {
     ) -> i64 {
         use std::io::Seek;
         use std::os::unix::fs::FileExt;
+        // as Linux: both descriptors open, for reading and writing, before anything moves;
+        // the offset (read, then written back) must be writable
+        let readable = |f: &std::fs::File, write: bool| {
+            rustix::fs::fcntl_getfl(f).is_ok_and(|fl| {
+                let mode = fl & rustix::fs::OFlags::RWMODE;
+                !fl.contains(rustix::fs::OFlags::PATH)
+                    && if write {
+                        mode != rustix::fs::OFlags::RDONLY
+                    } else {
+                        mode != rustix::fs::OFlags::WRONLY
+                    }
+            })
+        };
+        match self.fds.get(out as usize) {
+            Some(Some(Fd::File(f))) if !readable(f, true) => return -super::EBADF,
+            Some(Some(_)) => {}
+            _ => return -super::EBADF,
+        }
+        match self.fds.get(inp as usize) {
+            Some(Some(Fd::File(f))) if !readable(f, false) => return -super::EBADF,
+            Some(Some(_)) => {}
+            _ => return -super::EBADF,
+        }
+        if offset != 0 && mem.check_range(offset, 8, crate::memory::perm::W).is_err() {
+            return -EFAULT;
+        }
         self.before_file_read(mem, inp);
         let at = if offset != 0 {
             match mem.load_u64(offset) {
@@ -422,37 +453,59 @@ impl Kernel {
                 Err(e) => return -e,
             }
         };
-        let n = (count as usize).min(PIPE_CAPACITY);
-        let mut tmp = vec![0u8; n];
-        let got = match self.fd(inp) {
-            Ok(Fd::File(f)) => match f.read_at(&mut tmp, at) {
-                Ok(g) => g,
-                Err(e) => return -super::errno(&e),
-            },
-            Ok(_) => return -EINVAL,
-            Err(e) => return -e,
+        // a file to a file moves up to Linux's 2 GiB a call, a chunk at a time; anything
+        // else one pipe's worth
+        let to_file = matches!(self.fds.get(out as usize), Some(Some(Fd::File(_))));
+        let limit = if to_file {
+            count.min(MAX_SENDFILE)
+        } else {
+            count.min(PIPE_CAPACITY as u64)
         };
-        if got == 0 {
+        let mut done = 0u64;
+        let mut tmp = vec![0u8; (limit as usize).min(SENDFILE_CHUNK)];
+        while done < limit {
+            let n = ((limit - done) as usize).min(tmp.len());
+            let got = match self.fd(inp) {
+                Ok(Fd::File(f)) => match f.read_at(&mut tmp[..n], at + done) {
+                    Ok(g) => g,
+                    Err(e) if done == 0 => return -super::errno(&e),
+                    Err(_) => break,
+                },
+                Ok(_) => return -EINVAL,
+                Err(e) => return -e,
+            };
+            if got == 0 {
+                break;
+            }
+            let put = match self.fds.get(out as usize) {
+                Some(Some(Fd::Pipe(p))) => match p.write(&tmp[..got]) {
+                    PipeIo::Done(k) => k as i64,
+                    PipeIo::Wait => return super::WOULD_BLOCK,
+                    PipeIo::Err(e) => {
+                        if e == EPIPE {
+                            self.raise_sigpipe();
+                        }
+                        return -e;
+                    }
+                },
+                Some(Some(_)) => self.write_fd(out, &tmp[..got]),
+                _ => return -super::EBADF,
+            };
+            if put <= 0 {
+                if done == 0 {
+                    return put;
+                }
+                break;
+            }
+            done += put as u64;
+            if (put as usize) < got {
+                break;
+            }
+        }
+        if done == 0 {
             return 0;
         }
-        let put = match self.fds.get(out as usize) {
-            Some(Some(Fd::Pipe(p))) => match p.write(&tmp[..got]) {
-                PipeIo::Done(k) => k as i64,
-                PipeIo::Wait => return super::WOULD_BLOCK,
-                PipeIo::Err(e) => {
-                    if e == EPIPE {
-                        self.raise_sigpipe();
-                    }
-                    return -e;
-                }
-            },
-            Some(Some(_)) => self.write_fd(out, &tmp[..got]),
-            _ => return -super::EBADF,
-        };
-        if put <= 0 {
-            return put;
-        }
-        let end = at + put as u64;
+        let end = at + done;
         if offset != 0 {
             if mem.store_u64(offset, end).is_err() {
                 return -EFAULT;
@@ -460,7 +513,7 @@ impl Kernel {
         } else if let Ok(Fd::File(f)) = self.fd(inp) {
             let _ = f.seek(std::io::SeekFrom::Start(end));
         }
-        put
+        done as i64
     }
 
     /// Changes to pipes, descriptors and processes so far: a thread waiting with

@@ -805,7 +805,8 @@ impl Kernel {
     pub(super) fn sys_setpgid(&mut self, pid: u64, pgid: u64) -> i64 {
         let me = self.threads.pid;
         let pid = if pid == 0 { me } else { pid as u32 };
-        if pgid as i64 > i64::from(i32::MAX) {
+        // (a pid_t: the low 32 bits, negative is EINVAL, as Linux)
+        if pgid as i64 > i64::from(i32::MAX) || (pgid as i32) < 0 {
             return -EINVAL;
         }
         let Some(p) = self.procs.get(pid) else {

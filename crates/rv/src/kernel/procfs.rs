@@ -61,6 +61,9 @@ enum Gen {
     Stat,
     Cpuinfo,
     Uptime,
+    /// `/proc/loadavg`: no load (the machine runs one thread at a time, and `sysinfo` says
+    /// 0), the live processes, the newest pid.
+    Loadavg,
     /// A `/proc/sys` value or another fixed answer.
     Fixed(&'static [u8]),
     /// `/proc/sysvipc/shm`: the System V segments.
@@ -100,6 +103,7 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         b"/proc/stat" => return Some(Gen::Stat),
         b"/proc/cpuinfo" => return Some(Gen::Cpuinfo),
         b"/proc/uptime" => return Some(Gen::Uptime),
+        b"/proc/loadavg" => return Some(Gen::Loadavg),
         b"/proc/sysvipc/shm" => return Some(Gen::SysvShm),
         b"/sys/devices/system/cpu/online" | b"/sys/devices/system/cpu/possible" => {
             return fixed(b"0\n")
@@ -113,6 +117,10 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         b"/proc/sys/kernel/version" => return fixed(b"#1 SMP\n"),
         b"/proc/sys/kernel/core_pattern" => return fixed(b"core\n"),
         b"/proc/sys/kernel/shmmni" => return fixed(b"4096\n"),
+        // Linux's defaults, as `shmctl(IPC_INFO)` says (the memory limit bounds a segment)
+        b"/proc/sys/kernel/shmmax" | b"/proc/sys/kernel/shmall" => {
+            return fixed(b"18446744073692774399\n")
+        }
         b"/proc/sys/kernel/msgmni" => return fixed(b"1024\n"),
         b"/proc/sys/kernel/msgmax" => return fixed(b"8192\n"),
         b"/proc/sys/kernel/msgmnb" => return fixed(b"16384\n"),
@@ -208,6 +216,11 @@ impl Kernel {
             Gen::Uptime => {
                 let cs = self.monotonic_ns(instret) / 10_000_000;
                 format!("{}.{:02} 0.00\n", cs / 100, cs % 100).into_bytes()
+            }
+            Gen::Loadavg => {
+                let procs = self.processes();
+                let newest = procs.list.iter().map(|p| p.pid).max().unwrap_or(1);
+                format!("0.00 0.00 0.00 1/{} {newest}\n", procs.live()).into_bytes()
             }
             Gen::Fixed(b) => b.to_vec(),
             Gen::SysvShm => self.shm_listing(),

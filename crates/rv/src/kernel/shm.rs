@@ -19,6 +19,13 @@ use super::ipc::{ENOENT, ENOSPC, IPC_CREAT, IPC_EXCL, IPC_RMID, IPC_SET, IPC_STA
 const EXDEV: i64 = 18;
 const SHM_LOCK: u64 = 11;
 const SHM_UNLOCK: u64 = 12;
+const IPC_INFO: u64 = 3;
+const SHM_STAT: u64 = 13;
+const SHM_INFO: u64 = 14;
+const SHM_STAT_ANY: u64 = 15;
+/// `shm_perm.mode` bits: removed (goes with its last attach), locked.
+const SHM_DEST: u32 = 0o1000;
+const SHM_LOCKED: u32 = 0o2000;
 const SHM_RDONLY: u64 = 0o10000;
 const SHM_RND: u64 = 0o20000;
 const SHM_REMAP: u64 = 0o40000;
@@ -109,6 +116,8 @@ struct Segment {
     ctime: u64,
     /// `IPC_RMID` was asked: it goes when the last attach does.
     removed: bool,
+    /// `SHM_LOCK` was asked (shown in the mode; nothing is swapped anyway).
+    locked: bool,
 }
 
 impl Segment {
@@ -224,6 +233,7 @@ impl Kernel {
             dtime: 0,
             ctime: self.shm_now(instret),
             removed: false,
+            locked: false,
         };
         self.shm.segments.insert(id, segment);
         i64::from(id)
@@ -321,6 +331,9 @@ impl Kernel {
     pub(super) fn sys_shmctl(&mut self, mem: &mut Memory, a: [u64; 3], instret: u64) -> i64 {
         let [id, cmd, buf] = a;
         let now = self.shm_now(instret);
+        if let Some(r) = self.shm_info(mem, cmd & 0xff, buf) {
+            return r;
+        }
         let Some(s) = self.shm.segments.get_mut(&(id as i32)) else {
             return -EINVAL;
         };
@@ -331,11 +344,15 @@ impl Kernel {
                 self.shm.purge();
                 0
             }
-            IPC_STAT => {
+            // SHM_STAT and SHM_STAT_ANY take the segment's index, which is its id here, and
+            // return the id
+            IPC_STAT | SHM_STAT | SHM_STAT_ANY => {
                 let mut b = [0u8; 112];
                 // struct ipc64_perm: key; uid, gid, cuid, cgid 0 (the guest runs as root)
                 b[..4].copy_from_slice(&s.key.to_le_bytes());
-                let mode = s.node.mode.load(Ordering::Relaxed);
+                let mode = s.node.mode.load(Ordering::Relaxed)
+                    | if s.removed { SHM_DEST } else { 0 }
+                    | if s.locked { SHM_LOCKED } else { 0 };
                 b[20..24].copy_from_slice(&mode.to_le_bytes());
                 for (at, v) in [
                     (48, s.size),
@@ -349,7 +366,8 @@ impl Kernel {
                 b[80..84].copy_from_slice(&s.cpid.to_le_bytes());
                 b[84..88].copy_from_slice(&s.lpid.to_le_bytes());
                 match mem.write_bytes(buf, &b) {
-                    Ok(()) => 0,
+                    Ok(()) if cmd & 0xff == IPC_STAT => 0,
+                    Ok(()) => id as i64,
                     Err(_) => -EFAULT,
                 }
             }
@@ -361,15 +379,59 @@ impl Kernel {
                 s.ctime = now;
                 0
             }
-            SHM_LOCK | SHM_UNLOCK => 0,
+            // (nothing is swapped: locking only shows in the mode)
+            SHM_LOCK | SHM_UNLOCK => {
+                s.locked = cmd & 0xff == SHM_LOCK;
+                0
+            }
             _ => -EINVAL,
         }
     }
 
+    /// `shmctl(_, IPC_INFO | SHM_INFO, buf)`: the limits (`struct shminfo64`) or what is in
+    /// use (`struct shm_info`); both return the highest index in use. `None`: another command.
+    fn shm_info(&mut self, mem: &mut Memory, cmd: u64, buf: u64) -> Option<i64> {
+        const SHMMAX: u64 = 18_446_744_073_692_774_399;
+        let b: Vec<u8> = match cmd {
+            IPC_INFO => [SHMMAX, 1, MAX_SHM_OBJECTS as u64, 4096, SHMMAX, 0, 0, 0, 0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            SHM_INFO => {
+                let segs = &self.shm.segments;
+                let pages: u64 = segs.values().map(|s| s.size.div_ceil(PAGE_SIZE)).sum();
+                let mut b = (segs.len() as u32).to_le_bytes().to_vec();
+                b.extend_from_slice(&[0; 4]);
+                for v in [pages, pages, 0, 0, 0] {
+                    b.extend_from_slice(&v.to_le_bytes());
+                }
+                b
+            }
+            _ => return None,
+        };
+        if mem.write_bytes(buf, &b).is_err() {
+            return Some(-EFAULT);
+        }
+        Some(
+            self.shm
+                .segments
+                .keys()
+                .next_back()
+                .map_or(0, |&k| i64::from(k)),
+        )
+    }
+
     /// `memfd_create(name, flags)`: an unnamed shared file.
-    pub(super) fn sys_memfd_create(&mut self, flags: u64) -> i64 {
+    pub(super) fn sys_memfd_create(&mut self, mem: &mut Memory, name: u64, flags: u64) -> i64 {
         const MFD_CLOEXEC: u64 = 1;
         const MFD_ALLOW_SEALING: u64 = 2;
+        // as Linux: the name is read (EFAULT) and holds at most 249 bytes (EINVAL)
+        const MFD_NAME_MAX: usize = 249;
+        match mem.read_cstr(name, MFD_NAME_MAX + 1) {
+            Err(_) => return -EFAULT,
+            Ok(n) if n.len() > MFD_NAME_MAX => return -EINVAL,
+            Ok(_) => {}
+        }
         if flags & !(MFD_CLOEXEC | MFD_ALLOW_SEALING) != 0 {
             return -EINVAL;
         }

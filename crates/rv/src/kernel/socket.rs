@@ -240,6 +240,10 @@ impl Kernel {
                 self.io_changed();
                 0
             }
+            // a listening or unconnected socket has nothing to shut down; a connected
+            // datagram socket's shutdown has no effect here
+            Ok(Fd::Net(n)) if n.has_peer() => 0,
+            Ok(Fd::Net(_)) => -ENOTCONN,
             Ok(_) => -ENOTSOCK,
             Err(e) => -e,
         }

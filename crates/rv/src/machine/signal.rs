@@ -155,7 +155,8 @@ impl Machine {
         }
         self.kernel.set_sigmask(new_mask);
         if act.flags & SA_RESETHAND != 0 {
-            self.kernel.set_action(sig, SigAction::default());
+            // as Linux: the handler goes back to SIG_DFL, the flags and mask stay
+            self.kernel.set_action(sig, SigAction { handler: 0, ..act });
         }
         self.x[10] = sig;
         self.x[11] = frame;

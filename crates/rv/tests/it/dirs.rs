@@ -353,6 +353,88 @@ mod kernel_level {
         }
     }
 
+    /// The calls LTP checks errors of (issue 53): each answers as Linux does for the
+    /// arguments a test passes, and the machine's own limits where it keeps them.
+    #[test]
+    fn the_calls_ltp_checks_answer_linux_errors() {
+        let (mut k, mut mem) = kernel();
+        let e = |v: i64| -v;
+        // msync: unaligned EINVAL, bad flags EINVAL, unmapped ENOMEM, mapped 0
+        assert_eq!(call(&mut k, &mut mem, 227, &[DATA + 1, 8, 4]), e(22));
+        assert_eq!(call(&mut k, &mut mem, 227, &[DATA, 8, 5]), e(22));
+        assert_eq!(
+            call(&mut k, &mut mem, 227, &[DATA + 0x8000, 0x1000, 4]),
+            e(12)
+        );
+        assert_eq!(call(&mut k, &mut mem, 227, &[DATA, 0x1000, 4]), 0);
+        // chroot: an empty path ENOENT
+        let empty = path(&mut mem, DATA + 0x3000, "");
+        assert_eq!(call(&mut k, &mut mem, 51, &[empty]), e(2));
+        // clock_settime: bad nanoseconds EINVAL, good ones EPERM (the clock is never set);
+        // settimeofday the same with microseconds; another clock EINVAL
+        mem.write_bytes(DATA + 0x100, &[0; 16]).unwrap();
+        mem.store_u64(DATA + 0x108, 1_000_000_000).unwrap();
+        assert_eq!(call(&mut k, &mut mem, 112, &[0, DATA + 0x100]), e(22));
+        mem.store_u64(DATA + 0x108, 5).unwrap();
+        assert_eq!(call(&mut k, &mut mem, 112, &[0, DATA + 0x100]), e(1));
+        assert_eq!(call(&mut k, &mut mem, 112, &[1, DATA + 0x100]), e(22));
+        assert_eq!(call(&mut k, &mut mem, 170, &[DATA + 0x100, 0]), e(1));
+        // adjtimex: reading answers TIME_ERROR (unsynchronized) with a 10 ms tick;
+        // ADJ_ADJTIME alone EINVAL; a change EPERM
+        mem.write_bytes(DATA + 0x200, &[0; 208]).unwrap();
+        assert_eq!(call(&mut k, &mut mem, 171, &[DATA + 0x200]), 5);
+        assert_eq!(mem.load_u64(DATA + 0x200 + 88).unwrap(), 10_000);
+        mem.store_u32(DATA + 0x200, 0x8000).unwrap();
+        assert_eq!(call(&mut k, &mut mem, 171, &[DATA + 0x200]), e(22));
+        mem.store_u32(DATA + 0x200, 1).unwrap();
+        assert_eq!(call(&mut k, &mut mem, 266, &[0, DATA + 0x200]), e(1));
+        // sync_file_range on a device ESPIPE
+        let pn = path(&mut mem, DATA, "/dev/null");
+        let null = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, pn, 0, 0]);
+        assert!(null >= 0);
+        assert_eq!(call(&mut k, &mut mem, 84, &[null as u64, 0, 1, 4]), e(29));
+        // memfd_create: a name of 250 bytes EINVAL, of 249 fine
+        let long = "n".repeat(250);
+        let at = path(&mut mem, DATA + 0x400, &long);
+        assert_eq!(call(&mut k, &mut mem, 279, &[at, 0]), e(22));
+        let at = path(&mut mem, DATA + 0x400, &long[..249]);
+        assert!(call(&mut k, &mut mem, 279, &[at, 0]) >= 0);
+        // socket: a type past SOCK_PACKET EINVAL, raw IP EPROTONOSUPPORT
+        assert_eq!(call(&mut k, &mut mem, 198, &[2, 75, 0]), e(22));
+        assert_eq!(call(&mut k, &mut mem, 198, &[2, 3, 0]), e(93));
+        // unlinkat: unknown flags EINVAL, an empty path ENOENT
+        assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 9999]), e(22));
+        assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 0]), e(2));
+        // setpgid to a negative group EINVAL
+        assert_eq!(call(&mut k, &mut mem, 154, &[0, u64::MAX]), e(22));
+        // shmctl: IPC_INFO gives shmmin 1 and returns the highest index; SHM_LOCK shows in
+        // the mode; SHM_STAT returns the id
+        let id = call(&mut k, &mut mem, 194, &[0, 4096, 0o1600]);
+        assert!(id > 0);
+        assert_eq!(call(&mut k, &mut mem, 195, &[0, 3, DATA + 0x800]), id);
+        assert_eq!(mem.load_u64(DATA + 0x808).unwrap(), 1);
+        assert_eq!(call(&mut k, &mut mem, 195, &[id as u64, 11, 0]), 0);
+        assert_eq!(
+            call(&mut k, &mut mem, 195, &[id as u64, 2, DATA + 0x800]),
+            0
+        );
+        assert_ne!(mem.load_u32(DATA + 0x800 + 20).unwrap() & 0o2000, 0);
+        assert_eq!(
+            call(&mut k, &mut mem, 195, &[id as u64, 13, DATA + 0x800]),
+            id
+        );
+        // msgctl: IPC_INFO returns the highest index, MSG_STAT of it the id
+        let q = call(&mut k, &mut mem, 186, &[0, 0o1600]);
+        assert!(q > 0);
+        let top = call(&mut k, &mut mem, 187, &[q as u64, 3, DATA + 0x800]);
+        assert_eq!(top, q);
+        assert_eq!(mem.load_u32(DATA + 0x808).unwrap(), 8192, "msgmax");
+        assert_eq!(
+            call(&mut k, &mut mem, 187, &[top as u64, 11, DATA + 0x800]),
+            q
+        );
+    }
+
     #[test]
     fn devices_need_no_grant_and_reach_nothing_on_the_host() {
         let (mut k, mut mem) = kernel();
