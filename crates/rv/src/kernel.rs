@@ -348,6 +348,11 @@ pub struct Kernel {
     /// The guest path and host path each open file descriptor was opened by.
     fd_paths: std::collections::HashMap<usize, PathBuf>,
     fd_hosts: std::collections::HashMap<usize, PathBuf>,
+    /// The open file description each descriptor shares (given on the first `flock` or
+    /// `dup` of it, copied by `dup` and `fork`): what owns a `flock` lock ([`links`]).
+    ofds: std::collections::HashMap<usize, u64>,
+    /// The last open file description number given.
+    last_ofd: u64,
     /// Descriptors that close at `execve` (`O_CLOEXEC`, `FD_CLOEXEC`).
     cloexec: std::collections::BTreeSet<usize>,
     /// What `readlink("/proc/self/exe")` returns for the running process.
@@ -504,6 +509,8 @@ impl Kernel {
             sources: mapping::Sources::default(),
             rlimits: default_rlimits(),
             fd_paths: Default::default(),
+            ofds: Default::default(),
+            last_ofd: 0,
             fd_hosts: Default::default(),
         }
     }

@@ -402,6 +402,7 @@ impl Kernel {
             self.fd_paths.get(&(fd as usize)).cloned(),
             self.fd_hosts.get(&(fd as usize)).cloned(),
         );
+        let ofd = self.ofd_of(fd as usize);
         let limit = (self.rlimit(RLIMIT_NOFILE) as usize).min(MAX_FDS);
         let slot = match at {
             Some(n) => n as usize,
@@ -425,6 +426,10 @@ impl Kernel {
         self.cloexec.remove(&slot);
         self.fd_paths.remove(&slot);
         self.fd_hosts.remove(&slot);
+        self.forget_ofds(Some(slot));
+        if let Some(o) = ofd {
+            self.ofds.insert(slot, o);
+        }
         if let Some(p) = path {
             self.fd_paths.insert(slot, p);
         }
@@ -1096,6 +1101,7 @@ impl Kernel {
                 self.io_changed();
                 self.fd_paths.remove(&(fd as usize));
                 self.fd_hosts.remove(&(fd as usize));
+                self.forget_ofds(Some(fd as usize));
                 0
             }
             _ => -EBADF,

@@ -9,12 +9,13 @@ use super::*;
 const EOPNOTSUPP: i64 = 95;
 const EWOULDBLOCK: i64 = EAGAIN;
 
-/// One `flock` lock: a process's shared or exclusive lock on a file.
+/// One `flock` lock: an open file description's shared or exclusive lock on a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct FileLock {
     dev: u64,
     ino: u64,
-    pid: u32,
+    /// The open file description ([`Kernel::ofd_of`]) holding it.
+    owner: u64,
     exclusive: bool,
 }
 
@@ -149,16 +150,58 @@ impl Kernel {
         0
     }
 
-    /// `flock(fd, op)`: LOCK_SH 1, LOCK_EX 2, LOCK_NB 4, LOCK_UN 8. The lock is the process's
-    /// (Linux's belongs to the open file description: a forked child shares it there).
+    /// The open file description descriptor `fd` shares (`None`: not open), numbered on
+    /// first asking.
+    pub(super) fn ofd_of(&mut self, fd: usize) -> Option<u64> {
+        self.fds.get(fd)?.as_ref()?;
+        if let Some(&o) = self.ofds.get(&fd) {
+            return Some(o);
+        }
+        self.last_ofd += 1;
+        self.ofds.insert(fd, self.last_ofd);
+        Some(self.last_ofd)
+    }
+
+    /// Descriptor `fd` (or every one of the process, `None`) goes: an open file description
+    /// no descriptor of any process shares any more loses its `flock` locks, as Linux's last
+    /// close releases them.
+    pub(super) fn forget_ofds(&mut self, fd: Option<usize>) {
+        let gone: Vec<u64> = match fd {
+            Some(fd) => self.ofds.remove(&fd).into_iter().collect(),
+            None => self.ofds.drain().map(|(_, o)| o).collect(),
+        };
+        if self.flocks.is_empty() {
+            return;
+        }
+        for o in gone {
+            let held = self.ofds.values().any(|&x| x == o)
+                || self.procs.list.iter().any(|p| {
+                    p.state
+                        .as_ref()
+                        .is_some_and(|s| s.ofds.values().any(|&x| x == o))
+                });
+            if !held && self.flocks.iter().any(|l| l.owner == o) {
+                self.flocks.retain(|l| l.owner != o);
+                self.io_changed();
+            }
+        }
+    }
+
+    /// `flock(fd, op)`: LOCK_SH 1, LOCK_EX 2, LOCK_NB 4, LOCK_UN 8. The lock belongs to the
+    /// open file description, as on Linux: descriptors from one `open` (`dup`, `fork`) share
+    /// it, two `open`s of a file conflict even in one process, and it goes with the last
+    /// descriptor of its description.
     fn sys_flock(&mut self, fd: u64, op: u64) -> i64 {
         use std::os::unix::fs::MetadataExt;
+        let Some(owner) = self.ofd_of(fd as usize) else {
+            return -EBADF;
+        };
         let meta = match self.fd(fd) {
             Ok(Fd::File(f)) => f.metadata(),
             Ok(Fd::Dir(d)) => match d.grant.metadata() {
                 Ok(m) => {
                     use cap_std::fs::MetadataExt as _;
-                    return self.flock_key(m.dev(), m.ino(), op);
+                    return self.flock_key(m.dev(), m.ino(), owner, op);
                 }
                 Err(e) => return -e,
             },
@@ -166,32 +209,30 @@ impl Kernel {
             Err(e) => return -e,
         };
         match meta {
-            Ok(m) => self.flock_key(m.dev(), m.ino(), op),
+            Ok(m) => self.flock_key(m.dev(), m.ino(), owner, op),
             Err(e) => -errno(&e),
         }
     }
 
-    fn flock_key(&mut self, dev: u64, ino: u64, op: u64) -> i64 {
+    fn flock_key(&mut self, dev: u64, ino: u64, owner: u64, op: u64) -> i64 {
         const LOCK_SH: u64 = 1;
         const LOCK_EX: u64 = 2;
         const LOCK_NB: u64 = 4;
         const LOCK_UN: u64 = 8;
-        let pid = self.threads.pid;
         let exclusive = match op & !LOCK_NB {
             LOCK_SH => false,
             LOCK_EX => true,
             LOCK_UN => {
                 self.flocks
-                    .retain(|l| (l.dev, l.ino, l.pid) != (dev, ino, pid));
+                    .retain(|l| (l.dev, l.ino, l.owner) != (dev, ino, owner));
                 self.io_changed();
                 return 0;
             }
             _ => return -EINVAL,
         };
-        let busy = self
-            .flocks
-            .iter()
-            .any(|l| (l.dev, l.ino) == (dev, ino) && l.pid != pid && (exclusive || l.exclusive));
+        let busy = self.flocks.iter().any(|l| {
+            (l.dev, l.ino) == (dev, ino) && l.owner != owner && (exclusive || l.exclusive)
+        });
         if busy {
             return if op & LOCK_NB != 0 {
                 -EWOULDBLOCK
@@ -203,11 +244,11 @@ impl Kernel {
             return -ENOLCK;
         }
         self.flocks
-            .retain(|l| (l.dev, l.ino, l.pid) != (dev, ino, pid));
+            .retain(|l| (l.dev, l.ino, l.owner) != (dev, ino, owner));
         self.flocks.push(FileLock {
             dev,
             ino,
-            pid,
+            owner,
             exclusive,
         });
         self.io_changed(); // a shared lock turned exclusive or back: waiters look again
@@ -273,12 +314,8 @@ impl Kernel {
         0
     }
 
-    /// A process ended: its `flock` locks go.
+    /// A process ended: its leases go (its `flock` locks go with its descriptors).
     pub(super) fn drop_flocks(&mut self, pid: u32) {
-        if self.flocks.iter().any(|l| l.pid == pid) {
-            self.flocks.retain(|l| l.pid != pid);
-            self.io_changed();
-        }
         self.leases.retain(|l| l.2 != pid);
     }
 }

@@ -61,6 +61,7 @@ impl ExitStatus {
 pub(crate) struct ProcessState {
     fds: Vec<Option<Fd>>,
     fd_paths: HashMap<usize, PathBuf>,
+    pub(super) ofds: HashMap<usize, u64>,
     fd_hosts: HashMap<usize, PathBuf>,
     cloexec: BTreeSet<usize>,
     brk_start: u64,
@@ -231,6 +232,7 @@ impl Kernel {
         use std::mem::swap;
         swap(&mut self.fds, &mut s.fds);
         swap(&mut self.fd_paths, &mut s.fd_paths);
+        swap(&mut self.ofds, &mut s.ofds);
         swap(&mut self.fd_hosts, &mut s.fd_hosts);
         swap(&mut self.cloexec, &mut s.cloexec);
         swap(&mut self.brk_start, &mut s.brk_start);
@@ -415,6 +417,10 @@ impl Kernel {
                 ..ThreadStat::default()
             });
         }
+        // the child's descriptors share their open file descriptions with the parent's
+        for fd in 0..self.fds.len() {
+            self.ofd_of(fd);
+        }
         let state = self.fork_state(fds, t);
         let me = self.threads.pid;
         let (ppid, pgid, sid) = match self.procs.get(me) {
@@ -465,6 +471,7 @@ impl Kernel {
         ProcessState {
             fds,
             fd_paths: self.fd_paths.clone(),
+            ofds: self.ofds.clone(),
             fd_hosts: self.fd_hosts.clone(),
             cloexec: self.cloexec.clone(),
             brk_start: self.brk_start,
@@ -521,6 +528,7 @@ impl Kernel {
         self.drop_flocks(pid);
         self.fds.clear();
         self.fd_paths.clear();
+        self.forget_ofds(None);
         self.fd_hosts.clear();
         self.cloexec.clear();
         for t in &mut self.threads.list {

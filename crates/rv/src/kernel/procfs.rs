@@ -1,6 +1,6 @@
 //! The machine's own answers to a few `/proc` and `/sys` files programs read to size
 //! themselves (docs/machine.md, "Files"): `/proc/meminfo` (the machine's memory limit and what
-//! its processes map, as `sysinfo` says), `/proc/stat`, `/proc/cpuinfo` (one hart and the
+//! its processes map, as `sysinfo` says), `/proc/stat`, `/proc/loadavg`, `/proc/cpuinfo` (one hart and the
 //! machine's extensions) and `/sys/devices/system/cpu/online`
 //! and `possible` (one CPU, as `sched_getaffinity` says). They are generated when opened,
 //! read-only, and never read from the host, so they are the same on every host and under

@@ -435,6 +435,54 @@ mod kernel_level {
         );
     }
 
+    /// `flock` locks belong to the open file description, as on Linux: two `open`s of one
+    /// file conflict in one process, a `dup` shares its original's lock, and the lock goes
+    /// with the description's last descriptor.
+    #[test]
+    fn flock_locks_belong_to_the_open_file_description() {
+        const FLOCK: u64 = 32;
+        const DUP: u64 = 23;
+        const CLOSE: u64 = 57;
+        const EX_NB: u64 = 2 | 4;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        let mut sandbox = outcrop_rv::kernel::Sandbox::new();
+        sandbox.allow_write(dir.path()).unwrap();
+        sandbox.set_cwd(dir.path()).unwrap();
+        let mut config = KernelConfig::silent("/p".into());
+        config.sandbox = sandbox;
+        let mut mem = Memory::new(64 << 20);
+        mem.map(DATA, 0x4000, perm::R | perm::W).unwrap();
+        let mut k = Kernel::new(config, DATA + 0x10_0000, 64 << 20);
+        let p = path(&mut mem, DATA, "f");
+        let a = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 2, 0]) as u64;
+        let b = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 2, 0]) as u64;
+        assert_eq!(call(&mut k, &mut mem, FLOCK, &[a, EX_NB]), 0);
+        assert_eq!(
+            call(&mut k, &mut mem, FLOCK, &[b, EX_NB]),
+            -11,
+            "a second open"
+        );
+        let c = call(&mut k, &mut mem, DUP, &[a]) as u64;
+        assert_eq!(
+            call(&mut k, &mut mem, FLOCK, &[c, EX_NB]),
+            0,
+            "a dup shares it"
+        );
+        assert_eq!(call(&mut k, &mut mem, CLOSE, &[a]), 0);
+        assert_eq!(
+            call(&mut k, &mut mem, FLOCK, &[b, EX_NB]),
+            -11,
+            "the dup holds it"
+        );
+        assert_eq!(call(&mut k, &mut mem, CLOSE, &[c]), 0);
+        assert_eq!(
+            call(&mut k, &mut mem, FLOCK, &[b, EX_NB]),
+            0,
+            "gone with the last"
+        );
+    }
+
     #[test]
     fn devices_need_no_grant_and_reach_nothing_on_the_host() {
         let (mut k, mut mem) = kernel();
