@@ -10,14 +10,20 @@ fn guest(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn run(args: &[&str]) -> std::process::Output {
+/// `outcrop exec --deterministic ARGS -- GUEST GUEST_ARGS`.
+fn exec(args: &[&str], name: &str, guest_args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_outcrop"))
         .args(["exec", "--deterministic"])
         .args(args)
         .arg("--")
-        .arg(guest("vops"))
+        .arg(guest(name))
+        .args(guest_args)
         .output()
         .unwrap()
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    exec(args, "vops", &[])
 }
 
 /// `vops` (scripts/rvv-cases.py) runs 4,664 cases: each instruction form under eight vtypes,
@@ -75,14 +81,7 @@ fn without_v_a_vector_instruction_faults_naming_it_and_bad_vlens_are_refused() {
 }
 
 fn vsig(args: &[&str], guest_args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_outcrop"))
-        .args(["exec", "--deterministic"])
-        .args(args)
-        .arg("--")
-        .arg(guest("vsig"))
-        .args(guest_args)
-        .output()
-        .unwrap()
+    exec(args, "vsig", guest_args)
 }
 
 /// `vsig`: a handler finds the interrupted code's vector state in its frame where Linux puts
