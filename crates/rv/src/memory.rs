@@ -905,9 +905,41 @@ impl Memory {
     /// file): what `mincore` reports as resident. A page never touched reads as zeros
     /// without any.
     pub fn resident(&self, addr: u64) -> bool {
-        self.map
-            .get(addr >> PAGE_SHIFT)
-            .is_some_and(|i| self.pages.get(i as usize).is_some_and(Option::is_some))
+        let Some(f) = self.map.get(addr >> PAGE_SHIFT) else {
+            return false;
+        };
+        let f = self.aliases.get(&f).copied().unwrap_or(f);
+        if self.pages.get(f as usize).is_some_and(Option::is_some) {
+            return true;
+        }
+        // a shared page this memory has not taken: resident if its object holds bytes
+        self.perms[f as usize] & (perm::SHARED | perm::HELD) == perm::SHARED
+            && self
+                .shared
+                .get(&f)
+                .is_some_and(|s| s.object.has_frame(s.page))
+    }
+
+    /// Makes every mapped page of `[addr, addr + len)` resident, as `mlock` faults pages in:
+    /// zeros, or its file's bytes (a shared page's object's). Pages past the end of their
+    /// file stay as they are.
+    pub fn populate(&mut self, addr: u64, len: u64) {
+        let Ok((first, end)) = span(addr, len) else {
+            return;
+        };
+        for (s, e) in self.regions.overlapping(first, end) {
+            for vpn in s..e {
+                let Some(f) = self.map.get(vpn) else {
+                    continue;
+                };
+                let f = self.aliases.get(&f).copied().unwrap_or(f);
+                if self.pages[f as usize].is_none() && self.perms[f as usize] & perm::PAST_EOF == 0
+                {
+                    let _ = self.materialize(f, vpn);
+                }
+            }
+        }
+        self.flush_tlb();
     }
 
     /// Permission of the page holding `addr` (0 if unmapped).

@@ -586,6 +586,11 @@ impl Kernel {
         if !mem.is_mapped(start, end - start) {
             return -ENOMEM;
         }
+        // as Linux: locked pages are faulted in (resident, as `mincore` says); `MLOCK_ONFAULT`
+        // leaves them until touched
+        if flags & 1 == 0 {
+            mem.populate(start, end - start);
+        }
         0
     }
 

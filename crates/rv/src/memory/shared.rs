@@ -192,6 +192,14 @@ impl SharedObject {
         }
     }
 
+    /// Whether page `page` holds bytes now (read from its file, or written).
+    pub(super) fn has_frame(&self, page: u64) -> bool {
+        self.pages()
+            .frames
+            .get(page as usize)
+            .is_some_and(Option::is_some)
+    }
+
     /// Takes page `page`'s frame (`None`: never written, or past the end).
     pub(super) fn take(&self, page: u64) -> Option<Frame> {
         let mut p = self.pages();

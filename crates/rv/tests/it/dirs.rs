@@ -433,6 +433,13 @@ mod kernel_level {
             call(&mut k, &mut mem, 187, &[top as u64, 11, DATA + 0x800]),
             q
         );
+        // mlock faults its pages in: mincore says resident after, not before
+        let m = call(&mut k, &mut mem, MMAP, &[0, 0x2000, 3, 0x22, u64::MAX, 0]) as u64;
+        assert_eq!(call(&mut k, &mut mem, 232, &[m, 0x2000, DATA + 0x3800]), 0);
+        assert_eq!(mem.load_u16(DATA + 0x3800).unwrap(), 0);
+        assert_eq!(call(&mut k, &mut mem, 228, &[m, 0x2000]), 0);
+        assert_eq!(call(&mut k, &mut mem, 232, &[m, 0x2000, DATA + 0x3800]), 0);
+        assert_eq!(mem.load_u16(DATA + 0x3800).unwrap(), 0x0101);
     }
 
     /// `flock` locks belong to the open file description, as on Linux: two `open`s of one
