@@ -270,7 +270,18 @@ fn write_addr(mem: &mut Memory, addr: &Addr, at: u64, len_at: u64) -> Result<(),
     if at == 0 {
         return Ok(());
     }
-    let room = mem.load_u32(len_at).map_err(|_| EFAULT)? as usize;
+    write_name(mem, addr, at, len_at)
+}
+
+/// `getsockname`/`getpeername`'s copy out, as Linux's `move_addr_to_user`: the length
+/// is read first (`EFAULT`), a negative one is `EINVAL`, and a room of bytes at a null or
+/// unwritable address `EFAULT`.
+fn write_name(mem: &mut Memory, addr: &Addr, at: u64, len_at: u64) -> Result<(), i64> {
+    let room = mem.load_u32(len_at).map_err(|_| EFAULT)?;
+    if (room as i32) < 0 {
+        return Err(EINVAL);
+    }
+    let room = room as usize;
     let b = addr.bytes();
     let n = room.min(b.len());
     mem.write_bytes(at, &b[..n]).map_err(|_| EFAULT)?;
@@ -713,7 +724,7 @@ impl Kernel {
             })
         };
         drop(g);
-        match write_addr(mem, &addr, a[1], a[2]) {
+        match write_name(mem, &addr, a[1], a[2]) {
             Ok(()) => 0,
             Err(e) => -e,
         }

@@ -405,8 +405,11 @@ impl Kernel {
             }
             Ok(Fd::Socket(s)) if s.tx.is_none() && s.rx.is_none() => -ENOTCONN,
             Ok(Fd::Socket(s)) => {
-                let Ok(room) = mem.load_u32(len) else {
-                    return -EFAULT;
+                // as Linux's `move_addr_to_user`: a negative length is EINVAL
+                let room = match mem.load_u32(len) {
+                    Ok(r) if (r as i32) < 0 => return -EINVAL,
+                    Ok(r) => r,
+                    Err(_) => return -EFAULT,
                 };
                 let bytes = match &s.names {
                     Some(n) if peer => n.1.bytes(),

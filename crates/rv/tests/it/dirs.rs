@@ -402,6 +402,18 @@ mod kernel_level {
         // socket: a type past SOCK_PACKET EINVAL, raw IP EPROTONOSUPPORT
         assert_eq!(call(&mut k, &mut mem, 198, &[2, 75, 0]), e(22));
         assert_eq!(call(&mut k, &mut mem, 198, &[2, 3, 0]), e(93));
+        // getsockname: a null address with room EFAULT, a negative length EINVAL
+        let sock = call(&mut k, &mut mem, 198, &[2, 1, 0]) as u64;
+        mem.store_u32(DATA + 0x3900, 16).unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, 204, &[sock, 0, DATA + 0x3900]),
+            e(14)
+        );
+        mem.store_u32(DATA + 0x3900, u32::MAX).unwrap();
+        assert_eq!(
+            call(&mut k, &mut mem, 204, &[sock, DATA + 0x3a00, DATA + 0x3900]),
+            e(22)
+        );
         // unlinkat: unknown flags EINVAL, an empty path ENOENT
         assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 9999]), e(22));
         assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 0]), e(2));
