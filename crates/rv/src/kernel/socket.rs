@@ -278,6 +278,23 @@ impl Kernel {
                 self.net_recvfrom(mem, &n, a)
             }
             Ok(Fd::Socket(_)) => {
+                // as a Linux stream socket: no urgent data (MSG_OOB EINVAL), an empty error
+                // queue (MSG_ERRQUEUE EAGAIN), a negative address length EINVAL
+                const MSG_OOB: u64 = 1;
+                const MSG_ERRQUEUE: u64 = 0x2000;
+                if a[3] & MSG_OOB != 0 {
+                    return -EINVAL;
+                }
+                if a[3] & MSG_ERRQUEUE != 0 {
+                    return -super::EAGAIN;
+                }
+                if a[4] != 0 && a[5] != 0 {
+                    match mem.load_u32(a[5]) {
+                        Ok(l) if (l as i32) < 0 => return -EINVAL,
+                        Ok(_) => {}
+                        Err(_) => return -EFAULT,
+                    }
+                }
                 let n = self.sys_read(mem, a[0], a[1], a[2]);
                 if n >= 0 && a[5] != 0 && mem.store_u32(a[5], 0).is_err() {
                     return -EFAULT;

@@ -414,6 +414,22 @@ mod kernel_level {
             call(&mut k, &mut mem, 204, &[sock, DATA + 0x3a00, DATA + 0x3900]),
             e(22)
         );
+        // recvfrom on a connected stream: MSG_OOB EINVAL, MSG_ERRQUEUE EAGAIN
+        assert_eq!(call(&mut k, &mut mem, 199, &[1, 1, 0, DATA + 0x3b00]), 0);
+        let sv0 = u64::from(mem.load_u32(DATA + 0x3b00).unwrap());
+        assert_eq!(
+            call(&mut k, &mut mem, 207, &[sv0, DATA + 0x3c00, 1, 1, 0, 0]),
+            e(22)
+        );
+        assert_eq!(
+            call(
+                &mut k,
+                &mut mem,
+                207,
+                &[sv0, DATA + 0x3c00, 1, 0x2000, 0, 0]
+            ),
+            e(11)
+        );
         // unlinkat: unknown flags EINVAL, an empty path ENOENT
         assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 9999]), e(22));
         assert_eq!(call(&mut k, &mut mem, 35, &[AT_FDCWD, empty, 0]), e(2));
