@@ -21,6 +21,7 @@ mod epoll;
 mod exec;
 mod files;
 mod hostfiles;
+mod inotify;
 mod ipc;
 mod links;
 mod locks;
@@ -165,6 +166,8 @@ enum Fd {
     Timer(timerfd::TimerFd),
     /// A signalfd ([`timerfd`]).
     Signal(timerfd::SignalFd),
+    /// An inotify instance ([`inotify`]).
+    Inotify(inotify::Inotify),
 }
 
 /// The character devices every guest has, whatever it was granted (they reach nothing on
@@ -226,6 +229,7 @@ impl Fd {
             Fd::Pid(p) => Fd::Pid(*p),
             Fd::Timer(t) => Fd::Timer(t.clone()),
             Fd::Signal(s) => Fd::Signal(s.clone()),
+            Fd::Inotify(i) => Fd::Inotify(i.clone()),
         })
     }
 }
@@ -387,6 +391,9 @@ pub struct Kernel {
     leases: Vec<(u64, u64, u32, u64)>,
     /// The named pipes open in the guest ([`pipe::Fifos`]).
     fifos: pipe::Fifos,
+    /// Every inotify instance, for the events the guest's file operations raise
+    /// ([`inotify`]).
+    notify: inotify::Notify,
     /// Machine time at the current system call (what a timerfd's readiness is judged at).
     now_ns: u64,
 }
@@ -486,6 +493,7 @@ impl Kernel {
             host_files: Default::default(),
             leases: Vec::new(),
             fifos: Default::default(),
+            notify: Default::default(),
             now_ns: 0,
             threads: Threads::new(pid),
             signals: signals::Signals::default(),
@@ -701,6 +709,7 @@ impl Kernel {
             .or_else(|| self.link_call(mem, nr, a))
             .or_else(|| self.timer_fd_call(mem, nr, a, instret))
             .or_else(|| self.splice_call(mem, nr, a))
+            .or_else(|| self.inotify_call(mem, nr, a))
     }
 
     /// The system calls that only compute a value.

@@ -27,6 +27,10 @@ impl Kernel {
                 let s = s.clone();
                 return self.read_signalfd(mem, s, buf, count);
             }
+            Ok(Fd::Inotify(i)) => {
+                let i = i.clone();
+                return self.read_inotify(mem, i, buf, count);
+            }
             _ => {}
         }
         let mut tmp = vec![0u8; n];
@@ -64,13 +68,15 @@ impl Kernel {
             Ok(Fd::Proc(p)) => Ok(p.read(&mut tmp)),
             Ok(_) => return -EBADF,
         };
-        match got {
+        let r = match got {
             Ok(got) => match mem.write_bytes(buf, &tmp[..got]) {
                 Ok(()) => got as i64,
                 Err(_) => -EFAULT,
             },
             Err(e) => -errno(&e),
-        }
+        };
+        self.notify_io(fd, r, inotify::IN_ACCESS);
+        r
     }
 
     pub(super) fn write_fd(&mut self, fd: u64, data: &[u8]) -> i64 {
@@ -95,7 +101,9 @@ impl Kernel {
                     Err(e) => -e,
                 }
             }
-            Ok(Fd::Epoll(_) | Fd::Pid(_) | Fd::Timer(_) | Fd::Signal(_)) => return -EINVAL,
+            Ok(Fd::Epoll(_) | Fd::Pid(_) | Fd::Timer(_) | Fd::Signal(_) | Fd::Inotify(_)) => {
+                return -EINVAL
+            }
             Ok(Fd::Proc(_)) => return -EBADF,
             // (`write` reaches a shared file first: `Kernel::shm_fd_call`)
             Ok(Fd::Shm(_)) => return -EBADF,
@@ -185,6 +193,7 @@ impl Kernel {
         r: i64,
     ) {
         use std::io::Seek;
+        self.notify_io(fd, r, inotify::IN_MODIFY);
         if (self.file_maps.is_empty() && self.host_files.is_empty()) || r <= 0 {
             return;
         }
@@ -303,6 +312,8 @@ impl Kernel {
         }
         let umask = self.umask;
         let mut fifo = None;
+        // whether O_CREAT made the file (inotify's IN_CREATE)
+        let existed = flags & O_CREAT == 0 || self.path_subject(dirfd, &path).is_some();
         let opened = self.resolve_at(dirfd, &path, write).and_then(|r| {
             let host = r.host_path();
             let opened = r
@@ -358,6 +369,17 @@ impl Kernel {
                 if fd >= 0 {
                     self.fd_paths.insert(fd as usize, path);
                     self.fd_hosts.insert(fd as usize, host);
+                    if let Some(s) = self.fd_subject(fd as u64) {
+                        if let (Some((dir, name)), false) = (&s.parent, existed) {
+                            self.notify_entry(*dir, inotify::IN_CREATE, 0, name);
+                        }
+                        self.notify(&s, inotify::IN_OPEN);
+                        // truncating an existing file: IN_MODIFY after IN_OPEN, as Linux's
+                        // handle_truncate
+                        if flags & O_TRUNC != 0 && existed && !s.dir {
+                            self.notify(&s, inotify::IN_MODIFY);
+                        }
+                    }
                 }
                 fd
             }
@@ -514,6 +536,13 @@ impl Kernel {
                 Ok(Fd::Pid(_)) => 0,
                 Ok(Fd::Timer(t)) => O_RDWR | if t.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Signal(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
+                Ok(Fd::Inotify(i)) => {
+                    if i.nonblocking() {
+                        O_NONBLOCK
+                    } else {
+                        0
+                    }
+                }
                 Err(e) => -e,
             },
             // status flags (O_APPEND, O_NONBLOCK) are not changed on the host descriptor; a
@@ -541,6 +570,10 @@ impl Kernel {
                 }
                 Ok(Fd::Signal(s)) => {
                     s.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    0
+                }
+                Ok(Fd::Inotify(i)) => {
+                    i.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
                     0
                 }
                 Ok(_) => 0,
@@ -700,13 +733,15 @@ impl Kernel {
             Err(e) => return -e,
         };
         let mut tmp = vec![0u8; n];
-        match f.read_at(&mut tmp, off) {
+        let r = match f.read_at(&mut tmp, off) {
             Ok(got) => match mem.write_bytes(buf, &tmp[..got]) {
                 Ok(()) => got as i64,
                 Err(_) => -EFAULT,
             },
             Err(e) => -errno(&e),
-        }
+        };
+        self.notify_io(fd, r, inotify::IN_ACCESS);
+        r
     }
 
     pub(super) fn sys_pwrite(
@@ -833,11 +868,17 @@ impl Kernel {
             }
         };
         if by_fd {
-            return match self.fd(a[0]) {
+            let r = match self.fd(a[0]) {
                 Ok(Fd::File(f)) => set(f),
                 Ok(_) => 0,
                 Err(e) => -e,
             };
+            if r == 0 {
+                if let Some(s) = self.fd_subject(a[0]) {
+                    self.notify(&s, inotify::IN_ATTRIB);
+                }
+            }
+            return r;
         }
         const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
         let flags = a[if chown { 4 } else { 3 }];
@@ -858,10 +899,16 @@ impl Kernel {
                 ..OpenFlags::default()
             })
         });
-        match opened {
+        let r = match opened {
             Ok(f) => set(&f),
             Err(e) => -e,
+        };
+        if r == 0 {
+            if let Some(s) = self.path_subject(a[0] as i64, &p) {
+                self.notify(&s, inotify::IN_ATTRIB);
+            }
         }
+        r
     }
 
     /// `umask(mask)`: the running process's file-creation mask (0o022 at start, inherited at
@@ -937,11 +984,21 @@ impl Kernel {
         if let Some(m) = ts[1] {
             set = set.set_modified(m);
         }
+        // as Linux's fsnotify_change: both times IN_ATTRIB, one IN_ACCESS or IN_MODIFY
+        let event = match ts {
+            [Some(_), Some(_)] => inotify::IN_ATTRIB,
+            [Some(_), None] => inotify::IN_ACCESS,
+            [None, Some(_)] => inotify::IN_MODIFY,
+            [None, None] => 0,
+        };
         // futimens: a null path names the descriptor itself
         if path == 0 {
             return match self.fd(dirfd as u64) {
                 Ok(Fd::File(f)) => match f.set_times(set) {
-                    Ok(()) => 0,
+                    Ok(()) => {
+                        self.notify_io(dirfd as u64, i64::from(event != 0), event);
+                        0
+                    }
                     Err(e) => -errno(&e),
                 },
                 Ok(Fd::Device(_) | Fd::Stdin | Fd::Stdout | Fd::Stderr | Fd::Shm(_)) => 0,
@@ -955,7 +1012,8 @@ impl Kernel {
                     | Fd::Proc(_)
                     | Fd::Pid(_)
                     | Fd::Timer(_)
-                    | Fd::Signal(_),
+                    | Fd::Signal(_)
+                    | Fd::Inotify(_),
                 ) => -crate::sandbox::EACCES,
                 Err(e) => -e,
             };
@@ -980,7 +1038,12 @@ impl Kernel {
             }
         });
         match r {
-            Ok(()) => 0,
+            Ok(()) => {
+                if let (Some(s), true) = (self.path_subject(dirfd, &p), event != 0) {
+                    self.notify(&s, event);
+                }
+                0
+            }
             Err(e) => -e,
         }
     }
@@ -1051,6 +1114,9 @@ impl Kernel {
         if let Ok(meta) = f.metadata() {
             self.follow_truncation(mem, &meta, len);
         }
+        if let Some(s) = self.path_subject(AT_FDCWD, &path) {
+            self.notify(&s, inotify::IN_MODIFY);
+        }
         0
     }
 
@@ -1071,6 +1137,7 @@ impl Kernel {
         if let Ok(meta) = meta {
             self.follow_truncation(mem, &meta, len);
         }
+        self.notify_io(fd, 1, inotify::IN_MODIFY);
         0
     }
 
@@ -1095,6 +1162,7 @@ impl Kernel {
         match self.fds.get_mut(fd as usize) {
             Some(Some(_)) => {
                 self.closing(fd as usize);
+                self.notify_close(fd as usize);
                 self.fds[fd as usize] = None;
                 self.epoll_forget(fd as usize);
                 self.cloexec.remove(&(fd as usize));
@@ -1214,7 +1282,9 @@ impl Kernel {
             Ok(Fd::Pipe(_)) => return Self::write_fixed_stat(mem, buf, 0o010600),
             Ok(Fd::Socket(_) | Fd::Net(_)) => return Self::write_fixed_stat(mem, buf, 0o140777),
             // an anonymous inode, as Linux's
-            Ok(Fd::Epoll(_) | Fd::Event(_)) => return Self::write_fixed_stat(mem, buf, 0o600),
+            Ok(Fd::Epoll(_) | Fd::Event(_) | Fd::Inotify(_)) => {
+                return Self::write_fixed_stat(mem, buf, 0o600)
+            }
             // a proc file: regular, read-only, size 0 (as Linux's)
             Ok(Fd::Proc(_)) => return Self::write_fixed_stat(mem, buf, 0o100444),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
@@ -1296,11 +1366,18 @@ impl Kernel {
             Ok(p) => p,
             Err(e) => return -e,
         };
+        let before = self.path_subject(dirfd, &path);
         match self
             .resolve_at(dirfd, &path, true)
             .and_then(|r| r.remove(flags & AT_REMOVEDIR != 0))
         {
-            Ok(()) => 0,
+            Ok(()) => {
+                if let Some(s) = before {
+                    let entry = s.parent.clone();
+                    self.notify_unlinked(&s, entry.as_ref().map(|(k, n)| (*k, n.as_slice())));
+                }
+                0
+            }
             Err(e) => -e,
         }
     }
@@ -1352,7 +1429,10 @@ impl Kernel {
         };
         let mode = (mode & 0o1777) as u32 & !self.umask;
         match self.resolve_at(dirfd, &p, true).and_then(|r| r.mkdir(mode)) {
-            Ok(()) => 0,
+            Ok(()) => {
+                self.notify_created(dirfd, &p);
+                0
+            }
             Err(e) => -e,
         }
     }
@@ -1363,15 +1443,75 @@ impl Kernel {
         if flags & !RENAME_NOREPLACE != 0 {
             return -EINVAL; // RENAME_EXCHANGE and RENAME_WHITEOUT are not supported
         }
+        let mut moved = None;
+        let watching = self.notify.active();
         let r = self.with_two_paths(mem, a, |f, t| {
             if flags & RENAME_NOREPLACE != 0 && t.metadata(true).is_ok() {
                 return Err(EEXIST);
             }
-            f.rename(t)
+            let (from, to) = (f.host_path(), t.host_path());
+            let before = watching.then(|| (inotify::Subject::at(&from), inotify::Subject::at(&to)));
+            f.rename(t)?;
+            moved = before.map(|(s, over)| (s, over, inotify::Subject::parent_of(&to)));
+            Ok(())
         });
         match r {
-            Ok(()) => 0,
+            Ok(()) => {
+                if let Some((Some(s), over, to)) = moved {
+                    self.notify_moved(&s, over.as_ref(), to);
+                }
+                self.follow_renamed_cwd(mem, a);
+                0
+            }
             Err(e) => -e,
+        }
+    }
+
+    /// After a rename of `a[1]` to `a[3]` (from the working directory or absolute): a
+    /// working directory at or beneath the old name is now beneath the new one, in every
+    /// process, as a Linux process's working directory is the directory, not its name.
+    fn follow_renamed_cwd(&mut self, mem: &mut Memory, a: [u64; 6]) {
+        let lexical = |p: PathBuf| -> PathBuf {
+            let mut out = PathBuf::new();
+            for c in p.components() {
+                match c {
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        let (Ok(from), Ok(to)) = (
+            self.guest_path(mem, a[0] as i64, a[1]),
+            self.guest_path(mem, a[2] as i64, a[3]),
+        ) else {
+            return;
+        };
+        let here = self.cwd_now();
+        let whole = |p: PathBuf, dirfd: u64| {
+            (p.is_absolute() || dirfd as i64 == AT_FDCWD).then(|| lexical(here.join(p)))
+        };
+        let (Some(from), Some(to)) = (whole(from, a[0]), whole(to, a[2])) else {
+            return;
+        };
+        let start = self.config.sandbox.host_path(std::path::Path::new("."));
+        let start = std::path::absolute(&start).unwrap_or(start);
+        let moved = |cwd: &Option<PathBuf>| -> Option<PathBuf> {
+            let c = lexical(cwd.clone().unwrap_or_else(|| start.clone()));
+            c.strip_prefix(&from).ok().map(|rest| to.join(rest))
+        };
+        if let Some(c) = moved(&self.cwd) {
+            self.cwd = Some(c);
+        }
+        for p in &mut self.procs.list {
+            if let Some(st) = p.state.as_mut() {
+                if let Some(c) = moved(&st.cwd) {
+                    st.cwd = Some(c);
+                }
+            }
         }
     }
 

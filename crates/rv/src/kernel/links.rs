@@ -42,7 +42,10 @@ impl Kernel {
         };
         let t = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&t));
         match self.resolve_at(dirfd, &p, true).and_then(|r| r.symlink(&t)) {
-            Ok(()) => 0,
+            Ok(()) => {
+                self.notify_created(dirfd, &p);
+                0
+            }
             Err(e) => -e,
         }
     }
@@ -52,14 +55,29 @@ impl Kernel {
         if a[4] & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
             return -EINVAL;
         }
+        let mut made = None;
         let r = self.with_two_paths(mem, a, |f, t| {
             if f.metadata(true)?.is_dir() {
                 return Err(EPERM);
             }
-            f.hard_link(t)
+            f.hard_link(t)?;
+            made = Some(t.host_path());
+            Ok(())
         });
         match r {
-            Ok(()) => 0,
+            Ok(()) => {
+                // the link count's IN_ATTRIB, then IN_CREATE in the new name's directory
+                if let Some(s) = made
+                    .filter(|_| self.notify.active())
+                    .and_then(|h| inotify::Subject::at(&h))
+                {
+                    self.notify_self(&s, inotify::IN_ATTRIB);
+                    if let Some((dir, name)) = &s.parent {
+                        self.notify_entry(*dir, inotify::IN_CREATE, 0, name);
+                    }
+                }
+                0
+            }
             Err(e) => -e,
         }
     }
@@ -86,7 +104,10 @@ impl Kernel {
                 .resolve_at(dirfd, &p, true)
                 .and_then(|r| r.mkfifo(mode))
             {
-                Ok(()) => 0,
+                Ok(()) => {
+                    self.notify_created(dirfd, &p);
+                    0
+                }
                 Err(e) => -e,
             };
         }
@@ -104,7 +125,10 @@ impl Kernel {
             })
         });
         match r {
-            Ok(_) => 0,
+            Ok(_) => {
+                self.notify_created(dirfd, &p);
+                0
+            }
             Err(e) => -e,
         }
     }

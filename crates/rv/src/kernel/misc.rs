@@ -117,6 +117,7 @@ impl Kernel {
                     | Fd::Net(_)
                     | Fd::Epoll(_)
                     | Fd::Event(_)
+                    | Fd::Inotify(_)
                     | Fd::Device(_),
                 ) => -EINVAL,
                 Ok(_) => 0, // the host writes through its own cache

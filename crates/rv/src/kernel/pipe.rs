@@ -380,13 +380,17 @@ impl Kernel {
         0
     }
 
-    /// `ioctl`: `FIONREAD` on a pipe; everything else is not a terminal (`ENOTTY`).
+    /// `ioctl`: `FIONREAD` on a pipe or an inotify instance; everything else is not a terminal (`ENOTTY`).
     pub(super) fn sys_ioctl(&mut self, mem: &mut Memory, fd: u64, req: u64, arg: u64) -> i64 {
         const FIONREAD: u64 = 0x541b;
         match self.fds.get(fd as usize) {
-            Some(Some(Fd::Pipe(p))) if req == FIONREAD => {
-                let n = p.pending() as u32;
-                if mem.store_u32(arg, n).is_err() {
+            Some(Some(f @ (Fd::Pipe(_) | Fd::Inotify(_)))) if req == FIONREAD => {
+                let n = match f {
+                    Fd::Pipe(p) => p.pending(),
+                    Fd::Inotify(i) => i.pending_bytes(),
+                    _ => 0,
+                };
+                if mem.store_u32(arg, n as u32).is_err() {
                     return -EFAULT;
                 }
                 0

@@ -59,7 +59,7 @@ impl ExitStatus {
 /// The state a process keeps while another runs: what [`Kernel`] holds in its fields for the
 /// running one.
 pub(crate) struct ProcessState {
-    fds: Vec<Option<Fd>>,
+    pub(super) fds: Vec<Option<Fd>>,
     fd_paths: HashMap<usize, PathBuf>,
     pub(super) ofds: HashMap<usize, u64>,
     fd_hosts: HashMap<usize, PathBuf>,
@@ -75,7 +75,7 @@ pub(crate) struct ProcessState {
     sources: mapping::Sources,
     rlimits: [(u64, u64); 16],
     exe_path: PathBuf,
-    cwd: Option<PathBuf>,
+    pub(super) cwd: Option<PathBuf>,
     umask: u32,
     threads: Vec<Thread>,
     current: usize,

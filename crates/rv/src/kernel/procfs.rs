@@ -84,6 +84,8 @@ enum PidFile {
     Status,
     Comm,
     Maps,
+    /// `fdinfo/FD`: the descriptor's offset and flags, an inotify instance's watches.
+    FdInfo(u32),
 }
 
 /// Parses a decimal pid (no sign, no leading zero).
@@ -126,6 +128,10 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         b"/proc/sys/kernel/msgmnb" => return fixed(b"16384\n"),
         b"/proc/sys/fs/pipe-max-size" => return fixed(b"1048576\n"),
         b"/proc/sys/fs/nr_open" => return fixed(b"1048576\n"),
+        // the machine's inotify limits (super::inotify)
+        b"/proc/sys/fs/inotify/max_queued_events" => return fixed(b"16384\n"),
+        b"/proc/sys/fs/inotify/max_user_instances" => return fixed(b"128\n"),
+        b"/proc/sys/fs/inotify/max_user_watches" => return fixed(b"8192\n"),
         b"/proc/sys/fs/pipe-user-pages-soft" => return fixed(b"16384\n"),
         b"/proc/sys/fs/pipe-user-pages-hard" => return fixed(b"0\n"),
         _ => {}
@@ -145,6 +151,19 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
             None => return Some(Gen::Missing),
         }
         name = parts.next().unwrap_or(b"");
+    }
+    if name == b"fdinfo" {
+        let fd = parts
+            .next()
+            .and_then(|n| if n == b"0" { Some(0) } else { number(n) });
+        return match (fd, parts.next()) {
+            (Some(fd), None) => Some(Gen::Pid {
+                pid,
+                tid,
+                file: PidFile::FdInfo(fd),
+            }),
+            _ => Some(Gen::Missing),
+        };
     }
     if parts.next().is_some() {
         return Some(Gen::Missing);
@@ -284,7 +303,44 @@ impl Kernel {
                 }
                 self.maps(mem)
             }
+            PidFile::FdInfo(fd) => {
+                // only the caller's own descriptors are at hand
+                if pid != self.current_pid() {
+                    return None;
+                }
+                self.fdinfo(fd as usize)?
+            }
         })
+    }
+
+    /// `/proc/self/fdinfo/FD`: `pos`, `flags` (octal) and `mnt_id` as Linux prints them,
+    /// then an inotify instance's `inotify wd:…` lines.
+    fn fdinfo(&self, fd: usize) -> Option<Vec<u8>> {
+        use std::io::Seek;
+        let f = self.fds.get(fd)?.as_ref()?;
+        let (pos, flags, extra) = match f {
+            Fd::File(file) => (
+                (&*file).stream_position().unwrap_or(0),
+                rustix::fs::fcntl_getfl(file).map_or(2, |fl| fl.bits()),
+                String::new(),
+            ),
+            Fd::Inotify(i) => (0, if i.nonblocking() { 0o4000 } else { 0 }, i.fdinfo()),
+            Fd::Stdout | Fd::Stderr => (0, 1, String::new()),
+            Fd::Stdin | Fd::Dir(_) | Fd::Proc(_) | Fd::Pid(_) => (0, 0, String::new()),
+            _ => (0, 2, String::new()),
+        };
+        let cloexec = if self.cloexec.contains(&fd) {
+            O_CLOEXEC as u32
+        } else {
+            0
+        };
+        Some(
+            format!(
+                "pos:\t{pos}\nflags:\t0{:o}\nmnt_id:\t15\n{extra}",
+                flags | cloexec
+            )
+            .into_bytes(),
+        )
     }
 
     /// `/proc/self/maps`: the mapped ranges with their permissions and the files they show.

@@ -454,6 +454,7 @@ impl Kernel {
             Fd::Socket(s) => Some(s.ready()),
             Fd::Net(s) => Some(s.ready()),
             Fd::Event(e) => Some(e.ready()),
+            Fd::Inotify(i) => Some((i.ready(), false, false)),
             Fd::Epoll(e) => Some((self.epoll_ready(e, 0), false, false)),
             Fd::Timer(t) => Some((t.ready(self.now_ns), false, false)),
             Fd::Signal(s) => Some((self.signal_pending_in(s.mask()), false, false)),

@@ -224,6 +224,25 @@ fn writable_shared_file_mappings_reach_the_file_as_under_qemu() {
     }
 }
 
+/// inotify as Linux reports it (`fixtures/dirs/notify.c`, against the host kernel's events
+/// through qemu): file and directory events with names, `IN_ISDIR` and cookies, the
+/// directory's watch before the file's, `IN_DELETE_SELF` once the last link and descriptor
+/// are gone, `IN_IGNORED`, `IN_ONESHOT`, `IN_EXCL_UNLINK`, `IN_MASK_ADD`/`IN_MASK_CREATE`,
+/// merging, the overflow event, a child's operations, a blocked read woken by another
+/// process, `poll`, `FIONREAD`, `fdinfo` and the calls' errors — on every engine.
+#[test]
+fn inotify_reports_the_guests_file_operations_as_linux() {
+    let want = std::fs::read_to_string(fixture("notify.qemu")).unwrap();
+    for engine in [Engine::Jit, Engine::Blocks, Engine::Step] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut m, out) = in_writable_dir("notify", &[], dir.path(), 1 << 28);
+        m.engine = engine;
+        let status = m.run(&mut ()).exit_status().unwrap();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(format!("{text}status {status}\n"), want, "{engine:?}");
+    }
+}
+
 /// Shared file mappings as Linux keeps them (`fixtures/dirs/shared.c`, against qemu's
 /// output): the guest's writes to the file show through, a truncation makes the pages past
 /// the new end SIGBUS and zeroes the rest of the last page, an appended or grown file covers
