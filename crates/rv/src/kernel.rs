@@ -35,6 +35,7 @@ mod procfs;
 mod shm;
 pub mod signals;
 mod socket;
+mod sockopt;
 mod splice;
 mod system;
 pub mod threads;
@@ -782,7 +783,7 @@ impl Kernel {
             202 => self.sys_accept(mem, [a[0], a[1], a[2], 0, 0, 0]),
             203 => self.sys_connect(mem, a),
             204 | 205 => self.sys_sockname(mem, [a[0], a[1], a[2]], nr == 205),
-            208 => self.sys_setsockopt(a[0]),
+            208 => self.sys_setsockopt(mem, a),
             209 => self.sys_getsockopt(mem, a),
             242 => self.sys_accept(mem, a),
             206 => self.sys_sendto(mem, a),

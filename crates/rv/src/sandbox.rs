@@ -513,9 +513,10 @@ impl Resolved<'_> {
         d.symlink_contents(target, &self.rel).map_err(|e| errno(&e))
     }
 
-    /// Creates a named pipe here: `mknodat` on the parent directory's handle (opened
-    /// beneath the root) with the last component's name, so nothing outside is touched.
-    pub(crate) fn mkfifo(&self, mode: u32) -> Result<(), i64> {
+    /// Creates a named pipe (or, with `socket`, a Unix socket's file) here: `mknodat` on the
+    /// parent directory's handle (opened beneath the root) with the last component's name,
+    /// so nothing outside is touched.
+    pub(crate) fn mknod(&self, socket: bool, mode: u32) -> Result<(), i64> {
         let RootAccess::Tree(d) = self.access else {
             return Err(EEXIST);
         };
@@ -536,7 +537,11 @@ impl Resolved<'_> {
         rustix::fs::mknodat(
             at,
             name,
-            rustix::fs::FileType::Fifo,
+            if socket {
+                rustix::fs::FileType::Socket
+            } else {
+                rustix::fs::FileType::Fifo
+            },
             rustix::fs::Mode::from_raw_mode(mode & 0o777),
             0,
         )

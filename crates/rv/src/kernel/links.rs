@@ -102,7 +102,7 @@ impl Kernel {
             let mode = (mode & 0o777) as u32 & !umask;
             return match self
                 .resolve_at(dirfd, &p, true)
-                .and_then(|r| r.mkfifo(mode))
+                .and_then(|r| r.mknod(false, mode))
             {
                 Ok(()) => {
                     self.notify_created(dirfd, &p);

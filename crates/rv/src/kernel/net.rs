@@ -29,7 +29,6 @@ const IPPROTO_UDP: u64 = 17;
 const MSG_PEEK: u64 = 2;
 pub(super) const MSG_TRUNC: u64 = 0x20;
 const MSG_DONTWAIT: u64 = 0x40;
-const ENOENT: i64 = 2;
 pub(super) const ENOTSOCK: i64 = 88;
 const EDESTADDRREQ: i64 = 89;
 const EMSGSIZE: i64 = 90;
@@ -62,6 +61,10 @@ const EPHEMERAL: (u16, u16) = (32_768, 60_999);
 pub(crate) enum Addr {
     Inet([u8; 4], u16),
     Unix(Vec<u8>),
+    /// What a Unix socket bound to a path is looked up by: its file's device and inode
+    /// (never an address the guest sees); device `u64::MAX`: an end of a datagram
+    /// `socketpair`, numbered.
+    Node(u64, u64),
 }
 
 impl Addr {
@@ -83,6 +86,7 @@ impl Addr {
                 }
                 b
             }
+            Addr::Node(..) => AF_UNIX.to_le_bytes().to_vec(),
         }
     }
 
@@ -116,7 +120,9 @@ pub(crate) struct Sock {
     queue: VecDeque<(Addr, Vec<u8>)>,
     queued: usize,
     /// A datagram socket's `connect`ed peer.
-    peer: Option<Addr>,
+    pub(super) peer: Option<Addr>,
+    /// The process that made it listen (`SO_PEERCRED` of the ends connected to it).
+    listener_pid: u32,
     /// The run's pipe bytes ([`super::pipe::MAX_PIPE_BYTES`]).
     total: Arc<AtomicU64>,
 }
@@ -135,6 +141,12 @@ pub(crate) struct NetSocket {
 }
 
 impl NetSocket {
+    /// (family, stream, listening).
+    pub(super) fn kind(&self) -> (u16, bool, bool) {
+        let g = lock(&self.sock);
+        (g.family, g.stream, g.listen.is_some())
+    }
+
     /// Whether the socket has a peer (a `connect`ed datagram socket; a connected stream is
     /// an [`Fd::Socket`]).
     pub(super) fn has_peer(&self) -> bool {
@@ -190,6 +202,8 @@ impl NetSocket {
 pub(crate) struct Net {
     names: Vec<(bool, Addr, Weak<Mutex<Sock>>)>,
     next_port: u16,
+    /// The last key given a datagram `socketpair`'s end.
+    last_pair: u64,
 }
 
 impl Net {
@@ -202,8 +216,15 @@ impl Net {
             .find_map(|(_, _, w)| w.upgrade())
     }
 
-    /// Binds `addr` (a port or path of 0 or empty: one the kernel picks) to `sock`.
-    fn bind(&mut self, sock: &Arc<Mutex<Sock>>, stream: bool, addr: Addr) -> Result<Addr, i64> {
+    /// Binds `addr` (a port or path of 0 or empty: one the kernel picks) to `sock`; `node`:
+    /// the file a path name just made, which replaces any name its inode had before.
+    fn bind(
+        &mut self,
+        sock: &Arc<Mutex<Sock>>,
+        stream: bool,
+        addr: Addr,
+        node: Option<Addr>,
+    ) -> Result<Addr, i64> {
         self.names.retain(|(_, _, w)| w.strong_count() > 0);
         if self.names.len() >= MAX_NAMES {
             return Err(ENOBUFS);
@@ -221,14 +242,18 @@ impl Net {
                 a
             }
             a => {
-                if self.find(stream, &a).is_some() {
+                if let Some(n) = &node {
+                    // a fresh file: a name its inode number had belongs to a removed one
+                    self.names.retain(|(_, k, _)| k != n);
+                } else if self.find(stream, &a).is_some() {
                     return Err(EADDRINUSE);
                 }
                 a
             }
         };
         if !addr.unnamed() {
-            self.names.push((stream, addr.key(), Arc::downgrade(sock)));
+            let key = node.unwrap_or_else(|| addr.key());
+            self.names.push((stream, key, Arc::downgrade(sock)));
         }
         Ok(addr)
     }
@@ -255,7 +280,8 @@ fn read_addr(mem: &mut Memory, at: u64, len: u64) -> Result<Addr, i64> {
                 Some(0) => path.to_vec(),
                 _ => path.iter().take_while(|&&c| c != 0).copied().collect(),
             };
-            if path.len() > 107 {
+            // as Linux: at most a `sockaddr_un` (108 bytes of path, NUL or not)
+            if len > 110 {
                 return Err(EINVAL);
             }
             Ok(Addr::Unix(path))
@@ -318,33 +344,20 @@ impl Kernel {
     /// `socket(domain, type, protocol)`: an `AF_INET` or `AF_UNIX` stream or datagram socket
     /// on the machine's own loopback.
     pub(super) fn sys_socket(&mut self, domain: u64, kind: u64, protocol: u64) -> i64 {
-        let family = match domain {
-            1 => AF_UNIX,
-            2 => AF_INET,
-            _ => return -EAFNOSUPPORT,
+        let (family, stream) = match socket_kind(domain, kind, protocol) {
+            Ok(k) => k,
+            Err(e) => return -e,
         };
-        const SOCK_RAW: u64 = 3;
-        let stream = match kind & 0xf {
-            SOCK_STREAM => true,
-            SOCK_DGRAM => false,
-            // as Linux: past SOCK_PACKET is no type at all; a raw IP socket has no protocol
-            // 0 (and no other here)
-            t if t >= 11 => return -EINVAL,
-            SOCK_RAW if family == AF_INET => return -EPROTONOSUPPORT,
-            _ => return -ESOCKTNOSUPPORT,
-        };
-        if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
-            return -EINVAL;
+        let sock = self.new_socket(family, stream, kind & SOCK_NONBLOCK != 0);
+        let fd = self.install(Fd::Net(sock));
+        if fd >= 0 && kind & SOCK_CLOEXEC != 0 {
+            self.cloexec.insert(fd as usize);
         }
-        let proto_ok = match (family, stream) {
-            (AF_INET, true) => protocol == 0 || protocol == IPPROTO_TCP,
-            (AF_INET, false) => protocol == 0 || protocol == IPPROTO_UDP,
-            _ => protocol == 0,
-        };
-        if !proto_ok {
-            return -EPROTONOSUPPORT;
-        }
-        let sock = NetSocket {
+        fd
+    }
+
+    fn new_socket(&self, family: u16, stream: bool, nonblock: bool) -> NetSocket {
+        NetSocket {
             sock: Arc::new(Mutex::new(Sock {
                 family,
                 stream,
@@ -353,32 +366,127 @@ impl Kernel {
                 queue: VecDeque::new(),
                 queued: 0,
                 peer: None,
+                listener_pid: 0,
                 total: self.pipe_bytes.clone(),
             })),
-            nonblock: Arc::new(AtomicBool::new(kind & SOCK_NONBLOCK != 0)),
-        };
-        let fd = self.install(Fd::Net(sock));
-        if fd >= 0 && kind & SOCK_CLOEXEC != 0 {
-            self.cloexec.insert(fd as usize);
+            nonblock: Arc::new(AtomicBool::new(nonblock)),
         }
-        fd
     }
 
+    /// A `socketpair` of two Unix datagram sockets: unnamed, each the other's peer (found by
+    /// a key no file has).
+    pub(super) fn datagram_pair(&mut self, nonblock: bool) -> Result<[NetSocket; 2], i64> {
+        let ends = [(); 2].map(|()| self.new_socket(AF_UNIX, false, nonblock));
+        self.net.names.retain(|(_, _, w)| w.strong_count() > 0);
+        if self.net.names.len() + 2 > MAX_NAMES {
+            return Err(ENOBUFS);
+        }
+        let keys = [(); 2].map(|()| {
+            self.net.last_pair += 1;
+            Addr::Node(u64::MAX, self.net.last_pair)
+        });
+        for (end, key) in ends.iter().zip(&keys) {
+            self.net
+                .names
+                .push((false, key.clone(), Arc::downgrade(&end.sock)));
+        }
+        for (end, peer) in ends.iter().zip(keys.iter().rev()) {
+            let mut g = lock(&end.sock);
+            g.local = Some(Addr::Unix(Vec::new()));
+            g.peer = Some(peer.clone());
+        }
+        Ok(ends)
+    }
+}
+
+/// `socket`'s (family, stream) for `domain`, `kind` and `protocol`, or Linux's error for them.
+pub(super) fn socket_kind(domain: u64, kind: u64, protocol: u64) -> Result<(u16, bool), i64> {
+    {
+        let family = match domain {
+            1 => AF_UNIX,
+            2 => AF_INET,
+            _ => return Err(EAFNOSUPPORT),
+        };
+        const SOCK_RAW: u64 = 3;
+        let stream = match kind & 0xf {
+            SOCK_STREAM => true,
+            SOCK_DGRAM => false,
+            // as Linux: past SOCK_PACKET is no type at all; a raw IP socket has no protocol
+            // 0 (and no other here)
+            t if t >= 11 => return Err(EINVAL),
+            SOCK_RAW if family == AF_INET => return Err(EPROTONOSUPPORT),
+            _ => return Err(ESOCKTNOSUPPORT),
+        };
+        if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+            return Err(EINVAL);
+        }
+        let proto_ok = match (family, stream) {
+            (AF_INET, true) => protocol == 0 || protocol == IPPROTO_TCP,
+            (AF_INET, false) => protocol == 0 || protocol == IPPROTO_UDP,
+            _ => protocol == 0,
+        };
+        if !proto_ok {
+            return Err(EPROTONOSUPPORT);
+        }
+        Ok((family, stream))
+    }
+}
+
+impl Kernel {
     /// Binds `s` to `addr`, checked against its family and the loopback.
     fn bind_to(&mut self, s: &NetSocket, addr: Addr) -> Result<Addr, i64> {
         let (family, stream) = {
             let g = lock(&s.sock);
             (g.family, g.stream)
         };
+        let mut node = None;
         match (&addr, family) {
             (Addr::Inet(ip, _), AF_INET) if loopback(*ip) => {}
             (Addr::Inet(..), AF_INET) => return Err(EADDRNOTAVAIL),
-            (Addr::Unix(_), AF_UNIX) => {}
+            (Addr::Unix(p), AF_UNIX) => node = self.unix_node(p, true)?,
+            // as Linux's inet_bind: another family is not supported
+            (Addr::Unix(_), AF_INET) => return Err(EAFNOSUPPORT),
             _ => return Err(EINVAL),
         }
-        let bound = self.net.bind(&s.sock, stream, addr)?;
+        let bound = self.net.bind(&s.sock, stream, addr, node)?;
         lock(&s.sock).local = Some(bound.clone());
         Ok(bound)
+    }
+
+    /// A Unix path name's file (`create`: made now, as `bind` makes it: `EADDRINUSE` if the
+    /// path exists), beneath the grants from the working directory, as its lookup key;
+    /// `None` for an abstract or empty name. A path that is not a socket's file refuses.
+    fn unix_node(&mut self, path: &[u8], create: bool) -> Result<Option<Addr>, i64> {
+        use cap_fs_ext::FileTypeExt as _;
+        use cap_std::fs::MetadataExt as _;
+        use std::os::unix::ffi::OsStrExt as _;
+        if path.first().is_none_or(|&c| c == 0) {
+            return Ok(None);
+        }
+        let p = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path));
+        let mode = 0o777 & !self.umask;
+        let r = self.resolve_at(super::AT_FDCWD, &p, create)?;
+        if create {
+            r.mknod(true, mode)
+                .map_err(|e| if e == 17 { EADDRINUSE } else { e })?;
+        }
+        let m = r.metadata(false)?;
+        if !m.file_type().is_socket() {
+            return Err(ECONNREFUSED);
+        }
+        let key = Addr::Node(m.dev(), m.ino());
+        if create {
+            self.notify_created(super::AT_FDCWD, &p);
+        }
+        Ok(Some(key))
+    }
+
+    /// What `addr` is looked up by: a path name's file, else the address.
+    fn lookup_key(&mut self, addr: &Addr) -> Result<Addr, i64> {
+        match addr {
+            Addr::Unix(p) => Ok(self.unix_node(p, false)?.unwrap_or_else(|| addr.clone())),
+            a => Ok(a.clone()),
+        }
     }
 
     /// The address a socket sends from, bound now if it was not (an ephemeral port; an
@@ -435,11 +543,13 @@ impl Kernel {
             }
         }
         let max = (backlog as i32).clamp(1, SOMAXCONN as i32) as usize;
+        let pid = self.current_pid();
         let mut g = lock(&s.sock);
         match &mut g.listen {
             Some((m, _)) => *m = max,
             None => g.listen = Some((max, VecDeque::new())),
         }
+        g.listener_pid = pid;
         0
     }
 
@@ -464,12 +574,21 @@ impl Kernel {
             }
         }
         let stream = lock(&s.sock).stream;
-        let Some(target) = self.net.find(stream, &addr) else {
-            return if matches!(addr, Addr::Unix(_)) {
-                -ENOENT
-            } else {
-                -ECONNREFUSED
-            };
+        // a UDP socket's connect only sets where it sends: nobody need hold the port
+        if !stream && matches!(addr, Addr::Inet(..)) {
+            if let Err(e) = self.autobind(&s) {
+                return -e;
+            }
+            lock(&s.sock).peer = Some(addr);
+            return 0;
+        }
+        let key = match self.lookup_key(&addr) {
+            Ok(k) => k,
+            Err(e) => return -e,
+        };
+        // a path that does not exist was ENOENT above; a name nobody holds refuses
+        let Some(target) = self.net.find(stream, &key) else {
+            return -ECONNREFUSED;
         };
         let local = match self.autobind(&s) {
             Ok(l) => l,
@@ -494,11 +613,16 @@ impl Kernel {
         let (c_rx, s_tx) = PipeEnd::pair(false, &self.events, &self.pipe_bytes);
         let (s_rx, c_tx) = PipeEnd::pair(false, &self.events, &self.pipe_bytes);
         let names = |l: &Addr, p: &Addr| Some(Arc::new((l.clone(), p.clone())));
+        let (me, listener) = (self.threads.pid, t.listener_pid);
+        let Some((_, backlog)) = t.listen.as_mut() else {
+            return -ECONNREFUSED;
+        };
         backlog.push_back(Pending {
             end: SocketEnd {
                 rx: Some(s_rx),
                 tx: Some(s_tx),
                 names: names(&server, &local),
+                peer_pid: me,
             },
             peer: local.clone(),
         });
@@ -507,6 +631,7 @@ impl Kernel {
             rx: Some(c_rx),
             tx: Some(c_tx),
             names: names(&local, &server),
+            peer_pid: listener,
         };
         client.set_nonblocking(s.nonblocking());
         if let Some(slot) = self.fds.get_mut(a[0] as usize) {
@@ -575,8 +700,24 @@ impl Kernel {
             let g = lock(&s.sock);
             (g.stream, g.family, g.peer.clone())
         };
+        const MSG_OOB: u64 = 1;
+        const MSG_NOSIGNAL: u64 = 0x4000;
         if stream {
-            return -ENOTCONN;
+            // as Linux: TCP not connected is EPIPE (and SIGPIPE); a Unix stream
+            // ENOTCONN, or EOPNOTSUPP given an address
+            return match (family, a[4] != 0) {
+                (AF_INET, _) => {
+                    self.no_sigpipe = a[3] & MSG_NOSIGNAL != 0;
+                    self.raise_sigpipe();
+                    self.no_sigpipe = false;
+                    -super::EPIPE
+                }
+                (_, true) => -EOPNOTSUPP,
+                (_, false) => -ENOTCONN,
+            };
+        }
+        if a[3] & MSG_OOB != 0 {
+            return -EOPNOTSUPP; // no urgent data in datagrams
         }
         let to = if a[4] != 0 {
             match read_addr(mem, a[4], a[5]) {
@@ -620,12 +761,16 @@ impl Kernel {
             Ok(f) => f,
             Err(e) => return -e,
         };
-        let Some(target) = self.net.find(false, &to) else {
-            // UDP to a port nobody holds is lost; a Unix name must exist
+        let key = match self.lookup_key(&to) {
+            Ok(k) => k,
+            Err(e) => return -e,
+        };
+        let Some(target) = self.net.find(false, &key) else {
+            // UDP to a port nobody holds is lost; a Unix name must be bound
             return if family == AF_INET {
                 len as i64
             } else {
-                -ENOENT
+                -ECONNREFUSED
             };
         };
         let mut t = lock(&target);
@@ -726,53 +871,6 @@ impl Kernel {
         drop(g);
         match write_name(mem, &addr, a[1], a[2]) {
             Ok(()) => 0,
-            Err(e) => -e,
-        }
-    }
-
-    /// `getsockopt(fd, level, name, value, len)`: the options programs read (`SO_TYPE`,
-    /// `SO_ERROR`, `SO_DOMAIN`, `SO_ACCEPTCONN`, the buffer sizes); any other reads 0.
-    pub(super) fn sys_getsockopt(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
-        const SOL_SOCKET: u64 = 1;
-        let (stream, family, listening) = match self.fd(a[0]) {
-            Ok(Fd::Net(s)) => {
-                let g = lock(&s.sock);
-                (g.stream, g.family, g.listen.is_some())
-            }
-            Ok(Fd::Socket(_)) => (true, AF_UNIX, false),
-            Ok(_) => return -ENOTSOCK,
-            Err(e) => return -e,
-        };
-        let v: u32 = match (a[1], a[2]) {
-            (SOL_SOCKET, 3) => {
-                if stream {
-                    1
-                } else {
-                    2
-                }
-            }
-            (SOL_SOCKET, 7 | 8) => RCVBUF as u32,
-            (SOL_SOCKET, 30) => u32::from(listening),
-            (SOL_SOCKET, 39) => u32::from(family),
-            _ => 0,
-        };
-        let Ok(room) = mem.load_u32(a[4]) else {
-            return -EFAULT;
-        };
-        let b = v.to_le_bytes();
-        let n = (room as usize).min(4);
-        if mem.write_bytes(a[3], &b[..n]).is_err() || mem.store_u32(a[4], 4).is_err() {
-            return -EFAULT;
-        }
-        0
-    }
-
-    /// `setsockopt`: accepted on every socket and not modelled (timeouts, buffer sizes and
-    /// `SO_REUSEADDR` change nothing on the machine's loopback).
-    pub(super) fn sys_setsockopt(&mut self, fd: u64) -> i64 {
-        match self.fd(fd) {
-            Ok(Fd::Net(_) | Fd::Socket(_)) => 0,
-            Ok(_) => -ENOTSOCK,
             Err(e) => -e,
         }
     }

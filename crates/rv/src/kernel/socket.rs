@@ -8,9 +8,7 @@ use super::pipe::{PipeEnd, PipeIo};
 use super::{Fd, Kernel, Ret, EFAULT, EINVAL};
 use crate::memory::Memory;
 
-use super::net::{
-    EAFNOSUPPORT, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK,
-};
+use super::net::{ENOTCONN, ENOTSOCK, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK};
 
 const EOPNOTSUPP: i64 = 95;
 /// A send that loses its reader is `EPIPE` without `SIGPIPE`.
@@ -99,7 +97,7 @@ fn scatter(mem: &mut Memory, iov: u64, n: u64, data: &[u8]) -> Result<(), i64> {
 }
 
 const AF_UNIX: u64 = 1;
-const SOCK_STREAM: u64 = 1;
+const SOCK_DGRAM: u64 = 2;
 
 /// One end of a connected stream socket pair.
 pub(crate) struct SocketEnd {
@@ -110,6 +108,9 @@ pub(crate) struct SocketEnd {
     /// (this end's address, the peer's) of a connection made on the machine's network
     /// (`None`: a `socketpair`, unnamed).
     pub names: Option<std::sync::Arc<(super::net::Addr, super::net::Addr)>>,
+    /// The peer's process (`SO_PEERCRED`): the connecting one for an accepted end, the
+    /// listening one for a connecting end, the creator for a pair.
+    pub peer_pid: u32,
 }
 
 impl SocketEnd {
@@ -119,6 +120,7 @@ impl SocketEnd {
             rx: self.rx.clone(),
             tx: self.tx.clone(),
             names: self.names.clone(),
+            peer_pid: self.peer_pid,
         }
     }
 
@@ -165,43 +167,40 @@ impl SocketEnd {
 }
 
 impl Kernel {
-    /// `socketpair(AF_UNIX, SOCK_STREAM[|NONBLOCK|CLOEXEC], 0, sv)`.
+    /// `socketpair(AF_UNIX, SOCK_STREAM or SOCK_DGRAM [|NONBLOCK|CLOEXEC], 0, sv)`.
     pub(super) fn sys_socketpair(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         let [domain, kind, protocol, sv, ..] = a;
-        if domain != AF_UNIX {
-            return -EAFNOSUPPORT;
-        }
-        if kind & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != SOCK_STREAM || protocol != 0 {
-            self.warn_once(
-                0x7_0000_0000,
-                &format!(
-                    "socketpair of type {kind:#x}: only SOCK_STREAM pairs are supported; \
-                     returning EPROTONOSUPPORT"
-                ),
-            );
-            return -EPROTONOSUPPORT;
+        // as Linux: the socket is made (socket's errors), then only Unix ones pair
+        match super::net::socket_kind(domain, kind, protocol) {
+            Ok((f, _)) if u64::from(f) == AF_UNIX => {}
+            Ok(_) => return -EOPNOTSUPP,
+            Err(e) => return -e,
         }
         if mem.check_range(sv, 8, crate::memory::perm::W).is_err() {
             return -EFAULT;
         }
         let nonblock = kind & SOCK_NONBLOCK != 0;
-        let (a_rx, b_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
-        let (b_rx, a_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
-        let ends = [
-            SocketEnd {
-                rx: Some(a_rx),
-                tx: Some(a_tx),
-                names: None,
-            },
-            SocketEnd {
-                rx: Some(b_rx),
-                tx: Some(b_tx),
-                names: None,
-            },
-        ];
+        let pid = self.current_pid();
+        let ends = if kind & 0xf == SOCK_DGRAM {
+            match self.datagram_pair(nonblock) {
+                Ok(e) => e.map(Fd::Net),
+                Err(e) => return -e,
+            }
+        } else {
+            let (a_rx, b_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
+            let (b_rx, a_tx) = PipeEnd::pair(nonblock, &self.events, &self.pipe_bytes);
+            [(a_rx, a_tx), (b_rx, b_tx)].map(|(rx, tx)| {
+                Fd::Socket(SocketEnd {
+                    rx: Some(rx),
+                    tx: Some(tx),
+                    names: None,
+                    peer_pid: pid,
+                })
+            })
+        };
         let mut fds = [0i64; 2];
         for (slot, end) in fds.iter_mut().zip(ends) {
-            let fd = self.install(Fd::Socket(end));
+            let fd = self.install(end);
             if fd < 0 {
                 if fds[0] > 0 {
                     self.sys_close(fds[0] as u64);
@@ -249,15 +248,23 @@ impl Kernel {
         }
     }
 
-    /// `sendto(fd, buf, len, flags, addr, addrlen)` on a connected pair: a write (an address
-    /// is `EISCONN`, as Linux answers on a connected stream socket).
+    /// `sendto(fd, buf, len, flags, addr, addrlen)` on a connected pair: a write. An address
+    /// is `EISCONN` on a Unix stream and ignored on TCP, as Linux answers.
     pub(super) fn sys_sendto(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         match self.fd(a[0]) {
             Ok(Fd::Net(n)) => {
                 let n = n.clone();
                 self.net_sendto(mem, &n, a)
             }
-            Ok(Fd::Socket(_)) if a[4] != 0 => -106, // EISCONN
+            Ok(Fd::Socket(s))
+                if a[4] != 0
+                    && !s
+                        .names
+                        .as_ref()
+                        .is_some_and(|n| matches!(n.0, super::net::Addr::Inet(..))) =>
+            {
+                -106 // EISCONN
+            }
             Ok(Fd::Socket(_)) => {
                 self.no_sigpipe = a[3] & MSG_NOSIGNAL != 0;
                 let r = self.sys_write(mem, a[0], a[1], a[2]);
@@ -353,6 +360,20 @@ impl Kernel {
             Ok(h) => h,
             Err(e) => return -e,
         };
+        if (h.namelen as u32 as i32) < 0 {
+            return -EINVAL; // as Linux's copy_msghdr_from_user
+        }
+        if let Ok(Fd::Socket(_)) = self.fd(fd) {
+            // a stream has no urgent data (MSG_OOB) and an empty error queue (MSG_ERRQUEUE)
+            const MSG_OOB: u64 = 1;
+            const MSG_ERRQUEUE: u64 = 0x2000;
+            if flags & MSG_OOB != 0 {
+                return -EINVAL;
+            }
+            if flags & MSG_ERRQUEUE != 0 {
+                return -super::EAGAIN;
+            }
+        }
         let room = match iov_room(mem, h.iov, h.iovlen) {
             Ok(r) => r,
             Err(e) => return -e,
