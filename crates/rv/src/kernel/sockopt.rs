@@ -135,7 +135,7 @@ impl Kernel {
                         }
                     }
                     SO_RCVLOWAT => 1,
-                    SO_ERROR | _ => 0,
+                    _ => 0, // SO_ERROR: none pending; flags off
                 };
                 v[..4].copy_from_slice(&int.to_le_bytes());
                 socket_option(n).unwrap_or(4)
