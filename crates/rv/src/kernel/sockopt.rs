@@ -15,7 +15,6 @@ const SOL_UDP: i32 = 17;
 const ENOPROTOOPT: i64 = 92;
 const EOPNOTSUPP: i64 = 95;
 const SO_TYPE: i32 = 3;
-const SO_ERROR: i32 = 4;
 const SO_SNDBUF: i32 = 7;
 const SO_RCVBUF: i32 = 8;
 const SO_LINGER: i32 = 13;
