@@ -41,6 +41,7 @@ mod system;
 pub mod threads;
 mod timerfd;
 mod vm;
+mod xattr;
 
 pub use exec::ExecRequest;
 pub use mapping::MappedObject;
@@ -711,6 +712,7 @@ impl Kernel {
             .or_else(|| self.timer_fd_call(mem, nr, a, instret))
             .or_else(|| self.splice_call(mem, nr, a))
             .or_else(|| self.inotify_call(mem, nr, a))
+            .or_else(|| self.xattr_call(mem, nr, a))
     }
 
     /// The system calls that only compute a value.

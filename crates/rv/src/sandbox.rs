@@ -181,6 +181,9 @@ pub(crate) struct OpenFlags {
     pub nofollow: bool,
     /// `O_NONBLOCK`: the host file stays non-blocking (it is opened so in any case).
     pub nonblock: bool,
+    /// `O_PATH`: a handle that names the file and neither reads nor writes it (the host's
+    /// own `O_PATH`, so every call on its contents is `EBADF` there).
+    pub path_only: bool,
     pub mode: u32,
 }
 
@@ -398,7 +401,11 @@ impl Resolved<'_> {
         // then checked by its descriptor (no race) and anything but a regular file or a
         // directory refused (docs/machine.md, "Security model").
         let mut custom = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-        if (f.create || f.truncate) && !f.write && !f.append {
+        if f.path_only {
+            custom = rustix::fs::OFlags::PATH;
+            // (the access mode is ignored beside O_PATH: read keeps cap-std content)
+            o.read(true).write(false).append(false).truncate(false);
+        } else if (f.create || f.truncate) && !f.write && !f.append {
             // Linux creates (and truncates) for a read-only open too; the options refuse
             // that combination, so those flags go as the open's own
             o.truncate(false);
@@ -437,7 +444,7 @@ impl Resolved<'_> {
         if !meta.is_file() && !meta.is_dir() {
             return Err(EACCES); // a FIFO, socket or device: dropping the file closes it
         }
-        if !f.nonblock {
+        if !f.nonblock && !f.path_only {
             let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| i64::from(e.raw_os_error()))?;
             rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
                 .map_err(|e| i64::from(e.raw_os_error()))?;

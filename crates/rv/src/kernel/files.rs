@@ -296,6 +296,7 @@ impl Kernel {
         const O_NOFOLLOW: u64 = 0o400000;
         const O_NONBLOCK: u64 = 0o4000;
         const O_CLOEXEC: u64 = 0o2000000;
+        const O_PATH: u64 = 0o10000000;
         let acc = flags & 3;
         let write = acc != 0 || flags & (O_CREAT | O_TRUNC) != 0;
         if path.is_absolute() {
@@ -326,6 +327,7 @@ impl Kernel {
                     exclusive: flags & O_EXCL != 0,
                     nofollow: flags & O_NOFOLLOW != 0,
                     nonblock: flags & O_NONBLOCK != 0,
+                    path_only: flags & O_PATH != 0,
                     // never a set-id bit on a host file (see `sys_chmod`); the guest's umask
                     mode: (mode & 0o1777) as u32 & !umask,
                 })
@@ -869,6 +871,7 @@ impl Kernel {
         };
         if by_fd {
             let r = match self.fd(a[0]) {
+                Ok(Fd::File(f)) if path_only(f) => -EBADF,
                 Ok(Fd::File(f)) => set(f),
                 Ok(_) => 0,
                 Err(e) => -e,
@@ -1179,6 +1182,21 @@ impl Kernel {
     pub(super) fn sys_lseek(&mut self, fd: u64, off: i64, whence: u64) -> i64 {
         if let Ok(Fd::Proc(p)) = self.fd(fd) {
             return p.seek(off, whence).unwrap_or(-EINVAL);
+        }
+        // SEEK_DATA, SEEK_HOLE: the host file's own data and holes
+        if let (3 | 4, Ok(Fd::File(f))) = (whence, self.fd(fd)) {
+            let Ok(off) = u64::try_from(off) else {
+                return -6; // ENXIO, as Linux for a negative offset
+            };
+            let to = if whence == 3 {
+                rustix::fs::SeekFrom::Data(off)
+            } else {
+                rustix::fs::SeekFrom::Hole(off)
+            };
+            return match rustix::fs::seek(&*f, to) {
+                Ok(p) => p as i64,
+                Err(e) => -i64::from(e.raw_os_error()),
+            };
         }
         let pos = match whence {
             0 if off >= 0 => SeekFrom::Start(off as u64),
@@ -1644,3 +1662,9 @@ macro_rules! stat_fields {
 }
 stat_fields!(std::fs::Metadata, std::os::unix::fs::MetadataExt);
 stat_fields!(cap_std::fs::Metadata, cap_std::fs::MetadataExt);
+
+/// Whether host file `f` was opened `O_PATH` (it names the file; its contents and
+/// attributes are not reached through it: `EBADF`).
+pub(super) fn path_only(f: &File) -> bool {
+    rustix::fs::fcntl_getfl(f).is_ok_and(|fl| fl.contains(rustix::fs::OFlags::PATH))
+}

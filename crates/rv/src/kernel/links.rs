@@ -121,6 +121,7 @@ impl Kernel {
                 exclusive: true,
                 nofollow: true,
                 nonblock: true,
+                path_only: false,
                 mode: (mode & 0o1777) as u32 & !umask,
             })
         });

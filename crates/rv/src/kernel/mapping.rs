@@ -128,6 +128,9 @@ impl Kernel {
             Some(Some(_)) => return -ENODEV, // stdio: not a mappable file
             _ => return -EBADF,
         };
+        if super::files::path_only(&file) {
+            return -EBADF; // an O_PATH descriptor maps nothing
+        }
         let Ok(meta) = file.metadata() else {
             return -EACCES;
         };

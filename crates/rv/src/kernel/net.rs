@@ -323,6 +323,8 @@ impl Kernel {
         match self.fd(fd) {
             Ok(Fd::Net(s)) => Ok(s.clone()),
             Ok(Fd::Socket(_)) => Err(-EISCONN),
+            // an O_PATH descriptor is no descriptor to the socket calls (Linux's fdget)
+            Ok(Fd::File(f)) if super::files::path_only(f) => Err(-super::EBADF),
             Ok(_) => Err(-ENOTSOCK),
             Err(e) => Err(-e),
         }

@@ -395,6 +395,7 @@ impl Kernel {
                 }
                 0
             }
+            Some(Some(Fd::File(f))) if super::files::path_only(f) => -super::EBADF,
             Some(Some(_)) => -super::ENOTTY,
             _ => -super::EBADF,
         }
