@@ -1331,10 +1331,14 @@ impl Kernel {
         buf: u64,
         flags: u64,
     ) -> i64 {
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        // as Linux's vfs_fstatat: AT_NO_AUTOMOUNT and AT_STATX_* are the only others
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | 0x6000) != 0 {
+            return -EINVAL;
+        }
         if flags & AT_EMPTY_PATH != 0 && matches!(mem.load_u8(path), Ok(0)) {
             return self.sys_fstat(mem, dirfd as u64, buf);
         }
-        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
         let path = match self.guest_path(mem, dirfd, path) {
             Ok(p) => p,
             Err(e) => return -e,

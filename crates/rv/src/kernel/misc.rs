@@ -634,6 +634,7 @@ impl Kernel {
 
     fn sys_readahead(&mut self, fd: u64) -> i64 {
         match self.fd(fd) {
+            Ok(Fd::File(f)) if super::files::path_only(f) => -EBADF,
             Ok(Fd::File(_)) => 0,
             Ok(Fd::Shm(_)) => 0,
             Ok(_) => -EINVAL,

@@ -173,9 +173,11 @@ impl PipeEnd {
         PipeIo::Done(n)
     }
 
-    /// `poll` readiness: (readable or at end, writable, the other end is gone). A write end
-    /// with room is writable even when its readers are gone, as Linux reports it (`POLLOUT`
-    /// with `POLLERR`: the write fails with `EPIPE` at once).
+    /// `poll` readiness: (bytes to read, writable, the other end is gone). A read end at its
+    /// end with nothing left is only hung up (`POLLHUP` without `POLLIN`, as Linux's
+    /// `pipe_poll`; `select` counts it readable). A write end with room is writable even
+    /// when its readers are gone, as Linux reports it (`POLLOUT` with `POLLERR`: the write
+    /// fails with `EPIPE` at once).
     pub fn ready(&self) -> (bool, bool, bool) {
         let p = lock(&self.pipe);
         if self.write {
@@ -186,7 +188,7 @@ impl PipeEnd {
             )
         } else {
             let ended = p.writers == 0 && p.ever_writers;
-            (!p.data.is_empty() || ended, false, ended)
+            (!p.data.is_empty(), false, ended)
         }
     }
 
@@ -493,6 +495,12 @@ impl Kernel {
                         return -e;
                     }
                 },
+                // a datagram socket: one datagram to its peer
+                Some(Some(Fd::Net(s))) => {
+                    let s = s.clone();
+                    let data = tmp[..got].to_vec();
+                    self.net_send(mem, &s, [out, 0, got as u64, 0, 0, 0], Some(data))
+                }
                 Some(Some(_)) => self.write_fd(out, &tmp[..got]),
                 _ => return -super::EBADF,
             };

@@ -131,7 +131,8 @@ impl SocketEnd {
             .tx
             .as_ref()
             .map_or((false, false, true), PipeEnd::ready);
-        (r.0, w.1, r.2 && w.2)
+        // a socket at its end is readable (Linux's RCV_SHUTDOWN), unlike a pipe
+        (r.0 || r.2, w.1, r.2 && w.2)
     }
 
     /// Sets `O_NONBLOCK` on both directions.
