@@ -1,8 +1,10 @@
 //! The machine's own loopback network (docs/machine.md, "Processes"): `AF_INET` stream and
 //! datagram sockets on 127.0.0.0/8 (and the any address, which is the same host here) and
 //! `AF_UNIX` ones, between the guest's own processes and threads only. Nothing reaches the
-//! host: a name bound here is in the machine's table, never a host port or a file in the host's
-//! file system, and an address outside the loopback is unreachable.
+//! host: a name bound here is in the machine's table, never a host port, and an address
+//! outside the loopback is unreachable. A Unix socket bound to a path makes its socket file
+//! beneath a read-write grant, as Linux does, and is found by that file's inode: only the
+//! guest's own sockets are ever connected to.
 //!
 //! A stream connection is two of the machine's pipes, one each way, as a socket pair is
 //! ([`super::socket::SocketEnd`]); `connect` puts the server's end on the listener's backlog,

@@ -420,11 +420,15 @@ impl Threads {
                 t.wait = Wait::Runnable;
             }
             Wait::Sleep { deadline, rem } => {
+                // an unwritable `rem` is EFAULT instead of EINTR, as Linux's copy-out
+                let mut r = -EINTR;
                 if rem != 0 {
                     let left = deadline.saturating_sub(now);
-                    let _ = mem.write_bytes(rem, &timespec_bytes(left));
+                    if mem.write_bytes(rem, &timespec_bytes(left)).is_err() {
+                        r = -EFAULT;
+                    }
                 }
-                self.wake(i, -EINTR);
+                self.wake(i, r);
             }
             Wait::Retry { .. } if restart => t.wait = Wait::Runnable,
             Wait::Retry { .. } => {
@@ -587,7 +591,17 @@ impl Kernel {
         {
             return Err(EINVAL);
         }
+        // as Linux's clone3_stack_valid: a stack and its size come together
+        if (stack == 0) != (stack_size == 0) {
+            return Err(EINVAL);
+        }
         let top = stack.checked_add(stack_size).ok_or(EINVAL)?;
+        // CLONE_PIDFD's descriptor goes to `pidfd`: an unwritable one is EFAULT first
+        const CLONE_PIDFD: u64 = 0x1000;
+        if flags & CLONE_PIDFD != 0 && mem.check_range(word(1), 4, crate::memory::perm::W).is_err()
+        {
+            return Err(EFAULT);
+        }
         self.sys_clone(
             mem,
             x,
@@ -1032,6 +1046,8 @@ impl Kernel {
                 now.saturating_add(t.saturating_sub(clock_now))
             }
             Some((clock, _)) if clock > 11 => return Err(EINVAL),
+            // a thread's CPU clock cannot be slept on (Linux's posix_cpu_nsleep)
+            Some((3, _)) => return Err(95), // ENOTSUP
             _ => now.saturating_add(t),
         };
         if deadline <= now {
