@@ -815,7 +815,7 @@ impl Kernel {
             100 => self.sys_get_robust_list(mem, a[0], a[1], a[2]),
             122 => 0, // sched_setaffinity: one CPU, whatever is asked
             123 => self.sys_sched_getaffinity(mem, a[0], a[1], a[2]),
-            167 => self.sys_prctl(mem, a[0], a[1]),
+            167 => self.sys_prctl(mem, a),
             168 => {
                 // getcpu: CPU 0, node 0
                 for p in [a[0], a[1]] {

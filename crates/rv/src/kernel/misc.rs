@@ -28,8 +28,8 @@ pub(super) struct SchedState {
     pub ioprio: u64,
     pub personality: u64,
     /// `prctl` values read back: (PDEATHSIG, DUMPABLE, KEEPCAPS, TIMERSLACK, NO_NEW_PRIVS,
-    /// CHILD_SUBREAPER).
-    pub prctl: [u64; 6],
+    /// CHILD_SUBREAPER, THP_DISABLE, the default TIMERSLACK).
+    pub prctl: [u64; 8],
     /// `capset`'s (effective, permitted, inheritable) sets, two 32-bit words each.
     pub caps: [[u32; 3]; 2],
 }
@@ -43,7 +43,7 @@ impl Default for SchedState {
             // IOPRIO_CLASS_BE, level 4: what Linux reports for a process that never set one
             ioprio: (2 << 13) | 4,
             personality: 0,
-            prctl: [0, 1, 0, TIMER_SLACK_NS, 0, 0],
+            prctl: [0, 1, 0, TIMER_SLACK_NS, 0, 0, 0, TIMER_SLACK_NS],
             caps: [[u32::MAX; 3], [ALL_CAPS_HIGH; 3]],
         }
     }
@@ -480,7 +480,46 @@ impl Kernel {
     /// `prctl` options besides the thread's name: the values a program sets and reads back
     /// (none changes what the machine does: there is no core dump, no parent-death signal
     /// yet, and timers are exact).
-    pub(super) fn prctl_other(&mut self, mem: &mut Memory, option: u64, arg: u64) -> i64 {
+    pub(super) fn prctl_other(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        let (option, arg) = (a[0], a[1]);
+        // the arguments past the ones an option takes must be 0 (Linux's checks)
+        let rest_zero = |from: usize| a[from..5].iter().all(|&v| v == 0);
+        const PR_SET_SECUREBITS: u64 = 28;
+        const PR_CAPBSET_DROP: u64 = 24;
+        const PR_SET_THP_DISABLE: u64 = 41;
+        const PR_GET_THP_DISABLE: u64 = 42;
+        const PR_CAP_AMBIENT: u64 = 47;
+        const PR_GET_SPECULATION_CTRL: u64 = 52;
+        match option {
+            // the machine changes no capabilities: as for a process without CAP_SETPCAP
+            PR_SET_SECUREBITS | PR_CAPBSET_DROP => return -EPERM,
+            PR_SET_THP_DISABLE if !rest_zero(2) => return -EINVAL,
+            PR_SET_THP_DISABLE => {
+                self.sched.entry(self.threads.pid).or_default().prctl[6] = u64::from(arg != 0);
+                return 0;
+            }
+            PR_GET_THP_DISABLE if !rest_zero(1) => return -EINVAL,
+            PR_GET_THP_DISABLE => {
+                return self.sched.get(&self.threads.pid).map_or(0, |s| s.prctl[6]) as i64
+            }
+            // PR_CAP_AMBIENT_IS_SET 1 of a capability, CLEAR_ALL 4 with nothing after: none
+            // is ever raised
+            PR_CAP_AMBIENT => {
+                return match arg {
+                    1 if a[2] <= CAP_LAST_CAP && rest_zero(3) => 0,
+                    4 if rest_zero(2) => 0,
+                    _ => -EINVAL,
+                }
+            }
+            // no speculation control is offered (PR_SPEC_NOT_AFFECTED 0 for the store bypass
+            // and indirect branch ones)
+            PR_GET_SPECULATION_CTRL if !rest_zero(2) => return -EINVAL,
+            PR_GET_SPECULATION_CTRL if arg <= 2 => return 0,
+            PR_GET_SPECULATION_CTRL => return -19, // ENODEV
+            38 if arg != 1 || !rest_zero(2) => return -EINVAL, // PR_SET_NO_NEW_PRIVS
+            39 if !rest_zero(1) => return -EINVAL, // PR_GET_NO_NEW_PRIVS
+            _ => {}
+        }
         const PR_SET_PDEATHSIG: u64 = 1;
         const PR_GET_PDEATHSIG: u64 = 2;
         const PR_GET_DUMPABLE: u64 = 3;
@@ -500,7 +539,7 @@ impl Kernel {
             PR_SET_PDEATHSIG if arg <= 64 => (0, arg),
             PR_SET_DUMPABLE if arg <= 1 => (1, arg),
             PR_SET_KEEPCAPS if arg <= 1 => (2, arg),
-            PR_SET_TIMERSLACK => (3, if arg == 0 { TIMER_SLACK_NS } else { arg }),
+            PR_SET_TIMERSLACK => (3, if arg == 0 { st.prctl[7] } else { arg }),
             PR_SET_NO_NEW_PRIVS if arg == 1 => (4, 1),
             PR_SET_CHILD_SUBREAPER => (5, u64::from(arg != 0)),
             PR_GET_DUMPABLE => return st.prctl[1] as i64,

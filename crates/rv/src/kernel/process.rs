@@ -432,7 +432,9 @@ impl Kernel {
             let procs = &self.procs;
             self.sched.retain(|p, _| procs.get(*p).is_some());
         }
-        if let Some(s) = self.sched.get(&me).copied() {
+        if let Some(mut s) = self.sched.get(&me).copied() {
+            // the child's default timer slack is the parent's current one (Linux's fork)
+            s.prctl[7] = s.prctl[3];
             self.sched.insert(pid, s); // priorities and policy are inherited
         }
         self.procs.list.push(Process {

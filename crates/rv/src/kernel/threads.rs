@@ -1183,7 +1183,8 @@ impl Kernel {
     }
 
     /// `prctl(option, arg2…)`: the thread's name here, the other options in `misc.rs`.
-    pub(super) fn sys_prctl(&mut self, mem: &mut Memory, option: u64, arg: u64) -> i64 {
+    pub(super) fn sys_prctl(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        let (option, arg) = (a[0], a[1]);
         const PR_SET_NAME: u64 = 15;
         const PR_GET_NAME: u64 = 16;
         match option {
@@ -1204,7 +1205,7 @@ impl Kernel {
                 }
                 0
             }
-            _ => self.prctl_other(mem, option, arg),
+            _ => self.prctl_other(mem, a),
         }
     }
 }
