@@ -83,6 +83,11 @@ impl Kernel {
         if let Ok(Fd::Pipe(_) | Fd::Socket(_)) = self.fd(fd) {
             return self.write_pipe(fd, data);
         }
+        let room = match self.fsize_room(fd, None, data.len()) {
+            Ok(r) => r,
+            Err(e) => return -e,
+        };
+        let data = &data[..room];
         let r = match self.fd(fd) {
             Err(e) => return -e,
             Ok(Fd::Stdout) => self.config.stdout.write_all(data),
@@ -169,6 +174,32 @@ impl Kernel {
         let r = self.write_fd(fd, &tmp);
         self.written(mem, fd, None, &tmp, r);
         r
+    }
+
+    /// How much of a write of `len` bytes to regular file `fd` (at `at`, else its position or,
+    /// appending, its end) `RLIMIT_FSIZE` lets through: all below the limit, the part up to
+    /// it, or none — `EFBIG` with `SIGXFSZ`, as Linux's `generic_write_check_limits`.
+    fn fsize_room(&mut self, fd: u64, at: Option<u64>, len: usize) -> Result<usize, i64> {
+        use std::io::Seek;
+        let limit = self.rlimit(1); // RLIMIT_FSIZE
+        if limit == u64::MAX || len == 0 {
+            return Ok(len);
+        }
+        let Ok(Fd::File(f)) = self.fd(fd) else {
+            return Ok(len);
+        };
+        let append =
+            rustix::fs::fcntl_getfl(&*f).is_ok_and(|fl| fl.contains(rustix::fs::OFlags::APPEND));
+        let pos = match at {
+            Some(a) => a,
+            None if append => f.metadata().map_or(0, |m| m.len()),
+            None => f.stream_position().unwrap_or(0),
+        };
+        if pos >= limit {
+            self.raise_signal_here(25); // SIGXFSZ
+            return Err(27); // EFBIG
+        }
+        Ok(len.min(usize::try_from(limit - pos).unwrap_or(usize::MAX)))
     }
 
     /// The most bytes one `read` or `write` of `fd` moves: a regular file's as Linux's (which
@@ -766,8 +797,12 @@ impl Kernel {
         if mem.read_bytes(buf, &mut tmp).is_err() {
             return -EFAULT;
         }
+        let room = match self.fsize_room(fd, Some(off), tmp.len()) {
+            Ok(r) => r,
+            Err(e) => return -e,
+        };
         let r = match self.fd(fd) {
-            Ok(Fd::File(f)) => match f.write_at(&tmp, off) {
+            Ok(Fd::File(f)) => match f.write_at(&tmp[..room], off) {
                 Ok(w) => w as i64,
                 Err(e) => -errno(&e),
             },

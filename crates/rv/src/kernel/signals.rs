@@ -238,12 +238,17 @@ impl Kernel {
         if self.no_sigpipe {
             return;
         }
+        self.raise_signal_here(13);
+    }
+
+    /// Signal `sig` from the kernel to the calling thread (`SIGPIPE`, `SIGXFSZ`).
+    pub(super) fn raise_signal_here(&mut self, sig: u64) {
         let info = SigInfo {
             code: SI_KERNEL,
             ..SigInfo::default()
         };
         let i = self.threads.current;
-        self.send_to_thread(i, 13, info);
+        self.send_to_thread(i, sig, info);
     }
 
     /// Replaces `sig`'s disposition (SA_RESETHAND's reset as a handler is entered).

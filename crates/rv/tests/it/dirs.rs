@@ -681,6 +681,34 @@ mod kernel_level {
         mem.store_u32(DATA + 0x5104, 1).unwrap(); // events POLLIN, revents 0
         assert_eq!(c(&mut k, &mut mem, PPOLL, &[DATA + 0x5100, 1, 0, 0, 8]), 1);
         assert_eq!(mem.load_u16(DATA + 0x5106).unwrap(), 0x10, "POLLHUP alone");
+
+        // RLIMIT_FSIZE: a write is cut at the limit, past it EFBIG (and SIGXFSZ)
+        mem.write_bytes(
+            DATA + 0x5200,
+            &[0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap(); // soft and hard 4096
+        assert_eq!(c(&mut k, &mut mem, PRLIMIT, &[0, 1, DATA + 0x5200, 0]), 0);
+        let big = path(&mut mem, DATA + 0x3500, "big");
+        let b = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, big, 0o102, 0o644]) as u64;
+        assert_eq!(c(&mut k, &mut mem, LSEEK, &[b, 4000, 0]), 4000);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[b, DATA, 200]), 96);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[b, DATA, 1]), -27);
+        // prctl: arguments past an option's must be 0; capability changes EPERM
+        assert_eq!(c(&mut k, &mut mem, 167, &[38, 1, 1, 0, 0]), -22); // NO_NEW_PRIVS
+        assert_eq!(c(&mut k, &mut mem, 167, &[39, 1, 0, 0, 0]), -22);
+        assert_eq!(c(&mut k, &mut mem, 167, &[41, 0, 1, 0, 0]), -22); // THP_DISABLE
+        assert_eq!(c(&mut k, &mut mem, 167, &[28, 0, 0, 0, 0]), -1); // SECUREBITS
+                                                                     // clock_nanosleep on a thread's CPU clock ENOTSUP
+        mem.write_bytes(DATA + 0x5300, &[0; 16]).unwrap();
+        mem.store_u64(DATA + 0x5308, 1000).unwrap();
+        assert_eq!(c(&mut k, &mut mem, 115, &[3, 0, DATA + 0x5300, 0]), -95);
+        // clone3: a stack without a size (or a size without a stack) EINVAL
+        let mut args = [0u8; 88];
+        args[32..40].copy_from_slice(&17u64.to_le_bytes()); // exit_signal SIGCHLD
+        args[40..48].copy_from_slice(&(DATA + 0x6000).to_le_bytes()); // stack, size 0
+        mem.write_bytes(DATA + 0x5400, &args).unwrap();
+        assert_eq!(c(&mut k, &mut mem, 435, &[DATA + 0x5400, 88]), -22);
     }
 
     /// `flock` locks belong to the open file description, as on Linux: two `open`s of one
