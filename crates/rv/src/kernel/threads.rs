@@ -1083,6 +1083,20 @@ impl Kernel {
         if tid as i64 <= 0 || tgid.is_some_and(|g| g as i64 <= 0) {
             return Err(EINVAL);
         }
+        // a real-time signal from a thread queues against RLIMIT_SIGPENDING: EAGAIN past it
+        const RLIMIT_SIGPENDING: usize = 11;
+        if sig >= 32 {
+            let queued = self
+                .threads
+                .list
+                .iter()
+                .map(|t| u64::from(t.pending.count_ones()))
+                .sum::<u64>()
+                + u64::from(self.signals.shared_pending.count_ones());
+            if queued >= self.rlimit(RLIMIT_SIGPENDING) {
+                return Err(EAGAIN);
+            }
+        }
         let me = self.threads.pid;
         let owner = tgid.map_or(tid as u32, |g| g as u32);
         if u64::from(owner) == tid && owner != me && tgid.is_none_or(|g| g == tid) {
