@@ -119,6 +119,9 @@ pub struct Timer {
     pub value: u64,
     /// Expirations missed since its signal was last delivered.
     pub overrun: u32,
+    /// The overruns its last signal carried (`timer_getoverrun`, Linux's
+    /// `it_overrun_last`).
+    pub last_overrun: u32,
     /// The clock its absolute times are on.
     pub clock: u64,
 }
@@ -676,6 +679,7 @@ impl Kernel {
                 // si_tid (the timer id) and si_overrun, then si_value
                 fired.overrun = t.overrun;
                 fired.clock = id;
+                t.last_overrun = t.overrun;
                 t.overrun = 0;
             }
             if fired.signal != 0 {
@@ -885,6 +889,7 @@ impl Kernel {
             }
         }
         let now = self.machine_ns(instret);
+        let mut missed = 0u64;
         let deadline = if value == 0 {
             None
         } else if flags & 1 != 0 {
@@ -892,14 +897,19 @@ impl Kernel {
                 Ok(c) => c,
                 Err(e) => return -e,
             };
-            Some(now.saturating_add(value.saturating_sub(clock_now)).max(now))
+            // an absolute time already past: due now, the periods it missed already
+            // counted as overruns of its first signal (Linux's hrtimer_forward)
+            if value < clock_now {
+                missed = (clock_now - value).checked_div(interval).unwrap_or(0);
+            }
+            Some(now.saturating_add(value.saturating_sub(clock_now)))
         } else {
             Some(now.saturating_add(value))
         };
         if let Ok(t) = self.timer_mut(id) {
             t.deadline = deadline;
             t.interval = interval;
-            t.overrun = 0;
+            t.overrun = missed.min(u64::from(u32::MAX)) as u32;
         }
         0
     }
@@ -928,7 +938,7 @@ impl Kernel {
 
     pub(super) fn sys_timer_getoverrun(&mut self, id: u64) -> i64 {
         match self.timer_mut(id) {
-            Ok(t) => i64::from(t.overrun.min(i32::MAX as u32)),
+            Ok(t) => i64::from(t.last_overrun.min(i32::MAX as u32)),
             Err(e) => -e,
         }
     }
