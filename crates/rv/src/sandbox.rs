@@ -524,25 +524,9 @@ impl Resolved<'_> {
     /// parent directory's handle (opened beneath the root) with the last component's name,
     /// so nothing outside is touched.
     pub(crate) fn mknod(&self, socket: bool, mode: u32) -> Result<(), i64> {
-        let RootAccess::Tree(d) = self.access else {
-            return Err(EEXIST);
-        };
-        let (Some(name), parent) = (self.rel.file_name(), self.rel.parent()) else {
-            return Err(EEXIST);
-        };
-        if self.rel.components().any(|c| c == Component::ParentDir) {
-            return Err(EACCES);
-        }
-        let dir;
-        let at = match parent.filter(|p| !p.as_os_str().is_empty()) {
-            Some(p) => {
-                dir = d.open_dir(p).map_err(|e| errno(&e))?;
-                &dir
-            }
-            None => d,
-        };
+        let (dir, name) = self.parent_and_name()?;
         rustix::fs::mknodat(
-            at,
+            dir.as_ref().unwrap_or(self.tree()?),
             name,
             if socket {
                 rustix::fs::FileType::Socket
@@ -551,6 +535,49 @@ impl Resolved<'_> {
             },
             rustix::fs::Mode::from_raw_mode(mode & 0o777),
             0,
+        )
+        .map_err(|e| i64::from(e.raw_os_error()))
+    }
+
+    /// The root's directory handle (`EEXIST` for a granted file: nothing is made there).
+    fn tree(&self) -> Result<&Dir, i64> {
+        match self.access {
+            RootAccess::Tree(d) => Ok(d),
+            RootAccess::File { .. } => Err(EEXIST),
+        }
+    }
+
+    /// The directory holding this path, opened beneath the root (`None`: the root itself),
+    /// and the last component's name; a path with `..` is `EACCES`.
+    fn parent_and_name(&self) -> Result<(Option<Dir>, &std::ffi::OsStr), i64> {
+        let d = self.tree()?;
+        let (Some(name), parent) = (self.rel.file_name(), self.rel.parent()) else {
+            return Err(EEXIST);
+        };
+        if self.rel.components().any(|c| c == Component::ParentDir) {
+            return Err(EACCES);
+        }
+        let dir = match parent.filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => Some(d.open_dir(p).map_err(|e| errno(&e))?),
+            None => None,
+        };
+        Ok((dir, name))
+    }
+
+    /// Exchanges this path and `to` (`renameat2(RENAME_EXCHANGE)`), both beneath read-write
+    /// grants, through their parents' handles.
+    pub(crate) fn exchange(&self, to: &Resolved<'_>) -> Result<(), i64> {
+        if !self.write || !to.write {
+            return Err(EACCES);
+        }
+        let (a, an) = self.parent_and_name()?;
+        let (b, bn) = to.parent_and_name()?;
+        rustix::fs::renameat_with(
+            a.as_ref().unwrap_or(self.tree()?),
+            an,
+            b.as_ref().unwrap_or(to.tree()?),
+            bn,
+            rustix::fs::RenameFlags::EXCHANGE,
         )
         .map_err(|e| i64::from(e.raw_os_error()))
     }

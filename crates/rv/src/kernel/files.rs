@@ -1496,9 +1496,20 @@ impl Kernel {
 
     pub(super) fn sys_renameat2(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         const RENAME_NOREPLACE: u64 = 1;
+        const RENAME_EXCHANGE: u64 = 2;
         let flags = a[4];
-        if flags & !RENAME_NOREPLACE != 0 {
-            return -EINVAL; // RENAME_EXCHANGE and RENAME_WHITEOUT are not supported
+        // RENAME_WHITEOUT (an overlay file system's) is not supported; the other two
+        // together are EINVAL, as on Linux
+        if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0
+            || flags == RENAME_NOREPLACE | RENAME_EXCHANGE
+        {
+            return -EINVAL;
+        }
+        if flags & RENAME_EXCHANGE != 0 {
+            return match self.with_two_paths(mem, a, |f, t| f.exchange(t)) {
+                Ok(()) => 0,
+                Err(e) => -e,
+            };
         }
         let mut moved = None;
         let watching = self.notify.active();

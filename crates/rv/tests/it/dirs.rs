@@ -703,6 +703,19 @@ mod kernel_level {
         mem.write_bytes(DATA + 0x5300, &[0; 16]).unwrap();
         mem.store_u64(DATA + 0x5308, 1000).unwrap();
         assert_eq!(c(&mut k, &mut mem, 115, &[3, 0, DATA + 0x5300, 0]), -95);
+        // renameat2(RENAME_EXCHANGE) swaps two names; with RENAME_NOREPLACE EINVAL
+        std::fs::write(dir.path().join("x"), b"X").unwrap();
+        std::fs::write(dir.path().join("y"), b"Y").unwrap();
+        let (x, y) = (
+            path(&mut mem, DATA + 0x3600, "x"),
+            path(&mut mem, DATA + 0x3700, "y"),
+        );
+        assert_eq!(
+            c(&mut k, &mut mem, 276, &[AT_FDCWD, x, AT_FDCWD, y, 3]),
+            -22
+        );
+        assert_eq!(c(&mut k, &mut mem, 276, &[AT_FDCWD, x, AT_FDCWD, y, 2]), 0);
+        assert_eq!(std::fs::read(dir.path().join("x")).unwrap(), b"Y");
         // clone3: a stack without a size (or a size without a stack) EINVAL
         let mut args = [0u8; 88];
         args[32..40].copy_from_slice(&17u64.to_le_bytes()); // exit_signal SIGCHLD
