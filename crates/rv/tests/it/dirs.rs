@@ -489,6 +489,22 @@ mod kernel_level {
         assert_eq!(mem.load_u16(DATA + 0x3800).unwrap(), 0x0101);
     }
 
+    /// A kernel whose working directory is a fresh temporary directory, granted read-write,
+    /// holding file `f` with `contents`; `data` bytes of guest memory mapped at `DATA`.
+    fn in_temp_dir(contents: &[u8], data: u64) -> (tempfile::TempDir, Kernel, Memory) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), contents).unwrap();
+        let mut sandbox = outcrop_rv::kernel::Sandbox::new();
+        sandbox.allow_write(dir.path()).unwrap();
+        sandbox.set_cwd(dir.path()).unwrap();
+        let mut config = KernelConfig::silent("/p".into());
+        config.sandbox = sandbox;
+        let mut mem = Memory::new(64 << 20);
+        mem.map(DATA, data, perm::R | perm::W).unwrap();
+        let k = Kernel::new(config, DATA + 0x10_0000, 64 << 20);
+        (dir, k, mem)
+    }
+
     /// Unix sockets bound to a path are files beneath the grants (LTP's bind, connect and
     /// send tests), datagram socket pairs, socket options' errors, `O_PATH`, `SEEK_DATA`,
     /// extended attributes and a pipe's hang-up, each as Linux answers.
@@ -512,16 +528,7 @@ mod kernel_level {
         const PIPE2: u64 = 59;
         const CLOSE: u64 = 57;
         const NEWFSTATAT: u64 = 79;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("f"), b"data").unwrap();
-        let mut sandbox = outcrop_rv::kernel::Sandbox::new();
-        sandbox.allow_write(dir.path()).unwrap();
-        sandbox.set_cwd(dir.path()).unwrap();
-        let mut config = KernelConfig::silent("/p".into());
-        config.sandbox = sandbox;
-        let mut mem = Memory::new(64 << 20);
-        mem.map(DATA, 0x8000, perm::R | perm::W).unwrap();
-        let mut k = Kernel::new(config, DATA + 0x10_0000, 64 << 20);
+        let (dir, mut k, mut mem) = in_temp_dir(b"data", 0x8000);
         let c = |k: &mut Kernel, mem: &mut Memory, nr: u64, a: &[u64]| call(k, mem, nr, a);
 
         // bind makes the socket's file (stat says socket); a second bind EADDRINUSE; a
@@ -733,16 +740,7 @@ mod kernel_level {
         const DUP: u64 = 23;
         const CLOSE: u64 = 57;
         const EX_NB: u64 = 2 | 4;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("f"), b"x").unwrap();
-        let mut sandbox = outcrop_rv::kernel::Sandbox::new();
-        sandbox.allow_write(dir.path()).unwrap();
-        sandbox.set_cwd(dir.path()).unwrap();
-        let mut config = KernelConfig::silent("/p".into());
-        config.sandbox = sandbox;
-        let mut mem = Memory::new(64 << 20);
-        mem.map(DATA, 0x4000, perm::R | perm::W).unwrap();
-        let mut k = Kernel::new(config, DATA + 0x10_0000, 64 << 20);
+        let (_dir, mut k, mut mem) = in_temp_dir(b"x", 0x4000);
         let p = path(&mut mem, DATA, "f");
         let a = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 2, 0]) as u64;
         let b = call(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 2, 0]) as u64;
