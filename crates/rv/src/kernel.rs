@@ -663,6 +663,7 @@ impl Kernel {
             let t = self.threads.cur_mut();
             t.io_done = 0;
             t.retry_deadline = None;
+            t.retrying = false;
         }
         if let Some(v) = value {
             x[10] = v as u64;

@@ -184,6 +184,16 @@ impl Kernel {
         }
     }
 
+    /// The error for an identifier that is gone: `EIDRM` if it went while this call waited
+    /// on it (the call is running again), else `EINVAL`.
+    fn removed_while_waiting(&self) -> i64 {
+        if self.threads.cur().retrying {
+            43 // EIDRM
+        } else {
+            EINVAL
+        }
+    }
+
     /// `msgsnd(id, msgp, size, flags)`.
     pub(super) fn sys_msgsnd(&mut self, mem: &mut Memory, a: [u64; 6], instret: u64) -> i64 {
         let [id, msgp, size, flags, ..] = a;
@@ -201,8 +211,9 @@ impl Kernel {
             return -EFAULT;
         }
         let (pid, now) = (self.threads.pid, self.ipc_now(instret));
+        let removed = self.removed_while_waiting();
         let Some(q) = self.ipc.queues.get_mut(&(id as i32)) else {
-            return -EINVAL;
+            return -removed;
         };
         if q.bytes + data.len() > q.qbytes {
             return if flags & IPC_NOWAIT != 0 {
@@ -224,8 +235,9 @@ impl Kernel {
         let [id, msgp, size, mtype, flags, _] = a;
         let want = mtype as i64;
         let (pid, now) = (self.threads.pid, self.ipc_now(instret));
+        let removed = self.removed_while_waiting();
         let Some(q) = self.ipc.queues.get_mut(&(id as i32)) else {
-            return -EINVAL;
+            return -removed;
         };
         let found = match want {
             0 => (!q.msgs.is_empty()).then_some(0),
@@ -384,7 +396,8 @@ impl Kernel {
             ),
         };
         let (pid, now) = (self.threads.pid, self.ipc_now(instret));
-        let set = self.ipc.sets.get_mut(&(id as i32)).ok_or(EINVAL)?;
+        let removed = self.removed_while_waiting();
+        let set = self.ipc.sets.get_mut(&(id as i32)).ok_or(removed)?;
         let mut vals: Vec<u16> = set.sems.iter().map(|s| s.0).collect();
         for &(num, op, flags) in &ops {
             let v = vals.get_mut(num).ok_or(EFBIG)?;

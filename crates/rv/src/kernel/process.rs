@@ -788,6 +788,7 @@ impl Kernel {
         let since = self.io_events();
         // (a0 stays as it is: the call runs again with the same arguments)
         self.threads.block(Wait::Retry { since, deadline }, 0);
+        self.threads.cur_mut().retrying = true;
         Ret::Retry
     }
 

@@ -200,6 +200,9 @@ pub struct Thread {
     pub(crate) io_done: usize,
     /// The deadline a retried timed call (`ppoll`) keeps across its retries.
     pub(crate) retry_deadline: Option<u64>,
+    /// The current call blocked and is being run again (a queue removed meanwhile is
+    /// `EIDRM`, not `EINVAL`).
+    pub(crate) retrying: bool,
 }
 
 impl Thread {
@@ -221,6 +224,7 @@ impl Thread {
             restore_mask: None,
             io_done: 0,
             retry_deadline: None,
+            retrying: false,
         }
     }
 
@@ -430,8 +434,13 @@ impl Threads {
                 }
                 self.wake(i, r);
             }
-            Wait::Retry { .. } if restart => t.wait = Wait::Runnable,
+            // System V queues and semaphores are never restarted after a handler (Linux's
+            // signal(7)): msgsnd, msgrcv, semtimedop, semop
+            Wait::Retry { .. } if restart && !matches!(t.hart.x[17], 188 | 189 | 192 | 193) => {
+                t.wait = Wait::Runnable
+            }
             Wait::Retry { .. } => {
+                t.retrying = false;
                 // past the `ecall`: the call returns what it moved, else EINTR
                 t.hart.pc = t.hart.pc.wrapping_add(4);
                 let done = std::mem::take(&mut t.io_done);

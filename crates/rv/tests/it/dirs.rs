@@ -243,6 +243,22 @@ fn inotify_reports_the_guests_file_operations_as_linux() {
     }
 }
 
+/// A System V queue or semaphore set removed while a process waits on it
+/// (`fixtures/dirs/sysv.c`, against qemu's output): the waiter's `msgrcv`, `msgsnd` or
+/// `semop` fails with `EIDRM`, an identifier never made with `EINVAL` — on every engine.
+#[test]
+fn system_v_objects_removed_under_a_waiter_are_eidrm() {
+    let want = std::fs::read_to_string(fixture("sysv.qemu")).unwrap();
+    for engine in [Engine::Jit, Engine::Blocks, Engine::Step] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut m, out) = in_writable_dir("sysv", &[], dir.path(), 1 << 28);
+        m.engine = engine;
+        let status = m.run(&mut ()).exit_status().unwrap();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(format!("{text}status {status}\n"), want, "{engine:?}");
+    }
+}
+
 /// Shared file mappings as Linux keeps them (`fixtures/dirs/shared.c`, against qemu's
 /// output): the guest's writes to the file show through, a truncation makes the pages past
 /// the new end SIGBUS and zeroes the rest of the last page, an appended or grown file covers
