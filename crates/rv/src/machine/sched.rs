@@ -478,7 +478,23 @@ impl Machine {
             if self.kernel.finish_sigwait(i, &mut self.mem) {
                 continue;
             }
-            if self.kernel.wake_if_ready(i) {
+            // a handled signal interrupts a retried call before another change wakes it: so
+            // a call Linux never restarts (System V's) is not run again after the handler
+            let dropped = |k: &crate::kernel::Kernel, sig: u64| {
+                let act = k.action(sig);
+                act.handler == 1
+                    || (act.handler == 0
+                        && matches!(
+                            default_action(sig),
+                            DefaultAction::Ignore | DefaultAction::Stop
+                        ))
+            };
+            let signalled = matches!(self.kernel.threads().list[i].wait, Wait::Retry { .. })
+                && self
+                    .kernel
+                    .deliverable(i)
+                    .is_some_and(|sig| !dropped(&self.kernel, sig));
+            if !signalled && self.kernel.wake_if_ready(i) {
                 continue;
             }
             let wait = self.kernel.threads().list[i].wait;
@@ -489,13 +505,7 @@ impl Machine {
                 continue;
             };
             let act = self.kernel.action(sig);
-            if act.handler == 1
-                || (act.handler == 0
-                    && matches!(
-                        default_action(sig),
-                        DefaultAction::Ignore | DefaultAction::Stop
-                    ))
-            {
+            if dropped(&self.kernel, sig) {
                 continue; // dropped when it is delivered; it does not wake anyone
             }
             if let Wait::Suspend { saved_mask } = wait {
