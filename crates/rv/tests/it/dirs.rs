@@ -232,10 +232,16 @@ fn writable_shared_file_mappings_reach_the_file_as_under_qemu() {
 /// process, `poll`, `FIONREAD`, `fdinfo` and the calls' errors — on every engine.
 #[test]
 fn inotify_reports_the_guests_file_operations_as_linux() {
-    let want = std::fs::read_to_string(fixture("notify.qemu")).unwrap();
+    prints_what_qemu_printed_on_every_engine("notify");
+}
+
+/// Fixture `name`, run without arguments in an empty writable directory on each engine,
+/// prints what `name.qemu` holds (its stdout, then `status N`).
+fn prints_what_qemu_printed_on_every_engine(name: &str) {
+    let want = std::fs::read_to_string(fixture(&format!("{name}.qemu"))).unwrap();
     for engine in [Engine::Jit, Engine::Blocks, Engine::Step] {
         let dir = tempfile::tempdir().unwrap();
-        let (mut m, out) = in_writable_dir("notify", &[], dir.path(), 1 << 28);
+        let (mut m, out) = in_writable_dir(name, &[], dir.path(), 1 << 28);
         m.engine = engine;
         let status = m.run(&mut ()).exit_status().unwrap();
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
@@ -248,15 +254,7 @@ fn inotify_reports_the_guests_file_operations_as_linux() {
 /// `semop` fails with `EIDRM`, an identifier never made with `EINVAL` — on every engine.
 #[test]
 fn system_v_objects_removed_under_a_waiter_are_eidrm() {
-    let want = std::fs::read_to_string(fixture("sysv.qemu")).unwrap();
-    for engine in [Engine::Jit, Engine::Blocks, Engine::Step] {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut m, out) = in_writable_dir("sysv", &[], dir.path(), 1 << 28);
-        m.engine = engine;
-        let status = m.run(&mut ()).exit_status().unwrap();
-        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(format!("{text}status {status}\n"), want, "{engine:?}");
-    }
+    prints_what_qemu_printed_on_every_engine("sysv");
 }
 
 /// Shared file mappings as Linux keeps them (`fixtures/dirs/shared.c`, against qemu's
