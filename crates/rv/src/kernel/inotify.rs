@@ -14,7 +14,7 @@
 
 use super::*;
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 pub(super) const IN_ACCESS: u32 = 0x1;
@@ -47,6 +47,9 @@ const IN_CLOEXEC: u64 = 0o2000000;
 /// `/proc/sys/fs/inotify/max_queued_events`: events one instance holds before
 /// `IN_Q_OVERFLOW`.
 pub(super) const MAX_QUEUED: usize = 16384;
+/// Bytes of records all instances hold together: past it an instance's next event is its
+/// `IN_Q_OVERFLOW` (so 128 full queues of long names never hold more host memory than this).
+const MAX_QUEUED_BYTES: usize = 32 << 20;
 /// `max_user_instances`: instances alive at once (then `EMFILE`).
 pub(super) const MAX_INSTANCES: usize = 128;
 /// `max_user_watches`, here per instance (then `ENOSPC`).
@@ -86,21 +89,41 @@ impl Event {
     }
 }
 
-#[derive(Default)]
 struct Instance {
     watches: Vec<Watch>,
     queue: VecDeque<Event>,
     last_wd: i32,
+    /// Bytes of the records queued here, and in every instance of the run.
+    bytes: usize,
+    total: Arc<AtomicUsize>,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 impl Instance {
+    fn new(total: Arc<AtomicUsize>) -> Instance {
+        Instance {
+            watches: Vec::new(),
+            queue: VecDeque::new(),
+            last_wd: 0,
+            bytes: 0,
+            total,
+        }
+    }
+
     fn push(&mut self, e: Event) {
         if self.queue.back() == Some(&e) {
             return; // merged with the last, as Linux's inotify_merge
         }
-        if self.queue.len() >= MAX_QUEUED {
+        let full = self.total.load(Ordering::Relaxed) + e.len() > MAX_QUEUED_BYTES;
+        if self.queue.len() >= MAX_QUEUED || full {
+            // one overflow event ends the queue (its 16 bytes may pass the bound)
             if self.queue.back().is_none_or(|l| l.mask != IN_Q_OVERFLOW) {
-                self.queue.push_back(Event {
+                self.enqueue(Event {
                     wd: -1,
                     mask: IN_Q_OVERFLOW,
                     cookie: 0,
@@ -109,7 +132,20 @@ impl Instance {
             }
             return;
         }
+        self.enqueue(e);
+    }
+
+    fn enqueue(&mut self, e: Event) {
+        self.bytes += e.len();
+        self.total.fetch_add(e.len(), Ordering::Relaxed);
         self.queue.push_back(e);
+    }
+
+    fn pop(&mut self) {
+        if let Some(e) = self.queue.pop_front() {
+            self.bytes -= e.len();
+            self.total.fetch_sub(e.len(), Ordering::Relaxed);
+        }
     }
 
     /// Removes watch `wd` and queues its `IN_IGNORED`.
@@ -142,12 +178,11 @@ impl Inotify {
     }
 
     pub fn nonblocking(&self) -> bool {
-        self.nonblock.load(std::sync::atomic::Ordering::Relaxed)
+        self.nonblock.load(Ordering::Relaxed)
     }
 
     pub fn set_nonblocking(&self, on: bool) {
-        self.nonblock
-            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self.nonblock.store(on, Ordering::Relaxed);
     }
 
     /// Bytes queued (`FIONREAD`).
@@ -178,7 +213,7 @@ impl Inotify {
             out.extend_from_slice(&(n as u32).to_le_bytes());
             out.extend_from_slice(&e.name);
             out.resize(out.len() + n - e.name.len(), 0);
-            inst.queue.pop_front();
+            inst.pop();
         }
         if out.is_empty() {
             return Err(EINVAL);
@@ -206,6 +241,8 @@ impl Inotify {
 pub(crate) struct Notify {
     instances: Vec<Weak<Mutex<Instance>>>,
     last_cookie: u32,
+    /// Bytes queued in all instances ([`MAX_QUEUED_BYTES`]).
+    total: Arc<AtomicUsize>,
 }
 
 impl Notify {
@@ -341,7 +378,7 @@ impl Kernel {
         if self.notify.instances.len() >= MAX_INSTANCES {
             return Err(EMFILE);
         }
-        let inner = Arc::new(Mutex::new(Instance::default()));
+        let inner = Arc::new(Mutex::new(Instance::new(self.notify.total.clone())));
         let fd = self.install(Fd::Inotify(Inotify {
             inner: inner.clone(),
             nonblock: Arc::new(AtomicBool::new(flags & IN_NONBLOCK != 0)),
@@ -652,5 +689,42 @@ impl Kernel {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(name: &str) -> Event {
+        Event {
+            wd: 1,
+            mask: IN_CREATE,
+            cookie: 0,
+            name: name.as_bytes().to_vec(),
+        }
+    }
+
+    /// Every instance's records count against one bound: near it, an instance's next event
+    /// is its overflow; what is read or dropped gives the room back.
+    #[test]
+    fn all_instances_together_hold_at_most_the_bound() {
+        let total = Arc::new(AtomicUsize::new(MAX_QUEUED_BYTES - 40));
+        let mut a = Instance::new(total.clone());
+        a.push(event("a")); // 32 bytes: fits
+        assert_eq!(total.load(Ordering::Relaxed), MAX_QUEUED_BYTES - 8);
+        let mut b = Instance::new(total.clone());
+        b.push(event("b"));
+        b.push(event("c"));
+        assert_eq!(b.queue.len(), 1, "one overflow event");
+        assert_eq!(b.queue[0].mask, IN_Q_OVERFLOW);
+        assert_eq!(total.load(Ordering::Relaxed), MAX_QUEUED_BYTES + 8);
+        a.pop();
+        b.pop();
+        assert_eq!((a.bytes, b.bytes), (0, 0));
+        b.push(event("d"));
+        assert_eq!(b.queue[0].mask, IN_CREATE, "room again");
+        drop(b);
+        assert_eq!(total.load(Ordering::Relaxed), MAX_QUEUED_BYTES - 40);
     }
 }

@@ -69,6 +69,7 @@ impl Kernel {
                 }
                 r.open(OpenFlags {
                     read: true,
+                    nofollow: form == Form::Link,
                     ..OpenFlags::default()
                 })?
             }
