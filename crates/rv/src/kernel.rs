@@ -86,7 +86,9 @@ const PATH_MAX: usize = 4096;
 
 const AT_FDCWD: i64 = -100;
 const AT_EMPTY_PATH: u64 = 0x1000;
-pub(crate) const MAX_FDS: usize = 1024;
+/// Most descriptors a process holds: RLIMIT_NOFILE's hard limit (Linux's `INR_OPEN_MAX`; the
+/// soft one starts at 1,024).
+pub(crate) const MAX_FDS: usize = 4096;
 const MAX_IO: usize = 1 << 20;
 /// Most bytes one `read`/`write`/`pread64`/`pwrite64` of a regular file moves (a short count
 /// past it; Linux's limit is 2 GiB): bounded by the guest's own mapped buffer first.
@@ -253,7 +255,8 @@ fn default_rlimits() -> [(u64, u64); 16] {
     let mut l = [(u64::MAX, u64::MAX); 16];
     l[3] = (8 << 20, u64::MAX); // RLIMIT_STACK
     l[4] = (0, u64::MAX); // RLIMIT_CORE
-    l[RLIMIT_NOFILE] = (MAX_FDS as u64, MAX_FDS as u64);
+                          // Linux's INR_OPEN_CUR and INR_OPEN_MAX
+    l[RLIMIT_NOFILE] = (1024, MAX_FDS as u64);
     l[8] = (8 << 20, 8 << 20); // RLIMIT_MEMLOCK
     l
 }
@@ -621,10 +624,28 @@ impl Kernel {
             240 => self.sys_sigqueueinfo(mem, a[0], Some(a[1]), a[2], a[3]),
             133 => self.sys_rt_sigsuspend(mem, a[0], a[1]),
             135 => self.sys_rt_sigprocmask(mem, a[0], a[1], a[2], a[3]),
+            73 if a[1] > 0 => {
+                self.with_call_mask(mem, a[3], a[4], |k, mem| k.sys_ppoll(mem, a, instret))
+            }
             73 => self.sys_ppoll(mem, a, instret),
-            22 => self.sys_epoll_pwait(mem, a, instret, false),
-            441 => self.sys_epoll_pwait(mem, a, instret, true),
-            72 => self.sys_pselect6(mem, a, instret),
+            22 | 441 => self.with_call_mask(mem, a[4], a[5], |k, mem| {
+                k.sys_epoll_pwait(mem, a, instret, nr == 441)
+            }),
+            // pselect6's sixth argument: { const sigset_t *ss; size_t ss_len }
+            72 => {
+                let ss = if a[5] == 0 {
+                    Ok((0, 8))
+                } else {
+                    mem.load_u64(a[5])
+                        .and_then(|ss| Ok((ss, mem.load_u64(a[5].wrapping_add(8))?)))
+                };
+                match ss {
+                    Ok((ss, len)) => {
+                        self.with_call_mask(mem, ss, len, |k, mem| k.sys_pselect6(mem, a, instret))
+                    }
+                    Err(_) => Err(EFAULT),
+                }
+            }
             192 | 193 => self.sys_semop(
                 mem,
                 if nr == 193 {

@@ -185,6 +185,23 @@ pub(crate) struct OpenFlags {
     /// own `O_PATH`, so every call on its contents is `EBADF` there).
     pub path_only: bool,
     pub mode: u32,
+    /// `O_CREAT` where the kernel found no file: the file made gets `mode` exactly (the
+    /// host's umask is not the guest's).
+    pub created: bool,
+}
+
+/// Gives a file or directory this open or `mkdir` just made the mode the guest asked for
+/// (after the guest's own umask): the host's umask may have taken bits away. Only bits the
+/// host removed are restored, so a file found made by someone else in between keeps its own.
+fn guest_mode(file: &std::fs::File, meta: &std::fs::Metadata, mode: u32) -> Result<(), i64> {
+    use std::os::unix::fs::MetadataExt as _;
+    let now = meta.mode() & 0o7777;
+    let want = mode & 0o1777;
+    if now != want && now & !want == 0 {
+        rustix::fs::fchmod(file, rustix::fs::Mode::from_raw_mode(want))
+            .map_err(|e| i64::from(e.raw_os_error()))?;
+    }
+    Ok(())
 }
 
 impl Sandbox {
@@ -444,6 +461,9 @@ impl Resolved<'_> {
         if !meta.is_file() && !meta.is_dir() {
             return Err(EACCES); // a FIFO, socket or device: dropping the file closes it
         }
+        if f.created {
+            guest_mode(&file, &meta, f.mode)?;
+        }
         if !f.nonblock && !f.path_only {
             let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| i64::from(e.raw_os_error()))?;
             rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
@@ -472,7 +492,23 @@ impl Resolved<'_> {
         }
         let mut b = cap_std::fs::DirBuilder::new();
         cap_std::fs::DirBuilderExt::mode(&mut b, mode);
-        d.create_dir_with(&self.rel, &b).map_err(|e| errno(&e))
+        d.create_dir_with(&self.rel, &b).map_err(|e| errno(&e))?;
+        // the host's umask is not the guest's: the new directory, opened without following,
+        // gets the mode the guest's umask left
+        let mut o = OpenOptions::new();
+        o.read(true);
+        cap_fs_ext::OpenOptionsFollowExt::follow(&mut o, cap_fs_ext::FollowSymlinks::No);
+        cap_std::fs::OpenOptionsExt::custom_flags(
+            &mut o,
+            rustix::fs::OFlags::DIRECTORY.bits() as i32,
+        );
+        if let Ok(made) = d.open_with(&self.rel, &o) {
+            let made = made.into_std();
+            if let Ok(meta) = made.metadata() {
+                guest_mode(&made, &meta, mode)?;
+            }
+        }
+        Ok(())
     }
 
     /// The target of the symlink.

@@ -5,9 +5,12 @@
 //! descriptors that refer to it (`dup`, `fork`); `epoll_pwait` asks each listed descriptor of
 //! the *calling* process for its readiness ([`Kernel::fd_ready`]) and, when none is ready,
 //! blocks its thread until any pipe, socket, process or descriptor changes
-//! ([`super::Wait::Retry`]) or the timeout passes. Edge-triggered entries (`EPOLLET`) are
-//! reported as level-triggered ones are: a correct edge-triggered loop drains a descriptor
-//! before it waits again, so it only sees fewer spurious wakeups on Linux. `EPOLLONESHOT`
+//! ([`super::Wait::Retry`]) or the timeout passes. An edge-triggered entry (`EPOLLET`) on a
+//! pipe or a Unix or loopback stream socket reports a direction again only after that
+//! direction was woken since its last report (a write wakes the readers, a read the writers,
+//! an end gone both), as Linux's ready list does; on other descriptors (eventfd, timerfd,
+//! inotify, datagram sockets) it is reported as a level-triggered one, which a correct
+//! edge-triggered loop, draining before it waits, cannot tell apart. `EPOLLONESHOT`
 //! disables an entry after one report until `EPOLL_CTL_MOD`. An entry goes away when its
 //! descriptor is closed in the process that waits.
 //!
@@ -37,6 +40,7 @@ const EPOLLRDNORM: u32 = 0x40;
 const EPOLLWRNORM: u32 = 0x100;
 const EPOLLRDHUP: u32 = 0x2000;
 const EPOLLONESHOT: u32 = 1 << 30;
+const EPOLLET: u32 = 1 << 31;
 
 const O_CLOEXEC: u64 = 0o2000000;
 const O_NONBLOCK: u64 = 0o4000;
@@ -55,6 +59,9 @@ struct Entry {
     data: u64,
     /// An `EPOLLONESHOT` entry that has reported: silent until `EPOLL_CTL_MOD`.
     disarmed: bool,
+    /// An `EPOLLET` entry's descriptor's wake-up counts when it last reported
+    /// ([`Kernel::fd_edges`]; `None`: not yet, or since `EPOLL_CTL_MOD`).
+    seen: Option<(u64, u64)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -308,6 +315,7 @@ impl Kernel {
                         events,
                         data,
                         disarmed: false,
+                        seen: None,
                     },
                 );
             }
@@ -378,9 +386,20 @@ impl Kernel {
                 if let Some(t) = self.timer_deadline(fd as usize) {
                     wake = Some(wake.map_or(t, |w| w.min(t)));
                 }
-                let Some((r, w, hup)) = self.fd_ready(fd as usize) else {
+                let Some((mut r, mut w, mut hup)) = self.fd_ready(fd as usize) else {
                     continue;
                 };
+                // edge-triggered: a direction reports again only after a wake-up of it (a
+                // write for the readers, a read for the writers, an end gone), as Linux's
+                // ready list holds an entry only once its file woke it
+                let edges = (e.events & EPOLLET != 0)
+                    .then(|| self.fd_edges(fd as usize))
+                    .flatten();
+                if let (Some(now), Some(seen)) = (edges, e.seen) {
+                    r &= now.0 != seen.0;
+                    w &= now.1 != seen.1;
+                    hup &= now != seen;
+                }
                 let mut got = 0u32;
                 if r {
                     got |= e.events & (EPOLLIN | EPOLLRDNORM);
@@ -388,20 +407,32 @@ impl Kernel {
                 if w {
                     got |= e.events & (EPOLLOUT | EPOLLWRNORM);
                 }
+                let socket = match self.fds.get(fd as usize) {
+                    Some(Some(Fd::Socket(s))) => Some(s.read_hung_up()),
+                    _ => None,
+                };
+                if socket == Some(true)
+                    && edges.is_none_or(|now| e.seen.is_none_or(|s| s.0 != now.0))
+                {
+                    // a socket whose reading side ended (shut here, or by the peer)
+                    got |= e.events & EPOLLRDHUP;
+                }
                 if hup {
                     // a pipe's write end sees EPOLLERR, every other end EPOLLHUP (always
-                    // reported, asked for or not); a hung-up reader also RDHUP if asked
+                    // reported, asked for or not)
                     let write_end = matches!(
                         self.fds.get(fd as usize),
                         Some(Some(Fd::Pipe(p))) if p.write
                     );
                     got |= if write_end { EPOLLERR } else { EPOLLHUP };
-                    got |= e.events & EPOLLRDHUP;
                 }
                 if got != 0 {
                     found.push((got, e.data));
                     if e.events & EPOLLONESHOT != 0 {
                         e.disarmed = true;
+                    }
+                    if edges.is_some() {
+                        e.seen = edges;
                     }
                 }
             }

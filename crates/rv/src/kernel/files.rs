@@ -65,6 +65,7 @@ impl Kernel {
                 Ok(None) => return WOULD_BLOCK,
                 Err(e) => return -e,
             },
+            Ok(Fd::Proc(p)) if p.is_dir() => return -EISDIR,
             Ok(Fd::Proc(p)) => Ok(p.read(&mut tmp)),
             Ok(_) => return -EBADF,
         };
@@ -361,6 +362,7 @@ impl Kernel {
                     path_only: flags & O_PATH != 0,
                     // never a set-id bit on a host file (see `sys_chmod`); the guest's umask
                     mode: (mode & 0o1777) as u32 & !umask,
+                    created: !existed,
                 })
                 .inspect_err(|&e| {
                     // a named pipe is refused as a host file and opened as the machine's own
@@ -433,6 +435,7 @@ impl Kernel {
         let end = self.fifos.open(
             key,
             flags & 3 == 1,
+            flags & 3 == 2,
             flags & O_NONBLOCK != 0,
             &self.events,
             &self.pipe_bytes,
@@ -558,7 +561,13 @@ impl Kernel {
                 Ok(Fd::Device(_)) => O_RDWR,
                 Ok(Fd::Dir(_)) => 0o200000, // O_DIRECTORY | O_RDONLY
                 Ok(Fd::Pipe(p)) => {
-                    i64::from(p.write) | if p.nonblocking() { O_NONBLOCK } else { 0 }
+                    let acc = if p.rdwr { O_RDWR } else { i64::from(p.write) };
+                    let direct = if p.packets() {
+                        pipe::O_DIRECT as i64
+                    } else {
+                        0
+                    };
+                    acc | direct | if p.nonblocking() { O_NONBLOCK } else { 0 }
                 }
                 Ok(Fd::Socket(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
                 Ok(Fd::Net(s)) => O_RDWR | if s.nonblocking() { O_NONBLOCK } else { 0 },
@@ -583,6 +592,7 @@ impl Kernel {
             F_SETFL => match self.fd(fd) {
                 Ok(Fd::Pipe(p)) => {
                     p.set_nonblocking(arg as i64 & O_NONBLOCK != 0);
+                    p.set_packets(arg & pipe::O_DIRECT != 0);
                     0
                 }
                 Ok(Fd::Socket(s)) => {
@@ -828,7 +838,7 @@ impl Kernel {
     }
 
     /// The running process's working directory, absolute, as the guest names it.
-    fn cwd_now(&self) -> PathBuf {
+    pub(super) fn cwd_now(&self) -> PathBuf {
         match &self.cwd {
             Some(c) => c.clone(),
             None => {
@@ -1338,7 +1348,8 @@ impl Kernel {
             Ok(Fd::Epoll(_) | Fd::Event(_) | Fd::Inotify(_)) => {
                 return Self::write_fixed_stat(mem, buf, 0o600)
             }
-            // a proc file: regular, read-only, size 0 (as Linux's)
+            // a proc file: regular, read-only, size 0 (as Linux's); a directory r-x
+            Ok(Fd::Proc(p)) if p.is_dir() => return Self::write_fixed_stat(mem, buf, 0o40555),
             Ok(Fd::Proc(_)) => return Self::write_fixed_stat(mem, buf, 0o100444),
             // deterministic runs never see the host's stdio (its type and inode change glibc's
             // buffering, and so the instruction stream)
@@ -1457,6 +1468,11 @@ impl Kernel {
         let target = if p.as_os_str() == "/proc/self/exe" {
             // the program's own path
             self.exe_path.as_os_str().as_bytes().to_vec()
+        } else if let Some(link) = self.proc_fd_link(p.as_os_str().as_bytes()) {
+            match link {
+                Ok(t) => t,
+                Err(e) => return -e,
+            }
         } else {
             match self
                 .resolve_at(dirfd, &p, false)
@@ -1632,6 +1648,16 @@ impl Kernel {
         let count = count.min(MAX_IO as u64) as usize;
         let d = match self.fd(fd) {
             Ok(Fd::Dir(d)) => d,
+            Ok(Fd::Proc(p)) => {
+                return match p.list(count) {
+                    None => -ENOTDIR,
+                    Some(Err(e)) => -e,
+                    Some(Ok(out)) => match mem.write_bytes(buf, &out) {
+                        Ok(()) => out.len() as i64,
+                        Err(_) => -EFAULT,
+                    },
+                }
+            }
             Ok(_) => return -ENOTDIR,
             Err(e) => return -e,
         };
@@ -1652,30 +1678,44 @@ impl Kernel {
             }
         }
         let listing = d.listing.as_deref().unwrap_or_default();
-        let mut out = Vec::new();
-        let mut pos = d.pos;
-        while let Some((ino, kind, name)) = listing.get(pos) {
-            let reclen = (19 + name.len() + 1).next_multiple_of(8);
-            if out.len() + reclen > count {
-                break;
-            }
-            out.extend_from_slice(&ino.to_le_bytes());
-            out.extend_from_slice(&((pos + 1) as i64).to_le_bytes());
-            out.extend_from_slice(&(reclen as u16).to_le_bytes());
-            out.push(*kind);
-            out.extend_from_slice(name);
-            out.resize(out.len() + reclen - 19 - name.len(), 0);
-            pos += 1;
-        }
-        if out.is_empty() && pos < listing.len() {
-            return -EINVAL; // the buffer holds not even one entry
-        }
-        d.pos = pos;
+        let out = match dirents(listing, &mut d.pos, count) {
+            Ok(out) => out,
+            Err(e) => return -e,
+        };
         match mem.write_bytes(buf, &out) {
             Ok(()) => out.len() as i64,
             Err(_) => -EFAULT,
         }
     }
+}
+
+/// `getdents64`'s records for `listing` (inode, type, name) from entry `*pos`, as many as fit
+/// in `count` bytes; `*pos` moves past them. `EINVAL` if not even one fits.
+pub(super) fn dirents(
+    listing: &[(u64, u8, Vec<u8>)],
+    pos: &mut usize,
+    count: usize,
+) -> Result<Vec<u8>, i64> {
+    let mut out = Vec::new();
+    let mut at = *pos;
+    while let Some((ino, kind, name)) = listing.get(at) {
+        let reclen = (19 + name.len() + 1).next_multiple_of(8);
+        if out.len() + reclen > count {
+            break;
+        }
+        out.extend_from_slice(&ino.to_le_bytes());
+        out.extend_from_slice(&((at + 1) as i64).to_le_bytes());
+        out.extend_from_slice(&(reclen as u16).to_le_bytes());
+        out.push(*kind);
+        out.extend_from_slice(name);
+        out.resize(out.len() + reclen - 19 - name.len(), 0);
+        at += 1;
+    }
+    if out.is_empty() && at < listing.len() {
+        return Err(EINVAL); // the buffer holds not even one entry
+    }
+    *pos = at;
+    Ok(out)
 }
 
 /// The `stat` fields, from std's or cap-std's metadata.

@@ -96,6 +96,50 @@ fn perm_bytes(p: &Perm) -> [u8; 48] {
 }
 
 impl Kernel {
+    /// `/proc/sysvipc/sem` (`sems`) or `/proc/sysvipc/msg`: one line per set or queue, in
+    /// Linux's columns (owners 0: the guest runs as root).
+    pub(super) fn ipc_listing(&self, sems: bool) -> Vec<u8> {
+        let mut s = String::new();
+        if sems {
+            s.push_str("       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n");
+            for (id, set) in &self.ipc.sets {
+                s.push_str(&format!(
+                    "{:>10} {id:>10}  {:>4o} {:>10} {:>5} {:>5} {:>5} {:>5} {:>10} {:>10}\n",
+                    set.perm.key,
+                    set.perm.mode,
+                    set.sems.len(),
+                    0,
+                    0,
+                    0,
+                    0,
+                    set.otime,
+                    set.perm.ctime
+                ));
+            }
+        } else {
+            s.push_str("       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n");
+            for (id, q) in &self.ipc.queues {
+                s.push_str(&format!(
+                    "{:>10} {id:>10}  {:>4o}  {:>10} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>10} {:>10} {:>10}\n",
+                    q.perm.key,
+                    q.perm.mode,
+                    q.bytes,
+                    q.msgs.len(),
+                    q.lspid,
+                    q.lrpid,
+                    0,
+                    0,
+                    0,
+                    0,
+                    q.stime,
+                    q.rtime,
+                    q.perm.ctime
+                ));
+            }
+        }
+        s.into_bytes()
+    }
+
     fn ipc_now(&self, instret: u64) -> u64 {
         self.realtime_ns(instret) / 1_000_000_000
     }

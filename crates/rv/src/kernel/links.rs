@@ -123,6 +123,7 @@ impl Kernel {
                 nonblock: true,
                 path_only: false,
                 mode: (mode & 0o1777) as u32 & !umask,
+                created: true,
             })
         });
         match r {

@@ -29,6 +29,8 @@ pub const PIPE_MAX_SIZE: usize = 1 << 20;
 pub const MAX_PIPE_BYTES: u64 = 64 << 20;
 
 const O_NONBLOCK: u64 = 0o4000;
+/// Packet mode (asm-generic's `O_DIRECT`).
+pub(super) const O_DIRECT: u64 = 0o40000;
 const O_CLOEXEC: u64 = 0o2000000;
 
 /// What a pipe call did when it could not finish now.
@@ -53,6 +55,70 @@ struct Buffer {
     /// would have waited).
     ever_readers: bool,
     ever_writers: bool,
+    /// Once a packet was written (`O_DIRECT`): the data's segments in order, (length,
+    /// whether a packet); their lengths sum to `data.len()`. Empty: all of it is a stream.
+    segs: VecDeque<(usize, bool)>,
+    /// Wake-ups of its readers (a write, the last writer gone) and of its writers (a read,
+    /// the last reader gone): what an edge-triggered epoll entry waits for.
+    rd_gen: u64,
+    wr_gen: u64,
+}
+
+impl Buffer {
+    fn new(capacity: usize, ends: u32) -> Buffer {
+        Buffer {
+            data: VecDeque::new(),
+            capacity,
+            readers: ends,
+            writers: ends,
+            ever_readers: ends > 0,
+            ever_writers: ends > 0,
+            segs: VecDeque::new(),
+            rd_gen: 0,
+            wr_gen: 0,
+        }
+    }
+
+    /// Appends `data`: as one stream, or (`packet`) as packets of at most a page, as Linux's
+    /// packet-mode pipes split a write.
+    fn push(&mut self, data: &[u8], packet: bool) {
+        if packet && self.segs.is_empty() && !self.data.is_empty() {
+            self.segs.push_back((self.data.len(), false));
+        }
+        if packet {
+            self.segs
+                .extend(data.chunks(PIPE_BUF).map(|c| (c.len(), true)));
+        } else if !self.segs.is_empty() {
+            match self.segs.back_mut() {
+                Some((n, false)) => *n += data.len(),
+                _ => self.segs.push_back((data.len(), false)),
+            }
+        }
+        self.data.extend(data);
+        self.rd_gen += 1;
+    }
+
+    /// Takes up to `out.len()` bytes into `out`: from a stream, or one packet (the rest of
+    /// a packet longer than `out` is discarded, as Linux's). (Bytes copied, bytes taken.)
+    fn take(&mut self, out: &mut [u8]) -> (usize, usize) {
+        let (avail, packet) = match self.segs.front() {
+            Some(&(n, packet)) => (n, packet),
+            None => (self.data.len(), false),
+        };
+        let n = out.len().min(avail);
+        let taken = if packet { avail } else { n };
+        for (o, b) in out.iter_mut().zip(self.data.drain(..taken)) {
+            *o = b;
+        }
+        if let Some(front) = self.segs.front_mut() {
+            front.0 -= taken;
+            if front.0 == 0 {
+                self.segs.pop_front();
+            }
+        }
+        self.wr_gen += 1;
+        (n, taken)
+    }
 }
 
 /// One end of a pipe, as a descriptor holds it. Cloning (dup, fork) adds a holder of that end;
@@ -61,9 +127,15 @@ pub(crate) struct PipeEnd {
     pipe: Arc<Mutex<Buffer>>,
     /// The write end (else the read end).
     pub write: bool,
+    /// A named pipe opened `O_RDWR`: the write end that also reads (it counts as a reader
+    /// and a writer, so it never sees the other end gone).
+    pub rdwr: bool,
     /// `O_NONBLOCK`, shared by the descriptors of this open file (dup, fork), as Linux keeps
     /// status flags on the open file description.
     nonblock: Arc<AtomicBool>,
+    /// `O_DIRECT` on a write end: each write is packets (`pipe2(O_DIRECT)`, `F_SETFL`), kept
+    /// on the open file description as `nonblock` is.
+    packet: Arc<AtomicBool>,
     /// The kernel's change counter ([`Kernel::io_events`]), moved when an end closes.
     events: Arc<AtomicU64>,
     /// Bytes in all the run's pipes ([`MAX_PIPE_BYTES`]).
@@ -82,18 +154,13 @@ impl PipeEnd {
         events: &Arc<AtomicU64>,
         total: &Arc<AtomicU64>,
     ) -> (PipeEnd, PipeEnd) {
-        let pipe = Arc::new(Mutex::new(Buffer {
-            data: VecDeque::new(),
-            capacity: PIPE_CAPACITY,
-            readers: 1,
-            writers: 1,
-            ever_readers: true,
-            ever_writers: true,
-        }));
+        let pipe = Arc::new(Mutex::new(Buffer::new(PIPE_CAPACITY, 1)));
         let end = |write| PipeEnd {
             pipe: pipe.clone(),
             write,
+            rdwr: false,
             nonblock: Arc::new(AtomicBool::new(nonblock)),
+            packet: Arc::new(AtomicBool::new(false)),
             events: events.clone(),
             total: total.clone(),
         };
@@ -110,10 +177,20 @@ impl PipeEnd {
         self.nonblock.store(on, Ordering::Relaxed);
     }
 
+    /// Whether writes through it are packets (`O_DIRECT`).
+    pub fn packets(&self) -> bool {
+        self.packet.load(Ordering::Relaxed)
+    }
+
+    /// Sets `O_DIRECT` (`pipe2`, `fcntl(F_SETFL)`).
+    pub fn set_packets(&self, on: bool) {
+        self.packet.store(on, Ordering::Relaxed);
+    }
+
     /// Reads up to `out.len()` bytes.
     pub fn read(&self, out: &mut [u8]) -> PipeIo {
         let mut p = lock(&self.pipe);
-        if self.write {
+        if self.write && !self.rdwr {
             return PipeIo::Err(super::EBADF);
         }
         if p.data.is_empty() {
@@ -126,11 +203,8 @@ impl PipeEnd {
                 PipeIo::Wait
             };
         }
-        let n = out.len().min(p.data.len());
-        for (o, b) in out.iter_mut().zip(p.data.drain(..n)) {
-            *o = b;
-        }
-        self.total.fetch_sub(n as u64, Ordering::Relaxed);
+        let (n, taken) = p.take(out);
+        self.total.fetch_sub(taken as u64, Ordering::Relaxed);
         self.events.fetch_add(1, Ordering::Relaxed);
         PipeIo::Done(n)
     }
@@ -167,7 +241,7 @@ impl PipeEnd {
                 PipeIo::Wait
             };
         }
-        p.data.extend(&data[..n]);
+        p.push(&data[..n], self.packet.load(Ordering::Relaxed));
         self.total.fetch_add(n as u64, Ordering::Relaxed);
         self.events.fetch_add(1, Ordering::Relaxed);
         PipeIo::Done(n)
@@ -180,7 +254,10 @@ impl PipeEnd {
     /// fails with `EPIPE` at once).
     pub fn ready(&self) -> (bool, bool, bool) {
         let p = lock(&self.pipe);
-        if self.write {
+        if self.rdwr {
+            let room = p.capacity.saturating_sub(p.data.len()) >= PIPE_BUF.min(p.capacity);
+            (!p.data.is_empty(), room, false)
+        } else if self.write {
             (
                 false,
                 p.capacity.saturating_sub(p.data.len()) >= PIPE_BUF.min(p.capacity),
@@ -190,6 +267,13 @@ impl PipeEnd {
             let ended = p.writers == 0 && p.ever_writers;
             (!p.data.is_empty(), false, ended)
         }
+    }
+
+    /// (wake-ups of the readers, of the writers) so far: an edge-triggered epoll entry
+    /// reports a direction again only once its count moved.
+    pub fn edges(&self) -> (u64, u64) {
+        let p = lock(&self.pipe);
+        (p.rd_gen, p.wr_gen)
     }
 
     /// Bytes a write could put in now (0 when full or when no reader will ever take them).
@@ -261,11 +345,13 @@ pub(crate) struct Fifos(std::collections::HashMap<(u64, u64), std::sync::Weak<Mu
 
 impl Fifos {
     /// A new end of the named pipe `key` (created when no end is open): `None` for a
-    /// non-blocking write end while no reader has it open (`ENXIO`, as Linux).
+    /// non-blocking write end while no reader has it open (`ENXIO`, as Linux). `rdwr`
+    /// (`O_RDWR`) is both ends at once, never `None`.
     pub(super) fn open(
         &mut self,
         key: (u64, u64),
         write: bool,
+        rdwr: bool,
         nonblock: bool,
         events: &Arc<AtomicU64>,
         total: &Arc<AtomicU64>,
@@ -275,21 +361,19 @@ impl Fifos {
         let pipe = match pipe {
             Some(p) => p,
             None => {
-                let p = Arc::new(Mutex::new(Buffer {
-                    data: VecDeque::new(),
-                    capacity: PIPE_CAPACITY,
-                    readers: 0,
-                    writers: 0,
-                    ever_readers: false,
-                    ever_writers: false,
-                }));
+                let p = Arc::new(Mutex::new(Buffer::new(PIPE_CAPACITY, 0)));
                 self.0.insert(key, Arc::downgrade(&p));
                 p
             }
         };
         {
             let mut b = lock(&pipe);
-            if write {
+            if rdwr {
+                b.readers += 1;
+                b.writers += 1;
+                b.ever_readers = true;
+                b.ever_writers = true;
+            } else if write {
                 if nonblock && b.readers == 0 {
                     return None;
                 }
@@ -303,8 +387,10 @@ impl Fifos {
         events.fetch_add(1, Ordering::Relaxed);
         Some(PipeEnd {
             pipe,
-            write,
+            write: write || rdwr,
+            rdwr,
             nonblock: Arc::new(AtomicBool::new(nonblock)),
+            packet: Arc::new(AtomicBool::new(false)),
             events: events.clone(),
             total: total.clone(),
         })
@@ -317,14 +403,17 @@ impl Clone for PipeEnd {
             let mut p = lock(&self.pipe);
             if self.write {
                 p.writers += 1;
-            } else {
+            }
+            if !self.write || self.rdwr {
                 p.readers += 1;
             }
         }
         PipeEnd {
             pipe: self.pipe.clone(),
             write: self.write,
+            rdwr: self.rdwr,
             nonblock: self.nonblock.clone(),
+            packet: self.packet.clone(),
             events: self.events.clone(),
             total: self.total.clone(),
         }
@@ -336,12 +425,16 @@ impl Drop for PipeEnd {
         let mut p = lock(&self.pipe);
         if self.write {
             p.writers = p.writers.saturating_sub(1);
-        } else {
+            p.rd_gen += u64::from(p.writers == 0);
+        }
+        if !self.write || self.rdwr {
+            p.wr_gen += u64::from(p.readers == 1);
             p.readers = p.readers.saturating_sub(1);
             if p.readers == 0 {
                 // nobody will read them: the bytes go now
                 self.total.fetch_sub(p.data.len() as u64, Ordering::Relaxed);
                 p.data = VecDeque::new();
+                p.segs = VecDeque::new();
             }
         }
         self.events.fetch_add(1, Ordering::Relaxed);
@@ -351,13 +444,15 @@ impl Drop for PipeEnd {
 impl Kernel {
     /// `pipe2(fds, flags)`: two descriptors, the read end first.
     pub(super) fn sys_pipe2(&mut self, mem: &mut Memory, fds: u64, flags: u64) -> i64 {
-        if flags & !(O_NONBLOCK | O_CLOEXEC) != 0 {
+        if flags & !(O_NONBLOCK | O_CLOEXEC | O_DIRECT) != 0 {
             return -EINVAL;
         }
         if mem.check_range(fds, 8, crate::memory::perm::W).is_err() {
             return -EFAULT;
         }
         let (r, w) = PipeEnd::pair(flags & O_NONBLOCK != 0, &self.events, &self.pipe_bytes);
+        r.set_packets(flags & O_DIRECT != 0);
+        w.set_packets(flags & O_DIRECT != 0);
         let rfd = self.install(Fd::Pipe(r));
         if rfd < 0 {
             return rfd;
@@ -563,6 +658,51 @@ mod tests {
         assert!(matches!(r.read(&mut out), PipeIo::Done(0)));
         assert_eq!(total.load(Ordering::Relaxed), 0);
         assert!(events.load(Ordering::Relaxed) >= 4);
+    }
+
+    #[test]
+    fn packet_mode_reads_one_packet_and_a_read_write_fifo_end_is_both() {
+        let events = Arc::new(AtomicU64::new(0));
+        let total = Arc::new(AtomicU64::new(0));
+        let (r, w) = PipeEnd::pair(false, &events, &total);
+        assert!(matches!(w.write(b"ab"), PipeIo::Done(2)), "a stream first");
+        w.set_packets(true);
+        assert!(matches!(w.write(b"hello"), PipeIo::Done(5)));
+        assert!(matches!(w.write(&[9; PIPE_BUF + 3]), PipeIo::Done(n) if n == PIPE_BUF + 3));
+        let mut out = [0u8; 16];
+        // the stream's bytes stop at the packet; a packet longer than the read loses its rest
+        assert!(matches!(r.read(&mut out), PipeIo::Done(2)));
+        assert!(matches!(r.read(&mut out[..3]), PipeIo::Done(3)));
+        assert_eq!(&out[..3], b"hel");
+        assert!(
+            matches!(r.read(&mut out), PipeIo::Done(16)),
+            "a page-sized packet"
+        );
+        assert!(
+            matches!(r.read(&mut out), PipeIo::Done(3)),
+            "the write's last packet"
+        );
+        assert_eq!(
+            total.load(Ordering::Relaxed),
+            0,
+            "the discarded bytes are freed"
+        );
+        w.set_packets(false);
+        assert!(matches!(w.write(b"xyz"), PipeIo::Done(3)));
+        assert!(matches!(r.read(&mut out), PipeIo::Done(3)));
+
+        let mut fifos = Fifos::default();
+        let both = fifos.open((1, 2), false, true, true, &events, &total);
+        let both = both.expect("O_RDWR never waits for another end");
+        assert_eq!(both.ready(), (false, true, false));
+        assert!(matches!(both.write(b"me"), PipeIo::Done(2)));
+        assert_eq!(both.ready(), (true, true, false));
+        assert!(matches!(both.read(&mut out), PipeIo::Done(2)));
+        let reader = fifos.open((1, 2), false, false, true, &events, &total);
+        drop(both);
+        // the only writer was the O_RDWR end: the reader now sees end of file
+        let reader = reader.expect("a reader");
+        assert!(matches!(reader.read(&mut out), PipeIo::Done(0)));
     }
 
     #[test]

@@ -14,15 +14,36 @@ const EACCES: i64 = 13;
 const ENOENT: i64 = 2;
 const O_ACCMODE: u64 = 3;
 const O_CLOEXEC: u64 = 0o2000000;
+const O_DIRECTORY: u64 = 0o200000;
+const ENOTDIR: i64 = 20;
 
 /// An open generated file: its bytes and the offset shared by its descriptors.
 #[derive(Clone)]
 pub(crate) struct ProcFile {
     data: Arc<Vec<u8>>,
     pos: Arc<Mutex<usize>>,
+    /// A generated directory's entries (inode, `d_type`, name), `pos` counting them; `data`
+    /// is then empty.
+    entries: Option<Arc<Vec<(u64, u8, Vec<u8>)>>>,
 }
 
 impl ProcFile {
+    /// A generated directory (`read` is `EISDIR`, `getdents64` lists it).
+    pub fn is_dir(&self) -> bool {
+        self.entries.is_some()
+    }
+
+    /// `getdents64` of a generated directory: the records that fit in `count` bytes from the
+    /// offset, which moves past them (`None`: not a directory).
+    pub fn list(&self, count: usize) -> Option<Result<Vec<u8>, i64>> {
+        let entries = self.entries.as_deref()?;
+        let mut pos = self
+            .pos
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(super::files::dirents(entries, &mut pos, count))
+    }
+
     /// Reads from the offset into `out`.
     pub fn read(&self, out: &mut [u8]) -> usize {
         let mut pos = self
@@ -66,8 +87,10 @@ enum Gen {
     Loadavg,
     /// A `/proc/sys` value or another fixed answer.
     Fixed(&'static [u8]),
-    /// `/proc/sysvipc/shm`: the System V segments.
+    /// `/proc/sysvipc/shm`, `sem`, `msg`: the System V segments, sets and queues.
     SysvShm,
+    SysvSem,
+    SysvMsg,
     /// `/proc/PID/FILE` or `/proc/PID/task/TID/FILE` (`self` and `thread-self` resolved).
     Pid {
         pid: u32,
@@ -84,6 +107,10 @@ enum PidFile {
     Status,
     Comm,
     Maps,
+    /// The `fd`, `fdinfo` and `task` directories.
+    FdDir,
+    FdInfoDir,
+    TaskDir,
     /// `fdinfo/FD`: the descriptor's offset and flags, an inotify instance's watches.
     FdInfo(u32),
 }
@@ -107,6 +134,8 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         b"/proc/uptime" => return Some(Gen::Uptime),
         b"/proc/loadavg" => return Some(Gen::Loadavg),
         b"/proc/sysvipc/shm" => return Some(Gen::SysvShm),
+        b"/proc/sysvipc/sem" => return Some(Gen::SysvSem),
+        b"/proc/sysvipc/msg" => return Some(Gen::SysvMsg),
         b"/sys/devices/system/cpu/online" | b"/sys/devices/system/cpu/possible" => {
             return fixed(b"0\n")
         }
@@ -124,6 +153,8 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
             return fixed(b"18446744073692774399\n")
         }
         b"/proc/sys/kernel/msgmni" => return fixed(b"1024\n"),
+        // SEMMSL, SEMMNS, SEMOPM, SEMMNI: the machine's bounds (super::ipc)
+        b"/proc/sys/kernel/sem" => return fixed(b"1024\t1048576\t500\t1024\n"),
         b"/proc/sys/kernel/msgmax" => return fixed(b"8192\n"),
         b"/proc/sys/kernel/msgmnb" => return fixed(b"16384\n"),
         b"/proc/sys/fs/pipe-max-size" => return fixed(b"1048576\n"),
@@ -151,6 +182,14 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
             None => return Some(Gen::Missing),
         }
         name = parts.next().unwrap_or(b"");
+    }
+    if matches!(name, b"fd" | b"fdinfo" | b"task") && rest.ends_with(name) {
+        let file = match name {
+            b"fd" => PidFile::FdDir,
+            b"fdinfo" => PidFile::FdInfoDir,
+            _ => PidFile::TaskDir,
+        };
+        return Some(Gen::Pid { pid, tid, file });
     }
     if name == b"fdinfo" {
         let fd = parts
@@ -243,6 +282,8 @@ impl Kernel {
             }
             Gen::Fixed(b) => b.to_vec(),
             Gen::SysvShm => self.shm_listing(),
+            Gen::SysvSem => self.ipc_listing(true),
+            Gen::SysvMsg => self.ipc_listing(false),
             Gen::Missing => return None,
             Gen::Pid { pid, tid, file } => self.pid_file(mem, pid, tid, file)?,
         })
@@ -303,6 +344,8 @@ impl Kernel {
                 }
                 self.maps(mem)
             }
+            // directories: their entries, by `entries`
+            PidFile::FdDir | PidFile::FdInfoDir | PidFile::TaskDir => Vec::new(),
             PidFile::FdInfo(fd) => {
                 // only the caller's own descriptors are at hand
                 if pid != self.current_pid() {
@@ -392,14 +435,99 @@ impl Kernel {
         let Some(data) = self.generate(mem, what, instret) else {
             return Some(-ENOENT);
         };
+        let entries = match what {
+            Gen::Pid { pid, file, .. } => match self.entries(pid, file) {
+                Some(Ok(e)) => Some(Arc::new(e)),
+                Some(Err(e)) => return Some(-e),
+                None => None,
+            },
+            _ => None,
+        };
+        if entries.is_none() && flags & O_DIRECTORY != 0 {
+            return Some(-ENOTDIR);
+        }
         let fd = self.install(Fd::Proc(ProcFile {
             data: Arc::new(data),
             pos: Arc::new(Mutex::new(0)),
+            entries,
         }));
         if fd >= 0 && flags & O_CLOEXEC != 0 {
             self.cloexec.insert(fd as usize);
         }
         Some(fd)
+    }
+
+    /// The entries of a generated directory `/proc/PID/fd`, `fdinfo` or `task`, "." and ".."
+    /// first as Linux lists them (`None`: `file` is not a directory; `ENOENT`: another
+    /// process's descriptors, which are not at hand).
+    fn entries(&self, pid: u32, file: PidFile) -> Option<Result<Vec<(u64, u8, Vec<u8>)>, i64>> {
+        const DT_DIR: u8 = 4;
+        const DT_REG: u8 = 8;
+        const DT_LNK: u8 = 10;
+        let kind = match file {
+            PidFile::FdDir => DT_LNK,
+            PidFile::FdInfoDir => DT_REG,
+            PidFile::TaskDir => DT_DIR,
+            _ => return None,
+        };
+        let mut e = vec![(1, DT_DIR, b".".to_vec()), (1, DT_DIR, b"..".to_vec())];
+        if file == PidFile::TaskDir {
+            let v = self.process_view(pid)?;
+            e.extend(
+                v.threads
+                    .iter()
+                    .map(|t| (u64::from(t.0) << 8, DT_DIR, t.0.to_string().into_bytes())),
+            );
+        } else if pid != self.current_pid() {
+            return Some(Err(ENOENT));
+        } else {
+            e.extend(
+                self.fds
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.is_some())
+                    .map(|(n, _)| ((n as u64) << 8 | 2, kind, n.to_string().into_bytes())),
+            );
+        }
+        Some(Ok(e))
+    }
+
+    /// `readlinkat` of `/proc/self/fd/N` (or the caller's own pid's): what the descriptor
+    /// names as Linux prints it (`None`: not such a path).
+    pub(super) fn proc_fd_link(&self, path: &[u8]) -> Option<Result<Vec<u8>, i64>> {
+        let rest = path.strip_prefix(b"/proc/")?;
+        let (head, rest) = rest.split_at(rest.iter().position(|&b| b == b'/')?);
+        let own = head == b"self" || number(head) == Some(self.current_pid());
+        let n = rest.strip_prefix(b"/fd/")?;
+        let fd = if n == b"0" { Some(0) } else { number(n) };
+        if !own {
+            return None;
+        }
+        let Some(fd) = fd.map(|n| n as usize) else {
+            return Some(Err(ENOENT));
+        };
+        let Some(Some(f)) = self.fds.get(fd) else {
+            return Some(Err(ENOENT));
+        };
+        let id = (fd as u64) << 8 | 2;
+        Some(Ok(match f {
+            Fd::Pipe(_) => format!("pipe:[{id}]").into_bytes(),
+            Fd::Socket(_) | Fd::Net(_) => format!("socket:[{id}]").into_bytes(),
+            Fd::Epoll(_) => b"anon_inode:[eventpoll]".to_vec(),
+            Fd::Event(_) => b"anon_inode:[eventfd]".to_vec(),
+            Fd::Inotify(_) => b"anon_inode:inotify".to_vec(),
+            Fd::Stdin | Fd::Stdout | Fd::Stderr => b"/dev/pts/0".to_vec(),
+            _ => match self.fd_paths.get(&fd) {
+                Some(p) if p.is_absolute() => p.as_os_str().as_encoded_bytes().to_vec(),
+                Some(p) => self
+                    .cwd_now()
+                    .join(p)
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .to_vec(),
+                None => format!("anon_inode:[{id}]").into_bytes(),
+            },
+        }))
     }
 
     /// `faccessat` of a generated file: readable, nothing else.
@@ -433,6 +561,7 @@ mod tests {
         let f = ProcFile {
             data: Arc::new(b"0\n".to_vec()),
             pos: Arc::new(Mutex::new(0)),
+            entries: None,
         };
         let mut b = [0u8; 8];
         assert_eq!(f.read(&mut b), 2);

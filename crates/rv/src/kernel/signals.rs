@@ -413,7 +413,8 @@ impl Kernel {
         const POLLOUT: u16 = 4;
         const POLLNVAL: u16 = 0x20;
         let [fds, nfds, timeout, sigmask, size, _] = a;
-        if nfds > super::MAX_FDS as u64 {
+        // Linux: more than RLIMIT_NOFILE is EINVAL
+        if nfds > self.rlimit(super::RLIMIT_NOFILE).min(super::MAX_FDS as u64) {
             return Err(EINVAL);
         }
         const POLLERR: u16 = 8;
@@ -493,6 +494,36 @@ impl Kernel {
             None => self.threads.block(Wait::Suspend { saved_mask }, fds),
         }
         Ok(Ret::Block)
+    }
+
+    /// Runs a waiting call (`epoll_pwait`, `ppoll`, `pselect6`) under the signal mask at
+    /// `sigmask` (0: the thread's own), as Linux does: the mask is set when the call starts
+    /// (not again when a retried call runs again) and the thread's own comes back when the
+    /// call returns, or, if a signal cuts it short, after that signal's handler (the frame
+    /// keeps it).
+    pub(super) fn with_call_mask(
+        &mut self,
+        mem: &mut Memory,
+        sigmask: u64,
+        size: u64,
+        call: impl FnOnce(&mut Self, &mut Memory) -> Result<Ret, i64>,
+    ) -> Result<Ret, i64> {
+        if sigmask != 0 && self.threads.cur().restore_mask.is_none() {
+            if size != 8 {
+                return Err(EINVAL);
+            }
+            let m = mem.load_u64(sigmask).map_err(|_| EFAULT)?;
+            let saved = self.sigmask();
+            self.set_sigmask(m);
+            self.threads.cur_mut().restore_mask = Some(saved);
+        }
+        let r = call(self, mem);
+        if !matches!(r, Ok(Ret::Retry)) {
+            if let Some(m) = self.threads.cur_mut().restore_mask.take() {
+                self.set_sigmask(m);
+            }
+        }
+        r
     }
 
     pub(super) fn sys_rt_sigtimedwait(

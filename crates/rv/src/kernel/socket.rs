@@ -135,6 +135,20 @@ impl SocketEnd {
         (r.0 || r.2, w.1, r.2 && w.2)
     }
 
+    /// Wake-ups of its reading side and of its writing side so far (see
+    /// [`PipeEnd::edges`]); a direction shut counts as one more.
+    pub fn edges(&self) -> (u64, u64) {
+        let rd = self.rx.as_ref().map_or(u64::MAX, |p| p.edges().0);
+        let wr = self.tx.as_ref().map_or(u64::MAX, |p| p.edges().1);
+        (rd, wr)
+    }
+
+    /// Its reading side is at its end: shut here, or the peer's writing side shut or gone
+    /// (`EPOLLRDHUP`, `POLLRDHUP`).
+    pub fn read_hung_up(&self) -> bool {
+        self.rx.as_ref().is_none_or(|p| p.ready().2)
+    }
+
     /// Sets `O_NONBLOCK` on both directions.
     pub fn set_nonblocking(&self, on: bool) {
         for p in self.rx.iter().chain(self.tx.iter()) {
@@ -470,6 +484,16 @@ impl Kernel {
 
     /// Whether descriptor `fd` is (readable or at end, writable, hung up); `None` if it is
     /// not open. Files, devices and stdio are always ready, as Linux's regular files are.
+    /// An edge-triggered entry's wake-up counts for `fd` ([`PipeEnd::edges`]); `None` for
+    /// descriptors reported level-triggered whatever the entry asks.
+    pub(super) fn fd_edges(&self, fd: usize) -> Option<(u64, u64)> {
+        match self.fds.get(fd)?.as_ref()? {
+            Fd::Pipe(p) => Some(p.edges()),
+            Fd::Socket(s) => Some(s.edges()),
+            _ => None,
+        }
+    }
+
     pub(super) fn fd_ready(&self, fd: usize) -> Option<(bool, bool, bool)> {
         match self.fds.get(fd)?.as_ref()? {
             Fd::Pipe(p) => Some(p.ready()),

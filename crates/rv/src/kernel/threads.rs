@@ -434,9 +434,12 @@ impl Threads {
                 }
                 self.wake(i, r);
             }
-            // System V queues and semaphores are never restarted after a handler (Linux's
-            // signal(7)): msgsnd, msgrcv, semtimedop, semop
-            Wait::Retry { .. } if restart && !matches!(t.hart.x[17], 188 | 189 | 192 | 193) => {
+            // never restarted after a handler (Linux's signal(7)): epoll_pwait(2), pselect6,
+            // ppoll, msgsnd, msgrcv, semtimedop, semop
+            Wait::Retry { .. }
+                if restart
+                    && !matches!(t.hart.x[17], 22 | 72 | 73 | 188 | 189 | 192 | 193 | 441) =>
+            {
                 t.wait = Wait::Runnable
             }
             Wait::Retry { .. } => {
