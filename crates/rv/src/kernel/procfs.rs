@@ -17,6 +17,9 @@ const O_CLOEXEC: u64 = 0o2000000;
 const O_DIRECTORY: u64 = 0o200000;
 const ENOTDIR: i64 = 20;
 
+/// A directory entry as `getdents64` gives it: inode, `d_type`, name.
+type DirEntry = (u64, u8, Vec<u8>);
+
 /// An open generated file: its bytes and the offset shared by its descriptors.
 #[derive(Clone)]
 pub(crate) struct ProcFile {
@@ -24,7 +27,7 @@ pub(crate) struct ProcFile {
     pos: Arc<Mutex<usize>>,
     /// A generated directory's entries (inode, `d_type`, name), `pos` counting them; `data`
     /// is then empty.
-    entries: Option<Arc<Vec<(u64, u8, Vec<u8>)>>>,
+    entries: Option<Arc<Vec<DirEntry>>>,
 }
 
 impl ProcFile {
@@ -460,7 +463,7 @@ impl Kernel {
     /// The entries of a generated directory `/proc/PID/fd`, `fdinfo` or `task`, "." and ".."
     /// first as Linux lists them (`None`: `file` is not a directory; `ENOENT`: another
     /// process's descriptors, which are not at hand).
-    fn entries(&self, pid: u32, file: PidFile) -> Option<Result<Vec<(u64, u8, Vec<u8>)>, i64>> {
+    fn entries(&self, pid: u32, file: PidFile) -> Option<Result<Vec<DirEntry>, i64>> {
         const DT_DIR: u8 = 4;
         const DT_REG: u8 = 8;
         const DT_LNK: u8 = 10;
