@@ -480,7 +480,18 @@ impl Kernel {
     /// `ioctl`: `FIONREAD` on a pipe or an inotify instance; everything else is not a terminal (`ENOTTY`).
     pub(super) fn sys_ioctl(&mut self, mem: &mut Memory, fd: u64, req: u64, arg: u64) -> i64 {
         const FIONREAD: u64 = 0x541b;
+        // RNDGETENTCNT: the entropy count, as /proc/sys/kernel/random/entropy_avail says
+        const RNDGETENTCNT: u64 = 0x8004_5200;
+        if let Some(r) = self.socket_ioctl(mem, fd, req, arg) {
+            return r;
+        }
         match self.fds.get(fd as usize) {
+            Some(Some(Fd::Device(super::Device::Random))) if req == RNDGETENTCNT => {
+                match mem.store_u32(arg, 256) {
+                    Ok(()) => 0,
+                    Err(_) => -EFAULT,
+                }
+            }
             Some(Some(f @ (Fd::Pipe(_) | Fd::Inotify(_)))) if req == FIONREAD => {
                 let n = match f {
                     Fd::Pipe(p) => p.pending(),

@@ -139,12 +139,17 @@ pub struct Processes {
     pub history: Vec<ProcessStat>,
 }
 
+/// The pid the first process's parent has: an init outside the machine that every guest
+/// process sees (`getpgid`, `/proc/1/stat`) and none can signal (it ignores them, as a
+/// Linux init without handlers does).
+pub(super) const INIT_PID: u32 = 1;
+
 impl Processes {
     pub(super) fn new(pid: u32, program: &std::path::Path) -> Processes {
         Processes {
             list: vec![Process {
                 pid,
-                ppid: 1,
+                ppid: INIT_PID,
                 pgid: pid,
                 sid: pid,
                 status: None,
@@ -808,6 +813,7 @@ impl Kernel {
         };
         match self.procs.get(pid) {
             Some(p) if p.status.is_none() => i64::from(if session { p.sid } else { p.pgid }),
+            None if pid == INIT_PID => i64::from(INIT_PID),
             _ => -ESRCH,
         }
     }
@@ -933,6 +939,17 @@ fn comm_of(t: &Thread, exe: &std::path::Path) -> Vec<u8> {
 impl Kernel {
     /// The process `pid` as `/proc/PID/…` shows it (`None`: no such process of the guest's).
     pub(super) fn process_view(&self, pid: u32) -> Option<ProcView> {
+        if pid == INIT_PID && self.procs.get(pid).is_none() {
+            // the parent of the first process: a sleeping init in its own group and session
+            return Some(ProcView {
+                ppid: 0,
+                pgid: INIT_PID,
+                sid: INIT_PID,
+                state: b'S',
+                comm: b"init".to_vec(),
+                threads: vec![(INIT_PID, b"init".to_vec(), 0, 0)],
+            });
+        }
         let p = self.procs.get(pid)?;
         let running = pid == self.threads.pid;
         let (threads, exe): (&[Thread], &std::path::Path) = if running {

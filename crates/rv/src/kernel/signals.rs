@@ -669,6 +669,11 @@ impl Kernel {
         if sig > 64 {
             return Err(EINVAL);
         }
+        if pid == u64::from(super::process::INIT_PID)
+            && self.procs.get(super::process::INIT_PID).is_none()
+        {
+            return Ok(Ret::Value(0)); // init, outside the machine, ignores it
+        }
         let info = SigInfo {
             code: SI_USER,
             word16: self.pid() as u64 & 0xffff_ffff,

@@ -317,7 +317,7 @@ impl Kernel {
                         Err(_) => return -EFAULT,
                     }
                 }
-                let n = self.sys_read(mem, a[0], a[1], a[2]);
+                let n = self.recv_stream(mem, a);
                 if n >= 0 && a[5] != 0 && mem.store_u32(a[5], 0).is_err() {
                     return -EFAULT;
                 }
@@ -326,6 +326,43 @@ impl Kernel {
             Ok(_) => -ENOTSOCK,
             Err(e) => -e,
         }
+    }
+
+    /// A read of a connected stream socket with `recv`'s flags: `MSG_DONTWAIT` (this call
+    /// does not wait) and `MSG_PEEK` (the bytes stay).
+    fn recv_stream(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const MSG_PEEK: u64 = 2;
+        const MSG_DONTWAIT: u64 = 0x40;
+        let Ok(Fd::Socket(s)) = self.fd(a[0]) else {
+            return -ENOTSOCK;
+        };
+        let dontwait = a[3] & MSG_DONTWAIT != 0;
+        if a[3] & MSG_PEEK != 0 {
+            let mut tmp = vec![0u8; (a[2] as usize).min(super::MAX_IO)];
+            let got = match &s.rx {
+                Some(rx) => rx.peek(&mut tmp),
+                None => Some(0),
+            };
+            return match got {
+                Some(n) => match mem.write_bytes(a[1], &tmp[..n]) {
+                    Ok(()) => n as i64,
+                    Err(_) => -EFAULT,
+                },
+                None if dontwait || s.nonblocking() => -super::EAGAIN,
+                None => super::WOULD_BLOCK,
+            };
+        }
+        let was = s.nonblocking();
+        if dontwait && !was {
+            s.set_nonblocking(true);
+        }
+        let n = self.sys_read(mem, a[0], a[1], a[2]);
+        if dontwait && !was {
+            if let Ok(Fd::Socket(s)) = self.fd(a[0]) {
+                s.set_nonblocking(false);
+            }
+        }
+        n
     }
 
     /// `sendmsg(fd, msg, flags)`: the buffers of `msg_iov` gathered into one write or one

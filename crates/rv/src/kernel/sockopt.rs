@@ -172,3 +172,91 @@ impl Kernel {
         r.unwrap_or_else(|e| -e)
     }
 }
+
+/// The machine's one network interface, as `SIOCGIFCONF` lists it: `lo`, 127.0.0.1.
+const LOOPBACK: &[u8] = b"lo";
+const IFREQ: u64 = 40;
+
+impl Kernel {
+    /// The socket `ioctl`s (`None`: not a socket, or not one of them): `SIOCATMARK` (no
+    /// urgent data on a stream; `ENOTTY` on a datagram socket), and the interface queries a
+    /// program sizes its network with, answered for the machine's loopback only
+    /// (`SIOCGIFCONF`, `SIOCGIFFLAGS`, `SIOCGIFINDEX`, `SIOCGIFNAME`); setting an interface's
+    /// flags is `EPERM`.
+    pub(super) fn socket_ioctl(
+        &mut self,
+        mem: &mut Memory,
+        fd: u64,
+        req: u64,
+        arg: u64,
+    ) -> Option<i64> {
+        const SIOCATMARK: u64 = 0x8905;
+        const SIOCGIFNAME: u64 = 0x8910;
+        const SIOCGIFCONF: u64 = 0x8912;
+        const SIOCGIFFLAGS: u64 = 0x8913;
+        const SIOCSIFFLAGS: u64 = 0x8914;
+        const SIOCGIFINDEX: u64 = 0x8933;
+        const ENODEV: i64 = 19;
+        const EPERM: i64 = 1;
+        // IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+        const LO_FLAGS: u16 = 0x49;
+        let stream = match self.fds.get(fd as usize) {
+            Some(Some(Fd::Socket(_))) => true,
+            Some(Some(Fd::Net(n))) => n.kind().1,
+            _ => return None,
+        };
+        let fault = |r: Result<(), crate::memory::AccessError>| r.map_or(-EFAULT, |()| 0);
+        // the interface a `struct ifreq` names (its first 16 bytes)
+        let named = |mem: &mut Memory| -> Result<bool, i64> {
+            let mut name = [0u8; 16];
+            mem.read_bytes(arg, &mut name).map_err(|_| EFAULT)?;
+            let len = name.iter().position(|&b| b == 0).unwrap_or(16);
+            Ok(&name[..len] == LOOPBACK)
+        };
+        Some(match req {
+            SIOCATMARK if !stream => -super::ENOTTY,
+            SIOCATMARK => fault(mem.store_u32(arg, 0)),
+            SIOCGIFCONF => {
+                // struct ifconf { int ifc_len; char *ifc_buf; }
+                let (Ok(len), Ok(buf)) = (mem.load_u32(arg), mem.load_u64(arg.wrapping_add(8)))
+                else {
+                    return Some(-EFAULT);
+                };
+                let fits = buf != 0 && (len as i32) >= IFREQ as i32;
+                if fits {
+                    let mut r = [0u8; IFREQ as usize];
+                    r[..2].copy_from_slice(LOOPBACK);
+                    r[16..18].copy_from_slice(&(super::net::AF_INET as u16).to_le_bytes());
+                    r[20..24].copy_from_slice(&[127, 0, 0, 1]);
+                    if mem.write_bytes(buf, &r).is_err() {
+                        return Some(-EFAULT);
+                    }
+                }
+                // a null buffer asks for the length the list needs
+                let wrote = if fits || buf == 0 { IFREQ as u32 } else { 0 };
+                fault(mem.store_u32(arg, wrote))
+            }
+            SIOCGIFFLAGS | SIOCGIFINDEX => match named(mem) {
+                Err(e) => -e,
+                Ok(false) => -ENODEV,
+                Ok(true) if req == SIOCGIFFLAGS => fault(mem.store_u16(arg + 16, LO_FLAGS)),
+                Ok(true) => fault(mem.store_u32(arg + 16, 1)),
+            },
+            SIOCGIFNAME => match mem.load_u32(arg.wrapping_add(16)) {
+                Err(_) => -EFAULT,
+                Ok(1) => {
+                    let mut name = [0u8; 16];
+                    name[..2].copy_from_slice(LOOPBACK);
+                    fault(mem.write_bytes(arg, &name))
+                }
+                Ok(_) => -ENODEV,
+            },
+            SIOCSIFFLAGS => match named(mem) {
+                Err(e) => -e,
+                Ok(false) => -ENODEV,
+                Ok(true) => -EPERM,
+            },
+            _ => return None,
+        })
+    }
+}
