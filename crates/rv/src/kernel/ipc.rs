@@ -69,6 +69,9 @@ struct SemSet {
     /// (value, pid of the last operation).
     sems: Vec<(u16, u32)>,
     otime: u64,
+    /// The threads a `semop` on it waits for: tid → (the semaphore whose operation could not
+    /// proceed, whether it waits for zero), as `GETNCNT`/`GETZCNT` count them.
+    waiters: BTreeMap<u32, (usize, bool)>,
 }
 
 /// The machine's System V IPC objects, shared by all the guest's processes.
@@ -138,6 +141,22 @@ impl Kernel {
             }
         }
         s.into_bytes()
+    }
+
+    /// Whether thread `tid`, of any process, waits in `semop`/`semtimedop`.
+    fn waits_in_semop(&self, tid: u32) -> bool {
+        let waits = |t: &super::threads::Thread| {
+            t.tid == tid
+                && matches!(t.wait, super::Wait::Retry { .. })
+                && matches!(t.hart.x[17], 192 | 193)
+        };
+        self.threads.list.iter().any(waits)
+            || self
+                .procs
+                .list
+                .iter()
+                .filter_map(|p| p.state.as_deref())
+                .any(|s| s.threads.iter().any(waits))
     }
 
     fn ipc_now(&self, instret: u64) -> u64 {
@@ -221,6 +240,7 @@ impl Kernel {
                         perm,
                         sems: vec![(0, 0); n as usize],
                         otime: 0,
+                        waiters: BTreeMap::new(),
                     },
                 );
                 i64::from(id)
@@ -439,9 +459,11 @@ impl Kernel {
                     .saturating_add(super::threads::read_timespec(mem, timeout)?),
             ),
         };
-        let (pid, now) = (self.threads.pid, self.ipc_now(instret));
+        let (pid, now, tid) = (self.threads.pid, self.ipc_now(instret), self.tid());
+        let expired = deadline.is_some_and(|d| d <= self.machine_ns(instret));
         let removed = self.removed_while_waiting();
         let set = self.ipc.sets.get_mut(&(id as i32)).ok_or(removed)?;
+        set.waiters.remove(&tid);
         let mut vals: Vec<u16> = set.sems.iter().map(|s| s.0).collect();
         for &(num, op, flags) in &ops {
             let v = vals.get_mut(num).ok_or(EFBIG)?;
@@ -469,9 +491,10 @@ impl Kernel {
                 if flags as u64 & IPC_NOWAIT != 0 {
                     return Err(EAGAIN);
                 }
-                if deadline.is_some_and(|d| d <= self.machine_ns(instret)) {
+                if expired {
                     return Err(EAGAIN); // semtimedop's timeout is EAGAIN, as on Linux
                 }
+                set.waiters.insert(tid, (num, op == 0));
                 self.threads.cur_mut().retry_deadline = deadline;
                 return Ok(self.block_retry(deadline));
             }
@@ -487,8 +510,8 @@ impl Kernel {
         Ok(Ret::Value(0))
     }
 
-    /// `semctl(id, num, cmd, arg)`: IPC_RMID, IPC_STAT, IPC_SET, GETVAL, SETVAL, GETALL,
-    /// SETALL, GETPID, GETNCNT, GETZCNT.
+    /// `semctl(id, num, cmd, arg)`: IPC_RMID, IPC_STAT, IPC_SET, IPC_INFO, SEM_INFO,
+    /// SEM_STAT(_ANY), GETVAL, SETVAL, GETALL, SETALL, GETPID, GETNCNT, GETZCNT.
     pub(super) fn sys_semctl(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
         const GETPID: u64 = 11;
         const GETVAL: u64 = 12;
@@ -507,7 +530,60 @@ impl Kernel {
             self.io_changed();
             return 0;
         }
+        const SEM_STAT: u64 = 18;
+        const SEM_INFO: u64 = 19;
+        const SEM_STAT_ANY: u64 = 20;
+        if matches!(cmd, IPC_INFO | SEM_INFO) {
+            // struct seminfo: semmap, semmni, semmns, semmnu, semmsl, semopm, semume, semusz,
+            // semvmx, semaem; SEM_INFO puts the sets and semaphores in use in the last two
+            // but one and last
+            let sets = &self.ipc.sets;
+            let (usz, aem) = if cmd == SEM_INFO {
+                (sets.len(), sets.values().map(|s| s.sems.len()).sum())
+            } else {
+                (20, 16384)
+            };
+            let total = SEMMSL * MAX_IPC_OBJECTS;
+            let ints = [
+                total,
+                MAX_IPC_OBJECTS,
+                total,
+                total,
+                SEMMSL,
+                SEMOPM,
+                SEMOPM,
+                usz,
+                32767,
+                aem,
+            ];
+            let b: Vec<u8> = ints
+                .iter()
+                .flat_map(|&v| (v as u32).to_le_bytes())
+                .collect();
+            if mem.write_bytes(arg, &b).is_err() {
+                return -EFAULT;
+            }
+            return sets.keys().next_back().map_or(0, |&k| i64::from(k));
+        }
+        // SEM_STAT: by index (the machine's ids are their indexes), answering the id
+        let (cmd, stat_id) = match cmd {
+            SEM_STAT | SEM_STAT_ANY => (IPC_STAT, Some(id)),
+            c => (c, None),
+        };
         let pid = self.threads.pid;
+        if matches!(cmd, GETNCNT | GETZCNT) {
+            // only threads still waiting in semop count (not one a signal or an exit took)
+            let waiting: Vec<u32> = self.ipc.sets.get(&id).map_or_else(Vec::new, |set| {
+                set.waiters
+                    .keys()
+                    .copied()
+                    .filter(|&t| self.waits_in_semop(t))
+                    .collect()
+            });
+            if let Some(set) = self.ipc.sets.get_mut(&id) {
+                set.waiters.retain(|t, _| waiting.contains(t));
+            }
+        }
         let Some(set) = self.ipc.sets.get_mut(&id) else {
             return -EINVAL;
         };
@@ -523,7 +599,7 @@ impl Kernel {
                 if mem.write_bytes(arg, &b).is_err() {
                     return -EFAULT;
                 }
-                0
+                stat_id.map_or(0, i64::from)
             }
             IPC_SET => match mem.load_u32(arg.wrapping_add(20)) {
                 Ok(mode) => {
@@ -534,8 +610,11 @@ impl Kernel {
             },
             GETVAL if one(num) => i64::from(set.sems[num as usize].0),
             GETPID if one(num) => i64::from(set.sems[num as usize].1),
-            // waiters are not counted per semaphore: a blocked semop retries as a whole
-            GETNCNT | GETZCNT if one(num) => 0,
+            GETNCNT | GETZCNT if one(num) => set
+                .waiters
+                .values()
+                .filter(|&&(at, zero)| at == num as usize && zero == (cmd == GETZCNT))
+                .count() as i64,
             SETVAL if one(num) => {
                 let v = arg as i32;
                 if !(0..=32767).contains(&v) {

@@ -77,7 +77,7 @@ pub(crate) struct ProcessState {
     exe_path: PathBuf,
     pub(super) cwd: Option<PathBuf>,
     umask: u32,
-    threads: Vec<Thread>,
+    pub(super) threads: Vec<Thread>,
     current: usize,
 }
 
