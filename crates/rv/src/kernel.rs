@@ -330,6 +330,9 @@ pub struct Kernel {
     warned: HashSet<u64>,
     /// A send with `MSG_NOSIGNAL` is under way: a lost reader is `EPIPE` without `SIGPIPE`.
     no_sigpipe: bool,
+    /// A send with `MSG_MORE` on a TCP connection is under way: its bytes are held back
+    /// until a send without it ([`pipe::PipeEnd::write_more`]).
+    msg_more: bool,
     rng: u64,
     /// Handlers by signal number (1..=64), as rt_sigaction set them.
     actions: Box<[SigAction; 65]>,
@@ -509,6 +512,7 @@ impl Kernel {
             mmap_next: MMAP_BASE,
             warned: HashSet::new(),
             no_sigpipe: false,
+            msg_more: false,
             rng,
             actions: Box::new([SigAction::default(); 65]),
             start: std::time::Instant::now(),

@@ -135,7 +135,11 @@ impl Kernel {
         let done = self.threads.cur().io_done.min(data.len());
         let (r, nonblocking) = match self.fds.get(fd as usize) {
             Some(Some(Fd::Pipe(p))) => (p.write(&data[done..]), p.nonblocking()),
-            Some(Some(Fd::Socket(s))) => (s.write(&data[done..]), s.nonblocking()),
+            Some(Some(Fd::Socket(s))) => {
+                // MSG_MORE holds bytes on TCP only (a Unix stream ignores it, as Linux's)
+                let more = self.msg_more && s.inet();
+                (s.write(&data[done..], more), s.nonblocking())
+            }
             _ => return -EBADF,
         };
         match r {

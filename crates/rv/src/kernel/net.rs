@@ -31,6 +31,7 @@ const IPPROTO_UDP: u64 = 17;
 const MSG_PEEK: u64 = 2;
 pub(super) const MSG_TRUNC: u64 = 0x20;
 const MSG_DONTWAIT: u64 = 0x40;
+const MSG_MORE: u64 = 0x8000;
 pub(super) const ENOTSOCK: i64 = 88;
 const EDESTADDRREQ: i64 = 89;
 const EMSGSIZE: i64 = 90;
@@ -127,11 +128,14 @@ pub(crate) struct Sock {
     listener_pid: u32,
     /// The run's pipe bytes ([`super::pipe::MAX_PIPE_BYTES`]).
     total: Arc<AtomicU64>,
+    /// A UDP datagram sent in parts with `MSG_MORE`, not sent yet (counted in `total`).
+    cork: Vec<u8>,
 }
 
 impl Drop for Sock {
     fn drop(&mut self) {
-        self.total.fetch_sub(self.queued as u64, Ordering::Relaxed);
+        let held = self.queued + self.cork.len();
+        self.total.fetch_sub(held as u64, Ordering::Relaxed);
     }
 }
 
@@ -372,6 +376,7 @@ impl Kernel {
                 peer: None,
                 listener_pid: 0,
                 total: self.pipe_bytes.clone(),
+                cork: Vec::new(),
             })),
             nonblock: Arc::new(AtomicBool::new(nonblock)),
         }
@@ -657,6 +662,9 @@ impl Kernel {
         }
         let pending = {
             let mut g = lock(&s.sock);
+            if !g.stream {
+                return -EOPNOTSUPP; // a datagram socket never accepts
+            }
             let Some((_, backlog)) = g.listen.as_mut() else {
                 return -EINVAL;
             };
@@ -751,7 +759,7 @@ impl Kernel {
                 ));
             }
         }
-        let data = match given {
+        let mut data = match given {
             Some(d) => d,
             None => {
                 let mut data = vec![0u8; len];
@@ -761,6 +769,29 @@ impl Kernel {
                 data
             }
         };
+        if family == AF_INET {
+            // MSG_MORE: the parts of one datagram, sent with the first send without it
+            let mut g = lock(&s.sock);
+            let corked = g.cork.len();
+            if corked + len > max {
+                return -EMSGSIZE;
+            }
+            if a[3] & MSG_MORE != 0 {
+                if g.total.load(Ordering::Relaxed) + len as u64 > super::pipe::MAX_PIPE_BYTES {
+                    return -ENOBUFS;
+                }
+                g.total.fetch_add(len as u64, Ordering::Relaxed);
+                g.cork.extend_from_slice(&data);
+                return len as i64;
+            }
+            if corked > 0 {
+                g.total.fetch_sub(corked as u64, Ordering::Relaxed);
+                let mut whole = std::mem::take(&mut g.cork);
+                whole.extend_from_slice(&data);
+                data = whole;
+            }
+        }
+        let (len, given_len) = (data.len(), len);
         let from = match self.autobind(s) {
             Ok(f) => f,
             Err(e) => return -e,
@@ -772,7 +803,7 @@ impl Kernel {
         let Some(target) = self.net.find(false, &key) else {
             // UDP to a port nobody holds is lost; a Unix name must be bound
             return if family == AF_INET {
-                len as i64
+                given_len as i64
             } else {
                 -ECONNREFUSED
             };
@@ -784,7 +815,7 @@ impl Kernel {
             return if s.nonblocking() || a[3] & MSG_DONTWAIT != 0 {
                 -EAGAIN
             } else if family == AF_INET {
-                len as i64 // a full UDP queue drops the datagram
+                given_len as i64 // a full UDP queue drops the datagram
             } else {
                 super::WOULD_BLOCK
             };
@@ -794,7 +825,7 @@ impl Kernel {
         t.queue.push_back((from, data));
         drop(t);
         self.io_changed();
-        len as i64
+        given_len as i64
     }
 
     /// `recvfrom` on a datagram socket: the next datagram and its sender.

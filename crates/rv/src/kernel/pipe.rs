@@ -62,6 +62,8 @@ struct Buffer {
     /// the last reader gone): what an edge-triggered epoll entry waits for.
     rd_gen: u64,
     wr_gen: u64,
+    /// Bytes at the end of `data` a TCP sender holds back (`MSG_MORE`): not readable yet.
+    held: usize,
 }
 
 impl Buffer {
@@ -76,7 +78,13 @@ impl Buffer {
             segs: VecDeque::new(),
             rd_gen: 0,
             wr_gen: 0,
+            held: 0,
         }
+    }
+
+    /// Bytes a reader can take now (all but those held back).
+    fn visible(&self) -> usize {
+        self.data.len() - self.held
     }
 
     /// Appends `data`: as one stream, or (`packet`) as packets of at most a page, as Linux's
@@ -103,7 +111,7 @@ impl Buffer {
     fn take(&mut self, out: &mut [u8]) -> (usize, usize) {
         let (avail, packet) = match self.segs.front() {
             Some(&(n, packet)) => (n, packet),
-            None => (self.data.len(), false),
+            None => (self.visible(), false),
         };
         let n = out.len().min(avail);
         let taken = if packet { avail } else { n };
@@ -193,7 +201,7 @@ impl PipeEnd {
         if self.write && !self.rdwr {
             return PipeIo::Err(super::EBADF);
         }
-        if p.data.is_empty() {
+        if p.visible() == 0 {
             let waiting_for_writer = p.writers == 0 && !p.ever_writers;
             return if (p.writers == 0 && !waiting_for_writer) || out.is_empty() {
                 PipeIo::Done(0)
@@ -207,6 +215,21 @@ impl PipeEnd {
         self.total.fetch_sub(taken as u64, Ordering::Relaxed);
         self.events.fetch_add(1, Ordering::Relaxed);
         PipeIo::Done(n)
+    }
+
+    /// [`PipeEnd::write`], then (`more`) the bytes written and any held before stay held
+    /// from the readers, until a write without `more`; a full segment's worth (loopback's
+    /// MSS, 65,483 bytes) goes anyway, as TCP sends it.
+    pub fn write_more(&self, data: &[u8], more: bool) -> PipeIo {
+        const MSS: usize = 65_483;
+        let r = self.write(data);
+        let mut p = lock(&self.pipe);
+        match r {
+            PipeIo::Done(n) if more && p.held + n < MSS => p.held += n,
+            PipeIo::Done(_) => p.held = 0,
+            _ => {}
+        }
+        r
     }
 
     /// Writes from `data` as much as fits (all of it or nothing when it is at most
@@ -265,7 +288,7 @@ impl PipeEnd {
             )
         } else {
             let ended = p.writers == 0 && p.ever_writers;
-            (!p.data.is_empty(), false, ended)
+            (p.visible() > 0, false, ended)
         }
     }
 
@@ -289,10 +312,10 @@ impl PipeEnd {
     /// pipe is empty and a writer may still come.
     pub fn peek(&self, out: &mut [u8]) -> Option<usize> {
         let p = lock(&self.pipe);
-        if p.data.is_empty() {
+        if p.visible() == 0 {
             return (p.writers == 0 && p.ever_writers).then_some(0);
         }
-        let n = out.len().min(p.data.len());
+        let n = out.len().min(p.visible());
         for (o, b) in out.iter_mut().zip(p.data.iter()) {
             *o = *b;
         }
@@ -333,7 +356,7 @@ impl PipeEnd {
 
     /// Bytes waiting to be read (`FIONREAD`).
     pub fn pending(&self) -> usize {
-        lock(&self.pipe).data.len()
+        lock(&self.pipe).visible()
     }
 }
 
@@ -426,6 +449,9 @@ impl Drop for PipeEnd {
         if self.write {
             p.writers = p.writers.saturating_sub(1);
             p.rd_gen += u64::from(p.writers == 0);
+            if p.writers == 0 {
+                p.held = 0; // a closing sender's held bytes go
+            }
         }
         if !self.write || self.rdwr {
             p.wr_gen += u64::from(p.readers == 1);
@@ -435,6 +461,7 @@ impl Drop for PipeEnd {
                 self.total.fetch_sub(p.data.len() as u64, Ordering::Relaxed);
                 p.data = VecDeque::new();
                 p.segs = VecDeque::new();
+                p.held = 0;
             }
         }
         self.events.fetch_add(1, Ordering::Relaxed);

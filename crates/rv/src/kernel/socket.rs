@@ -98,6 +98,7 @@ fn scatter(mem: &mut Memory, iov: u64, n: u64, data: &[u8]) -> Result<(), i64> {
 
 const AF_UNIX: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
+const MSG_MORE: u64 = 0x8000;
 
 /// One end of a connected stream socket pair.
 pub(crate) struct SocketEnd {
@@ -172,10 +173,18 @@ impl SocketEnd {
         }
     }
 
-    /// Writes toward the peer (`EPIPE` once it or this end shut the direction).
-    pub fn write(&self, data: &[u8]) -> PipeIo {
+    /// Whether it is a TCP connection on the machine's loopback (not a Unix socket).
+    pub fn inet(&self) -> bool {
+        self.names
+            .as_ref()
+            .is_some_and(|n| matches!(n.0, super::net::Addr::Inet(..)))
+    }
+
+    /// Writes toward the peer (`EPIPE` once it or this end shut the direction); `more`
+    /// (`MSG_MORE`) holds the bytes back from the peer until a write without it.
+    pub fn write(&self, data: &[u8], more: bool) -> PipeIo {
         match &self.tx {
-            Some(p) => p.write(data),
+            Some(p) => p.write_more(data, more),
             None => PipeIo::Err(super::EPIPE),
         }
     }
@@ -282,8 +291,9 @@ impl Kernel {
             }
             Ok(Fd::Socket(_)) => {
                 self.no_sigpipe = a[3] & MSG_NOSIGNAL != 0;
+                self.msg_more = a[3] & MSG_MORE != 0;
                 let r = self.sys_write(mem, a[0], a[1], a[2]);
-                self.no_sigpipe = false;
+                (self.no_sigpipe, self.msg_more) = (false, false);
                 r
             }
             Ok(_) => -ENOTSOCK,
@@ -394,8 +404,9 @@ impl Kernel {
             Ok(Fd::Socket(_)) if h.name != 0 => -106, // EISCONN
             Ok(Fd::Socket(_)) => {
                 self.no_sigpipe = flags & MSG_NOSIGNAL != 0;
+                self.msg_more = flags & MSG_MORE != 0;
                 let r = self.write_fd(fd, &data);
-                self.no_sigpipe = false;
+                (self.no_sigpipe, self.msg_more) = (false, false);
                 r
             }
             Ok(_) => -ENOTSOCK,
