@@ -1653,14 +1653,16 @@ impl Kernel {
         let d = match self.fd(fd) {
             Ok(Fd::Dir(d)) => d,
             Ok(Fd::Proc(p)) => {
-                return match p.list(count) {
+                let p = p.clone();
+                let list = |pid, file| self.entries(pid, file).unwrap_or(Ok(Vec::new()));
+                return match p.list(count, list) {
                     None => -ENOTDIR,
                     Some(Err(e)) => -e,
                     Some(Ok(out)) => match mem.write_bytes(buf, &out) {
                         Ok(()) => out.len() as i64,
                         Err(_) => -EFAULT,
                     },
-                }
+                };
             }
             Ok(_) => return -ENOTDIR,
             Err(e) => return -e,

@@ -18,33 +18,48 @@ const O_DIRECTORY: u64 = 0o200000;
 const ENOTDIR: i64 = 20;
 
 /// A directory entry as `getdents64` gives it: inode, `d_type`, name.
-type DirEntry = (u64, u8, Vec<u8>);
+pub(super) type DirEntry = (u64, u8, Vec<u8>);
 
 /// An open generated file: its bytes and the offset shared by its descriptors.
 #[derive(Clone)]
 pub(crate) struct ProcFile {
     data: Arc<Vec<u8>>,
     pos: Arc<Mutex<usize>>,
-    /// A generated directory's entries (inode, `d_type`, name), `pos` counting them; `data`
+    /// A generated directory (`/proc/PID/fd`…: the pid and which) and its entries (inode,
+    /// `d_type`, name) as listed when its offset was last at 0, `pos` counting them; `data`
     /// is then empty.
-    entries: Option<Arc<Vec<DirEntry>>>,
+    dir: Option<(u32, PidFile, Arc<Mutex<Vec<DirEntry>>>)>,
 }
 
 impl ProcFile {
     /// A generated directory (`read` is `EISDIR`, `getdents64` lists it).
     pub fn is_dir(&self) -> bool {
-        self.entries.is_some()
+        self.dir.is_some()
     }
 
     /// `getdents64` of a generated directory: the records that fit in `count` bytes from the
-    /// offset, which moves past them (`None`: not a directory).
-    pub fn list(&self, count: usize) -> Option<Result<Vec<u8>, i64>> {
-        let entries = self.entries.as_deref()?;
+    /// offset, which moves past them (`None`: not a directory). At offset 0 the listing is
+    /// made again by `list`, as Linux lists the directory as it is when read.
+    pub fn list(
+        &self,
+        count: usize,
+        list: impl FnOnce(u32, PidFile) -> Result<Vec<DirEntry>, i64>,
+    ) -> Option<Result<Vec<u8>, i64>> {
+        let (pid, file, entries) = self.dir.as_ref()?;
         let mut pos = self
             .pos
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Some(super::files::dirents(entries, &mut pos, count))
+        let mut entries = entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *pos == 0 {
+            match list(*pid, *file) {
+                Ok(e) => *entries = e,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(super::files::dirents(&entries, &mut pos, count))
     }
 
     /// Reads from the offset into `out`.
@@ -105,7 +120,7 @@ enum Gen {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PidFile {
+pub(super) enum PidFile {
     Stat,
     Status,
     Comm,
@@ -440,21 +455,21 @@ impl Kernel {
         let Some(data) = self.generate(mem, what, instret) else {
             return Some(-ENOENT);
         };
-        let entries = match what {
+        let dir = match what {
             Gen::Pid { pid, file, .. } => match self.entries(pid, file) {
-                Some(Ok(e)) => Some(Arc::new(e)),
+                Some(Ok(_)) => Some((pid, file, Arc::new(Mutex::new(Vec::new())))),
                 Some(Err(e)) => return Some(-e),
                 None => None,
             },
             _ => None,
         };
-        if entries.is_none() && flags & O_DIRECTORY != 0 {
+        if dir.is_none() && flags & O_DIRECTORY != 0 {
             return Some(-ENOTDIR);
         }
         let fd = self.install(Fd::Proc(ProcFile {
             data: Arc::new(data),
             pos: Arc::new(Mutex::new(0)),
-            entries,
+            dir,
         }));
         if fd >= 0 && flags & O_CLOEXEC != 0 {
             self.cloexec.insert(fd as usize);
@@ -465,7 +480,7 @@ impl Kernel {
     /// The entries of a generated directory `/proc/PID/fd`, `fdinfo` or `task`, "." and ".."
     /// first as Linux lists them (`None`: `file` is not a directory; `ENOENT`: another
     /// process's descriptors, which are not at hand).
-    fn entries(&self, pid: u32, file: PidFile) -> Option<Result<Vec<DirEntry>, i64>> {
+    pub(super) fn entries(&self, pid: u32, file: PidFile) -> Option<Result<Vec<DirEntry>, i64>> {
         const DT_DIR: u8 = 4;
         const DT_REG: u8 = 8;
         const DT_LNK: u8 = 10;
@@ -566,7 +581,7 @@ mod tests {
         let f = ProcFile {
             data: Arc::new(b"0\n".to_vec()),
             pos: Arc::new(Mutex::new(0)),
-            entries: None,
+            dir: None,
         };
         let mut b = [0u8; 8];
         assert_eq!(f.read(&mut b), 2);

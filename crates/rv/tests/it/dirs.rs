@@ -748,6 +748,204 @@ mod kernel_level {
     /// `flock` locks belong to the open file description, as on Linux: two `open`s of one
     /// file conflict in one process, a `dup` shares its original's lock, and the lock goes
     /// with the description's last descriptor.
+    /// The guest's umask over the host's, `/proc/self/fd` as a directory, a FIFO opened
+    /// read-write, packet pipes, pid 1, System V limits, the loopback's interface ioctls and
+    /// a UDP datagram corked with `MSG_MORE`, each as Linux answers.
+    #[test]
+    fn proc_directories_fifos_and_corked_datagrams_answer_as_linux() {
+        const UMASK: u64 = 166;
+        const MKDIRAT: u64 = 34;
+        const MKNODAT: u64 = 33;
+        const GETDENTS64: u64 = 61;
+        const READLINKAT: u64 = 78;
+        const FSTAT: u64 = 80;
+        const FCNTL: u64 = 25;
+        const PIPE2: u64 = 59;
+        const IOCTL: u64 = 29;
+        const GETPGID: u64 = 155;
+        const SEMGET: u64 = 190;
+        const SEMCTL: u64 = 191;
+        const SOCKET: u64 = 198;
+        const BIND: u64 = 200;
+        const SENDTO: u64 = 206;
+        const RECVFROM: u64 = 207;
+        let (dir, mut k, mut mem) = in_temp_dir(b"data", 0x10000);
+        let c = |k: &mut Kernel, mem: &mut Memory, nr: u64, a: &[u64]| call(k, mem, nr, a);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &str| {
+            std::fs::metadata(dir.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+
+        // the guest's umask decides a new file's and directory's mode, not the host's
+        assert_eq!(c(&mut k, &mut mem, UMASK, &[0]), 0o022);
+        let u = path(&mut mem, DATA, "u");
+        let fd = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, u, 0o101, 0o777]) as u64;
+        assert_eq!(mode("u") & 0o7777, 0o777);
+        assert_eq!(c(&mut k, &mut mem, UMASK, &[0o027]), 0);
+        let d = path(&mut mem, DATA, "d");
+        assert_eq!(c(&mut k, &mut mem, MKDIRAT, &[AT_FDCWD, d, 0o777]), 0);
+        assert_eq!(mode("d") & 0o7777, 0o750);
+
+        // /proc/self/fd lists the descriptors; a directory to fstat, EISDIR to read; each
+        // entry's link names the file
+        let p = path(&mut mem, DATA, "/proc/self/fd");
+        let pd = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, p, 0o200000]) as u64;
+        let n = c(&mut k, &mut mem, GETDENTS64, &[pd, DATA + 0x1000, 4096]);
+        assert!(n > 0);
+        let mut raw = vec![0u8; n as usize];
+        mem.read_bytes(DATA + 0x1000, &mut raw).unwrap();
+        let mut names = Vec::new();
+        let mut at = 0;
+        while at < raw.len() {
+            let len = u16::from_le_bytes([raw[at + 16], raw[at + 17]]) as usize;
+            let name = &raw[at + 19..at + len];
+            names.push(
+                String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap()])
+                    .into_owned(),
+            );
+            at += len;
+        }
+        for want in [".", "..", "0", "1", "2", &fd.to_string(), &pd.to_string()] {
+            assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+        }
+        assert_eq!(c(&mut k, &mut mem, FSTAT, &[pd, DATA + 0x2000]), 0);
+        assert_eq!(mem.load_u32(DATA + 0x2010).unwrap() & 0o170000, 0o040000);
+        assert_eq!(c(&mut k, &mut mem, READ, &[pd, DATA + 0x2000, 16]), -21);
+        let link = path(&mut mem, DATA, &format!("/proc/self/fd/{fd}"));
+        let n = c(
+            &mut k,
+            &mut mem,
+            READLINKAT,
+            &[AT_FDCWD, link, DATA + 0x2000, 256],
+        );
+        let mut target = vec![0u8; n as usize];
+        mem.read_bytes(DATA + 0x2000, &mut target).unwrap();
+        assert!(
+            target.starts_with(b"/") && target.ends_with(b"/u"),
+            "{target:?}"
+        );
+        let stat = path(&mut mem, DATA, "/proc/self/stat");
+        assert_eq!(
+            c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, stat, 0o200000]),
+            -20
+        );
+        // pid 1: an init in its own group, with a /proc/1/stat
+        assert_eq!(c(&mut k, &mut mem, GETPGID, &[1]), 1);
+        let init = path(&mut mem, DATA, "/proc/1/stat");
+        assert!(c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, init, 0]) >= 0);
+
+        // a FIFO opened O_RDWR is both ends: never waits for another, reads what it wrote
+        let ff = path(&mut mem, DATA, "ff");
+        assert_eq!(
+            c(&mut k, &mut mem, MKNODAT, &[AT_FDCWD, ff, 0o010600, 0]),
+            0
+        );
+        let f = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, ff, 0o2]) as u64;
+        assert_eq!(
+            c(&mut k, &mut mem, FCNTL, &[f, 3]) & 3,
+            2,
+            "F_GETFL: O_RDWR"
+        );
+        mem.write_bytes(DATA + 0x3000, b"hi").unwrap();
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[f, DATA + 0x3000, 2]), 2);
+        assert_eq!(c(&mut k, &mut mem, READ, &[f, DATA + 0x3100, 16]), 2);
+        // pipe2(O_DIRECT): packets, one a read, and F_GETFL says so
+        let fds = DATA + 0x3200;
+        assert_eq!(c(&mut k, &mut mem, PIPE2, &[fds, 0o40000]), 0);
+        let (r, w) = (
+            u64::from(mem.load_u32(fds).unwrap()),
+            u64::from(mem.load_u32(fds + 4).unwrap()),
+        );
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[w, 3]) & 0o40000, 0o40000);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[w, DATA + 0x3000, 2]), 2);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[w, DATA + 0x3000, 1]), 1);
+        assert_eq!(c(&mut k, &mut mem, READ, &[r, DATA + 0x3100, 16]), 2);
+        assert_eq!(c(&mut k, &mut mem, READ, &[r, DATA + 0x3100, 16]), 1);
+
+        // System V: /proc/sysvipc/sem lists a set; IPC_INFO answers the highest id
+        let id = c(&mut k, &mut mem, SEMGET, &[0, 2, 0o1600]);
+        assert!(id >= 0);
+        assert_eq!(
+            c(&mut k, &mut mem, SEMCTL, &[id as u64, 0, 3, DATA + 0x3400]),
+            id
+        );
+        assert_eq!(mem.load_u32(DATA + 0x3404).unwrap(), 1024, "semmni");
+        assert_eq!(
+            c(&mut k, &mut mem, SEMCTL, &[id as u64, 0, 14, 0]),
+            0,
+            "GETNCNT"
+        );
+        let sem = path(&mut mem, DATA, "/proc/sysvipc/sem");
+        let sf = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, sem, 0]) as u64;
+        let n = c(&mut k, &mut mem, READ, &[sf, DATA + 0x4000, 4096]);
+        let mut listing = vec![0u8; n as usize];
+        mem.read_bytes(DATA + 0x4000, &mut listing).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&listing).lines().count(),
+            2,
+            "a header, a set"
+        );
+
+        // the loopback's interface ioctls; SIOCATMARK on UDP ENOTTY; RNDGETENTCNT 256
+        let udp = c(&mut k, &mut mem, SOCKET, &[2, 2, 0]) as u64;
+        mem.store_u32(DATA + 0x5000, 400).unwrap();
+        mem.store_u64(DATA + 0x5008, DATA + 0x5100).unwrap();
+        assert_eq!(c(&mut k, &mut mem, IOCTL, &[udp, 0x8912, DATA + 0x5000]), 0);
+        assert_eq!(mem.load_u32(DATA + 0x5000).unwrap(), 40, "one ifreq");
+        assert_eq!(
+            mem.load_u16(DATA + 0x5100).unwrap(),
+            u16::from_le_bytes(*b"lo")
+        );
+        assert_eq!(c(&mut k, &mut mem, IOCTL, &[udp, 0x8913, DATA + 0x5100]), 0);
+        assert_eq!(
+            mem.load_u16(DATA + 0x5110).unwrap(),
+            0x49,
+            "UP, LOOPBACK, RUNNING"
+        );
+        assert_eq!(
+            c(&mut k, &mut mem, IOCTL, &[udp, 0x8905, DATA + 0x5000]),
+            -25
+        );
+        let rnd = path(&mut mem, DATA, "/dev/urandom");
+        let rf = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, rnd, 0]) as u64;
+        assert_eq!(
+            c(&mut k, &mut mem, IOCTL, &[rf, 0x8004_5200, DATA + 0x5000]),
+            0
+        );
+        assert_eq!(mem.load_u32(DATA + 0x5000).unwrap(), 256);
+
+        // MSG_MORE: the parts of one UDP datagram go as one with the send that ends it
+        let sin = DATA + 0x6000;
+        mem.write_bytes(
+            sin,
+            &[2, 0, 0x30, 0x3a, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        assert_eq!(c(&mut k, &mut mem, BIND, &[udp, sin, 16]), 0);
+        let tx = c(&mut k, &mut mem, SOCKET, &[2, 2, 0]) as u64;
+        mem.write_bytes(DATA + 0x6100, b"abcd").unwrap();
+        let more = [tx, DATA + 0x6100, 2, 0x8000, sin, 16];
+        assert_eq!(c(&mut k, &mut mem, SENDTO, &more), 2);
+        let dontwait = [udp, DATA + 0x6200, 64, 0x40, 0, 0];
+        assert_eq!(c(&mut k, &mut mem, RECVFROM, &dontwait), -11, "held back");
+        assert_eq!(
+            c(
+                &mut k,
+                &mut mem,
+                SENDTO,
+                &[tx, DATA + 0x6102, 2, 0, sin, 16]
+            ),
+            2
+        );
+        assert_eq!(c(&mut k, &mut mem, RECVFROM, &dontwait), 4, "one datagram");
+        let mut got = [0u8; 4];
+        mem.read_bytes(DATA + 0x6200, &mut got).unwrap();
+        assert_eq!(&got, b"abcd");
+    }
+
     #[test]
     fn flock_locks_belong_to_the_open_file_description() {
         const FLOCK: u64 = 32;
