@@ -19,6 +19,8 @@ const ENOTDIR: i64 = 20;
 
 /// A directory entry as `getdents64` gives it: inode, `d_type`, name.
 pub(super) type DirEntry = (u64, u8, Vec<u8>);
+/// A generated directory's entries, shared by the descriptors of one open.
+type Listing = Arc<Mutex<Vec<DirEntry>>>;
 
 /// An open generated file: its bytes and the offset shared by its descriptors.
 #[derive(Clone)]
@@ -28,7 +30,7 @@ pub(crate) struct ProcFile {
     /// A generated directory (`/proc/PID/fd`…: the pid and which) and its entries (inode,
     /// `d_type`, name) as listed when its offset was last at 0, `pos` counting them; `data`
     /// is then empty.
-    dir: Option<(u32, PidFile, Arc<Mutex<Vec<DirEntry>>>)>,
+    dir: Option<(u32, PidFile, Listing)>,
 }
 
 impl ProcFile {

@@ -226,7 +226,7 @@ impl Kernel {
                 if fits {
                     let mut r = [0u8; IFREQ as usize];
                     r[..2].copy_from_slice(LOOPBACK);
-                    r[16..18].copy_from_slice(&(super::net::AF_INET as u16).to_le_bytes());
+                    r[16..18].copy_from_slice(&super::net::AF_INET.to_le_bytes());
                     r[20..24].copy_from_slice(&[127, 0, 0, 1]);
                     if mem.write_bytes(buf, &r).is_err() {
                         return Some(-EFAULT);
