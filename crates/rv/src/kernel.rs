@@ -770,6 +770,7 @@ impl Kernel {
             57 => self.sys_close(a[0]),
             62 => self.sys_lseek(a[0], a[1] as i64, a[2]),
             79 => self.sys_newfstatat(mem, a[0] as i64, a[1], a[2], a[3]),
+            291 => self.sys_statx(mem, a),
             80 => self.sys_fstat(mem, a[0], a[1]),
             29 => self.sys_ioctl(mem, a[0], a[1], a[2]),
             48 | 439 => self.sys_faccessat(mem, a[0] as i64, a[1]),

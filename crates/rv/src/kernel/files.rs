@@ -1390,6 +1390,7 @@ impl Kernel {
             return self.sys_fstat(mem, dirfd as u64, buf);
         }
         let path = match self.guest_path(mem, dirfd, path) {
+            Ok(p) if p.as_os_str().is_empty() => return -ENOENT, // without AT_EMPTY_PATH
             Ok(p) => p,
             Err(e) => return -e,
         };
@@ -1402,6 +1403,81 @@ impl Kernel {
         match meta {
             Ok(m) => Self::write_stat(mem, buf, &m),
             Err(e) => -e,
+        }
+    }
+
+    /// `statx(dirfd, path, flags, mask, buf)`: what `newfstatat` answers (every path,
+    /// descriptor, device and generated file it knows), in `struct statx`'s layout with
+    /// `STATX_BASIC_STATS` (the birth time and mount id are not known: their bits stay
+    /// clear, as a file system without them answers).
+    pub(super) fn sys_statx(&mut self, mem: &mut Memory, a: [u64; 6]) -> i64 {
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        const AT_NO_AUTOMOUNT: u64 = 0x800;
+        const AT_STATX_SYNC_TYPE: u64 = 0x6000;
+        const STATX_RESERVED: u64 = 0x8000_0000;
+        const STATX_BASIC_STATS: u32 = 0x7ff;
+        let [dirfd, path, flags, mask, buf, _] = a;
+        let known = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE;
+        if flags & !known != 0
+            || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE
+            || mask & STATX_RESERVED != 0
+        {
+            return -EINVAL;
+        }
+        if mem.check_range(buf, 256, crate::memory::perm::W).is_err() {
+            return -EFAULT;
+        }
+        // newfstatat's struct stat, written where the statx goes, then rearranged
+        let r = self.sys_newfstatat(
+            mem,
+            dirfd as i32 as i64,
+            path,
+            buf,
+            flags & !AT_STATX_SYNC_TYPE,
+        );
+        if r < 0 {
+            return r;
+        }
+        let mut st = [0u8; 128];
+        if mem.read_bytes(buf, &mut st).is_err() {
+            return -EFAULT;
+        }
+        let u32_at = |o: usize| u32::from_le_bytes([st[o], st[o + 1], st[o + 2], st[o + 3]]);
+        let u64_at = |o: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&st[o..o + 8]);
+            u64::from_le_bytes(b)
+        };
+        // glibc's gnu_dev_major/minor
+        let split = |d: u64| {
+            let major = ((d >> 8) & 0xfff) | ((d >> 32) & !0xfff);
+            let minor = (d & 0xff) | ((d >> 12) & !0xff);
+            (major as u32, minor as u32)
+        };
+        let mut x = [0u8; 256];
+        let mut put = |off: usize, v: &[u8]| x[off..off + v.len()].copy_from_slice(v);
+        put(0, &STATX_BASIC_STATS.to_le_bytes());
+        put(4, &u32_at(56).to_le_bytes()); // blksize
+        put(16, &u32_at(20).to_le_bytes()); // nlink
+        put(20, &u32_at(24).to_le_bytes()); // uid
+        put(24, &u32_at(28).to_le_bytes()); // gid
+        put(28, &(u32_at(16) as u16).to_le_bytes()); // mode
+        put(32, &u64_at(8).to_le_bytes()); // ino
+        put(40, &u64_at(48).to_le_bytes()); // size
+        put(48, &u64_at(64).to_le_bytes()); // blocks
+                                            // atime, ctime, mtime: { i64 sec, u32 nsec, i32 }
+        for (to, from) in [(64, 72), (96, 104), (112, 88)] {
+            put(to, &u64_at(from).to_le_bytes());
+            put(to + 8, &(u64_at(from + 8) as u32).to_le_bytes());
+        }
+        let (rmaj, rmin) = split(u64_at(32));
+        let (dmaj, dmin) = split(u64_at(0));
+        for (off, v) in [(128, rmaj), (132, rmin), (136, dmaj), (140, dmin)] {
+            put(off, &v.to_le_bytes());
+        }
+        match mem.write_bytes(buf, &x) {
+            Ok(()) => 0,
+            Err(_) => -EFAULT,
         }
     }
 

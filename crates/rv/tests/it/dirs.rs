@@ -789,6 +789,38 @@ mod kernel_level {
         assert_eq!(c(&mut k, &mut mem, MKDIRAT, &[AT_FDCWD, d, 0o777]), 0);
         assert_eq!(mode("d") & 0o7777, 0o750);
 
+        // statx: newfstatat's answer in its own layout; an empty path ENOENT, a reserved
+        // mask bit EINVAL
+        let f = path(&mut mem, DATA, "f");
+        assert_eq!(
+            c(
+                &mut k,
+                &mut mem,
+                291,
+                &[AT_FDCWD, f, 0, 0x7ff, DATA + 0x2000]
+            ),
+            0
+        );
+        assert_eq!(
+            mem.load_u32(DATA + 0x2000).unwrap(),
+            0x7ff,
+            "STATX_BASIC_STATS"
+        );
+        assert_eq!(mem.load_u16(DATA + 0x201c).unwrap() & 0o170000, 0o100000);
+        assert_eq!(mem.load_u64(DATA + 0x2028).unwrap(), 4, "stx_size");
+        let empty = path(&mut mem, DATA, "");
+        assert_eq!(
+            c(
+                &mut k,
+                &mut mem,
+                291,
+                &[AT_FDCWD, empty, 0, 0, DATA + 0x2000]
+            ),
+            -2
+        );
+        let reserved = [AT_FDCWD, f, 0, 0x8000_0000, DATA + 0x2000];
+        assert_eq!(c(&mut k, &mut mem, 291, &reserved), -22);
+
         // /proc/self/fd lists the descriptors; a directory to fstat, EISDIR to read; each
         // entry's link names the file
         let p = path(&mut mem, DATA, "/proc/self/fd");
