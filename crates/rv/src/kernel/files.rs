@@ -1397,9 +1397,15 @@ impl Kernel {
         if let Some(d) = Device::at(&path) {
             return Self::write_device_stat(mem, buf, d);
         }
+        let nofollow = flags & AT_SYMLINK_NOFOLLOW != 0;
+        if path.is_absolute() {
+            if let Some(r) = self.proc_stat(mem, path.as_os_str().as_bytes(), nofollow, buf) {
+                return r;
+            }
+        }
         let meta = self
             .resolve_at(dirfd, &path, false)
-            .and_then(|r| r.metadata(flags & AT_SYMLINK_NOFOLLOW != 0));
+            .and_then(|r| r.metadata(nofollow));
         match meta {
             Ok(m) => Self::write_stat(mem, buf, &m),
             Err(e) => -e,

@@ -921,8 +921,9 @@ pub(super) struct ProcView {
     pub state: u8,
     /// Its main thread's name, or its program's file name (at most 15 bytes).
     pub comm: Vec<u8>,
-    /// Its threads: (tid, name as `comm` shows it, blocked signals, pending signals).
-    pub threads: Vec<(u32, Vec<u8>, u64, u64)>,
+    /// Its threads: (tid, name as `comm` shows it, blocked signals, pending signals, state
+    /// as `stat` shows it).
+    pub threads: Vec<(u32, Vec<u8>, u64, u64, u8)>,
 }
 
 /// A thread's `comm`: its `PR_SET_NAME` name, else the program's file name (15 bytes at most).
@@ -947,7 +948,7 @@ impl Kernel {
                 sid: INIT_PID,
                 state: b'S',
                 comm: b"init".to_vec(),
-                threads: vec![(INIT_PID, b"init".to_vec(), 0, 0)],
+                threads: vec![(INIT_PID, b"init".to_vec(), 0, 0, b'S')],
             });
         }
         let p = self.procs.get(pid)?;
@@ -976,7 +977,14 @@ impl Kernel {
             comm,
             threads: threads
                 .iter()
-                .map(|t| (t.tid, comm_of(t, exe), t.sigmask, t.pending))
+                .map(|t| {
+                    let state = match t.wait {
+                        Wait::Runnable => b'R',
+                        Wait::Exited => b'Z',
+                        _ => b'S',
+                    };
+                    (t.tid, comm_of(t, exe), t.sigmask, t.pending, state)
+                })
                 .collect(),
         })
     }

@@ -127,6 +127,8 @@ pub(super) enum PidFile {
     Status,
     Comm,
     Maps,
+    /// `/proc/PID` and `/proc/PID/task/TID` themselves.
+    Dir,
     /// The `fd`, `fdinfo` and `task` directories.
     FdDir,
     FdInfoDir,
@@ -190,6 +192,8 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         _ => {}
     }
     let rest = path.strip_prefix(b"/proc/")?;
+    // a directory may be named with a trailing slash (`/proc/PID/task/`)
+    let rest = rest.strip_suffix(b"/").unwrap_or(rest);
     let mut parts = rest.split(|&b| b == b'/');
     let head = parts.next()?;
     let (pid, mut tid) = match head {
@@ -199,17 +203,20 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
     };
     let mut name = parts.next().unwrap_or(b"");
     if name == b"task" && tid.is_none() {
-        match parts.next().and_then(number) {
-            Some(t) => tid = Some(t),
-            None => return Some(Gen::Missing),
+        match parts.next().map(number) {
+            Some(Some(t)) => tid = Some(t),
+            Some(None) => return Some(Gen::Missing),
+            None => {
+                let file = PidFile::TaskDir;
+                return Some(Gen::Pid { pid, tid, file });
+            }
         }
         name = parts.next().unwrap_or(b"");
     }
-    if matches!(name, b"fd" | b"fdinfo" | b"task") && rest.ends_with(name) {
+    if matches!(name, b"fd" | b"fdinfo") && rest.ends_with(name) {
         let file = match name {
             b"fd" => PidFile::FdDir,
-            b"fdinfo" => PidFile::FdInfoDir,
-            _ => PidFile::TaskDir,
+            _ => PidFile::FdInfoDir,
         };
         return Some(Gen::Pid { pid, tid, file });
     }
@@ -230,6 +237,7 @@ fn generated(path: &[u8], pid: u32, tid: u32) -> Option<Gen> {
         return Some(Gen::Missing);
     }
     let file = match name {
+        b"" => PidFile::Dir,
         b"stat" => PidFile::Stat,
         b"status" => PidFile::Status,
         b"comm" => PidFile::Comm,
@@ -325,9 +333,14 @@ impl Kernel {
             PidFile::Comm => [comm.as_slice(), b"\n"].concat(),
             PidFile::Stat => {
                 // the 52 fields of proc(5); times, faults and sizes are 0
+                // a thread's own state under task/TID
+                let state = match (tid, thread) {
+                    (Some(_), Some(t)) => t.4,
+                    _ => v.state,
+                };
                 let mut s = format!(
                     "{id} ({comm_text}) {} {} {} {} 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 {} 0 0 0 0",
-                    v.state as char,
+                    state as char,
                     v.ppid,
                     v.pgid,
                     v.sid,
@@ -338,7 +351,11 @@ impl Kernel {
                 s.into_bytes()
             }
             PidFile::Status => {
-                let state = match v.state {
+                let own = match (tid, thread) {
+                    (Some(_), Some(t)) => t.4,
+                    _ => v.state,
+                };
+                let state = match own {
                     b'R' => "R (running)",
                     b'S' => "S (sleeping)",
                     _ => "Z (zombie)",
@@ -367,7 +384,7 @@ impl Kernel {
                 self.maps(mem)
             }
             // directories: their entries, by `entries`
-            PidFile::FdDir | PidFile::FdInfoDir | PidFile::TaskDir => Vec::new(),
+            PidFile::Dir | PidFile::FdDir | PidFile::FdInfoDir | PidFile::TaskDir => Vec::new(),
             PidFile::FdInfo(fd) => {
                 // only the caller's own descriptors are at hand
                 if pid != self.current_pid() {
@@ -489,11 +506,24 @@ impl Kernel {
         let kind = match file {
             PidFile::FdDir => DT_LNK,
             PidFile::FdInfoDir => DT_REG,
-            PidFile::TaskDir => DT_DIR,
+            PidFile::TaskDir | PidFile::Dir => DT_DIR,
             _ => return None,
         };
         let mut e = vec![(1, DT_DIR, b".".to_vec()), (1, DT_DIR, b"..".to_vec())];
-        if file == PidFile::TaskDir {
+        if file == PidFile::Dir {
+            // what the machine generates beneath a process's or a thread's directory
+            self.process_view(pid)?;
+            let names: [(&[u8], u8); 7] = [
+                (b"comm", DT_REG),
+                (b"fd", DT_DIR),
+                (b"fdinfo", DT_DIR),
+                (b"maps", DT_REG),
+                (b"stat", DT_REG),
+                (b"status", DT_REG),
+                (b"task", DT_DIR),
+            ];
+            e.extend(names.iter().zip(3..).map(|(&(n, t), i)| (i, t, n.to_vec())));
+        } else if file == PidFile::TaskDir {
             let v = self.process_view(pid)?;
             e.extend(
                 v.threads
@@ -520,7 +550,9 @@ impl Kernel {
         let rest = path.strip_prefix(b"/proc/")?;
         let (head, rest) = rest.split_at(rest.iter().position(|&b| b == b'/')?);
         let own = head == b"self" || number(head) == Some(self.current_pid());
-        let n = rest.strip_prefix(b"/fd/")?;
+        let n = rest
+            .strip_prefix(b"/fd/")
+            .filter(|n| !n.is_empty() && n != b"/")?;
         let fd = if n == b"0" { Some(0) } else { number(n) };
         if !own {
             return None;
@@ -550,6 +582,51 @@ impl Kernel {
                 None => format!("anon_inode:[{id}]").into_bytes(),
             },
         }))
+    }
+
+    /// `newfstatat` of a generated path (`None`: not one): a read-only directory or regular
+    /// file as Linux's procfs shows them, `/proc/self/fd/N` a link (followed: its
+    /// descriptor's own), a process or thread that is not there `ENOENT`.
+    pub(super) fn proc_stat(
+        &mut self,
+        mem: &mut Memory,
+        path: &[u8],
+        nofollow: bool,
+        buf: u64,
+    ) -> Option<i64> {
+        if let Some(link) = self.proc_fd_link(path) {
+            return Some(match link {
+                Err(e) => -e,
+                Ok(_) if nofollow => Self::write_fixed_stat(mem, buf, 0o120777),
+                Ok(_) => {
+                    let fd = path
+                        .rsplit(|&b| b == b'/')
+                        .next()
+                        .and_then(|n| std::str::from_utf8(n).ok()?.parse::<u64>().ok())?;
+                    self.sys_fstat(mem, fd, buf)
+                }
+            });
+        }
+        let what = generated(path, self.current_pid(), self.tid())?;
+        let mode = match what {
+            Gen::Missing => return Some(-ENOENT),
+            Gen::Pid { pid, tid, file } => {
+                let exists = self
+                    .process_view(pid)
+                    .is_some_and(|v| tid.is_none_or(|t| v.threads.iter().any(|th| th.0 == t)));
+                if !exists {
+                    return Some(-ENOENT);
+                }
+                match file {
+                    PidFile::Dir | PidFile::FdDir | PidFile::FdInfoDir | PidFile::TaskDir => {
+                        0o40555
+                    }
+                    _ => 0o100444,
+                }
+            }
+            _ => 0o100444,
+        };
+        Some(Self::write_fixed_stat(mem, buf, mode))
     }
 
     /// `faccessat` of a generated file: readable, nothing else.

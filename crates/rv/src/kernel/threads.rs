@@ -833,7 +833,8 @@ impl Kernel {
                 done(woken)
             }
             FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
-                if addr2 % 4 != 0 {
+                // a negative count to wake or to requeue is EINVAL (Linux since CVE-2018-6927)
+                if addr2 % 4 != 0 || (val as i32) < 0 || (timeout as i32) < 0 {
                     return Err(EINVAL);
                 }
                 key(mem, addr)?;
