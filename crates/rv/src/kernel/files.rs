@@ -530,6 +530,14 @@ impl Kernel {
         const F_DUPFD_CLOEXEC: u64 = 1030;
         const O_RDWR: i64 = 2;
         const O_NONBLOCK: i64 = 0o4000;
+        // F_ADD_SEALS, F_GET_SEALS: a memfd's or /dev/shm file's; EINVAL on anything else
+        if matches!(cmd, 1033 | 1034) {
+            let add = (cmd == 1033).then_some(arg);
+            return match self.shm_seals(fd, add) {
+                Some(r) => r,
+                None => self.fd(fd).map_or_else(|e| -e, |_| -EINVAL),
+            };
+        }
         match cmd {
             F_DUPFD | F_DUPFD_CLOEXEC => {
                 if arg as usize >= MAX_FDS {

@@ -40,7 +40,16 @@ pub(crate) struct ShmNode {
     ino: u64,
     mode: std::sync::atomic::AtomicU32,
     budget: Arc<AtomicU64>,
+    /// `F_ADD_SEALS`' seals (`F_SEAL_SEAL` from the start unless `MFD_ALLOW_SEALING`).
+    seals: std::sync::atomic::AtomicU32,
 }
+
+const F_SEAL_SEAL: u32 = 1;
+const F_SEAL_SHRINK: u32 = 2;
+const F_SEAL_GROW: u32 = 4;
+const F_SEAL_WRITE: u32 = 8;
+const F_SEAL_FUTURE_WRITE: u32 = 0x10;
+const EPERM: i64 = 1;
 
 impl Drop for ShmNode {
     fn drop(&mut self) {
@@ -146,6 +155,7 @@ impl Shm {
             ino: self.next_ino,
             mode: std::sync::atomic::AtomicU32::new(mode),
             budget: self.bytes.clone(),
+            seals: std::sync::atomic::AtomicU32::new(F_SEAL_SEAL),
         })
     }
 
@@ -436,7 +446,32 @@ impl Kernel {
             return -EINVAL;
         }
         let node = self.shm.node(0, 0o777);
+        if flags & MFD_ALLOW_SEALING != 0 {
+            node.seals.store(0, Ordering::Relaxed);
+        }
         self.install_shm(node, 2, false, flags & MFD_CLOEXEC != 0)
+    }
+
+    /// `fcntl(F_ADD_SEALS)` (`add`) or `F_GET_SEALS` on a memfd or `/dev/shm` file (`None`:
+    /// not one): seals only add, never once `F_SEAL_SEAL` is there, only through a
+    /// descriptor open for writing (`EPERM`).
+    pub(super) fn shm_seals(&mut self, fd: u64, add: Option<u64>) -> Option<i64> {
+        let Some(Some(Fd::Shm(f))) = self.fds.get(fd as usize) else {
+            return None;
+        };
+        let seals = &f.node.seals;
+        let Some(add) = add else {
+            return Some(i64::from(seals.load(Ordering::Relaxed)));
+        };
+        let all = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
+        if add & !u64::from(all) != 0 {
+            return Some(-EINVAL);
+        }
+        if !f.write || seals.load(Ordering::Relaxed) & F_SEAL_SEAL != 0 {
+            return Some(-EPERM);
+        }
+        seals.fetch_or(add as u32, Ordering::Relaxed);
+        Some(0)
     }
 
     fn install_shm(&mut self, node: Arc<ShmNode>, acc: u64, append: bool, cloexec: bool) -> i64 {
@@ -644,6 +679,13 @@ impl Kernel {
                 if (len as i64) < 0 || !f.write {
                     return Some(-EINVAL);
                 }
+                let seals = f.node.seals.load(Ordering::Relaxed);
+                let old = f.node.object.len();
+                if (len < old && seals & F_SEAL_SHRINK != 0)
+                    || (len > old && seals & F_SEAL_GROW != 0)
+                {
+                    return Some(-EPERM);
+                }
                 match f.node.resize(mem, len, limit) {
                     Ok(()) => 0,
                     Err(e) => -e,
@@ -681,6 +723,12 @@ impl Kernel {
             let Some(end) = pos.checked_add(n as u64) else {
                 return -EINVAL;
             };
+            let seals = f.node.seals.load(Ordering::Relaxed);
+            if seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0
+                || (end > obj.len() && seals & F_SEAL_GROW != 0)
+            {
+                return -EPERM;
+            }
             if end > obj.len() {
                 if let Err(e) = f.node.resize(mem, end, limit) {
                     return -e;
@@ -722,6 +770,10 @@ impl Kernel {
         let shared = flags & 3 != 2;
         if !f.read || (shared && prot & 2 != 0 && !f.write) {
             return -EACCES;
+        }
+        let sealed = f.node.seals.load(Ordering::Relaxed) & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE);
+        if shared && prot & 2 != 0 && sealed != 0 {
+            return -EPERM;
         }
         let len = len.next_multiple_of(PAGE_SIZE);
         let start = match self.mmap_place(mem, addr, len, flags & MAP_FIXED != 0) {

@@ -897,6 +897,18 @@ mod kernel_level {
         assert_eq!(c(&mut k, &mut mem, READ, &[r, DATA + 0x3100, 16]), 2);
         assert_eq!(c(&mut k, &mut mem, READ, &[r, DATA + 0x3100, 16]), 1);
 
+        // memfd seals: only with MFD_ALLOW_SEALING; F_SEAL_WRITE refuses writes (EPERM)
+        let name = path(&mut mem, DATA, "m");
+        let sealed = c(&mut k, &mut mem, 279, &[name, 2]) as u64;
+        let plain = c(&mut k, &mut mem, 279, &[name, 0]) as u64;
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[plain, 1034]), 1, "F_SEAL_SEAL");
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[plain, 1033, 8]), -1);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[sealed, DATA + 0x3000, 2]), 2);
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[sealed, 1033, 8]), 0);
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[sealed, 1034]), 8);
+        assert_eq!(c(&mut k, &mut mem, WRITE, &[sealed, DATA + 0x3000, 2]), -1);
+        assert_eq!(c(&mut k, &mut mem, FCNTL, &[f, 1034]), -22, "not a memfd");
+
         // System V: /proc/sysvipc/sem lists a set; IPC_INFO answers the highest id
         let id = c(&mut k, &mut mem, SEMGET, &[0, 2, 0o1600]);
         assert!(id >= 0);
