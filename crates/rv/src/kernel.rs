@@ -831,6 +831,7 @@ impl Kernel {
             196 => self.sys_shmat(mem, [a[0], a[1], a[2]], instret),
             197 => self.sys_shmdt(mem, a[0], instret),
             279 => self.sys_memfd_create(mem, a[0], a[1]),
+            272 => self.sys_kcmp(a),
             434 => self.sys_pidfd_open(a[0], a[1]),
             154 => self.sys_setpgid(a[0], a[1]),
             155 => self.sys_getpgid(a[0], false),

@@ -797,6 +797,56 @@ impl Kernel {
         Ret::Retry
     }
 
+    /// `kcmp(pid1, pid2, type, idx1, idx2)` between the guest's own processes: 0 when the two
+    /// share the resource, else 1 or 2 by an order that stays the same for the run.
+    /// `KCMP_FILE` compares the open file descriptions of descriptors `idx1` and `idx2` (those
+    /// a `dup` or a `fork` made share one); every other resource (memory, descriptor table,
+    /// working directory, handlers, I/O context, System V undo) belongs to the process here,
+    /// so it compares the processes. `KCMP_EPOLL_TFD` is `EOPNOTSUPP`.
+    pub(super) fn sys_kcmp(&mut self, a: [u64; 6]) -> i64 {
+        const KCMP_FILE: u64 = 0;
+        const KCMP_EPOLL_TFD: u64 = 7;
+        const KCMP_TYPES: u64 = 8;
+        let [pid1, pid2, kind, idx1, idx2, _] = a;
+        let alive = |k: &Self, pid: u64| {
+            u32::try_from(pid)
+                .ok()
+                .filter(|&p| k.procs.get(p).is_some_and(|p| p.status.is_none()))
+        };
+        let (Some(p1), Some(p2)) = (alive(self, pid1), alive(self, pid2)) else {
+            return -ESRCH;
+        };
+        if kind >= KCMP_TYPES || kind as i32 as i64 != kind as i64 {
+            return -EINVAL;
+        }
+        let order = |x: u64, y: u64| match x.cmp(&y) {
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Less => 1,
+            std::cmp::Ordering::Greater => 2,
+        };
+        match kind {
+            KCMP_FILE => {
+                let (Some(o1), Some(o2)) = (self.ofd_in(p1, idx1), self.ofd_in(p2, idx2)) else {
+                    return -EBADF;
+                };
+                order(o1, o2)
+            }
+            KCMP_EPOLL_TFD => -95, // EOPNOTSUPP
+            _ => order(u64::from(p1), u64::from(p2)),
+        }
+    }
+
+    /// The open file description of descriptor `fd` of process `pid` (`None`: not open).
+    fn ofd_in(&mut self, pid: u32, fd: u64) -> Option<u64> {
+        let fd = usize::try_from(fd).ok()?;
+        if pid == self.threads.pid {
+            return self.ofd_of(fd);
+        }
+        let s = self.procs.get(pid)?.state.as_deref()?;
+        s.fds.get(fd)?.as_ref()?;
+        s.ofds.get(&fd).copied()
+    }
+
     /// `getppid`.
     pub(super) fn sys_getppid(&self) -> i64 {
         self.procs

@@ -864,6 +864,23 @@ mod kernel_level {
             c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, stat, 0o200000]),
             -20
         );
+        // kcmp: a dup shares the open file description, another open does not
+        let me = u64::from(k.current_pid());
+        let twin = c(&mut k, &mut mem, 23, &[fd]) as u64;
+        assert_eq!(c(&mut k, &mut mem, 272, &[me, me, 0, fd, twin]), 0);
+        let other = c(&mut k, &mut mem, 272, &[me, me, 0, fd, pd]);
+        assert!(other == 1 || other == 2, "{other}");
+        assert_eq!(c(&mut k, &mut mem, 272, &[me, me, 0, fd, 999]), -9, "EBADF");
+        assert_eq!(
+            c(&mut k, &mut mem, 272, &[me, me, 9, fd, fd]),
+            -22,
+            "EINVAL"
+        );
+        assert_eq!(
+            c(&mut k, &mut mem, 272, &[me, 77_777, 0, fd, fd]),
+            -3,
+            "ESRCH"
+        );
         // pid 1: an init in its own group, with a /proc/1/stat
         assert_eq!(c(&mut k, &mut mem, GETPGID, &[1]), 1);
         let init = path(&mut mem, DATA, "/proc/1/stat");
