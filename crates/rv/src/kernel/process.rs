@@ -1098,12 +1098,24 @@ impl Kernel {
         if flags != 0 {
             return Err(EINVAL);
         }
+        // a process descriptor, or a /proc/PID directory (Linux takes both)
         let pid = match self.fd(fd)? {
             Fd::Pid(p) => *p,
+            Fd::Proc(p) => p.process_dir().ok_or(EBADF)?,
             _ => return Err(EBADF),
         };
+        if pid == INIT_PID && self.procs.get(pid).is_none() {
+            return Err(EPERM); // the init outside the machine is not the guest's to signal
+        }
         if self.procs.get(pid).is_none_or(|p| p.status.is_some()) {
             return Err(ESRCH);
+        }
+        if info != 0 && sig != 0 {
+            // the siginfo must name the signal sent
+            let signo = mem.load_u32(info).map_err(|_| EFAULT)?;
+            if u64::from(signo) != sig {
+                return Err(EINVAL);
+            }
         }
         if info != 0 {
             return self.sys_sigqueueinfo(mem, u64::from(pid), None, sig, info);

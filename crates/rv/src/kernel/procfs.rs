@@ -31,9 +31,20 @@ pub(crate) struct ProcFile {
     /// `d_type`, name) as listed when its offset was last at 0, `pos` counting them; `data`
     /// is then empty.
     dir: Option<(u32, PidFile, Listing)>,
+    /// Opened by a thread's name (`task/TID`, `thread-self`): not a pidfd.
+    thread_dir: bool,
 }
 
 impl ProcFile {
+    /// The process whose `/proc/PID` directory this is (a pidfd, as Linux's
+    /// `pidfd_send_signal` takes one).
+    pub fn process_dir(&self) -> Option<u32> {
+        match self.dir {
+            Some((pid, PidFile::Dir, _)) if !self.thread_dir => Some(pid),
+            _ => None,
+        }
+    }
+
     /// A generated directory (`read` is `EISDIR`, `getdents64` lists it).
     pub fn is_dir(&self) -> bool {
         self.dir.is_some()
@@ -474,6 +485,7 @@ impl Kernel {
         let Some(data) = self.generate(mem, what, instret) else {
             return Some(-ENOENT);
         };
+        let thread_dir = matches!(what, Gen::Pid { tid: Some(_), .. });
         let dir = match what {
             Gen::Pid { pid, file, .. } => match self.entries(pid, file) {
                 Some(Ok(_)) => Some((pid, file, Arc::new(Mutex::new(Vec::new())))),
@@ -489,6 +501,7 @@ impl Kernel {
             data: Arc::new(data),
             pos: Arc::new(Mutex::new(0)),
             dir,
+            thread_dir,
         }));
         if fd >= 0 && flags & O_CLOEXEC != 0 {
             self.cloexec.insert(fd as usize);
@@ -661,6 +674,7 @@ mod tests {
             data: Arc::new(b"0\n".to_vec()),
             pos: Arc::new(Mutex::new(0)),
             dir: None,
+            thread_dir: false,
         };
         let mut b = [0u8; 8];
         assert_eq!(f.read(&mut b), 2);

@@ -885,6 +885,13 @@ mod kernel_level {
         assert_eq!(c(&mut k, &mut mem, GETPGID, &[1]), 1);
         let init = path(&mut mem, DATA, "/proc/1/stat");
         assert!(c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, init, 0]) >= 0);
+        // a /proc/PID directory is a pidfd: signal 0 to oneself, EPERM to the init
+        let own = path(&mut mem, DATA, "/proc/self");
+        let own = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, own, 0o200000]) as u64;
+        assert_eq!(c(&mut k, &mut mem, 424, &[own, 0, 0, 0]), 0);
+        let one = path(&mut mem, DATA, "/proc/1");
+        let one = c(&mut k, &mut mem, OPENAT, &[AT_FDCWD, one, 0o200000]) as u64;
+        assert_eq!(c(&mut k, &mut mem, 424, &[one, 10, 0, 0]), -1);
 
         // a FIFO opened O_RDWR is both ends: never waits for another, reads what it wrote
         let ff = path(&mut mem, DATA, "ff");
