@@ -31,6 +31,7 @@ pub(super) const IPC_SET: u64 = 1;
 pub(super) const IPC_STAT: u64 = 2;
 const MSG_NOERROR: u64 = 0o10000;
 const MSG_EXCEPT: u64 = 0o20000;
+const MSG_COPY: u64 = 0o40000;
 const EEXIST: i64 = 17;
 pub(super) const ENOENT: i64 = 2;
 pub(super) const ENOSPC: i64 = 28;
@@ -298,12 +299,19 @@ impl Kernel {
     pub(super) fn sys_msgrcv(&mut self, mem: &mut Memory, a: [u64; 6], instret: u64) -> i64 {
         let [id, msgp, size, mtype, flags, _] = a;
         let want = mtype as i64;
+        // MSG_COPY: a copy of the message at index `mtype`, left in the queue; only with
+        // IPC_NOWAIT and without MSG_EXCEPT (EINVAL), as Linux
+        let copy = flags & MSG_COPY != 0;
+        if copy && (flags & IPC_NOWAIT == 0 || flags & MSG_EXCEPT != 0) {
+            return -EINVAL;
+        }
         let (pid, now) = (self.threads.pid, self.ipc_now(instret));
         let removed = self.removed_while_waiting();
         let Some(q) = self.ipc.queues.get_mut(&(id as i32)) else {
             return -removed;
         };
         let found = match want {
+            t if copy => usize::try_from(t).ok().filter(|&i| i < q.msgs.len()),
             0 => (!q.msgs.is_empty()).then_some(0),
             t if t > 0 && flags & MSG_EXCEPT != 0 => q.msgs.iter().position(|m| m.0 != t),
             t if t > 0 => q.msgs.iter().position(|m| m.0 == t),
@@ -332,6 +340,9 @@ impl Kernel {
             || mem.write_bytes(msgp.wrapping_add(8), &data[..n]).is_err()
         {
             return -EFAULT;
+        }
+        if copy {
+            return n as i64;
         }
         q.msgs.remove(i);
         q.bytes -= len;

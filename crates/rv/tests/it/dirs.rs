@@ -957,6 +957,38 @@ mod kernel_level {
             "a header, a set"
         );
 
+        // msgrcv(MSG_COPY): the message at an index, left in the queue; only with IPC_NOWAIT
+        let q = c(&mut k, &mut mem, 186, &[0, 0o1600]) as u64;
+        mem.store_u64(DATA + 0x4800, 7).unwrap();
+        mem.write_bytes(DATA + 0x4808, b"one").unwrap();
+        assert_eq!(c(&mut k, &mut mem, 189, &[q, DATA + 0x4800, 3, 0]), 0);
+        mem.write_bytes(DATA + 0x4808, b"two").unwrap();
+        assert_eq!(c(&mut k, &mut mem, 189, &[q, DATA + 0x4800, 3, 0]), 0);
+        let copy = [q, DATA + 0x4900, 64, 1, 0o44000, 0];
+        assert_eq!(c(&mut k, &mut mem, 188, &copy), 3);
+        let mut got = [0u8; 3];
+        mem.read_bytes(DATA + 0x4908, &mut got).unwrap();
+        assert_eq!(&got, b"two");
+        assert_eq!(c(&mut k, &mut mem, 188, &copy), 3, "still there");
+        assert_eq!(
+            c(
+                &mut k,
+                &mut mem,
+                188,
+                &[q, DATA + 0x4900, 64, 2, 0o44000, 0]
+            ),
+            -42
+        );
+        assert_eq!(
+            c(
+                &mut k,
+                &mut mem,
+                188,
+                &[q, DATA + 0x4900, 64, 1, 0o40000, 0]
+            ),
+            -22
+        );
+
         // the loopback's interface ioctls; SIOCATMARK on UDP ENOTTY; RNDGETENTCNT 256
         let udp = c(&mut k, &mut mem, SOCKET, &[2, 2, 0]) as u64;
         mem.store_u32(DATA + 0x5000, 400).unwrap();
