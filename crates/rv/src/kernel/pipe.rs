@@ -109,6 +109,9 @@ impl Buffer {
     /// Takes up to `out.len()` bytes into `out`: from a stream, or one packet (the rest of
     /// a packet longer than `out` is discarded, as Linux's). (Bytes copied, bytes taken.)
     fn take(&mut self, out: &mut [u8]) -> (usize, usize) {
+        if out.is_empty() {
+            return (0, 0); // a read of nothing takes nothing, a packet's rest included
+        }
         let (avail, packet) = match self.segs.front() {
             Some(&(n, packet)) => (n, packet),
             None => (self.visible(), false),
@@ -710,6 +713,7 @@ mod tests {
         let mut out = [0u8; 16];
         // the stream's bytes stop at the packet; a packet longer than the read loses its rest
         assert!(matches!(r.read(&mut out), PipeIo::Done(2)));
+        assert!(matches!(r.read(&mut []), PipeIo::Done(0)), "an empty read keeps the packet");
         assert!(matches!(r.read(&mut out[..3]), PipeIo::Done(3)));
         assert_eq!(&out[..3], b"hel");
         assert!(
