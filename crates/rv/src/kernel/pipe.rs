@@ -713,7 +713,10 @@ mod tests {
         let mut out = [0u8; 16];
         // the stream's bytes stop at the packet; a packet longer than the read loses its rest
         assert!(matches!(r.read(&mut out), PipeIo::Done(2)));
-        assert!(matches!(r.read(&mut []), PipeIo::Done(0)), "an empty read keeps the packet");
+        assert!(
+            matches!(r.read(&mut []), PipeIo::Done(0)),
+            "an empty read keeps the packet"
+        );
         assert!(matches!(r.read(&mut out[..3]), PipeIo::Done(3)));
         assert_eq!(&out[..3], b"hel");
         assert!(
