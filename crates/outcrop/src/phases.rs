@@ -32,7 +32,7 @@ pub struct PhasesArgs {
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "default", require_equals = true)]
     timing: Option<String>,
     /// Instructions simulated in detail, not counted, before each sample to fill the pipeline
-    /// (default: 20,000; one interval with --per-phase 1).
+    /// (default: 4,000; one interval with --per-phase 1).
     #[arg(long, value_name = "N")]
     warmup: Option<u64>,
     /// Functional warming before each warm-up: the last N instructions of the fast-forward
@@ -43,12 +43,26 @@ pub struct PhasesArgs {
     /// Samples per phase: units of --unit instructions spread evenly over the phase's
     /// instructions, sharing its weight (SMARTS within each phase); 1 simulates the phase's
     /// representative interval alone (SimPoint).
-    #[arg(long, value_name = "M", default_value_t = 30)]
+    #[arg(long, value_name = "M", default_value_t = 300)]
     per_phase: usize,
     /// Instructions measured in detail per sample (0: a whole interval).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
     unit: u64,
-    /// Also run the full timing model and report the estimate's error and speed-up.
+    /// Place each phase's samples from a random start drawn from this seed, the same offset
+    /// in every part of the phase (SMARTS's systematic sampling with a random start, which
+    /// the interval assumes); without it, at the middles of the parts.
+    #[arg(long, value_name = "N")]
+    sample_seed: Option<u64>,
+    /// The confidence of the estimate's interval, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 99.7)]
+    confidence: f64,
+    /// The interval's target half-width, in percent of the estimate: a wider first interval
+    /// re-plans the samples from its variance (more where the phases vary) and samples once
+    /// more (SMARTS's tuning). 0: keep the first.
+    #[arg(long, value_name = "PCT", default_value_t = 3.0)]
+    target: f64,
+    /// Also run the full timing model and report the estimate's error, whether its interval
+    /// holds the full model's CPI, and the speed-up.
     #[arg(long, requires = "timing")]
     compare: bool,
     /// Write JSON (docs/phases.md).
@@ -79,6 +93,12 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
     if args.interval == 0 || args.max_k == 0 {
         bail!("--interval and --max-k must be at least 1");
     }
+    if !(args.confidence > 0.0 && args.confidence < 100.0) {
+        bail!("--confidence must lie between 0 and 100 (percent)");
+    }
+    if !(args.target >= 0.0 && args.target.is_finite()) {
+        bail!("--target must be a percentage, 0 or more");
+    }
     for p in [&args.bb, &args.output].into_iter().flatten() {
         check_output(p)?;
     }
@@ -99,6 +119,9 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         per_phase: args.per_phase,
         unit: args.unit,
         compare: args.compare,
+        sample_seed: args.sample_seed,
+        confidence: args.confidence / 100.0,
+        target: (args.target > 0.0).then_some(args.target / 100.0),
     };
     let mut spec = args.guest.spec();
     spec.stdio = outcrop_run::Stdio::Quiet;

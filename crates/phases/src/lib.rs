@@ -12,6 +12,8 @@
 //!   smallest k whose BIC reaches 90% of the range of the BIC scores; each phase's
 //!   representative is the interval closest to its centroid, its weight its share of the
 //!   run's instructions.
+//! * [`estimate`]: the sampled CPI estimate stratified by phase, its confidence interval and
+//!   the units a target interval needs (SMARTS's statistics, Neyman's allocation).
 //!
 //! Nothing here reads files or runs the machine. docs/phases.md describes the method and
 //! where it differs from SimPoint's.
@@ -23,8 +25,10 @@
 )]
 
 mod cluster;
+pub mod estimate;
 
 pub use cluster::{cluster, ClusterOptions, Phase, Phases};
+pub use estimate::{Estimate as CpiEstimate, StratumEstimate};
 
 use outcrop_events::record::{Control, Observer};
 use rustc_hash::FxHashMap;

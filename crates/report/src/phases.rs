@@ -165,6 +165,35 @@ pub struct EstimateRow {
     pub error_pct: Option<f64>,
     /// Full wall time over sampled wall time.
     pub speedup: Option<f64>,
+    /// The confidence of the interval, in percent (99.7).
+    pub confidence_pct: f64,
+    /// Half the interval's width (CPI units): the full model's CPI lies within `cpi ±
+    /// half_width` at that confidence. `None` when a phase has fewer than two samples.
+    pub half_width: Option<f64>,
+    /// The half-width relative to the estimate, in percent.
+    pub half_width_pct: Option<f64>,
+    /// Whether `full_cpi` lies in the interval, with `--compare`.
+    pub covered: Option<bool>,
+    /// Sampling runs: 2 when the first interval missed the target and the samples were
+    /// re-planned.
+    pub passes: u32,
+    /// Each phase's CPI from its samples, with its own interval.
+    pub phases: Vec<PhaseCpi>,
+}
+
+/// One phase's CPI in the sampled estimate.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseCpi {
+    /// The phase.
+    pub id: usize,
+    /// Its share of the run.
+    pub weight: f64,
+    /// Samples in it.
+    pub samples: usize,
+    /// The mean CPI of its samples.
+    pub cpi: f64,
+    /// Half its interval's width at the estimate's confidence (`None` below two samples).
+    pub half_width: Option<f64>,
 }
 
 /// `outcrop phases`' report (its `--json`).
@@ -213,6 +242,25 @@ impl PhasesReport {
                 full_wall_seconds: full.map(|f| f.wall.as_secs_f64()),
                 error_pct: full.map(|f| 100.0 * (e.cpi - f.cpi) / f.cpi.max(f64::MIN_POSITIVE)),
                 speedup: full.map(|f| f.wall.as_secs_f64() / wall.max(1e-9)),
+                confidence_pct: 100.0 * e.stats.confidence,
+                half_width: e.stats.half_width(),
+                half_width_pct: e.stats.relative_half_width().map(|h| 100.0 * h),
+                covered: full
+                    .filter(|_| e.stats.std_error.is_some())
+                    .map(|f| e.stats.covers(f.cpi)),
+                passes: e.passes,
+                phases: e
+                    .stats
+                    .strata
+                    .iter()
+                    .map(|s| PhaseCpi {
+                        id: s.id,
+                        weight: s.weight,
+                        samples: s.units,
+                        cpi: s.cpi,
+                        half_width: s.half_width,
+                    })
+                    .collect(),
             }
         });
         PhasesReport {
@@ -286,10 +334,49 @@ impl Report for PhasesReport {
                 thousands(e.warmed),
                 e.wall_seconds
             );
-            if let (Some(f), Some(err), Some(s)) = (e.full_cpi, e.error_pct, e.speedup) {
+            match (e.half_width, e.half_width_pct) {
+                (Some(h), Some(pct)) => {
+                    let _ = writeln!(
+                        out,
+                        "  interval: CPI {:.4} ± {h:.4} (±{pct:.2}%) at {}% confidence{}",
+                        e.cpi,
+                        e.confidence_pct,
+                        if e.passes > 1 {
+                            " (samples re-planned from a first run's variance)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "  interval: none (a phase has fewer than two samples: its variance is unknown)"
+                    );
+                }
+            }
+            for p in &e.phases {
+                let h = p
+                    .half_width
+                    .map_or_else(String::new, |h| format!(" ± {h:.4}"));
                 let _ = writeln!(
                     out,
-                    "  full timing model: CPI {f:.4} ({:.2} s): estimate error {err:+.2}%, {s:.1}x faster",
+                    "  phase {:>2} ({:>6.2}%): CPI {:.4}{h} from {} samples",
+                    p.id,
+                    100.0 * p.weight,
+                    p.cpi,
+                    thousands(p.samples as u64)
+                );
+            }
+            if let (Some(f), Some(err), Some(s)) = (e.full_cpi, e.error_pct, e.speedup) {
+                let inside = match e.covered {
+                    Some(true) => ", inside the interval",
+                    Some(false) => ", OUTSIDE the interval",
+                    None => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "  full timing model: CPI {f:.4} ({:.2} s): estimate error {err:+.2}%{inside}, {s:.1}x faster",
                     e.full_wall_seconds.unwrap_or(0.0)
                 );
             }

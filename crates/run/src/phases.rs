@@ -7,8 +7,9 @@
 
 use crate::program::{load, ProgramSpec};
 use crate::{Error, Result};
-use outcrop_phases::{cluster, Bbv, BbvCollector, ClusterOptions, Phases};
+use outcrop_phases::{cluster, Bbv, BbvCollector, ClusterOptions, CpiEstimate, Phases};
 use outcrop_rv::Outcome;
+use outcrop_sampling::rng::SplitMix64;
 use outcrop_timing::Config as TimingConfig;
 use outcrop_timing::{Model, Timed, Warming};
 use serde::Serialize;
@@ -41,6 +42,17 @@ pub struct PhaseConfig {
     pub unit: u64,
     /// Also run the full timing model, for the estimate's error.
     pub compare: bool,
+    /// Where each phase's units start within their parts of it: `None` at the middles of
+    /// the parts; `Some(seed)` at one random offset per phase, the same in every part
+    /// (SMARTS's systematic sampling with a random start, which its interval assumes).
+    pub sample_seed: Option<u64>,
+    /// The confidence of the printed interval (0.997 for 99.7%).
+    pub confidence: f64,
+    /// The interval's target half-width, relative to the estimate (0.03 for ±3%): when the
+    /// first sampling run's interval is wider, the units are re-planned from its variance
+    /// (Neyman's allocation over the phases) and the sampling run repeated once (SMARTS
+    /// §3.2). `None` keeps the first run's.
+    pub target: Option<f64>,
 }
 
 /// One representative interval simulated.
@@ -69,6 +81,11 @@ pub struct Estimate {
     pub windows: Vec<WindowTiming>,
     /// Σ weight × CPI of the representatives.
     pub cpi: f64,
+    /// The statistics: the run's and each phase's CPI with their confidence intervals.
+    pub stats: CpiEstimate,
+    /// Sampling runs made: 1, or 2 when the first run's interval missed the target and the
+    /// units were re-planned.
+    pub passes: u32,
     /// Instructions simulated in detail (representatives and warm-ups).
     pub simulated: u64,
     /// Instructions functionally warmed (caches and predictors only).
@@ -146,16 +163,103 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
             full: None,
         });
     };
-    // pass 2: the representatives in run order, each after its warm-up
+    // pass 2: the samples in run order, each after its warm-up; a second with units
+    // re-planned from the first's variance when its interval misses the target
+    let strata: Vec<(usize, f64)> = found.phases.iter().map(|p| (p.id, p.weight)).collect();
+    let started = Instant::now();
+    let plan = vec![config.per_phase; found.phases.len()];
+    let mut offsets = config.sample_seed.map(SplitMix64::new);
+    let mut pass = sample_run(&spec, config, timing, &bbv, &found, &plan, offsets.as_mut())?;
+    let mut stats = unit_stats(&strata, &pass.0, config.confidence);
+    let mut passes = 1;
+    if let Some(target) = config.target {
+        let wide = stats.relative_half_width().is_none_or(|h| h > target);
+        if wide && config.per_phase > 1 {
+            // planned for 90% of the target (the plan's standard deviations are estimates: for
+            // the target itself, half the second runs would miss it narrowly); no phase gets
+            // fewer units than the first run gave it (a phase whose few units happened to
+            // agree would otherwise be judged by fewer still)
+            let plan: Vec<usize> = stats
+                .tuned_plan(0.9 * target, 2, MAX_PER_PHASE)
+                .into_iter()
+                .zip(&stats.strata)
+                .map(|(n, s)| n.max(s.units))
+                .collect();
+            pass = sample_run(&spec, config, timing, &bbv, &found, &plan, offsets.as_mut())?;
+            stats = unit_stats(&strata, &pass.0, config.confidence);
+            passes = 2;
+        }
+    }
+    let (windows, simulated, warmed) = pass;
+    let estimate = Estimate {
+        cpi: stats.cpi,
+        windows,
+        stats,
+        passes,
+        simulated,
+        warmed,
+        wall: started.elapsed(),
+    };
+    // pass 3: the full model
+    let full = if config.compare {
+        let mut guest = load(&spec, Box::new(quiet))?;
+        let started = Instant::now();
+        let mut timed = Timed::new(timing, ());
+        guest.machine.run(&mut timed);
+        timed.finish();
+        let t = timed.totals();
+        Some(FullTiming {
+            instructions: guest.machine.instret,
+            cycles: t.cycles,
+            cpi: t.cycles as f64 / guest.machine.instret.max(1) as f64,
+            wall: started.elapsed(),
+        })
+    } else {
+        None
+    };
+    Ok(PhaseRun {
+        program,
+        outcome,
+        instructions,
+        bbv,
+        phases: found,
+        bbv_wall,
+        estimate: Some(estimate),
+        full,
+    })
+}
+
+/// The statistics of a sampling run's units over the phases `strata`.
+fn unit_stats(strata: &[(usize, f64)], windows: &[WindowTiming], confidence: f64) -> CpiEstimate {
+    let units: Vec<(usize, f64)> = windows
+        .iter()
+        .map(|w| (w.phase, w.cycles as f64 / w.instructions.max(1) as f64))
+        .collect();
+    CpiEstimate::new(strata, &units, confidence)
+}
+
+/// One sampling run: `plan[i]` units of phase `i` (as [`samples`] places them), each after its
+/// detailed warm-up and the functional warming before that, the rest fast-forwarded. Returns
+/// the units, the instructions simulated in detail and those warmed.
+fn sample_run(
+    spec: &ProgramSpec,
+    config: &PhaseConfig,
+    timing: &TimingConfig,
+    bbv: &Bbv,
+    found: &Phases,
+    plan: &[usize],
+    mut offsets: Option<&mut SplitMix64>,
+) -> Result<(Vec<WindowTiming>, u64, u64)> {
     let mut reps: Vec<(u64, u64, usize, f64)> = Vec::new();
-    for p in &found.phases {
-        reps.extend(samples(&bbv, p, config.per_phase, config.unit));
+    for (p, &n) in found.phases.iter().zip(plan) {
+        // one random start per phase (the middles without a seed)
+        let offset = offsets.as_deref_mut().map_or(0.5, SplitMix64::next_f64);
+        reps.extend(samples(bbv, p, n, config.unit, offset));
     }
     reps.sort_unstable_by_key(|r| r.0);
-    let mut guest = load(&spec, Box::new(quiet))?;
+    let mut guest = load(spec, Box::new(|_: &str| {}))?;
     let m = &mut guest.machine;
     let limit = m.max_insns;
-    let started = Instant::now();
     let mut windows = Vec::new();
     let mut simulated = 0;
     let mut warmed = 0;
@@ -214,45 +318,7 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
             warmed: w0 - f0,
         });
     }
-    let wall = started.elapsed();
-    let cpi = windows
-        .iter()
-        .map(|w| w.weight * w.cycles as f64 / w.instructions.max(1) as f64)
-        .sum();
-    let estimate = Estimate {
-        windows,
-        cpi,
-        simulated,
-        warmed,
-        wall,
-    };
-    // pass 3: the full model
-    let full = if config.compare {
-        let mut guest = load(&spec, Box::new(quiet))?;
-        let started = Instant::now();
-        let mut timed = Timed::new(timing, ());
-        guest.machine.run(&mut timed);
-        timed.finish();
-        let t = timed.totals();
-        Some(FullTiming {
-            instructions: guest.machine.instret,
-            cycles: t.cycles,
-            cpi: t.cycles as f64 / guest.machine.instret.max(1) as f64,
-            wall: started.elapsed(),
-        })
-    } else {
-        None
-    };
-    Ok(PhaseRun {
-        program,
-        outcome,
-        instructions,
-        bbv,
-        phases: found,
-        bbv_wall,
-        estimate: Some(estimate),
-        full,
-    })
+    Ok((windows, simulated, warmed))
 }
 
 /// Most samples taken of one phase, whatever `--per-phase` asks (the samples are held in
@@ -262,13 +328,16 @@ pub const MAX_PER_PHASE: usize = 10_000;
 /// What to simulate of phase `p`, as (first, end, phase, weight): its representative
 /// interval whole when `per_phase` ≤ 1 (SimPoint); otherwise `per_phase` units of `unit`
 /// instructions (the whole interval when `unit` is 0) spread evenly over the phase's
-/// instructions in run order, the middles of equal parts of them, sharing the phase's weight
-/// (SMARTS's systematic sampling within each phase: stratified by phase).
+/// instructions in run order, one in each of equal parts of them, sharing the phase's weight
+/// (SMARTS's systematic sampling within each phase: stratified by phase). `offset` (in
+/// [0, 1)) places each unit in its part: 0.5 at its middle, a random number for SMARTS's
+/// random start (the same in every part: systematic).
 fn samples(
     bbv: &Bbv,
     p: &outcrop_phases::Phase,
     per_phase: usize,
     unit: u64,
+    offset: f64,
 ) -> Vec<(u64, u64, usize, f64)> {
     let whole = |k: usize, w: f64| {
         let i = &bbv.intervals[k];
@@ -280,9 +349,9 @@ fn samples(
     if unit == 0 {
         let n = p.intervals.len();
         let m = per_phase.min(n).min(MAX_PER_PHASE);
-        let mut picked: Vec<usize> = (0..m)
-            .map(|j| p.intervals[(2 * j + 1) * n / (2 * m)])
-            .collect();
+        // the interval at `offset` through each of m equal parts of the phase's intervals
+        let at = |j: usize| ((j as f64 + offset.clamp(0.0, 1.0)) * n as f64 / m as f64) as usize;
+        let mut picked: Vec<usize> = (0..m).map(|j| p.intervals[at(j).min(n - 1)]).collect();
         picked.dedup();
         let w = p.weight / picked.len() as f64;
         return picked.into_iter().map(|k| whole(k, w)).collect();
@@ -299,11 +368,16 @@ fn samples(
     let mut out = Vec::with_capacity(m as usize);
     let mut ks = p.intervals.iter().map(|&k| &bbv.intervals[k]).peekable();
     let mut before = 0; // instructions of the phase in intervals already passed
+                        // where in its part a unit starts: `offset` of the room the part leaves beside it
+    let part = total / m;
+    let room = part.saturating_sub(unit);
+    let into = (offset.clamp(0.0, 1.0) * room as f64) as u64;
+    let into = into.min(room);
     for j in 0..m {
-        // the middle of the j-th of m equal parts, less half a unit: the unit's first
-        // in u128: (2j + 1) · total overflows 64 bits on a long run sampled densely
-        let mid = (u128::from(2 * j + 1) * u128::from(total) / u128::from(2 * m)) as u64;
-        let at = mid.saturating_sub(unit / 2);
+        // the start of the j-th of m equal parts (in u128: j · total overflows 64 bits on a
+        // long run sampled densely), then the offset into it
+        let part_start = (u128::from(j) * u128::from(total) / u128::from(m)) as u64;
+        let at = part_start + into;
         while let Some(i) = ks.peek() {
             if before + i.instructions > at {
                 break;
@@ -354,16 +428,21 @@ mod tests {
             weight: 0.5,
             representative: 2,
         };
-        for (per, unit) in [
-            (1, 100),
-            (4, 100),
-            (7, 100),
-            (30, 100),
-            (3, 0),
-            (9, 0),
-            (5, 5000),
+        for (per, unit, offset) in [
+            (1, 100, 0.5),
+            (4, 100, 0.5),
+            (4, 100, 0.0),
+            (4, 100, 0.999),
+            (7, 100, 0.37),
+            (30, 100, 0.5),
+            (30, 100, 0.9),
+            (3, 0, 0.5),
+            (3, 0, 0.0),
+            (9, 0, 0.99),
+            (5, 5000, 0.5),
+            (5, 5000, 0.25),
         ] {
-            let s = samples(&b, &p, per, unit);
+            let s = samples(&b, &p, per, unit, offset);
             assert!(!s.is_empty());
             let w: f64 = s.iter().map(|x| x.3).sum();
             assert!((w - 0.5).abs() < 1e-12, "{per} {unit}: {w}");
@@ -385,10 +464,15 @@ mod tests {
             // in run order, no two alike
             assert!(s.windows(2).all(|w| w[0].0 < w[1].0), "{per} {unit}: {s:?}");
         }
+        // systematic: the same offset in every part, so units of a random start are evenly
+        // spaced where the phase's instructions are contiguous (its intervals 1 and 2)
+        let s = samples(&b, &p, 7, 100, 0.3);
+        assert_eq!(s[1].0 - s[0].0, 500);
+        assert_eq!(s[0].0, 1000 + 120);
         // one per phase: the representative, whole
-        assert_eq!(samples(&b, &p, 1, 100), vec![(2000, 3000, 3, 0.5)]);
+        assert_eq!(samples(&b, &p, 1, 100, 0.5), vec![(2000, 3000, 3, 0.5)]);
         // 35 units of 100 over the phase's 3,500 instructions: one every 100
-        let s = samples(&b, &p, 35, 100);
+        let s = samples(&b, &p, 35, 100, 0.5);
         assert_eq!(s.len(), 35);
         assert_eq!(s[0].0, 1000);
         assert_eq!(s[10].0, 2000);
@@ -401,7 +485,7 @@ mod tests {
             weight: 1.0,
             representative: 0,
         };
-        let s = samples(&long, &q, usize::MAX, 1);
+        let s = samples(&long, &q, usize::MAX, 1, 0.5);
         assert_eq!(s.len(), MAX_PER_PHASE);
         assert!(s.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(s.last().unwrap().0 > u64::MAX / 4);

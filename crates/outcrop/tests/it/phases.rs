@@ -77,6 +77,56 @@ fn phases_bb_and_the_sampled_estimate() {
     // workloads (3.24%; this run measured 0.05%)
     assert!(err.abs() < 3.24, "estimate error {err}%");
     assert!(e["full_cpi"].as_f64().unwrap() > 0.2);
+    // the interval: its half-width is z · the standard error of the phases' samples, each
+    // phase's CPI has its own, and the phases' CPIs weigh up to the estimate
+    let h = e["half_width"].as_f64().unwrap();
+    let cpi = e["cpi"].as_f64().unwrap();
+    assert!(h > 0.0 && h < cpi, "{h}");
+    assert_eq!(e["confidence_pct"], 99.7);
+    assert_eq!(
+        e["covered"].as_bool().unwrap(),
+        (cpi - e["full_cpi"].as_f64().unwrap()).abs() <= h
+    );
+    let per: Vec<&serde_json::Value> = e["phases"].as_array().unwrap().iter().collect();
+    assert_eq!(per.len() as u64, k);
+    let weighed: f64 = per
+        .iter()
+        .map(|p| p["weight"].as_f64().unwrap() * p["cpi"].as_f64().unwrap())
+        .sum();
+    assert!((weighed - cpi).abs() < 1e-9 * cpi, "{weighed} vs {cpi}");
+    let samples: u64 = per.iter().map(|p| p["samples"].as_u64().unwrap()).sum();
+    assert_eq!(samples, e["samples"].as_u64().unwrap());
+    // a seed moves the samples (another estimate) and is reproducible; without a target the
+    // first run's samples stand
+    let seeded = |seed: &str| {
+        let o = outcrop(
+            &[
+                "phases",
+                "--interval",
+                "400000",
+                "--max-insns",
+                "8000000",
+                "--timing",
+                "--target",
+                "0",
+                "--sample-seed",
+                seed,
+                "--json",
+                "-o",
+                "-",
+                "--",
+                vm.to_str().unwrap(),
+            ],
+            d,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        j["estimate"].clone()
+    };
+    let (a, b, c) = (seeded("1"), seeded("1"), seeded("2"));
+    assert_eq!(a["cpi"], b["cpi"]);
+    assert_ne!(a["cpi"], c["cpi"]);
+    assert_eq!(a["passes"], 1);
     // the text report
     let o = outcrop(
         &[
@@ -121,6 +171,18 @@ fn phases_bb_and_the_sampled_estimate() {
     assert_eq!(o.status.code(), Some(1));
     let o = outcrop(&["phases", "--compare", "--", vm.to_str().unwrap()], d);
     assert_eq!(o.status.code(), Some(2));
+    for bad in [
+        ["--confidence", "100"],
+        ["--confidence", "0"],
+        ["--target", "nan"],
+    ] {
+        let mut args = vec!["phases", "--timing"];
+        args.extend(bad);
+        args.extend(["--", vm.to_str().unwrap()]);
+        let o = outcrop(&args, d);
+        assert_eq!(o.status.code(), Some(1), "{bad:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(bad[0]));
+    }
     let o = outcrop(&["phases"], d);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no program"));
