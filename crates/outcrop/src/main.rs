@@ -185,13 +185,9 @@ enum Command {
     /// samples of each phase: --per-phase units of --unit instructions spread over the
     /// phase (SMARTS within each phase), or with --per-phase 1 the phase's representative
     /// interval alone (SimPoint). The caches, TLBs and predictors are warmed functionally
-    /// over the fast-forward (--warming), the pipeline by a detailed --warmup. The estimate
-    /// comes with its confidence interval (SMARTS: z times the standard error of the
-    /// samples' CPIs, stratified by phase; 99.7% by default) and each phase's CPI with its
-    /// own; an interval wider than --target (±3%) re-plans the samples from the measured
-    /// variance and samples once more. --sample-seed places the samples from a random
-    /// start, as the interval assumes. --compare runs the full model too and reports the
-    /// error, whether the interval holds the full model's CPI, and the speed-up.
+    /// over the fast-forward (--warming), the pipeline by a detailed --warmup. The estimate has
+    /// its --confidence interval (SMARTS, by phase), re-planned to --target; --compare runs the
+    /// full model too: the error, whether the interval holds it, the speed-up.
     ///
     /// Examples:
     ///   outcrop phases -- workloads/bin/bytecode_vm

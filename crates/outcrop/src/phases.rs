@@ -28,41 +28,36 @@ pub struct PhasesArgs {
     #[arg(long, value_name = "FILE")]
     bb: Option<PathBuf>,
     /// Estimate the run's CPI with this timing model (default preset without a value) from
-    /// one representative interval per phase, fast-forwarding between them.
+    /// samples of each phase.
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "default", require_equals = true)]
     timing: Option<String>,
     /// Instructions simulated in detail, not counted, before each sample to fill the pipeline
     /// (default: 4,000; one interval with --per-phase 1).
     #[arg(long, value_name = "N")]
     warmup: Option<u64>,
-    /// Functional warming before each warm-up: the last N instructions of the fast-forward
-    /// update the caches, TLBs and predictors without timing them ("all": the whole
-    /// fast-forward, as SMARTS does; 0: none).
-    #[arg(long, value_name = "N|all", value_parser = parse_warming, default_value = "all")]
+    /// Functional warming: the last N instructions of each fast-forward update the caches, TLBs
+    /// and predictors without timing them ("all": every one, as SMARTS does; 0: none).
+    #[arg(long, value_name = "N|all", value_parser = outcrop_run::phases::parse_warming, default_value = "all")]
     warming: u64,
-    /// Samples per phase: units of --unit instructions spread evenly over the phase's
-    /// instructions, sharing its weight (SMARTS within each phase); 1 simulates the phase's
-    /// representative interval alone (SimPoint).
+    /// Samples per phase, of --unit instructions, spread evenly over it (SMARTS within each
+    /// phase); 1 simulates the phase's representative interval alone (SimPoint).
     #[arg(long, value_name = "M", default_value_t = 300)]
     per_phase: usize,
     /// Instructions measured in detail per sample (0: a whole interval).
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     unit: u64,
-    /// Place each phase's samples from a random start drawn from this seed, the same offset
-    /// in every part of the phase (SMARTS's systematic sampling with a random start, which
-    /// the interval assumes); without it, at the middles of the parts.
+    /// Place each phase's samples from a random start drawn from this seed, as the interval
+    /// assumes (default: at the middles).
     #[arg(long, value_name = "N")]
     sample_seed: Option<u64>,
     /// The confidence of the estimate's interval, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 99.7)]
     confidence: f64,
-    /// The interval's target half-width, in percent of the estimate: a wider first interval
-    /// re-plans the samples from its variance (more where the phases vary) and samples once
-    /// more (SMARTS's tuning). 0: keep the first.
+    /// The interval's target half-width, in percent of the estimate: a wider one re-plans the
+    /// samples from its variance and samples once more (SMARTS's tuning; 0: never).
     #[arg(long, value_name = "PCT", default_value_t = 3.0)]
     target: f64,
-    /// Also run the full timing model and report the estimate's error, whether its interval
-    /// holds the full model's CPI, and the speed-up.
+    /// Also run the full model: the estimate's error, whether the interval holds it, speed-up.
     #[arg(long, requires = "timing")]
     compare: bool,
     /// Write JSON (docs/phases.md).
@@ -76,28 +71,10 @@ pub struct PhasesArgs {
     guest: GuestArgs,
 }
 
-/// `--warming`: a count of instructions, or "all".
-fn parse_warming(s: &str) -> std::result::Result<u64, String> {
-    if s == "all" {
-        return Ok(u64::MAX);
-    }
-    s.parse()
-        .map_err(|_| format!("`{s}` is not a number of instructions or \"all\""))
-}
-
 /// `outcrop phases`.
 pub fn run(args: PhasesArgs) -> Result<ExitCode> {
     if args.guest.command.is_empty() {
         bail!("no program: outcrop phases [OPTIONS] -- PROG [ARGS...]");
-    }
-    if args.interval == 0 || args.max_k == 0 {
-        bail!("--interval and --max-k must be at least 1");
-    }
-    if !(args.confidence > 0.0 && args.confidence < 100.0) {
-        bail!("--confidence must lie between 0 and 100 (percent)");
-    }
-    if !(args.target >= 0.0 && args.target.is_finite()) {
-        bail!("--target must be a percentage, 0 or more");
     }
     for p in [&args.bb, &args.output].into_iter().flatten() {
         check_output(p)?;
@@ -113,7 +90,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         warmup: args.warmup.unwrap_or(if args.per_phase <= 1 {
             args.interval
         } else {
-            20_000
+            4_000
         }),
         warming: args.warming,
         per_phase: args.per_phase,
@@ -121,8 +98,9 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         compare: args.compare,
         sample_seed: args.sample_seed,
         confidence: args.confidence / 100.0,
-        target: (args.target > 0.0).then_some(args.target / 100.0),
+        target: (args.target != 0.0).then_some(args.target / 100.0),
     };
+    config.check()?;
     let mut spec = args.guest.spec();
     spec.stdio = outcrop_run::Stdio::Quiet;
     let run = outcrop_run::phases::phases(&spec, &config)
@@ -137,11 +115,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
     }
     let image = outcrop_run::ProgramImage::read(&spec.path())?.with_naming(spec.naming());
     let report = PhasesReport::new(&run, image.symbols().ok());
-    let text = if args.json {
-        report.to_json()
-    } else {
-        report.to_text()
-    };
+    let text = [PhasesReport::to_text, PhasesReport::to_json][usize::from(args.json)](&report);
     match &args.output {
         Some(_) => crate::files::emit(args.output.as_deref(), &text)?,
         None => std::io::stderr()

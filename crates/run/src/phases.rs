@@ -55,6 +55,32 @@ pub struct PhaseConfig {
     pub target: Option<f64>,
 }
 
+impl PhaseConfig {
+    /// Checks what a user can get wrong, naming the option (`--interval`, ...).
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Config(what.to_string()));
+        if self.interval == 0 || self.cluster.max_k == 0 {
+            return bad("--interval and --max-k must be at least 1");
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return bad("--confidence must lie between 0 and 100 (percent)");
+        }
+        if self.target.is_some_and(|t| !(t >= 0.0 && t.is_finite())) {
+            return bad("--target must be a percentage, 0 or more");
+        }
+        Ok(())
+    }
+}
+
+/// `--warming`: a count of instructions, or "all" (`u64::MAX`).
+pub fn parse_warming(s: &str) -> std::result::Result<u64, String> {
+    if s == "all" {
+        return Ok(u64::MAX);
+    }
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a number of instructions or \"all\""))
+}
+
 /// One representative interval simulated.
 #[derive(Clone, Debug, Serialize)]
 pub struct WindowTiming {
