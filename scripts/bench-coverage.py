@@ -36,6 +36,8 @@ held_all = total_all = 0
 for w in manifest["workload"]:
     if w["kind"] not in ("compute", "isa", "dynamic", "threads"):
         continue
+    if os.environ.get("ONLY") and os.environ["ONLY"] not in w["name"]:
+        continue
     if "sysroot" in w and not os.path.exists(w["sysroot"]):
         continue
     scratch = tempfile.mkdtemp()

@@ -2,7 +2,7 @@
 """Sampled timing against the full model (docs/BENCHMARKS.md, "Phases and sampled timing"):
 every bundled workload of kind compute, isa, dynamic and threads through
 `outcrop phases --timing --compare --json` (defaults: 1,000,000-instruction intervals,
-k <= 10, 30 samples of 10,000 instructions per phase after 20,000 of detailed warm-up,
+k <= 10, 300 samples of 1,000 instructions per phase after 4,000 of detailed warm-up,
 functional warming over the whole fast-forward), RUNS times. The sampled wall time includes
 the run that finds the phases. The CPIs are deterministic
 (the same in every run); the wall times are medians (min-max). Prints a Markdown table.
@@ -10,7 +10,8 @@ the run that finds the phases. The CPIs are deterministic
 Usage: cargo build --release && scripts/bench-phases.py [RUNS [FLAG...]]
 (FLAGs go to `outcrop phases`, e.g. --warming 0 --warmup 100000). With REAL=DIR in the
 environment, the programs are instead real ones built by scripts/real-programs.sh DIR:
-Lua 5.5 running fib.lua, the SQLite 3.53.2 driver and zstd -3 compressing input.txt."""
+Lua 5.5 running fib.lua, the SQLite 3.53.2 driver, zstd -3 and zlib's minigzip compressing
+input.txt, and with BUSYBOX=PATH busybox's awk counting input.txt's words."""
 import json, os, shutil, statistics, subprocess, sys, tempfile, tomllib
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -27,12 +28,19 @@ real = os.environ.get("REAL")
 if real:
     real = os.path.abspath(real)
     manifest = {"workload": [
-        {"name": "lua fib.lua", "kind": "compute", "binary": os.path.join(real, "lua-O2"), "args": [os.path.join(real, "fib.lua")]},
-        {"name": "sqlite (driver)", "kind": "compute", "binary": os.path.join(real, "sqlite-O2"), "args": []},
+        {"name": "lua fib.lua", "kind": "compute", "binary": os.path.join(real, "lua"), "args": [os.path.join(real, "fib.lua")]},
+        {"name": "sqlite (driver)", "kind": "compute", "binary": os.path.join(real, "sqlite"), "args": []},
         {"name": "zstd -3", "kind": "compute", "binary": os.path.join(real, "zstd"), "args": ["-3", "-c", "-f", os.path.join(real, "input.txt")]},
+        {"name": "minigzip", "kind": "compute", "binary": os.path.join(real, "minigzip"), "args": ["-c", os.path.join(real, "input.txt")]},
     ]}
+    bb = os.environ.get("BUSYBOX")
+    if bb:
+        manifest["workload"].append({"name": "busybox awk (word counts)", "kind": "compute", "binary": bb,
+            "args": ["awk", "{for(i=1;i<=NF;i++)c[$i]++} END{for(w in c)n++; print n}", os.path.join(real, "input.txt")]})
 for w in manifest["workload"]:
     if w["kind"] not in ("compute", "isa", "dynamic", "threads"):
+        continue
+    if os.environ.get("ONLY") and os.environ["ONLY"] not in w["name"]:
         continue
     if "sysroot" in w and not os.path.exists(w["sysroot"]):
         continue
@@ -46,7 +54,8 @@ for w in manifest["workload"]:
         cmd += ["--allow", real]
     if "sysroot" in w:
         cmd += ["--sysroot", w["sysroot"]]
-    cmd += ["--", os.path.join(wl, "bin", w.get("binary", w["name"]))] + w.get("args", [])
+    binary = w.get("binary", w["name"])
+    cmd += ["--", binary if os.path.isabs(binary) else os.path.join(wl, "bin", binary)] + w.get("args", [])
     full, sampled, cpis = [], [], set()
     for _ in range(runs):
         out = subprocess.run(cmd, cwd=scratch, check=True, capture_output=True, text=True).stdout
