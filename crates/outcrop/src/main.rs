@@ -185,9 +185,9 @@ enum Command {
     /// samples of each phase: --per-phase units of --unit instructions spread over the
     /// phase (SMARTS within each phase), or with --per-phase 1 the phase's representative
     /// interval alone (SimPoint). The caches, TLBs and predictors are warmed functionally
-    /// over the fast-forward (--warming), the pipeline by a detailed --warmup. The estimate has
-    /// its --confidence interval (SMARTS, by phase), re-planned to --target; --compare runs the
-    /// full model too: the error, whether the interval holds it, the speed-up.
+    /// over the fast-forward (--warming), the pipeline by a detailed --warmup. The estimate, each
+    /// phase's and each hot function's CPI have their --confidence interval (SMARTS), re-planned
+    /// to --target. --compare adds the full model: the error, the coverage, the speed-up.
     ///
     /// Examples:
     ///   outcrop phases -- workloads/bin/bytecode_vm

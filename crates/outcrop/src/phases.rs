@@ -103,7 +103,8 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
     config.check()?;
     let mut spec = args.guest.spec();
     spec.stdio = outcrop_run::Stdio::Quiet;
-    let run = outcrop_run::phases::phases(&spec, &config)
+    let image = outcrop_run::ProgramImage::read(&spec.path())?.with_naming(spec.naming());
+    let run = outcrop_run::phases::phases(&spec, image.symbols().ok(), &config)
         .with_context(|| format!("phases of {}", spec.path().display()))?;
     if let Some(bb) = &args.bb {
         let text = run.bbv.to_bb();
@@ -113,7 +114,6 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         })
         .with_context(|| format!("writing {}", bb.display()))?;
     }
-    let image = outcrop_run::ProgramImage::read(&spec.path())?.with_naming(spec.naming());
     let report = PhasesReport::new(&run, image.symbols().ok());
     let text = [PhasesReport::to_text, PhasesReport::to_json][usize::from(args.json)](&report);
     match &args.output {

@@ -136,6 +136,58 @@ impl Estimate {
     }
 }
 
+/// A ratio of two totals estimated from the same stratified samples — a function's CPI, its
+/// cycles over its instructions in every unit — with its interval by the usual linearization
+/// (Cochran §6.11): `R = Ȳ / X̄` with `Ȳ = Σ_h W_h ȳ_h` and `X̄ = Σ_h W_h x̄_h`, and
+/// `Var(R) ≈ Σ_h W_h² s²(d)_h / n_h / X̄²` over the residuals `d = y − R · x`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatioEstimate {
+    /// `R`.
+    pub ratio: f64,
+    /// `Ȳ`: the numerator's mean per unit, weighed over the phases.
+    pub numerator: f64,
+    /// `X̄`: the denominator's.
+    pub denominator: f64,
+    /// Half the interval's width at the confidence asked; `None` when a phase has fewer than
+    /// two units, or fewer than two units have a denominator above 0.
+    pub half_width: Option<f64>,
+}
+
+impl RatioEstimate {
+    /// From `units`, each `(phase id, y, x)` — every unit of the sample, zeros included —,
+    /// over phases `strata` (`(id, weight)`), at `confidence`.
+    pub fn new(strata: &[(usize, f64)], units: &[(usize, f64, f64)], confidence: f64) -> Self {
+        let z = normal_quantile(0.5 + confidence / 2.0);
+        let mean_of = |id: usize, f: &dyn Fn(&(usize, f64, f64)) -> f64| {
+            welford(units.iter().filter(|u| u.0 == id).map(f))
+        };
+        let (mut y, mut x, mut known) = (0.0, 0.0, true);
+        for &(id, w) in strata {
+            let (n, my, _) = mean_of(id, &|u| u.1);
+            let (_, mx, _) = mean_of(id, &|u| u.2);
+            y += w * my;
+            x += w * mx;
+            known &= n >= 2;
+        }
+        // a ratio seen in one unit only has no spread to measure
+        known &= units.iter().filter(|u| u.2 > 0.0).count() >= 2;
+        let ratio = if x > 0.0 { y / x } else { 0.0 };
+        let mut variance = 0.0;
+        for &(id, w) in strata {
+            let (n, _, m2) = mean_of(id, &|u| u.1 - ratio * u.2);
+            if n >= 2 {
+                variance += w * w * (m2 / (n - 1) as f64) / n as f64;
+            }
+        }
+        RatioEstimate {
+            ratio,
+            numerator: y,
+            denominator: x,
+            half_width: (known && x > 0.0).then(|| z * variance.sqrt() / x),
+        }
+    }
+}
+
 /// Count, mean and sum of squared deviations (Welford's one-pass algorithm, stable for the
 /// many nearly equal CPIs a steady phase gives).
 fn welford(ys: impl Iterator<Item = f64>) -> (usize, f64, f64) {
@@ -277,6 +329,29 @@ mod tests {
         let plan = e.tuned_plan(0.03, 2, 50);
         assert_eq!(plan[1], 2);
         assert!(plan[0] >= 2);
+    }
+
+    #[test]
+    fn a_ratio_of_totals_and_its_linearized_interval() {
+        // one phase, units (y, x): (2, 1), (4, 2), (6, 2), (0, 0): R = 12 / 5
+        let u = [(0, 2.0, 1.0), (0, 4.0, 2.0), (0, 6.0, 2.0), (0, 0.0, 0.0)];
+        let r = RatioEstimate::new(&[(0, 1.0)], &u, 0.95);
+        assert!((r.ratio - 2.4).abs() < 1e-12);
+        // residuals d = y − 2.4 x: −0.4, −0.8, 1.2, 0; mean 0, s² = (0.16+0.64+1.44)/3
+        let s2: f64 = (0.16 + 0.64 + 1.44) / 3.0;
+        let want = 1.959_964 * (s2 / 4.0).sqrt() / 1.25;
+        assert!((r.half_width.unwrap() - want).abs() < 1e-5, "{r:?}");
+        // every unit in proportion: no width
+        let u = [(0, 3.0, 1.0), (0, 6.0, 2.0), (1, 9.0, 3.0), (1, 0.0, 0.0)];
+        let r = RatioEstimate::new(&[(0, 0.5), (1, 0.5)], &u, 0.997);
+        assert!((r.ratio - 3.0).abs() < 1e-12);
+        assert!(r.half_width.unwrap() < 1e-12);
+        // seen in one unit only: a ratio, but no interval
+        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 5.0, 2.0), (0, 0.0, 0.0)], 0.997);
+        assert_eq!((r.ratio, r.half_width), (2.5, None));
+        // nothing in the denominator: no ratio, no interval
+        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 0.0, 0.0), (0, 0.0, 0.0)], 0.997);
+        assert_eq!((r.ratio, r.half_width), (0.0, None));
     }
 
     proptest! {

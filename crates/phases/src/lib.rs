@@ -28,7 +28,7 @@ mod cluster;
 pub mod estimate;
 
 pub use cluster::{cluster, ClusterOptions, Phase, Phases};
-pub use estimate::{Estimate as CpiEstimate, StratumEstimate};
+pub use estimate::{Estimate as CpiEstimate, RatioEstimate, StratumEstimate};
 
 use outcrop_events::record::{Control, Observer};
 use rustc_hash::FxHashMap;

@@ -179,7 +179,27 @@ pub struct EstimateRow {
     pub passes: u32,
     /// Each phase's CPI from its samples, with its own interval.
     pub phases: Vec<PhaseCpi>,
+    /// The functions with the most cycles in the samples, each with its CPI and interval.
+    pub functions: Vec<FunctionCpiRow>,
 }
+
+/// One function's CPI in the sampled estimate.
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionCpiRow {
+    /// Its name.
+    pub name: String,
+    /// Its estimated share of the run's cycles.
+    pub cycle_share: f64,
+    /// Its estimated share of the run's instructions.
+    pub instruction_share: f64,
+    /// Its CPI in the samples.
+    pub cpi: f64,
+    /// Half the CPI's interval width (`None` when a phase has fewer than two samples).
+    pub half_width: Option<f64>,
+}
+
+/// Functions shown in the text report.
+pub const TEXT_FUNCTIONS: usize = 10;
 
 /// One phase's CPI in the sampled estimate.
 #[derive(Clone, Debug, Serialize)]
@@ -259,6 +279,17 @@ impl PhasesReport {
                         samples: s.units,
                         cpi: s.cpi,
                         half_width: s.half_width,
+                    })
+                    .collect(),
+                functions: e
+                    .functions
+                    .iter()
+                    .map(|f| FunctionCpiRow {
+                        name: f.name.clone(),
+                        cycle_share: f.cycle_share,
+                        instruction_share: f.instruction_share,
+                        cpi: f.cpi.ratio,
+                        half_width: f.cpi.half_width,
                     })
                     .collect(),
             }
@@ -366,6 +397,19 @@ impl Report for PhasesReport {
                     100.0 * p.weight,
                     p.cpi,
                     thousands(p.samples as u64)
+                );
+            }
+            for f in e.functions.iter().take(TEXT_FUNCTIONS) {
+                let h = f
+                    .half_width
+                    .map_or_else(String::new, |h| format!(" ± {h:.4}"));
+                let _ = writeln!(
+                    out,
+                    "  {:>6.2}% of cycles ({:>6.2}% of instructions): CPI {:.4}{h}  {}",
+                    100.0 * f.cycle_share,
+                    100.0 * f.instruction_share,
+                    f.cpi,
+                    f.name
                 );
             }
             if let (Some(f), Some(err), Some(s)) = (e.full_cpi, e.error_pct, e.speedup) {

@@ -7,11 +7,16 @@
 
 use crate::program::{load, ProgramSpec};
 use crate::{Error, Result};
-use outcrop_phases::{cluster, Bbv, BbvCollector, ClusterOptions, CpiEstimate, Phases};
+use outcrop_events::record::{Control, Observer, Retire, Stamp};
+use outcrop_phases::{
+    cluster, Bbv, BbvCollector, ClusterOptions, CpiEstimate, Phases, RatioEstimate,
+};
+use outcrop_rv::symbols::Symbols;
 use outcrop_rv::Outcome;
 use outcrop_sampling::rng::SplitMix64;
 use outcrop_timing::Config as TimingConfig;
 use outcrop_timing::{Model, Timed, Warming};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -98,7 +103,32 @@ pub struct WindowTiming {
     pub warmup: u64,
     /// Instructions functionally warmed before the warm-up.
     pub warmed: u64,
+    /// Its instructions and cycles by function (`(function id or [`OUTSIDE`], instructions,
+    /// cycles)`, by id): each instruction is charged the cycles from the retirement before it
+    /// to its own, so the cycles sum to the unit's.
+    #[serde(skip)]
+    pub functions: Vec<(u32, u64, u64)>,
 }
+
+/// The function id of code outside every function of the program's symbol table (a shared
+/// library's, the vDSO's, or a program without symbols).
+pub const OUTSIDE: u32 = u32::MAX;
+
+/// One function's CPI estimated from the samples.
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionCpi {
+    /// Its name (`[outside the program's functions]` for [`OUTSIDE`]).
+    pub name: String,
+    /// Its estimated share of the run's cycles.
+    pub cycle_share: f64,
+    /// Its estimated share of the run's instructions.
+    pub instruction_share: f64,
+    /// Its cycles over its instructions in the samples, with the interval.
+    pub cpi: RatioEstimate,
+}
+
+/// Functions listed in an estimate, by their share of the cycles.
+pub const FUNCTIONS: usize = 50;
 
 /// The sampled estimate.
 #[derive(Clone, Debug, Serialize)]
@@ -112,6 +142,9 @@ pub struct Estimate {
     /// Sampling runs made: 1, or 2 when the first run's interval missed the target and the
     /// units were re-planned.
     pub passes: u32,
+    /// The functions taking the most cycles in the samples (at most [`FUNCTIONS`]), each with
+    /// its CPI and interval.
+    pub functions: Vec<FunctionCpi>,
     /// Instructions simulated in detail (representatives and warm-ups).
     pub simulated: u64,
     /// Instructions functionally warmed (caches and predictors only).
@@ -159,7 +192,11 @@ pub struct PhaseRun {
 /// Finds the phases of `spec`'s run and, with a timing model, estimates its CPI from one
 /// representative interval per phase. `spec` is run deterministically (each pass must
 /// execute the same instructions).
-pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
+pub fn phases(
+    spec: &ProgramSpec,
+    symbols: Option<&Symbols>,
+    config: &PhaseConfig,
+) -> Result<PhaseRun> {
     let mut spec = spec.clone();
     spec.deterministic = true;
     let quiet = |_: &str| {};
@@ -195,7 +232,17 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
     let started = Instant::now();
     let plan = vec![config.per_phase; found.phases.len()];
     let mut offsets = config.sample_seed.map(SplitMix64::new);
-    let mut pass = sample_run(&spec, config, timing, &bbv, &found, &plan, offsets.as_mut())?;
+    let sample = |plan: &[usize], offsets: Option<&mut SplitMix64>| {
+        sample_run(
+            &spec,
+            config,
+            (timing, symbols),
+            (&bbv, &found),
+            plan,
+            offsets,
+        )
+    };
+    let mut pass = sample(&plan, offsets.as_mut())?;
     let mut stats = unit_stats(&strata, &pass.0, config.confidence);
     let mut passes = 1;
     if let Some(target) = config.target {
@@ -211,13 +258,15 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
                 .zip(&stats.strata)
                 .map(|(n, s)| n.max(s.units))
                 .collect();
-            pass = sample_run(&spec, config, timing, &bbv, &found, &plan, offsets.as_mut())?;
+            pass = sample(&plan, offsets.as_mut())?;
             stats = unit_stats(&strata, &pass.0, config.confidence);
             passes = 2;
         }
     }
     let (windows, simulated, warmed) = pass;
+    let functions = function_cpis(&strata, &windows, symbols, config.confidence);
     let estimate = Estimate {
+        functions,
         cpi: stats.cpi,
         windows,
         stats,
@@ -255,6 +304,118 @@ pub fn phases(spec: &ProgramSpec, config: &PhaseConfig) -> Result<PhaseRun> {
     })
 }
 
+/// The timing model's inner observer in a sample: after the warm-up's `skip` instructions,
+/// charges each instruction the cycles from the retirement before it to its own, by function.
+struct FunctionCycles<'a> {
+    symbols: Option<&'a Symbols>,
+    skip: u64,
+    /// The last function found, `[start, end)` and id (a sample stays in a few).
+    last: (u64, u64, u32),
+    prev: u64,
+    counts: FxHashMap<u32, (u64, u64)>,
+}
+
+impl<'a> FunctionCycles<'a> {
+    fn new(symbols: Option<&'a Symbols>, skip: u64) -> Self {
+        FunctionCycles {
+            symbols,
+            skip,
+            last: (0, 0, OUTSIDE),
+            prev: 0,
+            counts: FxHashMap::default(),
+        }
+    }
+
+    fn function(&mut self, pc: u64) -> u32 {
+        if !(self.last.0 <= pc && pc < self.last.1) {
+            self.last = match self.symbols.and_then(|s| s.lookup(pc)) {
+                Some(f) => (f.start, f.start.saturating_add(f.size), f.id.0),
+                None => (pc, pc.saturating_add(1), OUTSIDE),
+            };
+        }
+        self.last.2
+    }
+}
+
+impl Observer for FunctionCycles<'_> {
+    const RETIRE: bool = true;
+
+    fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
+        let at = t.map_or(self.prev, |t| t.retire);
+        if self.skip > 0 {
+            self.skip -= 1;
+        } else {
+            let f = self.function(r.pc);
+            let e = self.counts.entry(f).or_default();
+            e.0 += 1;
+            e.1 += at.saturating_sub(self.prev);
+        }
+        self.prev = at;
+        Control::Continue
+    }
+}
+
+/// The [`FUNCTIONS`] functions with the most cycles in `windows`, each with its CPI estimated
+/// over the phases `strata` (a ratio over every unit, zeros included).
+fn function_cpis(
+    strata: &[(usize, f64)],
+    windows: &[WindowTiming],
+    symbols: Option<&Symbols>,
+    confidence: f64,
+) -> Vec<FunctionCpi> {
+    let weight: FxHashMap<usize, f64> = strata.iter().copied().collect();
+    let mut units_in: FxHashMap<usize, f64> = FxHashMap::default();
+    for w in windows {
+        *units_in.entry(w.phase).or_default() += 1.0;
+    }
+    // each function's weighed cycles and instructions, to rank them
+    let mut totals: FxHashMap<u32, (f64, f64)> = FxHashMap::default();
+    let (mut all_cycles, mut all_insns) = (0.0, 0.0);
+    for w in windows {
+        let share = weight.get(&w.phase).copied().unwrap_or(0.0)
+            / units_in.get(&w.phase).copied().unwrap_or(1.0);
+        for &(f, n, c) in &w.functions {
+            let e = totals.entry(f).or_default();
+            e.0 += share * c as f64;
+            e.1 += share * n as f64;
+            all_cycles += share * c as f64;
+            all_insns += share * n as f64;
+        }
+    }
+    let mut ranked: Vec<(u32, f64, f64)> =
+        totals.into_iter().map(|(f, (c, n))| (f, c, n)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(FUNCTIONS);
+    ranked
+        .into_iter()
+        .map(|(f, c, n)| {
+            let units: Vec<(usize, f64, f64)> = windows
+                .iter()
+                .map(|w| {
+                    let (_, n, c) = w
+                        .functions
+                        .binary_search_by_key(&f, |x| x.0)
+                        .map_or((f, 0, 0), |i| w.functions[i]);
+                    (w.phase, c as f64, n as f64)
+                })
+                .collect();
+            let name = (f != OUTSIDE)
+                .then(|| symbols?.function(outcrop_rv::symbols::FunctionId(f)))
+                .flatten()
+                .map_or_else(
+                    || "[outside the program's functions]".to_string(),
+                    |s| s.name.to_string(),
+                );
+            FunctionCpi {
+                name,
+                cycle_share: c / all_cycles.max(f64::MIN_POSITIVE),
+                instruction_share: n / all_insns.max(f64::MIN_POSITIVE),
+                cpi: RatioEstimate::new(strata, &units, confidence),
+            }
+        })
+        .collect()
+}
+
 /// The statistics of a sampling run's units over the phases `strata`.
 fn unit_stats(strata: &[(usize, f64)], windows: &[WindowTiming], confidence: f64) -> CpiEstimate {
     let units: Vec<(usize, f64)> = windows
@@ -270,9 +431,8 @@ fn unit_stats(strata: &[(usize, f64)], windows: &[WindowTiming], confidence: f64
 fn sample_run(
     spec: &ProgramSpec,
     config: &PhaseConfig,
-    timing: &TimingConfig,
-    bbv: &Bbv,
-    found: &Phases,
+    (timing, symbols): (&TimingConfig, Option<&Symbols>),
+    (bbv, found): (&Bbv, &Phases),
     plan: &[usize],
     mut offsets: Option<&mut SplitMix64>,
 ) -> Result<(Vec<WindowTiming>, u64, u64)> {
@@ -320,8 +480,8 @@ fn sample_run(
             }
         }
         warmed += m.instret - f0;
-        let mut timed = Timed::from_model(model, ());
         let w0 = m.instret;
+        let mut timed = Timed::from_model(model, FunctionCycles::new(symbols, a - w0));
         m.max_insns = a;
         if m.instret < a {
             m.run(&mut timed);
@@ -332,7 +492,14 @@ fn sample_run(
         m.run(&mut timed);
         timed.finish();
         let cycles = timed.totals().cycles.saturating_sub(c0);
-        model = timed.into_model();
+        let (warmed_model, by_function) = timed.into_parts();
+        model = warmed_model;
+        let mut functions: Vec<(u32, u64, u64)> = by_function
+            .counts
+            .into_iter()
+            .map(|(f, (n, c))| (f, n, c))
+            .collect();
+        functions.sort_unstable();
         simulated += m.instret - w0;
         windows.push(WindowTiming {
             phase,
@@ -342,6 +509,7 @@ fn sample_run(
             cycles,
             warmup: i0 - w0,
             warmed: w0 - f0,
+            functions,
         });
     }
     Ok((windows, simulated, warmed))

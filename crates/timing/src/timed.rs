@@ -99,6 +99,11 @@ impl<O: Observer, F: Feedback> Timed<O, F> {
         self.model
     }
 
+    /// Unwraps the model and the inner observer (call [`Observer::finish`] first).
+    pub fn into_parts(self) -> (Model, O) {
+        (self.model, self.inner)
+    }
+
     /// Unwraps the inner observer (call [`Observer::finish`] first, or records held back are
     /// lost).
     pub fn into_inner(self) -> O {

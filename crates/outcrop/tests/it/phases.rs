@@ -187,3 +187,85 @@ fn phases_bb_and_the_sampled_estimate() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no program"));
 }
+
+/// Each function's CPI from the samples against the exact profile of the same instructions
+/// under the full model (`outcrop run --timing`: each instruction charged the cycles since
+/// the retirement before it, the rule the samples use).
+#[test]
+fn sampled_function_cpis_hold_the_exact_profiles() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let lz = bin("lz");
+    let limit = "20000000";
+    let o = outcrop(
+        &[
+            "run",
+            "--timing",
+            "--max-insns",
+            limit,
+            "--report",
+            "r",
+            "--",
+            lz.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(
+        o.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r/profile.json")).unwrap()).unwrap();
+    let exact = |name: &str| {
+        let f = profile["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in the profile"));
+        let s = &f["self"];
+        let (n, c) = (
+            s["instructions"].as_f64().unwrap(),
+            s["cycles"].as_f64().unwrap(),
+        );
+        (c / n, c / profile["cycles"].as_f64().unwrap())
+    };
+    let o = outcrop(
+        &[
+            "phases",
+            "--interval",
+            "400000",
+            "--max-insns",
+            limit,
+            "--timing",
+            "--sample-seed",
+            "5",
+            "--json",
+            "-o",
+            "-",
+            "--",
+            lz.to_str().unwrap(),
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let functions = j["estimate"]["functions"].as_array().unwrap();
+    let shares: f64 = functions
+        .iter()
+        .map(|f| f["cycle_share"].as_f64().unwrap())
+        .sum();
+    assert!(shares <= 1.0 + 1e-9 && shares > 0.99, "{shares}");
+    // the hottest functions: the exact CPI inside each interval, the shares close (but
+    // `main`, whose inlined functions the profile reports apart, by their DWARF lines)
+    for f in functions.iter().filter(|f| f["name"] != "main").take(3) {
+        let name = f["name"].as_str().unwrap();
+        let (cpi, share) = exact(name);
+        let est = f["cpi"].as_f64().unwrap();
+        let h = f["half_width"].as_f64().unwrap();
+        assert!((est - cpi).abs() <= h, "{name}: {est} ± {h} vs {cpi}");
+        let s = f["cycle_share"].as_f64().unwrap();
+        assert!((s - share).abs() < 0.03, "{name}: {s} vs {share}");
+    }
+}
