@@ -149,14 +149,21 @@ pub struct RatioEstimate {
     /// `X̄`: the denominator's.
     pub denominator: f64,
     /// Half the interval's width at the confidence asked; `None` when a phase has fewer than
-    /// two units, or fewer than two units have a denominator above 0.
+    /// two units, or fewer than the minimum asked have a denominator above 0.
     pub half_width: Option<f64>,
 }
 
 impl RatioEstimate {
     /// From `units`, each `(phase id, y, x)` — every unit of the sample, zeros included —,
-    /// over phases `strata` (`(id, weight)`), at `confidence`.
-    pub fn new(strata: &[(usize, f64)], units: &[(usize, f64, f64)], confidence: f64) -> Self {
+    /// over phases `strata` (`(id, weight)`), at `confidence`. The interval is claimed only
+    /// when at least `min_seen` units have `x > 0` (at least 2): a ratio seen in a handful of
+    /// units is too far from normal for the formula.
+    pub fn new(
+        strata: &[(usize, f64)],
+        units: &[(usize, f64, f64)],
+        confidence: f64,
+        min_seen: usize,
+    ) -> Self {
         let z = normal_quantile(0.5 + confidence / 2.0);
         let mean_of = |id: usize, f: &dyn Fn(&(usize, f64, f64)) -> f64| {
             welford(units.iter().filter(|u| u.0 == id).map(f))
@@ -170,7 +177,7 @@ impl RatioEstimate {
             known &= n >= 2;
         }
         // a ratio seen in one unit only has no spread to measure
-        known &= units.iter().filter(|u| u.2 > 0.0).count() >= 2;
+        known &= units.iter().filter(|u| u.2 > 0.0).count() >= min_seen.max(2);
         let ratio = if x > 0.0 { y / x } else { 0.0 };
         let mut variance = 0.0;
         for &(id, w) in strata {
@@ -335,7 +342,7 @@ mod tests {
     fn a_ratio_of_totals_and_its_linearized_interval() {
         // one phase, units (y, x): (2, 1), (4, 2), (6, 2), (0, 0): R = 12 / 5
         let u = [(0, 2.0, 1.0), (0, 4.0, 2.0), (0, 6.0, 2.0), (0, 0.0, 0.0)];
-        let r = RatioEstimate::new(&[(0, 1.0)], &u, 0.95);
+        let r = RatioEstimate::new(&[(0, 1.0)], &u, 0.95, 2);
         assert!((r.ratio - 2.4).abs() < 1e-12);
         // residuals d = y − 2.4 x: −0.4, −0.8, 1.2, 0; mean 0, s² = (0.16+0.64+1.44)/3
         let s2: f64 = (0.16 + 0.64 + 1.44) / 3.0;
@@ -343,14 +350,18 @@ mod tests {
         assert!((r.half_width.unwrap() - want).abs() < 1e-5, "{r:?}");
         // every unit in proportion: no width
         let u = [(0, 3.0, 1.0), (0, 6.0, 2.0), (1, 9.0, 3.0), (1, 0.0, 0.0)];
-        let r = RatioEstimate::new(&[(0, 0.5), (1, 0.5)], &u, 0.997);
+        let r = RatioEstimate::new(&[(0, 0.5), (1, 0.5)], &u, 0.997, 2);
+        assert_eq!(
+            RatioEstimate::new(&[(0, 0.5), (1, 0.5)], &u, 0.997, 4).half_width,
+            None
+        );
         assert!((r.ratio - 3.0).abs() < 1e-12);
         assert!(r.half_width.unwrap() < 1e-12);
         // seen in one unit only: a ratio, but no interval
-        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 5.0, 2.0), (0, 0.0, 0.0)], 0.997);
+        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 5.0, 2.0), (0, 0.0, 0.0)], 0.997, 0);
         assert_eq!((r.ratio, r.half_width), (2.5, None));
         // nothing in the denominator: no ratio, no interval
-        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 0.0, 0.0), (0, 0.0, 0.0)], 0.997);
+        let r = RatioEstimate::new(&[(0, 1.0)], &[(0, 0.0, 0.0), (0, 0.0, 0.0)], 0.997, 2);
         assert_eq!((r.ratio, r.half_width), (0.0, None));
     }
 

@@ -130,6 +130,10 @@ pub struct FunctionCpi {
 /// Functions listed in an estimate, by their share of the cycles.
 pub const FUNCTIONS: usize = 50;
 
+/// Samples a function must appear in for its CPI to have an interval (the usual rule of thumb
+/// for the normal approximation; a function met in a few samples gets its ratio alone).
+pub const MIN_SEEN: usize = 30;
+
 /// The sampled estimate.
 #[derive(Clone, Debug, Serialize)]
 pub struct Estimate {
@@ -410,7 +414,7 @@ fn function_cpis(
                 name,
                 cycle_share: c / all_cycles.max(f64::MIN_POSITIVE),
                 instruction_share: n / all_insns.max(f64::MIN_POSITIVE),
-                cpi: RatioEstimate::new(strata, &units, confidence),
+                cpi: RatioEstimate::new(strata, &units, confidence, MIN_SEEN),
             }
         })
         .collect()
