@@ -1,9 +1,12 @@
 //! A program's phases and a sampled timing estimate (`outcrop phases`): one run collects
 //! basic-block vectors on the fast engine; [`outcrop_phases::cluster`] finds the phases;
-//! with a timing model, a second run simulates only each phase's representative interval
-//! (after a warm-up), fast-forwarding between them, and weighs their CPIs into an estimate
-//! of the whole run's; a third, optional, runs the full model for the error. Every run is
-//! deterministic, so all three execute the same instructions. docs/phases.md.
+//! with a timing model, a second run simulates only samples of each phase (after a warm-up),
+//! warming the caches and predictors functionally between them, and weighs their CPIs into
+//! an estimate of the whole run's with a confidence interval, per phase and per function
+//! too ([`outcrop_phases::estimate`]); when the interval misses its target the samples are
+//! re-planned and that run repeated once; a last, optional, runs the full model for the
+//! error. Every run is deterministic, so all of them execute the same instructions.
+//! docs/phases.md.
 
 use crate::program::{load, ProgramSpec};
 use crate::{Error, Result};
@@ -193,9 +196,9 @@ pub struct PhaseRun {
     pub full: Option<FullTiming>,
 }
 
-/// Finds the phases of `spec`'s run and, with a timing model, estimates its CPI from one
-/// representative interval per phase. `spec` is run deterministically (each pass must
-/// execute the same instructions).
+/// Finds the phases of `spec`'s run and, with a timing model, estimates its CPI from samples
+/// of each phase (functions named by `symbols`). `spec` is run deterministically (each pass
+/// must execute the same instructions).
 pub fn phases(
     spec: &ProgramSpec,
     symbols: Option<&Symbols>,
@@ -203,9 +206,8 @@ pub fn phases(
 ) -> Result<PhaseRun> {
     let mut spec = spec.clone();
     spec.deterministic = true;
-    let quiet = |_: &str| {};
     // pass 1: the vectors, on the fast engine
-    let mut guest = load(&spec, Box::new(quiet))?;
+    let mut guest = load(&spec, Box::new(|_: &str| {}))?;
     let started = Instant::now();
     let mut collector = BbvCollector::new(config.interval);
     let outcome = guest.machine.run(&mut collector);
@@ -217,34 +219,40 @@ pub fn phases(
     let instructions = guest.machine.instret;
     let bbv = collector.finish_bbv();
     let found = cluster(&bbv, &config.cluster);
-    let program = spec.path().display().to_string();
-    let Some(timing) = &config.timing else {
-        return Ok(PhaseRun {
-            program,
-            outcome,
-            instructions,
-            bbv,
-            phases: found,
-            bbv_wall,
-            estimate: None,
-            full: None,
-        });
+    let (estimate, full) = match &config.timing {
+        Some(timing) => {
+            let (e, f) = timed_passes(&spec, config, (timing, symbols), (&bbv, &found))?;
+            (Some(e), f)
+        }
+        None => (None, None),
     };
-    // pass 2: the samples in run order, each after its warm-up; a second with units
-    // re-planned from the first's variance when its interval misses the target
+    Ok(PhaseRun {
+        program: spec.path().display().to_string(),
+        outcome,
+        instructions,
+        bbv,
+        phases: found,
+        bbv_wall,
+        estimate,
+        full,
+    })
+}
+
+/// Passes 2 and 3 of [`phases`]: the samples in run order, each after its warm-up (a second
+/// sampling run with units re-planned from the first's variance when its interval misses the
+/// target), and with `compare` the full model.
+fn timed_passes(
+    spec: &ProgramSpec,
+    config: &PhaseConfig,
+    (timing, symbols): (&TimingConfig, Option<&Symbols>),
+    (bbv, found): (&Bbv, &Phases),
+) -> Result<(Estimate, Option<FullTiming>)> {
     let strata: Vec<(usize, f64)> = found.phases.iter().map(|p| (p.id, p.weight)).collect();
     let started = Instant::now();
     let plan = vec![config.per_phase; found.phases.len()];
     let mut offsets = config.sample_seed.map(SplitMix64::new);
     let sample = |plan: &[usize], offsets: Option<&mut SplitMix64>| {
-        sample_run(
-            &spec,
-            config,
-            (timing, symbols),
-            (&bbv, &found),
-            plan,
-            offsets,
-        )
+        sample_run(spec, config, (timing, symbols), (bbv, found), plan, offsets)
     };
     let mut pass = sample(&plan, offsets.as_mut())?;
     let mut stats = unit_stats(&strata, &pass.0, config.confidence);
@@ -279,33 +287,22 @@ pub fn phases(
         warmed,
         wall: started.elapsed(),
     };
-    // pass 3: the full model
-    let full = if config.compare {
-        let mut guest = load(&spec, Box::new(quiet))?;
-        let started = Instant::now();
-        let mut timed = Timed::new(timing, ());
-        guest.machine.run(&mut timed);
-        timed.finish();
-        let t = timed.totals();
-        Some(FullTiming {
-            instructions: guest.machine.instret,
-            cycles: t.cycles,
-            cpi: t.cycles as f64 / guest.machine.instret.max(1) as f64,
-            wall: started.elapsed(),
-        })
-    } else {
-        None
+    if !config.compare {
+        return Ok((estimate, None));
+    }
+    let mut guest = load(spec, Box::new(|_: &str| {}))?;
+    let started = Instant::now();
+    let mut timed = Timed::new(timing, ());
+    guest.machine.run(&mut timed);
+    timed.finish();
+    let t = timed.totals();
+    let full = FullTiming {
+        instructions: guest.machine.instret,
+        cycles: t.cycles,
+        cpi: t.cycles as f64 / guest.machine.instret.max(1) as f64,
+        wall: started.elapsed(),
     };
-    Ok(PhaseRun {
-        program,
-        outcome,
-        instructions,
-        bbv,
-        phases: found,
-        bbv_wall,
-        estimate: Some(estimate),
-        full,
-    })
+    Ok((estimate, Some(full)))
 }
 
 /// The timing model's inner observer in a sample: after the warm-up's `skip` instructions,
