@@ -252,7 +252,7 @@ impl PhasesReport {
             let wall = e.wall.as_secs_f64() + run.bbv_wall.as_secs_f64();
             let full = run.full.as_ref();
             EstimateRow {
-                cpi: e.cpi,
+                cpi: e.stats.cpi,
                 samples: e.windows.len(),
                 simulated: e.simulated,
                 simulated_share: e.simulated as f64 / run.instructions.max(1) as f64,
@@ -260,7 +260,8 @@ impl PhasesReport {
                 wall_seconds: wall,
                 full_cpi: full.map(|f| f.cpi),
                 full_wall_seconds: full.map(|f| f.wall.as_secs_f64()),
-                error_pct: full.map(|f| 100.0 * (e.cpi - f.cpi) / f.cpi.max(f64::MIN_POSITIVE)),
+                error_pct: full
+                    .map(|f| 100.0 * (e.stats.cpi - f.cpi) / f.cpi.max(f64::MIN_POSITIVE)),
                 speedup: full.map(|f| f.wall.as_secs_f64() / wall.max(1e-9)),
                 confidence_pct: 100.0 * e.stats.confidence,
                 half_width: e.stats.half_width(),

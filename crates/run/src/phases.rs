@@ -142,8 +142,6 @@ pub const MIN_SEEN: usize = 30;
 pub struct Estimate {
     /// The representatives, in run order.
     pub windows: Vec<WindowTiming>,
-    /// Σ weight × CPI of the representatives.
-    pub cpi: f64,
     /// The statistics: the run's and each phase's CPI with their confidence intervals.
     pub stats: CpiEstimate,
     /// Sampling runs made: 1, or 2 when the first run's interval missed the target and the
@@ -279,7 +277,6 @@ fn timed_passes(
     let functions = function_cpis(&strata, &windows, symbols, config.confidence);
     let estimate = Estimate {
         functions,
-        cpi: stats.cpi,
         windows,
         stats,
         passes,
@@ -305,33 +302,38 @@ fn timed_passes(
     Ok((estimate, Some(full)))
 }
 
-/// The timing model's inner observer in a sample: after the warm-up's `skip` instructions,
-/// charges each instruction the cycles from the retirement before it to its own, by function.
+/// The timing model's inner observer in a sample: charges each instruction the cycles from
+/// the retirement before it (the first: from `prev`, the warm-up's last) to its own, by
+/// function.
 struct FunctionCycles<'a> {
     symbols: Option<&'a Symbols>,
-    skip: u64,
-    /// The last function found, `[start, end)` and id (a sample stays in a few).
+    /// The last range looked up, `[lo, hi)`, and the function it names (a sample stays in a
+    /// few).
     last: (u64, u64, u32),
     prev: u64,
     counts: FxHashMap<u32, (u64, u64)>,
 }
 
 impl<'a> FunctionCycles<'a> {
-    fn new(symbols: Option<&'a Symbols>, skip: u64) -> Self {
+    fn new(symbols: Option<&'a Symbols>, prev: u64) -> Self {
         FunctionCycles {
             symbols,
-            skip,
             last: (0, 0, OUTSIDE),
-            prev: 0,
+            prev,
             counts: FxHashMap::default(),
         }
     }
 
     fn function(&mut self, pc: u64) -> u32 {
         if !(self.last.0 <= pc && pc < self.last.1) {
-            self.last = match self.symbols.and_then(|s| s.lookup(pc)) {
-                Some(f) => (f.start, f.start.saturating_add(f.size), f.id.0),
-                None => (pc, pc.saturating_add(1), OUTSIDE),
+            // the range over which the lookup names the same function (an inner function's
+            // extent inside an outer one's is a range of its own), or the gap outside them
+            self.last = match self.symbols {
+                Some(s) => {
+                    let (lo, hi) = s.steady_range(pc);
+                    (lo, hi, s.lookup(pc).map_or(OUTSIDE, |f| f.id.0))
+                }
+                None => (0, u64::MAX, OUTSIDE),
             };
         }
         self.last.2
@@ -343,14 +345,10 @@ impl Observer for FunctionCycles<'_> {
 
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         let at = t.map_or(self.prev, |t| t.retire);
-        if self.skip > 0 {
-            self.skip -= 1;
-        } else {
-            let f = self.function(r.pc);
-            let e = self.counts.entry(f).or_default();
-            e.0 += 1;
-            e.1 += at.saturating_sub(self.prev);
-        }
+        let f = self.function(r.pc);
+        let e = self.counts.entry(f).or_default();
+        e.0 += 1;
+        e.1 += at.saturating_sub(self.prev);
         self.prev = at;
         Control::Continue
     }
@@ -482,12 +480,16 @@ fn sample_run(
         }
         warmed += m.instret - f0;
         let w0 = m.instret;
-        let mut timed = Timed::from_model(model, FunctionCycles::new(symbols, a - w0));
+        // the detailed warm-up with no inner observer (no record copied), then the sample
+        // with its cycles attributed by function: one model throughout
+        let mut warmup = Timed::from_model(model, ());
         m.max_insns = a;
         if m.instret < a {
-            m.run(&mut timed);
+            m.run(&mut warmup);
         }
-        let c0 = timed.totals().cycles;
+        warmup.finish();
+        let c0 = warmup.totals().cycles;
+        let mut timed = Timed::from_model(warmup.into_model(), FunctionCycles::new(symbols, c0));
         let i0 = m.instret;
         m.max_insns = b.min(limit);
         m.run(&mut timed);
