@@ -372,6 +372,11 @@ pub trait Observer {
     /// without counts (the whole-program capture). Composed with an observer of blocks that is
     /// not, the composition takes no counts (a tuple's [`Observer::COUNTS`] is false then).
     const TRACE: bool = false;
+    /// Functional warming: what compiled code runs comes as [`Observer::warm`] calls (fetch,
+    /// data addresses and the final transfer of each block run, no retire records); what the
+    /// engines run comes as retire records ([`Observer::RETIRE`], which such an observer
+    /// sets), in program order with the runs.
+    const WARM: bool = false;
 
     /// One retired instruction, with its timing when a timing model runs.
     #[inline]
@@ -510,6 +515,12 @@ pub trait Observer {
     fn budget(&mut self) -> u64 {
         u64::MAX
     }
+    /// Compiled code ran the instructions of `run`, in order after everything the observer
+    /// heard before ([`Observer::WARM`]).
+    #[inline]
+    fn warm(&mut self, _run: &WarmRun<'_>) -> Control {
+        Control::Continue
+    }
     /// `n` instructions retired in counted blocks of one range, the first at `first`, since
     /// the last record ([`Observer::COUNTS`]).
     #[inline]
@@ -523,6 +534,40 @@ pub trait Observer {
     fn left(&mut self, _end: u64, _to: u64, _kind: Option<BranchKind>, _sp: u64) -> Control {
         Control::Continue
     }
+}
+
+/// What functional warming needs of the instructions one run of a compiled block retired
+/// ([`Observer::WARM`]): enough to update caches, TLBs and predictors exactly as the
+/// instructions' retire records would.
+#[derive(Clone, Copy, Debug)]
+pub struct WarmRun<'a> {
+    /// The first instruction's pc.
+    pub start: u64,
+    /// The instructions' lengths in bytes, in order.
+    pub lens: &'a [u8],
+    /// Each instruction's access size in bytes (0: none), as its retire record's `mem_size`.
+    pub sizes: &'a [u8],
+    /// The accesses' addresses, one for each nonzero size, in order.
+    pub addrs: &'a [u64],
+    /// The last instruction's transfer, if it is a branch or a jump (and ran).
+    pub end: Option<WarmEnd>,
+    /// Where control went after the last instruction (read with `end`).
+    pub next: u64,
+}
+
+/// The branch or jump that ends a [`WarmRun`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarmEnd {
+    /// A conditional branch (taken: `next` is not the fall-through; a branch to its own
+    /// fall-through never comes this way).
+    Branch,
+    /// A jump of `kind`; `indirect` for `jalr`.
+    Jump {
+        /// Its kind (call, return, indirect, direct).
+        kind: BranchKind,
+        /// Through a register.
+        indirect: bool,
+    },
 }
 
 /// Taken branches compiled code keeps for an observer of [`Observer::RING`] between two
@@ -551,6 +596,7 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     const RING: bool = O::RING;
     const UNCOUNTED: bool = O::UNCOUNTED;
     const TRACE: bool = O::TRACE;
+    const WARM: bool = O::WARM;
     #[inline]
     fn retire(&mut self, r: &Retire, t: Option<&Stamp>) -> Control {
         (**self).retire(r, t)
@@ -566,6 +612,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline]
     fn budget(&mut self) -> u64 {
         (**self).budget()
+    }
+    #[inline]
+    fn warm(&mut self, run: &WarmRun<'_>) -> Control {
+        (**self).warm(run)
     }
     #[inline]
     fn range(&mut self, pc: u64) -> (u64, u64) {

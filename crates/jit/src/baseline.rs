@@ -65,6 +65,8 @@ struct Snap {
     ring_from: Option<u64>,
     /// Whether it appends its basic blocks to the trace.
     trace_on: bool,
+    /// Whether it appends its accesses' addresses ([`Block::addresses`]).
+    addresses: bool,
 }
 
 /// A path emitted after the unit's straight-line code (at its label, with the block's
@@ -172,6 +174,7 @@ pub(crate) fn compile(unit: &Unit, counters: &[u64]) -> Result<Compiled, String>
             seg: 0,
             ring_from: None,
             trace_on: false,
+            addresses: false,
         },
         counters: counters.to_vec(),
         counters_taken: 0,
@@ -256,6 +259,7 @@ impl Gen {
             seg: 0,
             ring_from: blk.ring,
             trace_on: blk.trace && blk.counted.is_some(),
+            addresses: blk.addresses,
         };
         // the budget check: the block runs whole, or the engine takes over before it
         let short = self.a.label();
@@ -556,6 +560,7 @@ impl Gen {
 
     fn load(&mut self, rs1: u8, off: i64, (size, signed): (u8, bool), pc: u64, un: u32) {
         self.address(rs1, off);
+        self.address_push();
         let (slow, done) = (self.a.label(), self.a.label());
         self.probe(layout::TLB_READ, size, slow);
         let at = Rm::M(mem(RDX, 0));
@@ -590,6 +595,7 @@ impl Gen {
         un: u32,
     ) {
         self.address(rs1, off);
+        self.address_push();
         let (slow, done) = (self.a.label(), self.a.label());
         self.probe(layout::TLB_WRITE, size, slow);
         if fp {
@@ -614,6 +620,11 @@ impl Gen {
 
     fn amo(&mut self, op: AmoOp, (rd, rs1, rs2): (u8, u8, u8), size: u8, pc: u64, un: u32) {
         let (again, slow) = (self.a.label(), self.a.label());
+        if self.snap.addresses {
+            // once, not again after the host lends the frame
+            self.get(RAX, rs1);
+            self.address_push();
+        }
         self.a.bind(again);
         self.get(RAX, rs1);
         self.probe(layout::TLB_WRITE, size, slow);
@@ -1060,6 +1071,17 @@ impl Gen {
         let at = (layout::TRACE, layout::TRACE_POS);
         self.append_at(at, crate::exec::TRACE, 2);
         self.a.store_u32(mem(RCX, 0), tag);
+    }
+
+    /// The guest address in `rax` into the address buffer, if the block appends its
+    /// accesses' addresses. Keeps `rax`.
+    fn address_push(&mut self) {
+        if !self.snap.addresses {
+            return;
+        }
+        let at = (layout::ADDRS, layout::ADDR_POS);
+        self.append_at(at, crate::exec::ADDRS, 3);
+        self.a.store(W::B64, mem(RCX, 0), RAX);
     }
 
     /// A memory helper's arguments: the context, the address (in `rax`), `k`.

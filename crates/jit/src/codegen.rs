@@ -133,6 +133,10 @@ struct Gen<'a, 'b> {
     /// current block traces ([`Block::trace`]).
     trace: Option<Value>,
     trace_on: bool,
+    /// The address buffer's base (loaded at entry when a block of the unit appends its
+    /// accesses' addresses) and whether the current block does ([`Block::addresses`]).
+    addrs: Option<Value>,
+    addrs_on: bool,
     /// The counter addresses ([`Unit::counter_slots`]) and how many were taken.
     counters: &'b [u64],
     counters_taken: usize,
@@ -189,6 +193,11 @@ pub(crate) fn build(
         .iter()
         .any(|blk| blk.trace)
         .then(|| b.ins().load(ptr, flags(), ctx, layout::TRACE as i32));
+    let addrs = unit
+        .blocks
+        .iter()
+        .any(|blk| blk.addresses)
+        .then(|| b.ins().load(ptr, flags(), ctx, layout::ADDRS as i32));
     let mut g = Gen {
         b,
         ctx,
@@ -210,6 +219,8 @@ pub(crate) fn build(
         ring_from: None,
         trace,
         trace_on: false,
+        addrs,
+        addrs_on: false,
         counters,
         counters_taken: 0,
     };
@@ -450,6 +461,15 @@ impl Gen<'_, '_> {
         self.b.ins().store(flags(), t, at, 0);
     }
 
+    /// A guest address into the address buffer, if the current block appends its accesses'.
+    fn address_push(&mut self, addr: Value) {
+        let (Some(base), true) = (self.addrs, self.addrs_on) else {
+            return;
+        };
+        let at = self.append_at(base, layout::ADDR_POS, crate::exec::ADDRS, 3);
+        self.b.ins().store(flags(), addr, at, 0);
+    }
+
     /// [`Gen::ring_push`] to a known target.
     fn ring_push_to(&mut self, from: Option<u64>, target: u64) {
         if self.ring.is_some() && from.is_some() {
@@ -506,6 +526,7 @@ impl Gen<'_, '_> {
         self.tag = blk.record;
         self.ring_from = blk.ring;
         self.trace_on = blk.trace && blk.counted.is_some();
+        self.addrs_on = blk.addresses;
         self.insns = blk.insns;
         self.seg = 0;
         // the budget check: the block runs whole, or the engine takes over before it
@@ -839,6 +860,7 @@ impl Gen<'_, '_> {
     }
 
     fn load(&mut self, addr: Value, size: u8, signed: bool, pc: u64, unretired: u32) -> Value {
+        self.address_push(addr);
         let (entry, hit) = self.tlb_probe(self.tlb_r, addr, size);
         let fast = self.b.create_block();
         let slow = self.b.create_block();
@@ -889,6 +911,7 @@ impl Gen<'_, '_> {
 
     fn store(&mut self, addr: Value, v: Value, size: u8, at: (u64, u8), n: u32, blk: &Block) {
         let (pc, len) = at;
+        self.address_push(addr);
         let (entry, hit) = self.tlb_probe(self.tlb_w, addr, size);
         let fast = self.b.create_block();
         let slow = self.b.create_block();
@@ -938,6 +961,7 @@ impl Gen<'_, '_> {
         let (rd, rs1, rs2) = regs;
         let addr = self.get(rs1);
         let src = self.get(rs2);
+        self.address_push(addr);
         let probe = self.b.create_block();
         self.b.ins().jump(probe, &[]);
         self.b.switch_to_block(probe);

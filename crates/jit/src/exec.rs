@@ -68,6 +68,9 @@ pub const RING: usize = 256;
 /// Entries of the basic-block trace ([`crate::ir::Block::trace`], [`Jit::run_tracing`]): a
 /// power of two.
 pub const TRACE: usize = 1 << 16;
+/// Entries of the address buffer ([`crate::ir::Block::addresses`], [`Jit::addresses`]): one
+/// per instruction of a tracing call, and one for an access that faults, fit with room.
+pub const ADDRS: usize = 2 * TRACE;
 /// Counter slots ([`crate::ir::Counted::slot`]) the tier keeps, at most: a unit counting a
 /// slot past them is not compiled.
 pub const MAX_COUNTERS: u32 = 1 << 22;
@@ -125,6 +128,8 @@ pub struct Context {
     ring_pos: u64,
     trace: *mut u32,
     trace_pos: u64,
+    addrs: *mut u64,
+    addr_pos: u64,
     /// The host helpers baseline code calls through the context (`baseline.rs`: its bytes
     /// hold no host address).
     helper_load: u64,
@@ -154,6 +159,8 @@ pub(crate) mod layout {
     pub const RING_POS: usize = offset_of!(Context, ring_pos);
     pub const TRACE: usize = offset_of!(Context, trace);
     pub const TRACE_POS: usize = offset_of!(Context, trace_pos);
+    pub const ADDRS: usize = offset_of!(Context, addrs);
+    pub const ADDR_POS: usize = offset_of!(Context, addr_pos);
     pub const HELPER_LOAD: usize = offset_of!(Context, helper_load);
     pub const HELPER_STORE: usize = offset_of!(Context, helper_store);
     pub const HELPER_FILL: usize = offset_of!(Context, helper_fill);
@@ -312,6 +319,8 @@ pub struct Jit<H: Host> {
     ring_taken: u64,
     /// The basic-block trace: [`TRACE`] tags, written from 0 by each call.
     trace: Box<[u32]>,
+    /// The address buffer: [`ADDRS`] guest addresses, written from 0 by each call.
+    addrs: Box<[u64]>,
     /// Counters of counted blocks, [`COUNTER_CHUNK`] per chunk, slot `s` in chunk
     /// `s / COUNTER_CHUNK` (written by compiled code; never moved or freed before the module).
     counters: Vec<Box<[u64]>>,
@@ -369,6 +378,7 @@ impl<H: Host> Jit<H> {
         let mut records = vec![Record::default(); RECORDS + 1].into_boxed_slice();
         let mut ring = vec![[0u64; 2]; RING].into_boxed_slice();
         let mut trace = vec![0u32; TRACE].into_boxed_slice();
+        let mut addrs = vec![0u64; ADDRS].into_boxed_slice();
         let ctx = Box::new(Context {
             x: [0; 32],
             f: [0; 32],
@@ -388,6 +398,8 @@ impl<H: Host> Jit<H> {
             ring_pos: 0,
             trace: trace.as_mut_ptr(),
             trace_pos: 0,
+            addrs: addrs.as_mut_ptr(),
+            addr_pos: 0,
             helper_load: load_helper::<H> as *const () as u64,
             helper_store: store_helper::<H> as *const () as u64,
             helper_fill: fill_helper::<H> as *const () as u64,
@@ -407,6 +419,7 @@ impl<H: Host> Jit<H> {
             ring,
             ring_taken: 0,
             trace,
+            addrs,
             counters: Vec::new(),
             units: HashMap::new(),
             trampoline: 0,
@@ -794,6 +807,7 @@ impl<H: Host> Jit<H> {
     ) -> (Exit, u64) {
         self.ctx.record_pos = 0;
         self.ctx.trace_pos = 0;
+        self.ctx.addr_pos = 0;
         let (x, f) = regs;
         // the jump cache first (an array read), the unit table on a collision
         let slot = self.jump_cache[jump_slot(pc)];
@@ -884,6 +898,20 @@ impl<H: Host> Jit<H> {
         let n = self.ctx.trace_pos as usize;
         assert!(n <= TRACE, "compiled code appended {n} trace entries");
         &self.trace[..n]
+    }
+
+    /// The guest addresses of the loads, stores and atomics the last call's blocks performed
+    /// ([`crate::ir::Block::addresses`]), in program order.
+    ///
+    /// # Panics
+    /// If compiled code appended more than [`ADDRS`] (a code-generator bug: under
+    /// [`Jit::run_tracing`] each retired instruction appends at most one, and an access that
+    /// faults, ending the call, one more). None was written outside the buffer: positions are
+    /// masked to it.
+    pub fn addresses(&self) -> &[u64] {
+        let n = self.ctx.addr_pos as usize;
+        assert!(n <= ADDRS, "compiled code appended {n} addresses");
+        &self.addrs[..n]
     }
 
     /// The records the last call appended ([`Jit::run_recording`]; or [`Jit::run`], for

@@ -286,6 +286,11 @@ pub struct Block {
     /// ([`crate::Jit::trace`]), at the branch or jump that ends it: with [`Block::counted`]
     /// and [`Block::record`] set.
     pub trace: bool,
+    /// Append the guest address of each load, store and atomic the block performs to the
+    /// address buffer ([`crate::Jit::addresses`]), in program order, before the access (an
+    /// access that faults leaves its entry behind: the caller knows from the block's records
+    /// how many of its instructions retired).
+    pub addresses: bool,
 }
 
 /// [`Counted::slot`] of a counted block that keeps no counter (its observer takes no counts:

@@ -117,6 +117,7 @@ fn sum_loop() -> Unit {
             counted: None,
             ring: None,
             trace: false,
+            addresses: false,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -225,6 +226,7 @@ fn division_corner_cases_follow_riscv() {
                     counted: None,
                     ring: None,
                     trace: false,
+                    addresses: false,
                     term: Term::Fall { next: 0x1000 },
                 }],
             };
@@ -262,6 +264,7 @@ fn units_chain_through_the_jump_cache() {
                 counted: None,
                 ring: None,
                 trace: false,
+                addresses: false,
                 term: Term::Jal {
                     rd: 1,
                     link: 0x308,
@@ -283,6 +286,7 @@ fn units_chain_through_the_jump_cache() {
                 counted: None,
                 ring: None,
                 trace: false,
+                addresses: false,
                 term: Term::Jalr {
                     rd: 0,
                     rs1: 1,
@@ -323,6 +327,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 counted: None,
                 ring: None,
                 trace: false,
+                addresses: false,
                 term: Term::Jal {
                     rd: 0,
                     link: 0x1842e,
@@ -344,6 +349,7 @@ fn units_far_apart_chain_without_leaving_compiled_code() {
                 counted: None,
                 ring: None,
                 trace: false,
+                addresses: false,
                 term: Term::Branch {
                     cond: Cond::Ne,
                     rs1: 5,
@@ -475,6 +481,7 @@ fn counted_superblock_with(first: u32, second: u32, ring: Option<u64>) -> Unit {
             counted: Some(counted),
             ring,
             trace: false,
+            addresses: false,
             term: Term::Branch {
                 cond: Cond::Ne,
                 rs1: 11,
@@ -694,6 +701,7 @@ fn every_compiled_integer_operation_equals_the_one_semantics() {
                         counted: None,
                         ring: None,
                         trace: false,
+                        addresses: false,
                         term: Term::Fall { next: 0x10_0000 },
                     }],
                 };

@@ -530,7 +530,7 @@ impl Machine {
     /// the block engine, which hands every instruction it cannot run to the single-step one.
     /// Both deliver the same streams (docs/machine.md, "The block engine").
     fn run_engine<O: Observer>(&mut self, obs: &mut O) -> Outcome {
-        if O::RETIRE || self.engine == Engine::Step {
+        if (O::RETIRE && !O::WARM) || self.engine == Engine::Step {
             return self
                 .run_steps(obs, u64::MAX)
                 .unwrap_or(Outcome::InstructionLimit);

@@ -13,7 +13,7 @@ use crate::config::{CacheConfig, TlbConfig};
 const EMPTY: u64 = u64::MAX;
 
 /// One cache level (or a TLB).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Cache {
     line_shift: u32,
     set_mask: u64,

@@ -101,6 +101,21 @@ pub struct Fills {
     pub late: u64,
 }
 
+/// Equal when the same fills are in flight (the queue's order compared sorted).
+impl PartialEq for Fills {
+    fn eq(&self, o: &Fills) -> bool {
+        let sorted = |f: &Fills| {
+            let mut q: Vec<_> = f.queue.iter().map(|r| r.0).collect();
+            q.sort_unstable();
+            q
+        };
+        (self.shift, &self.in_flight, self.requested, self.dropped)
+            == (o.shift, &o.in_flight, o.requested, o.dropped)
+            && (self.filled, self.late) == (o.filled, o.late)
+            && sorted(self) == sorted(o)
+    }
+}
+
 impl Fills {
     /// No fills, lines of `1 << shift` bytes.
     pub(crate) fn new(shift: u32) -> Fills {

@@ -23,7 +23,7 @@ use crate::cache::Cache;
 use crate::config::Config;
 use crate::feedback::{Feedback, Fills, NoFeedback};
 use crate::predictor::{Btb, DirectionPredictor, Ras};
-use outcrop_events::record::{BranchKind, Class, Retire, Unit};
+use outcrop_events::record::{BranchKind, Class, Retire, Unit, WarmEnd, WarmRun};
 pub use outcrop_events::record::{Stamp, TimingEvents as Events};
 use serde::{Deserialize, Serialize};
 
@@ -162,7 +162,7 @@ enum FetchCause {
 }
 
 /// The timing model's state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     cfg: Config,
     l1i: Cache,
@@ -585,51 +585,110 @@ impl Model {
     /// state a detailed window inherits from the fast-forward before it). docs/phases.md.
     #[inline]
     pub fn warm(&mut self, r: &Retire) {
-        let line = self.l1i.line_of(r.pc);
-        if line != self.fetch_line {
-            self.fetch_line = line;
-            let page = self.itlb.line_of(r.pc);
-            if page != self.fetch_page {
-                self.fetch_page = page;
-                self.itlb.warm(r.pc);
-            }
-            if !self.l1i.warm(r.pc) {
-                self.l2.warm(r.pc);
-            }
-        }
+        self.warm_fetch(r.pc);
         if r.mem_size > 0 {
-            self.dtlb.warm(r.mem_addr);
-            if !self.l1d.warm_range(r.mem_addr, u64::from(r.mem_size)) {
-                self.l2.warm_range(r.mem_addr, u64::from(r.mem_size));
-            }
+            self.warm_data(r.mem_addr, r.mem_size);
         }
         match r.class {
             _ if r.unit == Unit::BranchOnRandom => {}
-            Some(Class::Branch) => {
-                let predicted = self.predictor.predict_and_train(r.pc, r.taken);
-                if predicted == r.taken && r.taken && self.btb.lookup(r.pc) != Some(r.next_pc) {
-                    self.btb.update(r.pc, r.next_pc);
+            Some(Class::Branch) => self.warm_branch(r.pc, r.taken, r.next_pc),
+            Some(Class::Jump) => {
+                let indirect = r.unit != Unit::Jump;
+                self.warm_jump((r.pc, r.len), r.transfer, indirect, r.next_pc);
+            }
+            _ => {}
+        }
+    }
+
+    /// Functional warming of the instructions one compiled block run retired
+    /// ([`outcrop_events::record::Observer::warm`]): exactly what [`Model::warm`] does with
+    /// their retire records, in the same order (the fetch and the access of each instruction,
+    /// then the final transfer).
+    #[inline]
+    pub fn warm_run(&mut self, run: &WarmRun<'_>) {
+        let mut pc = run.start;
+        let mut addrs = run.addrs.iter();
+        let mut last = (pc, 0);
+        for (&len, &size) in run.lens.iter().zip(run.sizes) {
+            self.warm_fetch(pc);
+            if size > 0 {
+                if let Some(&a) = addrs.next() {
+                    self.warm_data(a, size);
                 }
             }
-            Some(Class::Jump) => match r.transfer {
-                Some(BranchKind::Return) => {
-                    self.ras.pop();
+            last = (pc, len);
+            pc = pc.wrapping_add(u64::from(len));
+        }
+        match run.end {
+            Some(WarmEnd::Branch) => self.warm_branch(last.0, run.next != pc, run.next),
+            Some(WarmEnd::Jump { kind, indirect }) => {
+                self.warm_jump(last, Some(kind), indirect, run.next);
+            }
+            None => {}
+        }
+    }
+
+    /// Warms the instruction fetch of the instruction at `pc`.
+    #[inline(always)]
+    fn warm_fetch(&mut self, pc: u64) {
+        let line = self.l1i.line_of(pc);
+        if line != self.fetch_line {
+            self.fetch_line = line;
+            let page = self.itlb.line_of(pc);
+            if page != self.fetch_page {
+                self.fetch_page = page;
+                self.itlb.warm(pc);
+            }
+            if !self.l1i.warm(pc) {
+                self.l2.warm(pc);
+            }
+        }
+    }
+
+    /// Warms a data access of `size` bytes at `addr`.
+    #[inline(always)]
+    fn warm_data(&mut self, addr: u64, size: u8) {
+        self.dtlb.warm(addr);
+        if !self.l1d.warm_range(addr, u64::from(size)) {
+            self.l2.warm_range(addr, u64::from(size));
+        }
+    }
+
+    /// Warms the predictors with a conditional branch at `pc`, `taken` to `next`.
+    #[inline(always)]
+    fn warm_branch(&mut self, pc: u64, taken: bool, next: u64) {
+        let predicted = self.predictor.predict_and_train(pc, taken);
+        if predicted == taken && taken && self.btb.lookup(pc) != Some(next) {
+            self.btb.update(pc, next);
+        }
+    }
+
+    /// Warms the return stack and BTB with a jump (`pc`, `len` bytes) of `kind` to `next`.
+    #[inline(always)]
+    fn warm_jump(
+        &mut self,
+        (pc, len): (u64, u8),
+        kind: Option<BranchKind>,
+        indirect: bool,
+        next: u64,
+    ) {
+        match kind {
+            Some(BranchKind::Return) => {
+                self.ras.pop();
+            }
+            kind => {
+                if kind == Some(BranchKind::Call) {
+                    self.ras.push(pc.wrapping_add(u64::from(len)));
                 }
-                kind => {
-                    if kind == Some(BranchKind::Call) {
-                        self.ras.push(r.pc.wrapping_add(u64::from(r.len)));
+                if !indirect {
+                    if self.btb.lookup(pc) != Some(next) {
+                        self.btb.update(pc, next);
                     }
-                    if r.unit == Unit::Jump {
-                        if self.btb.lookup(r.pc) != Some(r.next_pc) {
-                            self.btb.update(r.pc, r.next_pc);
-                        }
-                    } else {
-                        self.btb.lookup(r.pc);
-                        self.btb.update(r.pc, r.next_pc);
-                    }
+                } else {
+                    self.btb.lookup(pc);
+                    self.btb.update(pc, next);
                 }
-            },
-            _ => {}
+            }
         }
     }
 

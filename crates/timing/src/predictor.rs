@@ -16,7 +16,7 @@ fn bump(c: &mut u8, taken: bool) {
 }
 
 /// A conditional-branch direction predictor.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DirectionPredictor {
     kind: PredictorKind,
     bimodal: Vec<u8>,
@@ -90,7 +90,7 @@ impl DirectionPredictor {
 }
 
 /// A set-associative branch target buffer with LRU replacement: pc → last target.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Btb {
     ways: usize,
     set_mask: u64,
@@ -144,7 +144,7 @@ impl Btb {
 
 /// A circular return-address stack: overflow overwrites the oldest entry, underflow predicts
 /// nothing.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Ras {
     slots: Vec<u64>,
     top: usize,

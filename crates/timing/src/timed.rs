@@ -12,7 +12,7 @@
 use crate::feedback::{Feedback, NoFeedback};
 use crate::model::{Model, Stamp, Totals};
 use crate::Config;
-use outcrop_events::record::{BranchKind, Control, Observer, Retire};
+use outcrop_events::record::{BranchKind, Control, Observer, Retire, WarmRun};
 
 /// One held-back event.
 #[derive(Clone, Copy, Debug)]
@@ -153,10 +153,17 @@ pub struct Warming {
 
 impl Observer for Warming {
     const RETIRE: bool = true;
+    const WARM: bool = true;
 
     #[inline]
     fn retire(&mut self, r: &Retire, _t: Option<&Stamp>) -> Control {
         self.model.warm(r);
+        Control::Continue
+    }
+
+    #[inline]
+    fn warm(&mut self, run: &WarmRun<'_>) -> Control {
+        self.model.warm_run(run);
         Control::Continue
     }
 }

@@ -187,6 +187,9 @@ struct Block {
     /// The kind of the branch or jump that ends it when taken (what compiled code's records
     /// leave out).
     taken_kind: BranchKind,
+    /// Its instructions' accesses of memory (with [`BlockCache::warm`]; `u16::MAX` if one
+    /// has no size known before it runs).
+    accesses: u16,
 }
 
 /// The decoded-block cache, dropped with the instruction cache whenever executable memory
@@ -222,6 +225,11 @@ pub(super) struct BlockCache {
     /// Counted blocks append each basic block they run to the tier's trace, handed to the
     /// observer as whole basic blocks ([`Observer::TRACE`]).
     trace: bool,
+    /// Functional warming ([`Observer::WARM`]): counted, traced blocks also append their
+    /// accesses' addresses, and blocks not compiled run on the single-step interpreter.
+    warm: bool,
+    /// With `warm`: every block's instructions' access sizes ([`warm_size`]), beside `lens`.
+    sizes: Vec<u8>,
     /// The ring's latest entries, as the tier last handed them over.
     ring_last: Vec<[u64; 2]>,
     /// The whole basic blocks of the tier's last trace, for [`Observer::blocks`].
@@ -241,6 +249,21 @@ pub(super) struct BlockCache {
 
 /// A block as an observer of counts knows it: start, instruction lengths, classes.
 type CountedBlock = (u64, Box<[u8]>, [u32; 8]);
+
+/// [`warm_size`] of an instruction whose access has no size known before it runs.
+const DYNAMIC: u8 = u8::MAX;
+
+/// The bytes an instruction that does `sem` accesses, as its retire record's `mem_size`, when
+/// that is known before it runs (0: none); [`DYNAMIC`] otherwise (a store-conditional
+/// that may fail, a vector access, `cbo.zero`): functional warming does not compile it.
+fn warm_size(sem: Sem) -> u8 {
+    match sem {
+        Sem::Load(size, _) | Sem::Store(size) | Sem::FLoad(size) | Sem::FStore(size) => size,
+        Sem::Amo(_, size) => size,
+        Sem::Lr(_) | Sem::Sc(_) | Sem::Vector | Sem::CboZero => DYNAMIC,
+        _ => 0,
+    }
+}
 
 /// Host bytes of one page's block table.
 const TABLE_BYTES: u64 = (SLOTS * 4) as u64;
@@ -275,6 +298,8 @@ impl BlockCache {
             ring: false,
             uncounted: false,
             trace: false,
+            warm: false,
+            sizes: Vec::new(),
             ring_last: Vec::new(),
             traced: Vec::new(),
             flushed_counts: HashMap::new(),
@@ -284,6 +309,24 @@ impl BlockCache {
         }
     }
 
+    /// The accesses of the instructions whose sizes start at `at` ([`Block::accesses`]).
+    fn accesses_from(&self, at: usize) -> u16 {
+        let sizes = self.sizes.get(at..).unwrap_or_default();
+        if sizes.contains(&DYNAMIC) {
+            return u16::MAX;
+        }
+        sizes.iter().filter(|&&s| s != 0).count() as u16
+    }
+
+    /// Block `b`'s instructions' access sizes (with [`BlockCache::warm`]).
+    #[inline(always)]
+    fn block_sizes(&self, b: &Block) -> &[u8] {
+        let at = b.lens_at as usize;
+        self.sizes
+            .get(at..at + b.insns as usize)
+            .unwrap_or_default()
+    }
+
     /// Host bytes held for decoded blocks.
     pub(super) fn host_bytes(&self) -> u64 {
         self.tables.len() as u64 * TABLE_BYTES
@@ -291,6 +334,7 @@ impl BlockCache {
             + self.uops.len() as u64 * UOP_BYTES
             + self.generic.len() as u64 * GENERIC_BYTES
             + self.lens.len() as u64
+            + self.sizes.len() as u64
     }
 
     /// Block `b`'s instruction lengths.
@@ -339,6 +383,7 @@ impl BlockCache {
         self.meta.clear();
         self.generic.clear();
         self.lens.clear();
+        self.sizes.clear();
         self.generation += 1;
     }
 }
@@ -485,21 +530,25 @@ impl Machine {
         // An observer that reads no block-level stream gets extended blocks, which run on
         // through not-taken conditional branches (fewer, longer blocks); the others get basic
         // blocks. The shapes differ, so a change of observer starts the cache over.
-        let extended = !(O::BLOCKS || O::BRANCHES || O::CLASSES);
+        // (functional warming: basic blocks, counted without counters and traced, which
+        // append their accesses' addresses too)
+        let warm = O::WARM;
+        let extended = !(O::BLOCKS || O::BRANCHES || O::CLASSES || warm);
         // counted blocks lie in one of the observer's ranges and leave records only at their
         // ends (compiled differently from recording blocks: a change starts over too)
-        let counting = !extended && O::COUNTS;
-        let (ring, uncounted) = (counting && O::RING, counting && O::UNCOUNTED);
-        let trace = counting && O::TRACE;
-        let mode = (extended, counting, ring, uncounted, trace);
+        let counting = !extended && (O::COUNTS || warm);
+        let (ring, uncounted) = (counting && O::RING, counting && (O::UNCOUNTED || warm));
+        let trace = counting && (O::TRACE || warm);
+        let mode = (extended, counting, ring, uncounted, trace, warm);
         let b = &self.blocks;
-        if (b.extended, b.counting, b.ring, b.uncounted, b.trace) != mode {
+        if (b.extended, b.counting, b.ring, b.uncounted, b.trace, b.warm) != mode {
             self.flush_icache();
             self.blocks.extended = extended;
             self.blocks.counting = counting;
             self.blocks.ring = ring;
             self.blocks.uncounted = uncounted;
             self.blocks.trace = trace;
+            self.blocks.warm = warm;
         }
         // The micro-ops live in a local for the whole call, so the hot loop reads them through
         // a slice in registers; a flush meanwhile (seen by its generation) clears them too.
@@ -585,6 +634,22 @@ impl Machine {
                 }
             }
             engine_once = false;
+            if O::WARM {
+                // functional warming: what is not compiled runs on the interpreter, whose
+                // retire records warm the model
+                let insns = u64::from(self.blocks.blocks[id as usize].insns);
+                let generation = self.blocks.generation;
+                self.pc = pc;
+                if let Some(outcome) = self.run_steps(obs, insns) {
+                    return Some(outcome);
+                }
+                if self.blocks.generation != generation {
+                    uops.clear();
+                }
+                pc = self.pc;
+                id = self.block_at(pc, uops)?;
+                continue;
+            }
             if O::MAPPINGS
                 && self.mappings_seen != self.kernel.mapped_objects().len()
                 && self.note_mappings(obs) == Control::Stop
@@ -922,6 +987,12 @@ impl Machine {
             if fused.is_some() {
                 self.blocks.lens.push(last.len);
             }
+            if self.blocks.warm {
+                self.blocks.sizes.push(warm_size(inst.op.sem()));
+                if fused.is_some() {
+                    self.blocks.sizes.push(warm_size(last.op.sem()));
+                }
+            }
             self.blocks.meta.push(Meta {
                 off: (at - pc) as u16,
                 next_off: (end - pc) as u16,
@@ -965,6 +1036,7 @@ impl Machine {
         let count = uops.len() - first;
         if count == 0 {
             self.blocks.lens.truncate(lens_at as usize);
+            self.blocks.sizes.truncate(lens_at as usize);
             return None;
         }
         let id = self.blocks.blocks.len() as u32;
@@ -983,6 +1055,7 @@ impl Machine {
             jit: 0,
             pending: 0,
             taken_kind: uops.last().map_or(BranchKind::Cond, jit::taken_kind),
+            accesses: self.blocks.accesses_from(lens_at as usize),
         });
         Some(id)
     }

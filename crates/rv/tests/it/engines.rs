@@ -471,6 +471,20 @@ proptest! {
     }
 
     #[test]
+    fn random_programs_warm_the_same_from_compiled_code(
+        (ops, values, limit) in counted_case(),
+    ) {
+        // compiled blocks hand functional warming their fetches, addresses and final
+        // transfers: the steps must be those of the single-step interpreter's retire records
+        let code = program(&ops);
+        let snapshot = [(CODE_BASE, code.len() as u64), (DATA_BASE, DATA_BYTES)];
+        let make = || seeded(&code, limit, &values, None);
+        if let Err(e) = compare_warm(&make, &snapshot) {
+            prop_assert!(false, "{e}\nops: {ops:?}");
+        }
+    }
+
+    #[test]
     fn random_programs_give_a_traced_observer_the_same_basic_blocks(
         (ops, values, limit) in counted_case(),
     ) {
@@ -482,6 +496,167 @@ proptest! {
         if let Err(e) = compare_traced(&make, &snapshot) {
             prop_assert!(false, "{e}\nops: {ops:?}");
         }
+    }
+}
+
+/// What functional warming reads of one instruction, in the order the timing model's
+/// `warm` reads it: the fetch, the access, the transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum WarmStep {
+    Fetch(u64),
+    Data(u64, u8),
+    Branch(u64, bool, u64),
+    Jump(u64, u8, Option<outcrop_rv::BranchKind>, bool, u64),
+}
+
+/// An observer of [`outcrop_events::record::Observer::WARM`] that writes down the steps of
+/// the retire records (the engines') and of the block runs (compiled code's) alike: kept
+/// whole (`KEEP`) or hashed.
+#[derive(Default)]
+struct WarmSteps<const KEEP: bool> {
+    steps: Vec<WarmStep>,
+    hash: std::collections::hash_map::DefaultHasher,
+    count: u64,
+    runs: u64,
+}
+
+impl<const KEEP: bool> WarmSteps<KEEP> {
+    fn push(&mut self, s: WarmStep) {
+        use std::hash::Hash;
+        self.count += 1;
+        if KEEP {
+            self.steps.push(s);
+        } else {
+            s.hash(&mut self.hash);
+        }
+    }
+
+    fn digest(&self) -> (u64, u64) {
+        use std::hash::Hasher;
+        (self.count, self.hash.finish())
+    }
+}
+
+impl<const KEEP: bool> outcrop_events::record::Observer for WarmSteps<KEEP> {
+    const RETIRE: bool = true;
+    const WARM: bool = true;
+    fn retire(
+        &mut self,
+        r: &outcrop_rv::Retire,
+        _t: Option<&outcrop_events::record::Stamp>,
+    ) -> outcrop_events::record::Control {
+        use outcrop_events::record::{Class, Unit};
+        self.push(WarmStep::Fetch(r.pc));
+        if r.mem_size > 0 {
+            self.push(WarmStep::Data(r.mem_addr, r.mem_size));
+        }
+        match r.class {
+            _ if r.unit == Unit::BranchOnRandom => {}
+            Some(Class::Branch) => self.push(WarmStep::Branch(r.pc, r.taken, r.next_pc)),
+            Some(Class::Jump) => self.push(WarmStep::Jump(
+                r.pc,
+                r.len,
+                r.transfer,
+                r.unit != Unit::Jump,
+                r.next_pc,
+            )),
+            _ => {}
+        }
+        outcrop_events::record::Control::Continue
+    }
+    fn warm(
+        &mut self,
+        run: &outcrop_events::record::WarmRun<'_>,
+    ) -> outcrop_events::record::Control {
+        use outcrop_events::record::WarmEnd;
+        self.runs += 1;
+        let mut pc = run.start;
+        let mut addrs = run.addrs.iter();
+        let mut last = (pc, 0);
+        assert_eq!(run.lens.len(), run.sizes.len(), "a run's lengths and sizes");
+        for (&len, &size) in run.lens.iter().zip(run.sizes) {
+            self.push(WarmStep::Fetch(pc));
+            if size > 0 {
+                let a = *addrs.next().expect("an address for every access");
+                self.push(WarmStep::Data(a, size));
+            }
+            last = (pc, len);
+            pc += u64::from(len);
+        }
+        assert!(addrs.next().is_none(), "an address left over");
+        match run.end {
+            Some(WarmEnd::Branch) => self.push(WarmStep::Branch(last.0, run.next != pc, run.next)),
+            Some(WarmEnd::Jump { kind, indirect }) => self.push(WarmStep::Jump(
+                last.0,
+                last.1,
+                Some(kind),
+                indirect,
+                run.next,
+            )),
+            None => {}
+        }
+        outcrop_events::record::Control::Continue
+    }
+}
+
+/// Functional warming's stream on the single-step interpreter (retire records only), against
+/// the compiling tier's (block runs from compiled code, retire records from the rest) and the
+/// block engine's: the same steps in the same order, and the same final state.
+fn compare_warm(make: &dyn Fn() -> Machine, snapshot: &[(u64, u64)]) -> Result<(), String> {
+    let run = |engine, hot| {
+        let mut obs = WarmSteps::<true>::default();
+        let state = run_observed(make, engine, &mut obs, snapshot, hot);
+        (state, obs.steps, obs.runs)
+    };
+    let want = run(outcrop_rv::Engine::Step, 1);
+    for (engine, hot) in [
+        (outcrop_rv::Engine::Blocks, 1),
+        (outcrop_rv::Engine::Jit, 1),
+        (outcrop_rv::Engine::Jit, 3),
+    ] {
+        let got = run(engine, hot);
+        let what = format!("{engine:?}, compiled at run {hot}");
+        if got.0 != want.0 {
+            return Err(format!("{what}: final state differs"));
+        }
+        if got.1 != want.1 {
+            let at = got.1.iter().zip(&want.1).position(|(a, b)| a != b);
+            return Err(format!(
+                "{what}: {} steps, not {}; first difference at {at:?}: {:?} vs {:?}",
+                got.1.len(),
+                want.1.len(),
+                at.map(|i| got.1[i]),
+                at.map(|i| want.1[i]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Functional warming from compiled code on the bundled workloads: the steps it warms the
+/// model with are those of the interpreter's retire records, in order (hashed), and most of
+/// them come from compiled blocks.
+#[test]
+fn functional_warming_from_compiled_code_warms_what_retire_records_do() {
+    for name in ["lz", "qsort_ints", "bytecode_vm", "fft", "graph_bfs"] {
+        let limit = 3_000_000;
+        let run = |engine| {
+            let mut obs = WarmSteps::<false>::default();
+            let mut m = common::workload(name, limit);
+            m.engine = engine;
+            m.jit_background = false;
+            m.run(&mut obs);
+            (m.instret, obs.digest(), obs.runs)
+        };
+        let want = run(outcrop_rv::Engine::Step);
+        let got = run(outcrop_rv::Engine::Jit);
+        assert_eq!((got.0, got.1), (want.0, want.1), "{name}");
+        assert!(
+            got.2 > want.0 / 50,
+            "{name}: only {} block runs from compiled code in {} instructions",
+            got.2,
+            want.0
+        );
     }
 }
 

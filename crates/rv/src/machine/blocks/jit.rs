@@ -6,7 +6,7 @@
 use super::{Block, Uop, K};
 use crate::inst::{Ext, Op};
 use crate::machine::{jalr_kind, Machine};
-use outcrop_events::record::{BranchKind, Control, Observer};
+use outcrop_events::record::{BranchKind, Control, Observer, WarmEnd, WarmRun};
 use outcrop_jit::ir::Record;
 use outcrop_jit::ir::{self, Alu, Cond, Counted, Src, Term};
 use outcrop_jit::{Exit, Jit};
@@ -189,6 +189,7 @@ impl Machine {
                 counted,
                 ring: self.blocks.ring.then_some(b.last_pc),
                 trace: self.blocks.trace,
+                addresses: self.blocks.warm,
             }
         };
         let mut ops = Vec::new();
@@ -451,7 +452,12 @@ impl Machine {
             return;
         };
         let mut entry_ir = self.ir_block(entry, id, uops, range);
-        if let Some(range) = range {
+        if self.blocks.warm {
+            if !self.warm_compiles(entry, &entry_ir) {
+                mark(self, NEVER);
+                return;
+            }
+        } else if let Some(range) = range {
             self.extend_counted(&mut entry_ir, entry.last_pc, uops, range);
         }
         if entry_ir.insns < MIN_PREFIX && matches!(entry_ir.term, Term::Engine { .. }) {
@@ -531,6 +537,17 @@ impl Machine {
             Ok(()) => mark(self, generation),
             Err(_) => mark(self, NEVER),
         }
+    }
+
+    /// Whether functional warming compiles block `b` (as `ir`): it runs to its end compiled,
+    /// every access's size is known before it runs, and a taken final branch is told from a
+    /// fall-through by where control goes ([`WarmEnd::Branch`]).
+    fn warm_compiles(&self, b: &Block, ir: &ir::Block) -> bool {
+        let branch_to_fall = matches!(ir.term, Term::Branch { taken, fall, .. } if taken == fall);
+        !matches!(ir.term, Term::Engine { .. })
+            && ir.insns == b.insns
+            && b.accesses != u16::MAX
+            && !branch_to_fall
     }
 
     /// Installs the units the compiling thread finished and marks their blocks.
@@ -633,6 +650,10 @@ impl Machine {
         }
         let drained = if !recording {
             Control::Continue
+        } else if self.blocks.warm {
+            let (Exit::Miss(at) | Exit::Engine(at) | Exit::Budget(at) | Exit::CodeChanged(at)) =
+                exit;
+            self.hand_warm(at, obs)
         } else if counting {
             // the taken branches come before the instructions they are among, and the
             // traced blocks before the block that stopped early, if one did
@@ -740,6 +761,41 @@ impl Machine {
         control
     }
 
+    /// Hands an observer of [`Observer::WARM`] the block runs of the last call into compiled
+    /// code: each block of the trace whole, then the block that stopped early, if one did (its
+    /// record: the last of the call), with the addresses its accesses appended. `at`: where
+    /// the run goes on.
+    fn hand_warm<O: Observer>(&mut self, at: u64, obs: &mut O) -> Control {
+        if !O::WARM {
+            return Control::Continue;
+        }
+        let Some(jit) = self.jit.take() else {
+            return Control::Continue;
+        };
+        let blocks = &self.blocks;
+        let partial = jit
+            .records()
+            .last()
+            .filter(|r| r.how() == Record::PARTIAL)
+            .map(|r| (r.tag(), r.retired()));
+        let start_of = |tag: u32| blocks.blocks.get(tag as usize).map_or(at, |b| b.start);
+        let trace = jit.trace();
+        let mut addrs = jit.addresses();
+        let mut control = Control::Continue;
+        for (k, &tag) in trace.iter().enumerate() {
+            let next = match (trace.get(k + 1), partial) {
+                (Some(&t), _) | (None, Some((t, _))) => start_of(t),
+                (None, None) => at,
+            };
+            control = control.and(blocks.warm_run(tag, None, next, &mut addrs, obs));
+        }
+        if let Some((tag, retired)) = partial {
+            control = control.and(blocks.warm_run(tag, Some(retired), at, &mut addrs, obs));
+        }
+        self.jit = Some(jit);
+        control
+    }
+
     /// Hands an observer of [`Observer::TRACE`] the basic blocks the last call into compiled
     /// code ran to their ends, whole: a compiled block that does not end its basic block adds
     /// to the engine's part of it, and the next one to it. `at`: where the run goes on.
@@ -841,6 +897,60 @@ impl Machine {
 }
 
 impl super::BlockCache {
+    /// One run of block `tag` for functional warming ([`Observer::warm`]): to its end, going
+    /// on at `next`, or its first `retired` instructions; its accesses' addresses are taken
+    /// from the front of `addrs`.
+    #[inline]
+    fn warm_run<O: Observer>(
+        &self,
+        tag: u32,
+        retired: Option<u32>,
+        next: u64,
+        addrs: &mut &[u64],
+        obs: &mut O,
+    ) -> Control {
+        let Some(b) = self.blocks.get(tag as usize) else {
+            return Control::Continue;
+        };
+        let (mut lens, mut sizes) = (self.block_lens(b), self.block_sizes(b));
+        let (end, accesses) = match retired {
+            None => {
+                let last = self
+                    .meta
+                    .get((b.first + b.count) as usize - 1)
+                    .map(|m| m.sem);
+                let end = match last {
+                    Some(Sem::Branch(_)) => Some(WarmEnd::Branch),
+                    Some(Sem::Jal) => Some(WarmEnd::Jump {
+                        kind: b.taken_kind,
+                        indirect: false,
+                    }),
+                    Some(Sem::Jalr) => Some(WarmEnd::Jump {
+                        kind: b.taken_kind,
+                        indirect: true,
+                    }),
+                    _ => None,
+                };
+                (end, usize::from(b.accesses))
+            }
+            Some(n) => {
+                let n = (n as usize).min(lens.len());
+                (lens, sizes) = (&lens[..n], &sizes[..n.min(sizes.len())]);
+                (None, sizes.iter().filter(|&&s| s != 0).count())
+            }
+        };
+        let (mine, rest) = addrs.split_at(accesses.min(addrs.len()));
+        *addrs = rest;
+        obs.warm(&WarmRun {
+            start: b.start,
+            lens,
+            sizes,
+            addrs: mine,
+            end,
+            next,
+        })
+    }
+
     /// Micro-ops of block `b` whose instructions are among the first `retired` of it.
     fn uops_retired(&self, b: &Block, retired: u32) -> usize {
         let (first, count) = (b.first as usize, b.count as usize);
