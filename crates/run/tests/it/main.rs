@@ -7,3 +7,4 @@ mod range;
 mod rpa;
 mod threads;
 mod timing_validation;
+mod warming;

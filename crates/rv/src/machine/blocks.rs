@@ -22,7 +22,7 @@ use super::{jalr_kind, Flow, Machine, SLOTS};
 use crate::fpu;
 use crate::inst::{Class, Inst, Op};
 use crate::memory::{perm, PAGE_SIZE};
-use outcrop_events::record::{BranchKind, Control, Observer};
+use outcrop_events::record::{BranchKind, Control, Observer, WarmEnd};
 use outcrop_sem::{extend, Alu, Cond, FMove, Sem};
 use std::collections::HashMap;
 
@@ -190,6 +190,8 @@ struct Block {
     /// Its instructions' accesses of memory (with [`BlockCache::warm`]; `u16::MAX` if one
     /// has no size known before it runs).
     accesses: u16,
+    /// Its last instruction's transfer as functional warming reads it (`WarmRun::end`).
+    warm_end: Option<WarmEnd>,
 }
 
 /// The decoded-block cache, dropped with the instruction cache whenever executable memory
@@ -262,6 +264,19 @@ fn warm_size(sem: Sem) -> u8 {
         Sem::Amo(_, size) => size,
         Sem::Lr(_) | Sem::Sc(_) | Sem::Vector | Sem::CboZero => DYNAMIC,
         _ => 0,
+    }
+}
+
+/// The transfer functional warming reads of a block that ends with `u`, whose last
+/// instruction does `sem` (`WarmRun::end`).
+fn warm_end(u: &Uop, sem: Sem) -> Option<WarmEnd> {
+    match sem {
+        Sem::Branch(_) => Some(WarmEnd::Branch),
+        Sem::Jal | Sem::Jalr => Some(WarmEnd::Jump {
+            kind: jit::taken_kind(u),
+            indirect: sem == Sem::Jalr,
+        }),
+        _ => None,
     }
 }
 
@@ -1056,6 +1071,9 @@ impl Machine {
             pending: 0,
             taken_kind: uops.last().map_or(BranchKind::Cond, jit::taken_kind),
             accesses: self.blocks.accesses_from(lens_at as usize),
+            warm_end: uops
+                .last()
+                .and_then(|u| warm_end(u, self.blocks.meta.last()?.sem)),
         });
         Some(id)
     }

@@ -6,7 +6,7 @@
 use super::{Block, Uop, K};
 use crate::inst::{Ext, Op};
 use crate::machine::{jalr_kind, Machine};
-use outcrop_events::record::{BranchKind, Control, Observer, WarmEnd, WarmRun};
+use outcrop_events::record::{BranchKind, Control, Observer, WarmRun};
 use outcrop_jit::ir::Record;
 use outcrop_jit::ir::{self, Alu, Cond, Counted, Src, Term};
 use outcrop_jit::{Exit, Jit};
@@ -914,25 +914,7 @@ impl super::BlockCache {
         };
         let (mut lens, mut sizes) = (self.block_lens(b), self.block_sizes(b));
         let (end, accesses) = match retired {
-            None => {
-                let last = self
-                    .meta
-                    .get((b.first + b.count) as usize - 1)
-                    .map(|m| m.sem);
-                let end = match last {
-                    Some(Sem::Branch(_)) => Some(WarmEnd::Branch),
-                    Some(Sem::Jal) => Some(WarmEnd::Jump {
-                        kind: b.taken_kind,
-                        indirect: false,
-                    }),
-                    Some(Sem::Jalr) => Some(WarmEnd::Jump {
-                        kind: b.taken_kind,
-                        indirect: true,
-                    }),
-                    _ => None,
-                };
-                (end, usize::from(b.accesses))
-            }
+            None => (b.warm_end, usize::from(b.accesses)),
             Some(n) => {
                 let n = (n as usize).min(lens.len());
                 (lens, sizes) = (&lens[..n], &sizes[..n.min(sizes.len())]);
