@@ -650,19 +650,11 @@ impl Machine {
             }
             engine_once = false;
             if O::WARM {
-                // functional warming: what is not compiled runs on the interpreter, whose
-                // retire records warm the model
-                let insns = u64::from(self.blocks.blocks[id as usize].insns);
-                let generation = self.blocks.generation;
                 self.pc = pc;
-                if let Some(outcome) = self.run_steps(obs, insns) {
-                    return Some(outcome);
-                }
-                if self.blocks.generation != generation {
-                    uops.clear();
-                }
-                pc = self.pc;
-                id = self.block_at(pc, uops)?;
+                (pc, id) = match self.warm_on_steps(id, uops, obs) {
+                    Ok(next) => next,
+                    Err(outcome) => return outcome,
+                };
                 continue;
             }
             if O::MAPPINGS
@@ -749,6 +741,27 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Functional warming ([`Observer::WARM`]) of block `id` at `self.pc`, not compiled: the
+    /// single-step interpreter runs its instructions, and their retire records warm the
+    /// model. Where the run goes on and its block, or how [`Machine::run_blocks`] returns.
+    fn warm_on_steps<O: Observer>(
+        &mut self,
+        id: u32,
+        uops: &mut Vec<Uop>,
+        obs: &mut O,
+    ) -> Result<(u64, u32), Option<super::Outcome>> {
+        let insns = u64::from(self.blocks.blocks[id as usize].insns);
+        let generation = self.blocks.generation;
+        if let Some(outcome) = self.run_steps(obs, insns) {
+            return Err(Some(outcome));
+        }
+        if self.blocks.generation != generation {
+            uops.clear();
+        }
+        let pc = self.pc;
+        Ok((pc, self.block_at(pc, uops).ok_or(None)?))
     }
 
     /// The observer hooks for block `id`, run to its end, then going to `next` with the stack
