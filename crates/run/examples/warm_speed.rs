@@ -2,7 +2,8 @@
 //! `outcrop_timing::Warming` on one engine and prints the instructions warmed, the seconds and
 //! MIPS, and how many came from compiled code's block runs.
 //!
-//! `cargo run --release -p outcrop-run --example warm_speed -- ENGINE PROGRAM [ARGS...]`
+//! `cargo run --release -p outcrop-run --example warm_speed -- ENGINE [--allow DIR]
+//! [--allow-rw DIR] [--sysroot DIR] -- PROGRAM [ARGS...]`
 //! (ENGINE: `step`, the retire records' warming, or `jit`, warming from compiled code).
 
 use outcrop_events::record::{Control, Observer, Retire, Stamp, WarmRun};
@@ -31,14 +32,27 @@ impl Observer for Counted {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [engine, program, rest @ ..] = &args[..] else {
-        eprintln!("usage: warm_speed step|jit PROGRAM [ARGS...]");
-        std::process::exit(2);
+    let mut args = std::env::args().skip(1);
+    let usage = || -> ! {
+        eprintln!("usage: warm_speed step|jit [--allow DIR] [--allow-rw DIR] [--sysroot DIR] -- PROGRAM [ARGS...]");
+        std::process::exit(2)
     };
-    let mut command = vec![program.into()];
-    command.extend(rest.iter().map(Into::into));
-    let spec = ProgramSpec::new(command);
+    let engine = args.next().unwrap_or_else(|| usage());
+    let mut spec = ProgramSpec::new(Vec::new());
+    spec.stdio = outcrop_run::Stdio::Quiet;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--" => break,
+            "--allow" => spec.allow.push(args.next().unwrap_or_else(|| usage()).into()),
+            "--allow-rw" => spec.allow_rw.push(args.next().unwrap_or_else(|| usage()).into()),
+            "--sysroot" => spec.sysroot = Some(args.next().unwrap_or_else(|| usage()).into()),
+            _ => usage(),
+        }
+    }
+    spec.command = args.map(Into::into).collect();
+    if spec.command.is_empty() {
+        usage();
+    }
     let mut guest = load(&spec, Box::new(|_: &str| {})).unwrap_or_else(|e| {
         eprintln!("warm_speed: {e}");
         std::process::exit(1)
