@@ -43,8 +43,12 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--" => break,
-            "--allow" => spec.allow.push(args.next().unwrap_or_else(|| usage()).into()),
-            "--allow-rw" => spec.allow_rw.push(args.next().unwrap_or_else(|| usage()).into()),
+            "--allow" => spec
+                .allow
+                .push(args.next().unwrap_or_else(|| usage()).into()),
+            "--allow-rw" => spec
+                .allow_rw
+                .push(args.next().unwrap_or_else(|| usage()).into()),
             "--sysroot" => spec.sysroot = Some(args.next().unwrap_or_else(|| usage()).into()),
             _ => usage(),
         }
