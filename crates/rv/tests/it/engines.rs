@@ -599,6 +599,26 @@ impl<const KEEP: bool> outcrop_events::record::Observer for WarmSteps<KEEP> {
     }
 }
 
+/// `Err` naming the first place `got` and `want` (sequences of `what`'s `items`) differ.
+fn same_sequence<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    items: &str,
+    got: &[T],
+    want: &[T],
+) -> Result<(), String> {
+    if got == want {
+        return Ok(());
+    }
+    let at = got.iter().zip(want).position(|(a, b)| a != b);
+    Err(format!(
+        "{what}: {} {items}, not {}; first difference at {at:?}: {:?} vs {:?}",
+        got.len(),
+        want.len(),
+        at.map(|i| &got[i]),
+        at.map(|i| &want[i]),
+    ))
+}
+
 /// Functional warming's stream on the single-step interpreter (retire records only), against
 /// the compiling tier's (block runs from compiled code, retire records from the rest) and the
 /// block engine's: the same steps in the same order, and the same final state.
@@ -619,16 +639,7 @@ fn compare_warm(make: &dyn Fn() -> Machine, snapshot: &[(u64, u64)]) -> Result<(
         if got.0 != want.0 {
             return Err(format!("{what}: final state differs"));
         }
-        if got.1 != want.1 {
-            let at = got.1.iter().zip(&want.1).position(|(a, b)| a != b);
-            return Err(format!(
-                "{what}: {} steps, not {}; first difference at {at:?}: {:?} vs {:?}",
-                got.1.len(),
-                want.1.len(),
-                at.map(|i| got.1[i]),
-                at.map(|i| want.1[i]),
-            ));
-        }
+        same_sequence(&what, "steps", &got.1, &want.1)?;
     }
     Ok(())
 }
@@ -748,16 +759,7 @@ fn compare_traced(make: &dyn Fn() -> Machine, snapshot: &[(u64, u64)]) -> Result
             if got.0 != want.0 {
                 return Err(format!("{what}: final state differs"));
             }
-            if got.1 != want.1 {
-                let at = got.1.iter().zip(&want.1).position(|(a, b)| a != b);
-                return Err(format!(
-                    "{what}: {} blocks, not {}; first difference at {at:?}: {:?} vs {:?}",
-                    got.1.len(),
-                    want.1.len(),
-                    at.map(|i| got.1[i]),
-                    at.map(|i| want.1[i]),
-                ));
-            }
+            same_sequence(&what, "blocks", &got.1, &want.1)?;
             if got.2 != want.2 {
                 return Err(format!("{what}: classes {:?} vs {:?}", got.2, want.2));
             }
