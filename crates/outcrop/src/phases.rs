@@ -99,6 +99,7 @@ pub fn run(args: PhasesArgs) -> Result<ExitCode> {
         sample_seed: args.sample_seed,
         confidence: args.confidence / 100.0,
         target: (args.target != 0.0).then_some(args.target / 100.0),
+        engine: args.guest.run_config().engine,
     };
     config.check()?;
     let mut spec = args.guest.spec();

@@ -61,6 +61,9 @@ pub struct PhaseConfig {
     /// (Neyman's allocation over the phases) and the sampling run repeated once (SMARTS
     /// §3.2). `None` keeps the first run's.
     pub target: Option<f64>,
+    /// The engine every pass runs on (all give the same vectors, phases and estimate; the
+    /// single-step interpreter warms from retire records alone).
+    pub engine: outcrop_rv::Engine,
 }
 
 impl PhaseConfig {
@@ -205,7 +208,7 @@ pub fn phases(
     let mut spec = spec.clone();
     spec.deterministic = true;
     // pass 1: the vectors, on the fast engine
-    let mut guest = load(&spec, Box::new(|_: &str| {}))?;
+    let mut guest = load_on(&spec, config.engine)?;
     let started = Instant::now();
     let mut collector = BbvCollector::new(config.interval);
     let outcome = guest.machine.run(&mut collector);
@@ -287,7 +290,7 @@ fn timed_passes(
     if !config.compare {
         return Ok((estimate, None));
     }
-    let mut guest = load(spec, Box::new(|_: &str| {}))?;
+    let mut guest = load_on(spec, config.engine)?;
     let started = Instant::now();
     let mut timed = Timed::new(timing, ());
     guest.machine.run(&mut timed);
@@ -442,7 +445,7 @@ fn sample_run(
         reps.extend(samples(bbv, p, n, config.unit, offset));
     }
     reps.sort_unstable_by_key(|r| r.0);
-    let mut guest = load(spec, Box::new(|_: &str| {}))?;
+    let mut guest = load_on(spec, config.engine)?;
     let m = &mut guest.machine;
     let limit = m.max_insns;
     let mut windows = Vec::new();
@@ -516,6 +519,13 @@ fn sample_run(
         });
     }
     Ok((windows, simulated, warmed))
+}
+
+/// `spec` loaded to run on `engine`.
+fn load_on(spec: &ProgramSpec, engine: outcrop_rv::Engine) -> Result<crate::Guest> {
+    let mut guest = load(spec, Box::new(|_: &str| {}))?;
+    guest.machine.engine = engine;
+    Ok(guest)
 }
 
 /// Most samples taken of one phase, whatever `--per-phase` asks (the samples are held in

@@ -285,3 +285,51 @@ fn sampled_function_cpis_hold_the_exact_profiles() {
         assert!((s - share).abs() < 0.03, "{name}: {s} vs {share}");
     }
 }
+
+/// `--engine` reaches every pass: the single-step interpreter (warming from retire records
+/// alone) and the compiling tier (warming from compiled blocks) give the same vectors, phases
+/// and estimate, to the last digit; only the wall times differ.
+#[test]
+fn every_engine_gives_the_same_phases_and_estimate() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let vm = bin("bytecode_vm");
+    let run = |engine: &str| {
+        let out = format!("{engine}.json");
+        let o = outcrop(
+            &[
+                "phases",
+                "--interval",
+                "400000",
+                "--max-insns",
+                "8000000",
+                "--timing",
+                "--per-phase",
+                "20",
+                "--engine",
+                engine,
+                "--json",
+                "-o",
+                &out,
+                "--",
+                vm.to_str().unwrap(),
+            ],
+            d,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(&out)).unwrap()).unwrap();
+        let walls = |v: &mut serde_json::Value| {
+            let m = v.as_object_mut().unwrap();
+            let n = m.len();
+            m.retain(|k, _| !k.contains("wall"));
+            n - m.len()
+        };
+        let dropped = walls(&mut j) + walls(&mut j["estimate"]);
+        assert!(dropped >= 2, "the wall times moved: {j}");
+        j
+    };
+    let step = run("step");
+    assert!(step["estimate"]["cpi"].as_f64().unwrap() > 0.2);
+    assert_eq!(step, run("jit"));
+}
