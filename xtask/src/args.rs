@@ -376,6 +376,9 @@ pub struct BenchRap {
     /// Timed runs of each measurement.
     #[arg(long, value_name = "R", default_value_t = 5)]
     runs: usize,
+    /// Only the memory held by stream length (RAP, exact first, a presized FxHashMap).
+    #[arg(long)]
+    memory_only: bool,
 }
 
 impl From<BenchRap> for lab::bench_rap::RapBenchConfig {
@@ -383,6 +386,7 @@ impl From<BenchRap> for lab::bench_rap::RapBenchConfig {
         Self {
             events: a.events,
             runs: a.runs,
+            memory_only: a.memory_only,
         }
     }
 }

@@ -13,7 +13,7 @@
 use crate::COUNTING;
 use crate::{Context, Result};
 use outcrop_events::synth::{self, StreamKind};
-use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
+use outcrop_rap::{Config, ExactCounts, ExactRanges, RapCounter, RapTree, SplitPolicy};
 use outcrop_studies::{cells, table::Table};
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -155,11 +155,16 @@ pub struct RapBenchConfig {
     pub events: usize,
     /// Timed runs of each measurement.
     pub runs: usize,
+    /// Only the memory held by stream length.
+    pub memory_only: bool,
 }
 
 /// `xtask bench-rap`: measures and writes its Markdown table to `out` (the module's doc says what and against which peer).
 pub fn run(args: RapBenchConfig, out: &mut dyn std::io::Write) -> Result<()> {
     let (events, runs) = (args.events, args.runs.max(1));
+    if args.memory_only {
+        return memory_by_length(out);
+    }
     let (_, outcrop) = crate::release_outcrop()?;
     let tmp = tempfile::tempdir()?;
     say!(out,
@@ -405,7 +410,8 @@ fn lz_blocks(outcrop: &Path, tmp: &Path, runs: usize) -> Result<Vec<String>> {
     )
 }
 
-/// The bytes held by the tree and a presized map by stream length (one run each).
+/// The bytes held by the tree, by the counter that counts exactly first ([`RapCounter`]) and
+/// by a presized map, by stream length (one run each).
 fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
     let config = Config::default();
     say!(
@@ -416,23 +422,36 @@ fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
         .left("stream")
         .right("events")
         .right("distinct")
-        .right("RAP")
+        .right("RAP tree")
+        .right("RAP exact first")
+        .right("(still exact)")
         .right("FxHashMap presized")
-        .right("RAP / Fx");
+        .right("tree / Fx")
+        .right("exact first / Fx");
     for kind in [
         StreamKind::CodeLike,
         StreamKind::ValueLike,
         StreamKind::Uniform,
     ] {
-        for n in [10_000, 100_000, 1_000_000] {
+        for n in [10_000, 100_000, 1_000_000, 10_000_000] {
             let values: Vec<u64> = synth::stream(kind, 1).take(n).collect();
+            let batches = |mut add: Box<dyn FnMut(&[u64]) + '_>| {
+                for c in values.chunks(1 << 16) {
+                    add(c);
+                }
+            };
             let (_, _, b_tree) = rates(n, 1, || {
                 let mut t = RapTree::new(config);
-                for c in values.chunks(1 << 16) {
-                    let _ = t.add_batch(c);
-                }
+                batches(Box::new(|c| drop(t.add_batch(c))));
                 t
             });
+            let (_, counter, b_first) = rates(n, 1, || {
+                let mut t = RapCounter::new(config);
+                batches(Box::new(|c| drop(t.add_batch(c))));
+                t
+            });
+            let exact = counter.is_exact();
+            drop(counter);
             let distinct = values
                 .iter()
                 .collect::<std::collections::HashSet<_>>()
@@ -450,8 +469,11 @@ fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
                 n,
                 distinct,
                 b_tree,
+                b_first,
+                if exact { "yes" } else { "no" },
                 b_fx,
-                format!("{:.1}%", 100.0 * b_tree as f64 / b_fx as f64)
+                format!("{:.1}%", 100.0 * b_tree as f64 / b_fx as f64),
+                format!("{:.1}%", 100.0 * b_first as f64 / b_fx as f64)
             ]);
         }
     }

@@ -119,16 +119,16 @@ pub fn run(args: RapArgs) -> Result<()> {
         None => input::open(args.file.as_deref(), args.input_format)?,
     };
     let bar = input::progress(&input);
-    let mut tree = RapTree::new(config);
+    let mut counter = crate::outcrop_rap::RapCounter::new(config);
     let mut exact = args.exact.then(ExactCounts::new);
     let name = input.name.clone();
     let mut rap_time = std::time::Duration::ZERO;
     input::for_each_batch(&mut input, &bar, |first, values| {
         let start = std::time::Instant::now();
         let added = if args.no_combine {
-            values.iter().try_for_each(|&v| tree.add(v))
+            values.iter().try_for_each(|&v| counter.add(v))
         } else {
-            tree.add_batch(values)
+            counter.add_batch(values)
         };
         rap_time += start.elapsed();
         added.map_err(|e| locate_error(e, first, values, config.bits(), &name))?;
@@ -137,8 +137,8 @@ pub fn run(args: RapArgs) -> Result<()> {
         }
         anyhow::Ok(())
     })?;
-    let seconds = rap_time.as_secs_f64();
-
+    let (start, tree) = (std::time::Instant::now(), counter.into_tree()?);
+    let seconds = (rap_time + start.elapsed()).as_secs_f64();
     let hot = tree.hot_ranges(args.hot)?;
     let accuracy = exact.map(|e| crate::outcrop_rap::accuracy(&hot, &e.finish()));
     let hardware = HardwareModel::default().report(&tree);

@@ -2,7 +2,9 @@
 //! for every branching factor and several ε (docs/rap.md, "Guarantees").
 
 use outcrop_rap::bound::{node_bound_after_merge, node_bound_between_merges};
-use outcrop_rap::{Config, ExactCounts, ExactRanges, RapTree, SplitPolicy};
+use outcrop_rap::{
+    exact_table_bytes, Config, ExactCounts, ExactRanges, RapCounter, RapTree, SplitPolicy,
+};
 use proptest::prelude::*;
 
 /// A tiny deterministic generator so streams are cheap to build inside proptest cases.
@@ -277,6 +279,39 @@ proptest! {
     }
 
     #[test]
+    fn exact_first_keeps_every_guarantee_and_never_outgrows_the_table(
+        config in configs(),
+        shape in shapes(),
+        len in 0usize..40_000,
+        chunk in 1usize..5000,
+        seed: u64,
+    ) {
+        // counted exactly while the table is smaller, then handed to a tree built from the
+        // counts: the tree it gives obeys every guarantee, and it never holds more than an
+        // FxHashMap presized to the distinct count
+        let values = stream(shape, config.bits(), len, seed);
+        let mut counter = RapCounter::new(config);
+        for (k, c) in values.chunks(chunk).enumerate() {
+            if k % 2 == 0 {
+                counter.add_batch(c).unwrap();
+            } else {
+                c.iter().for_each(|&v| counter.add(v).unwrap());
+            }
+        }
+        prop_assert_eq!(counter.n(), values.len() as u64);
+        let distinct = values.iter().collect::<std::collections::HashSet<_>>().len();
+        let table: rustc_hash::FxHashMap<u64, u64> =
+            std::collections::HashMap::with_capacity_and_hasher(distinct, Default::default());
+        prop_assert!(counter.allocated_bytes() <= exact_table_bytes(table.capacity()));
+        if let Some(counts) = counter.exact_counts() {
+            prop_assert_eq!(counts.len(), distinct);
+        }
+        let tree = counter.tree().unwrap();
+        check_guarantees(&tree, &exact_of(&values), &mut SplitMix(seed ^ 5))?;
+        check_hot(&tree, &values, 0.1)?;
+    }
+
+    #[test]
     fn heavy_weighted_adds_keep_every_guarantee(config in configs(), shape in shapes(), len in 1usize..400, seed: u64) {
         let values = stream(shape, config.bits(), len, seed);
         let mut r = SplitMix(seed);
@@ -379,6 +414,42 @@ proptest! {
             tree.add(v).unwrap();
         }
         prop_assert_eq!(a.to_bytes(), tree.to_bytes());
+    }
+}
+
+/// Long streams with many distinct values hand over to the tree, which then holds a fraction
+/// of the table (the values and uniform rows of docs/BENCHMARKS.md "RAP exact first"), keeps
+/// every guarantee, and goes on counting; few distinct values stay exact.
+#[test]
+fn exact_first_hands_over_on_many_distinct_values_and_keeps_the_guarantees() {
+    let config = Config::default();
+    for (shape, handed) in [
+        (Shape::Uniform, true),
+        (Shape::Skewed, true),
+        (Shape::Sawtooth, false),
+    ] {
+        let values = stream(shape, 64, 200_000, 7);
+        let mut counter = RapCounter::new(config);
+        for c in values.chunks(4096) {
+            counter.add_batch(c).unwrap();
+        }
+        assert_eq!(counter.is_exact(), !handed, "{shape:?}");
+        let distinct = values
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        let table: rustc_hash::FxHashMap<u64, u64> =
+            std::collections::HashMap::with_capacity_and_hasher(distinct, Default::default());
+        let (mine, theirs) = (
+            counter.allocated_bytes(),
+            exact_table_bytes(table.capacity()),
+        );
+        assert!(mine <= theirs, "{shape:?}: {mine} > {theirs}");
+        if handed {
+            assert!(mine * 2 <= theirs, "{shape:?}: {mine} vs {theirs}");
+        }
+        let tree = counter.into_tree().unwrap();
+        check_guarantees(&tree, &exact_of(&values), &mut SplitMix(9)).unwrap();
     }
 }
 

@@ -1,0 +1,206 @@
+//! Exact first, then RAP ([`RapCounter`]): count every value exactly while an exact table is
+//! the smaller structure, and hand over to a [`RapTree`] built from those counts once the
+//! tree would hold less (issue 55; docs/rap.md, "Exact first").
+//!
+//! A RAP tree's size is set by ε and the universe (its warm-up, while τ = ⌊ε'·n/H⌋ is 0,
+//! splits every value down to a leaf; its jump table alone is 20 KiB), not by the distinct
+//! count, so on a short stream, or one with few distinct values, an exact table is smaller.
+//! The counter starts as an `FxHashMap` grown on demand — which holds the same buckets as one
+//! presized to the distinct count, the fair exact peer of docs/BENCHMARKS.md "RAP" — and each
+//! time the table grows past [`MIN_TRIAL_BYTES`], builds the tree from the counts and keeps
+//! whichever is smaller: the tree only if it holds at most half the table's bytes.
+//!
+//! The tree built from the counts obeys every guarantee of a tree fed the stream itself
+//! (RAP's invariants hold for any order of adds, and the counts are the stream's), and before
+//! the hand-over every estimate is exact.
+
+use crate::{Config, Error, RapTree};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+/// The table's bytes from which each growth tries the tree: below this the tree's fixed parts
+/// (the jump table, the stage-0 buffer, the root block) alone outweigh the table.
+pub const MIN_TRIAL_BYTES: u64 = 64 << 10;
+
+/// A stream's counts: exact while that is smaller, then a [`RapTree`].
+#[derive(Clone, Debug)]
+pub struct RapCounter {
+    config: Config,
+    state: State,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    /// Exact counts, the events counted, the table's bytes at its last growth.
+    Exact(FxHashMap<u64, u64>, u64, u64),
+    Tree(Box<RapTree>),
+}
+
+/// Host bytes an `FxHashMap<u64, u64>` of `capacity` holds (hashbrown: `capacity` is 7/8 of
+/// a power-of-two bucket count from 8 buckets up, 16 bytes an entry and one control byte a
+/// bucket, plus a group of control bytes).
+pub fn table_bytes(capacity: usize) -> u64 {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 8 {
+        (capacity + 1).next_power_of_two()
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    };
+    (buckets * 17 + 16) as u64
+}
+
+impl RapCounter {
+    /// An empty counter (nothing allocated).
+    pub fn new(config: Config) -> Self {
+        RapCounter {
+            config,
+            state: State::Exact(FxHashMap::default(), 0, 0),
+        }
+    }
+
+    /// The configuration of the tree it hands over to.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Events counted so far (sum of weights).
+    pub fn n(&self) -> u64 {
+        match &self.state {
+            State::Exact(_, n, _) => *n,
+            State::Tree(t) => t.n(),
+        }
+    }
+
+    /// Whether it still counts exactly.
+    pub fn is_exact(&self) -> bool {
+        matches!(self.state, State::Exact(..))
+    }
+
+    /// Host bytes it holds: the table's, or the tree's ([`RapTree::allocated_bytes`]).
+    pub fn allocated_bytes(&self) -> u64 {
+        match &self.state {
+            State::Exact(map, _, _) => table_bytes(map.capacity()),
+            State::Tree(t) => t.allocated_bytes(),
+        }
+    }
+
+    /// Counts one event.
+    #[inline]
+    pub fn add(&mut self, value: u64) -> Result<(), Error> {
+        self.add_weighted(value, 1)
+    }
+
+    /// Counts `weight` events of `value` ([`RapTree::add_weighted`]'s errors).
+    pub fn add_weighted(&mut self, value: u64, weight: u64) -> Result<(), Error> {
+        match &mut self.state {
+            State::Tree(t) => t.add_weighted(value, weight),
+            State::Exact(map, n, _) => {
+                if u32::from(self.config.bits()) < 64 && value >> self.config.bits() != 0 {
+                    return Err(Error::ValueOutOfRange {
+                        value,
+                        bits: self.config.bits(),
+                    });
+                }
+                *n = n
+                    .checked_add(weight)
+                    .ok_or(Error::CountOverflow { n: *n, weight })?;
+                if weight > 0 {
+                    *map.entry(value).or_insert(0) += weight;
+                }
+                self.after_growth()
+            }
+        }
+    }
+
+    /// Counts a slice of events, all or nothing ([`RapTree::add_batch`]).
+    pub fn add_batch(&mut self, values: &[u64]) -> Result<(), Error> {
+        if let State::Tree(t) = &mut self.state {
+            return t.add_batch(values);
+        }
+        let bits = self.config.bits();
+        if u32::from(bits) < 64 {
+            if let Some(&value) = values.iter().find(|&&v| v >> bits != 0) {
+                return Err(Error::ValueOutOfRange { value, bits });
+            }
+        }
+        let (n, total) = (self.n(), values.len() as u64);
+        if n.checked_add(total).is_none() {
+            return Err(Error::CountOverflow { n, weight: total });
+        }
+        for (k, &v) in values.iter().enumerate() {
+            match &mut self.state {
+                State::Exact(map, n, _) => {
+                    *map.entry(v).or_insert(0) += 1;
+                    *n += 1;
+                }
+                // handed over inside the slice: the tree counts the rest
+                State::Tree(t) => return t.add_batch(&values[k..]),
+            }
+            self.after_growth()?;
+        }
+        Ok(())
+    }
+
+    /// After the table may have grown: from [`MIN_TRIAL_BYTES`] on, at each growth, the tree
+    /// built from the counts replaces the table if it holds at most half its bytes.
+    #[inline]
+    fn after_growth(&mut self) -> Result<(), Error> {
+        let State::Exact(map, _, last) = &mut self.state else {
+            return Ok(());
+        };
+        let bytes = table_bytes(map.capacity());
+        if bytes == *last {
+            return Ok(());
+        }
+        *last = bytes;
+        if bytes < MIN_TRIAL_BYTES {
+            return Ok(());
+        }
+        let tree = self.build()?;
+        if tree.allocated_bytes() * 2 <= bytes {
+            self.state = State::Tree(Box::new(tree));
+        }
+        Ok(())
+    }
+
+    /// The tree of the exact counts: the heaviest values first (ties by value), so that τ
+    /// grows before the light ones arrive and they stay in wide ranges, then a merge batch.
+    fn build(&self) -> Result<RapTree, Error> {
+        let mut tree = RapTree::new(self.config);
+        if let State::Exact(map, _, _) = &self.state {
+            let mut counts: Vec<(u64, u64)> = map.iter().map(|(&v, &c)| (v, c)).collect();
+            counts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (v, c) in counts {
+                tree.add_weighted(v, c)?;
+            }
+            tree.compact();
+        }
+        Ok(tree)
+    }
+
+    /// The tree for queries: the counter's own, or one built from the exact counts.
+    pub fn tree(&self) -> Result<Cow<'_, RapTree>, Error> {
+        match &self.state {
+            State::Tree(t) => Ok(Cow::Borrowed(t)),
+            State::Exact(..) => self.build().map(Cow::Owned),
+        }
+    }
+
+    /// The tree, built from the exact counts if it has not been handed over yet.
+    pub fn into_tree(self) -> Result<RapTree, Error> {
+        match self.state {
+            State::Tree(t) => Ok(*t),
+            State::Exact(..) => self.build(),
+        }
+    }
+
+    /// The exact counts, while it keeps them (`None` once the tree has them).
+    pub fn exact_counts(&self) -> Option<&FxHashMap<u64, u64>> {
+        match &self.state {
+            State::Exact(map, _, _) => Some(map),
+            State::Tree(_) => None,
+        }
+    }
+}
