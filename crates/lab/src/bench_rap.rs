@@ -435,19 +435,14 @@ fn memory_by_length(out: &mut dyn std::io::Write) -> Result<()> {
     ] {
         for n in [10_000, 100_000, 1_000_000, 10_000_000] {
             let values: Vec<u64> = synth::stream(kind, 1).take(n).collect();
-            let batches = |mut add: Box<dyn FnMut(&[u64]) + '_>| {
-                for c in values.chunks(1 << 16) {
-                    add(c);
-                }
-            };
             let (_, _, b_tree) = rates(n, 1, || {
                 let mut t = RapTree::new(config);
-                batches(Box::new(|c| drop(t.add_batch(c))));
+                values.chunks(1 << 16).for_each(|c| drop(t.add_batch(c)));
                 t
             });
             let (_, counter, b_first) = rates(n, 1, || {
                 let mut t = RapCounter::new(config);
-                batches(Box::new(|c| drop(t.add_batch(c))));
+                values.chunks(1 << 16).for_each(|c| drop(t.add_batch(c)));
                 t
             });
             let exact = counter.is_exact();
