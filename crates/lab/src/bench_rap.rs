@@ -193,6 +193,7 @@ pub fn run(args: RapBenchConfig, out: &mut dyn std::io::Write) -> Result<()> {
         .right("RAP combined")
         .right("RAP unit")
         .right("RAP lazy split")
+        .right("RAP exact first")
         .right("std HashMap")
         .right("FxHashMap presized")
         .right("combined / std")
@@ -310,6 +311,13 @@ fn synthetic(
         t
     });
     let (r_lazy, _, b_lazy) = rates(events, runs, combined(lazy));
+    let (r_first, _, _) = rates(events, runs, || {
+        let mut t = RapCounter::new(config);
+        for c in values.chunks(1 << 16) {
+            let _ = t.add_batch(c);
+        }
+        t.into_tree()
+    });
     let (r_std, map, b_std) = rates(events, runs, || {
         let mut m: HashMap<u64, u64> = HashMap::new();
         for &v in &values {
@@ -334,6 +342,7 @@ fn synthetic(
         mevs(&r_comb),
         mevs(&r_unit),
         mevs(&r_lazy),
+        mevs(&r_first),
         mevs(&r_std),
         mevs(&r_fx),
         format!("{:.2}x", med(&r_comb) / med(&r_std)),

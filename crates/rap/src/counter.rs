@@ -31,8 +31,8 @@ pub struct RapCounter {
 
 #[derive(Clone, Debug)]
 enum State {
-    /// Exact counts, the events counted, the table's bytes at its last growth.
-    Exact(FxHashMap<u64, u64>, u64, u64),
+    /// Exact counts, the events counted, the table's capacity when last looked at.
+    Exact(FxHashMap<u64, u64>, u64, usize),
     Tree(Box<RapTree>),
 }
 
@@ -96,7 +96,7 @@ impl RapCounter {
     pub fn add_weighted(&mut self, value: u64, weight: u64) -> Result<(), Error> {
         match &mut self.state {
             State::Tree(t) => t.add_weighted(value, weight),
-            State::Exact(map, n, _) => {
+            State::Exact(map, n, cap) => {
                 if u32::from(self.config.bits()) < 64 && value >> self.config.bits() != 0 {
                     return Err(Error::ValueOutOfRange {
                         value,
@@ -109,7 +109,11 @@ impl RapCounter {
                 if weight > 0 {
                     *map.entry(value).or_insert(0) += weight;
                 }
-                self.after_growth()
+                let grew = map.len() > *cap;
+                if grew {
+                    self.after_growth()?;
+                }
+                Ok(())
             }
         }
     }
@@ -129,32 +133,42 @@ impl RapCounter {
         if n.checked_add(total).is_none() {
             return Err(Error::CountOverflow { n, weight: total });
         }
-        for (k, &v) in values.iter().enumerate() {
-            match &mut self.state {
-                State::Exact(map, n, _) => {
-                    *map.entry(v).or_insert(0) += 1;
-                    *n += 1;
+        let mut rest = values;
+        while !rest.is_empty() {
+            let State::Exact(map, n, cap) = &mut self.state else {
+                break;
+            };
+            // up to the insert that grows the table: one compare an event
+            let mut k = 0;
+            for &v in rest {
+                k += 1;
+                *map.entry(v).or_insert(0) += 1;
+                if map.len() > *cap {
+                    break;
                 }
-                // handed over inside the slice: the tree counts the rest
-                State::Tree(t) => return t.add_batch(&values[k..]),
             }
-            self.after_growth()?;
+            *n += k as u64;
+            rest = &rest[k..];
+            if map.len() > *cap {
+                self.after_growth()?;
+            }
         }
-        Ok(())
+        match &mut self.state {
+            // handed over inside the slice: the tree counts the rest
+            State::Tree(t) if !rest.is_empty() => t.add_batch(rest),
+            _ => Ok(()),
+        }
     }
 
-    /// After the table may have grown: from [`MIN_TRIAL_BYTES`] on, at each growth, the tree
-    /// built from the counts replaces the table if it holds at most half its bytes.
-    #[inline]
+    /// After the table grew: from [`MIN_TRIAL_BYTES`] on, the tree built from the counts
+    /// replaces the table if it holds at most half its bytes.
+    #[cold]
     fn after_growth(&mut self) -> Result<(), Error> {
-        let State::Exact(map, _, last) = &mut self.state else {
+        let State::Exact(map, _, cap) = &mut self.state else {
             return Ok(());
         };
-        let bytes = table_bytes(map.capacity());
-        if bytes == *last {
-            return Ok(());
-        }
-        *last = bytes;
+        *cap = map.capacity();
+        let bytes = table_bytes(*cap);
         if bytes < MIN_TRIAL_BYTES {
             return Ok(());
         }
