@@ -526,7 +526,8 @@ impl Machine {
     /// Runs the engines until they stop (at [`Machine::stop_at`], exit, fault, or the
     /// observer's word).
     ///
-    /// Observers that read retire records run on the single-step interpreter; the others on
+    /// Observers that read retire records run on the single-step interpreter (functional
+    /// warming, [`Observer::WARM`], on compiled blocks and the interpreter); the others on
     /// the block engine, which hands every instruction it cannot run to the single-step one.
     /// Both deliver the same streams (docs/machine.md, "The block engine").
     fn run_engine<O: Observer>(&mut self, obs: &mut O) -> Outcome {
