@@ -51,6 +51,19 @@ pub fn table_bytes(capacity: usize) -> u64 {
     (buckets * 17 + 16) as u64
 }
 
+/// `Err` naming the first of `values` outside the universe of `config` (as the tree refuses
+/// it).
+fn in_universe(config: &Config, values: &[u64]) -> Result<(), Error> {
+    let bits = config.bits();
+    match values
+        .iter()
+        .find(|&&v| u32::from(bits) < 64 && v >> bits != 0)
+    {
+        Some(&value) => Err(Error::ValueOutOfRange { value, bits }),
+        None => Ok(()),
+    }
+}
+
 impl RapCounter {
     /// An empty counter (nothing allocated).
     pub fn new(config: Config) -> Self {
@@ -97,12 +110,7 @@ impl RapCounter {
         match &mut self.state {
             State::Tree(t) => t.add_weighted(value, weight),
             State::Exact(map, n, cap) => {
-                if u32::from(self.config.bits()) < 64 && value >> self.config.bits() != 0 {
-                    return Err(Error::ValueOutOfRange {
-                        value,
-                        bits: self.config.bits(),
-                    });
-                }
+                in_universe(&self.config, &[value])?;
                 *n = n
                     .checked_add(weight)
                     .ok_or(Error::CountOverflow { n: *n, weight })?;
@@ -123,12 +131,7 @@ impl RapCounter {
         if let State::Tree(t) = &mut self.state {
             return t.add_batch(values);
         }
-        let bits = self.config.bits();
-        if u32::from(bits) < 64 {
-            if let Some(&value) = values.iter().find(|&&v| v >> bits != 0) {
-                return Err(Error::ValueOutOfRange { value, bits });
-            }
-        }
+        in_universe(&self.config, values)?;
         let (n, total) = (self.n(), values.len() as u64);
         if n.checked_add(total).is_none() {
             return Err(Error::CountOverflow { n, weight: total });

@@ -499,6 +499,19 @@ fn out_of_universe_values_are_rejected_without_changing_the_tree() {
 }
 
 #[test]
+fn exact_first_refuses_out_of_universe_values_and_counts_nothing_of_them() {
+    let config = Config::builder().bits(16).build().unwrap();
+    let mut counter = RapCounter::new(config);
+    counter.add(5).unwrap();
+    assert!(counter.add(1 << 16).is_err());
+    assert!(counter.add_weighted(1 << 20, 3).is_err());
+    assert!(counter.add_batch(&[1, 2, 1 << 20, 3]).is_err());
+    assert_eq!(counter.n(), 1);
+    let counts = counter.exact_counts().unwrap();
+    assert_eq!((counts.len(), counts.get(&5)), (1, Some(&1)));
+}
+
+#[test]
 fn count_overflow_is_an_error() {
     let mut tree = RapTree::new(Config::default());
     tree.add_weighted(1, u64::MAX).unwrap();
