@@ -36,6 +36,45 @@ pub fn node_bound_for_frontier(config: &Config, frontier: u64) -> u64 {
     u64::try_from(total).unwrap_or(u64::MAX)
 }
 
+/// Child blocks (of `b` slots) in use right after any merge batch: the root's block and one
+/// for each internal node, at most `min(nodes possible at d, ⌈H/ε'⌉)` at each depth `d`.
+pub fn blocks_after_merge(config: &Config) -> u64 {
+    let geo = Geometry::new(config);
+    let frontier = steady_state_bounds(config).frontier_after_merge;
+    let mut total: u128 = 1;
+    for d in 0..geo.height {
+        let possible: u128 = 1u128 << (geo.bits - geo.width_bits(d));
+        total += possible.min(u128::from(frontier));
+    }
+    u64::try_from(total).unwrap_or(u64::MAX)
+}
+
+/// The blocks a [`RapTree::with_bounded_arena`] arena stops at: twice what any merge batch
+/// leaves, plus the `H` blocks one add's splits may take.
+pub fn arena_blocks_bounded(config: &Config) -> u64 {
+    blocks_after_merge(config)
+        .saturating_mul(2)
+        .saturating_add(u64::from(config.height()))
+}
+
+/// Most bytes a [`RapTree::with_bounded_arena`] tree ever holds after any sequence of adds
+/// ([`RapTree::allocated_bytes`]): its arena's limit, a free list of at most twice that many
+/// block numbers, the jump table and the stage-0 buffer at their largest.
+///
+/// Why the arena stays within its limit: a merge batch leaves at most
+/// [`blocks_after_merge`] blocks in use, so right after one at least that many plus `H` are
+/// spare; an add splits at most `H` nodes, one block each; and an add that leaves fewer than
+/// `H` spare blocks runs a merge batch before the next.
+pub fn max_allocated_bytes(config: &Config) -> u64 {
+    let geo = Geometry::new(config);
+    let blocks = arena_blocks_bounded(config);
+    let node = RapTree::node_size();
+    blocks
+        .saturating_mul(u64::from(geo.b) * node)
+        .saturating_add(blocks.saturating_mul(2 * 4))
+        .saturating_add(crate::tree::fixed_bytes_max(&geo))
+}
+
 /// Bound on live nodes right after a merge batch at stream length `n`.
 pub fn node_bound_after_merge(config: &Config, n: u64) -> u64 {
     let tau = config.split_threshold(n);

@@ -1,31 +1,32 @@
 //! Exact first, then RAP ([`RapCounter`]): count every value exactly while an exact table is
-//! the smaller structure, and hand over to a [`RapTree`] built from those counts once the
-//! tree would hold less (issue 55; docs/rap.md, "Exact first").
+//! the smaller structure, and hand over to a [`RapTree`] built from those counts once no tree
+//! can ever hold more (issue 55; docs/rap.md, "Exact first").
 //!
 //! A RAP tree's size is set by ε and the universe (its warm-up, while τ = ⌊ε'·n/H⌋ is 0,
 //! splits every value down to a leaf; its jump table alone is 20 KiB), not by the distinct
 //! count, so on a short stream, or one with few distinct values, an exact table is smaller.
 //! The counter starts as an `FxHashMap` grown on demand — which holds the same buckets as one
-//! presized to the distinct count, the fair exact peer of docs/BENCHMARKS.md "RAP" — and each
-//! time the table grows past [`MIN_TRIAL_BYTES`], builds the tree from the counts and keeps
-//! whichever is smaller: the tree only if it holds at most half the table's bytes.
+//! presized to the distinct count, the fair exact peer of docs/BENCHMARKS.md "RAP" — and when
+//! the table grows to [`max_allocated_bytes`] of the config or more, builds a
+//! [`RapTree::with_bounded_arena`] from the counts, which never holds more than that. The
+//! distinct count only grows, so from then on the tree holds at most what the presized table
+//! would at any later length: the counter never holds more than the exact table.
 //!
 //! The tree built from the counts obeys every guarantee of a tree fed the stream itself
 //! (RAP's invariants hold for any order of adds, and the counts are the stream's), and before
 //! the hand-over every estimate is exact.
 
+use crate::bound::max_allocated_bytes;
 use crate::{Config, Error, RapTree};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-
-/// The table's bytes from which each growth tries the tree: below this the tree's fixed parts
-/// (the jump table, the stage-0 buffer, the root block) alone outweigh the table.
-pub const MIN_TRIAL_BYTES: u64 = 64 << 10;
 
 /// A stream's counts: exact while that is smaller, then a [`RapTree`].
 #[derive(Clone, Debug)]
 pub struct RapCounter {
     config: Config,
+    /// [`max_allocated_bytes`] of `config`: the table's size at which it hands over.
+    handover_bytes: u64,
     state: State,
 }
 
@@ -69,6 +70,7 @@ impl RapCounter {
     pub fn new(config: Config) -> Self {
         RapCounter {
             config,
+            handover_bytes: max_allocated_bytes(&config),
             state: State::Exact(FxHashMap::default(), 0, 0),
         }
     }
@@ -163,20 +165,16 @@ impl RapCounter {
         }
     }
 
-    /// After the table grew: from [`MIN_TRIAL_BYTES`] on, the tree built from the counts
-    /// replaces the table if it holds at most half its bytes.
+    /// After the table grew: once it holds [`max_allocated_bytes`] or more, the tree built
+    /// from the counts replaces it.
     #[cold]
     fn after_growth(&mut self) -> Result<(), Error> {
         let State::Exact(map, _, cap) = &mut self.state else {
             return Ok(());
         };
         *cap = map.capacity();
-        let bytes = table_bytes(*cap);
-        if bytes < MIN_TRIAL_BYTES {
-            return Ok(());
-        }
-        let tree = self.build()?;
-        if tree.allocated_bytes() * 2 <= bytes {
+        if table_bytes(*cap) >= self.handover_bytes {
+            let tree = self.build()?;
             self.state = State::Tree(Box::new(tree));
         }
         Ok(())
@@ -185,7 +183,7 @@ impl RapCounter {
     /// The tree of the exact counts: the heaviest values first (ties by value), so that τ
     /// grows before the light ones arrive and they stay in wide ranges, then a merge batch.
     fn build(&self) -> Result<RapTree, Error> {
-        let mut tree = RapTree::new(self.config);
+        let mut tree = RapTree::with_bounded_arena(self.config);
         if let State::Exact(map, _, _) = &self.state {
             let mut counts: Vec<(u64, u64)> = map.iter().map(|(&v, &c)| (v, c)).collect();
             counts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));

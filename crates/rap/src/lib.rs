@@ -59,7 +59,7 @@ mod serial;
 mod tree;
 
 pub use config::{Config, ConfigBuilder, SplitPolicy, MIN_EPS};
-pub use counter::{table_bytes as exact_table_bytes, RapCounter, MIN_TRIAL_BYTES};
+pub use counter::{table_bytes as exact_table_bytes, RapCounter};
 pub use error::Error;
 pub use exact::{accuracy, AccuracyReport, ExactCounts, ExactRanges, HotRangeAccuracy};
 pub use hardware::{HardwareModel, HardwareReport};

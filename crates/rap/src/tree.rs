@@ -184,6 +184,11 @@ pub struct RapTree {
     combiner: Combiner,
     /// Incremented by every merge batch (nodes may have been removed).
     merge_epoch: u64,
+    /// Arena slots adds never grow past (`usize::MAX`: unbounded; [`RapTree::with_bounded_arena`]).
+    arena_limit: usize,
+    /// Above this many slots, an add that leaves fewer than `height` free blocks runs a merge
+    /// batch early, so the next add finds the `height` blocks its splits may need.
+    arena_soft: usize,
 }
 
 /// The root is slot 0 of block 0.
@@ -217,10 +222,40 @@ impl RapTree {
             jump: JumpTable::default(),
             combiner: Combiner::default(),
             merge_epoch: 0,
+            arena_limit: usize::MAX,
+            arena_soft: usize::MAX,
         };
         tree.refresh_threshold();
         tree.jump = JumpTable::new(&tree.geo, true);
         tree.rebuild_jump();
+        tree
+    }
+
+    /// An empty tree whose adds never make it hold more than
+    /// [`max_allocated_bytes`](crate::bound::max_allocated_bytes) bytes: its arena stops
+    /// growing at twice the blocks any merge batch leaves (plus one add's worth), and an add
+    /// that leaves fewer spare blocks than one add can take runs a merge batch early. Merges
+    /// only fold what fits under τ, so every guarantee holds as for [`RapTree::new`]; the
+    /// bound covers adds, not [`RapTree::merge`] or decoding.
+    pub fn with_bounded_arena(config: Config) -> Self {
+        Self::with_arena_blocks(config, crate::bound::arena_blocks_bounded(&config))
+    }
+
+    /// A tree that runs a merge batch early whenever an add leaves its arena above
+    /// `blocks − H` blocks with fewer than `H` free. From
+    /// [`blocks_after_merge`](crate::bound::blocks_after_merge) `+ H` blocks up, adds keep the
+    /// arena within `blocks`; below that the arena grows past it, merging early at nearly every
+    /// add (for tests of the early merges, which the default limit leaves rare).
+    #[doc(hidden)]
+    pub fn with_arena_blocks(config: Config, blocks: u64) -> Self {
+        let mut tree = RapTree::new(config);
+        let b = tree.geo.b as usize;
+        tree.arena_limit = usize::try_from(blocks)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(b);
+        tree.arena_soft = tree
+            .arena_limit
+            .saturating_sub(tree.geo.height as usize * b);
         tree
     }
 
@@ -336,8 +371,31 @@ impl RapTree {
 
     /// Counts `weight` events of `value` at `node` (the deepest node containing `value`, at
     /// `depth`), splitting on the way down as needed; then runs a merge batch if one is due.
-    #[inline]
+    #[inline(always)]
     fn apply(
+        &mut self,
+        value: u64,
+        weight: u64,
+        n: u64,
+        node: u32,
+        depth: u32,
+    ) -> Result<(), Error> {
+        // the common case, inline: no split, no new τ, no merge due
+        let count = self.nodes[node as usize].count;
+        if n < self.next_tau_n
+            && n < self.next_merge
+            && (depth == self.geo.height || count + weight <= self.tau)
+        {
+            self.nodes[node as usize].count = count + weight;
+            self.n = n;
+            self.stats.tree_updates += 1;
+            return Ok(());
+        }
+        self.apply_slow(value, weight, n, node, depth)
+    }
+
+    #[inline(never)]
+    fn apply_slow(
         &mut self,
         value: u64,
         weight: u64,
@@ -375,6 +433,12 @@ impl RapTree {
         };
         if self.n >= self.next_merge {
             self.merge_batch();
+        } else if self.nodes.len() > self.arena_soft
+            && self.free_blocks.len() < self.geo.height as usize
+        {
+            // bounded arena: fold now rather than grow past the limit
+            self.merge_pass();
+            self.last_merge_n = self.n;
         }
         result
     }
@@ -548,10 +612,18 @@ impl RapTree {
             return Ok(block);
         }
         let block = self.nodes.len() / self.geo.b as usize;
-        if (self.nodes.len() + self.geo.b as usize) as u64 > u64::from(NONE) {
+        let b = self.geo.b as usize;
+        if (self.nodes.len() + b) as u64 > u64::from(NONE) {
             return Err(Error::CapacityExceeded {
                 nodes: self.live_nodes,
             });
+        }
+        if self.nodes.len() + b > self.nodes.capacity() && self.arena_limit != usize::MAX {
+            // grow by doubling, but never past the bounded arena's limit
+            let want = (self.nodes.capacity() * 2)
+                .min(self.arena_limit)
+                .max(self.nodes.len() + b);
+            self.nodes.reserve_exact(want - self.nodes.len());
         }
         self.nodes
             .extend(std::iter::repeat_n(ABSENT, self.geo.b as usize));
@@ -906,6 +978,16 @@ impl JumpTable {
         let i = self.index(value);
         Some((self.node[i], self.depth[i]))
     }
+}
+
+/// Most bytes the jump table and the stage-0 buffer of a tree of `geo` ever hold.
+pub(crate) fn fixed_bytes_max(geo: &Geometry) -> u64 {
+    let jump = JumpTable::new(geo, true);
+    let jump = jump.node.capacity() * 4 + jump.depth.capacity();
+    // the buffer: at most 2 × COMBINE_WINDOW slots of key, count and stamp, and its order
+    // list of half the slots
+    let slots = 2 * COMBINE_WINDOW;
+    (jump + slots * (8 + 8 + 4) + slots / 2 * 4) as u64
 }
 
 /// Stage-0 combining buffer: a small open-addressing table that counts identical values of one
