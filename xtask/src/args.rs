@@ -113,6 +113,35 @@ impl From<StudyRap> for lab::study_rap::Config {
     }
 }
 
+/// Options of `paths-bias`.
+#[derive(clap::Args, Debug)]
+pub struct PathsBias {
+    /// Programs: bundled workloads, or `sqlite`, `lua-fib`, `zstd-3` (built by
+    /// `xtask real-programs`, which this runs first).
+    #[arg(required = true)]
+    workloads: Vec<String>,
+    /// Record depth.
+    #[arg(long, default_value_t = 16)]
+    entries: usize,
+    /// Sampling periods in cycles (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "50000,750000")]
+    periods: Vec<u64>,
+    /// Seeds per period.
+    #[arg(long, default_value_t = 5)]
+    seeds: u64,
+}
+
+impl From<PathsBias> for lab::paths_bias::Config {
+    fn from(a: PathsBias) -> Self {
+        lab::paths_bias::Config {
+            workloads: a.workloads,
+            entries: a.entries,
+            periods: a.periods,
+            seeds: a.seeds,
+        }
+    }
+}
+
 /// Options of `study-paths`.
 #[derive(clap::Args, Debug)]
 pub struct StudyPaths {

@@ -35,6 +35,10 @@ enum Task {
     /// Tables 2–4, Figures 5–6) on the compute workloads: a job per workload, every
     /// branch-record unit on one timed run beside the exact path counter.
     StudyPaths(StudyPaths),
+    /// Per-path bias of the path estimators against the exact counts on one timed run of each
+    /// program: which hot paths are over- or under-estimated, grouped by length, how they end,
+    /// region size and flow (issue 55).
+    PathsBias(PathsBias),
     /// The strata paper's §IV results (Tables 3–4, Figures 2–3, compression against zstd,
     /// capture slowdown against native and the bare machine): a job per workload.
     StudyStrata(StudyStrata),
@@ -86,6 +90,7 @@ fn main() -> Result<()> {
     let done = match Cli::parse().command {
         Task::StudyRap(a) => lab::study_rap::run(a.into(), out, log),
         Task::StudyPaths(a) => lab::study_paths::run(a.into(), out, log),
+        Task::PathsBias(a) => lab::paths_bias::run(a.into(), out, log),
         Task::StudyStrata(a) => lab::study_strata::run(a.into(), out, log),
         Task::StudyRpa(a) => lab::study_rpa::run(a.into(), out, log),
         Task::StudyBrr(a) => lab::study_brr::run(a.into(), out, log),

@@ -74,6 +74,7 @@ pub mod bench_threads;
 pub mod bench_timing;
 pub mod bench_wpp;
 pub mod cachegrind;
+pub mod paths_bias;
 pub mod real_programs;
 pub mod study_brr;
 pub mod study_paths;

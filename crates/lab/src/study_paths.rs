@@ -241,7 +241,7 @@ pub struct PathsStudy {
 }
 
 /// The real programs of the study: a database, an interpreter, a compressor.
-const REAL: [(&str, &str, &[&str]); 3] = [
+pub(crate) const REAL: [(&str, &str, &[&str]); 3] = [
     ("sqlite", "sqlite", &[]),
     ("lua-fib", "lua", &["fib.lua"]),
     ("zstd-3", "zstd", &["3", "input.txt"]),
