@@ -12,12 +12,11 @@
 
 use crate::Result;
 use outcrop_paths::{
-    accuracy, analyze, Cfg, ExactCounter, IndexCache, LbrConfig, LbrUnit, Options, PathKey,
-    PeriodUnit, Regions, Samples, Weighting, HOT,
+    accuracy, analyze, Cfg, IndexCache, LbrConfig, Options, PathKey, PeriodUnit, Regions, Samples,
+    Weighting, HOT,
 };
 use outcrop_paths::{BlockId, Term};
 use outcrop_studies::table::Table;
-use outcrop_timing::Timed;
 use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -236,24 +235,8 @@ fn record(
             });
         }
     }
-    let lbrs = configs
-        .iter()
-        .map(|c| LbrUnit::new(c.clone()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let observers = (
-        outcrop_paths::BranchRecorder::new(lbrs),
-        ExactCounter::new(&cfg, &regions),
-    );
-    let mut m = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
-    let mut timed = Timed::new(&outcrop_timing::Config::default(), observers);
-    let outcome = m.run(&mut timed);
-    crate::ensure!(
-        matches!(outcome, outcrop_rv::Outcome::Exited(_)),
-        "{name}: the run ended with {outcome:?}"
-    );
-    timed.finish();
-    let cycles = timed.totals().cycles;
-    let (s, ex) = timed.into_inner();
+    let (s, ex, cycles) =
+        crate::study_paths::timed_run((&spec, &image), (&cfg, &regions), configs.iter(), name)?;
     let (exact, _) = ex.finish_run();
     let units = configs
         .into_iter()

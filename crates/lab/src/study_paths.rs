@@ -295,24 +295,22 @@ impl Study for PathsStudy {
     }
 }
 
-fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
-    let spec = manifest.spec(name, scratch)?;
-    let image = outcrop_run::ProgramImage::read(&spec.path())?;
-    let cfg = Cfg::from_elf(image.bytes())?;
-    let regions = Regions::new(&cfg, MAX_PATHS);
-    // a bare run first, for the instruction count the sample-count units need
-    let mut bare = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
-    bare.run(&mut ());
-    let mut m = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
-    let specs = units(bare.instret);
-    let lbrs = specs
-        .iter()
-        .map(|(_, c)| LbrUnit::new(c.clone()))
+/// Runs a program once under the default timing model with a branch-record unit per config
+/// and the exact path counter beside them: the recorder, the counter and the run's cycles.
+pub(crate) fn timed_run<'a>(
+    (spec, image): (&outcrop_run::ProgramSpec, &outcrop_run::ProgramImage),
+    (cfg, regions): (&'a Cfg, &'a Regions),
+    configs: impl Iterator<Item = &'a LbrConfig>,
+    name: &str,
+) -> Result<(outcrop_paths::BranchRecorder, ExactCounter<'a>, u64)> {
+    let lbrs = configs
+        .map(|c| LbrUnit::new(c.clone()))
         .collect::<Result<Vec<_>, _>>()?;
     let observers = (
         outcrop_paths::BranchRecorder::new(lbrs),
-        ExactCounter::new(&cfg, &regions),
+        ExactCounter::new(cfg, regions),
     );
+    let mut m = outcrop_run::load_image(spec, image, Box::new(|_| {}))?;
     let mut timed = Timed::new(&outcrop_timing::Config::default(), observers);
     let outcome = m.run(&mut timed);
     crate::ensure!(
@@ -322,6 +320,24 @@ fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
     timed.finish();
     let cycles = timed.totals().cycles;
     let (s, ex) = timed.into_inner();
+    Ok((s, ex, cycles))
+}
+
+fn study(manifest: &Manifest, name: &str, scratch: &Path) -> Result<Workload> {
+    let spec = manifest.spec(name, scratch)?;
+    let image = outcrop_run::ProgramImage::read(&spec.path())?;
+    let cfg = Cfg::from_elf(image.bytes())?;
+    let regions = Regions::new(&cfg, MAX_PATHS);
+    // a bare run first, for the instruction count the sample-count units need
+    let mut bare = outcrop_run::load_image(&spec, &image, Box::new(|_| {}))?;
+    bare.run(&mut ());
+    let specs = units(bare.instret);
+    let (s, ex, cycles) = timed_run(
+        (&spec, &image),
+        (&cfg, &regions),
+        specs.iter().map(|(_, c)| c),
+        name,
+    )?;
     let instructions = s.instructions;
     crate::ensure!(
         instructions == bare.instret,
