@@ -47,7 +47,7 @@ impl From<Demo> for StreamKind {
 /// An opened stream of values.
 pub struct Input {
     /// The reader.
-    pub reader: Box<dyn ValueReader>,
+    pub reader: Box<dyn ValueReader + Send>,
     /// What to call it in messages.
     pub name: String,
     /// Total size for the progress bar: bytes of a file, or 8 × values of a demo stream.
@@ -66,7 +66,7 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
             "no input: give a FILE (text, raw or .otr), pipe values in (`seq 1 1000 | outcrop rap -`), or try --demo code"
         );
     }
-    let (mut buf, name, size): (Box<dyn BufRead>, String, Option<u64>) = if stdin {
+    let (mut buf, name, size): (Box<dyn BufRead + Send>, String, Option<u64>) = if stdin {
         (
             Box::new(BufReader::with_capacity(1 << 16, std::io::stdin())),
             "<stdin>".into(),
@@ -86,7 +86,7 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
         Some(f) => f,
         None => detect(path, &mut buf).doing(|| format!("cannot read {name}"))?,
     };
-    let reader: Box<dyn ValueReader> = match format {
+    let reader: Box<dyn ValueReader + Send> = match format {
         InputFormat::Text => Box::new(TextReader::new(buf)),
         InputFormat::U64le => Box::new(U64LeReader::new(buf)),
         InputFormat::Trace => Box::new(
@@ -96,7 +96,7 @@ pub fn open(path: Option<&Path>, format: Option<InputFormat>) -> Result<Input> {
     Ok(Input { reader, name, size })
 }
 
-fn detect(path: Option<&Path>, buf: &mut Box<dyn BufRead>) -> std::io::Result<InputFormat> {
+fn detect(path: Option<&Path>, buf: &mut Box<dyn BufRead + Send>) -> std::io::Result<InputFormat> {
     if let Some(ext) = path.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
         match ext {
             "otr" => return Ok(InputFormat::Trace),
@@ -190,14 +190,22 @@ pub fn file_progress(path: &std::path::Path, verb: &str) -> ProgressBar {
     bar
 }
 
+/// Values a batch of [`for_each_batch`] holds.
+const BATCH: usize = 1 << 16;
+
 /// Reads every value of `input` in batches, calling `each` per batch with the index of the
-/// batch's first value. Updates `bar`.
+/// batch's first value. Updates `bar`. A file or a demo stream is read on a second thread,
+/// up to two batches ahead, so that reading overlaps `each`; stdin is read in turn (a reader
+/// thread could wait on a pipe after `each` failed). The batches are the same either way.
 pub fn for_each_batch<E: From<crate::Error>>(
     input: &mut Input,
     bar: &ProgressBar,
-    mut each: impl FnMut(u64, &[u64]) -> Result<(), E>,
+    each: impl FnMut(u64, &[u64]) -> Result<(), E>,
 ) -> Result<u64, E> {
-    const BATCH: usize = 1 << 16;
+    if input.size.is_some() {
+        return read_ahead(input, bar, each);
+    }
+    let mut each = each;
     let mut buf = Vec::with_capacity(BATCH);
     let mut seen = 0u64;
     loop {
@@ -215,6 +223,47 @@ pub fn for_each_batch<E: From<crate::Error>>(
     }
     bar.finish_and_clear();
     Ok(seen)
+}
+
+/// [`for_each_batch`] with the reading on a scoped thread.
+fn read_ahead<E: From<crate::Error>>(
+    input: &mut Input,
+    bar: &ProgressBar,
+    mut each: impl FnMut(u64, &[u64]) -> Result<(), E>,
+) -> Result<u64, E> {
+    type Batch = std::result::Result<(Vec<u64>, u64), crate::Error>;
+    let (reader, name) = (&mut input.reader, &input.name);
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+        s.spawn(move || loop {
+            let mut buf = empty_rx
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            buf.clear();
+            let got = reader
+                .read_values(&mut buf, BATCH)
+                .doing(|| format!("reading {name}"));
+            let sent = match got {
+                Ok(0) => break,
+                Ok(_) => full_tx.send(Ok((buf, reader.bytes_read()))),
+                Err(e) => full_tx.send(Err(e)),
+            };
+            if sent.is_err() {
+                break; // the consumer stopped
+            }
+        });
+        let mut seen = 0u64;
+        for batch in full_rx {
+            let (buf, bytes) = batch?;
+            each(seen, &buf)?;
+            seen += buf.len() as u64;
+            bar.set_position(bytes);
+            let _ = empty_tx.send(buf);
+        }
+        bar.finish_and_clear();
+        Ok(seen)
+    })
 }
 
 /// `--timing` value: a preset name or a TOML file (read with a bound).
@@ -245,5 +294,59 @@ pub fn parse_env(s: &str) -> std::result::Result<std::ffi::OsString, String> {
         _ => Err(format!(
             "`{s}`: expected KEY=VALUE (e.g. OUTCROP_PROFILE=sites.txt)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every batch of `input`, in order, read in turn (as stdin is).
+    fn in_turn(mut input: Input) -> Vec<Vec<u64>> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while input.reader.read_values(&mut buf, BATCH).unwrap() > 0 {
+            out.push(std::mem::take(&mut buf));
+        }
+        out
+    }
+
+    #[test]
+    fn reading_ahead_gives_the_batches_reading_in_turn_gives() {
+        let events = 3 * BATCH as u64 + 17;
+        let mut ahead = Vec::new();
+        let n = for_each_batch(
+            &mut demo(Demo::Values, events, 3),
+            &ProgressBar::hidden(),
+            |first, b| {
+                assert_eq!(
+                    first,
+                    ahead.iter().map(|v: &Vec<u64>| v.len() as u64).sum::<u64>()
+                );
+                ahead.push(b.to_vec());
+                Ok::<(), crate::Error>(())
+            },
+        )
+        .unwrap();
+        assert_eq!(n, events);
+        assert_eq!(ahead, in_turn(demo(Demo::Values, events, 3)));
+    }
+
+    #[test]
+    fn a_failing_batch_stops_the_reading_and_returns_its_error() {
+        let mut calls = 0;
+        let got = for_each_batch(
+            &mut demo(Demo::Uniform, 50 * BATCH as u64, 1),
+            &ProgressBar::hidden(),
+            |_, _| {
+                calls += 1;
+                if calls == 2 {
+                    return Err(crate::Error::Refused("stop".into()));
+                }
+                Ok(())
+            },
+        );
+        assert!(matches!(got, Err(crate::Error::Refused(m)) if m == "stop"));
+        assert_eq!(calls, 2);
     }
 }
