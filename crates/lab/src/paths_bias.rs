@@ -48,18 +48,20 @@ pub fn run(
     log: &mut (dyn std::io::Write + Send),
 ) -> Result<()> {
     let bundled = crate::sweep::manifest()?;
-    let mut real = None;
+    // the real programs are built (xtask real-programs) only if a name is not bundled; an
+    // unknown name is then refused by their manifest, by name
+    let real = if args.workloads.iter().any(|n| bundled.get(n).is_err()) {
+        Some(crate::real_programs::manifest(
+            &crate::study_paths::REAL,
+            log,
+        )?)
+    } else {
+        None
+    };
     for name in &args.workloads {
-        let manifest = if bundled.get(name).is_ok() {
-            &bundled
-        } else {
-            if real.is_none() {
-                real = Some(crate::real_programs::manifest(
-                    &crate::study_paths::REAL,
-                    log,
-                )?);
-            }
-            real.as_ref().expect("just set")
+        let manifest = match &real {
+            Some(r) if bundled.get(name).is_err() => r,
+            _ => &bundled,
         };
         let scratch = tempfile::tempdir()?;
         writeln!(log, "paths-bias: {name}")?;
@@ -87,10 +89,13 @@ fn facts(cfg: &Cfg, regions: &Regions, key: PathKey, flow: f64) -> PathFacts {
         Some(Term::Call { .. }) => "call",
         Some(Term::Return) => "return",
         Some(Term::Indirect) => "indirect",
+        // the CFG's own back-edge mark on the edge to the branch's target
         Some(Term::Cond { target } | Term::Jump { target })
-            if blocks
-                .last()
-                .is_some_and(|&b| target <= cfg.blocks[b as usize].start) =>
+            if blocks.last().is_some_and(|&b| {
+                cfg.block_containing(target)
+                    .and_then(|t| cfg.edge(b, t))
+                    .is_some_and(|e| e.back)
+            }) =>
         {
             "back edge"
         }
